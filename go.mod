@@ -1,0 +1,3 @@
+module gopbs
+
+go 1.26.0
