@@ -1,0 +1,137 @@
+package pbslog
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+)
+
+func logsDir(t *testing.T) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for dir := wd; ; dir = filepath.Dir(dir) {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			logs := filepath.Join(filepath.Dir(dir), "shared", "captures", "logs")
+			if _, err := os.Stat(logs); err != nil {
+				t.Skip("../shared/captures/logs not available")
+			}
+			return logs
+		}
+		if filepath.Dir(dir) == dir {
+			t.Skip("module root not found")
+		}
+	}
+}
+
+// TestFormatLineMatchesCapturedLogs re-renders every line of the captured
+// server logs from its parsed fields and requires byte equality.
+func TestFormatLineMatchesCapturedLogs(t *testing.T) {
+	dir := logsDir(t)
+	for _, name := range []string{"server_logs-20261122.log", "round2-server_logs.txt"} {
+		f, err := os.Open(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		n := 0
+		for sc.Scan() {
+			line := sc.Text()
+			fields := strings.SplitN(line, ";", 6)
+			if len(fields) != 6 {
+				t.Fatalf("%s: odd line %q", name, line)
+			}
+			ts, err := time.ParseInLocation("01/02/2006 15:04:05", fields[0], time.Local)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev, err := strconv.ParseInt(fields[1], 16, 32)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := FormatLine(ts, int(ev), "PBS_Server", fields[3], fields[4], fields[5])
+			if got != line+"\n" {
+				t.Fatalf("%s line %d:\n got %q\nwant %q", name, n+1, got, line)
+			}
+			n++
+		}
+		f.Close()
+		if n < 100 {
+			t.Fatalf("%s: only %d lines", name, n)
+		}
+	}
+}
+
+func TestFormatRecordMatchesCapturedAccounting(t *testing.T) {
+	dir := logsDir(t)
+	for _, name := range []string{"accounting-20261122.txt", "round2-accounting.txt"} {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+			f := strings.SplitN(line, ";", 4)
+			ts, err := time.ParseInLocation("01/02/2006 15:04:05", f[0], time.Local)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := FormatRecord(ts, f[1][0], f[2], f[3]); got != line+"\n" {
+				t.Fatalf("got %q want %q", got, line)
+			}
+		}
+	}
+}
+
+func TestLoggerEventsAndContinuation(t *testing.T) {
+	dir := t.TempDir()
+	l, err := NewLogger(dir, "PBS_Server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 22, 1, 18, 18, 0, time.Local)
+	l.SetClock(func() time.Time { return now })
+	l.SetEvents(EventJob)
+	l.Log(EventSystem, ClassServer, "Log", "dropped")
+	l.Log(EventSystem|EventForce, ClassServer, "Log", "Log opened")
+	l.Log(EventJob, ClassJob, "1.vm", "a\r\nb")
+	l.Close()
+	data, err := os.ReadFile(filepath.Join(dir, "20261122"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "11/22/2026 01:18:18;0002;PBS_Server;Svr;Log;Log opened\n" +
+		"11/22/2026 01:18:18;0008;PBS_Server;Job;1.vm;a\n" +
+		"11/22/2026 01:18:18;0008;PBS_Server;Job;1.vm;[continued]b\n"
+	if string(data) != want {
+		t.Fatalf("got\n%s\nwant\n%s", data, want)
+	}
+	var nilLogger *Logger
+	nilLogger.Log(EventError, ClassServer, "x", "no panic")
+}
+
+func TestAccountingDailyFile(t *testing.T) {
+	dir := t.TempDir()
+	a, err := NewAccounting(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 22, 23, 59, 59, 0, time.Local)
+	a.SetClock(func() time.Time { return now })
+	a.Record(AcctQueue, "1.vm", "queue=batch")
+	now = now.Add(time.Second)
+	a.Record(AcctDelete, "1.vm", "requestor=alice@vm")
+	a.Close()
+	d1, _ := os.ReadFile(filepath.Join(dir, "20261122"))
+	d2, _ := os.ReadFile(filepath.Join(dir, "20261123"))
+	if string(d1) != "11/22/2026 23:59:59;Q;1.vm;queue=batch\n" || string(d2) != "11/23/2026 00:00:00;D;1.vm;requestor=alice@vm\n" {
+		t.Fatalf("got %q / %q", d1, d2)
+	}
+}
