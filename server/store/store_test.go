@@ -1,0 +1,78 @@
+package store
+
+import (
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+func TestApplyPersistsAcrossReopen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	s, err := OpenBolt(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(Put(Jobs, "1.vm", []byte("job1")), Put(Script, "1.vm", []byte("#!/bin/sh\n"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(Put(Jobs, "2.vm", []byte("job2")), Del(Jobs, "1.vm")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(Put("nosuch", "k", nil)); err == nil {
+		t.Fatal("unknown bucket accepted")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(Put(Jobs, "3.vm", nil)); err != ErrClosed {
+		t.Fatalf("Apply after Close: %v", err)
+	}
+	s, err = OpenBolt(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var keys []string
+	if err := s.ForEach(Jobs, func(k string, v []byte) error { keys = append(keys, k+"="+string(v)); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(keys) != "[2.vm=job2]" {
+		t.Fatalf("jobs = %v", keys)
+	}
+	v, err := s.Get(Script, "1.vm")
+	if err != nil || string(v) != "#!/bin/sh\n" {
+		t.Fatalf("script = %q, %v", v, err)
+	}
+}
+
+func TestGroupCommitSharesTransactions(t *testing.T) {
+	s, err := OpenBolt(filepath.Join(t.TempDir(), "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const writers, each = 16, 50
+	var wg sync.WaitGroup
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				if err := s.Apply(Put(Jobs, fmt.Sprintf("%d-%d", w, i), []byte("x"))); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	n := 0
+	s.ForEach(Jobs, func(string, []byte) error { n++; return nil })
+	if n != writers*each {
+		t.Fatalf("%d keys, want %d", n, writers*each)
+	}
+	if c := s.Commits(); c >= writers*each {
+		t.Fatalf("%d commits for %d batches: no grouping", c, writers*each)
+	}
+}
