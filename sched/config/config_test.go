@@ -1,0 +1,121 @@
+package config
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestShipped(t *testing.T) {
+	c, errs, err := Parse(strings.NewReader(Shipped), "sched_config")
+	if err != nil || len(errs) != 0 {
+		t.Fatalf("Parse(Shipped): %v %v", err, errs)
+	}
+	want := &Config{
+		ByQueue:          Periodic[bool]{true, true},
+		HelpStarvingJobs: Periodic[bool]{true, true},
+		SortQueues:       Periodic[bool]{true, true},
+		SortBy:           Periodic[SortKey]{ShortestJobFirst, ShortestJobFirst},
+		MaxStarve:        24 * time.Hour,
+		HalfLife:         24 * time.Hour,
+		SyncTime:         time.Hour,
+		UnknownShares:    10,
+		LogFilter:        256,
+		DedicatedPrefix:  "ded",
+	}
+	if !reflect.DeepEqual(c, want) {
+		t.Errorf("Shipped parsed to\n%+v\nwant\n%+v", c, want)
+	}
+}
+
+func TestDefaultsAreZero(t *testing.T) {
+	c, errs, err := Parse(strings.NewReader("# nothing\n\n"), "x")
+	if err != nil || len(errs) != 0 {
+		t.Fatal(err, errs)
+	}
+	if !reflect.DeepEqual(c, &Config{}) {
+		t.Errorf("empty file gave %+v", c)
+	}
+}
+
+func TestStatements(t *testing.T) {
+	tests := []struct {
+		line  string
+		check func(c *Config) bool
+	}{
+		{"round_robin: true", func(c *Config) bool { return c.RoundRobin == Periodic[bool]{true, true} }},
+		{"round_robin TRUE prime", func(c *Config) bool { return c.RoundRobin == Periodic[bool]{true, false} }},
+		{"strict_fifo:1 non_prime", func(c *Config) bool { return c.StrictFIFO == Periodic[bool]{false, true} }},
+		{"fair_share: True NONE", func(c *Config) bool { return c.FairShare == Periodic[bool]{} }},
+		{"load_balancing_rr: true", func(c *Config) bool { return c.LoadBalancingRR[Prime] }},
+		{"sort_by: high_priority_first non_prime", func(c *Config) bool {
+			return c.SortBy == Periodic[SortKey]{NoSort, HighPriorityFirst}
+		}},
+		{"max_starve: 1:30:00", func(c *Config) bool { return c.MaxStarve == 90*time.Minute }},
+		{"half_life 3600", func(c *Config) bool { return c.HalfLife == time.Hour }},
+		{"sync_time:\t5:00", func(c *Config) bool { return c.SyncTime == 5*time.Minute }},
+		{"unknown_shares: 7", func(c *Config) bool { return c.UnknownShares == 7 }},
+		{"dedicated_prefix: averyveryverylongprefix", func(c *Config) bool { return c.DedicatedPrefix == "averyveryverylo" }},
+		{"ignore_queue: debug", func(c *Config) bool { return reflect.DeepEqual(c.IgnoreQueues, []string{"debug"}) }},
+	}
+	for _, tt := range tests {
+		c, errs, err := Parse(strings.NewReader(tt.line), "f")
+		if err != nil || len(errs) != 0 {
+			t.Errorf("%q: errors %v %v", tt.line, err, errs)
+			continue
+		}
+		if !tt.check(c) {
+			t.Errorf("%q: wrong result %+v", tt.line, c)
+		}
+	}
+}
+
+func TestKeyQuirk(t *testing.T) {
+	src := "sort_by: multi_sort\nkey: high_priority_first\nkey: shortest_job_first non_prime\nkey: largest_memory_first prime\n"
+	c, errs, err := Parse(strings.NewReader(src), "f")
+	if err != nil || len(errs) != 0 {
+		t.Fatal(err, errs)
+	}
+	want := []SortKey{HighPriorityFirst, LargestMemoryFirst}
+	if !reflect.DeepEqual(c.Keys[Prime], want) || !reflect.DeepEqual(c.Keys[NonPrime], want) {
+		t.Errorf("keys = %v", c.Keys)
+	}
+}
+
+func TestBadLines(t *testing.T) {
+	src := "round_robin: maybe\nsmp_cluster_dist: pack\nresources: \"ncpus, mem\"\nsort_by: random\nby_queue true sometimes\nmax_starve: 1::2\nok_line_follows\nbackfill: true ALL\n"
+	_, errs, err := Parse(strings.NewReader(src), "sched_config")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []int
+	for _, e := range errs {
+		lines = append(lines, e.Line)
+	}
+	if !reflect.DeepEqual(lines, []int{1, 2, 3, 4, 5, 6, 7, 8}) {
+		t.Errorf("error lines = %v", lines)
+	}
+	if got := errs[1].Error(); got != "Error reading line 2 of file sched_config" {
+		t.Errorf("message = %q", got)
+	}
+}
+
+func TestLimitIgnoreQueues(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i < MaxIgnoreQueues+2; i++ {
+		b.WriteString("ignore_queue q\n")
+	}
+	c, errs, _ := Parse(strings.NewReader(b.String()), "f")
+	if len(c.IgnoreQueues) != MaxIgnoreQueues || len(errs) != 2 {
+		t.Errorf("kept %d, errors %d", len(c.IgnoreQueues), len(errs))
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add(Shipped)
+	f.Add("key: fair_share\nmax_starve 1:2:3:4")
+	f.Fuzz(func(t *testing.T, s string) {
+		_, _, _ = Parse(strings.NewReader(s), "fuzz")
+	})
+}
