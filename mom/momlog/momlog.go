@@ -1,0 +1,204 @@
+// Package momlog writes pbs_mom's daily log files (PBS_HOME/mom_logs/YYYYMMDD)
+// in TORQUE 2.5.13's line format:
+//
+//	MM/DD/YYYY HH:MM:SS;EEEE;   pbs_mom;Class;Object;Text
+//
+// The event field is the event type in four hex digits, the daemon name is
+// right-justified in ten characters. Lines whose event type is not enabled by
+// the mask ($logevent) are dropped unless they carry EventForce.
+package momlog
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Event types (a bit mask, as $logevent selects them).
+const (
+	EventError    = 0x0001
+	EventSystem   = 0x0002
+	EventAdmin    = 0x0004
+	EventJob      = 0x0008
+	EventJobUsage = 0x0010
+	EventSecurity = 0x0020
+	EventSched    = 0x0040
+	EventDebug    = 0x0080
+	EventDebug2   = 0x0100
+	EventForce    = 0x8000
+
+	// EventAll is the default mask (0x1ff).
+	EventAll = 0x01ff
+)
+
+// Class is the object class field of a log line.
+type Class int
+
+// Object classes as TORQUE names them.
+const (
+	ClassNA Class = iota
+	ClassServer
+	ClassQueue
+	ClassJob
+	ClassRequest
+	ClassFile
+	ClassAct
+	ClassNode
+)
+
+var classNames = [...]string{"n/a", "Svr", "Que", "Job", "Req", "Fil", "Act", "node"}
+
+// String returns the class name written in log lines.
+func (c Class) String() string {
+	if c < 0 || int(c) >= len(classNames) {
+		return "n/a"
+	}
+	return classNames[c]
+}
+
+// Logger writes log lines. The zero value is not usable; use New or NewWriter.
+// A Logger is safe for concurrent use.
+type Logger struct {
+	mu     sync.Mutex
+	dir    string // directory of daily files; "" when writing to w
+	suffix string
+	daemon string
+	mask   int
+	now    func() time.Time
+
+	w       io.Writer
+	f       *os.File
+	curName string
+}
+
+// New returns a Logger writing daily files YYYYMMDD[.suffix] in dir.
+// daemon is the daemon name (e.g. "pbs_mom").
+func New(dir, suffix, daemon string, mask int) (*Logger, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("momlog: create %s: %w", dir, err)
+	}
+	return &Logger{dir: dir, suffix: suffix, daemon: daemon, mask: mask, now: time.Now}, nil
+}
+
+// NewWriter returns a Logger that writes every line to w (tests, -D mode).
+func NewWriter(w io.Writer, daemon string, mask int) *Logger {
+	return &Logger{w: w, daemon: daemon, mask: mask, now: time.Now}
+}
+
+// Discard returns a Logger that drops everything.
+func Discard() *Logger { return NewWriter(io.Discard, "pbs_mom", 0) }
+
+// SetMask changes the event mask ($logevent).
+func (l *Logger) SetMask(mask int) {
+	l.mu.Lock()
+	l.mask = mask
+	l.mu.Unlock()
+}
+
+// SetClock replaces the time source (tests).
+func (l *Logger) SetClock(now func() time.Time) {
+	l.mu.Lock()
+	l.now = now
+	l.mu.Unlock()
+}
+
+// Format returns the log line(s) for one record, each terminated by "\n".
+// A text with several lines becomes several log lines; the later ones start
+// with "[continued]".
+func Format(t time.Time, event int, daemon string, class Class, object, text string) string {
+	prefix := fmt.Sprintf("%02d/%02d/%04d %02d:%02d:%02d;%04x;%10.10s;%s;%s;",
+		int(t.Month()), t.Day(), t.Year(), t.Hour(), t.Minute(), t.Second(),
+		event&^EventForce, daemon, class, object)
+	text = strings.ReplaceAll(text, "\r\n", "\n")
+	lines := strings.Split(text, "\n")
+	var b strings.Builder
+	for i, ln := range lines {
+		if i > 0 && ln == "" && i == len(lines)-1 {
+			break
+		}
+		b.WriteString(prefix)
+		if i > 0 {
+			b.WriteString("[continued]")
+		}
+		b.WriteString(ln)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// Record writes one record if event is enabled by the mask.
+func (l *Logger) Record(event int, class Class, object, text string) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if event&EventForce == 0 && event&l.mask == 0 {
+		return
+	}
+	t := l.now()
+	line := Format(t, event, l.daemon, class, object, text)
+	w, err := l.writer(t)
+	if err != nil {
+		return
+	}
+	_, _ = io.WriteString(w, line)
+}
+
+// Job writes a record of class Job with the job id as object.
+func (l *Logger) Job(event int, jobID, text string) { l.Record(event, ClassJob, jobID, text) }
+
+// Error writes an error record in TORQUE's LOG_ERROR form:
+// "LOG_ERROR::<strerror> (<errno>) in <function>, <message>", or without errno
+// "LOG_ERROR::<function>, <message>" when errno is 0.
+func (l *Logger) Error(errno int, errText, function, message string) {
+	var text string
+	if errno != 0 {
+		text = fmt.Sprintf("LOG_ERROR::%s (%d) in %s, %s", errText, errno, function, message)
+	} else {
+		text = fmt.Sprintf("LOG_ERROR::%s, %s", function, message)
+	}
+	l.Record(EventError, ClassServer, l.daemon, text)
+}
+
+// Close closes the current log file.
+func (l *Logger) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f != nil {
+		err := l.f.Close()
+		l.f = nil
+		l.curName = ""
+		return err
+	}
+	return nil
+}
+
+// writer returns the destination for a line written at t, switching daily
+// files at midnight. Called with l.mu held.
+func (l *Logger) writer(t time.Time) (io.Writer, error) {
+	if l.w != nil {
+		return l.w, nil
+	}
+	name := fmt.Sprintf("%04d%02d%02d", t.Year(), int(t.Month()), t.Day())
+	if l.suffix != "" {
+		name += "." + l.suffix
+	}
+	if l.f != nil && name == l.curName {
+		return l.f, nil
+	}
+	if l.f != nil {
+		_ = l.f.Close()
+		l.f = nil
+	}
+	f, err := os.OpenFile(filepath.Join(l.dir, name), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("momlog: open %s: %w", name, err)
+	}
+	l.f, l.curName = f, name
+	return f, nil
+}

@@ -1,0 +1,68 @@
+package momlog
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestFormatMatchesCapturedLines(t *testing.T) {
+	ts := time.Date(2026, 11, 22, 2, 35, 57, 0, time.Local)
+	tests := []struct {
+		event  int
+		class  Class
+		object string
+		text   string
+		want   string
+	}{
+		{EventJob, ClassJob, "31.vm", "walltime 9 exceeded limit 5",
+			"11/22/2026 02:35:57;0008;   pbs_mom;Job;31.vm;walltime 9 exceeded limit 5\n"},
+		{EventSystem, ClassNA, "initialize", "independent",
+			"11/22/2026 02:35:57;0002;   pbs_mom;n/a;initialize;independent\n"},
+		{EventError | EventForce, ClassJob, "TMomFinalizeJob3", "job 13.vm started, pid = 21203",
+			"11/22/2026 02:35:57;0001;   pbs_mom;Job;TMomFinalizeJob3;job 13.vm started, pid = 21203\n"},
+		{EventDebug, ClassServer, "x", "a\nb\n",
+			"11/22/2026 02:35:57;0080;   pbs_mom;Svr;x;a\n11/22/2026 02:35:57;0080;   pbs_mom;Svr;x;[continued]b\n"},
+	}
+	for _, tc := range tests {
+		if got := Format(ts, tc.event, "pbs_mom", tc.class, tc.object, tc.text); got != tc.want {
+			t.Errorf("Format = %q, want %q", got, tc.want)
+		}
+	}
+}
+
+func TestMaskAndErrorForm(t *testing.T) {
+	var buf bytes.Buffer
+	l := NewWriter(&buf, "pbs_mom", 0x00ff)
+	l.SetClock(func() time.Time { return time.Date(2026, 11, 22, 2, 27, 58, 0, time.Local) })
+	l.Record(EventDebug2, ClassServer, "x", "dropped")
+	l.Error(99, "Cannot assign requested address", "scan_for_exiting", "")
+	want := "11/22/2026 02:27:58;0001;   pbs_mom;Svr;pbs_mom;LOG_ERROR::Cannot assign requested address (99) in scan_for_exiting, \n"
+	if buf.String() != want {
+		t.Errorf("got %q, want %q", buf.String(), want)
+	}
+}
+
+func TestDailyFiles(t *testing.T) {
+	dir := t.TempDir()
+	l, err := New(dir, "", "pbs_mom", EventAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := time.Date(2026, 11, 22, 23, 59, 59, 0, time.Local)
+	l.SetClock(func() time.Time { return day })
+	l.Record(EventSystem, ClassServer, "Log", "Log opened")
+	day = day.Add(2 * time.Second)
+	l.Record(EventSystem, ClassServer, "Log", "next day")
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"20261122", "20261123"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || len(b) == 0 {
+			t.Errorf("file %s: %v, %d bytes", name, err, len(b))
+		}
+	}
+}
