@@ -1,0 +1,110 @@
+package batchreq
+
+import (
+	"bytes"
+	"testing"
+)
+
+func TestErrorText(t *testing.T) {
+	tests := []struct {
+		code int
+		want string
+	}{
+		{0, "no error"},
+		{PBSE_FLOOR, "no error"},
+		{PBSE_UNKJOBID, "Unknown Job Id"},
+		{PBSE_NOATTR, "Undefined attribute "},
+		{PBSE_SYSTEM, " System error: "},
+		{PBSE_GAP017, ""},
+		{PBSE_READ_REPLY_TIMEOUT, "Timed out wating for a reply"},
+		{PBSE_BAD_PARAMETER, "Parameter of function was invalid"},
+		{PBSE_CEILING, ""},
+		{PBSE_RMFLOOR, ""},
+		{PBSE_RMUNKNOWN, "resource unknown"},
+		{PBSE_RMSYSTEM, "a system error occured"},
+		{PBSE_RMPART, "only part of reservation made"},
+		{PBSE_RMCEILING, ""},
+		{99999, ""},
+	}
+	for _, tc := range tests {
+		if got := ErrorText(tc.code); got != tc.want {
+			t.Errorf("ErrorText(%d) = %q, want %q", tc.code, got, tc.want)
+		}
+	}
+	// Every code strictly between the floor and the ceiling except the
+	// gap has a text.
+	for c := PBSE_FLOOR + 1; c < PBSE_CEILING; c++ {
+		if c != PBSE_GAP017 && ErrorText(c) == "" {
+			t.Errorf("code %d has no text", c)
+		}
+	}
+	if got := ReplyBaseText(13); got != "Permission denied" {
+		t.Errorf("ReplyBaseText(EACCES) = %q", got)
+	}
+}
+
+func TestRequestNames(t *testing.T) {
+	tests := map[int]string{
+		PBS_BATCH_QueueJob: "QueueJob", PBS_BATCH_RdytoCommit: "ReadyToCommit", PBS_BATCH_AuthenUser: "AuthenticateUser",
+		PBS_BATCH_Rerun: "RerunJob", PBS_BATCH_Manager: "Manager", 35: "NONE", -1: "NONE", 63: "NONE",
+		PBS_BATCH_GpuCtrl: "GPUControl", PBS_BATCH_DelFiles: "DeleteFiles",
+	}
+	for typ, want := range tests {
+		if got := RequestName(typ); got != want {
+			t.Errorf("RequestName(%d) = %q, want %q", typ, got, want)
+		}
+	}
+	decodes := 0
+	for typ := -1; typ <= PBS_BATCH_CEILING; typ++ {
+		if ServerDecodes(typ) {
+			decodes++
+			if typ != PBS_BATCH_Disconnect && NewBody(typ) == nil {
+				t.Errorf("server decodes %d but it has no body kind", typ)
+			}
+		}
+	}
+	// 63 types less Connect, 19 gaps, AsySignalJob and the three MOM-only.
+	if decodes != 63-1-19-1-3 {
+		t.Errorf("server decodes %d types", decodes)
+	}
+}
+
+func TestServeMux(t *testing.T) {
+	var mux ServeMux[*[]string]
+	mux.HandleFunc(PBS_BATCH_StatusJob, func(log *[]string, q *Request) { *log = append(*log, "status "+q.User) })
+	mux.NotFound = HandlerFunc[*[]string](func(log *[]string, q *Request) { *log = append(*log, "notfound "+RequestName(q.Type)) })
+	var log []string
+	mux.ServeBatch(&log, NewRequest(PBS_BATCH_StatusJob, "alice", &StatusReq{}))
+	mux.ServeBatch(&log, NewRequest(PBS_BATCH_Connect, "bob", nil))
+	if len(log) != 2 || log[0] != "status alice" || log[1] != "notfound Connect" {
+		t.Errorf("log = %q", log)
+	}
+	if mux.Handler(PBS_BATCH_QueueJob) != nil || mux.Handler(99) != nil {
+		t.Error("unexpected handler")
+	}
+}
+
+func TestSchedCommand(t *testing.T) {
+	var buf bytes.Buffer
+	for _, cmd := range []int{SCH_SCHEDULE_RECYC, SCH_ERROR, SCH_SCHEDULE_FIRST} {
+		buf.Reset()
+		if err := WriteSchedCommand(&buf, cmd); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadSchedCommand(&buf)
+		if err != nil || got != cmd {
+			t.Errorf("round trip %d: got %d, %v", cmd, got, err)
+		}
+	}
+	if got := AppendSchedCommand(nil, SCH_SCHEDULE_RECYC); !bytes.Equal(got, []byte{0, 0, 0, 4}) {
+		t.Errorf("RECYC = % x", got)
+	}
+	if _, err := ReadSchedCommand(bytes.NewReader([]byte{0, 0, 1})); err == nil {
+		t.Error("short command accepted")
+	}
+	for cmd, want := range map[int]string{1: "new", 4: "recyc", 6: "N/A", 10: "scheduler_first", 11: "", -1: ""} {
+		if got := SchedCommandName(cmd); got != want {
+			t.Errorf("SchedCommandName(%d) = %q, want %q", cmd, got, want)
+		}
+	}
+}

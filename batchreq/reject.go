@@ -1,0 +1,95 @@
+package batchreq
+
+// Message texts (the MSG= part) shared by several replies.
+const (
+	MsgCannotDecode     = "cannot decode message"
+	MsgCannotLocateJob  = "cannot locate job"
+	MsgCannotLocateQue  = "cannot locate queue"
+	MsgNotPermitted     = "operation not permitted"
+	MsgJobNotFromClient = "job not allowed from client"
+)
+
+// maxBaseText is the longest base text of an error reply (spec 02 §4.2).
+const maxBaseText = 127
+
+// ReplyBaseText returns the first part of an error reply's text for a
+// code: the PBSE table text for codes above 15000 (empty for codes
+// without one) and the strerror text for errno values. PBSE_SYSTEM
+// replies are composed with SystemErrorText instead. The result is cut
+// to 127 bytes.
+func ReplyBaseText(code int) string {
+	var s string
+	if code > PBSE_FLOOR {
+		s = ErrorText(code)
+	} else if code != 0 {
+		s = Strerror(code)
+	}
+	if len(s) > maxBaseText {
+		s = s[:maxBaseText]
+	}
+	return s
+}
+
+// SystemErrorText returns the base text of a PBSE_SYSTEM reply:
+// "<daemon> System error: <strerror(errno)>", e.g. "PBS_Server System
+// error: No such file or directory", cut to 127 bytes.
+func SystemErrorText(daemon string, errno int) string {
+	s := daemon + ErrorText(PBSE_SYSTEM) + Strerror(errno)
+	if len(s) > maxBaseText {
+		s = s[:maxBaseText]
+	}
+	return s
+}
+
+// ComposeErrorText builds an error reply's text from its base text, an
+// optional rejecting host (" REJHOST=<host>") and an optional message
+// (" MSG=<msg>") (spec 02 §4.2).
+func ComposeErrorText(base, host, msg string) string {
+	s := base
+	if host != "" {
+		s += " REJHOST=" + host
+	}
+	if msg != "" {
+		s += " MSG=" + msg
+	}
+	return s
+}
+
+// ErrorReply returns the reply rejecting a request with a code, an
+// optional host and an optional message, as pbs_server composes it:
+// choice Text, or choice NULL when the text is empty; auxcode 0. For
+// example ErrorReply(PBSE_UNKQUE, "", MsgCannotLocateQue) carries
+// "Unknown queue MSG=cannot locate queue" and ErrorReply(PBSE_UNKJOBID,
+// "", "") the plain "Unknown Job Id".
+func ErrorReply(code int, host, msg string) *Reply {
+	return errorReply(code, ComposeErrorText(ReplyBaseText(code), host, msg))
+}
+
+// SystemErrorReply returns a PBSE_SYSTEM reply with the daemon's name
+// and an errno in the base text, and an optional message.
+func SystemErrorReply(daemon string, errno int, msg string) *Reply {
+	return errorReply(PBSE_SYSTEM, ComposeErrorText(SystemErrorText(daemon, errno), "", msg))
+}
+
+func errorReply(code int, text string) *Reply {
+	if text == "" {
+		return &Reply{Code: code, Choice: BATCH_REPLY_CHOICE_NULL}
+	}
+	return &Reply{Code: code, Choice: BATCH_REPLY_CHOICE_Text, Text: text}
+}
+
+// BadAttrReply returns a "bad attribute" reply: the base text of the
+// code, one blank and the full name (name or name.resource) of the
+// offending entry, e.g. "Unknown resource type  Resource_List.foo"
+// (spec 02 §4.2).
+func BadAttrReply(code int, a *Attr) *Reply {
+	return errorReply(code, ReplyBaseText(code)+" "+a.FullName())
+}
+
+// DecodeErrorReply returns the reply to a request that failed to decode
+// (err from ReadRequest or ReadServerRequest): PBSE_DISPROTO or
+// PBSE_UNKREQ with "MSG=cannot decode message". The connection is closed
+// after it.
+func DecodeErrorReply(err error) *Reply {
+	return ErrorReply(ErrorCode(err), "", MsgCannotDecode)
+}

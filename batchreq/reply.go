@@ -1,0 +1,209 @@
+package batchreq
+
+import (
+	"errors"
+	"fmt"
+
+	"gopbs/dis"
+)
+
+// Reply is one batch reply (spec 02 §4). Choice selects which of the
+// body fields travel:
+//
+//	BATCH_REPLY_CHOICE_NULL                      nothing
+//	BATCH_REPLY_CHOICE_Queue/RdytoCommit/Commit  JobID
+//	BATCH_REPLY_CHOICE_Select                    JobIDs
+//	BATCH_REPLY_CHOICE_Status                    Status
+//	BATCH_REPLY_CHOICE_Text                      Text
+//	BATCH_REPLY_CHOICE_Locate                    Location
+//	BATCH_REPLY_CHOICE_RescQuery                 Resc
+type Reply struct {
+	Code    int // 0, a PBSE_* code or an errno value
+	AuxCode int
+	Choice  int // BATCH_REPLY_CHOICE_*
+
+	JobID    string
+	JobIDs   []string
+	Status   []StatusObject
+	Text     string // may hold any byte
+	Location string
+	Resc     RescQueryReply
+}
+
+// StatusObject is one object of a Status reply.
+type StatusObject struct {
+	ObjType int // MGR_OBJ_*
+	Name    string
+	Attrs   AttrList
+}
+
+// RescQueryReply is the body of a RescQuery reply: four arrays of equal
+// length, one element per query. Negative values travel through the
+// unsigned encoder as their 32-bit two's complement.
+type RescQueryReply struct {
+	Avail, Alloc, Resvd, Down []int
+}
+
+// NullReply returns a successful reply with no body.
+func NullReply() *Reply { return &Reply{Choice: BATCH_REPLY_CHOICE_NULL} }
+
+// TextReply returns a reply with the given code and text (choice Text).
+func TextReply(code int, text string) *Reply {
+	return &Reply{Code: code, Choice: BATCH_REPLY_CHOICE_Text, Text: text}
+}
+
+// JobIDReply returns a successful Queue, RdytoCommit or Commit reply.
+func JobIDReply(choice int, jobID string) *Reply {
+	return &Reply{Choice: choice, JobID: jobID}
+}
+
+// Append appends the reply's DIS encoding to dst.
+func (p *Reply) Append(dst []byte) []byte {
+	dst = append(dst, "+2+1"...)
+	dst = appendS(dst, int64(p.Code))
+	dst = appendS(dst, int64(p.AuxCode))
+	dst = appendU(dst, p.Choice)
+	switch p.Choice {
+	case BATCH_REPLY_CHOICE_Queue, BATCH_REPLY_CHOICE_RdytoCommit, BATCH_REPLY_CHOICE_Commit:
+		dst = dis.AppendString(dst, p.JobID)
+	case BATCH_REPLY_CHOICE_Select:
+		dst = dis.AppendUint(dst, uint64(len(p.JobIDs)))
+		for _, id := range p.JobIDs {
+			dst = dis.AppendString(dst, id)
+		}
+	case BATCH_REPLY_CHOICE_Status:
+		dst = dis.AppendUint(dst, uint64(len(p.Status)))
+		for i := range p.Status {
+			o := &p.Status[i]
+			dst = appendU(dst, o.ObjType)
+			dst = dis.AppendString(dst, o.Name)
+			dst = o.Attrs.Append(dst)
+		}
+	case BATCH_REPLY_CHOICE_Text:
+		dst = dis.AppendString(dst, p.Text)
+	case BATCH_REPLY_CHOICE_Locate:
+		dst = dis.AppendString(dst, p.Location)
+	case BATCH_REPLY_CHOICE_RescQuery:
+		n := len(p.Resc.Avail)
+		dst = dis.AppendUint(dst, uint64(n))
+		for _, a := range [...][]int{p.Resc.Avail, p.Resc.Alloc, p.Resc.Resvd, p.Resc.Down} {
+			for i := 0; i < n; i++ {
+				v := 0
+				if i < len(a) {
+					v = a[i]
+				}
+				dst = appendU(dst, v)
+			}
+		}
+	}
+	return dst
+}
+
+// Encode appends the reply to w's pending message; the caller flushes w.
+func (p *Reply) Encode(w *dis.Writer) {
+	w.PutRaw(p.Append(make([]byte, 0, 128)))
+}
+
+// ErrBadReply is wrapped by errors about replies that decode as DIS but
+// break the reply grammar (wrong protocol, unknown choice).
+var ErrBadReply = errors.New("malformed batch reply")
+
+// ReadReply decodes one reply as the client library does. Any error
+// means the client reports PBSE_PROTOCOL; a dis.ErrEOF at the start
+// means the peer closed instead of answering.
+func ReadReply(r *dis.Reader) (*Reply, error) {
+	pt, err := r.Uint32()
+	if err != nil {
+		return nil, fmt.Errorf("reply protocol type: %w", err)
+	}
+	pv, err := r.Uint32()
+	if err != nil {
+		return nil, fmt.Errorf("reply protocol version: %w", err)
+	}
+	if pt != PBS_BATCH_PROT_TYPE || pv != PBS_BATCH_PROT_VER {
+		return nil, fmt.Errorf("reply protocol %d version %d: %w", pt, pv, ErrBadReply)
+	}
+	p := new(Reply)
+	if p.Code, err = readS(r, "reply code"); err != nil {
+		return nil, err
+	}
+	if p.AuxCode, err = readS(r, "reply auxcode"); err != nil {
+		return nil, err
+	}
+	if p.Choice, err = readU(r, "reply choice"); err != nil {
+		return nil, err
+	}
+	if err := p.decodeBody(r); err != nil {
+		return nil, fmt.Errorf("reply choice %d: %w", p.Choice, err)
+	}
+	return p, nil
+}
+
+func (p *Reply) decodeBody(r *dis.Reader) (err error) {
+	switch p.Choice {
+	case BATCH_REPLY_CHOICE_NULL:
+	case BATCH_REPLY_CHOICE_Queue:
+		p.JobID, err = readStr(r, capJobID, "job id")
+	case BATCH_REPLY_CHOICE_RdytoCommit, BATCH_REPLY_CHOICE_Commit:
+		p.JobID, err = readStr(r, -1, "job id")
+	case BATCH_REPLY_CHOICE_Select:
+		n, err := readCount(r, "count")
+		if err != nil {
+			return err
+		}
+		p.JobIDs = make([]string, 0, min(n, maxPrealloc))
+		for i := 0; i < n; i++ {
+			id, err := readStr(r, -1, "job id")
+			if err != nil {
+				return err
+			}
+			p.JobIDs = append(p.JobIDs, id)
+		}
+	case BATCH_REPLY_CHOICE_Status:
+		n, err := readCount(r, "count")
+		if err != nil {
+			return err
+		}
+		p.Status = make([]StatusObject, 0, min(n, maxPrealloc))
+		for i := 0; i < n; i++ {
+			var o StatusObject
+			if o.ObjType, err = readU(r, "object type"); err != nil {
+				return err
+			}
+			if o.Name, err = readStr(r, capJobID, "object name"); err != nil {
+				return err
+			}
+			if o.Attrs, err = ReadReplyAttrList(r); err != nil {
+				return fmt.Errorf("object %s: %w", o.Name, err)
+			}
+			p.Status = append(p.Status, o)
+		}
+	case BATCH_REPLY_CHOICE_Text:
+		var b []byte
+		if b, err = r.Bytes(); err != nil {
+			return fmt.Errorf("text: %w", err)
+		}
+		p.Text = string(b)
+	case BATCH_REPLY_CHOICE_Locate:
+		p.Location, err = readStr(r, capDest, "location")
+	case BATCH_REPLY_CHOICE_RescQuery:
+		n, err := readCount(r, "count")
+		if err != nil {
+			return err
+		}
+		arrays := [...]*[]int{&p.Resc.Avail, &p.Resc.Alloc, &p.Resc.Resvd, &p.Resc.Down}
+		for _, a := range arrays {
+			*a = make([]int, 0, min(n, maxPrealloc))
+			for i := 0; i < n; i++ {
+				v, err := readU(r, "resource value")
+				if err != nil {
+					return err
+				}
+				*a = append(*a, v)
+			}
+		}
+	default:
+		return ErrBadReply
+	}
+	return err
+}
