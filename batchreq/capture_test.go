@@ -1,0 +1,144 @@
+package batchreq
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"testing"
+
+	"gopbs/dis"
+	"gopbs/internal/capture"
+)
+
+// captureStats counts what the capture walk checked.
+type captureStats struct {
+	requests, replies int
+	schedCommands     int
+	byType            map[int]int
+	byChoice          map[int]int
+	skipped           map[string]int // reason → connections
+}
+
+// TestCaptureRoundTrip decodes every batch message of every capture and
+// requires re-encoding to reproduce the captured bytes exactly.
+func TestCaptureRoundTrip(t *testing.T) {
+	dir, ok := capture.SharedDir()
+	if !ok {
+		t.Skip("../shared/captures not available")
+	}
+	files, err := capture.PcapFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Skip("no captures in " + dir)
+	}
+	st := &captureStats{byType: map[int]int{}, byChoice: map[int]int{}, skipped: map[string]int{}}
+	for _, f := range files {
+		c, err := capture.ReadFile(f)
+		if err != nil {
+			t.Errorf("%s: %v", filepath.Base(f), err)
+			continue
+		}
+		for _, conn := range c.Conns {
+			name := fmt.Sprintf("%s frame %d %v->%v", filepath.Base(f), conn.FirstFrame, conn.Client, conn.Server)
+			if err := checkConn(conn, st); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+		}
+	}
+	t.Logf("checked %d requests and %d replies (+%d scheduler commands) in %d captures; skipped connections: %v",
+		st.requests, st.replies, st.schedCommands, len(files), st.skipped)
+	t.Logf("requests by type: %v", st.byType)
+	t.Logf("replies by choice: %v", st.byChoice)
+	if st.requests == 0 || st.replies == 0 {
+		t.Error("no batch messages found in the captures")
+	}
+}
+
+// checkConn round-trips one TCP connection if it carries batch traffic.
+func checkConn(conn *capture.Conn, st *captureStats) error {
+	var reqs, reps []byte
+	// Requests to pbs_server are read as it reads them; requests to
+	// pbs_mom with the reader that knows the MOM-only types.
+	readReq := ReadServerRequest
+	switch conn.Server.Port() {
+	case PBS_MOM_SERVICE_PORT:
+		readReq = ReadRequest
+		fallthrough
+	case PBS_BATCH_SERVICE_PORT:
+		reqs, reps = conn.Stream(true), conn.Stream(false)
+	case PBS_SCHEDULER_SERVICE_PORT:
+		// pbs_server connects to the scheduler, writes the 4-byte
+		// command, then answers the scheduler's requests on the same
+		// socket.
+		reqs, reps = conn.Stream(false), conn.Stream(true)
+		if len(reps) < 4 {
+			st.skipped["scheduler connection without command"]++
+			return nil
+		}
+		if _, err := ReadSchedCommand(bytes.NewReader(reps)); err != nil {
+			return err
+		}
+		st.schedCommands++
+		reps = reps[4:]
+	case PBS_MANAGER_SERVICE_PORT:
+		st.skipped["RM/TM port 15003"]++
+		return nil
+	default:
+		st.skipped["not a batch port"]++
+		return nil
+	}
+	if conn.MissingC2S != 0 || conn.MissingS2C != 0 {
+		st.skipped["bytes missing from capture"]++
+		return nil
+	}
+	if err := walk(reqs, func(r *dis.Reader) (appender, error) {
+		q, err := readReq(r)
+		if err == nil {
+			st.requests++
+			st.byType[q.Type]++
+		}
+		return q, err
+	}); err != nil {
+		return fmt.Errorf("requests: %w", err)
+	}
+	if err := walk(reps, func(r *dis.Reader) (appender, error) {
+		p, err := ReadReply(r)
+		if err == nil {
+			st.replies++
+			st.byChoice[p.Choice]++
+		}
+		return p, err
+	}); err != nil {
+		return fmt.Errorf("replies: %w", err)
+	}
+	return nil
+}
+
+type appender interface{ Append([]byte) []byte }
+
+// walk decodes consecutive messages from stream and compares each one's
+// re-encoding with the bytes it was decoded from.
+func walk(stream []byte, read func(*dis.Reader) (appender, error)) error {
+	r := dis.NewReader(bytes.NewReader(stream))
+	for n := 1; ; n++ {
+		start := r.Offset()
+		if start == int64(len(stream)) {
+			return nil
+		}
+		m, err := read(r)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return fmt.Errorf("message %d at offset %d: truncated", n, start)
+			}
+			return fmt.Errorf("message %d at offset %d (%.60q): %w", n, start, stream[start:], err)
+		}
+		orig := stream[start:r.Offset()]
+		if enc := m.Append(nil); !bytes.Equal(enc, orig) {
+			return fmt.Errorf("message %d at offset %d: re-encoded\n%q\nwant\n%q", n, start, enc, orig)
+		}
+	}
+}
