@@ -1,0 +1,775 @@
+// Package policy is the FIFO scheduling policy of TORQUE's pbs_sched,
+// organised as a pipeline over a world snapshot:
+//
+//	read the world → select candidates (queues that may run, queued jobs)
+//	→ order (sort_queues, sort_by/multi_sort, by_queue, round_robin,
+//	  fair_share, the starving job first) → filter (the feasibility checks,
+//	  in TORQUE's order, each with its job comment) → place (nodes,
+//	  load balancing) → run.
+//
+// The effects on the batch system go through the Actions interface, so
+// the same code drives the daemon (batch requests to the server) and the
+// Simulator (tests, benchmarks). Later stages (backfill reservations,
+// advance reservations, partitions) fit between filter and place.
+package policy
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopbs/sched/config"
+	"gopbs/sched/fairshare"
+	"gopbs/sched/placement"
+	"gopbs/sched/schedlog"
+	"gopbs/sched/timeplan"
+	"gopbs/sched/world"
+)
+
+// Actions are the scheduler's effects on the batch system.
+type Actions interface {
+	// QueryNodes asks whether the node specification spec of job can be
+	// satisfied now, later, or never (ResourceQuery).
+	QueryNodes(job *world.Job, spec string) (placement.Availability, error)
+	// SetComment sets the job's comment attribute (ModifyJob).
+	SetComment(job *world.Job, comment string) error
+	// RunJob starts the job, on destination if not empty (RunJob). The
+	// error text of a refusal becomes part of the job comment.
+	RunJob(job *world.Job, destination string) error
+	// DeleteJob deletes the job with message (DeleteJob).
+	DeleteJob(job *world.Job, message string) error
+}
+
+// Logger receives the scheduler's log messages.
+type Logger interface {
+	Log(event int, class, object, text string)
+}
+
+// Scheduler holds the policy configuration and what persists between
+// cycles (fair-share usage, the round-robin position of load balancing).
+type Scheduler struct {
+	Config    *config.Config
+	Holidays  *timeplan.Holidays
+	Dedicated timeplan.Dedicated
+	// FairShare is the fair-share tree; nil disables usage accounting.
+	FairShare *fairshare.Tree
+	Log       Logger
+	// Location is the time zone of comment dates (default time.Local).
+	Location *time.Location
+
+	lastLBNode int
+	seenCPUT   map[string]time.Duration
+}
+
+// New returns a Scheduler for cfg with empty calendars and a fair-share
+// tree holding only root and unknown.
+func New(cfg *config.Config, log Logger) *Scheduler {
+	return &Scheduler{
+		Config:     cfg,
+		Holidays:   &timeplan.Holidays{},
+		FairShare:  fairshare.New(cfg.UnknownShares),
+		Log:        log,
+		lastLBNode: -1,
+	}
+}
+
+// Stats summarises one cycle.
+type Stats struct {
+	Considered int // queued jobs looked at
+	Started    int // jobs started
+	Deleted    int // jobs deleted as never runnable
+	Comments   int // comment changes sent
+	Period     config.Period
+	Starving   string // the starving job of the cycle, if any
+}
+
+// jobState is the per-job bookkeeping of one cycle.
+type jobState struct {
+	job     *world.Job
+	tried   bool // already handled this cycle
+	cantRun bool // skipped (strict fifo)
+}
+
+// runCounts are the running-job counters of the server or a queue.
+type runCounts struct {
+	total   int
+	byUser  map[string]int
+	byGroup map[string]int
+}
+
+func newRunCounts() *runCounts {
+	return &runCounts{byUser: map[string]int{}, byGroup: map[string]int{}}
+}
+
+func (c *runCounts) add(j *world.Job) {
+	c.total++
+	c.byUser[j.User]++
+	c.byGroup[j.Group]++
+}
+
+// cycle is the state of one scheduling cycle.
+type cycle struct {
+	s      *Scheduler
+	w      *world.World
+	act    Actions
+	now    time.Time
+	period config.Period
+
+	inDedicated bool
+	dedicated   timeplan.Period
+	hasDed      bool
+
+	server *runCounts
+	queues map[*world.Queue]*runCounts
+	tokens map[string]float64 // tokens in use
+
+	timeShared []*world.Node
+
+	states   map[*world.Job]*jobState
+	starving *world.Job
+	stats    Stats
+}
+
+// Cycle runs one scheduling cycle over w.
+func (s *Scheduler) Cycle(w *world.World, act Actions) Stats {
+	c := &cycle{s: s, w: w, act: act, now: w.Now, server: newRunCounts(),
+		queues: map[*world.Queue]*runCounts{}, tokens: map[string]float64{},
+		states: map[*world.Job]*jobState{}}
+	if c.now.IsZero() {
+		c.now = time.Now()
+	}
+	c.period = config.Prime
+	if !s.Holidays.IsPrime(c.now) {
+		c.period = config.NonPrime
+	}
+	c.stats.Period = c.period
+	_, c.inDedicated = s.Dedicated.Current(c.now)
+	c.dedicated, c.hasDed = s.Dedicated.Next(c.now)
+	for _, n := range w.Nodes {
+		if n.TimeShared {
+			c.timeShared = append(c.timeShared, n)
+		}
+	}
+
+	c.countRunning()
+	c.accountUsage()
+	lists := c.candidates()
+	c.findStarving(lists)
+	c.loop(lists)
+	return c.stats
+}
+
+// countRunning fills the running-job counters and the tokens in use.
+func (c *cycle) countRunning() {
+	for _, q := range c.w.Queues {
+		qc := newRunCounts()
+		c.queues[q] = qc
+		for _, j := range q.Jobs {
+			if j.State != 'R' {
+				continue
+			}
+			qc.add(j)
+			c.server.add(j)
+			for name, n := range world.ParseTokens(j.Tokens) {
+				c.tokens[name] += n
+			}
+		}
+	}
+}
+
+// accountUsage adds the cput used by running jobs since the last cycle to
+// the fair-share tree, decays usage and starts the cycle's bookkeeping.
+func (c *cycle) accountUsage() {
+	t := c.s.FairShare
+	if t == nil {
+		return
+	}
+	if c.s.seenCPUT == nil {
+		c.s.seenCPUT = map[string]time.Duration{}
+	}
+	seen := make(map[string]time.Duration, len(c.s.seenCPUT))
+	for _, q := range c.w.Queues {
+		for _, j := range q.Jobs {
+			if j.State != 'R' || j.UsedCPUT < 0 {
+				continue
+			}
+			if d := j.UsedCPUT - c.s.seenCPUT[j.ID]; d > 0 {
+				t.AddUsage(j.User, d.Seconds())
+			}
+			seen[j.ID] = j.UsedCPUT
+		}
+	}
+	c.s.seenCPUT = seen
+	t.Decay(c.now, c.s.Config.HalfLife)
+	t.StartCycle()
+}
+
+// queueReason returns the comment for the jobs of a queue that cannot run
+// jobs now, or "".
+func (c *cycle) queueReason(q *world.Queue) string {
+	for _, name := range c.s.Config.IgnoreQueues {
+		if name == q.Name {
+			return CommentQueueIgnored
+		}
+	}
+	if !q.Execution() {
+		return CommentQueueNotExec
+	}
+	if !q.Started {
+		return CommentQueueNotStarted
+	}
+	if c.dedicatedQueue(q) != c.inDedicated {
+		return CommentDedicatedConflict
+	}
+	return ""
+}
+
+func (c *cycle) dedicatedQueue(q *world.Queue) bool {
+	p := c.s.Config.DedicatedPrefix
+	return p != "" && strings.HasPrefix(q.Name, p)
+}
+
+// candidates selects the queues that may run jobs and their queued jobs,
+// and orders them. It returns one list per queue (by_queue, round_robin)
+// or a single global list.
+func (c *cycle) candidates() [][]*world.Job {
+	cfg := c.s.Config
+	var queues []*world.Queue
+	for _, q := range c.w.Queues {
+		if reason := c.queueReason(q); reason != "" {
+			for _, j := range q.Jobs {
+				if j.State == 'Q' {
+					c.stats.Considered++
+					c.comment(j, reason)
+				}
+			}
+			continue
+		}
+		queues = append(queues, q)
+	}
+	if cfg.SortQueues.At(c.period) {
+		sort.SliceStable(queues, func(a, b int) bool { return queues[a].Priority > queues[b].Priority })
+	}
+	less := c.jobLess()
+	perQueue := cfg.ByQueue.At(c.period) || cfg.RoundRobin.At(c.period)
+	var lists [][]*world.Job
+	var all []*world.Job
+	for _, q := range queues {
+		var jobs []*world.Job
+		for _, j := range q.Jobs {
+			if j.State == 'Q' {
+				jobs = append(jobs, j)
+				c.states[j] = &jobState{job: j}
+			}
+		}
+		c.stats.Considered += len(jobs)
+		if perQueue {
+			if less != nil {
+				sort.SliceStable(jobs, func(a, b int) bool { return less(jobs[a], jobs[b]) })
+			}
+			lists = append(lists, jobs)
+		} else {
+			all = append(all, jobs...)
+		}
+	}
+	if !perQueue {
+		if less != nil {
+			sort.SliceStable(all, func(a, b int) bool { return less(all[a], all[b]) })
+		}
+		lists = [][]*world.Job{all}
+	}
+	return lists
+}
+
+// compare returns <0 when a sorts before b under key k.
+func (c *cycle) compare(k config.SortKey, a, b *world.Job) int {
+	cmp := func(x, y int64) int {
+		switch {
+		case x < y:
+			return -1
+		case x > y:
+			return 1
+		}
+		return 0
+	}
+	pos := func(d time.Duration) int64 {
+		if d < 0 {
+			return 0
+		}
+		return int64(d)
+	}
+	size := func(v int64) int64 {
+		if v < 0 {
+			return 0
+		}
+		return v
+	}
+	switch k {
+	case config.ShortestJobFirst:
+		return cmp(pos(a.CPUT), pos(b.CPUT))
+	case config.LongestJobFirst:
+		return cmp(pos(b.CPUT), pos(a.CPUT))
+	case config.SmallestMemoryFirst:
+		return cmp(size(a.Mem), size(b.Mem))
+	case config.LargestMemoryFirst:
+		return cmp(size(b.Mem), size(a.Mem))
+	case config.HighPriorityFirst:
+		return cmp(int64(b.Priority), int64(a.Priority))
+	case config.LowPriorityFirst:
+		return cmp(int64(a.Priority), int64(b.Priority))
+	case config.LargeWalltimeFirst:
+		return cmp(pos(b.Walltime), pos(a.Walltime))
+	case config.ShortWalltimeFirst:
+		return cmp(pos(a.Walltime), pos(b.Walltime))
+	case config.FairShareSort:
+		if t := c.s.FairShare; t != nil {
+			pa, pb := t.User(a.User).Priority(), t.User(b.User).Priority()
+			switch {
+			case pa < pb:
+				return -1
+			case pa > pb:
+				return 1
+			}
+		}
+	}
+	return 0
+}
+
+// jobLess returns the job ordering of sort_by, or nil for no sorting.
+func (c *cycle) jobLess() func(a, b *world.Job) bool {
+	cfg := c.s.Config
+	key := cfg.SortBy.At(c.period)
+	switch key {
+	case config.NoSort:
+		return nil
+	case config.MultiSort:
+		keys := cfg.Keys.At(c.period)
+		if len(keys) == 0 {
+			return nil
+		}
+		return func(a, b *world.Job) bool {
+			for _, k := range keys {
+				if r := c.compare(k, a, b); r != 0 {
+					return r < 0
+				}
+			}
+			return false
+		}
+	}
+	return func(a, b *world.Job) bool { return c.compare(key, a, b) < 0 }
+}
+
+// findStarving picks the starving job of the cycle: the queued job that
+// has waited longest beyond max_starve, outside dedicated queues.
+func (c *cycle) findStarving(lists [][]*world.Job) {
+	if !c.s.Config.HelpStarvingJobs.At(c.period) {
+		return
+	}
+	limit := c.s.Config.MaxStarve
+	for _, l := range lists {
+		for _, j := range l {
+			if j.QTime.IsZero() || c.dedicatedQueue(j.Queue) || !j.QTime.Add(limit).Before(c.now) {
+				continue
+			}
+			if c.starving == nil || j.QTime.Before(c.starving.QTime) {
+				c.starving = j
+			}
+		}
+	}
+	if c.starving != nil {
+		c.stats.Starving = c.starving.ID
+	}
+}
+
+// selector yields the jobs of the cycle in policy order.
+type selector struct {
+	c         *cycle
+	lists     [][]*world.Job
+	next      []int // next index per list (sequential selection)
+	cur       int   // current list (by_queue / global)
+	rr        bool
+	fair      bool
+	starving  *world.Job
+	remaining []int // untried jobs per list
+}
+
+func (c *cycle) newSelector(lists [][]*world.Job) *selector {
+	cfg := c.s.Config
+	sel := &selector{c: c, lists: lists, next: make([]int, len(lists)),
+		rr: cfg.RoundRobin.At(c.period), fair: cfg.FairShare.At(c.period) && c.s.FairShare != nil,
+		starving: c.starving, remaining: make([]int, len(lists))}
+	for i, l := range lists {
+		sel.remaining[i] = len(l)
+	}
+	return sel
+}
+
+func (sel *selector) usable(j *world.Job) bool {
+	st := sel.c.states[j]
+	return !st.tried && !st.cantRun
+}
+
+// fromList returns the next job of list i, or nil.
+func (sel *selector) fromList(i int) *world.Job {
+	l := sel.lists[i]
+	if !sel.fair {
+		for sel.next[i] < len(l) {
+			j := l[sel.next[i]]
+			sel.next[i]++
+			if sel.usable(j) {
+				return j
+			}
+		}
+		return nil
+	}
+	// Fair share: the job of the most deserving user (lowest usage
+	// relative to shares); ties keep list order.
+	var best *world.Job
+	bestPrio := 0.0
+	for k := sel.next[i]; k < len(l); k++ {
+		j := l[k]
+		if !sel.usable(j) {
+			if k == sel.next[i] {
+				sel.next[i]++
+			}
+			continue
+		}
+		p := sel.c.s.FairShare.User(j.User).Priority()
+		if best == nil || p < bestPrio {
+			best, bestPrio = j, p
+		}
+	}
+	return best
+}
+
+// Next returns the next job to consider, or nil at the end.
+func (sel *selector) Next() *world.Job {
+	if j := sel.starving; j != nil {
+		sel.starving = nil
+		if sel.usable(j) {
+			return j
+		}
+	}
+	if sel.rr {
+		for tries := 0; tries < len(sel.lists); tries++ {
+			i := sel.cur % len(sel.lists)
+			sel.cur = (sel.cur + 1) % len(sel.lists)
+			if j := sel.fromList(i); j != nil {
+				return j
+			}
+		}
+		return nil
+	}
+	for sel.cur < len(sel.lists) {
+		if j := sel.fromList(sel.cur); j != nil {
+			return j
+		}
+		sel.cur++
+	}
+	return nil
+}
+
+// loop considers each job in policy order.
+func (c *cycle) loop(lists [][]*world.Job) {
+	if len(lists) == 0 {
+		return
+	}
+	sel := c.newSelector(lists)
+	strict := c.s.Config.StrictFIFO.At(c.period)
+	for j := sel.Next(); j != nil; j = sel.Next() {
+		st := c.states[j]
+		st.tried = true
+		res := c.check(j)
+		switch {
+		case res.ok:
+			if c.run(j, res.node) {
+				if j == c.starving {
+					c.starving = nil
+				}
+				continue
+			}
+		case res.never:
+			c.logJob(j, LogNeverRun)
+			if err := c.act.DeleteJob(j, MessageNeverRun); err == nil {
+				c.stats.Deleted++
+			}
+			continue
+		default:
+			c.comment(j, res.comment)
+			c.logJob(j, res.log)
+		}
+		if strict {
+			c.strictFIFO(j)
+		}
+	}
+}
+
+// strictFIFO marks every untried job of j's queue as unable to run.
+func (c *cycle) strictFIFO(j *world.Job) {
+	for _, o := range j.Queue.Jobs {
+		st := c.states[o]
+		if st == nil || st.tried || st.cantRun {
+			continue
+		}
+		st.cantRun = true
+		c.comment(o, CommentStrictFIFO)
+	}
+}
+
+func (c *cycle) logJob(j *world.Job, text string) {
+	if c.s.Log != nil && text != "" {
+		c.s.Log.Log(schedlog.EventSched, schedlog.ClassJob, j.ID, text)
+	}
+}
+
+// comment sets the job's comment if it changes.
+func (c *cycle) comment(j *world.Job, text string) {
+	if j.Comment == text {
+		return
+	}
+	if err := c.act.SetComment(j, text); err != nil {
+		return
+	}
+	j.Comment = text
+	c.stats.Comments++
+}
+
+// checkResult is the outcome of the feasibility checks.
+type checkResult struct {
+	ok      bool
+	never   bool
+	comment string
+	log     string
+	node    *world.Node // load-balancing choice
+}
+
+func fail(comment, log string) checkResult { return checkResult{comment: comment, log: log} }
+
+// over reports whether a limit is reached.
+func over(limit, running int) bool { return limit != world.Unlimited && running >= limit }
+
+// check runs the feasibility checks in TORQUE's order.
+func (c *cycle) check(j *world.Job) checkResult {
+	srv := c.w.Server
+	sc, qc := c.server, c.queues[j.Queue]
+	q := j.Queue
+	switch {
+	case over(srv.MaxRunning, sc.total):
+		return fail(CommentServerJobLimit, LogServerJobLimit)
+	case over(srv.MaxUserRun, sc.byUser[j.User]):
+		return fail(CommentServerUserLimit, LogServerUserLimit)
+	case over(srv.MaxGroupRun, sc.byGroup[j.Group]):
+		return fail(CommentServerGroupLimit, LogServerGroupLimit)
+	case over(q.MaxRunning, qc.total):
+		return fail(CommentQueueJobLimit, LogQueueJobLimit)
+	case over(q.MaxUserRun, qc.byUser[j.User]):
+		return fail(CommentQueueUserLimit, LogQueueUserLimit)
+	case over(q.MaxGroupRun, qc.byGroup[j.Group]):
+		return fail(CommentQueueGroupLimit, LogQueueGroupLimit)
+	}
+	if c.hasDed {
+		limit := c.dedicated.Start
+		if c.inDedicated {
+			limit = c.dedicated.End
+		}
+		if j.Walltime < 0 || c.now.Add(j.Walltime).After(limit) {
+			return fail(CommentDedicatedCross, LogDedicatedCross)
+		}
+	}
+	if c.starving != nil && c.starving != j {
+		return fail(CommentDraining, "Draining system to allow "+c.starving.ID+" to run")
+	}
+	var node *world.Node
+	if j.Nodes != "" {
+		avail, err := c.act.QueryNodes(j, j.Nodes)
+		switch {
+		case err != nil:
+			return fail(CommentInternalError, "")
+		case avail < 0:
+			return checkResult{never: true}
+		case avail == 0:
+			return fail(CommentNodes, LogNodes)
+		}
+	} else if c.loadBalancing() && len(c.timeShared) > 0 {
+		node = c.pickNode(j)
+		if node == nil {
+			return fail(CommentTimesharing, LogTimesharing)
+		}
+	}
+	if r := checkResources(j, q.Resources); !r.ok {
+		return r
+	}
+	if r := checkResources(j, srv.Resources); !r.ok {
+		return r
+	}
+	if req := world.ParseTokens(j.Tokens); len(req) > 0 && srv.Tokens != nil {
+		for name, n := range req {
+			if total, ok := srv.Tokens[name]; ok && c.tokens[name]+n > total {
+				return fail(CommentTokens, LogTokens)
+			}
+		}
+	}
+	return checkResult{ok: true, node: node}
+}
+
+// available returns what remains of a resource, or -1 for no limit.
+func available(avail, max, assigned int64) int64 {
+	if assigned < 0 {
+		assigned = 0
+	}
+	switch {
+	case avail >= 0:
+		return avail - assigned
+	case max >= 0:
+		return max - assigned
+	}
+	return -1
+}
+
+func checkResources(j *world.Job, r world.ResourceSet) checkResult {
+	type item struct {
+		req            int64
+		avail, max, as int64
+		comment, log   string
+	}
+	for _, it := range []item{
+		{j.Mem, r.Available.Mem, r.Max.Mem, r.Assigned.Mem, CommentMemory, LogMemory},
+		{j.NCPUs, r.Available.NCPUs, r.Max.NCPUs, r.Assigned.NCPUs, CommentCPUs, LogCPUs},
+		{j.NodeCt, r.Available.NodeCt, r.Max.NodeCt, r.Assigned.NodeCt, CommentNodect, LogNodect},
+	} {
+		if it.req < 0 {
+			continue
+		}
+		if left := available(it.avail, it.max, it.as); left >= 0 && it.req > left {
+			return fail(it.comment, it.log)
+		}
+	}
+	return checkResult{ok: true}
+}
+
+func (c *cycle) loadBalancing() bool {
+	cfg := c.s.Config
+	return cfg.LoadBalancing.At(c.period) || cfg.LoadBalancingRR.At(c.period)
+}
+
+func jobCPUs(j *world.Job) float64 {
+	if j.NCPUs > 0 {
+		return float64(j.NCPUs)
+	}
+	return 1
+}
+
+// nodeFits reports whether time-shared node n can take job j.
+func nodeFits(n *world.Node, j *world.Job) bool {
+	if !n.Up() {
+		return false
+	}
+	if j.Host != "" && j.Host != n.Name {
+		return false
+	}
+	maxLoad := n.MaxLoad
+	if maxLoad <= 0 {
+		maxLoad = float64(max(n.NCPUs, 1))
+	}
+	load := n.LoadAve
+	if load < 0 {
+		load = 0
+	}
+	if load+jobCPUs(j) > maxLoad {
+		return false
+	}
+	if j.Mem > 0 && n.PhysMem > 0 && j.Mem > n.PhysMem {
+		return false
+	}
+	if j.Arch != "" && j.Arch != n.Arch {
+		return false
+	}
+	return true
+}
+
+// pickNode chooses a time-shared node for j: the least loaded fitting
+// node, or with load_balancing_rr the next fitting node after the last one
+// used.
+func (c *cycle) pickNode(j *world.Job) *world.Node {
+	nodes := c.timeShared
+	if c.s.Config.LoadBalancingRR.At(c.period) {
+		for k := 1; k <= len(nodes); k++ {
+			i := (c.s.lastLBNode + k) % len(nodes)
+			if i < 0 {
+				i += len(nodes)
+			}
+			if nodeFits(nodes[i], j) {
+				c.s.lastLBNode = i
+				return nodes[i]
+			}
+		}
+		return nil
+	}
+	var best *world.Node
+	for _, n := range nodes {
+		if nodeFits(n, j) && (best == nil || n.LoadAve < best.LoadAve) {
+			best = n
+		}
+	}
+	return best
+}
+
+// run starts job j (on node, for load balancing) and updates the cycle's
+// accounting; it reports success.
+func (c *cycle) run(j *world.Job, node *world.Node) bool {
+	loc := c.s.Location
+	if loc == nil {
+		loc = time.Local
+	}
+	t := c.now.In(loc)
+	date := t.Format("Mon Jan 02") + " at " + t.Format("15:04")
+	dest := ""
+	if node != nil {
+		dest = node.Name
+	}
+	c.comment(j, startedComment(dest, date))
+	if err := c.act.RunJob(j, dest); err != nil {
+		c.comment(j, CommentRunFailedPrefix+err.Error())
+		return false
+	}
+	c.stats.Started++
+	j.State = 'R'
+	c.server.add(j)
+	c.queues[j.Queue].add(j)
+	for name, n := range world.ParseTokens(j.Tokens) {
+		c.tokens[name] += n
+	}
+	assign := func(l *world.Limits) {
+		add := func(v *int64, n int64) {
+			if n > 0 {
+				if *v < 0 {
+					*v = 0
+				}
+				*v += n
+			}
+		}
+		add(&l.Mem, j.Mem)
+		add(&l.NCPUs, j.NCPUs)
+		add(&l.NodeCt, j.NodeCt)
+	}
+	assign(&j.Queue.Resources.Assigned)
+	assign(&c.w.Server.Resources.Assigned)
+	if node != nil {
+		if node.LoadAve < 0 {
+			node.LoadAve = 0
+		}
+		node.LoadAve += jobCPUs(j)
+	}
+	if t := c.s.FairShare; t != nil && j.CPUT > 0 {
+		t.Charge(j.User, j.CPUT.Seconds())
+	}
+	c.logJob(j, LogJobRun)
+	return true
+}
+
+// String describes the stats for logs.
+func (s Stats) String() string {
+	return "considered " + strconv.Itoa(s.Considered) + ", started " + strconv.Itoa(s.Started) +
+		", deleted " + strconv.Itoa(s.Deleted) + ", comments " + strconv.Itoa(s.Comments)
+}

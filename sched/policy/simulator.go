@@ -1,0 +1,81 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+
+	"gopbs/sched/placement"
+	"gopbs/sched/world"
+)
+
+// Simulator carries out Actions on an in-memory world: node queries and
+// allocations use a placement.Pool built from the world's nodes. It
+// records every call, which makes it the reference for tests and the
+// engine of benchmarks and dry runs.
+type Simulator struct {
+	Pool *placement.Pool
+	// Calls lists the actions in order, e.g. "query 12.vm nodes=1",
+	// "comment 12.vm Job started on …", "run 12.vm", "delete 12.vm".
+	Calls []string
+	// Record enables Calls (off in benchmarks).
+	Record bool
+	// RunError, if set, makes RunJob of the named job fail.
+	RunError map[string]error
+}
+
+// NewSimulator returns a Simulator over the nodes of w.
+func NewSimulator(w *world.World) *Simulator {
+	return &Simulator{Pool: placement.NewPool(w.Nodes), Record: true}
+}
+
+func (s *Simulator) record(format string, args ...any) {
+	if s.Record {
+		s.Calls = append(s.Calls, fmt.Sprintf(format, args...))
+	}
+}
+
+// QueryNodes implements Actions.
+func (s *Simulator) QueryNodes(j *world.Job, spec string) (placement.Availability, error) {
+	s.record("query %s nodes=%s", j.ID, spec)
+	sp, err := s.Pool.Parse(spec)
+	if err != nil {
+		return placement.Never, nil
+	}
+	return s.Pool.Query(sp), nil
+}
+
+// SetComment implements Actions.
+func (s *Simulator) SetComment(j *world.Job, comment string) error {
+	s.record("comment %s %s", j.ID, comment)
+	return nil
+}
+
+// RunJob implements Actions.
+func (s *Simulator) RunJob(j *world.Job, dest string) error {
+	if err := s.RunError[j.ID]; err != nil {
+		s.record("run %s %s (refused)", j.ID, dest)
+		return err
+	}
+	if j.Nodes != "" {
+		sp, err := s.Pool.Parse(j.Nodes)
+		if err != nil {
+			return errors.New("unknown node")
+		}
+		if _, ok := s.Pool.Allocate(sp); !ok {
+			s.record("run %s %s (no nodes)", j.ID, dest)
+			return errors.New("no nodes can be allocated to job")
+		}
+	}
+	if dest != "" {
+		s.record("run %s %s", j.ID, dest)
+	} else {
+		s.record("run %s", j.ID)
+	}
+	return nil
+}
+
+// DeleteJob implements Actions.
+func (s *Simulator) DeleteJob(j *world.Job, message string) error {
+	s.record("delete %s %s", j.ID, message)
+	return nil
+}

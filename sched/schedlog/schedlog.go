@@ -1,0 +1,179 @@
+// Package schedlog writes the scheduler's log, sched_logs/YYYYMMDD, in the
+// line format shared by all TORQUE daemons:
+//
+//	MM/DD/YYYY HH:MM:SS;EEEE; pbs_sched;Class;Object;Text
+//
+// with the event type in four hex digits and the daemon name right-aligned
+// in ten columns. Files switch at local midnight; messages whose event
+// bits intersect the filter (sched_config log_filter) are dropped.
+package schedlog
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Event types (bit mask), as in every TORQUE log.
+const (
+	EventError    = 0x0001
+	EventSystem   = 0x0002
+	EventAdmin    = 0x0004
+	EventJob      = 0x0008
+	EventJobUsage = 0x0010
+	EventSecurity = 0x0020
+	EventSched    = 0x0040
+	EventDebug    = 0x0080
+	EventDebug2   = 0x0100
+	EventForce    = 0x8000
+)
+
+// Object classes.
+const (
+	ClassNA   = "n/a"
+	ClassSvr  = "Svr"
+	ClassQue  = "Que"
+	ClassJob  = "Job"
+	ClassReq  = "Req"
+	ClassFil  = "Fil"
+	ClassAct  = "Act"
+	ClassNode = "node"
+)
+
+// DaemonName is the name written in the daemon column.
+const DaemonName = "pbs_sched"
+
+// Logger writes log lines. The zero value is not usable; use New or
+// NewWriter. A Logger is safe for concurrent use.
+type Logger struct {
+	mu     sync.Mutex
+	dir    string // "" when writing to a fixed writer
+	fixed  string // -L file name, if any
+	w      io.Writer
+	f      *os.File
+	day    string
+	filter int
+	now    func() time.Time
+}
+
+// New returns a Logger writing daily files in dir (sched_logs). If file
+// is not empty it is used instead of the daily files (pbs_sched -L).
+func New(dir, file string) *Logger {
+	return &Logger{dir: dir, fixed: file, now: time.Now}
+}
+
+// NewWriter returns a Logger writing to w (tests, foreground runs).
+func NewWriter(w io.Writer) *Logger {
+	return &Logger{w: w, now: time.Now}
+}
+
+// SetClock replaces the time source (tests).
+func (l *Logger) SetClock(now func() time.Time) { l.mu.Lock(); l.now = now; l.mu.Unlock() }
+
+// SetFilter sets the log_filter mask.
+func (l *Logger) SetFilter(mask int) { l.mu.Lock(); l.filter = mask; l.mu.Unlock() }
+
+// Open opens the current file and writes "Log opened".
+func (l *Logger) Open() error {
+	l.mu.Lock()
+	err := l.ensure(l.now())
+	l.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	l.Log(EventSystem|EventForce, ClassSvr, "Log", "Log opened")
+	return nil
+}
+
+// Reopen closes and reopens the file (SIGHUP).
+func (l *Logger) Reopen() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f != nil {
+		l.f.Close()
+		l.f, l.w, l.day = nil, nil, ""
+	}
+	return l.ensure(l.now())
+}
+
+// Close writes "Log closed" and closes the file.
+func (l *Logger) Close() error {
+	l.Log(EventSystem|EventForce, ClassSvr, "Log", "Log closed")
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f != nil {
+		err := l.f.Close()
+		l.f, l.w = nil, nil
+		return err
+	}
+	return nil
+}
+
+// ensure opens the file for the day of t when writing to files.
+func (l *Logger) ensure(t time.Time) error {
+	if l.dir == "" && l.fixed == "" {
+		return nil
+	}
+	day := t.Format("20060102")
+	if l.f != nil && (l.fixed != "" || day == l.day) {
+		return nil
+	}
+	name := l.fixed
+	if name == "" {
+		name = filepath.Join(l.dir, day)
+	}
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("open scheduler log: %w", err)
+	}
+	if l.f != nil {
+		l.f.Close()
+	}
+	l.f, l.w, l.day = f, f, day
+	return nil
+}
+
+// Format returns the log line(s) for one message, each ending in '\n'.
+// A multi-line text continues on further lines prefixed "[continued]".
+func Format(t time.Time, event int, class, object, text string) string {
+	prefix := fmt.Sprintf("%s;%04x;%10.10s;%s;%s;", t.Format("01/02/2006 15:04:05"),
+		event&^EventForce, DaemonName, class, object)
+	text = strings.ReplaceAll(text, "\r\n", "\n")
+	lines := strings.Split(text, "\n")
+	var b strings.Builder
+	for i, ln := range lines {
+		b.WriteString(prefix)
+		if i > 0 {
+			b.WriteString("[continued]")
+		}
+		b.WriteString(ln)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// Log writes one message unless it is filtered out.
+func (l *Logger) Log(event int, class, object, text string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if event&EventForce == 0 && event&l.filter != 0 {
+		return
+	}
+	t := l.now()
+	if err := l.ensure(t); err != nil {
+		return
+	}
+	if l.w == nil {
+		return
+	}
+	io.WriteString(l.w, Format(t, event, class, object, text))
+}
+
+// Logf formats and writes one message.
+func (l *Logger) Logf(event int, class, object, format string, args ...any) {
+	l.Log(event, class, object, fmt.Sprintf(format, args...))
+}
