@@ -262,3 +262,45 @@ func TestDiscardBuffered(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func BenchmarkReadUint32(b *testing.B) {
+	data := []byte(strings.Repeat("210+4294967295", 64))
+	br := bytes.NewReader(data)
+	r := NewReader(br)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		br.Reset(data)
+		r.Reset(br)
+		for range 64 {
+			if _, err := r.Uint32(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+func BenchmarkReadStr(b *testing.B) {
+	data := []byte(strings.Repeat("2+22Resource_List.walltime", 64))
+	br := bytes.NewReader(data)
+	r := NewReader(br)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		br.Reset(data)
+		r.Reset(br)
+		for range 64 {
+			if _, err := r.Str(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+func BenchmarkAppendUint(b *testing.B) {
+	buf := make([]byte, 0, 64)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = AppendUint(buf[:0], 1795310482)
+	}
+}

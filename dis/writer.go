@@ -28,20 +28,28 @@ func AppendInt(dst []byte, v int64) []byte {
 func Wrap32(v int) uint64 { return uint64(uint32(int32(v))) }
 
 func appendInteger(dst []byte, sign byte, v uint64) []byte {
-	// The longest item is "220-18446744073709551615": 24 bytes.
+	// The longest item is "220-18446744073709551615": 24 bytes. Build it
+	// backwards: digits, sign, then the digit counts.
 	var buf [32]byte
 	i := len(buf)
-	digits := strconv.AppendUint(buf[:0:0], v, 10)
-	i -= len(digits)
-	copy(buf[i:], digits)
+	for {
+		i--
+		buf[i] = byte('0' + v%10)
+		v /= 10
+		if v == 0 {
+			break
+		}
+	}
+	n := len(buf) - i
 	i--
 	buf[i] = sign
-	for n := len(digits); n > 1; {
-		var cnt [3]byte
-		c := strconv.AppendInt(cnt[:0], int64(n), 10)
-		i -= len(c)
-		copy(buf[i:], c)
-		n = len(c)
+	for n > 1 {
+		start := i
+		for c := n; c > 0; c /= 10 {
+			i--
+			buf[i] = byte('0' + c%10)
+		}
+		n = start - i
 	}
 	return append(dst, buf[i:]...)
 }
