@@ -10,8 +10,21 @@ package attr
 // verbatim for jobs and is PBSE_NOATTR for other objects; an unknown
 // resource is kept verbatim for jobs and is PBSE_UNKRESC otherwise.
 // Malformed values give the type's error (usually PBSE_BADATVAL). Errors
-// carry the attribute and resource names.
+// carry the attribute and resource names. Setting a job's
+// Resource_List.nodes or procs updates nodect, neednodes and procct.
 func (s *Set) Decode(name, resource string, hasResource bool, text string) error {
+	return s.decode(name, resource, hasResource, text, true)
+}
+
+// Load is Decode without side effects: derived resources are not
+// recomputed. Use it to rebuild an object from stored or reported
+// attributes (job files at recovery, status replies); it also accepts the
+// True/False client form of interactive.
+func (s *Set) Load(name, resource string, hasResource bool, text string) error {
+	return s.decode(name, resource, hasResource, text, false)
+}
+
+func (s *Set) decode(name, resource string, hasResource bool, text string, derive bool) error {
 	d, ok := s.table.Lookup(name)
 	if !ok {
 		if s.table.Object == ObjJob {
@@ -33,10 +46,20 @@ func (s *Set) Decode(name, resource string, hasResource bool, text string) error
 		if err != nil {
 			return withName(err, d.Name, rd.Name)
 		}
-		s.PutResource(d.index, rd, v)
+		s.putResource(d.index, rd, v)
+		if derive {
+			s.afterResourceChange(d.index, rd)
+		}
 		return nil
 	}
 	v, err := Parse(d.Type, text)
+	if err != nil && !derive && d.Type == TypeInteractive {
+		// A reported interactive value is the boolean client form.
+		var b Value
+		if b, err = Parse(TypeBool, text); err == nil {
+			v = Value{typ: TypeInteractive, n: b.n, flags: FlagSet}
+		}
+	}
 	if err != nil {
 		return withName(err, d.Name, "")
 	}
@@ -65,7 +88,8 @@ func (s *Set) Modify(i int, rd *ResourceDef, v Value, op Op) error {
 		if err != nil {
 			return withName(err, d.Name, rd.Name)
 		}
-		s.PutResource(i, rd, nv)
+		s.putResource(i, rd, nv)
+		s.afterResourceChange(i, rd)
 		return nil
 	}
 	nv, err := Combine(s.Get(i), v.as(d.Type), op)
@@ -123,7 +147,8 @@ func (s *Set) FillDefaults(i int, defaults *Set, di int) int {
 		if s.Resource(i, rd).IsSet() {
 			continue
 		}
-		s.PutResource(i, rd, v.WithFlags(FlagDefault))
+		s.putResource(i, rd, v.WithFlags(FlagDefault))
+		s.afterResourceChange(i, rd)
 		n++
 	}
 	return n

@@ -1,6 +1,9 @@
 package attr
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // Perm holds the read and write permission bits of an attribute or
 // resource definition (the Read and Write columns of spec 04).
@@ -46,6 +49,7 @@ const (
 	FlagAlwaysRep                  // node attributes reported even when unset (state, np, ntype, gpus)
 	FlagNoReport                   // never reported in status (procct)
 	FlagSummed                     // resource summed into resources_assigned
+	FlagNoMOM                      // resource not sent to the MOM (nodect)
 )
 
 // QueueKind says to which queue types a queue attribute applies.
@@ -187,4 +191,18 @@ func (t *Table) WithResources(res *Resources) *Table {
 	c := *t
 	c.resources = res
 	return &c
+}
+
+func (o Object) String() string {
+	switch o {
+	case ObjServer:
+		return "server"
+	case ObjQueue:
+		return "queue"
+	case ObjJob:
+		return "job"
+	case ObjNode:
+		return "node"
+	}
+	return "object(" + strconv.Itoa(int(o)) + ")"
 }

@@ -71,7 +71,8 @@ func (s *Set) AppendAttr(dst []Entry, i int, o *EncodeOptions) []Entry {
 	}
 	if d.Type == TypeResourceList {
 		for rd, v := range s.Resources(i) {
-			if rd.Flags&FlagNoReport != 0 || o.SkipDefault && v.flags&FlagDefault != 0 {
+			if rd.Flags&FlagNoReport != 0 || o.SkipDefault && v.flags&FlagDefault != 0 ||
+				o.Mode == ModeMOM && rd.Flags&FlagNoMOM != 0 {
 				continue
 			}
 			if !o.All && !rd.Readable(o.Access) {

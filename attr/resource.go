@@ -8,7 +8,7 @@ type ResourceDef struct {
 	Name  string
 	Type  Type
 	Perm  Perm
-	Flags Flag // FlagAltRun, FlagNoReport, FlagSummed
+	Flags Flag // FlagAltRun, FlagNoReport, FlagSummed, FlagNoMOM
 	index int
 }
 
@@ -67,7 +67,7 @@ func defaultResourceDefs() []ResourceDef {
 		{Name: "host", Type: TypeString, Perm: rw},
 		{Name: "nodes", Type: TypeNodeSpec, Perm: rw},
 		{Name: "neednodes", Type: TypeString, Perm: ReadMgr | WriteMgr},
-		{Name: "nodect", Type: TypeLong, Perm: ReadAll | WriteMgr, Flags: FlagSummed},
+		{Name: "nodect", Type: TypeLong, Perm: ReadAll | WriteMgr, Flags: FlagSummed | FlagNoMOM},
 		{Name: "procct", Type: TypeLong, Perm: ReadMgr | WriteMgr, Flags: FlagNoReport},
 		{Name: "mpplabel", Type: TypeString, Perm: rw},
 		{Name: "other", Type: TypeString, Perm: rw},

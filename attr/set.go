@@ -180,10 +180,16 @@ func (s *Set) Resources(i int) iter.Seq2[*ResourceDef, Value] {
 }
 
 // PutResource stores v as resource rd of attribute i, marking it modified;
-// an unset v removes the resource. Derived job resources (nodect,
-// neednodes, procct) follow a change of Resource_List.nodes or procs.
+// an unset v removes the resource. It is plain storage: unlike Decode and
+// Modify it does not update the derived resources nodect, neednodes and
+// procct.
 func (s *Set) PutResource(i int, rd *ResourceDef, v Value) {
 	s.putResource(i, rd, v)
+}
+
+// afterResourceChange updates derived job resources (nodect, neednodes,
+// procct) after Resource_List.nodes or procs changed.
+func (s *Set) afterResourceChange(i int, rd *ResourceDef) {
 	if s.table.Object == ObjJob && i == JobResourceList && (rd.Name == ResNodes || rd.Name == ResProcs) {
 		s.deriveNodes()
 	}
