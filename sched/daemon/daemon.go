@@ -1,0 +1,507 @@
+// Package daemon is pbs_sched without its process plumbing: it reads the
+// policy files of PBS_HOME/sched_priv, accepts the server's connections on
+// the scheduler port, checks that they come from a trusted host, reads the
+// 4-byte command and runs a scheduling cycle over the same connection
+// (spec 14 §1–3).
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"gopbs/batchreq"
+	"gopbs/sched/config"
+	"gopbs/sched/fairshare"
+	"gopbs/sched/momquery"
+	"gopbs/sched/placement"
+	"gopbs/sched/policy"
+	"gopbs/sched/schedlog"
+	"gopbs/sched/svrconn"
+	"gopbs/sched/timeplan"
+	"gopbs/sched/world"
+)
+
+// Default ports and limits.
+const (
+	DefaultPort    = 15004
+	DefaultMomPort = 15003
+	DefaultAlarm   = 180 * time.Second
+)
+
+// Options are the command-line settings of pbs_sched.
+type Options struct {
+	Home       string        // PBS_HOME (-d)
+	LogFile    string        // -L: fixed log file instead of sched_logs/YYYYMMDD
+	Port       int           // -S
+	MomPort    int           // -R
+	ConfigFile string        // -c: $clienthost / $restricted lines
+	Alarm      time.Duration // -a: longest scheduling cycle
+	// ListenAddr is the address to bind; empty means the address the
+	// local host name resolves to, as TORQUE binds.
+	ListenAddr string
+	// Argv0 is logged in the startup line.
+	Argv0 string
+	// Stderr receives configuration error messages (default os.Stderr).
+	Stderr io.Writer
+}
+
+// Daemon is a running scheduler.
+type Daemon struct {
+	opts  Options
+	priv  string
+	Log   *schedlog.Logger
+	Sched *policy.Scheduler
+	Mom   momquery.Querier
+
+	// Now is the clock (tests replace it).
+	Now func() time.Time
+
+	mu         sync.Mutex
+	trusted    map[netip.Addr]bool
+	restricted []string
+	lock       *os.File
+	acct       *os.File
+	lastSync   time.Time
+	brkLogged  bool
+}
+
+// New prepares a daemon: opens the log and the scheduler's accounting
+// file, reads the policy files and the -c file. mom may be nil (no MOM
+// queries).
+func New(opts Options, mom momquery.Querier) (*Daemon, error) {
+	if opts.Port == 0 {
+		opts.Port = DefaultPort
+	}
+	if opts.MomPort == 0 {
+		opts.MomPort = DefaultMomPort
+	}
+	if opts.Alarm == 0 {
+		opts.Alarm = DefaultAlarm
+	}
+	if opts.Stderr == nil {
+		opts.Stderr = os.Stderr
+	}
+	d := &Daemon{opts: opts, priv: filepath.Join(opts.Home, "sched_priv"), Mom: mom, Now: time.Now}
+	d.Log = schedlog.New(filepath.Join(opts.Home, "sched_logs"), opts.LogFile)
+	if err := d.Log.Open(); err != nil {
+		return nil, err
+	}
+	if err := d.openAccounting(); err != nil {
+		return nil, err
+	}
+	if err := d.ReadClientConfig(); err != nil {
+		return nil, err
+	}
+	if err := d.LoadPolicy(); err != nil {
+		return nil, err
+	}
+	d.lastSync = d.Now()
+	return d, nil
+}
+
+// openAccounting opens sched_priv/accounting/YYYYMMDD as TORQUE's
+// scheduler does, and logs it.
+func (d *Daemon) openAccounting() error {
+	dir := filepath.Join(d.priv, "accounting")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("scheduler accounting: %w", err)
+	}
+	name := filepath.Join(dir, d.Now().Format("20060102"))
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("scheduler accounting: %w", err)
+	}
+	d.acct = f
+	d.Log.Log(schedlog.EventSystem, schedlog.ClassSvr, "TokenAct", "Account file "+name+" opened")
+	return nil
+}
+
+// PrivPath returns the path of a file in sched_priv.
+func (d *Daemon) PrivPath(name string) string { return filepath.Join(d.priv, name) }
+
+// LoadPolicy (re)reads sched_config, holidays, dedicated_time,
+// resource_group and the usage file; it saves the current usage first.
+func (d *Daemon) LoadPolicy() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.Sched != nil && d.Sched.FairShare != nil {
+		d.saveUsage()
+	}
+	cfg := &config.Config{}
+	c, lineErrs, err := config.ReadFile(d.PrivPath("sched_config"))
+	switch {
+	case err == nil:
+		cfg = c
+	case errors.Is(err, os.ErrNotExist):
+	default:
+		return err
+	}
+	for _, e := range lineErrs {
+		fmt.Fprintln(d.opts.Stderr, e.Error())
+	}
+	hol, err := timeplan.ReadHolidays(d.PrivPath("holidays"))
+	if err != nil {
+		return err
+	}
+	ded, err := timeplan.ReadDedicated(d.PrivPath("dedicated_time"), time.Local)
+	if err != nil {
+		return err
+	}
+	tree, err := fairshare.ReadFile(d.PrivPath("resource_group"), cfg.UnknownShares)
+	if err != nil {
+		return err
+	}
+	if err := tree.LoadUsageFile(d.PrivPath("usage")); err != nil {
+		return err
+	}
+	s := policy.New(cfg, d.Log)
+	s.Holidays, s.Dedicated, s.FairShare = hol, ded, tree
+	if d.Sched != nil {
+		s.Location = d.Sched.Location
+	}
+	d.Sched = s
+	d.Log.SetFilter(cfg.LogFilter)
+	return nil
+}
+
+func (d *Daemon) saveUsage() {
+	if err := d.Sched.FairShare.SaveUsageFile(d.PrivPath("usage")); err != nil {
+		d.Log.Log(schedlog.EventError, schedlog.ClassSvr, "usage", err.Error())
+	}
+	d.lastSync = d.Now()
+}
+
+// ReadClientConfig reads the -c file: "$clienthost <host>" lines add
+// trusted hosts, "$restricted <pattern>" lines add hosts allowed from
+// non-reserved ports. localhost and the local host name are always
+// trusted.
+func (d *Daemon) ReadClientConfig() error {
+	trusted := map[netip.Addr]bool{}
+	addHost := func(h string) {
+		if a, err := netip.ParseAddr(h); err == nil {
+			trusted[a.Unmap()] = true
+			return
+		}
+		addrs, _ := net.LookupHost(h)
+		for _, s := range addrs {
+			if a, err := netip.ParseAddr(s); err == nil {
+				trusted[a.Unmap()] = true
+			}
+		}
+	}
+	addHost("127.0.0.1")
+	addHost("::1")
+	addHost("localhost")
+	if h, err := os.Hostname(); err == nil {
+		addHost(h)
+	}
+	var restricted []string
+	if d.opts.ConfigFile != "" {
+		b, err := os.ReadFile(d.opts.ConfigFile)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", d.opts.ConfigFile, err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			f := strings.Fields(line)
+			if len(f) < 2 {
+				continue
+			}
+			switch f[0] {
+			case "$clienthost":
+				addHost(f[1])
+			case "$restricted":
+				restricted = append(restricted, f[1])
+			}
+		}
+	}
+	d.mu.Lock()
+	d.trusted, d.restricted = trusted, restricted
+	d.mu.Unlock()
+	return nil
+}
+
+// allowed applies the connection trust rules; it returns the log text of
+// a refusal or "".
+func (d *Daemon) allowed(remote net.Addr) string {
+	ap, err := netip.ParseAddrPort(remote.String())
+	if err != nil {
+		return "unauthorized host"
+	}
+	addr := ap.Addr().Unmap()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if ap.Port() >= 1024 {
+		names := []string{addr.String()}
+		if hn, err := net.LookupAddr(addr.String()); err == nil {
+			names = append(names, hn...)
+		}
+		for _, pat := range d.restricted {
+			for _, n := range names {
+				if ok, _ := path.Match(pat, strings.TrimSuffix(n, ".")); ok {
+					return ""
+				}
+			}
+		}
+		return "non-reserved port"
+	}
+	if !d.trusted[addr] {
+		return "unauthorized host"
+	}
+	return ""
+}
+
+// Listen binds the scheduler port on the configured address (by default
+// the address of the local host name, not the wildcard address).
+func (d *Daemon) Listen() (net.Listener, error) {
+	host := d.opts.ListenAddr
+	if host == "" {
+		host = "127.0.0.1"
+		if hn, err := os.Hostname(); err == nil {
+			if addrs, err := net.LookupHost(hn); err == nil && len(addrs) > 0 {
+				host = addrs[0]
+				for _, a := range addrs {
+					if ip, err := netip.ParseAddr(a); err == nil && ip.Is4() {
+						host = a
+						break
+					}
+				}
+			}
+		}
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(d.opts.Port)))
+	if err != nil {
+		return nil, fmt.Errorf("bind scheduler port: %w", err)
+	}
+	return ln, nil
+}
+
+// Lock creates sched_priv/sched.lock holding the PID under an exclusive
+// lock; it fails when another scheduler holds it.
+func (d *Daemon) Lock() error {
+	f, err := os.OpenFile(d.PrivPath("sched.lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("lock file: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return fmt.Errorf("another scheduler is running (sched.lock): %w", err)
+	}
+	f.Truncate(0)
+	fmt.Fprintf(f, "%d\n", os.Getpid())
+	d.lock = f
+	return nil
+}
+
+// Started logs the startup line.
+func (d *Daemon) Started() {
+	argv0 := d.opts.Argv0
+	if argv0 == "" {
+		argv0 = "pbs_sched"
+	}
+	d.Log.Log(schedlog.EventSystem, schedlog.ClassSvr, "main", fmt.Sprintf("%s startup pid %d", argv0, os.Getpid()))
+}
+
+// Close saves fair-share usage and releases files.
+func (d *Daemon) Close() error {
+	d.mu.Lock()
+	if d.Sched != nil && d.Sched.FairShare != nil {
+		d.saveUsage()
+	}
+	d.mu.Unlock()
+	if d.acct != nil {
+		d.acct.Close()
+	}
+	if d.lock != nil {
+		d.lock.Close()
+	}
+	return d.Log.Close()
+}
+
+// ErrQuit is returned by Serve after a QUIT command.
+var ErrQuit = errors.New("scheduler quit")
+
+// Serve accepts connections until ctx ends, the listener fails, or a
+// QUIT command arrives. Connections are handled one at a time.
+func (d *Daemon) Serve(ctx context.Context, ln net.Listener) error {
+	go func() {
+		<-ctx.Done()
+		ln.Close()
+	}()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return fmt.Errorf("accept: %w", err)
+		}
+		if reason := d.allowed(c.RemoteAddr()); reason != "" {
+			d.Log.Log(schedlog.EventSystem, schedlog.ClassReq, "server_command", reason+" "+c.RemoteAddr().String())
+			c.Close()
+			continue
+		}
+		if d.Handle(ctx, c) {
+			return ErrQuit
+		}
+	}
+}
+
+// Handle reads the command from an accepted connection and acts on it; it
+// reports whether the scheduler should exit. The connection is closed.
+func (d *Daemon) Handle(ctx context.Context, c net.Conn) (quit bool) {
+	conn := svrconn.New(c, d.opts.Alarm)
+	defer conn.Close()
+	cmd, err := conn.ReadCommand()
+	if err != nil {
+		d.Log.Log(schedlog.EventError, schedlog.ClassSvr, "server_command", err.Error())
+		return false
+	}
+	switch cmd {
+	case batchreq.SCH_SCHEDULE_NEW, batchreq.SCH_SCHEDULE_TERM, batchreq.SCH_SCHEDULE_TIME,
+		batchreq.SCH_SCHEDULE_CMD, batchreq.SCH_SCHEDULE_FIRST:
+		if _, err := d.Cycle(ctx, conn); err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				d.Log.Log(schedlog.EventSystem, schedlog.ClassSvr, "schedule", "scheduling iteration took too long")
+			} else {
+				d.Log.Log(schedlog.EventError, schedlog.ClassSvr, "schedule", err.Error())
+			}
+		}
+	case batchreq.SCH_CONFIGURE:
+		if err := d.LoadPolicy(); err != nil {
+			d.Log.Log(schedlog.EventError, schedlog.ClassSvr, "schedinit", err.Error())
+		}
+	case batchreq.SCH_QUIT:
+		return true
+	}
+	return false
+}
+
+// serverActions carries out policy actions over the server connection.
+type serverActions struct{ c *svrconn.Conn }
+
+func (a serverActions) QueryNodes(j *world.Job, spec string) (placement.Availability, error) {
+	n, err := a.c.ResourceQuery(spec)
+	if err != nil {
+		var re *svrconn.ReplyError
+		if errors.As(err, &re) {
+			return placement.Never, nil
+		}
+		return placement.Later, err
+	}
+	switch {
+	case n > 0:
+		return placement.Now, nil
+	case n < 0:
+		return placement.Never, nil
+	}
+	return placement.Later, nil
+}
+
+func (a serverActions) SetComment(j *world.Job, comment string) error {
+	return a.c.SetComment(j.ID, comment)
+}
+
+func (a serverActions) RunJob(j *world.Job, dest string) error { return a.c.RunJob(j.ID, dest) }
+
+func (a serverActions) DeleteJob(j *world.Job, msg string) error { return a.c.DeleteJob(j.ID, msg) }
+
+// ReadWorld asks the server (and the MOMs) for the world, in the FIFO
+// scheduler's request order: StatusServer, StatusNode, the MOM queries,
+// StatusQue, then one SelStat per queue in the server's queue order.
+func (d *Daemon) ReadWorld(ctx context.Context, conn *svrconn.Conn) (*world.World, error) {
+	w := &world.World{Now: d.Now()}
+	srv, err := conn.StatusServer()
+	if err != nil {
+		return nil, fmt.Errorf("status server: %w", err)
+	}
+	if len(srv) > 0 {
+		w.Server = world.FromServer(srv[0].Name, srv[0].Attrs)
+	} else {
+		w.Server = world.FromServer("", nil)
+	}
+	nodes, err := conn.StatusNode()
+	if err != nil {
+		// A server without nodes answers with an error; go on without.
+		var re *svrconn.ReplyError
+		if !errors.As(err, &re) {
+			return nil, fmt.Errorf("status node: %w", err)
+		}
+	}
+	for _, o := range nodes {
+		w.Nodes = append(w.Nodes, world.FromNode(o.Name, o.Attrs))
+	}
+	d.queryMoms(ctx, w.Nodes)
+	queues, err := conn.StatusQueue()
+	if err != nil {
+		return nil, fmt.Errorf("status queue: %w", err)
+	}
+	for _, o := range queues {
+		q := world.FromQueue(o.Name, o.Attrs)
+		jobs, err := conn.SelStatQueue(q.Name)
+		if err != nil {
+			return nil, fmt.Errorf("select jobs of %s: %w", q.Name, err)
+		}
+		for _, jo := range jobs {
+			q.Jobs = append(q.Jobs, world.FromJob(jo.Name, q, jo.Attrs))
+		}
+		w.Queues = append(w.Queues, q)
+	}
+	return w, nil
+}
+
+// queryMoms asks the MOM of every node that is not down or offline.
+func (d *Daemon) queryMoms(ctx context.Context, nodes []*world.Node) {
+	if d.Mom == nil {
+		return
+	}
+	for _, n := range nodes {
+		if n.State&(world.NodeDown|world.NodeOffline) != 0 {
+			continue
+		}
+		answers, err := d.Mom.Query(ctx, n.Name, momquery.Lines)
+		if err != nil {
+			d.Log.Log(schedlog.EventSystem, schedlog.ClassNode, n.Name, "Can not open connection to mom")
+			continue
+		}
+		momquery.Apply(n, answers)
+	}
+}
+
+// Cycle runs one scheduling cycle over conn.
+func (d *Daemon) Cycle(ctx context.Context, conn *svrconn.Conn) (policy.Stats, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	w, err := d.ReadWorld(ctx, conn)
+	if err != nil {
+		return policy.Stats{}, err
+	}
+	st := d.Sched.Cycle(w, serverActions{conn})
+	if sync := d.Sched.Config.SyncTime; sync > 0 && d.Sched.FairShare != nil && d.Now().Sub(d.lastSync) >= sync {
+		d.saveUsage()
+	}
+	if !d.brkLogged {
+		d.brkLogged = true
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		d.Log.Log(schedlog.EventDebug, schedlog.ClassSvr, "main", fmt.Sprintf("brk point %d", ms.HeapSys))
+	}
+	return st, nil
+}
