@@ -8,6 +8,7 @@
 //
 //	r := dis.NewReader(conn)
 //	req, err := batchreq.ReadServerRequest(r)
+//	r.DiscardBuffered() // the original drops unread input (spec 01 §7.2)
 //	switch {
 //	case errors.Is(err, io.EOF):      // peer closed before a header: close silently
 //	case err != nil:                  // reply batchreq.DecodeErrorReply(err), then close
@@ -15,6 +16,11 @@
 //	switch body := req.Body.(type) {
 //	case *batchreq.QueueJob: ...
 //	}
+//
+// pbs_mom reads with ReadRequest, which also knows the server-to-MOM
+// types (ReturnFiles, CopyFiles, DelFiles). Error replies are built with
+// ErrorReply, BadAttrReply and SystemErrorReply from the PBSE table
+// (ErrorText) and the Msg* texts.
 //
 // Sending a request and reading its reply on the client side:
 //

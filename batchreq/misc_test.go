@@ -108,3 +108,67 @@ func TestSchedCommand(t *testing.T) {
 		}
 	}
 }
+
+func TestObjectID(t *testing.T) {
+	for _, tc := range requestVectors {
+		q, err := ReadRequest(reader(tc.wire))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := ""
+		switch q.Type {
+		case PBS_BATCH_MessJob, PBS_BATCH_SignalJob, PBS_BATCH_CopyFiles, PBS_BATCH_JobObit:
+			want = "9.vm"
+		case PBS_BATCH_Manager, PBS_BATCH_StatusQue:
+			want = "batch"
+		case PBS_BATCH_RdytoCommit, PBS_BATCH_Commit:
+			want = "1.srv.example.com"
+		case PBS_BATCH_ModifyJob, PBS_BATCH_RunJob:
+			want = "12.vm"
+		}
+		if q.Type == PBS_BATCH_StatusJob && q.User == "PBS_Server" {
+			want = "9.vm"
+		}
+		if want != "" && q.ObjectID() != want {
+			t.Errorf("%s: ObjectID = %q, want %q", tc.name, q.ObjectID(), want)
+		}
+	}
+}
+
+func TestMessages(t *testing.T) {
+	if got := ErrorReply(PBSE_BADHOST, "", MsgHostNotAuthorized("h1")).Text; got != "Access from host not allowed, or unknown host MSG=request not authorized from host h1" {
+		t.Errorf("BADHOST text = %q", got)
+	}
+	if got := TextReply(0, MsgStartFailed("vm")).Append(nil); string(got) != "+2+1+0+0+72+23start failed on node vm" {
+		t.Errorf("start failed reply = %q", got)
+	}
+	if MsgStartFailed("") != "start failed on unknown node" {
+		t.Error("MsgStartFailed(\"\")")
+	}
+}
+
+func TestClientAcceptsChoice(t *testing.T) {
+	tests := []struct {
+		reqType, choice int
+		want            bool
+	}{
+		{PBS_BATCH_QueueJob, BATCH_REPLY_CHOICE_Queue, true},
+		{PBS_BATCH_QueueJob, BATCH_REPLY_CHOICE_Text, true},
+		{PBS_BATCH_QueueJob, BATCH_REPLY_CHOICE_NULL, false},
+		{PBS_BATCH_SelectJobs, BATCH_REPLY_CHOICE_NULL, false},
+		{PBS_BATCH_SelectJobs, BATCH_REPLY_CHOICE_Select, true},
+		{PBS_BATCH_StatusJob, BATCH_REPLY_CHOICE_NULL, true},
+		{PBS_BATCH_SelStat, BATCH_REPLY_CHOICE_Status, true},
+		{PBS_BATCH_StatusNode, BATCH_REPLY_CHOICE_Select, false},
+		{PBS_BATCH_LocateJob, BATCH_REPLY_CHOICE_Locate, true},
+		{PBS_BATCH_LocateJob, BATCH_REPLY_CHOICE_Status, false},
+		{PBS_BATCH_Manager, BATCH_REPLY_CHOICE_RescQuery, true},
+		{PBS_BATCH_Manager, 0, false},
+		{PBS_BATCH_DeleteJob, 10, false},
+	}
+	for _, tc := range tests {
+		if got := ClientAcceptsChoice(tc.reqType, tc.choice); got != tc.want {
+			t.Errorf("ClientAcceptsChoice(%s, %d) = %v", RequestName(tc.reqType), tc.choice, got)
+		}
+	}
+}

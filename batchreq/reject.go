@@ -1,13 +1,62 @@
 package batchreq
 
-// Message texts (the MSG= part) shared by several replies.
+// Message texts (the MSG= part) of the server's error replies (spec 02
+// §4.2, §5, §8, §10), verbatim.
 const (
-	MsgCannotDecode     = "cannot decode message"
-	MsgCannotLocateJob  = "cannot locate job"
-	MsgCannotLocateQue  = "cannot locate queue"
-	MsgNotPermitted     = "operation not permitted"
-	MsgJobNotFromClient = "job not allowed from client"
+	MsgCannotDecode        = "cannot decode message"
+	MsgCannotLocateJob     = "cannot locate job"
+	MsgCannotLocateQue     = "cannot locate queue"
+	MsgNotPermitted        = "operation not permitted"
+	MsgJobNotFromClient    = "job not allowed from client"
+	MsgInvalidStateExit    = "invalid state for job - EXITING"
+	MsgInvalidStateDone    = "invalid state for job - COMPLETE"
+	MsgPrivMParam          = "must have operator or manager privilege to use -m parameter"
+	MsgPrivCParam          = "must have operator or manager privilege to use -c parameter"
+	MsgJobCancelling       = "job cancel in progress"
+	MsgNotCheckpointable   = "job is not checkpointable"
+	MsgAlreadyRunning      = "job already running"
+	MsgNotExecQueue        = "job not in execution queue"
+	MsgCannotRunArray      = "cannot run a job array"
+	MsgMomTimedOut         = "connection to mom timed out"
+	MsgSendFailed          = "send failed - abort"
+	MsgAbortedByMom        = "job was aborted by mom"
+	MsgCannotUpdateFromMom = "cannot get update from mom"
+	MsgStatusQueueFailed   = "status_queue failed"
+	MsgNodeListEmpty       = "node list is empty - check 'server_priv/nodes' file"
+	MsgCannotLocateNode    = "cannot locate specified node"
+	MsgJobReqNotAuth       = "job request not authorized"
+	MsgCannotRecvScript    = "cannot receive job script"
+	MsgCannotAuthJobReq    = "cannot authorize jobreq"
+	MsgNoOutputFile        = "no output/error file specified"
+	MsgNoJobOwner          = "no job owner specified"
+	MsgMaxHop              = "max job hop reached"
+	MsgInvalidPriority     = "invalid job priority"
+	MsgUnknownAttrPresent  = "detected presence of an unknown attribute"
+	MsgCannotOpenJobFile   = "cannot open new job file"
+	MsgCannotAllocJob      = "cannot alloc new job structure"
+	MsgJobFileCorrupt      = "job file is corrupt"
+	MsgBadArrayRange       = "Error in specified array range"
+	MsgUnableToFindArray   = "unable to find array"
+	MsgCannotFindArray     = "Cannot find array"
+	MsgArrayRangeRead      = "Error reading array range"
+	MsgArrayAlter          = "Error altering the array"
+	MsgClientConnNotFound  = "cannot authenticate user. Client connection not found"
+	MsgCannotAllocMem      = "cannot allocate memory"
 )
+
+// MsgHostNotAuthorized returns the MSG text of a host-ACL refusal:
+// "request not authorized from host <host>".
+func MsgHostNotAuthorized(host string) string { return "request not authorized from host " + host }
+
+// MsgStartFailed returns the text of MOM's code-0 Text reply to a Commit
+// whose job failed to start: "start failed on node <host>", or "start
+// failed on unknown node" when host is empty.
+func MsgStartFailed(host string) string {
+	if host == "" {
+		return "start failed on unknown node"
+	}
+	return "start failed on node " + host
+}
 
 // maxBaseText is the longest base text of an error reply (spec 02 §4.2).
 const maxBaseText = 127

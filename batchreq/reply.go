@@ -207,3 +207,27 @@ func (p *Reply) decodeBody(r *dis.Reader) (err error) {
 	}
 	return err
 }
+
+// ClientAcceptsChoice reports whether the 2.5.13 client library accepts a
+// reply with the given choice to a request of type reqType (spec 02 §4):
+// status calls (StatusJob/Que/Svr/Node, SelStat) accept NULL, Status and
+// Text; LocateJob NULL, Text and Locate; SelectJobs Select and Text;
+// QueueJob Queue and Text; the other requests any choice 1–9. A client
+// receiving a choice it does not accept reports PBSE_PROTOCOL instead of
+// the reply's code.
+func ClientAcceptsChoice(reqType, choice int) bool {
+	if choice < BATCH_REPLY_CHOICE_NULL || choice > BATCH_REPLY_CHOICE_RescQuery {
+		return false
+	}
+	switch reqType {
+	case PBS_BATCH_StatusJob, PBS_BATCH_StatusQue, PBS_BATCH_StatusSvr, PBS_BATCH_StatusNode, PBS_BATCH_SelStat:
+		return choice == BATCH_REPLY_CHOICE_NULL || choice == BATCH_REPLY_CHOICE_Status || choice == BATCH_REPLY_CHOICE_Text
+	case PBS_BATCH_LocateJob:
+		return choice == BATCH_REPLY_CHOICE_NULL || choice == BATCH_REPLY_CHOICE_Locate || choice == BATCH_REPLY_CHOICE_Text
+	case PBS_BATCH_SelectJobs:
+		return choice == BATCH_REPLY_CHOICE_Select || choice == BATCH_REPLY_CHOICE_Text
+	case PBS_BATCH_QueueJob:
+		return choice == BATCH_REPLY_CHOICE_Queue || choice == BATCH_REPLY_CHOICE_Text
+	}
+	return true
+}

@@ -241,3 +241,42 @@ func readRequest(r *dis.Reader, decodes func(int) bool) (*Request, error) {
 	}
 	return q, nil
 }
+
+// ObjectID returns the job id, queue, node or other object name the
+// request is about, as servers print it in their logs, or "" for bodies
+// without one.
+func (q *Request) ObjectID() string {
+	switch b := q.Body.(type) {
+	case *QueueJob:
+		return b.JobID
+	case *JobFile:
+		return b.JobID
+	case *JobID:
+		return b.ID
+	case *Manage:
+		return b.ObjName
+	case *MessJob:
+		return b.JobID
+	case *MoveJob:
+		return b.JobID
+	case *RunJob:
+		return b.JobID
+	case *SignalJob:
+		return b.JobID
+	case *StatusReq:
+		return b.ID
+	case *TrackJob:
+		return b.JobID
+	case *RegistDep:
+		return b.ParentID
+	case *ReturnFiles:
+		return b.JobID
+	case *CopyFiles:
+		return b.JobID
+	case *JobObit:
+		return b.JobID
+	case *GpuCtrl:
+		return b.MomNode
+	}
+	return ""
+}
