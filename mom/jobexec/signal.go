@@ -1,0 +1,187 @@
+package jobexec
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"gopbs/mom/momlog"
+)
+
+// signalNames maps TORQUE signal names (without "SIG") to numbers.
+var signalNames = map[string]syscall.Signal{
+	"NULL": 0, "HUP": syscall.SIGHUP, "INT": syscall.SIGINT, "QUIT": syscall.SIGQUIT,
+	"ILL": syscall.SIGILL, "TRAP": syscall.SIGTRAP, "ABRT": syscall.SIGABRT, "IOT": syscall.SIGIOT,
+	"BUS": syscall.SIGBUS, "FPE": syscall.SIGFPE, "KILL": syscall.SIGKILL, "USR1": syscall.SIGUSR1,
+	"SEGV": syscall.SIGSEGV, "USR2": syscall.SIGUSR2, "PIPE": syscall.SIGPIPE, "ALRM": syscall.SIGALRM,
+	"TERM": syscall.SIGTERM, "STKFLT": syscall.SIGSTKFLT, "CHLD": syscall.SIGCHLD, "CLD": syscall.SIGCHLD,
+	"CONT": syscall.SIGCONT, "STOP": syscall.SIGSTOP, "TSTP": syscall.SIGTSTP, "TTIN": syscall.SIGTTIN,
+	"TTOU": syscall.SIGTTOU, "URG": syscall.SIGURG, "XCPU": syscall.SIGXCPU, "XFSZ": syscall.SIGXFSZ,
+	"VTALRM": syscall.SIGVTALRM, "PROF": syscall.SIGPROF, "WINCH": syscall.SIGWINCH, "IO": syscall.SIGIO,
+	"POLL": syscall.SIGIO, "PWR": syscall.SIGPWR, "SYS": syscall.SIGSYS,
+}
+
+// ParseSignal parses a SignalJob signal: a number, or a name with or without
+// the "SIG" prefix (case-insensitive), "NULL" = 0.
+func ParseSignal(s string) (syscall.Signal, error) {
+	if n, err := strconv.Atoi(s); err == nil {
+		if n < 0 || n > 64 {
+			return 0, ErrUnknownSignal
+		}
+		return syscall.Signal(n), nil
+	}
+	name := strings.ToUpper(s)
+	name = strings.TrimPrefix(name, "SIG")
+	if sig, ok := signalNames[name]; ok {
+		return sig, nil
+	}
+	return 0, ErrUnknownSignal
+}
+
+// Signal delivers a SignalJob request (spec 10 §9.1): "suspend", "resume",
+// or a signal name/number sent to every process of the job's session.
+// rerun marks the job as being rerun (its exit status becomes 0).
+// SIGKILL is delivered gracefully (SIGTERM, wait up to KillGrace, SIGKILL).
+func (e *Engine) Signal(ctx context.Context, jobID, signal string, rerun bool) error {
+	e.mu.Lock()
+	r, ok := e.jobs[jobID]
+	e.mu.Unlock()
+	if !ok {
+		return ErrUnknownJob
+	}
+	switch strings.ToLower(signal) {
+	case "suspend":
+		e.mu.Lock()
+		if r.state != StateRunning {
+			e.mu.Unlock()
+			return ErrBadState
+		}
+		e.mu.Unlock()
+		e.killSession(r, syscall.SIGTSTP)
+		e.killSession(r, syscall.SIGSTOP)
+		e.mu.Lock()
+		r.state, r.suspendedAt = StateSuspended, time.Now()
+		e.mu.Unlock()
+		return nil
+	case "resume":
+		e.mu.Lock()
+		if r.state != StateSuspended {
+			e.mu.Unlock()
+			return ErrBadState
+		}
+		e.mu.Unlock()
+		e.killSession(r, syscall.SIGCONT)
+		e.resumed(r)
+		return nil
+	}
+	sig, err := ParseSignal(signal)
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	if rerun {
+		r.rerun = true
+	}
+	state := r.state
+	e.mu.Unlock()
+	if state == StateExited {
+		return nil
+	}
+	if sig == syscall.SIGTERM {
+		e.runPrecancel(ctx, r)
+		if state == StateSuspended {
+			e.killSession(r, syscall.SIGCONT)
+			e.resumed(r)
+			select {
+			case <-time.After(e.opt.ResumeDelay):
+			case <-ctx.Done():
+			}
+		}
+	}
+	found := e.killSession(r, sig)
+	if found == 0 && (sig == 0 || sig == syscall.SIGKILL) && r.adopted {
+		e.finish(r, 0, 0, "", false)
+	}
+	return nil
+}
+
+func (e *Engine) resumed(r *runningJob) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if r.state == StateSuspended {
+		r.suspendedFor += time.Since(r.suspendedAt)
+		r.suspendedAt = time.Time{}
+		r.state = StateRunning
+	}
+}
+
+// killSession sends sig to every process of the job's session (kill_task,
+// spec 11 §9.1) and returns the number of live processes found.
+func (e *Engine) killSession(r *runningJob, sig syscall.Signal) int {
+	if r.sid <= 0 {
+		return 0
+	}
+	id := r.job.ID
+	self := os.Getpid()
+	total := 0
+	passes := 1
+	if sig == syscall.SIGKILL {
+		passes = 10
+	}
+	for pass := 0; pass < passes; pass++ {
+		ps, err := e.proc.Session(r.sid)
+		if err != nil {
+			return total
+		}
+		n := 0
+		for _, p := range ps {
+			if p.PID == self {
+				continue
+			}
+			if p.State == 'Z' {
+				e.log.Job(momlog.EventJob, id, fmt.Sprintf("kill_task: not killing process (pid=%d/state=Z) with sig %d", p.PID, sig))
+				continue
+			}
+			n++
+			if sig != syscall.SIGKILL {
+				e.log.Job(momlog.EventJob, id, fmt.Sprintf("kill_task: killing pid %d task 1 with sig %d", p.PID, sig))
+				_ = syscall.Kill(p.PID, sig)
+				continue
+			}
+			e.log.Job(momlog.EventJob, id, fmt.Sprintf("kill_task: killing pid %d task 1 gracefully with sig %d", p.PID, syscall.SIGTERM))
+			_ = syscall.Kill(p.PID, syscall.SIGTERM)
+			state := e.awaitGone(p.PID)
+			if state != 0 {
+				e.log.Job(momlog.EventJob, id, fmt.Sprintf("kill_task: process (pid=%d/state=%c) after sig %d", p.PID, state, syscall.SIGKILL))
+				if state != 'Z' {
+					_ = syscall.Kill(p.PID, syscall.SIGKILL)
+				}
+			}
+		}
+		total += n
+		if n == 0 {
+			break
+		}
+	}
+	return total
+}
+
+// awaitGone polls a process every KillCheck for up to KillGrace; it returns 0
+// when the process is gone, otherwise its last state letter.
+func (e *Engine) awaitGone(pid int) byte {
+	deadline := time.Now().Add(e.opt.KillGrace)
+	for {
+		p, err := e.proc.Proc(pid)
+		if err != nil {
+			return 0
+		}
+		if p.State == 'Z' || time.Now().After(deadline) {
+			return p.State
+		}
+		time.Sleep(e.opt.KillCheck)
+	}
+}
