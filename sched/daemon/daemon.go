@@ -129,6 +129,13 @@ func (d *Daemon) openAccounting() error {
 	return nil
 }
 
+// Policy returns the current scheduling policy (replaced by LoadPolicy).
+func (d *Daemon) Policy() *policy.Scheduler {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.Sched
+}
+
 // PrivPath returns the path of a file in sched_priv.
 func (d *Daemon) PrivPath(name string) string { return filepath.Join(d.priv, name) }
 
@@ -314,10 +321,11 @@ func (d *Daemon) Started() {
 	d.Log.Log(schedlog.EventSystem, schedlog.ClassSvr, "main", fmt.Sprintf("%s startup pid %d", argv0, os.Getpid()))
 }
 
-// Close saves fair-share usage and releases files.
+// Close saves fair-share usage (when this daemon holds the lock file)
+// and releases files.
 func (d *Daemon) Close() error {
 	d.mu.Lock()
-	if d.Sched != nil && d.Sched.FairShare != nil {
+	if d.lock != nil && d.Sched != nil && d.Sched.FairShare != nil {
 		d.saveUsage()
 	}
 	d.mu.Unlock()
