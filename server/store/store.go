@@ -46,6 +46,11 @@ func Del(bucket, key string) Op { return Op{Bucket: bucket, Key: key, Delete: tr
 type Store interface {
 	// Apply makes a batch of operations durable atomically.
 	Apply(ops ...Op) error
+	// Submit queues a batch and returns a function that waits until it is
+	// durable. Batches are committed in the order they were submitted, so
+	// a caller may submit while holding its own lock (fixing the order of
+	// its changes) and wait after releasing it.
+	Submit(ops ...Op) (wait func() error)
 	// ForEach calls fn for every key of a bucket, in key order. The value
 	// is only valid during the call.
 	ForEach(bucket string, fn func(key string, value []byte) error) error
@@ -100,15 +105,18 @@ func OpenBolt(path string) (*Bolt, error) {
 }
 
 // Apply implements Store.
-func (s *Bolt) Apply(ops ...Op) error {
+func (s *Bolt) Apply(ops ...Op) error { return s.Submit(ops...)() }
+
+// Submit implements Store.
+func (s *Bolt) Submit(ops ...Op) func() error {
 	if len(ops) == 0 {
-		return nil
+		return func() error { return nil }
 	}
 	b := &batch{ops: ops, err: make(chan error, 1)}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return ErrClosed
+		return func() error { return ErrClosed }
 	}
 	s.pending = append(s.pending, b)
 	s.mu.Unlock()
@@ -116,7 +124,7 @@ func (s *Bolt) Apply(ops ...Op) error {
 	case s.wake <- struct{}{}:
 	default:
 	}
-	return <-b.err
+	return func() error { return <-b.err }
 }
 
 func (s *Bolt) committer() {

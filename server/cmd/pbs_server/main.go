@@ -1,0 +1,147 @@
+// Command pbs_server is the GoPBS batch server, compatible with TORQUE
+// 2.5.13 clients.
+//
+// Usage:
+//
+//	pbs_server [-a true|false] [-A acctfile] [-d home] [-D] [-f] [-H hostname]
+//	           [-L logfile] [-M [host:]momport] [-p port] [-R rmport]
+//	           [-S [host:]schedport] [-t create|cold|warm|hot]
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"gopbs/server"
+)
+
+const daemonEnv = "GOPBS_SERVER_DAEMONIZED"
+
+func main() {
+	os.Exit(run())
+}
+
+func splitHostPort(v string) (string, int, error) {
+	host, port := "", v
+	if i := strings.LastIndexByte(v, ':'); i >= 0 {
+		host, port = v[:i], v[i+1:]
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n <= 0 || n > 65535 {
+		return "", 0, fmt.Errorf("bad port %q", v)
+	}
+	return host, n, nil
+}
+
+func run() int {
+	fs := flag.NewFlagSet("pbs_server", flag.ContinueOnError)
+	home := fs.String("d", envOr("PBS_HOME", "/var/spool/torque"), "PBS home directory")
+	port := fs.Int("p", 15001, "batch service port")
+	mom := fs.String("M", "", "[host:]MOM port")
+	rm := fs.Int("R", 0, "MOM resource-monitor port")
+	sched := fs.String("S", "", "[host:]scheduler port")
+	host := fs.String("H", "", "server host name")
+	init := fs.String("t", "warm", "initialization type: create, cold, warm or hot")
+	force := fs.Bool("f", false, "do not ask before -t create destroys the database")
+	sch := fs.String("a", "", "true or false: override the scheduling attribute")
+	fg := fs.Bool("D", false, "stay in the foreground")
+	logFile := fs.String("L", "", "log file")
+	acct := fs.String("A", "", "accounting file")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "pbs_server: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	cfg := server.Config{
+		Home: *home, Port: *port, RMPort: *rm, ServerName: *host, InitType: *init,
+		Scheduling: *sch, LogFile: *logFile, AcctFile: *acct,
+	}
+	if *mom != "" {
+		_, p, err := splitHostPort(*mom)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "pbs_server: -M: %v\n", err)
+			return 2
+		}
+		cfg.MomPort = p
+	}
+	if *sched != "" {
+		h, p, err := splitHostPort(*sched)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "pbs_server: -S: %v\n", err)
+			return 2
+		}
+		cfg.SchedHost, cfg.SchedPort = h, p
+	}
+	if *init == server.InitCreate && !*force && os.Getenv(daemonEnv) == "" {
+		if _, err := os.Stat(filepath.Join(*home, "server_priv", "serverdb.bolt")); err == nil {
+			fmt.Print("pbs_server: -t create will remove all jobs and queues; do you wish to continue y/(n)? ")
+			line, _ := bufio.NewReader(os.Stdin).ReadString('\n')
+			if !strings.HasPrefix(strings.TrimSpace(line), "y") {
+				return 1
+			}
+		}
+	}
+	if !*fg && os.Getenv(daemonEnv) == "" {
+		return daemonize()
+	}
+	s, err := server.New(cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	go func() {
+		select {
+		case <-sig:
+			s.Shutdown("By Signal")
+		case <-s.Done():
+		}
+	}()
+	if err := s.Serve(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// daemonize starts this program again in the background, in a new
+// session, and returns the parent's exit status.
+func daemonize() int {
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pbs_server:", err)
+		return 1
+	}
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pbs_server:", err)
+		return 1
+	}
+	cmd := exec.Command(exe, append(os.Args[1:], "-f")...)
+	cmd.Env = append(os.Environ(), daemonEnv+"=1")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = null, null, null
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "pbs_server:", err)
+		return 1
+	}
+	return 0
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}

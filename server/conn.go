@@ -1,0 +1,380 @@
+package server
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"strings"
+	"sync"
+	"time"
+
+	"gopbs/batchreq"
+	"gopbs/dis"
+	"gopbs/iff"
+	"gopbs/server/pbslog"
+)
+
+// idleTimeout closes connections that send nothing for this long;
+// tcpTimeout bounds a stall inside a request (spec 01 §8, spec README #20).
+const (
+	idleTimeout = 900 * time.Second
+	tcpTimeout  = 6 * time.Second
+)
+
+// perm is what a requester may do.
+type perm struct {
+	oper, mgr bool
+	svr       bool // privileged connection
+}
+
+// conn is one client connection.
+type conn struct {
+	s      *Server
+	nc     net.Conn
+	auth   *iff.Conn
+	remote netip.AddrPort
+	host   string // requesting host name
+	bw     *bufio.Writer
+
+	// state of the request being served
+	req  *batchreq.Request
+	perm perm
+	// close after the current request
+	closeAfter  bool
+	shutdownReq bool
+
+	pending *Job // job being submitted on this connection
+
+	started bool // bytes of the current request have been read
+}
+
+func (s *Server) newConn(nc net.Conn) *conn {
+	ap, err := netip.ParseAddrPort(nc.RemoteAddr().String())
+	if err != nil {
+		nc.Close()
+		return nil
+	}
+	ap = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	c := &conn{s: s, nc: nc, remote: ap, bw: bufio.NewWriterSize(nc, 4096)}
+	c.auth = s.auth.Add(ap)
+	c.host = s.hostName(ap.Addr())
+	s.connMu.Lock()
+	s.conns[c] = struct{}{}
+	s.connMu.Unlock()
+	return c
+}
+
+// Read implements io.Reader for the DIS reader, applying the idle timeout
+// before a request starts and tcpTimeout inside one.
+func (c *conn) Read(p []byte) (int, error) {
+	d := c.s.cfg.IdleTimeout
+	if c.started {
+		d = c.s.cfg.RequestTimeout
+	}
+	c.nc.SetReadDeadline(time.Now().Add(d))
+	n, err := c.nc.Read(p)
+	if n > 0 {
+		c.started = true
+	}
+	return n, err
+}
+
+func (c *conn) serve() {
+	s := c.s
+	defer c.close()
+	r := dis.NewReader(c)
+	for {
+		c.started = r.Buffered() > 0
+		req, err := batchreq.ReadServerRequest(r)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && !ne.Timeout() || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			if !c.started {
+				return // idle timeout or reset before a request
+			}
+			c.send(batchreq.DecodeErrorReply(err))
+			return
+		}
+		if req.Type == batchreq.PBS_BATCH_Disconnect {
+			return
+		}
+		c.req = req
+		c.closeAfter = false
+		now := s.now()
+		s.rate.add(now)
+		if err := c.auth.Check(req.User, c.host, now, s.credentialLifetime()); err != nil {
+			var ae *iff.Error
+			if errors.As(err, &ae) {
+				c.reject(ae.Code, ae.Msg)
+			} else {
+				c.reject(batchreq.PBSE_BADCRED, "")
+			}
+			return
+		}
+		c.perm = s.permFor(c, req.User)
+		if s.isShutting() {
+			switch req.Type {
+			case batchreq.PBS_BATCH_AsyrunJob, batchreq.PBS_BATCH_JobCred, batchreq.PBS_BATCH_MoveJob,
+				batchreq.PBS_BATCH_QueueJob, batchreq.PBS_BATCH_RunJob, batchreq.PBS_BATCH_StageIn,
+				batchreq.PBS_BATCH_jobscript:
+				c.reject(batchreq.PBSE_SVRDOWN, "")
+				continue
+			}
+		}
+		s.mux.ServeBatch(c, req)
+		if c.closeAfter {
+			return
+		}
+	}
+}
+
+func (c *conn) close() {
+	s := c.s
+	s.connMu.Lock()
+	delete(s.conns, c)
+	s.connMu.Unlock()
+	s.auth.Remove(c.auth)
+	c.nc.Close()
+	s.dropPending(c)
+}
+
+// send writes a reply; error replies are logged as TORQUE logs them.
+func (c *conn) send(p *batchreq.Reply) {
+	if p.Code != 0 {
+		c.logReject(p)
+	}
+	c.bw.Write(p.Append(make([]byte, 0, 64)))
+	c.bw.Flush()
+}
+
+// requester returns "user@host" of the current request.
+func (c *conn) requester() string { return c.req.User + "@" + c.host }
+
+// reject answers the current request with an error code and optional MSG,
+// logging the rejection as TORQUE does.
+func (c *conn) reject(code int, msg string) {
+	c.sendReject(batchreq.ErrorReply(code, "", msg))
+}
+
+// rejectAttr answers with a bad-attribute reply naming a.
+func (c *conn) rejectAttr(code int, a *batchreq.Attr) {
+	c.sendReject(batchreq.BadAttrReply(code, a))
+}
+
+func (c *conn) sendReject(p *batchreq.Reply) { c.send(p) }
+
+func (c *conn) logReject(p *batchreq.Reply) {
+	typ := -1
+	user := ""
+	if c.req != nil {
+		typ, user = c.req.Type, c.req.User
+	}
+	c.s.log.Logf(pbslog.EventDebug, pbslog.ClassReq, "req_reject", "Reject reply code=%d(%s), aux=0, type=%s, from %s@%s",
+		p.Code, p.Text, batchreq.RequestName(typ), user, c.host)
+}
+
+func (c *conn) ok() { c.send(batchreq.NullReply()) }
+
+// hostName returns the requesting host name of a peer address: the
+// server's own name for loopback and local addresses, else the reverse
+// DNS name (cached), else the dotted address.
+func (s *Server) hostName(a netip.Addr) string {
+	if a.IsLoopback() || isLocalAddr(a) {
+		return s.name
+	}
+	hostCacheMu.Lock()
+	h, ok := hostCache[a]
+	hostCacheMu.Unlock()
+	if ok {
+		return h
+	}
+	h = a.String()
+	if names, err := net.LookupAddr(h); err == nil && len(names) > 0 {
+		h = strings.TrimSuffix(names[0], ".")
+	}
+	hostCacheMu.Lock()
+	hostCache[a] = h
+	hostCacheMu.Unlock()
+	return h
+}
+
+var (
+	hostCacheMu sync.Mutex
+	hostCache   = map[netip.Addr]string{}
+)
+
+func isLocalAddr(a netip.Addr) bool {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return false
+	}
+	for _, x := range addrs {
+		if n, ok := x.(*net.IPNet); ok {
+			if ip, ok := netip.AddrFromSlice(n.IP); ok && ip.Unmap() == a {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (s *Server) isShutting() bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.shutting
+}
+
+// permFor computes the requester's privileges (spec 03 §3.2 step 5).
+func (s *Server) permFor(c *conn, user string) perm {
+	if c.auth.Privileged() {
+		return perm{oper: true, mgr: true, svr: true}
+	}
+	if len(user) > 32 {
+		return perm{}
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var p perm
+	rootHere := user == "root" && strings.EqualFold(c.host, s.name)
+	if rootHere {
+		p.mgr, p.oper = true, true
+	}
+	who := user + "@" + c.host
+	if aclMatchUser(parseArst(s.attrs.get(saManagers)), who) {
+		p.mgr = true
+	}
+	if aclMatchUser(parseArst(s.attrs.get(saOperators)), who) {
+		p.oper = true
+	}
+	return p
+}
+
+// aclMatchUser reports whether user@host matches an entry of a user ACL:
+// "user" matches any host, "user@host" with '*' wildcards in the host.
+func aclMatchUser(acl []string, who string) bool {
+	u, h, _ := strings.Cut(who, "@")
+	for _, e := range acl {
+		eu, eh, hasHost := strings.Cut(e, "@")
+		if eu != u && eu != "*" {
+			continue
+		}
+		if !hasHost || hostMatch(eh, h) {
+			return true
+		}
+	}
+	return false
+}
+
+// hostMatch matches a host name against a pattern with a leading "*."
+// style wildcard (TORQUE ACL rule) or exact, case-insensitive.
+func hostMatch(pattern, host string) bool {
+	pattern, host = strings.ToLower(pattern), strings.ToLower(host)
+	if pattern == host || pattern == "*" {
+		return true
+	}
+	if strings.HasPrefix(pattern, "*") {
+		return strings.HasSuffix(host, pattern[1:])
+	}
+	return false
+}
+
+func (s *Server) registerHandlers() {
+	m := &s.mux
+	m.NotFound = batchreq.HandlerFunc[*conn](func(c *conn, req *batchreq.Request) {
+		c.reject(batchreq.PBSE_UNKREQ, "")
+	})
+	m.HandleFunc(batchreq.PBS_BATCH_AuthenUser, s.handleAuthenUser)
+	m.HandleFunc(batchreq.PBS_BATCH_Connect, func(c *conn, _ *batchreq.Request) {
+		c.reject(batchreq.PBSE_UNKREQ, "")
+		c.closeAfter = true
+	})
+	m.HandleFunc(batchreq.PBS_BATCH_AltAuthenUser, func(c *conn, _ *batchreq.Request) {
+		c.reject(batchreq.PBSE_BADCRED, "")
+		c.closeAfter = true
+	})
+	m.HandleFunc(batchreq.PBS_BATCH_StatusSvr, s.handleStatusSvr)
+	m.HandleFunc(batchreq.PBS_BATCH_StatusQue, s.handleStatusQue)
+	m.HandleFunc(batchreq.PBS_BATCH_StatusNode, s.handleStatusNode)
+	m.HandleFunc(batchreq.PBS_BATCH_StatusJob, s.handleStatusJob)
+	m.HandleFunc(batchreq.PBS_BATCH_SelectJobs, s.handleSelect)
+	m.HandleFunc(batchreq.PBS_BATCH_SelStat, s.handleSelect)
+	m.HandleFunc(batchreq.PBS_BATCH_Manager, s.handleManager)
+	m.HandleFunc(batchreq.PBS_BATCH_QueueJob, s.handleQueueJob)
+	m.HandleFunc(batchreq.PBS_BATCH_JobCred, s.handleJobCred)
+	m.HandleFunc(batchreq.PBS_BATCH_jobscript, s.handleJobScript)
+	m.HandleFunc(batchreq.PBS_BATCH_RdytoCommit, s.handleRdytoCommit)
+	m.HandleFunc(batchreq.PBS_BATCH_Commit, s.handleCommit)
+	m.HandleFunc(batchreq.PBS_BATCH_DeleteJob, s.handleDeleteJob)
+	m.HandleFunc(batchreq.PBS_BATCH_HoldJob, s.handleHoldRelease)
+	m.HandleFunc(batchreq.PBS_BATCH_ReleaseJob, s.handleHoldRelease)
+	m.HandleFunc(batchreq.PBS_BATCH_ModifyJob, s.handleModifyJob)
+	m.HandleFunc(batchreq.PBS_BATCH_AsyModifyJob, s.handleModifyJob)
+	m.HandleFunc(batchreq.PBS_BATCH_MoveJob, s.handleMoveJob)
+	m.HandleFunc(batchreq.PBS_BATCH_OrderJob, s.handleOrderJob)
+	m.HandleFunc(batchreq.PBS_BATCH_LocateJob, s.handleLocateJob)
+	m.HandleFunc(batchreq.PBS_BATCH_TrackJob, s.handleTrackJob)
+	m.HandleFunc(batchreq.PBS_BATCH_RegistDep, s.handleRegistDep)
+	m.HandleFunc(batchreq.PBS_BATCH_Shutdown, s.handleShutdown)
+	for _, t := range []int{batchreq.PBS_BATCH_MessJob, batchreq.PBS_BATCH_SignalJob, batchreq.PBS_BATCH_Rerun,
+		batchreq.PBS_BATCH_RunJob, batchreq.PBS_BATCH_AsyrunJob, batchreq.PBS_BATCH_CheckpointJob} {
+		m.HandleFunc(t, s.handleRunningOnly)
+	}
+}
+
+// handleAuthenUser binds the user to the connection named by port (spec 03
+// §3.3). Unprivileged connections reach here only when already
+// authenticated as the same user; they may vouch only for themselves.
+func (s *Server) handleAuthenUser(c *conn, req *batchreq.Request) {
+	body := req.Body.(*batchreq.AuthenUser)
+	if body.Port < 0 || body.Port > 65535 {
+		c.reject(batchreq.PBSE_BADCRED, iff.ErrNotFound.Msg)
+		return
+	}
+	if !c.auth.Privileged() {
+		// An authenticated user may only vouch for a connection of its own.
+		if int(c.remote.Port()) != body.Port {
+			c.reject(batchreq.PBSE_BADCRED, iff.ErrNotFound.Msg)
+			return
+		}
+		c.ok()
+		return
+	}
+	err := s.auth.Authenticate(c.remote.Addr(), uint16(body.Port), req.User, c.host, s.now(), s.cfg.AuthWait)
+	if err != nil {
+		var ae *iff.Error
+		if errors.As(err, &ae) {
+			c.reject(ae.Code, ae.Msg)
+		} else {
+			c.reject(batchreq.PBSE_BADCRED, "")
+		}
+		return
+	}
+	c.ok()
+}
+
+func (s *Server) handleShutdown(c *conn, req *batchreq.Request) {
+	if !c.perm.oper && !c.perm.mgr {
+		c.reject(batchreq.PBSE_PERM, "")
+		return
+	}
+	manner := req.Body.(*batchreq.Shutdown).Manner
+	how := map[int]string{0: "Immediate", 1: "Delayed", 2: "Quick"}[manner]
+	if how == "" {
+		how = "Quick"
+	}
+	s.log.Logf(pbslog.EventSystem|pbslog.EventAdmin|pbslog.EventDebug, pbslog.ClassServer, "PBS_Server", "Shutdown request from %s ", c.requester())
+	c.shutdownReq = true
+	s.Shutdown(how)
+	c.ok()
+	c.closeAfter = true
+}
+
+func (c *conn) String() string { return fmt.Sprintf("conn %s (%s)", c.remote, c.host) }

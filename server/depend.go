@@ -1,0 +1,392 @@
+package server
+
+import (
+	"strconv"
+	"strings"
+
+	"gopbs/batchreq"
+	"gopbs/server/pbslog"
+)
+
+// depEntry is one dependency type with its arguments (job ids, or a count
+// for on/synccount).
+type depEntry struct {
+	typ  string
+	args []string
+}
+
+var depTypes = map[string]bool{
+	"after": true, "afterok": true, "afternotok": true, "afterany": true,
+	"before": true, "beforeok": true, "beforenotok": true, "beforeany": true,
+	"on": true, "syncwith": true, "synccount": true,
+	"afterstartarray": true, "afterokarray": true, "afternotokarray": true, "afteranyarray": true,
+	"beforestartarray": true, "beforeokarray": true, "beforenotokarray": true, "beforeanyarray": true,
+}
+
+// mirror gives the type recorded on the other job of a registration.
+var mirror = map[string]string{
+	"after": "before", "afterok": "beforeok", "afternotok": "beforenotok", "afterany": "beforeany",
+	"before": "after", "beforeok": "afterok", "beforenotok": "afternotok", "beforeany": "afterany",
+	"afterstartarray": "beforestartarray", "afterokarray": "beforeokarray",
+	"afternotokarray": "beforenotokarray", "afteranyarray": "beforeanyarray",
+}
+
+func isArrayDep(t string) bool { return strings.HasSuffix(t, "array") }
+func isCountDep(t string) bool { return t == "on" || t == "synccount" }
+
+// splitEscaped splits on sep, honouring "\:" escapes.
+func splitEscaped(s string, sep byte) []string {
+	var out []string
+	var cur strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			cur.WriteByte(s[i+1])
+			i++
+			continue
+		}
+		if s[i] == sep {
+			out = append(out, cur.String())
+			cur.Reset()
+			continue
+		}
+		cur.WriteByte(s[i])
+	}
+	return append(out, cur.String())
+}
+
+// parseDepend decodes a depend value. Job ids get "@<server>" when they
+// have none. ok is false for a malformed value (PBSE_BADATVAL).
+func (s *Server) parseDepend(v string) ([]depEntry, bool) {
+	var out []depEntry
+	if v == "" {
+		return nil, true
+	}
+	seen := map[string]int{}
+	for _, part := range strings.Split(v, ",") {
+		fields := splitEscaped(part, ':')
+		t := strings.ToLower(fields[0])
+		if !depTypes[t] || len(fields) < 2 {
+			return nil, false
+		}
+		e := depEntry{typ: t}
+		for _, a := range fields[1:] {
+			if a == "" {
+				return nil, false
+			}
+			if isCountDep(t) {
+				n, err := strconv.Atoi(a)
+				if err != nil || n < 0 || len(fields) != 2 {
+					return nil, false
+				}
+				e.args = append(e.args, strconv.Itoa(n))
+				continue
+			}
+			if !strings.Contains(a, "@") {
+				if !strings.Contains(a, ".") {
+					return nil, false
+				}
+				a += "@" + s.name
+			}
+			e.args = append(e.args, a)
+		}
+		if i, ok := seen[t]; ok {
+			out[i].args = append(out[i].args, e.args...)
+			continue
+		}
+		seen[t] = len(out)
+		out = append(out, e)
+	}
+	// combination rules (spec 12 §6.1)
+	has := func(t string) bool { _, ok := seen[t]; return ok }
+	anyAfter, anyArr, anyPlain := false, false, false
+	for _, e := range out {
+		if strings.HasPrefix(e.typ, "after") || e.typ == "on" {
+			anyAfter = true
+		}
+		if isArrayDep(e.typ) {
+			anyArr = true
+		} else if e.typ != "on" && e.typ != "synccount" && e.typ != "syncwith" {
+			anyPlain = true
+		}
+	}
+	if has("syncwith") && (has("synccount") || anyAfter || len(out[seen["syncwith"]].args) > 1) {
+		return nil, false
+	}
+	if anyArr && anyPlain {
+		return nil, false
+	}
+	return out, true
+}
+
+func formatDepend(deps []depEntry) string {
+	var b strings.Builder
+	for i, e := range deps {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(e.typ)
+		for _, a := range e.args {
+			b.WriteByte(':')
+			b.WriteString(strings.ReplaceAll(a, ":", "\\:"))
+		}
+	}
+	return b.String()
+}
+
+// localJobID strips "@<this server>" from a dependency argument; ok is
+// false for a job on another server.
+func (s *Server) localJobID(arg string) (string, bool) {
+	id, srv, found := strings.Cut(arg, "@")
+	if found && !strings.EqualFold(srv, s.name) {
+		return "", false
+	}
+	return id, true
+}
+
+func (s *Server) jobDeps(j *Job) []depEntry {
+	d, _ := s.parseDepend(j.attrs.get(jaDepend))
+	return d
+}
+
+func (s *Server) setDeps(j *Job, deps []depEntry) {
+	var kept []depEntry
+	for _, e := range deps {
+		if len(e.args) > 0 {
+			kept = append(kept, e)
+		}
+	}
+	j.attrs.set(jaDepend, formatDepend(kept))
+}
+
+// addDep records arg under type t on j.
+func (s *Server) addDep(j *Job, t, arg string) {
+	deps := s.jobDeps(j)
+	for i := range deps {
+		if deps[i].typ == t {
+			if !contains(deps[i].args, arg) {
+				deps[i].args = append(deps[i].args, arg)
+			}
+			s.setDeps(j, deps)
+			return
+		}
+	}
+	s.setDeps(j, append(deps, depEntry{typ: t, args: []string{arg}}))
+}
+
+// removeDep removes arg from type t on j.
+func (s *Server) removeDep(j *Job, t, arg string) {
+	deps := s.jobDeps(j)
+	for i := range deps {
+		if deps[i].typ == t {
+			for k, a := range deps[i].args {
+				if a == arg {
+					deps[i].args = append(deps[i].args[:k:k], deps[i].args[k+1:]...)
+					break
+				}
+			}
+		}
+	}
+	s.setDeps(j, deps)
+}
+
+// dependHolds reports whether any dependency of j keeps it on system hold
+// (spec 12 §6.3).
+func dependHolds(s *Server, j *Job) bool {
+	for _, e := range s.jobDeps(j) {
+		switch e.typ {
+		case "on":
+			if n, _ := strconv.Atoi(e.args[0]); n > 0 {
+				return true
+			}
+		case "after", "afterok", "afternotok", "afterany", "syncwith", "synccount",
+			"afterstartarray", "afterokarray", "afternotokarray", "afteranyarray":
+			return true
+		}
+	}
+	return false
+}
+
+// registerDeps performs the registrations of a job entering an execution
+// queue and returns the other jobs it modified. Rejected registrations
+// drop the dependency, as TORQUE does.
+func (s *Server) registerDeps(j *Job) (changed []*Job) {
+	deps := s.jobDeps(j)
+	if len(deps) == 0 {
+		return nil
+	}
+	self := j.id + "@" + s.name
+	userHold := false
+	for i := range deps {
+		e := &deps[i]
+		if isCountDep(e.typ) {
+			continue
+		}
+		var keep []string
+		for _, arg := range e.args {
+			pid, local := s.localJobID(arg)
+			var p *Job
+			if local {
+				p = s.findJob(pid)
+			}
+			code := s.registerOne(j, p, e.typ, self)
+			switch code {
+			case 0:
+				keep = append(keep, arg)
+				changed = append(changed, p)
+			case batchreq.PBSE_BADSTATE:
+				s.log.Log(pbslog.EventJob, pbslog.ClassJob, j.id, "Job held for unknown job dep, use 'qrls' to release")
+			default:
+				s.log.Log(pbslog.EventJob, pbslog.ClassJob, j.id, "Job held for unknown job dep, use 'qrls' to release")
+				if code == batchreq.PBSE_UNKJOBID {
+					userHold = true
+				}
+			}
+		}
+		e.args = keep
+	}
+	s.setDeps(j, deps)
+	if userHold {
+		j.hold |= holdUser
+	}
+	return changed
+}
+
+// registerOne registers child j's dependency of type t on parent p.
+func (s *Server) registerOne(j, p *Job, t, self string) int {
+	if p == nil {
+		return batchreq.PBSE_UNKJOBID
+	}
+	if p == j {
+		return batchreq.PBSE_IVALREQ
+	}
+	switch {
+	case strings.HasPrefix(t, "after"):
+		if p.state == stComplete {
+			return batchreq.PBSE_BADSTATE
+		}
+		s.addDep(p, mirror[t], self)
+		s.touch(p)
+	case strings.HasPrefix(t, "before"):
+		if p.ownerUser() != j.ownerUser() {
+			return batchreq.PBSE_PERM
+		}
+		deps := s.jobDeps(p)
+		for i := range deps {
+			if deps[i].typ == "on" {
+				n, _ := strconv.Atoi(deps[i].args[0])
+				if n <= 0 {
+					break
+				}
+				n--
+				if n == 0 {
+					deps[i].args = nil
+				} else {
+					deps[i].args[0] = strconv.Itoa(n)
+				}
+				s.setDeps(p, deps)
+				s.addDep(p, mirror[t], self)
+				s.touch(p)
+				return 0
+			}
+		}
+		return batchreq.PBSE_BADDEPEND
+	case t == "syncwith":
+		deps := s.jobDeps(p)
+		for _, e := range deps {
+			if e.typ == "synccount" {
+				s.addDep(p, "syncwith", self)
+				s.touch(p)
+				s.checkSyncSet(p)
+				return 0
+			}
+		}
+		return batchreq.PBSE_NOSYNCMSTR
+	}
+	return 0
+}
+
+// checkSyncSet releases a sync set once every member has registered.
+func (s *Server) checkSyncSet(master *Job) {
+	need, members := 0, []string(nil)
+	for _, e := range s.jobDeps(master) {
+		switch e.typ {
+		case "synccount":
+			need, _ = strconv.Atoi(e.args[0])
+		case "syncwith":
+			members = append(members, e.args...)
+		}
+	}
+	if len(members) < need {
+		return
+	}
+	for _, m := range members {
+		id, _ := s.localJobID(m)
+		if c := s.findJob(id); c != nil {
+			s.removeDep(c, "syncwith", master.id+"@"+s.name)
+			s.releaseDepHold(c)
+		}
+	}
+	deps := s.jobDeps(master)
+	var kept []depEntry
+	for _, e := range deps {
+		if e.typ != "synccount" && e.typ != "syncwith" {
+			kept = append(kept, e)
+		}
+	}
+	s.setDeps(master, kept)
+	s.releaseDepHold(master)
+}
+
+// releaseDepHold clears the system hold of a job whose dependencies no
+// longer hold it.
+func (s *Server) releaseDepHold(j *Job) {
+	if j.hold&holdSystem != 0 && !dependHolds(s, j) {
+		j.hold &^= holdSystem
+		if j.substate == ssDepnHold || j.substate == ssSyncHold {
+			j.substate = ssHeld
+		}
+		s.evaluate(j)
+		s.touch(j)
+	}
+}
+
+// parentGone releases or deletes the dependents of a job that ends
+// without running (deleted while queued): afterany children are
+// released, afterok children deleted, afternotok children released.
+// It returns jobs to save and jobs to delete.
+func (s *Server) parentGone(p *Job, ok bool) (changed, doomed []*Job) {
+	self := p.id + "@" + s.name
+	for _, e := range s.jobDeps(p) {
+		for _, arg := range e.args {
+			id, local := s.localJobID(arg)
+			if !local {
+				continue
+			}
+			c := s.findJob(id)
+			if c == nil {
+				continue
+			}
+			release := false
+			switch e.typ {
+			case "beforeany":
+				release = true
+			case "beforeok":
+				release = ok
+			case "beforenotok":
+				release = !ok
+			case "synccount", "syncwith":
+				release = false
+			default:
+				continue
+			}
+			s.removeDep(c, mirror[e.typ], self)
+			if release {
+				s.releaseDepHold(c)
+				changed = append(changed, c)
+			} else {
+				doomed = append(doomed, c)
+			}
+		}
+	}
+	return changed, doomed
+}

@@ -1,0 +1,622 @@
+package server
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"gopbs/batchreq"
+	"gopbs/server/pbslog"
+	"gopbs/server/store"
+)
+
+// jobTargets resolves the job id of a job request: a plain job, or every
+// sub-job of an array ("N[]", optionally restricted by array_range=).
+func (s *Server) jobTargets(id, ext string) ([]*Job, *Job) {
+	j := s.findJob(id)
+	if j == nil {
+		return nil, nil
+	}
+	if j.array == nil {
+		return []*Job{j}, j
+	}
+	subs := append([]*Job(nil), j.array.subjobs...)
+	if r, ok := strings.CutPrefix(ext, "array_range="); ok {
+		idxs, _, ok := parseArrayRequest(r)
+		if ok {
+			want := map[int]bool{}
+			for _, i := range idxs {
+				want[i] = true
+			}
+			var sel []*Job
+			for _, x := range subs {
+				if want[x.arrayIdx] {
+					sel = append(sel, x)
+				}
+			}
+			subs = sel
+		}
+	}
+	return subs, j
+}
+
+// permitted reports whether the requester may act on the job (owner,
+// operator or manager); otherwise it logs the security line.
+func (s *Server) permitted(c *conn, j *Job) bool {
+	if c.perm.oper || c.perm.mgr || j.ownerUser() == c.req.User {
+		return true
+	}
+	s.log.Logf(pbslog.EventSecurity, pbslog.ClassJob, j.id, "Unauthorized Request, request type: %d, Object: Job, Name: %s, request from: %s",
+		c.req.Type, j.id, c.requester())
+	return false
+}
+
+func (s *Server) unknownJob(c *conn, id, msg string) {
+	s.log.Log(pbslog.EventDebug, pbslog.ClassJob, id, "Unknown Job Id")
+	c.reject(batchreq.PBSE_UNKJOBID, msg)
+}
+
+// commitAndReply submits ops (under the lock held by the caller), unlocks,
+// waits for durability and sends reply p.
+func (s *Server) commitAndReply(c *conn, ops []store.Op, p *batchreq.Reply) {
+	wait := s.store.Submit(ops...)
+	s.mu.Unlock()
+	if err := wait(); err != nil {
+		c.send(batchreq.SystemErrorReply("PBS_Server", 5, "cannot save job"))
+		return
+	}
+	c.send(p)
+}
+
+func (s *Server) handleDeleteJob(c *conn, req *batchreq.Request) {
+	body := req.Body.(*batchreq.Manage)
+	ext := req.Extension
+	switch {
+	case strings.HasPrefix(ext, "purgecomplete="):
+		if !c.perm.oper && !c.perm.mgr {
+			c.reject(batchreq.PBSE_PERM, "must have operator or manager privilege to use -c parameter")
+			return
+		}
+		s.purgeComplete(c, ext)
+		return
+	case ext == "" || strings.HasPrefix(ext, "deldelay=") || ext == "delasync" || strings.HasPrefix(ext, "array_range="):
+	case strings.HasPrefix(ext, "delpurge="):
+		if !c.perm.oper && !c.perm.mgr && !s.flag(saOwnerPurge) {
+			c.reject(batchreq.PBSE_PERM, "")
+			return
+		}
+	default:
+		if !c.perm.oper && !c.perm.mgr {
+			c.reject(batchreq.PBSE_PERM, "must have operator or manager privilege to use -m parameter")
+			return
+		}
+	}
+	if ext == "delasync" {
+		c.ok()
+	}
+	s.mu.Lock()
+	targets, top := s.jobTargets(body.ObjName, ext)
+	if top == nil {
+		s.mu.Unlock()
+		s.unknownJob(c, body.ObjName, "")
+		return
+	}
+	for _, j := range targets {
+		if !s.permitted(c, j) {
+			s.mu.Unlock()
+			c.reject(batchreq.PBSE_PERM, batchreq.MsgNotPermitted)
+			return
+		}
+	}
+	var ops []store.Op
+	for _, j := range targets {
+		if j.state == stComplete {
+			continue
+		}
+		ops = append(ops, s.deleteJob(j, c.requester())...)
+	}
+	if top.array != nil && len(top.array.subjobs) == 0 && s.jobs[top.id] != nil {
+		ops = append(ops, s.purgeJob(top)...)
+	}
+	s.commitAndReply(c, ops, batchreq.NullReply())
+}
+
+func (s *Server) flag(idx int) bool {
+	return isTrue(s.attrs.get(idx))
+}
+
+// deleteJob deletes a non-running job: it becomes COMPLETE and is purged
+// now or after keep_completed.
+func (s *Server) deleteJob(j *Job, requester string) []store.Op {
+	s.log.Logf(pbslog.EventJob, pbslog.ClassJob, j.id, "Job deleted at request of %s", requester)
+	s.acct.Record(pbslog.AcctDelete, j.id, "requestor="+requester)
+	return s.completeJob(j, false)
+}
+
+// completeJob ends a job that did not run successfully (ok false) or
+// did (ok true), handles its dependents and keep_completed.
+func (s *Server) completeJob(j *Job, ok bool) []store.Op {
+	var ops []store.Op
+	changed, doomed := s.parentGone(j, ok)
+	s.setState(j, stComplete, ssComplete)
+	s.log.Logf(pbslog.EventJob, pbslog.ClassJob, "NULL", "on_job_exit valid pjob: %p (substate=%d)", j, ssComplete)
+	now := s.now().Unix()
+	j.attrs.set(jaCompTime, strconv.FormatInt(now, 10))
+	keep := s.serverLong(saKeepCompleted, 0)
+	if j.queue != nil {
+		if v, ok := j.queue.long(qaKeepCompleted); ok {
+			keep = v
+		}
+	}
+	qname := ""
+	if j.queue != nil {
+		qname = j.queue.name
+	}
+	if keep > 0 {
+		j.purgeAt = now + keep
+		s.touch(j)
+		ops = append(ops, s.saveJobOp(j))
+	} else {
+		s.log.Logf(pbslog.EventDebug2, pbslog.ClassJob, j.id, "dequeuing from %s, state COMPLETE", qname)
+		ops = append(ops, s.purgeJob(j)...)
+	}
+	for _, x := range changed {
+		if s.jobs[x.id] != nil {
+			ops = append(ops, s.saveJobOp(x))
+		}
+	}
+	for _, x := range doomed {
+		if s.jobs[x.id] == nil || x.state == stComplete {
+			continue
+		}
+		s.log.Logf(pbslog.EventJob, pbslog.ClassJob, x.id, "Job deleted as result of dependency on job %s", j.id)
+		s.acct.Record(pbslog.AcctAbort, x.id, "")
+		ops = append(ops, s.completeJob(x, false)...)
+	}
+	return ops
+}
+
+// purgeComplete handles qdel -c: completed jobs with comp_time <= t are
+// purged.
+func (s *Server) purgeComplete(c *conn, ext string) {
+	t, _ := strconv.ParseInt(strings.TrimPrefix(ext, "purgecomplete="), 10, 64)
+	s.mu.Lock()
+	var ops []store.Op
+	for j := s.head; j != nil; {
+		next := j.next
+		if j.state == stComplete {
+			ct, _ := strconv.ParseInt(j.attrs.get(jaCompTime), 10, 64)
+			if ct <= t {
+				ops = append(ops, s.purgeJob(j)...)
+			}
+		}
+		j = next
+	}
+	s.commitAndReply(c, ops, batchreq.NullReply())
+}
+
+func (s *Server) handleHoldRelease(c *conn, req *batchreq.Request) {
+	body := req.Body.(*batchreq.Manage)
+	hold := req.Type == batchreq.PBS_BATCH_HoldJob
+	if len(body.Attrs) != 1 || body.Attrs[0].Name != "Hold_Types" {
+		c.reject(batchreq.PBSE_IVALREQ, "")
+		return
+	}
+	letters := body.Attrs[0].Value
+	bits, ok := parseHold(letters)
+	if !ok {
+		c.rejectAttr(batchreq.PBSE_BADATVAL, &body.Attrs[0])
+		return
+	}
+	s.mu.Lock()
+	targets, top := s.jobTargets(body.ObjName, req.Extension)
+	if top == nil {
+		s.mu.Unlock()
+		s.unknownJob(c, body.ObjName, "")
+		return
+	}
+	for _, j := range targets {
+		if !s.permitted(c, j) {
+			s.mu.Unlock()
+			c.reject(batchreq.PBSE_PERM, batchreq.MsgNotPermitted)
+			return
+		}
+	}
+	if bits&holdSystem != 0 && !c.perm.mgr || bits&holdOther != 0 && !c.perm.oper && !c.perm.mgr {
+		s.mu.Unlock()
+		c.reject(batchreq.PBSE_PERM, "")
+		return
+	}
+	var ops []store.Op
+	for _, j := range targets {
+		if j.state == stComplete || j.state == stExiting {
+			s.mu.Unlock()
+			c.reject(batchreq.PBSE_BADSTATE, "invalid state for job - "+stateName(j.state))
+			return
+		}
+		if hold {
+			j.hold |= bits
+			s.log.Logf(pbslog.EventJob, pbslog.ClassJob, j.id, "Holds %s set at request of %s", letters, c.requester())
+		} else {
+			j.hold &^= bits
+			if bits&holdSystem != 0 {
+				// dependencies released by hand are dropped
+				if j.substate == ssDepnHold || j.substate == ssSyncHold {
+					j.substate = ssHeld
+				}
+			}
+			s.log.Logf(pbslog.EventJob, pbslog.ClassJob, j.id, "Holds %s released at request of %s", letters, c.requester())
+		}
+		if j.state != stRunning {
+			if j.hold == 0 && (j.substate == ssDepnHold || j.substate == ssSyncHold) {
+				j.substate = ssHeld
+			}
+			s.evaluate(j)
+		}
+		s.touch(j)
+		ops = append(ops, s.saveJobOp(j))
+	}
+	s.commitAndReply(c, ops, batchreq.NullReply())
+}
+
+func (s *Server) handleModifyJob(c *conn, req *batchreq.Request) {
+	body := req.Body.(*batchreq.Manage)
+	async := req.Type == batchreq.PBS_BATCH_AsyModifyJob
+	if async {
+		c.ok()
+	}
+	s.mu.Lock()
+	targets, top := s.jobTargets(body.ObjName, req.Extension)
+	if top == nil {
+		s.mu.Unlock()
+		s.unknownJob(c, body.ObjName, batchreq.MsgCannotLocateJob)
+		return
+	}
+	var ops []store.Op
+	for _, j := range targets {
+		if !s.permitted(c, j) {
+			s.mu.Unlock()
+			c.reject(batchreq.PBSE_PERM, batchreq.MsgNotPermitted)
+			return
+		}
+		if p := s.modifyJob(c, j, body.Attrs); p != nil {
+			s.mu.Unlock()
+			c.send(p)
+			return
+		}
+		s.log.Logf(pbslog.EventJob, pbslog.ClassJob, j.id, "Job Modified at request of %s", c.requester())
+		ops = append(ops, s.saveJobOp(j))
+	}
+	s.commitAndReply(c, ops, batchreq.NullReply())
+}
+
+// writable reports whether the requester may write an attribute.
+func (p perm) writable(flags uint32) bool {
+	return flags&wrU != 0 || flags&wrO != 0 && (p.oper || p.mgr) || flags&wrM != 0 && p.mgr || flags&wrS != 0 && p.svr
+}
+
+// modifyJob applies a ModifyJob attribute list atomically.
+func (s *Server) modifyJob(c *conn, j *Job, list batchreq.AttrList) *batchreq.Reply {
+	if j.state == stComplete || j.state == stExiting {
+		return batchreq.ErrorReply(batchreq.PBSE_BADSTATE, "", "invalid state for job - "+stateName(j.state))
+	}
+	if j.state == stTransit {
+		return batchreq.ErrorReply(batchreq.PBSE_BADSTATE, "", "")
+	}
+	na := j.attrs.clone()
+	hold := j.hold
+	depChanged := false
+	for i := range list {
+		a := &list[i]
+		idx := jobDefs.find(a.Name)
+		if idx < 0 || idx == jaOther {
+			return batchreq.BadAttrReply(batchreq.PBSE_NOATTR, a)
+		}
+		d := jobDefs.defs[idx]
+		if !c.perm.writable(d.flags) {
+			return batchreq.ErrorReply(batchreq.PBSE_ATTRRO, "", "")
+		}
+		if j.state == stRunning && d.flags&fAltRun == 0 {
+			return batchreq.BadAttrReply(batchreq.PBSE_MODATRRUN, a)
+		}
+		switch d.typ {
+		case tResc:
+			rd, ok := resources[strings.ToLower(a.Resource)]
+			if !ok {
+				return batchreq.BadAttrReply(batchreq.PBSE_UNKRESC, a)
+			}
+			v, ok := decodeValue(rd.typ, a.Value)
+			if !ok {
+				return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
+			}
+			res := strings.ToLower(a.Resource)
+			na.setRes(idx, res, v)
+			if res == "nodes" {
+				na.setRes(idx, "nodect", strconv.Itoa(nodeCount(v)))
+				na.setRes(idx, "neednodes", v)
+			}
+			if j.queue != nil && v != "" {
+				if limit, ok := j.queue.attrs.lookupRes(qaResourcesMax, res); ok {
+					if cmp, ok := compareResource(rd.typ, v, limit); ok && cmp > 0 {
+						return batchreq.ErrorReply(batchreq.PBSE_EXCQRESC, "", "")
+					}
+				}
+			}
+		case tHold:
+			h, ok := parseHold(a.Value)
+			if !ok {
+				return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
+			}
+			changedBits := h ^ (hold & 7)
+			if changedBits&holdSystem != 0 && !c.perm.mgr || changedBits&holdOther != 0 && !c.perm.oper && !c.perm.mgr {
+				return batchreq.ErrorReply(batchreq.PBSE_PERM, "", "")
+			}
+			hold = hold&^7 | h
+		case tDepend:
+			deps, ok := s.parseDepend(a.Value)
+			if !ok {
+				return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
+			}
+			na.set(idx, formatDepend(deps))
+			depChanged = true
+		default:
+			v, ok := decodeValue(d.typ, a.Value)
+			if !ok {
+				return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
+			}
+			if idx == jaVariableList {
+				v = a.Value
+			}
+			na.set(idx, v)
+		}
+	}
+	j.attrs = na
+	j.hold = hold
+	if depChanged && j.queue != nil && j.queue.isExec() {
+		s.registerDeps(j)
+		if dependHolds(s, j) {
+			j.hold |= holdSystem
+			j.substate = ssDepnHold
+		}
+	}
+	if j.state != stRunning {
+		if j.hold&holdSystem == 0 && (j.substate == ssDepnHold || j.substate == ssSyncHold) {
+			j.substate = ssHeld
+		}
+		s.evaluate(j)
+	}
+	s.touch(j)
+	return nil
+}
+
+func (s *Server) handleMoveJob(c *conn, req *batchreq.Request) {
+	body := req.Body.(*batchreq.MoveJob)
+	s.mu.Lock()
+	j := s.findJob(body.JobID)
+	if j == nil {
+		s.mu.Unlock()
+		s.unknownJob(c, body.JobID, batchreq.MsgCannotLocateJob)
+		return
+	}
+	if !s.permitted(c, j) {
+		s.mu.Unlock()
+		c.reject(batchreq.PBSE_PERM, batchreq.MsgNotPermitted)
+		return
+	}
+	if j.state != stQueued && j.state != stHeld && j.state != stWaiting {
+		s.mu.Unlock()
+		c.reject(batchreq.PBSE_BADSTATE, "")
+		return
+	}
+	qname := body.Destination
+	if i := strings.IndexByte(qname, '@'); i >= 0 {
+		qname = qname[:i]
+	}
+	if qname == "" {
+		qname = s.attrs.get(saDefaultQueue)
+	}
+	q := s.queueByName[qname]
+	if q == nil {
+		s.mu.Unlock()
+		c.reject(batchreq.PBSE_UNKQUE, "")
+		return
+	}
+	old := j.queue
+	if p := s.admit(j, q, c.req.User, c.host, c.perm.mgr); p != nil {
+		s.mu.Unlock()
+		c.send(p)
+		return
+	}
+	ops := s.moveJob(j, old, q)
+	s.log.Logf(pbslog.EventJob, pbslog.ClassJob, j.id, "Job moved to %s at request of %s", q.name, c.requester())
+	s.commitAndReply(c, ops, batchreq.NullReply())
+}
+
+// moveJob moves a job between local queues.
+func (s *Server) moveJob(j *Job, from, to *Queue) []store.Op {
+	s.log.Logf(pbslog.EventDebug2, pbslog.ClassJob, j.id, "dequeuing from %s, state %s", from.name, stateName(j.state))
+	s.dequeue(j)
+	s.applyDefaults(j, to)
+	s.enqueue(j, to)
+	s.log.Logf(pbslog.EventDebug2, pbslog.ClassJob, j.id, "enqueuing into %s, state %d hop 1", to.name, j.state)
+	s.acct.Record(pbslog.AcctQueue, j.id, "queue="+to.name)
+	var ops []store.Op
+	if to.isExec() {
+		for _, p := range s.registerDeps(j) {
+			ops = append(ops, s.saveJobOp(p))
+		}
+		if dependHolds(s, j) {
+			j.hold |= holdSystem
+			j.substate = ssDepnHold
+		}
+	}
+	s.evaluate(j)
+	s.touch(j)
+	return append(ops, s.saveJobOp(j))
+}
+
+func (s *Server) handleOrderJob(c *conn, req *batchreq.Request) {
+	body := req.Body.(*batchreq.MoveJob)
+	s.mu.Lock()
+	a, b := s.findJob(body.JobID), s.findJob(body.Destination)
+	switch {
+	case a == nil:
+		s.mu.Unlock()
+		s.unknownJob(c, body.JobID, batchreq.MsgCannotLocateJob)
+		return
+	case b == nil:
+		s.mu.Unlock()
+		s.unknownJob(c, body.Destination, batchreq.MsgCannotLocateJob)
+		return
+	case !s.permitted(c, a) || !s.permitted(c, b):
+		s.mu.Unlock()
+		c.reject(batchreq.PBSE_PERM, batchreq.MsgNotPermitted)
+		return
+	case a.state == stRunning || b.state == stRunning || a.state == stComplete || b.state == stComplete:
+		s.mu.Unlock()
+		c.reject(batchreq.PBSE_BADSTATE, "")
+		return
+	}
+	var ops []store.Op
+	if a.queue != b.queue {
+		qa, qb := a.queue, b.queue
+		if p := s.admit(a, qb, c.req.User, c.host, true); p != nil {
+			s.mu.Unlock()
+			c.send(p)
+			return
+		}
+		if p := s.admit(b, qa, c.req.User, c.host, true); p != nil {
+			s.mu.Unlock()
+			c.send(p)
+			return
+		}
+		ops = append(ops, s.moveJob(a, qa, qb)...)
+		ops = append(ops, s.moveJob(b, qb, qa)...)
+	}
+	a.rank, b.rank = b.rank, a.rank
+	ops = append(ops, s.saveJobOp(a), s.saveJobOp(b))
+	s.commitAndReply(c, ops, batchreq.NullReply())
+}
+
+func (s *Server) handleLocateJob(c *conn, req *batchreq.Request) {
+	id := req.Body.(*batchreq.JobID).ID
+	s.mu.RLock()
+	j := s.findJob(id)
+	s.mu.RUnlock()
+	if j == nil {
+		c.reject(batchreq.PBSE_UNKJOBID, "")
+		return
+	}
+	c.send(&batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_Locate, Location: s.name})
+}
+
+func (s *Server) handleTrackJob(c *conn, req *batchreq.Request) {
+	if !c.perm.svr {
+		c.reject(batchreq.PBSE_IVALREQ, "")
+		return
+	}
+	c.ok()
+}
+
+// handleRegistDep serves RegisterDependent from another server.
+func (s *Server) handleRegistDep(c *conn, req *batchreq.Request) {
+	if !c.perm.svr {
+		c.reject(batchreq.PBSE_IVALREQ, "")
+		return
+	}
+	body := req.Body.(*batchreq.RegistDep)
+	s.mu.Lock()
+	parent := s.findJob(body.ParentID)
+	if parent == nil {
+		s.mu.Unlock()
+		c.reject(batchreq.PBSE_UNKJOBID, "")
+		return
+	}
+	t := batchreq.DependName(body.DepType)
+	child := body.ChildID
+	if !strings.Contains(child, "@") {
+		child += "@" + s.name
+	}
+	var ops []store.Op
+	switch body.Op {
+	case batchreq.JOB_DEPEND_OP_REGISTER:
+		if strings.HasPrefix(t, "before") && parent.ownerUser() != body.Owner {
+			s.mu.Unlock()
+			c.reject(batchreq.PBSE_PERM, "")
+			return
+		}
+		s.addDep(parent, mirror[t], child)
+		s.touch(parent)
+		ops = append(ops, s.saveJobOp(parent))
+	case batchreq.JOB_DEPEND_OP_UNREG:
+		s.removeDep(parent, mirror[t], child)
+		ops = append(ops, s.saveJobOp(parent))
+	case batchreq.JOB_DEPEND_OP_RELEASE:
+		s.removeDep(parent, t, child)
+		s.releaseDepHold(parent)
+		ops = append(ops, s.saveJobOp(parent))
+	case batchreq.JOB_DEPEND_OP_DELETE:
+		ops = append(ops, s.completeJob(parent, false)...)
+	default:
+		s.mu.Unlock()
+		c.reject(batchreq.PBSE_IVALREQ, "")
+		return
+	}
+	s.commitAndReply(c, ops, batchreq.NullReply())
+}
+
+// handleRunningOnly serves the requests that need a running job and the
+// MOM link (MessJob, SignalJob, Rerun, RunJob, CheckpointJob): for jobs
+// that are not running they give TORQUE's errors.
+func (s *Server) handleRunningOnly(c *conn, req *batchreq.Request) {
+	var id string
+	switch b := req.Body.(type) {
+	case *batchreq.JobID:
+		id = b.ID
+	case *batchreq.Manage:
+		id = b.ObjName
+	case *batchreq.MessJob:
+		id = b.JobID
+	case *batchreq.SignalJob:
+		id = b.JobID
+	case *batchreq.RunJob:
+		id = b.JobID
+	}
+	isRun := req.Type == batchreq.PBS_BATCH_RunJob || req.Type == batchreq.PBS_BATCH_AsyrunJob
+	if isRun && !c.perm.oper && !c.perm.mgr {
+		c.reject(batchreq.PBSE_PERM, "")
+		return
+	}
+	s.mu.RLock()
+	j := s.findJob(id)
+	var state int
+	var perm bool
+	if j != nil {
+		state = j.state
+		perm = c.perm.oper || c.perm.mgr || j.ownerUser() == c.req.User
+	}
+	s.mu.RUnlock()
+	if j == nil {
+		s.unknownJob(c, id, batchreq.MsgCannotLocateJob)
+		return
+	}
+	if !perm {
+		c.reject(batchreq.PBSE_PERM, batchreq.MsgNotPermitted)
+		return
+	}
+	if isRun {
+		if state == stRunning || state == stExiting {
+			c.reject(batchreq.PBSE_BADSTATE, "job already running")
+			return
+		}
+		c.reject(batchreq.PBSE_NORELYMOM, "")
+		return
+	}
+	if state != stRunning {
+		c.reject(batchreq.PBSE_BADSTATE, "")
+		return
+	}
+	c.reject(batchreq.PBSE_NORELYMOM, "")
+}
+
+var _ = fmt.Sprint

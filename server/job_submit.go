@@ -1,0 +1,577 @@
+package server
+
+import (
+	"strconv"
+	"strings"
+
+	"gopbs/batchreq"
+	"gopbs/server/pbslog"
+	"gopbs/server/store"
+)
+
+// maxJobNumber is where next_job_number wraps to 0.
+const maxJobNumber = 99999999
+
+// handleQueueJob starts a submission (spec 02 §3.3, §6.1; spec 12 §4.3).
+func (s *Server) handleQueueJob(c *conn, req *batchreq.Request) {
+	body := req.Body.(*batchreq.QueueJob)
+	if body.JobID != "" && !c.perm.svr {
+		c.reject(batchreq.PBSE_IVALREQ, batchreq.MsgJobNotFromClient)
+		return
+	}
+	s.mu.Lock()
+	p := s.queueJob(c, body)
+	s.mu.Unlock()
+	c.send(p)
+}
+
+func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
+	if c.pending != nil {
+		// A new submission replaces an uncommitted one.
+		c.pending.conn = nil
+		c.pending = nil
+	}
+	seq := s.nextJob
+	s.nextJob++
+	if s.nextJob > maxJobNumber {
+		s.nextJob = 0
+	}
+	qname := body.Destination
+	if i := strings.IndexByte(qname, '@'); i >= 0 {
+		qname = qname[:i]
+	}
+	if qname == "" {
+		qname = s.attrs.get(saDefaultQueue)
+		if qname == "" {
+			return batchreq.ErrorReply(batchreq.PBSE_QUENODFLT, "", "")
+		}
+	}
+	q := s.queueByName[qname]
+	if q == nil {
+		s.log.Log(pbslog.EventError, pbslog.ClassServer, "PBS_Server", "LOG_ERROR::req_quejob, requested queue not found")
+		return batchreq.ErrorReply(batchreq.PBSE_UNKQUE, "", batchreq.MsgCannotLocateQue)
+	}
+	j := &Job{seq: int64(seq), arrayIdx: -1}
+	exec := q.isExec()
+	unknown := false
+	for i := range body.Attrs {
+		a := &body.Attrs[i]
+		name := a.Name
+		switch strings.ToLower(name) {
+		case "synccount", "syncwith":
+			// Seed 001: sync sets are requested with -W synccount=N and
+			// -W syncwith=<master>; they become depend entries.
+			if a.Value == "" {
+				continue
+			}
+			d := j.attrs.get(jaDepend)
+			if d != "" {
+				d += ","
+			}
+			j.attrs.set(jaDepend, d+strings.ToLower(name)+":"+a.Value)
+			continue
+		}
+		idx := jobDefs.find(name)
+		if idx < 0 || idx == jaOther {
+			if exec {
+				unknown = true
+			}
+			key := name
+			if a.HasResource {
+				key += "\x1f" + a.Resource
+			}
+			j.attrs.setRes(jaOther, key, a.Value)
+			continue
+		}
+		d := jobDefs.defs[idx]
+		if d.flags&(wrU|fCreate) == 0 && !c.perm.svr {
+			return batchreq.BadAttrReply(batchreq.PBSE_ATTRRO, a)
+		}
+		if d.typ == tResc {
+			rd, ok := resources[strings.ToLower(a.Resource)]
+			if !ok {
+				if exec {
+					return batchreq.BadAttrReply(batchreq.PBSE_UNKRESC, a)
+				}
+				rd = rescDef{typ: tStr}
+			}
+			v, ok := decodeValue(rd.typ, a.Value)
+			if !ok {
+				return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
+			}
+			j.attrs.setRes(idx, strings.ToLower(a.Resource), v)
+			continue
+		}
+		if d.typ == tDepend {
+			if _, ok := s.parseDepend(a.Value); !ok {
+				return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
+			}
+			old := j.attrs.get(jaDepend)
+			if old != "" && a.Value != "" {
+				old += ","
+			}
+			j.attrs.set(jaDepend, old+a.Value)
+			continue
+		}
+		v, ok := decodeValue(d.typ, a.Value)
+		if !ok {
+			return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
+		}
+		if d.typ == tArst && idx == jaVariableList {
+			v = a.Value // kept as sent (escapes are the client's)
+		}
+		j.attrs.set(idx, v)
+	}
+	if unknown {
+		return batchreq.ErrorReply(batchreq.PBSE_NOATTR, "", "detected presence of an unknown attribute")
+	}
+	if v := j.attrs.get(jaPriority); v != "" {
+		if n, _ := strconv.Atoi(v); n < -1024 || n > 1024 {
+			return batchreq.ErrorReply(batchreq.PBSE_BADATVAL, "", "invalid job priority")
+		}
+	}
+	if deps, ok := s.parseDepend(j.attrs.get(jaDepend)); ok {
+		s.setDeps(j, deps)
+	} else {
+		a := batchreq.Attr{Name: "depend"}
+		return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, &a)
+	}
+	if h, ok := parseHold(j.attrs.get(jaHoldTypes)); ok {
+		j.hold = h
+	}
+	j.attrs.set(jaHoldTypes, "")
+
+	host := c.host
+	owner := c.req.User + "@" + host
+	if !c.perm.svr || !j.attrs.has(jaJobOwner) {
+		j.attrs.set(jaJobOwner, owner)
+	}
+	seqStr := strconv.FormatInt(int64(seq), 10)
+	if r := j.attrs.get(jaJobArrayRequest); r != "" {
+		subs, _, ok := parseArrayRequest(r)
+		if !ok {
+			a := batchreq.Attr{Name: "job_array_request"}
+			return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, &a)
+		}
+		if max := s.serverLong(saMaxJobArraySize, 0); max > 0 && int64(len(subs)) > max {
+			return batchreq.ErrorReply(batchreq.PBSE_BAD_ARRAY_REQ, "", "Requested array size too large, limit is "+strconv.FormatInt(max, 10))
+		}
+		j.id = seqStr + "[]." + s.name
+		j.array = &arrayInfo{request: r}
+	} else {
+		j.id = seqStr + "." + s.name
+	}
+	if body.JobID != "" && c.perm.svr {
+		j.id = body.JobID
+	}
+	if s.jobs[j.id] != nil {
+		return batchreq.ErrorReply(batchreq.PBSE_JOBEXIST, "", "")
+	}
+	now := strconv.FormatInt(s.now().Unix(), 10)
+	if !j.attrs.has(jaJobName) {
+		j.attrs.set(jaJobName, "none")
+	}
+	// Variable_List: PBS_O_QUEUE and (if absent) PBS_O_HOST at the front.
+	vl := j.attrs.get(jaVariableList)
+	front := "PBS_O_QUEUE=" + q.name
+	if !strings.Contains(","+vl, ",PBS_O_HOST=") {
+		front += ",PBS_O_HOST=" + host
+		if !j.attrs.has(jaSubmitHost) {
+			j.attrs.set(jaSubmitHost, host)
+		}
+	}
+	if vl != "" {
+		vl = front + "," + vl
+	} else {
+		vl = front
+	}
+	j.attrs.set(jaVariableList, vl)
+	oHost := envValue(vl, "PBS_O_HOST")
+	workdir := envValue(vl, "PBS_O_WORKDIR")
+	j.attrs.set(jaOutputPath, defaultPath(j.attrs.get(jaOutputPath), oHost, workdir, j.name(), ".o", seqStr))
+	j.attrs.set(jaErrorPath, defaultPath(j.attrs.get(jaErrorPath), oHost, workdir, j.name(), ".e", seqStr))
+	j.attrs.set(jaCtime, now)
+	j.attrs.set(jaMtime, now)
+	j.attrs.set(jaQtime, now)
+	j.attrs.set(jaHopCount, "1")
+	if j.attrs.has(jaInteractive) {
+		j.attrs.set(jaRerunable, "False")
+	}
+	s.applyDefaults(j, q)
+	if p := s.admit(j, q, c.req.User, host, false); p != nil {
+		return p
+	}
+	j.state, j.substate = stTransit, ssTransIn
+	j.queue = q
+	j.conn = c
+	c.pending = j
+	return batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_Queue, j.id)
+}
+
+// envValue returns the value of NAME in a Variable_List string.
+func envValue(vl, name string) string {
+	for _, kv := range splitEscaped(vl, ',') {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
+			return v
+		}
+	}
+	return ""
+}
+
+// defaultPath completes Output_Path/Error_Path (spec 12 §1.4).
+func defaultPath(v, host, workdir, name, suffix, seq string) string {
+	file := name + suffix + seq
+	dir := workdir
+	if dir != "" {
+		dir += "/"
+	}
+	switch {
+	case v == "":
+		return host + ":" + dir + file
+	case strings.HasSuffix(v, ":"):
+		return v + dir + file
+	case strings.HasSuffix(v, "/"):
+		return v + file
+	}
+	return v
+}
+
+// applyDefaults fills unset resources from the queue's and the server's
+// resources_default and derives nodect/neednodes from nodes.
+func (s *Server) applyDefaults(j *Job, q *Queue) {
+	for _, r := range q.attrs.resources(qaResourcesDefault) {
+		if _, ok := j.attrs.lookupRes(jaResourceList, r.res); !ok {
+			j.attrs.setRes(jaResourceList, r.res, r.val)
+		}
+	}
+	for _, r := range s.attrs.resources(saResourcesDefault) {
+		if _, ok := j.attrs.lookupRes(jaResourceList, r.res); !ok {
+			j.attrs.setRes(jaResourceList, r.res, r.val)
+		}
+	}
+	if n, ok := j.attrs.lookupRes(jaResourceList, "nodes"); ok {
+		j.attrs.setRes(jaResourceList, "nodect", strconv.Itoa(nodeCount(n)))
+		j.attrs.setRes(jaResourceList, "neednodes", n)
+	}
+}
+
+// nodeCount returns the number of nodes of a node specification.
+func nodeCount(spec string) int {
+	if i := strings.IndexByte(spec, '#'); i >= 0 {
+		spec = spec[:i]
+	}
+	total := 0
+	for _, el := range strings.Split(spec, "+") {
+		first, _, _ := strings.Cut(el, ":")
+		if n, err := strconv.Atoi(first); err == nil && n > 0 {
+			total += n
+		} else {
+			total++
+		}
+	}
+	return total
+}
+
+// admit runs the queue admission checks (spec 12 §4.3). manager moves skip
+// the enabled and host checks.
+func (s *Server) admit(j *Job, q *Queue, user, host string, mgrMove bool) *batchreq.Reply {
+	who := "user " + j.owner() + ", queue " + q.name
+	if q.isExec() {
+		for _, t := range parseArst(q.attrs.get(qaDisallowedTypes)) {
+			var code int
+			var what string
+			switch t {
+			case "interactive":
+				if j.attrs.has(jaInteractive) {
+					code, what = batchreq.PBSE_NOINTERACTIVE, "interactive job is not allowed for queue: "
+				}
+			case "batch":
+				if !j.attrs.has(jaInteractive) {
+					code, what = batchreq.PBSE_NOBATCH, "batch job is not allowed for queue: "
+				}
+			case "rerunable":
+				if isTrue(j.attrs.get(jaRerunable)) {
+					code, what = batchreq.PBSE_NORERUNABLE, "rerunable job is not allowed for queue: "
+				}
+			case "nonrerunable":
+				if !isTrue(j.attrs.get(jaRerunable)) {
+					code, what = batchreq.PBSE_NONONRERUNABLE, "only rerunable jobs are allowed for queue: "
+				}
+			case "fault_tolerant":
+				if isTrue(j.attrs.get(jaFaultTolerant)) {
+					code, what = batchreq.PBSE_NOFAULTTOLERANT, "fault_tolerant jobs are not allowed for queue: "
+				}
+			case "fault_intolerant":
+				if !isTrue(j.attrs.get(jaFaultTolerant)) {
+					code, what = batchreq.PBSE_NOFAULTINTOLERANT, "only fault_tolerant jobs are allowed for queue: "
+				}
+			case "job_array":
+				if j.array != nil {
+					code, what = batchreq.PBSE_NOJOBARRAYS, "job arrays are not allowed for queue: "
+				}
+			}
+			if code != 0 {
+				return batchreq.ErrorReply(code, "", what+who)
+			}
+		}
+	}
+	if !mgrMove && !isTrue(q.attrs.get(qaEnabled)) {
+		return batchreq.ErrorReply(batchreq.PBSE_QUNOENB, "", "queue is disabled: "+who)
+	}
+	if max, ok := q.long(qaMaxQueuable); ok {
+		extra := 0
+		if j.array != nil {
+			if subs, _, ok := parseArrayRequest(j.array.request); ok {
+				extra = len(subs) - 1
+			}
+		}
+		if int64(q.active()+extra) >= max {
+			return batchreq.ErrorReply(batchreq.PBSE_MAXQUED, "", "total number of jobs in queue exceeds the queue limit: "+who)
+		}
+	}
+	if max, ok := q.long(qaMaxUserQueuable); ok {
+		if int64(q.users[j.ownerUser()]) >= max {
+			return batchreq.ErrorReply(batchreq.PBSE_MAXUSERQUED, "", "total number of current user's jobs exceeds the queue limit: "+who)
+		}
+	}
+	if isTrue(q.attrs.get(qaFromRouteOnly)) && !mgrMove {
+		return batchreq.ErrorReply(batchreq.PBSE_QACESS, "", "queue accepts only routed jobs, no direct submission: "+who)
+	}
+	if !mgrMove && isTrue(q.attrs.get(qaACLHostEnable)) {
+		ok := false
+		for _, h := range parseArst(q.attrs.get(qaACLHosts)) {
+			if hostMatch(h, host) {
+				ok = true
+			}
+		}
+		if !ok {
+			return batchreq.ErrorReply(batchreq.PBSE_BADHOST, "", "host ACL rejected the submitting host: "+who+", host "+host)
+		}
+	}
+	if isTrue(q.attrs.get(qaACLUserEnable)) {
+		if !aclMatchUser(parseArst(q.attrs.get(qaACLUsers)), j.owner()) {
+			return batchreq.ErrorReply(batchreq.PBSE_PERM, "", "user ACL rejected the submitting user: "+who)
+		}
+	}
+	// resources_min / resources_max (queue, then server for max)
+	for _, r := range q.attrs.resources(qaResourcesMin) {
+		jv, ok := j.attrs.lookupRes(jaResourceList, r.res)
+		if !ok {
+			continue
+		}
+		if c, ok := compareResource(resources[r.res].typ, jv, r.val); ok && c < 0 {
+			return batchreq.ErrorReply(batchreq.PBSE_EXCQRESC, "", "cannot satisfy queue min "+r.res+" requirement")
+		}
+	}
+	for _, r := range j.attrs.resources(jaResourceList) {
+		limit, ok := q.attrs.lookupRes(qaResourcesMax, r.res)
+		where := "queue"
+		if !ok {
+			if limit, ok = s.attrs.lookupRes(saResourcesMax, r.res); !ok {
+				continue
+			}
+			where = "server"
+		}
+		if c, ok := compareResource(resources[r.res].typ, r.val, limit); ok && c > 0 {
+			return batchreq.ErrorReply(batchreq.PBSE_EXCQRESC, "", "cannot satisfy "+where+" max "+r.res+" requirement")
+		}
+	}
+	return nil
+}
+
+func (s *Server) handleJobCred(c *conn, req *batchreq.Request) {
+	s.mu.Lock()
+	ok := c.pending != nil
+	s.mu.Unlock()
+	if !ok {
+		c.reject(batchreq.PBSE_IVALREQ, "")
+		return
+	}
+	c.ok()
+}
+
+func (s *Server) handleJobScript(c *conn, req *batchreq.Request) {
+	body := req.Body.(*batchreq.JobFile)
+	s.mu.Lock()
+	j := c.pending
+	switch {
+	case j == nil || body.JobID != "" && body.JobID != j.id:
+		s.mu.Unlock()
+		c.reject(batchreq.PBSE_IVALREQ, "")
+		return
+	case j.substate != ssTransIn:
+		s.mu.Unlock()
+		c.reject(batchreq.PBSE_IVALREQ, "")
+		return
+	case c.req.User != j.ownerUser() && !c.perm.svr && !c.perm.oper && !c.perm.mgr:
+		s.mu.Unlock()
+		c.reject(batchreq.PBSE_PERM, "cannot receive job script")
+		return
+	}
+	j.script = append(j.script, body.Data...)
+	s.mu.Unlock()
+	c.ok()
+}
+
+func (s *Server) handleRdytoCommit(c *conn, req *batchreq.Request) {
+	id := req.Body.(*batchreq.JobID).ID
+	s.mu.Lock()
+	j := c.pending
+	switch {
+	case j == nil || id != j.id:
+		s.mu.Unlock()
+		c.reject(batchreq.PBSE_UNKJOBID, "")
+		return
+	case j.substate != ssTransIn:
+		s.mu.Unlock()
+		c.reject(batchreq.PBSE_IVALREQ, "")
+		return
+	}
+	q := j.queue
+	j.queue = nil
+	j.substate = ssTransICM
+	s.linkJob(j)
+	s.enqueue(j, q)
+	s.mu.Unlock()
+	c.send(batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_RdytoCommit, j.id))
+}
+
+func (s *Server) handleCommit(c *conn, req *batchreq.Request) {
+	id := req.Body.(*batchreq.JobID).ID
+	s.mu.Lock()
+	j := c.pending
+	switch {
+	case j == nil || id != j.id:
+		s.mu.Unlock()
+		c.reject(batchreq.PBSE_UNKJOBID, "")
+		return
+	case j.substate != ssTransICM:
+		s.mu.Unlock()
+		c.reject(batchreq.PBSE_IVALREQ, "")
+		return
+	}
+	c.pending = nil
+	j.conn = nil
+	ops := s.commitJob(j, c.requester())
+	wait := s.store.Submit(ops...)
+	s.mu.Unlock()
+	if err := wait(); err != nil {
+		c.reject(batchreq.PBSE_SYSTEM, "cannot save job")
+		return
+	}
+	c.send(batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_Commit, j.id))
+}
+
+// commitJob turns a received job into a queued one and returns the store
+// operations that make it durable.
+func (s *Server) commitJob(j *Job, requester string) []store.Op {
+	q := j.queue
+	script := j.script
+	j.script = nil
+	s.rankCounter++
+	j.rank = s.rankCounter
+	hold := j.hold
+	s.setState(j, stQueued, ssQueued)
+	if j.array != nil {
+		j.hold = 0
+		s.setState(j, stQueued, ssArrayTemp)
+	} else {
+		s.evaluate(j)
+	}
+	s.log.Logf(pbslog.EventDebug2, pbslog.ClassJob, j.id, "enqueuing into %s, state %d hop 1", q.name, j.state)
+	s.log.Logf(pbslog.EventJob, pbslog.ClassJob, j.id, "Job Queued at request of %s, owner = %s, job name = %s, queue = %s",
+		requester, j.owner(), j.name(), q.name)
+	s.acct.Record(pbslog.AcctQueue, j.id, "queue="+q.name)
+	var ops []store.Op
+	if q.isExec() {
+		for _, p := range s.registerDeps(j) {
+			ops = append(ops, s.saveJobOp(p))
+		}
+		if dependHolds(s, j) {
+			j.hold |= holdSystem
+			sub := ssDepnHold
+			for _, e := range s.jobDeps(j) {
+				if e.typ == "syncwith" || e.typ == "synccount" {
+					sub = ssSyncHold
+				}
+			}
+			j.substate = sub
+			s.setState(j, stHeld, sub)
+		} else {
+			s.evaluate(j)
+		}
+	}
+	ops = append(ops, s.saveJobOp(j), store.Put(store.Script, j.id, script), s.saveServerOp())
+	if j.array != nil {
+		ops = append(ops, s.cloneArray(j, hold)...)
+	}
+	if q.isRoute() {
+		ops = append(ops, s.routeJob(j, s.now().Unix())...)
+	}
+	return ops
+}
+
+// parseArrayRequest parses a job_array_request: indexes in request order
+// and the slot limit (0 if none).
+func parseArrayRequest(r string) ([]int, int, bool) {
+	limit := 0
+	if i := strings.IndexByte(r, '%'); i >= 0 {
+		n, err := strconv.Atoi(r[i+1:])
+		if err != nil || n <= 0 {
+			return nil, 0, false
+		}
+		limit, r = n, r[:i]
+	}
+	seen := map[int]bool{}
+	var out []int
+	for _, tok := range strings.Split(r, ",") {
+		lo, hi, isRange := strings.Cut(tok, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil || a < 0 || a > 99999 {
+			return nil, 0, false
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil || b < a || b > 99999 {
+				return nil, 0, false
+			}
+		}
+		for k := a; k <= b; k++ {
+			if seen[k] {
+				return nil, 0, false
+			}
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out, limit, len(out) > 0
+}
+
+// cloneArray creates the sub-jobs of an array template.
+func (s *Server) cloneArray(t *Job, hold int) []store.Op {
+	idxs, _, _ := parseArrayRequest(t.array.request)
+	seq := jobIDSeq(t.id)
+	suffix := strings.TrimPrefix(t.id, seq+"[]")
+	var ops []store.Op
+	for _, i := range idxs {
+		is := strconv.Itoa(i)
+		j := &Job{seq: t.seq, arrayIdx: i, parent: t, attrs: t.attrs.clone(), hold: hold}
+		j.id = seq + "[" + is + "]" + suffix
+		j.attrs.set(jaJobName, t.name()+"-"+is)
+		j.attrs.set(jaOutputPath, t.attrs.get(jaOutputPath)+"-"+is)
+		j.attrs.set(jaErrorPath, t.attrs.get(jaErrorPath)+"-"+is)
+		j.attrs.set(jaJobArrayID, is)
+		j.attrs.set(jaJobArrayRequest, "")
+		j.attrs.set(jaSubmitArgs, t.attrs.get(jaSubmitArgs))
+		j.attrs.set(jaVariableList, t.attrs.get(jaVariableList)+",PBS_ARRAYID="+is)
+		j.rank = t.rank
+		j.state = stQueued
+		s.linkJob(j)
+		s.enqueue(j, t.queue)
+		s.log.Logf(pbslog.EventDebug2, pbslog.ClassJob, j.id, "enqueuing into %s, state %d hop 1", t.queue.name, stHeld)
+		s.evaluate(j)
+		t.array.subjobs = append(t.array.subjobs, j)
+		ops = append(ops, s.saveJobOp(j))
+	}
+	return ops
+}

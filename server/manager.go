@@ -1,0 +1,532 @@
+package server
+
+import (
+	"strconv"
+	"strings"
+
+	"gopbs/batchreq"
+	"gopbs/server/pbslog"
+	"gopbs/server/store"
+)
+
+// handleManager serves qmgr/pbsnodes/qenable... requests on the server,
+// queues and nodes (spec 02 §3.2, §10).
+func (s *Server) handleManager(c *conn, req *batchreq.Request) {
+	body := req.Body.(*batchreq.Manage)
+	switch body.Command {
+	case batchreq.MGR_CMD_CREATE, batchreq.MGR_CMD_DELETE:
+		if !c.perm.mgr {
+			c.reject(batchreq.PBSE_PERM, "")
+			return
+		}
+	case batchreq.MGR_CMD_SET, batchreq.MGR_CMD_UNSET:
+		if !c.perm.mgr && !c.perm.oper {
+			c.reject(batchreq.PBSE_PERM, "")
+			return
+		}
+	default:
+		c.reject(batchreq.PBSE_IVALREQ, "")
+		return
+	}
+	s.mu.Lock()
+	var p *batchreq.Reply
+	var ops []store.Op
+	switch body.ObjType {
+	case batchreq.MGR_OBJ_SERVER:
+		p, ops = s.manageServer(c, body)
+	case batchreq.MGR_OBJ_QUEUE:
+		p, ops = s.manageQueue(c, body)
+	case batchreq.MGR_OBJ_NODE:
+		p, ops = s.manageNode(c, body)
+	default:
+		p = batchreq.ErrorReply(batchreq.PBSE_IVALREQ, "", "")
+	}
+	if p != nil {
+		s.mu.Unlock()
+		c.send(p)
+		return
+	}
+	s.commitAndReply(c, ops, batchreq.NullReply())
+}
+
+// logValue renders a value for the "attributes set" log line: booleans
+// as TRUE/FALSE, everything else as sent.
+func logValue(t valueType, v string) string {
+	if t == tBool {
+		if b, ok := parseBool(v); ok {
+			if b {
+				return "TRUE"
+			}
+			return "FALSE"
+		}
+	}
+	return v
+}
+
+func opSymbol(op int) string {
+	switch op {
+	case batchreq.INCR, batchreq.INCR_OLD:
+		return "+"
+	case batchreq.DECR:
+		return "-"
+	}
+	return "="
+}
+
+// applyAttrs applies a Manager attribute list to a copy of an object's
+// attributes. It returns the new list, the log lines, or an error reply.
+func (s *Server) applyAttrs(c *conn, defs *defTable, cur attrList, list batchreq.AttrList, unset bool,
+	check func(idx int, a *batchreq.Attr) *batchreq.Reply) (attrList, []string, *batchreq.Reply) {
+	na := cur.clone()
+	var lines []string
+	verb := "set"
+	if unset {
+		verb = "unset"
+	}
+	for i := range list {
+		a := &list[i]
+		idx := defs.find(a.Name)
+		if idx < 0 {
+			return nil, nil, batchreq.BadAttrReply(batchreq.PBSE_NOATTR, a)
+		}
+		d := defs.defs[idx]
+		if d.flags&fComp != 0 || d.typ == tState || !c.perm.writable(d.flags) || d.flags&(wrU|wrO|wrM|wrS) == 0 {
+			return nil, nil, batchreq.BadAttrReply(batchreq.PBSE_ATTRRO, a)
+		}
+		if check != nil {
+			if p := check(idx, a); p != nil {
+				return nil, nil, p
+			}
+		}
+		full := a.Name
+		if a.HasResource {
+			full += "." + a.Resource
+		}
+		if unset {
+			if d.typ == tResc && a.HasResource && a.Resource != "" {
+				na.setRes(idx, strings.ToLower(a.Resource), "")
+			} else {
+				na.unset(idx)
+			}
+			lines = append(lines, "attributes "+verb+": "+full+" = ")
+			continue
+		}
+		typ := d.typ
+		res := ""
+		if d.typ == tResc {
+			rd, ok := resources[strings.ToLower(a.Resource)]
+			if !ok {
+				return nil, nil, batchreq.BadAttrReply(batchreq.PBSE_UNKRESC, a)
+			}
+			typ, res = rd.typ, strings.ToLower(a.Resource)
+		}
+		v, ok := decodeValue(typ, a.Value)
+		if !ok {
+			return nil, nil, batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
+		}
+		old := na.getRes(idx, res)
+		switch a.Op {
+		case batchreq.INCR, batchreq.INCR_OLD:
+			switch typ {
+			case tArst:
+				l := parseArst(old)
+				for _, x := range parseArst(v) {
+					if !contains(l, x) {
+						l = append(l, x)
+					}
+				}
+				v = encodeArst(l)
+			case tLong:
+				x, _ := strconv.ParseInt(old, 10, 64)
+				y, _ := strconv.ParseInt(v, 10, 64)
+				v = strconv.FormatInt(x+y, 10)
+			}
+		case batchreq.DECR:
+			switch typ {
+			case tArst:
+				var l []string
+				rm := parseArst(v)
+				for _, x := range parseArst(old) {
+					if !contains(rm, x) {
+						l = append(l, x)
+					}
+				}
+				v = encodeArst(l)
+			case tLong:
+				x, _ := strconv.ParseInt(old, 10, 64)
+				y, _ := strconv.ParseInt(v, 10, 64)
+				v = strconv.FormatInt(x-y, 10)
+			}
+		}
+		na.setRes(idx, res, v)
+		lines = append(lines, "attributes "+verb+": "+full+" "+opSymbol(a.Op)+" "+logValue(typ, a.Value))
+	}
+	return na, lines, nil
+}
+
+func (s *Server) manageServer(c *conn, m *batchreq.Manage) (*batchreq.Reply, []store.Op) {
+	if m.Command != batchreq.MGR_CMD_SET && m.Command != batchreq.MGR_CMD_UNSET {
+		return batchreq.ErrorReply(batchreq.PBSE_IVALREQ, "", ""), nil
+	}
+	unset := m.Command == batchreq.MGR_CMD_UNSET
+	na, lines, p := s.applyAttrs(c, serverDefs, s.attrs, m.Attrs, unset, func(idx int, a *batchreq.Attr) *batchreq.Reply {
+		if idx == saDefaultQueue && !unset && a.Value != "" && s.queueByName[a.Value] == nil {
+			return batchreq.ErrorReply(batchreq.PBSE_UNKQUE, "", "")
+		}
+		return nil
+	})
+	if p != nil {
+		return p, nil
+	}
+	verb := "set"
+	if unset {
+		verb = "unset"
+	}
+	s.log.Logf(pbslog.EventAdmin, pbslog.ClassServer, "PBS_Server", "attributes %s:  at request of %s", verb, c.requester())
+	for _, l := range lines {
+		s.log.Log(pbslog.EventAdmin, pbslog.ClassServer, "PBS_Server", l)
+	}
+	if v := na.get(saNextJobNumber); v != "" {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
+			s.nextJob = n
+		}
+		na.set(saNextJobNumber, "")
+	}
+	s.attrs = na
+	ev := int(s.serverLong(saLogEvents, pbslog.DefaultEvents))
+	s.log.SetEvents(ev)
+	return nil, []store.Op{s.saveServerOp()}
+}
+
+func (s *Server) manageQueue(c *conn, m *batchreq.Manage) (*batchreq.Reply, []store.Op) {
+	name := m.ObjName
+	if i := strings.IndexByte(name, '@'); i >= 0 {
+		name = name[:i]
+	}
+	now := strconv.FormatInt(s.now().Unix(), 10)
+	switch m.Command {
+	case batchreq.MGR_CMD_CREATE:
+		if len(name) > batchreq.PBS_MAXQUEUENAME {
+			return batchreq.ErrorReply(batchreq.PBSE_QUENBIG, "", ""), nil
+		}
+		if name == "" || !isNameChar(name[0]) {
+			return batchreq.ErrorReply(batchreq.PBSE_IVALREQ, "", ""), nil
+		}
+		if s.queueByName[name] != nil {
+			return batchreq.ErrorReply(batchreq.PBSE_QUEEXIST, "", ""), nil
+		}
+		q := &Queue{name: name, order: s.orderSeq}
+		na, lines, p := s.applyAttrs(c, queueDefs, nil, m.Attrs, false, s.queueCheck(q))
+		if p != nil {
+			return p, nil
+		}
+		s.orderSeq++
+		q.attrs = na
+		normalizeQueueType(q)
+		q.attrs.set(qaMtime, now)
+		s.queues = append(s.queues, q)
+		s.queueByName[name] = q
+		s.log.Logf(pbslog.EventAdmin, pbslog.ClassQueue, name, "created at request of %s", c.requester())
+		for _, l := range lines {
+			s.log.Log(pbslog.EventAdmin, pbslog.ClassQueue, name, l)
+		}
+		return nil, []store.Op{store.Put(store.Queues, name, encodeQueue(q))}
+	case batchreq.MGR_CMD_DELETE:
+		q := s.queueByName[name]
+		if q == nil {
+			return batchreq.ErrorReply(batchreq.PBSE_UNKQUE, "", ""), nil
+		}
+		if q.total() > 0 || s.queueHasJobs(q) {
+			return batchreq.ErrorReply(batchreq.PBSE_QUEBUSY, "", ""), nil
+		}
+		for i, x := range s.queues {
+			if x == q {
+				s.queues = append(s.queues[:i:i], s.queues[i+1:]...)
+				break
+			}
+		}
+		delete(s.queueByName, name)
+		s.log.Logf(pbslog.EventAdmin, pbslog.ClassQueue, name, "deleted at request of %s", c.requester())
+		return nil, []store.Op{store.Del(store.Queues, name)}
+	}
+	var qs []*Queue
+	if name == "" {
+		qs = s.queues
+	} else if q := s.queueByName[name]; q != nil {
+		qs = []*Queue{q}
+	} else {
+		return batchreq.ErrorReply(batchreq.PBSE_UNKQUE, "", ""), nil
+	}
+	unset := m.Command == batchreq.MGR_CMD_UNSET
+	verb := "set"
+	if unset {
+		verb = "unset"
+	}
+	var ops []store.Op
+	for _, q := range qs {
+		na, lines, p := s.applyAttrs(c, queueDefs, q.attrs, m.Attrs, unset, s.queueCheck(q))
+		if p != nil {
+			return p, nil
+		}
+		old := q.attrs
+		q.attrs = na
+		normalizeQueueType(q)
+		if isTrue(q.attrs.get(qaEnabled)) && q.attrs.get(qaQueueType) == "" {
+			q.attrs = old
+			return batchreq.ErrorReply(batchreq.PBSE_QUENOEN, "", ""), nil
+		}
+		q.attrs.set(qaMtime, now)
+		s.log.Logf(pbslog.EventAdmin, pbslog.ClassQueue, q.name, "attributes %s:  at request of %s", verb, c.requester())
+		for _, l := range lines {
+			s.log.Log(pbslog.EventAdmin, pbslog.ClassQueue, q.name, l)
+		}
+		ops = append(ops, store.Put(store.Queues, q.name, encodeQueue(q)))
+	}
+	return nil, ops
+}
+
+func (s *Server) queueHasJobs(q *Queue) bool {
+	for j := s.head; j != nil; j = j.next {
+		if j.queue == q {
+			return true
+		}
+	}
+	return false
+}
+
+func isNameChar(b byte) bool {
+	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
+}
+
+// queueCheck returns the per-attribute check of a queue: queue_type
+// values and attributes that do not fit the queue's type.
+func (s *Server) queueCheck(q *Queue) func(int, *batchreq.Attr) *batchreq.Reply {
+	return func(idx int, a *batchreq.Attr) *batchreq.Reply {
+		if idx == qaQueueType && a.Value != "" {
+			v := strings.ToLower(a.Value)
+			if !strings.HasPrefix("execution", v) && !strings.HasPrefix("route", v) {
+				return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
+			}
+		}
+		if idx == qaRouteDestinations {
+			for _, d := range parseArst(a.Value) {
+				if d == q.name {
+					return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
+				}
+			}
+		}
+		fl := queueDefs.defs[idx].flags
+		if fl&fExecQ != 0 && q.isRoute() || fl&fRouteQ != 0 && q.isExec() {
+			return batchreq.ErrorReply(batchreq.PBSE_ATTRTYPE, "", "Warning: type of queue "+q.name+" incompatible with attribute "+a.Name)
+		}
+		return nil
+	}
+}
+
+func normalizeQueueType(q *Queue) {
+	v := strings.ToLower(q.attrs.get(qaQueueType))
+	switch {
+	case v == "":
+	case strings.HasPrefix("execution", v):
+		q.attrs.set(qaQueueType, "Execution")
+	case strings.HasPrefix("route", v):
+		q.attrs.set(qaQueueType, "Route")
+	}
+}
+
+func (s *Server) manageNode(c *conn, m *batchreq.Manage) (*batchreq.Reply, []store.Op) {
+	name := m.ObjName
+	switch m.Command {
+	case batchreq.MGR_CMD_CREATE:
+		if name == "" || !(name[0] >= 'a' && name[0] <= 'z' || name[0] >= 'A' && name[0] <= 'Z') {
+			return batchreq.ErrorReply(batchreq.PBSE_BADNDATVAL, "", ""), nil
+		}
+		if len(name) > batchreq.PBS_MAXHOSTNAME {
+			return batchreq.ErrorReply(batchreq.PBSE_NODENBIG, "", ""), nil
+		}
+		if s.nodeByName[name] != nil {
+			return batchreq.ErrorReply(batchreq.PBSE_NODEEXIST, "", ""), nil
+		}
+		n := &Node{name: name, np: 1, order: s.orderSeq}
+		if p, lines := s.applyNodeAttrs(c, n, m.Attrs); p != nil {
+			return p, nil
+		} else {
+			for _, l := range lines {
+				s.log.Log(pbslog.EventAdmin, pbslog.ClassNode, name, l)
+			}
+		}
+		s.orderSeq++
+		s.nodes = append(s.nodes, n)
+		s.nodeByName[name] = n
+		if err := s.writeNodesFile(); err != nil {
+			return batchreq.SystemErrorReply("PBS_Server", 5, "cannot write nodes file"), nil
+		}
+		return nil, []store.Op{store.Put(store.Nodes, name, encodeNode(n))}
+	case batchreq.MGR_CMD_DELETE:
+		n := s.nodeByName[name]
+		if n == nil {
+			return batchreq.ErrorReply(batchreq.PBSE_UNKNODE, "", ""), nil
+		}
+		for i, x := range s.nodes {
+			if x == n {
+				s.nodes = append(s.nodes[:i:i], s.nodes[i+1:]...)
+				break
+			}
+		}
+		delete(s.nodeByName, name)
+		s.log.Logf(pbslog.EventAdmin, pbslog.ClassNode, name, "deleted at request of %s", c.requester())
+		if err := s.writeNodesFile(); err != nil {
+			return batchreq.SystemErrorReply("PBS_Server", 5, "cannot write nodes file"), nil
+		}
+		return nil, []store.Op{store.Del(store.Nodes, name)}
+	case batchreq.MGR_CMD_UNSET:
+		return batchreq.ErrorReply(batchreq.PBSE_IVALREQ, "", ""), nil
+	}
+	var ns []*Node
+	if name == "" || name == ":ALL" {
+		ns = s.nodes
+	} else if n := s.nodeByName[name]; n != nil {
+		ns = []*Node{n}
+	} else {
+		return batchreq.ErrorReply(batchreq.PBSE_UNKNODE, "", ""), nil
+	}
+	var ops []store.Op
+	fileChanged := false
+	for _, n := range ns {
+		old := *n
+		p, lines := s.applyNodeAttrs(c, n, m.Attrs)
+		if p != nil {
+			*n = old
+			return p, nil
+		}
+		s.log.Logf(pbslog.EventAdmin, pbslog.ClassNode, n.name, "attributes set:  at request of %s", c.requester())
+		for _, l := range lines {
+			s.log.Log(pbslog.EventAdmin, pbslog.ClassNode, n.name, l)
+		}
+		if n.np != old.np || n.attrs.get(naProperties) != old.attrs.get(naProperties) || n.timeShared != old.timeShared {
+			fileChanged = true
+		}
+		ops = append(ops, store.Put(store.Nodes, n.name, encodeNode(n)))
+	}
+	if fileChanged {
+		if err := s.writeNodesFile(); err != nil {
+			return batchreq.SystemErrorReply("PBS_Server", 5, "cannot write nodes file"), nil
+		}
+	}
+	return nil, ops
+}
+
+// applyNodeAttrs applies a node attribute list; it returns an error reply
+// or the log lines.
+func (s *Server) applyNodeAttrs(c *conn, n *Node, list batchreq.AttrList) (*batchreq.Reply, []string) {
+	var lines []string
+	for i := range list {
+		a := &list[i]
+		idx := nodeDefs.find(a.Name)
+		if idx < 0 {
+			return batchreq.BadAttrReply(batchreq.PBSE_UNKNODEATR, a), nil
+		}
+		d := nodeDefs.defs[idx]
+		if !c.perm.writable(d.flags) {
+			return batchreq.BadAttrReply(batchreq.PBSE_ATTRRO, a), nil
+		}
+		line := "attributes set: " + a.Name + " " + opSymbol(a.Op) + " " + a.Value
+		switch idx {
+		case naState:
+			bits := 0
+			free := false
+			for _, w := range strings.Split(a.Value, ",") {
+				w = strings.TrimSpace(w)
+				k := indexOf(nodeStateWords, w)
+				switch {
+				case w == "free":
+					free = true
+				case k >= 0:
+					bits |= 1 << k
+				default:
+					return batchreq.BadAttrReply(batchreq.PBSE_BADNDATVAL, a), nil
+				}
+			}
+			if free && bits != 0 {
+				return batchreq.BadAttrReply(batchreq.PBSE_MUTUALEX, a), nil
+			}
+			old := n.state
+			switch a.Op {
+			case batchreq.INCR, batchreq.INCR_OLD:
+				n.state |= bits
+			case batchreq.DECR:
+				n.state &^= bits
+			default:
+				n.state = n.state&^(nsOffline|nsDown|nsReserve) | bits
+			}
+			if old != n.state {
+				s.log.Logf(pbslog.EventAdmin, pbslog.ClassNode, n.name, "node %s state changed from %s to %s", n.name, formatNodeState(old), formatNodeState(n.state))
+			}
+		case naNp:
+			v, err := strconv.Atoi(a.Value)
+			if err != nil || v <= 0 {
+				return batchreq.BadAttrReply(batchreq.PBSE_BADNDATVAL, a), nil
+			}
+			switch a.Op {
+			case batchreq.INCR, batchreq.INCR_OLD:
+				n.np += v
+			case batchreq.DECR:
+				if n.np-v <= 0 {
+					return batchreq.BadAttrReply(batchreq.PBSE_BADNDATVAL, a), nil
+				}
+				n.np -= v
+			default:
+				n.np = v
+			}
+		case naNtype:
+			switch a.Value {
+			case "cluster":
+				n.timeShared = false
+			case "time-shared":
+				n.timeShared = true
+			default:
+				return batchreq.BadAttrReply(batchreq.PBSE_BADNDATVAL, a), nil
+			}
+		case naProperties:
+			cur := parseArst(n.attrs.get(naProperties))
+			vals := parseArst(a.Value)
+			switch a.Op {
+			case batchreq.INCR, batchreq.INCR_OLD:
+				for _, x := range vals {
+					if !contains(cur, x) {
+						cur = append(cur, x)
+					}
+				}
+			case batchreq.DECR:
+				var keep []string
+				for _, x := range cur {
+					if !contains(vals, x) {
+						keep = append(keep, x)
+					}
+				}
+				cur = keep
+			default:
+				cur = vals
+			}
+			n.attrs.set(naProperties, encodeArst(cur))
+		case naGpus:
+			if _, err := strconv.Atoi(a.Value); err != nil {
+				return batchreq.BadAttrReply(batchreq.PBSE_BADNDATVAL, a), nil
+			}
+			n.attrs.set(idx, a.Value)
+		default:
+			n.attrs.set(idx, a.Value)
+		}
+		lines = append(lines, line)
+	}
+	return nil, lines
+}
+
+func indexOf(list []string, s string) int {
+	for i, x := range list {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}

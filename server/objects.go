@@ -1,0 +1,174 @@
+package server
+
+import "strconv"
+
+// Job states (spec 12 §2.1).
+const (
+	stTransit = iota
+	stQueued
+	stHeld
+	stWaiting
+	stRunning
+	stExiting
+	stComplete
+)
+
+const stateLetters = "TQHWREC"
+
+// Job substates used by the server (spec 12 §2.2).
+const (
+	ssTransIn   = 0
+	ssTransICM  = 1
+	ssQueued    = 10
+	ssHeld      = 20
+	ssSyncHold  = 21
+	ssDepnHold  = 22
+	ssWaiting   = 30
+	ssRunning   = 42
+	ssExiting   = 50
+	ssComplete  = 59
+	ssArrayTemp = 75
+)
+
+// Job is one job. It is owned by the Server and only touched under its
+// lock.
+type Job struct {
+	id       string
+	seq      int64
+	state    int
+	substate int
+	hold     int
+	queue    *Queue
+	rank     int64
+	attrs    attrList
+
+	// array bookkeeping
+	array    *arrayInfo // set on an array template
+	parent   *Job       // set on an array sub-job
+	arrayIdx int
+
+	// pending submission (state TRANSIT)
+	conn   *conn
+	script []byte
+
+	// list links (all jobs in submission order)
+	prev, next *Job
+
+	// completed-job purge time (unix seconds), 0 if none
+	purgeAt int64
+
+	// routing bookkeeping
+	routeRetryAt int64
+	routeTried   map[string]bool
+}
+
+type arrayInfo struct {
+	request string
+	subjobs []*Job // by position in request order
+}
+
+func (j *Job) stateLetter() string {
+	if j.state >= 0 && j.state < len(stateLetters) {
+		return stateLetters[j.state : j.state+1]
+	}
+	return "U"
+}
+
+// owner returns Job_Owner.
+func (j *Job) owner() string { return j.attrs.get(jaJobOwner) }
+
+// ownerUser returns the user part of Job_Owner.
+func (j *Job) ownerUser() string {
+	o := j.owner()
+	for i := 0; i < len(o); i++ {
+		if o[i] == '@' {
+			return o[:i]
+		}
+	}
+	return o
+}
+
+func (j *Job) name() string { return j.attrs.get(jaJobName) }
+
+// Queue is one queue.
+type Queue struct {
+	name  string
+	attrs attrList
+	count [7]int         // jobs per state
+	users map[string]int // non-complete jobs per owner user
+	order int64          // creation order
+}
+
+func (q *Queue) isRoute() bool {
+	t := q.attrs.get(qaQueueType)
+	return len(t) > 0 && (t[0] == 'R' || t[0] == 'r')
+}
+
+func (q *Queue) isExec() bool {
+	t := q.attrs.get(qaQueueType)
+	return len(t) > 0 && (t[0] == 'E' || t[0] == 'e')
+}
+
+func (q *Queue) total() int {
+	n := 0
+	for _, c := range q.count {
+		n += c
+	}
+	return n
+}
+
+func (q *Queue) active() int { return q.total() - q.count[stComplete] }
+
+func (q *Queue) long(idx int) (int64, bool) {
+	v := q.attrs.get(idx)
+	if v == "" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	return n, err == nil
+}
+
+func stateCount(c [7]int) string {
+	return "Transit:" + strconv.Itoa(c[stTransit]) + " Queued:" + strconv.Itoa(c[stQueued]) +
+		" Held:" + strconv.Itoa(c[stHeld]) + " Waiting:" + strconv.Itoa(c[stWaiting]) +
+		" Running:" + strconv.Itoa(c[stRunning]) + " Exiting:" + strconv.Itoa(c[stExiting]) + " "
+}
+
+// Node state bits (spec 04 §8.1, order of the encoding).
+const (
+	nsUnknown = 1 << iota
+	nsDown
+	nsOffline
+	nsReserve
+	nsJobExclusive
+	nsJobSharing
+	nsBusy
+)
+
+var nodeStateWords = []string{"state-unknown", "down", "offline", "reserve", "job-exclusive", "job-sharing", "busy"}
+
+func formatNodeState(s int) string {
+	if s == 0 {
+		return "free"
+	}
+	out := ""
+	for i, w := range nodeStateWords {
+		if s&(1<<i) != 0 {
+			if out != "" {
+				out += ","
+			}
+			out += w
+		}
+	}
+	return out
+}
+
+// Node is one compute node.
+type Node struct {
+	name       string
+	np         int
+	state      int
+	timeShared bool
+	attrs      attrList // properties, status, note, gpus, gpu_status
+	order      int64
+}

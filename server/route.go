@@ -1,0 +1,112 @@
+package server
+
+import (
+	"strings"
+
+	"gopbs/batchreq"
+	"gopbs/server/pbslog"
+	"gopbs/server/store"
+)
+
+// defaultRouteRetry is route_retry_time when unset (seconds).
+const defaultRouteRetry = 30
+
+// temporaryRejection reports whether an admission error may go away
+// (the job is retried later) rather than being permanent.
+func temporaryRejection(code int) bool {
+	switch code {
+	case batchreq.PBSE_QUNOENB, batchreq.PBSE_MAXQUED, batchreq.PBSE_MAXUSERQUED:
+		return true
+	}
+	return false
+}
+
+// routeAll routes the jobs of every started route queue whose retry time
+// has come (spec 12 §5).
+func (s *Server) routeAll(now int64) []store.Op {
+	var ops []store.Op
+	for j := s.head; j != nil; {
+		next := j.next
+		if j.queue != nil && j.queue.isRoute() && j.routeRetryAt <= now {
+			ops = append(ops, s.routeJob(j, now)...)
+		}
+		j = next
+	}
+	return ops
+}
+
+// routeJob tries to move one job out of its route queue.
+func (s *Server) routeJob(j *Job, now int64) []store.Op {
+	q := j.queue
+	switch {
+	case j.state == stTransit || j.state == stComplete || j.state == stRunning || j.state == stExiting:
+		return nil
+	case j.state == stHeld && !isTrue(q.attrs.get(qaRouteHeldJobs)):
+		return nil
+	case j.state == stWaiting && !isTrue(q.attrs.get(qaRouteWaitingJobs)):
+		return nil
+	case !isTrue(q.attrs.get(qaStarted)):
+		return nil
+	}
+	if lt, ok := q.long(qaRouteLifetime); ok && lt > 0 {
+		qt := s.serverLongOf(j.attrs.get(jaQtime))
+		if now-qt > lt {
+			s.log.Log(pbslog.EventJob, pbslog.ClassJob, j.id, "Route queue lifetime exceeded")
+			s.acct.Record(pbslog.AcctAbort, j.id, "")
+			return s.completeJob(j, false)
+		}
+	}
+	if j.routeTried == nil {
+		j.routeTried = map[string]bool{}
+	}
+	temporary := false
+	for _, dest := range parseArst(q.attrs.get(qaRouteDestinations)) {
+		name := dest
+		if i := strings.IndexByte(name, '@'); i >= 0 {
+			if !strings.EqualFold(name[i+1:], s.name) {
+				continue // remote servers are not supported
+			}
+			name = name[:i]
+		}
+		if j.routeTried[name] {
+			continue
+		}
+		dq := s.queueByName[name]
+		if dq == nil || dq == q {
+			j.routeTried[name] = true
+			continue
+		}
+		if p := s.admit(j, dq, j.ownerUser(), "", false); p != nil {
+			if temporaryRejection(p.Code) {
+				temporary = true
+			} else {
+				j.routeTried[name] = true
+			}
+			continue
+		}
+		j.routeTried = nil
+		return s.moveJob(j, q, dq)
+	}
+	if temporary {
+		retry := s.serverLongOf(q.attrs.get(qaRouteRetryTime))
+		if retry <= 0 {
+			retry = defaultRouteRetry
+		}
+		j.routeRetryAt = now + retry
+		return nil
+	}
+	s.log.Logf(pbslog.EventJob, pbslog.ClassJob, j.id, "%s", batchreq.ErrorText(batchreq.PBSE_ROUTEREJ))
+	s.acct.Record(pbslog.AcctAbort, j.id, "")
+	return s.completeJob(j, false)
+}
+
+func (s *Server) serverLongOf(v string) int64 {
+	var n int64
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return n
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n
+}

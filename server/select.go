@@ -1,0 +1,182 @@
+package server
+
+import (
+	"strings"
+
+	"gopbs/batchreq"
+)
+
+// selector is one decoded selection criterion.
+type selector struct {
+	idx  int
+	res  string
+	typ  valueType
+	val  string
+	op   int
+	attr *batchreq.Attr
+}
+
+func (s *Server) handleSelect(c *conn, req *batchreq.Request) {
+	body := req.Body.(*batchreq.Select)
+	ext := strings.ToLower(req.Extension)
+	summarize := strings.Contains(ext, "summarize_arrays")
+	execOnly := strings.Contains(ext, "exec_queue_only")
+	var sels []selector
+	var queue string
+	for i := range body.Attrs {
+		a := &body.Attrs[i]
+		if strings.EqualFold(a.Name, "destination") {
+			queue = a.Value
+			if k := strings.IndexByte(queue, '@'); k >= 0 {
+				queue = queue[:k]
+			}
+			continue
+		}
+		idx := jobDefs.find(a.Name)
+		if idx < 0 || idx == jaOther {
+			c.rejectAttr(batchreq.PBSE_NOATTR, a)
+			return
+		}
+		d := jobDefs.defs[idx]
+		if a.Op < batchreq.EQ || a.Op > batchreq.LT {
+			c.rejectAttr(batchreq.PBSE_IVALREQ, a)
+			return
+		}
+		if d.flags&fSelEq != 0 && a.Op != batchreq.EQ && a.Op != batchreq.NE {
+			c.rejectAttr(batchreq.PBSE_IVALREQ, a)
+			return
+		}
+		sel := selector{idx: idx, typ: d.typ, op: a.Op, attr: a, val: a.Value}
+		switch {
+		case idx == jaJobState || idx == jaUserList:
+		case d.typ == tResc:
+			rd, ok := resources[strings.ToLower(a.Resource)]
+			if !ok {
+				c.rejectAttr(batchreq.PBSE_UNKRESC, a)
+				return
+			}
+			sel.res, sel.typ = strings.ToLower(a.Resource), rd.typ
+			v, ok := decodeValue(rd.typ, a.Value)
+			if !ok {
+				c.rejectAttr(batchreq.PBSE_BADATVAL, a)
+				return
+			}
+			sel.val = v
+		case d.typ == tHold:
+			v, ok := decodeValue(d.typ, a.Value)
+			if !ok {
+				c.rejectAttr(batchreq.PBSE_BADATVAL, a)
+				return
+			}
+			sel.val = v
+		default:
+			v, ok := decodeValue(d.typ, a.Value)
+			if !ok {
+				c.rejectAttr(batchreq.PBSE_BADATVAL, a)
+				return
+			}
+			sel.val = v
+		}
+		sels = append(sels, sel)
+	}
+	s.mu.RLock()
+	var q *Queue
+	if queue != "" {
+		if q = s.queueByName[queue]; q == nil {
+			s.mu.RUnlock()
+			c.reject(batchreq.PBSE_UNKQUE, "")
+			return
+		}
+	}
+	var ids []string
+	var objs []batchreq.StatusObject
+	for j := s.head; j != nil; j = j.next {
+		if summarize && j.parent != nil || !summarize && j.array != nil {
+			continue
+		}
+		if j.state == stTransit && j.substate == ssTransIn {
+			continue
+		}
+		if q != nil && j.queue != q || execOnly && (j.queue == nil || !j.queue.isExec()) {
+			continue
+		}
+		if !s.canSee(c, j) || !s.selects(j, sels) {
+			continue
+		}
+		if req.Type == batchreq.PBS_BATCH_SelStat {
+			o, _ := s.jobStatus(c, j, nil)
+			objs = append(objs, o)
+		} else {
+			ids = append(ids, j.id)
+		}
+	}
+	s.mu.RUnlock()
+	if req.Type == batchreq.PBS_BATCH_SelStat {
+		c.send(&batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_Status, Status: objs})
+		return
+	}
+	c.send(&batchreq.Reply{AuxCode: len(ids), Choice: batchreq.BATCH_REPLY_CHOICE_Select, JobIDs: ids})
+}
+
+// selects reports whether a job meets every criterion.
+func (s *Server) selects(j *Job, sels []selector) bool {
+	for _, sel := range sels {
+		var match bool
+		switch sel.idx {
+		case jaJobState:
+			in := strings.Contains(sel.val, j.stateLetter())
+			match = in == (sel.op != batchreq.NE)
+		case jaUserList:
+			in := aclMatchUser(parseArst(sel.val), j.owner())
+			match = in == (sel.op != batchreq.NE)
+		case jaHoldTypes:
+			match = compareOp(strings.Compare(formatHold(j.hold&7), sel.val), true, sel.op)
+		case jaQueue:
+			name := ""
+			if j.queue != nil {
+				name = j.queue.name
+			}
+			match = compareOp(strings.Compare(name, sel.val), true, sel.op)
+		default:
+			var v string
+			var ok bool
+			if sel.res != "" {
+				v, ok = j.attrs.lookupRes(sel.idx, sel.res)
+			} else {
+				v = s.jobView(j).getRes(sel.idx, "")
+				ok = v != ""
+			}
+			if !ok {
+				match = sel.op == batchreq.NE
+				break
+			}
+			cmp, ok := compareResource(sel.typ, v, sel.val)
+			match = compareOp(cmp, ok, sel.op)
+		}
+		if !match {
+			return false
+		}
+	}
+	return true
+}
+
+func compareOp(cmp int, ok bool, op int) bool {
+	if !ok {
+		return op == batchreq.NE
+	}
+	switch op {
+	case batchreq.EQ:
+		return cmp == 0
+	case batchreq.NE:
+		return cmp != 0
+	case batchreq.GE:
+		return cmp >= 0
+	case batchreq.GT:
+		return cmp > 0
+	case batchreq.LE:
+		return cmp <= 0
+	case batchreq.LT:
+		return cmp < 0
+	}
+	return false
+}

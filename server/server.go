@@ -1,0 +1,372 @@
+// Package server is pbs_server: the TORQUE 2.5.13 batch server. It accepts
+// client connections, authenticates them through the iff table, decodes
+// batch requests (package batchreq), dispatches them to one handler per
+// request type, changes the in-memory state, makes each acknowledged
+// change durable in the store (group commit) and replies.
+//
+// Concurrency: one goroutine per connection reads and serves its requests;
+// all objects (server attributes, queues, nodes, jobs) are owned by the
+// Server and guarded by one RWMutex, held only for in-memory work and
+// never while waiting for the network or the disk. Store batches are
+// submitted under the lock (which fixes their order) and waited for after
+// it is released, so concurrent submissions share fsyncs.
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"gopbs/batchreq"
+	"gopbs/iff"
+	"gopbs/server/pbslog"
+	"gopbs/server/store"
+)
+
+// Initialisation types (-t).
+const (
+	InitWarm   = "warm"
+	InitCold   = "cold"
+	InitCreate = "create"
+	InitHot    = "hot"
+)
+
+// Config configures a Server.
+type Config struct {
+	Home       string // PBS_HOME
+	Port       int    // batch port (default 15001)
+	ServerName string // -H: the server's host name; default from server_name or the host name
+	MomPort    int
+	RMPort     int
+	SchedHost  string
+	SchedPort  int
+	InitType   string // create, cold, warm (default), hot
+	Scheduling string // -a: "true"/"false" overrides the saved attribute, "" keeps it
+	LogFile    string // -L: server log file (instead of server_logs/YYYYMMDD)
+	AcctFile   string // -A: accounting file
+	// Listener, if set, is used instead of listening on Port (tests).
+	Listener net.Listener
+	// AuthWait bounds how long an AuthenticateUser waits for the client
+	// connection it names to be accepted (default 2 s).
+	AuthWait time.Duration
+	// RequestTimeout bounds a stall inside a request (default tcp_timeout,
+	// 6 s); IdleTimeout closes connections idle between requests (900 s).
+	RequestTimeout time.Duration
+	IdleTimeout    time.Duration
+}
+
+// Server is a running pbs_server.
+type Server struct {
+	cfg   Config
+	name  string
+	log   *pbslog.Logger
+	acct  *pbslog.Accounting
+	store *store.Bolt
+	auth  *iff.Table
+	ln    net.Listener
+	mux   batchreq.ServeMux[*conn]
+	lock  *os.File
+	now   func() time.Time
+
+	mu          sync.RWMutex
+	attrs       attrList
+	nextJob     int64
+	jobs        map[string]*Job
+	head, tail  *Job
+	queues      []*Queue
+	queueByName map[string]*Queue
+	nodes       []*Node
+	nodeByName  map[string]*Node
+	count       [7]int
+	rankCounter int64
+	orderSeq    int64
+	shutting    bool
+	rate        rateCounter
+
+	connMu sync.Mutex
+	conns  map[*conn]struct{}
+
+	done      chan struct{}
+	closeOnce sync.Once
+	wg        sync.WaitGroup
+	stopErr   error
+}
+
+// New prepares a server: PBS_HOME layout, lock file, logs, store and
+// recovery. Serve then accepts connections.
+func New(cfg Config) (*Server, error) {
+	if cfg.Home == "" {
+		cfg.Home = "/var/spool/torque"
+	}
+	if cfg.Port == 0 {
+		cfg.Port = batchreq.PBS_BATCH_SERVICE_PORT
+	}
+	if cfg.MomPort == 0 {
+		cfg.MomPort = batchreq.PBS_MOM_SERVICE_PORT
+	}
+	if cfg.RMPort == 0 {
+		cfg.RMPort = batchreq.PBS_MANAGER_SERVICE_PORT
+	}
+	if cfg.SchedPort == 0 {
+		cfg.SchedPort = batchreq.PBS_SCHEDULER_SERVICE_PORT
+	}
+	if cfg.InitType == "" {
+		cfg.InitType = InitWarm
+	}
+	if cfg.RequestTimeout == 0 {
+		cfg.RequestTimeout = tcpTimeout
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = idleTimeout
+	}
+	if cfg.AuthWait == 0 {
+		cfg.AuthWait = 2 * time.Second
+	}
+	switch cfg.InitType {
+	case InitWarm, InitCold, InitCreate, InitHot:
+	default:
+		return nil, fmt.Errorf("pbs_server: bad initialization type %q", cfg.InitType)
+	}
+	s := &Server{
+		cfg:         cfg,
+		auth:        iff.NewTable(),
+		now:         time.Now,
+		jobs:        make(map[string]*Job),
+		queueByName: make(map[string]*Queue),
+		nodeByName:  make(map[string]*Node),
+		conns:       make(map[*conn]struct{}),
+		done:        make(chan struct{}),
+	}
+	priv := filepath.Join(cfg.Home, "server_priv")
+	for _, d := range []string{priv, filepath.Join(priv, "accounting"), filepath.Join(cfg.Home, "server_logs")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, fmt.Errorf("pbs_server: %w", err)
+		}
+	}
+	s.name = cfg.ServerName
+	if s.name == "" {
+		if b, err := os.ReadFile(filepath.Join(cfg.Home, "server_name")); err == nil {
+			s.name = strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0])
+			if i := strings.IndexByte(s.name, ':'); i >= 0 {
+				s.name = s.name[:i]
+			}
+		}
+	}
+	if s.name == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return nil, fmt.Errorf("pbs_server: host name: %w", err)
+		}
+		s.name = h
+	}
+	if err := s.takeLock(filepath.Join(priv, "server.lock")); err != nil {
+		return nil, err
+	}
+	logDir := filepath.Join(cfg.Home, "server_logs")
+	var err error
+	if s.log, err = pbslog.NewLogger(logDir, "PBS_Server"); err != nil {
+		s.releaseLock()
+		return nil, err
+	}
+	if s.acct, err = pbslog.NewAccounting(filepath.Join(priv, "accounting")); err != nil {
+		s.releaseLock()
+		return nil, err
+	}
+	s.log.Log(pbslog.EventSystem|pbslog.EventForce, pbslog.ClassServer, "Log", "Log opened")
+	initNum := map[string]int{InitHot: 0, InitWarm: 1, InitCold: 2, InitCreate: 4}[cfg.InitType]
+	s.log.Logf(pbslog.EventSystem|pbslog.EventAdmin, pbslog.ClassServer, "PBS_Server", "Server %s started, initialization type = %d", s.name, initNum)
+	dbPath := filepath.Join(priv, "serverdb.bolt")
+	if cfg.InitType == InitCreate {
+		if err := os.Remove(dbPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+			s.releaseLock()
+			return nil, fmt.Errorf("pbs_server: remove database: %w", err)
+		}
+		os.Remove(filepath.Join(priv, "nodes"))
+	}
+	if s.store, err = store.OpenBolt(dbPath); err != nil {
+		s.releaseLock()
+		return nil, err
+	}
+	s.log.Logf(pbslog.EventSystem, pbslog.ClassAcct, "Act", "Account file %s opened", s.acct.Path())
+	if err := s.recover(); err != nil {
+		s.store.Close()
+		s.releaseLock()
+		return nil, err
+	}
+	switch strings.ToLower(cfg.Scheduling) {
+	case "":
+	case "true", "t", "1", "y":
+		s.attrs.set(saScheduling, "True")
+	default:
+		s.attrs.set(saScheduling, "False")
+	}
+	if v, err := strconv.Atoi(s.attrs.get(saLogEvents)); err == nil {
+		s.log.SetEvents(v)
+	}
+	s.registerHandlers()
+	if cfg.Listener != nil {
+		s.ln = cfg.Listener
+	} else {
+		ln, err := net.Listen("tcp", ":"+strconv.Itoa(cfg.Port))
+		if err != nil {
+			s.store.Close()
+			s.releaseLock()
+			return nil, fmt.Errorf("pbs_server: listen: %w", err)
+		}
+		s.ln = ln
+	}
+	s.log.Logf(pbslog.EventSystem|pbslog.EventAdmin, pbslog.ClassServer, "PBS_Server",
+		"Using ports Server:%d  Scheduler:%d  MOM:%d (server: '%s')", s.port(), cfg.SchedPort, cfg.MomPort, s.name)
+	s.log.Logf(pbslog.EventSystem, pbslog.ClassServer, "PBS_Server", "Server Ready, pid = %d, loglevel=0", os.Getpid())
+	return s, nil
+}
+
+func (s *Server) port() int {
+	if s.ln != nil {
+		if a, ok := s.ln.Addr().(*net.TCPAddr); ok {
+			return a.Port
+		}
+	}
+	return s.cfg.Port
+}
+
+// Addr returns the listening address.
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// Name returns the server name (host part of job ids).
+func (s *Server) Name() string { return s.name }
+
+// Done is closed when the server has shut down.
+func (s *Server) Done() <-chan struct{} { return s.done }
+
+func (s *Server) takeLock(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("pbs_server: lock file: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return fmt.Errorf("pbs_server: another server is running (lock %s held): %w", path, err)
+	}
+	f.Truncate(0)
+	fmt.Fprintf(f, "%d\n", os.Getpid())
+	s.lock = f
+	return nil
+}
+
+func (s *Server) releaseLock() {
+	if s.lock != nil {
+		s.lock.Close()
+		s.lock = nil
+	}
+}
+
+// Serve accepts connections until the server shuts down. It returns nil
+// after a clean shutdown.
+func (s *Server) Serve() error {
+	go s.timers()
+	for {
+		nc, err := s.ln.Accept()
+		if err != nil {
+			select {
+			case <-s.done:
+				s.wg.Wait()
+				return s.stopErr
+			default:
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			if errors.Is(err, net.ErrClosed) {
+				<-s.done
+				s.wg.Wait()
+				return s.stopErr
+			}
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		c := s.newConn(nc)
+		if c == nil {
+			continue
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			c.serve()
+		}()
+	}
+}
+
+// Shutdown stops the server: it logs, stops accepting, closes every
+// connection except the one that asked (whose reply is sent by the
+// caller), flushes the store and releases the lock. how is the text of
+// the shutdown type ("Quick", "By Signal", ...).
+func (s *Server) Shutdown(how string) {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.shutting = true
+		s.mu.Unlock()
+		s.log.Logf(pbslog.EventSystem|pbslog.EventAdmin|pbslog.EventDebug, pbslog.ClassServer, "PBS_Server", "Starting to shutdown the server, type is %s", how)
+		s.ln.Close()
+		s.connMu.Lock()
+		for c := range s.conns {
+			if !c.shutdownReq {
+				c.nc.Close()
+			}
+		}
+		s.connMu.Unlock()
+		s.stopErr = s.store.Close()
+		s.log.Log(pbslog.EventSystem, pbslog.ClassServer, "PBS_Server", "Server shutdown completed")
+		s.log.Log(pbslog.EventSystem|pbslog.EventForce, pbslog.ClassServer, "Log", "Log closed")
+		s.log.Close()
+		s.acct.Close()
+		s.releaseLock()
+		close(s.done)
+	})
+}
+
+// timers runs periodic work: execution-time releases, routing, purging of
+// completed jobs.
+func (s *Server) timers() {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-t.C:
+			s.tick()
+		}
+	}
+}
+
+// serverFlag returns a boolean server attribute.
+func (s *Server) serverFlag(idx int) bool { return isTrue(s.attrs.get(idx)) }
+
+func (s *Server) serverLong(idx int, def int64) int64 {
+	if v := s.attrs.get(idx); v != "" {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			return n
+		}
+	}
+	return def
+}
+
+// credentialLifetime returns the credential lifetime (negative: infinite).
+func (s *Server) credentialLifetime() time.Duration {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	n := s.serverLong(saCredentialLifetime, 3600)
+	if n < 0 {
+		return -1
+	}
+	return time.Duration(n) * time.Second
+}

@@ -1,0 +1,289 @@
+package server
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"gopbs/server/pbslog"
+	"gopbs/server/store"
+)
+
+// findJob looks a job up by id as clients give it: the full id, an id
+// with "@server" appended, or the bare sequence number.
+func (s *Server) findJob(id string) *Job {
+	if i := strings.IndexByte(id, '@'); i >= 0 {
+		id = id[:i]
+	}
+	if j := s.jobs[id]; j != nil {
+		return j
+	}
+	seq := id
+	if i := strings.IndexByte(id, '.'); i >= 0 {
+		seq = id[:i]
+	}
+	return s.jobs[seq+"."+s.name]
+}
+
+// linkJob appends a job to the all-jobs list and the index.
+func (s *Server) linkJob(j *Job) {
+	s.jobs[j.id] = j
+	j.prev, j.next = s.tail, nil
+	if s.tail != nil {
+		s.tail.next = j
+	} else {
+		s.head = j
+	}
+	s.tail = j
+}
+
+func (s *Server) unlinkJob(j *Job) {
+	delete(s.jobs, j.id)
+	if j.prev != nil {
+		j.prev.next = j.next
+	} else if s.head == j {
+		s.head = j.next
+	}
+	if j.next != nil {
+		j.next.prev = j.prev
+	} else if s.tail == j {
+		s.tail = j.prev
+	}
+	j.prev, j.next = nil, nil
+}
+
+// enqueue puts a job into a queue's counters.
+func (s *Server) enqueue(j *Job, q *Queue) {
+	j.queue = q
+	if j.array != nil {
+		return // array templates are not counted
+	}
+	q.count[j.state]++
+	s.count[j.state]++
+	if j.state != stComplete {
+		if q.users == nil {
+			q.users = map[string]int{}
+		}
+		q.users[j.ownerUser()]++
+	}
+}
+
+// dequeue removes a job from its queue's counters.
+func (s *Server) dequeue(j *Job) {
+	q := j.queue
+	if q == nil {
+		return
+	}
+	if j.array != nil {
+		j.queue = nil
+		return
+	}
+	q.count[j.state]--
+	s.count[j.state]--
+	if j.state != stComplete {
+		u := j.ownerUser()
+		if q.users[u]--; q.users[u] <= 0 {
+			delete(q.users, u)
+		}
+	}
+	j.queue = nil
+}
+
+// setState changes a job's state, keeping the counters right.
+func (s *Server) setState(j *Job, state, sub int) {
+	if q := j.queue; q != nil && state != j.state && j.array == nil {
+		q.count[j.state]--
+		s.count[j.state]--
+		q.count[state]++
+		s.count[state]++
+		u := j.ownerUser()
+		if state == stComplete {
+			if q.users[u]--; q.users[u] <= 0 {
+				delete(q.users, u)
+			}
+		} else if j.state == stComplete {
+			q.users[u]++
+		}
+	}
+	j.state, j.substate = state, sub
+}
+
+// evaluate recomputes a non-running job's state from its holds, execution
+// time and dependencies (spec 12 §2.4).
+func (s *Server) evaluate(j *Job) {
+	if j.state == stRunning || j.state == stTransit || j.state == stExiting || j.state == stComplete {
+		return
+	}
+	if j.array != nil {
+		s.setState(j, stQueued, ssQueued)
+		return
+	}
+	now := s.now().Unix()
+	switch {
+	case j.hold != 0:
+		sub := ssHeld
+		if j.substate == ssDepnHold || j.substate == ssSyncHold {
+			sub = j.substate
+		}
+		if j.hold&holdSystem != 0 && dependHolds(s, j) {
+			sub = ssDepnHold
+		}
+		s.setState(j, stHeld, sub)
+	case execTime(j) > now:
+		s.setState(j, stWaiting, ssWaiting)
+	default:
+		s.setState(j, stQueued, ssQueued)
+		if j.queue != nil && j.queue.isExec() && !j.attrs.has(jaEtime) {
+			j.attrs.set(jaEtime, strconv.FormatInt(now, 10))
+		}
+	}
+}
+
+func execTime(j *Job) int64 {
+	v := j.attrs.get(jaExecutionTime)
+	if v == "" {
+		return 0
+	}
+	n, _ := strconv.ParseInt(v, 10, 64)
+	return n
+}
+
+// touch sets mtime.
+func (s *Server) touch(j *Job) {
+	j.attrs.set(jaMtime, strconv.FormatInt(s.now().Unix(), 10))
+}
+
+// saveJobOps returns the store operation saving a job.
+func (s *Server) saveJobOp(j *Job) store.Op {
+	return store.Put(store.Jobs, j.id, encodeJob(j))
+}
+
+func (s *Server) saveServerOp() store.Op {
+	return store.Put(store.Server, "attributes", encodeServer(s.attrs, s.nextJob))
+}
+
+// purgeJob removes a job from memory and returns the store operations
+// deleting it.
+func (s *Server) purgeJob(j *Job) []store.Op {
+	s.dequeue(j)
+	s.unlinkJob(j)
+	ops := []store.Op{store.Del(store.Jobs, j.id), store.Del(store.Script, scriptKey(j))}
+	if p := j.parent; p != nil && p.array != nil {
+		subs := p.array.subjobs
+		for i, x := range subs {
+			if x == j {
+				p.array.subjobs = append(subs[:i:i], subs[i+1:]...)
+				break
+			}
+		}
+		if len(p.array.subjobs) == 0 {
+			s.log.Logf(pbslog.EventDebug2, pbslog.ClassJob, p.id, "dequeuing from %s, state %s", p.queue.name, stateName(p.state))
+			ops = append(ops, s.purgeJob(p)...)
+		}
+	}
+	return ops
+}
+
+// scriptKey is the key of a job's script: array sub-jobs share the
+// template's.
+func scriptKey(j *Job) string {
+	if j.parent != nil {
+		return j.parent.id
+	}
+	return j.id
+}
+
+func stateName(st int) string {
+	return [...]string{"TRANSIT", "QUEUED", "HELD", "WAITING", "RUNNING", "EXITING", "COMPLETE"}[st]
+}
+
+// dropPending discards an uncommitted submission when its connection
+// closes (spec 02 §6.1).
+func (s *Server) dropPending(c *conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j := c.pending
+	if j == nil {
+		return
+	}
+	c.pending = nil
+	j.conn = nil
+	if j.substate == ssTransIn {
+		s.dequeue(j)
+		s.unlinkJob(j)
+	}
+	// After RdytoCommit the job stays in state T (observed behaviour).
+}
+
+// tick runs once a second: execution times, routing, completed-job
+// purging.
+func (s *Server) tick() {
+	s.mu.Lock()
+	now := s.now().Unix()
+	var ops []store.Op
+	for j := s.head; j != nil; j = j.next {
+		switch {
+		case j.state == stWaiting && execTime(j) <= now:
+			j.attrs.set(jaExecutionTime, "")
+			s.evaluate(j)
+			s.touch(j)
+			ops = append(ops, s.saveJobOp(j))
+		case j.state == stComplete && j.purgeAt != 0 && j.purgeAt <= now:
+			ops = append(ops, s.purgeJob(j)...)
+		}
+	}
+	ops = append(ops, s.routeAll(now)...)
+	var wait func() error
+	if len(ops) > 0 && !s.shutting {
+		wait = s.store.Submit(ops...)
+	}
+	s.mu.Unlock()
+	if wait != nil {
+		wait()
+	}
+}
+
+// rateCounter tracks the request rate for the net_counter attribute.
+
+type rateCounter struct {
+	mu      sync.Mutex
+	buckets [60]int
+	last    int64
+}
+
+func (r *rateCounter) add(now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.advance(now.Unix())
+	r.buckets[now.Unix()%60]++
+}
+
+func (r *rateCounter) advance(sec int64) {
+	if sec-r.last >= 60 {
+		r.buckets = [60]int{}
+	} else {
+		for t := r.last + 1; t <= sec; t++ {
+			r.buckets[t%60] = 0
+		}
+	}
+	if sec > r.last {
+		r.last = sec
+	}
+}
+
+// String returns "<5s> <30s> <60s>" average requests per second.
+func (r *rateCounter) String(now time.Time) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sec := now.Unix()
+	r.advance(sec)
+	avg := func(n int64) int {
+		sum := 0
+		for t := sec - n + 1; t <= sec; t++ {
+			sum += r.buckets[((t%60)+60)%60]
+		}
+		return sum / int(n)
+	}
+	return strconv.Itoa(avg(5)) + " " + strconv.Itoa(avg(30)) + " " + strconv.Itoa(avg(60))
+}

@@ -1,0 +1,339 @@
+package server
+
+import (
+	"strconv"
+	"strings"
+
+	"gopbs/batchreq"
+)
+
+// readable reports whether an attribute with the given flags may be read.
+func (p perm) readable(flags uint32, isOwner bool) bool {
+	if flags&fNoShow != 0 {
+		return false
+	}
+	if flags&fPrivR != 0 && !isOwner && !p.oper && !p.mgr {
+		return false
+	}
+	if flags&rdU != 0 {
+		return true
+	}
+	if flags&rdO != 0 && (p.oper || p.mgr) {
+		return true
+	}
+	return flags&rdM != 0 && p.mgr
+}
+
+// jobView returns the job's attributes including the computed ones, in
+// reporting order.
+func (s *Server) jobView(j *Job) attrList {
+	synth := make(attrList, 0, 8)
+	synth = append(synth, attrVal{idx: jaJobState, val: j.stateLetter()})
+	if j.queue != nil {
+		synth = append(synth, attrVal{idx: jaQueue, val: j.queue.name})
+	}
+	synth = append(synth, attrVal{idx: jaServer, val: s.name})
+	if h := j.hold & (holdUser | holdOther | holdSystem); h != 0 || j.hold == 0 {
+		synth = append(synth, attrVal{idx: jaHoldTypes, val: formatHold(h)})
+	}
+	synth = append(synth, attrVal{idx: jaSubstate, val: strconv.Itoa(j.substate)})
+	if j.queue != nil {
+		synth = append(synth, attrVal{idx: jaQueueRank, val: strconv.FormatInt(j.rank, 10)})
+		qt := "E"
+		if j.queue.isRoute() {
+			qt = "R"
+		}
+		synth = append(synth, attrVal{idx: jaQueueType, val: qt})
+	}
+	out := make(attrList, 0, len(j.attrs)+len(synth))
+	a, b := j.attrs, synth
+	for len(a) > 0 || len(b) > 0 {
+		switch {
+		case len(b) == 0:
+			out = append(out, a...)
+			a = nil
+		case len(a) == 0:
+			out = append(out, b...)
+			b = nil
+		case a[0].idx == b[0].idx:
+			out = append(out, b[0]) // computed value wins
+			a, b = a[1:], b[1:]
+		case a[0].idx < b[0].idx || a[0].idx == b[0].idx && a[0].res < b[0].res:
+			out = append(out, a[0])
+			a = a[1:]
+		default:
+			out = append(out, b[0])
+			b = b[1:]
+		}
+	}
+	return out
+}
+
+// statusList encodes a view as a status attribute list. want, if not
+// empty, selects attributes (in the requested order); ok is false when a
+// wanted name is unknown.
+func statusList(defs *defTable, view attrList, p perm, isOwner bool, want batchreq.AttrList) (batchreq.AttrList, *batchreq.Attr) {
+	var out batchreq.AttrList
+	emit := func(v attrVal) {
+		d := defs.defs[v.idx]
+		if v.val == "" || !p.readable(d.flags, isOwner) {
+			return
+		}
+		out = append(out, wireAttr(defs, v))
+	}
+	if len(want) == 0 {
+		out = make(batchreq.AttrList, 0, len(view))
+		for _, v := range view {
+			emit(v)
+		}
+		return out, nil
+	}
+	for i := range want {
+		w := &want[i]
+		idx := defs.find(w.Name)
+		if idx < 0 {
+			return nil, w
+		}
+		for _, v := range view.resources(idx) {
+			if w.HasResource && w.Resource != "" && !strings.EqualFold(v.res, w.Resource) {
+				continue
+			}
+			emit(v)
+		}
+	}
+	return out, nil
+}
+
+func (s *Server) serverView() attrList {
+	v := s.attrs.clone()
+	state := "Active"
+	if !s.serverFlag(saScheduling) {
+		state = "Idle"
+	}
+	if s.shutting {
+		state = "Terminating"
+	}
+	v.set(saServerState, state)
+	v.set(saTotalJobs, strconv.Itoa(s.totalJobs()))
+	v.set(saStateCount, stateCount(s.count))
+	v.set(saPbsVersion, "2.5.13")
+	v.set(saNextJobNumber, strconv.FormatInt(s.nextJob, 10))
+	v.set(saNetCounter, s.rate.String(s.now()))
+	return v
+}
+
+func (s *Server) totalJobs() int {
+	n := 0
+	for _, c := range s.count {
+		n += c
+	}
+	return n
+}
+
+func (s *Server) queueView(q *Queue) attrList {
+	v := q.attrs.clone()
+	v.set(qaTotalJobs, strconv.Itoa(q.total()))
+	v.set(qaStateCount, stateCount(q.count))
+	return v
+}
+
+func (s *Server) nodeView(n *Node) attrList {
+	v := n.attrs.clone()
+	v.set(naState, formatNodeState(n.state))
+	v.set(naNp, strconv.Itoa(n.np))
+	if n.timeShared {
+		v.set(naNtype, "time-shared")
+	} else {
+		v.set(naNtype, "cluster")
+	}
+	if v.get(naGpus) == "" {
+		v.set(naGpus, "0")
+	}
+	return v
+}
+
+func (s *Server) handleStatusSvr(c *conn, req *batchreq.Request) {
+	body := req.Body.(*batchreq.StatusReq)
+	s.mu.RLock()
+	list, bad := statusList(serverDefs, s.serverView(), c.perm, true, body.Attrs)
+	s.mu.RUnlock()
+	if bad != nil {
+		c.rejectAttr(batchreq.PBSE_NOATTR, bad)
+		return
+	}
+	c.send(&batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_Status,
+		Status: []batchreq.StatusObject{{ObjType: batchreq.MGR_OBJ_SERVER, Name: s.name, Attrs: list}}})
+}
+
+func (s *Server) handleStatusQue(c *conn, req *batchreq.Request) {
+	body := req.Body.(*batchreq.StatusReq)
+	s.mu.RLock()
+	var qs []*Queue
+	name := body.ID
+	if name == "" || name[0] == '@' {
+		qs = s.queues
+	} else {
+		if i := strings.IndexByte(name, '@'); i >= 0 {
+			name = name[:i]
+		}
+		q := s.queueByName[name]
+		if q == nil {
+			s.mu.RUnlock()
+			c.reject(batchreq.PBSE_UNKQUE, batchreq.MsgCannotLocateQue)
+			return
+		}
+		qs = []*Queue{q}
+	}
+	objs := make([]batchreq.StatusObject, 0, len(qs))
+	for _, q := range qs {
+		list, bad := statusList(queueDefs, s.queueView(q), c.perm, true, body.Attrs)
+		if bad != nil {
+			s.mu.RUnlock()
+			c.rejectAttr(batchreq.PBSE_NOATTR, bad)
+			return
+		}
+		objs = append(objs, batchreq.StatusObject{ObjType: batchreq.MGR_OBJ_QUEUE, Name: q.name, Attrs: list})
+	}
+	s.mu.RUnlock()
+	c.send(&batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_Status, Status: objs})
+}
+
+func (s *Server) handleStatusNode(c *conn, req *batchreq.Request) {
+	body := req.Body.(*batchreq.StatusReq)
+	s.mu.RLock()
+	var ns []*Node
+	switch id := body.ID; {
+	case id == "" || id == ":ALL" || id[0] == '@':
+		ns = s.nodes
+	case id[0] == ':':
+		prop := id[1:]
+		for _, n := range s.nodes {
+			if n.name == prop || contains(parseArst(n.attrs.get(naProperties)), prop) {
+				ns = append(ns, n)
+			}
+		}
+	default:
+		n := s.nodeByName[id]
+		if n == nil {
+			s.mu.RUnlock()
+			c.reject(batchreq.PBSE_UNKNODE, "cannot locate specified node")
+			return
+		}
+		ns = []*Node{n}
+	}
+	if len(s.nodes) == 0 {
+		s.mu.RUnlock()
+		c.reject(batchreq.PBSE_NONODES, "node list is empty - check 'server_priv/nodes' file")
+		return
+	}
+	objs := make([]batchreq.StatusObject, 0, len(ns))
+	for _, n := range ns {
+		list, bad := statusList(nodeDefs, s.nodeView(n), c.perm, true, body.Attrs)
+		if bad != nil {
+			s.mu.RUnlock()
+			c.rejectAttr(batchreq.PBSE_UNKNODEATR, bad)
+			return
+		}
+		objs = append(objs, batchreq.StatusObject{ObjType: batchreq.MGR_OBJ_NODE, Name: n.name, Attrs: list})
+	}
+	s.mu.RUnlock()
+	c.send(&batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_Status, Status: objs})
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// canSee reports whether the requester may see a job at all.
+func (s *Server) canSee(c *conn, j *Job) bool {
+	if c.perm.oper || c.perm.mgr || s.serverFlag(saQueryOtherJobs) {
+		return true
+	}
+	return j.ownerUser() == c.req.User
+}
+
+func (s *Server) isOwner(c *conn, j *Job) bool {
+	return j.ownerUser() == c.req.User
+}
+
+// jobStatus encodes one job for the requester.
+func (s *Server) jobStatus(c *conn, j *Job, want batchreq.AttrList) (batchreq.StatusObject, *batchreq.Attr) {
+	list, bad := statusList(jobDefs, s.jobView(j), c.perm, s.isOwner(c, j), want)
+	return batchreq.StatusObject{ObjType: batchreq.MGR_OBJ_JOB, Name: j.id, Attrs: list}, bad
+}
+
+func (s *Server) handleStatusJob(c *conn, req *batchreq.Request) {
+	s.mu.RLock()
+	p := s.statusJobs(c, req)
+	s.mu.RUnlock()
+	c.send(p)
+}
+
+func (s *Server) statusJobs(c *conn, req *batchreq.Request) *batchreq.Reply {
+	body := req.Body.(*batchreq.StatusReq)
+	ext := strings.ToLower(req.Extension)
+	summarize := strings.HasPrefix(ext, "summarize_arrays")
+	execOnly := strings.Contains(ext, "exec_queue_only")
+	id := body.ID
+	var jobs []*Job
+	single := false
+	switch {
+	case id == "" || id[0] == '@' || summarize && strings.Contains(id, "[]"):
+		for j := s.head; j != nil; j = j.next {
+			jobs = append(jobs, j)
+		}
+	case id[0] >= '0' && id[0] <= '9':
+		j := s.findJob(id)
+		if j == nil {
+			return batchreq.ErrorReply(batchreq.PBSE_UNKJOBID, "", "")
+		}
+		if j.array != nil && !summarize {
+			jobs = append(jobs, j.array.subjobs...)
+		} else {
+			jobs = []*Job{j}
+			single = true
+		}
+	default:
+		name := id
+		if i := strings.IndexByte(name, '@'); i >= 0 {
+			name = name[:i]
+		}
+		q := s.queueByName[name]
+		if q == nil {
+			return batchreq.ErrorReply(batchreq.PBSE_UNKQUE, "", batchreq.MsgCannotLocateQue)
+		}
+		for j := s.head; j != nil; j = j.next {
+			if j.queue == q {
+				jobs = append(jobs, j)
+			}
+		}
+	}
+	objs := make([]batchreq.StatusObject, 0, len(jobs))
+	for _, j := range jobs {
+		if !single {
+			if summarize && j.parent != nil || !summarize && j.array != nil {
+				continue
+			}
+			if execOnly && (j.queue == nil || !j.queue.isExec()) {
+				continue
+			}
+		}
+		if j.state == stTransit && j.substate == ssTransIn {
+			continue
+		}
+		if !s.canSee(c, j) {
+			continue
+		}
+		o, bad := s.jobStatus(c, j, body.Attrs)
+		if bad != nil {
+			return batchreq.ErrorReply(batchreq.PBSE_NOATTR, "", "")
+		}
+		objs = append(objs, o)
+	}
+	return &batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_Status, Status: objs}
+}
