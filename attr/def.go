@@ -50,6 +50,7 @@ const (
 	FlagNoReport                   // never reported in status (procct)
 	FlagSummed                     // resource summed into resources_assigned
 	FlagNoMOM                      // resource not sent to the MOM (nodect)
+	FlagShared                     // value usually shared by many objects: interned on storage
 )
 
 // QueueKind says to which queue types a queue attribute applies.

@@ -93,9 +93,9 @@ func Combine(old, operand Value, op Op) (Value, error) {
 		}
 	case TypeString, TypeOther:
 		if op == OpIncr {
-			r.s = intern(old.s + operand.s)
+			r.s = old.s + operand.s
 		} else {
-			r.s = intern(strings.Replace(old.s, operand.s, "", 1))
+			r.s = strings.Replace(old.s, operand.s, "", 1)
 		}
 	case TypeStringArray, TypeACL:
 		elems := old.Elements()
@@ -118,7 +118,7 @@ func Combine(old, operand Value, op Op) (Value, error) {
 		if len(elems) == 0 {
 			return Value{}, nil
 		}
-		r.s = intern(joinEscaped(elems))
+		r.s = joinEscaped(elems)
 	default:
 		// depend, queue type, node type, node spec: only SET makes sense.
 		return operand, nil

@@ -89,6 +89,9 @@ func (s *Set) Put(i int, v Value) {
 	v = v.as(d.Type)
 	v.flags |= FlagSet | FlagModify
 	v.ra, v.rd = 0, 0
+	if d.Flags&FlagShared != 0 {
+		v.s = intern(v.s)
+	}
 	k := s.slot(i)
 	if s.has(i) {
 		s.vals[k] = v
@@ -206,6 +209,7 @@ func (s *Set) putResource(i int, rd *ResourceDef, v Value) {
 	v = v.as(rd.Type)
 	v.flags |= FlagSet | FlagModify
 	v.ra, v.rd = uint8(i), uint16(rd.index)
+	v.s = intern(v.s) // resource strings (nodes specs, archs, ...) repeat across jobs
 	if found {
 		s.res[k] = v
 		return
@@ -326,4 +330,19 @@ func (s *Set) Modified() bool {
 		}
 	}
 	return false
+}
+
+// Compact releases the spare capacity of the set's internal slices. Call
+// it once an object is fully built (for example after a submission) to keep
+// long-lived sets small.
+func (s *Set) Compact() {
+	if cap(s.vals) > len(s.vals) {
+		s.vals = slices.Clone(s.vals)
+	}
+	if cap(s.res) > len(s.res) {
+		s.res = slices.Clone(s.res)
+	}
+	if cap(s.other) > len(s.other) {
+		s.other = slices.Clone(s.other)
+	}
 }

@@ -155,9 +155,8 @@ func BoolValue(b bool) Value {
 	return v
 }
 
-// StringValue returns a string value. Short strings are interned so that
-// the many jobs sharing a queue, owner or host name share one copy.
-func StringValue(s string) Value { return Value{typ: TypeString, s: intern(s), flags: FlagSet} }
+// StringValue returns a string value.
+func StringValue(s string) Value { return Value{typ: TypeString, s: s, flags: FlagSet} }
 
 // CharValue returns a char value.
 func CharValue(c byte) Value { return Value{typ: TypeChar, s: charString(c), flags: FlagSet} }
@@ -203,24 +202,27 @@ func (v Value) as(t Type) Value {
 	return v
 }
 
-// intern returns a canonical copy of short strings (see unique.Make) and a
-// private copy of long ones, so that a value never pins a request buffer.
+// maxIntern is the length up to which values of shared attributes are
+// interned.
+const maxIntern = 128
+
+// intern returns the canonical copy of s (see unique.Make), so that the
+// many jobs with the same queue, owner, host or option letters share one
+// string.
 func intern(s string) string {
-	switch {
-	case s == "":
-		return ""
-	case len(s) <= 64:
-		return unique.Make(s).Value()
-	default:
-		return strings.Clone(s)
+	if s == "" || len(s) > maxIntern {
+		return s
 	}
+	return unique.Make(s).Value()
 }
 
-func charString(c byte) string {
-	return intern(string(rune(c)))
-}
+// charString returns the one-byte string c (one-byte strings are static in
+// the Go runtime and cost no allocation).
+func charString(c byte) string { return string([]byte{c}) }
 
 // Parse decodes text as a value of type t with TORQUE's acceptance rules.
+// String-valued results may refer to text itself; pass a string that does
+// not pin a larger buffer.
 // An empty text yields the unset Value and no error for every type: a
 // request that sets an attribute to "" unsets it. Errors are *Error values
 // carrying the PBSE code (PBSE_BADATVAL for malformed text).
@@ -248,13 +250,13 @@ func Parse(t Type, text string) (Value, error) {
 	case TypeString:
 		v = StringValue(text)
 	case TypeOther:
-		v = Value{s: strings.Clone(text)}
+		v = Value{s: text}
 	case TypeStringArray, TypeACL:
 		joined := joinEscaped(parseArray(text))
 		if joined == "" {
 			return Value{}, nil
 		}
-		v = Value{s: intern(joined)}
+		v = Value{s: joined}
 	case TypeSize:
 		var sz Size
 		sz, err = ParseSize(text)
@@ -285,7 +287,7 @@ func Parse(t Type, text string) (Value, error) {
 		v = Value{s: qt}
 	case TypeNodeSpec:
 		_, err = ParseNodeSpec(text)
-		v = Value{s: intern(text)}
+		v = Value{s: text}
 	default:
 		return Value{}, &Error{Code: pbseAttrType, Reason: "attribute of type " + t.String() + " has no text form"}
 	}
