@@ -135,7 +135,10 @@ func ReadAttrList(r *dis.Reader) (AttrList, error) { return readAttrList(r, true
 
 // ReadReplyAttrList decodes an attribute list as a client decodes one in
 // a reply: the size field is kept but not enforced.
-func ReadReplyAttrList(r *dis.Reader) (AttrList, error) { return readAttrList(r, false) }
+func ReadReplyAttrList(r *dis.Reader) (AttrList, error) {
+	var a arena
+	return readReplyAttrList(r, &a)
+}
 
 func readAttrList(r *dis.Reader, budget bool) (AttrList, error) {
 	n, err := r.Uint()
@@ -151,6 +154,53 @@ func readAttrList(r *dis.Reader, budget bool) (AttrList, error) {
 		l = append(l, a)
 	}
 	return l, nil
+}
+
+// readReplyAttrList is ReadReplyAttrList with the strings taken from a.
+func readReplyAttrList(r *dis.Reader, ar *arena) (AttrList, error) {
+	n, err := r.Uint()
+	if err != nil {
+		return nil, fmt.Errorf("attribute count: %w", err)
+	}
+	l := make(AttrList, 0, min(n, maxPrealloc))
+	for i := 0; i < n; i++ {
+		var a Attr
+		if err := readReplyAttr(r, ar, &a); err != nil {
+			return nil, fmt.Errorf("attribute %d of %d: %w", i+1, n, err)
+		}
+		l = append(l, a)
+	}
+	return l, nil
+}
+
+func readReplyAttr(r *dis.Reader, ar *arena, a *Attr) error {
+	size, err := r.Uint32()
+	if err != nil {
+		return fmt.Errorf("size: %w", err)
+	}
+	a.Size = int(size)
+	if a.Name, err = ar.str(r); err != nil {
+		return fmt.Errorf("name: %w", err)
+	}
+	has, err := r.Uint32()
+	if err != nil {
+		return fmt.Errorf("%s: resource flag: %w", a.Name, err)
+	}
+	if has != 0 {
+		a.HasResource = true
+		if a.Resource, err = ar.str(r); err != nil {
+			return fmt.Errorf("%s: resource: %w", a.Name, err)
+		}
+	}
+	if a.Value, err = ar.str(r); err != nil {
+		return fmt.Errorf("%s: value: %w", a.FullName(), err)
+	}
+	op, err := r.Uint32()
+	if err != nil {
+		return fmt.Errorf("%s: op: %w", a.FullName(), err)
+	}
+	a.Op = int(op)
+	return nil
 }
 
 // budgetStr reads a string bounded by the remaining budget left (< 0 is

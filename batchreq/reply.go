@@ -140,6 +140,7 @@ func ReadReply(r *dis.Reader) (*Reply, error) {
 }
 
 func (p *Reply) decodeBody(r *dis.Reader) (err error) {
+	var ar arena
 	switch p.Choice {
 	case BATCH_REPLY_CHOICE_NULL:
 	case BATCH_REPLY_CHOICE_Queue:
@@ -153,9 +154,9 @@ func (p *Reply) decodeBody(r *dis.Reader) (err error) {
 		}
 		p.JobIDs = make([]string, 0, min(n, maxPrealloc))
 		for i := 0; i < n; i++ {
-			id, err := readStr(r, -1, "job id")
+			id, err := ar.str(r)
 			if err != nil {
-				return err
+				return fmt.Errorf("job id: %w", err)
 			}
 			p.JobIDs = append(p.JobIDs, id)
 		}
@@ -173,7 +174,7 @@ func (p *Reply) decodeBody(r *dis.Reader) (err error) {
 			if o.Name, err = readStr(r, capJobID, "object name"); err != nil {
 				return err
 			}
-			if o.Attrs, err = ReadReplyAttrList(r); err != nil {
+			if o.Attrs, err = readReplyAttrList(r, &ar); err != nil {
 				return fmt.Errorf("object %s: %w", o.Name, err)
 			}
 			p.Status = append(p.Status, o)
