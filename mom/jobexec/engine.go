@@ -176,6 +176,7 @@ type runningJob struct {
 	limitMsg     string
 	rerun        bool
 	finishing    bool
+	noKill       bool
 	exit         *Exit
 	done         chan struct{}
 }
@@ -555,7 +556,7 @@ func (e *Engine) finish(r *runningJob, status int, cpu int64, msg string, startF
 	r.finishing = true
 	sid := r.sid
 	e.mu.Unlock()
-	if sid > 0 {
+	if sid > 0 && !r.noKill {
 		e.killSession(r, syscall.SIGKILL)
 	}
 	e.mu.Lock()
@@ -686,16 +687,60 @@ func (e *Engine) Adopt(spec *Job, sid int, started time.Time) error {
 	return nil
 }
 
-// Abort kills a job's processes and ends it with the given exit status
-// (restart modes -r: JOB_EXEC_INITABT; -P then Purge).
-func (e *Engine) Abort(jobID string, status int) error {
+// Abort ends a job with the given exit status without waiting for it to
+// exit: MOM restart with -r (kill=true, JOB_EXEC_INITABT) or -q (kill=false:
+// the processes keep running, the job is reported for requeue).
+func (e *Engine) Abort(jobID string, status int, kill bool) error {
+	e.mu.Lock()
+	r, ok := e.jobs[jobID]
+	if ok && !kill {
+		r.noKill = true // finish must not touch the processes
+	}
+	e.mu.Unlock()
+	if !ok {
+		return ErrUnknownJob
+	}
+	e.finish(r, status, 0, "aborted", true)
+	return nil
+}
+
+// Modify applies a ModifyJob of a running job: the given Resource_List
+// entries replace or extend the job's, and the polled limits are
+// re-evaluated ("alter" mode: the rlimits of running processes are not
+// changed). A bad value is rejected and nothing is changed.
+func (e *Engine) Modify(jobID string, resources []Resource) error {
 	e.mu.Lock()
 	r, ok := e.jobs[jobID]
 	e.mu.Unlock()
 	if !ok {
 		return ErrUnknownJob
 	}
-	e.finish(r, status, 0, "aborted", true)
+	j := *r.job
+	j.Resources = append([]Resource(nil), r.job.Resources...)
+	for _, nr := range resources {
+		replaced := false
+		for i := range j.Resources {
+			if j.Resources[i].Name == nr.Name {
+				j.Resources[i].Value, replaced = nr.Value, true
+			}
+		}
+		if !replaced {
+			j.Resources = append(j.Resources, nr)
+		}
+	}
+	hosts := map[string]bool{}
+	for _, v := range r.vnodes {
+		hosts[v.Host] = true
+	}
+	ls, err := e.computeLimits(&j, len(hosts))
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	r.job.Resources = j.Resources
+	ls.rlimits, ls.nice = r.limits.rlimits, r.limits.nice
+	r.limits = ls
+	e.mu.Unlock()
 	return nil
 }
 

@@ -548,3 +548,63 @@ func TestStartFailures(t *testing.T) {
 	}
 	te.waitExit(10 * time.Second)
 }
+
+func TestModifyWalltimeAndAbort(t *testing.T) {
+	te := newTestEnv(t, "")
+	j := te.job("60.srv", "sleep 30\n", Resource{"walltime", "01:00:00"})
+	if _, err := te.eng.Start(context.Background(), j); err != nil {
+		t.Fatal(err)
+	}
+	if err := te.eng.Modify("60.srv", []Resource{{"walltime", "bad:x"}}); err == nil {
+		t.Error("bad walltime accepted")
+	}
+	if err := te.eng.Modify("60.srv", []Resource{{"walltime", "1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if ex := te.waitExit(10 * time.Second); ex.Status != JOB_EXEC_OVERLIMIT {
+		t.Errorf("exit %d after walltime lowered", ex.Status)
+	}
+
+	// -q style abort: the job is reported, its processes keep running.
+	j = te.job("61.srv", "sleep 30\n")
+	sid, err := te.eng.Start(context.Background(), j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitProcs(t, te, sid, 2)
+	if err := te.eng.Abort("61.srv", JOB_EXEC_INITABT, false); err != nil {
+		t.Fatal(err)
+	}
+	if ex := te.waitExit(5 * time.Second); ex.Status != JOB_EXEC_INITABT || ex.SessionID != sid {
+		t.Errorf("abort exit %+v", ex)
+	}
+	if ps, _ := te.eng.proc.Session(sid); len(live(ps)) == 0 {
+		t.Error("processes killed by a non-killing abort")
+	}
+	_ = syscall.Kill(-sid, syscall.SIGKILL)
+}
+
+func TestAdoptDetectsEnd(t *testing.T) {
+	te := newTestEnv(t, "")
+	// A session not started by the engine, like jobs surviving a MOM restart.
+	cmd := exec.Command("/bin/sleep", "1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = cmd.Wait() }()
+	j := te.job("62.srv", "")
+	if err := te.eng.Adopt(j, cmd.Process.Pid, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := te.eng.Adopt(j, cmd.Process.Pid, time.Now()); !errors.Is(err, ErrJobExists) {
+		t.Errorf("second Adopt: %v", err)
+	}
+	ex := te.waitExit(10 * time.Second)
+	if ex.Status != 0 || ex.SessionID != cmd.Process.Pid {
+		t.Errorf("adopted exit %+v", ex)
+	}
+	if !strings.Contains(te.logBuf.String(), fmt.Sprintf("scan_non_child_tasks;found exited session %d for task 1 in job 62.srv", cmd.Process.Pid)) {
+		t.Errorf("log:\n%s", te.logBuf.String())
+	}
+}
