@@ -331,3 +331,37 @@ func DependName(depType int) string {
 const (
 	PBS_CREDTYPE_NONE = 0
 )
+
+// ShutdownName returns how the server logs a shutdown manner in
+// "Starting to shutdown the server, type is <name>": "Immediate",
+// "Delayed", "Quick" or "By Signal"; "" for other values.
+func ShutdownName(manner int) string {
+	switch manner {
+	case SHUT_IMMEDIATE:
+		return "Immediate"
+	case SHUT_DELAY:
+		return "Delayed"
+	case SHUT_QUICK:
+		return "Quick"
+	case SHUT_SIG:
+		return "By Signal"
+	}
+	return ""
+}
+
+// ObjTypeName returns the object type name the server prints in
+// permission log lines ("Object: Job"): "Server", "Queue", "Job" or
+// "Node"; "" for other values.
+func ObjTypeName(objType int) string {
+	switch objType {
+	case MGR_OBJ_SERVER:
+		return "Server"
+	case MGR_OBJ_QUEUE:
+		return "Queue"
+	case MGR_OBJ_JOB:
+		return "Job"
+	case MGR_OBJ_NODE:
+		return "Node"
+	}
+	return ""
+}

@@ -172,3 +172,16 @@ func TestClientAcceptsChoice(t *testing.T) {
 		}
 	}
 }
+
+func TestLogTexts(t *testing.T) {
+	got := RejectLogText(ErrorReply(PBSE_UNKJOBID, "", MsgCannotLocateJob), PBS_BATCH_CheckpointJob, "alice", "vm")
+	if want := "Reject reply code=15001(Unknown Job Id MSG=cannot locate job), aux=0, type=CheckpointJob, from alice@vm"; got != want {
+		t.Errorf("RejectLogText = %q, want %q", got, want)
+	}
+	if ShutdownName(SHUT_QUICK) != "Quick" || ShutdownName(SHUT_SIG) != "By Signal" || ShutdownName(9) != "" {
+		t.Error("ShutdownName")
+	}
+	if ObjTypeName(MGR_OBJ_JOB) != "Job" || ObjTypeName(MGR_OBJ_NONE) != "" {
+		t.Error("ObjTypeName")
+	}
+}

@@ -1,5 +1,7 @@
 package batchreq
 
+import "strconv"
+
 // Message texts (the MSG= part) of the server's error replies (spec 02
 // §4.2, §5, §8, §10), verbatim.
 const (
@@ -141,4 +143,17 @@ func BadAttrReply(code int, a *Attr) *Reply {
 // after it.
 func DecodeErrorReply(err error) *Reply {
 	return ErrorReply(ErrorCode(err), "", MsgCannotDecode)
+}
+
+// RejectLogText returns the message the server logs (event 0080, object
+// "req_reject") when it sends an error reply: "Reject reply
+// code=15001(Unknown Job Id MSG=cannot locate job), aux=0,
+// type=CheckpointJob, from alice@vm" (spec 12, logging table).
+func RejectLogText(reply *Reply, reqType int, user, host string) string {
+	var text string
+	if reply.Choice == BATCH_REPLY_CHOICE_Text {
+		text = reply.Text
+	}
+	return "Reject reply code=" + strconv.Itoa(reply.Code) + "(" + text + "), aux=" + strconv.Itoa(reply.AuxCode) +
+		", type=" + RequestName(reqType) + ", from " + user + "@" + host
 }
