@@ -374,8 +374,12 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener) error {
 // Handle reads the command from an accepted connection and acts on it; it
 // reports whether the scheduler should exit. The connection is closed.
 func (d *Daemon) Handle(ctx context.Context, c net.Conn) (quit bool) {
-	conn := svrconn.New(c, d.opts.Alarm)
+	conn := svrconn.New(c)
 	defer conn.Close()
+	deadline := time.Now().Add(d.opts.Alarm)
+	conn.SetDeadline(deadline)
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
 	cmd, err := conn.ReadCommand()
 	if err != nil {
 		d.Log.Log(schedlog.EventError, schedlog.ClassSvr, "server_command", err.Error())

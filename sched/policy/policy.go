@@ -384,23 +384,43 @@ func (c *cycle) findStarving(lists [][]*world.Job) {
 
 // selector yields the jobs of the cycle in policy order.
 type selector struct {
-	c         *cycle
-	lists     [][]*world.Job
-	next      []int // next index per list (sequential selection)
-	cur       int   // current list (by_queue / global)
-	rr        bool
-	fair      bool
-	starving  *world.Job
-	remaining []int // untried jobs per list
+	c        *cycle
+	lists    [][]*world.Job
+	next     []int // next index per list (sequential selection)
+	cur      int   // current list (by_queue / global)
+	rr       bool
+	fair     bool
+	starving *world.Job
+	users    [][]*userJobs // fair share: per list, per user in order of appearance
+}
+
+// userJobs are the positions, in list order, of one user's jobs in a
+// list.
+type userJobs struct {
+	node *fairshare.Node
+	pos  []int
+	next int
 }
 
 func (c *cycle) newSelector(lists [][]*world.Job) *selector {
 	cfg := c.s.Config
 	sel := &selector{c: c, lists: lists, next: make([]int, len(lists)),
 		rr: cfg.RoundRobin.At(c.period), fair: cfg.FairShare.At(c.period) && c.s.FairShare != nil,
-		starving: c.starving, remaining: make([]int, len(lists))}
-	for i, l := range lists {
-		sel.remaining[i] = len(l)
+		starving: c.starving}
+	if sel.fair {
+		sel.users = make([][]*userJobs, len(lists))
+		for i, l := range lists {
+			byUser := map[string]*userJobs{}
+			for k, j := range l {
+				u := byUser[j.User]
+				if u == nil {
+					u = &userJobs{node: c.s.FairShare.User(j.User)}
+					byUser[j.User] = u
+					sel.users[i] = append(sel.users[i], u)
+				}
+				u.pos = append(u.pos, k)
+			}
+		}
 	}
 	return sel
 }
@@ -423,24 +443,26 @@ func (sel *selector) fromList(i int) *world.Job {
 		}
 		return nil
 	}
-	// Fair share: the job of the most deserving user (lowest usage
-	// relative to shares); ties keep list order.
-	var best *world.Job
+	// Fair share: the next job of the most deserving user (lowest usage
+	// relative to shares); ties go to the job earlier in the list.
+	var best *userJobs
 	bestPrio := 0.0
-	for k := sel.next[i]; k < len(l); k++ {
-		j := l[k]
-		if !sel.usable(j) {
-			if k == sel.next[i] {
-				sel.next[i]++
-			}
+	for _, u := range sel.users[i] {
+		for u.next < len(u.pos) && !sel.usable(l[u.pos[u.next]]) {
+			u.next++
+		}
+		if u.next == len(u.pos) {
 			continue
 		}
-		p := sel.c.s.FairShare.User(j.User).Priority()
-		if best == nil || p < bestPrio {
-			best, bestPrio = j, p
+		p := u.node.Priority()
+		if best == nil || p < bestPrio || (p == bestPrio && u.pos[u.next] < best.pos[best.next]) {
+			best, bestPrio = u, p
 		}
 	}
-	return best
+	if best == nil {
+		return nil
+	}
+	return l[best.pos[best.next]]
 }
 
 // Next returns the next job to consider, or nil at the end.

@@ -25,24 +25,22 @@ const User = "Scheduler"
 
 // Conn sends batch requests over an accepted server connection.
 type Conn struct {
-	c       net.Conn
-	r       *dis.Reader
-	w       *dis.Writer
-	timeout time.Duration
-	buf     []byte
+	c   net.Conn
+	r   *dis.Reader
+	buf []byte
 }
 
-// New wraps an accepted connection whose command has been read. timeout
-// bounds each request/reply exchange (0 = no limit).
-func New(c net.Conn, timeout time.Duration) *Conn {
-	return &Conn{c: c, r: dis.NewReader(c), w: dis.NewWriter(c), timeout: timeout}
+// New wraps an accepted connection.
+func New(c net.Conn) *Conn {
+	return &Conn{c: c, r: dis.NewReader(c)}
 }
+
+// SetDeadline bounds everything still to be done on the connection (the
+// scheduler's -a alarm for a whole cycle).
+func (c *Conn) SetDeadline(t time.Time) error { return c.c.SetDeadline(t) }
 
 // ReadCommand reads the 4-byte scheduler command from the connection.
 func (c *Conn) ReadCommand() (int, error) {
-	if c.timeout > 0 {
-		c.c.SetReadDeadline(time.Now().Add(c.timeout))
-	}
 	return batchreq.ReadSchedCommand(c.c)
 }
 
@@ -63,9 +61,6 @@ func (c *Conn) exchange(reqType int, body batchreq.Body, ext string) (*batchreq.
 	req := batchreq.NewRequest(reqType, User, body)
 	if ext != "" {
 		req.SetExtension(ext)
-	}
-	if c.timeout > 0 {
-		c.c.SetDeadline(time.Now().Add(c.timeout))
 	}
 	c.buf = req.Append(c.buf[:0])
 	if _, err := c.c.Write(c.buf); err != nil {
