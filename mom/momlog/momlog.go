@@ -73,6 +73,63 @@ type Logger struct {
 	w       io.Writer
 	f       *os.File
 	curName string
+
+	maxSize   int64 // bytes; 0 = no size rolling
+	rollDepth int
+}
+
+// SetRolling enables size-based rolling ($log_file_max_size in kilobytes,
+// $log_file_roll_depth): when the current file exceeds the size it is
+// renamed to <name>.1, older ones shifted up to <name>.<depth>.
+func (l *Logger) SetRolling(maxSizeKB int64, depth int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if depth < 1 {
+		depth = 1
+	}
+	l.maxSize, l.rollDepth = maxSizeKB*1024, depth
+}
+
+// RemoveOlderThan deletes daily log files (and their rolled copies) whose
+// modification time is more than days days ago ($log_keep_days).
+func (l *Logger) RemoveOlderThan(days int) error {
+	if l.dir == "" || days <= 0 {
+		return nil
+	}
+	ents, err := os.ReadDir(l.dir)
+	if err != nil {
+		return fmt.Errorf("momlog: %w", err)
+	}
+	cutoff := l.now().AddDate(0, 0, -days)
+	for _, e := range ents {
+		name := e.Name()
+		if len(name) < 8 || strings.Trim(name[:8], "0123456789") != "" {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() && fi.ModTime().Before(cutoff) {
+			_ = os.Remove(filepath.Join(l.dir, name))
+		}
+	}
+	return nil
+}
+
+// roll renames the current file away when it is too large. Called with l.mu
+// held after a write.
+func (l *Logger) roll() {
+	if l.maxSize <= 0 || l.f == nil {
+		return
+	}
+	fi, err := l.f.Stat()
+	if err != nil || fi.Size() < l.maxSize {
+		return
+	}
+	_ = l.f.Close()
+	base := filepath.Join(l.dir, l.curName)
+	for i := l.rollDepth - 1; i >= 1; i-- {
+		_ = os.Rename(fmt.Sprintf("%s.%d", base, i), fmt.Sprintf("%s.%d", base, i+1))
+	}
+	_ = os.Rename(base, base+".1")
+	l.f, l.curName = nil, ""
 }
 
 // New returns a Logger writing daily files YYYYMMDD[.suffix] in dir.
@@ -147,6 +204,7 @@ func (l *Logger) Record(event int, class Class, object, text string) {
 		return
 	}
 	_, _ = io.WriteString(w, line)
+	l.roll()
 }
 
 // Job writes a record of class Job with the job id as object.

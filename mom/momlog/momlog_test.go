@@ -66,3 +66,44 @@ func TestDailyFiles(t *testing.T) {
 		}
 	}
 }
+
+func TestRollingAndKeepDays(t *testing.T) {
+	dir := t.TempDir()
+	l, err := New(dir, "", "pbs_mom", EventAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.Local)
+	l.SetClock(func() time.Time { return now })
+	l.SetRolling(1, 2) // 1 kB, keep .1 and .2
+	long := string(bytes.Repeat([]byte("x"), 600))
+	for i := 0; i < 7; i++ {
+		l.Record(EventSystem, ClassServer, "t", long)
+	}
+	l.Close()
+	for _, name := range []string{"20261122", "20261122.1", "20261122.2"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "20261122.3")); err == nil {
+		t.Error("roll depth exceeded")
+	}
+	old := filepath.Join(dir, "20261001")
+	if err := os.WriteFile(old, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	past := now.AddDate(0, 0, -30)
+	if err := os.Chtimes(old, past, past); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.RemoveOlderThan(7); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(old); err == nil {
+		t.Error("old log kept")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "20261122.1")); err != nil {
+		t.Error("recent log removed")
+	}
+}
