@@ -104,7 +104,9 @@ func run(args []string, stderr io.Writer) int {
 // serve runs the scheduler; ready is called once start-up succeeded or
 // failed.
 func serve(opts daemon.Options, ready func(error)) error {
-	d, err := daemon.New(opts, newMomQuerier(opts.MomPort))
+	mom := momquery.NewRPP(opts.MomPort)
+	defer mom.Close()
+	d, err := daemon.New(opts, mom)
 	if err != nil {
 		ready(err)
 		return err
@@ -133,11 +135,6 @@ func serve(opts daemon.Options, ready func(error)) error {
 		}
 	}()
 	return d.Serve(ctx, ln)
-}
-
-// newMomQuerier returns the RM client used for node queries.
-func newMomQuerier(port int) momquery.Querier {
-	return momquery.NewTCP(port)
 }
 
 // detach starts the scheduler again as a child in a new session with
