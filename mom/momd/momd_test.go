@@ -1,0 +1,134 @@
+package momd
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"gopbs/mom/config"
+	"gopbs/mom/momlog"
+)
+
+func TestLockExclusive(t *testing.T) {
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, "mom_priv"), 0o751); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Lock(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Unlock()
+	// fcntl locks are per process: test the conflict from a child process.
+	cmd := exec.Command(os.Args[0], "-test.run=^TestLockHelper$")
+	cmd.Env = append(os.Environ(), "MOMD_LOCK_HOME="+home)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("helper: %v\n%s", err, out)
+	}
+	want := "cannot lock '" + filepath.Join(home, "mom_priv", "mom.lock") + "' - another mom running"
+	if !strings.Contains(string(out), want) {
+		t.Errorf("helper output %q lacks %q", out, want)
+	}
+	// Reading the file (open+close) would drop an fcntl lock: do it last.
+	b, _ := os.ReadFile(filepath.Join(home, "mom_priv", "mom.lock"))
+	if strings.TrimSpace(string(b)) != strconv.Itoa(os.Getpid()) {
+		t.Errorf("lock file holds %q", b)
+	}
+}
+
+// TestLockHelper runs in a child process of TestLockExclusive.
+func TestLockHelper(t *testing.T) {
+	home := os.Getenv("MOMD_LOCK_HOME")
+	if home == "" {
+		t.Skip("helper for TestLockExclusive")
+	}
+	_, err := Lock(home)
+	if err == nil {
+		t.Fatal("second lock succeeded")
+	}
+	fmt.Println(err)
+}
+
+func TestServersAndConfig(t *testing.T) {
+	home := t.TempDir()
+	cfg, err := LoadConfig(filepath.Join(home, "missing"))
+	if err != nil || cfg.CheckPollTime != config.DefaultCheckPollTime {
+		t.Fatalf("missing config: %v", err)
+	}
+	if s := Servers(home, cfg); s != nil {
+		t.Errorf("servers without server_name: %v", s)
+	}
+	if err := os.WriteFile(filepath.Join(home, "server_name"), []byte("srv1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s := Servers(home, cfg); len(s) != 1 || s[0] != "srv1" {
+		t.Errorf("servers = %v", s)
+	}
+	cfg.PBSServers = []string{"vm"}
+	if s := Servers(home, cfg); len(s) != 1 || s[0] != "vm" {
+		t.Errorf("servers = %v", s)
+	}
+}
+
+func TestStartupLinesMatchCapture(t *testing.T) {
+	cfg, _ := config.Parse(strings.NewReader("$pbsserver vm\n$logevent 255\n$usecp vm:/home /home\n$usecp vm:/tmp /tmp\n"))
+	var buf bytes.Buffer
+	log := momlog.NewWriter(&buf, "pbs_mom", cfg.LogEvent)
+	LogStartup(log, cfg, Servers("", cfg), "/opt/torque/sbin/pbs_mom", 1795310291)
+	LogShutdown(log, 15)
+	re := regexp.MustCompile(`(?m)^\d\d/\d\d/\d{4} \d\d:\d\d:\d\d;`)
+	got := re.ReplaceAllString(buf.String(), "")
+	want := `0002;   pbs_mom;Svr;Log;Log opened
+0002;   pbs_mom;Svr;pbs_mom;Torque Mom Version = 2.5.13, loglevel = 0
+0002;   pbs_mom;Svr;setpbsserver;vm
+0002;   pbs_mom;Svr;mom_server_add;server vm added
+0002;   pbs_mom;Svr;usecp;vm:/home /home
+0002;   pbs_mom;Svr;usecp;vm:/tmp /tmp
+0002;   pbs_mom;n/a;initialize;independent
+0080;   pbs_mom;Svr;pbs_mom;before init_abort_jobs
+0002;   pbs_mom;Svr;pbs_mom;Is up
+0002;   pbs_mom;Svr;setup_program_environment;MOM executable path and mtime at launch: /opt/torque/sbin/pbs_mom 1795310291
+0002;   pbs_mom;Svr;pbs_mom;Torque Mom Version = 2.5.13, loglevel = 0
+0002;   pbs_mom;Svr;pbs_mom;caught signal 15: leaving jobs running, just exiting
+0002;   pbs_mom;Svr;pbs_mom;Is down
+0002;   pbs_mom;Svr;Log;Log closed
+`
+	if got != want {
+		t.Errorf("log:\n%s\nwant:\n%s", got, want)
+	}
+	// The captured MOM log (logs/mom_logs) starts with exactly these lines.
+	if shared := sharedDir(); shared != "" {
+		b, err := os.ReadFile(filepath.Join(shared, "captures", "logs", "mom_logs-20261122.log"))
+		if err == nil {
+			captured := re.ReplaceAllString(string(b), "")
+			if !strings.HasPrefix(captured, strings.Join(strings.SplitAfter(want, "\n")[:11], "")) {
+				t.Errorf("captured log start differs:\n%s", captured[:min(len(captured), 900)])
+			}
+		}
+	}
+}
+
+// sharedDir finds ../shared relative to the module root, or "".
+func sharedDir() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for d := dir; d != "/" && d != "."; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			s := filepath.Join(filepath.Dir(d), "shared")
+			if _, err := os.Stat(s); err == nil {
+				return s
+			}
+			return ""
+		}
+	}
+	return ""
+}
