@@ -203,3 +203,28 @@ func (s *Set) ExceedsLimit(i int, limits *Set, li int, max bool) (*ResourceDef, 
 	}
 	return nil, false
 }
+
+// AddSummed adds (op INCR) or subtracts (op DECR) the summed resources
+// (FlagSummed: mem, vmem, ncpus, nodect) of attribute si of src to
+// attribute di of s, the way a queue's and the server's
+// resources_assigned follow the jobs that run. A subtraction never goes
+// below zero for sizes.
+func (s *Set) AddSummed(di int, src *Set, si int, op Op) {
+	for srd, v := range src.Resources(si) {
+		if srd.Flags&FlagSummed == 0 {
+			continue
+		}
+		rd := srd
+		if src.table.resources != s.table.resources {
+			var ok bool
+			if rd, ok = s.table.resources.Lookup(srd.Name); !ok {
+				continue
+			}
+		}
+		nv, err := Combine(s.Resource(di, rd), v, op)
+		if err != nil {
+			continue
+		}
+		s.putResource(di, rd, nv)
+	}
+}

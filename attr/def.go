@@ -207,3 +207,20 @@ func (o Object) String() string {
 	}
 	return "object(" + strconv.Itoa(int(o)) + ")"
 }
+
+// SubmitSettable reports whether a QueueJob from a requester with access a
+// may set the attribute (spec 04 §2, submission rule): ordinary clients may
+// set attributes whose Write column has U or that carry CREATE; privileged
+// connections may also set M and S attributes.
+func (d *Def) SubmitSettable(a Access) bool {
+	if d.Perm&WriteUser != 0 || d.Flags&FlagCreate != 0 {
+		return true
+	}
+	return a&AccessPrivileged != 0 && d.Perm&(WriteMgr|WriteServer) != 0
+}
+
+// SelectOpAllowed reports whether a Select/SelStat criterion on the
+// attribute may use op: SELEQ attributes allow only EQ and NE.
+func (d *Def) SelectOpAllowed(op Op) bool {
+	return d.Flags&FlagSelEQ == 0 || op == OpEQ || op == OpNE
+}

@@ -77,12 +77,14 @@ func Combine(old, operand Value, op Op) (Value, error) {
 		}
 		r = CharValue(c)
 	case TypeSize:
-		if !old.IsSet() {
-			old = SizeValue(Size{})
-		}
-		if op == OpIncr {
+		switch {
+		case !old.IsSet() && op == OpIncr:
+			r = operand
+		case !old.IsSet():
+			r = SizeValue(Size{Shift: operand.Size().Shift, Words: operand.Size().Words})
+		case op == OpIncr:
 			r = SizeValue(old.Size().Add(operand.Size()))
-		} else {
+		default:
 			r = SizeValue(old.Size().Sub(operand.Size()))
 		}
 	case TypeBool, TypeHold, TypeNodeState:

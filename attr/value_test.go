@@ -177,3 +177,25 @@ func TestEmptyIsUnset(t *testing.T) {
 		}
 	}
 }
+
+func TestStates(t *testing.T) {
+	var c StateCount
+	if got, want := c.String(), "Transit:0 Queued:0 Held:0 Waiting:0 Running:0 Exiting:0 "; got != want {
+		t.Errorf("StateCount = %q, want %q", got, want)
+	}
+	c[StateQueued], c[StateHeld], c[StateWaiting], c[StateComplete] = 2, 6, 1, 3
+	if got, want := c.String(), "Transit:0 Queued:2 Held:6 Waiting:1 Running:0 Exiting:0 "; got != want {
+		t.Errorf("StateCount = %q, want %q", got, want)
+	}
+	for st, want := range map[JobStateNum]byte{StateTransit: 'T', StateQueued: 'Q', StateHeld: 'H', StateWaiting: 'W', StateRunning: 'R', StateExiting: 'E', StateComplete: 'C', 9: 'U', -1: 'U'} {
+		if got := st.Letter(false); got != want {
+			t.Errorf("state %d letter %c, want %c", st, got, want)
+		}
+	}
+	if StateRunning.Letter(true) != 'S' || StateQueued.Letter(true) != 'Q' {
+		t.Error("suspended letter wrong")
+	}
+	if SubDepnHold.String() != "DEPNHOLD" || Substate(99).String() != "99" {
+		t.Error("substate names wrong")
+	}
+}
