@@ -1,0 +1,246 @@
+// Command pbs_mom is the GoPBS execution daemon, wire-compatible with
+// TORQUE 2.5.13's pbs_mom: it runs jobs for pbs_server (batch requests on
+// TCP 15002), reports node status over RPP/IS and answers resource-monitor
+// queries on port 15003 (spec 10, 11).
+//
+// Usage: pbs_mom [-D] [-d home] [-c config] [-H host] [-L logfile]
+// [-M momport] [-R rmport] [-S serverport] [-x] [-p|-r|-q|-P]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"gopbs/mom/config"
+	"gopbs/mom/jobexec"
+	"gopbs/mom/link"
+	"gopbs/mom/momlog"
+	"gopbs/rpp"
+)
+
+// daemonEnv marks the re-executed background copy.
+const daemonEnv = "GOPBS_MOM_DAEMONIZED"
+
+func main() {
+	jobexec.RunStarterIfRequested()
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintf(os.Stderr, "pbs_mom: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+type flags struct {
+	home, configFile, host, logFile string
+	momPort, rmPort, serverPort     int
+	foreground, noPortForward       bool
+	recover                         string // "", "p", "r", "q", "P"
+}
+
+func parseFlags(args []string) (*flags, error) {
+	f := &flags{home: os.Getenv("PBS_HOME")}
+	if f.home == "" {
+		f.home = "/var/spool/torque"
+	}
+	fs := flag.NewFlagSet("pbs_mom", flag.ContinueOnError)
+	fs.StringVar(&f.home, "d", f.home, "PBS_HOME directory")
+	fs.StringVar(&f.configFile, "c", "", "config file (default PBS_HOME/mom_priv/config)")
+	fs.StringVar(&f.host, "H", "", "host name to use")
+	fs.StringVar(&f.logFile, "L", "", "log file")
+	fs.IntVar(&f.momPort, "M", envPort("PBS_MOM_SERVICE_PORT", link.DefaultMomPort), "batch port")
+	fs.IntVar(&f.rmPort, "R", envPort("PBS_MANAGER_SERVICE_PORT", link.DefaultRMPort), "resource monitor port")
+	fs.IntVar(&f.serverPort, "S", envPort("PBS_BATCH_SERVICE_PORT", link.DefaultServerPort), "server port")
+	fs.BoolVar(&f.foreground, "D", false, "stay in the foreground")
+	fs.BoolVar(&f.noPortForward, "x", false, "disable X11 port forwarding")
+	var p, r, q, P bool
+	fs.BoolVar(&p, "p", false, "recover and keep running jobs")
+	fs.BoolVar(&r, "r", false, "kill running jobs and requeue")
+	fs.BoolVar(&q, "q", false, "requeue jobs (default)")
+	fs.BoolVar(&P, "P", false, "purge all jobs")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	for _, o := range []struct {
+		set  bool
+		name string
+	}{{p, "p"}, {r, "r"}, {q, "q"}, {P, "P"}} {
+		if o.set {
+			if f.recover != "" {
+				return nil, errors.New("only one of -p, -r, -q, -P may be given")
+			}
+			f.recover = o.name
+		}
+	}
+	return f, nil
+}
+
+func envPort(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+func run(args []string) error {
+	f, err := parseFlags(args)
+	if err != nil {
+		return err
+	}
+	if !f.foreground && os.Getenv(daemonEnv) == "" {
+		return daemonize()
+	}
+	cfgFile := f.configFile
+	if cfgFile == "" {
+		cfgFile = filepath.Join(f.home, "mom_priv", "config")
+	}
+	cfg, err := config.ParseFile(cfgFile)
+	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		cfg = config.Default()
+	}
+	host := f.host
+	if host == "" {
+		host = cfg.MomHost
+	}
+	if host == "" {
+		host, _ = os.Hostname()
+	}
+	servers := cfg.PBSServers
+	if len(servers) == 0 {
+		if b, err := os.ReadFile(filepath.Join(f.home, "server_name")); err == nil {
+			if name := strings.TrimSpace(string(b)); name != "" {
+				servers = []string{name}
+			}
+		}
+	}
+
+	logDir := filepath.Join(f.home, "mom_logs")
+	if cfg.LogDirectory != "" {
+		logDir = cfg.LogDirectory
+	}
+	var logger *momlog.Logger
+	if f.logFile != "" {
+		lf, err := os.OpenFile(f.logFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return err
+		}
+		defer lf.Close()
+		logger = momlog.NewWriter(lf, "pbs_mom", cfg.LogEvent)
+	} else {
+		if err := os.MkdirAll(logDir, 0o755); err != nil {
+			return err
+		}
+		if logger, err = momlog.New(logDir, cfg.LogFileSuffix, "pbs_mom", cfg.LogEvent); err != nil {
+			return err
+		}
+	}
+	defer logger.Close()
+
+	if err := lockHome(f.home); err != nil {
+		return err
+	}
+	defer os.Remove(filepath.Join(f.home, "mom_priv", "mom.lock"))
+
+	var m *link.Mom
+	engine, err := jobexec.New(jobexec.Options{
+		Home: f.home, Host: host, MomPort: f.rmPort, Config: cfg, Log: logger,
+		OnExit: func(ex jobexec.Exit) { m.JobExited(ex) },
+	})
+	if err != nil {
+		return err
+	}
+	defer engine.Close()
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	m, err = link.New(link.Options{
+		Host: host, Home: f.home, Config: cfg, Log: logger, Exec: engine,
+		Servers: servers, ServerPort: f.serverPort, MomPort: f.momPort, RMPort: f.rmPort,
+		Shutdown: stop,
+	})
+	if err != nil {
+		return err
+	}
+	if n, err := m.Recover(ctx, f.recover); err != nil {
+		logger.Error(0, err.Error(), "init_abort_jobs", "")
+	} else if n > 0 {
+		logger.Record(momlog.EventSystem, momlog.ClassServer, "pbs_mom", fmt.Sprintf("recovered %d jobs", n))
+	}
+
+	var l link.Listeners
+	if l.Batch, err = net.Listen("tcp", fmt.Sprintf(":%d", f.momPort)); err != nil {
+		return err
+	}
+	if l.RM, err = net.Listen("tcp", fmt.Sprintf(":%d", f.rmPort)); err != nil {
+		return err
+	}
+	if l.RPP, err = net.ListenPacket("udp", fmt.Sprintf(":%d", f.rmPort)); err != nil {
+		return err
+	}
+	if l.Client, err = rpp.ListenReserved(netip.IPv4Unspecified()); err != nil {
+		// Not root: fall back to an ordinary port (servers may refuse it).
+		if l.Client, err = net.ListenPacket("udp", ":0"); err != nil {
+			return err
+		}
+	}
+	logger.Record(momlog.EventSystem|momlog.EventForce, momlog.ClassServer, "pbs_mom",
+		fmt.Sprintf("Is up (version %s, host %s, ports %d/%d)", link.Version, host, f.momPort, f.rmPort))
+	err = m.Serve(ctx, l)
+	logger.Record(momlog.EventSystem|momlog.EventForce, momlog.ClassServer, "pbs_mom", "Is down")
+	return err
+}
+
+// lockHome writes mom_priv/mom.lock with our pid, refusing to start when
+// another live pbs_mom holds it.
+func lockHome(home string) error {
+	dir := filepath.Join(home, "mom_priv")
+	if err := os.MkdirAll(dir, 0o751); err != nil {
+		return err
+	}
+	name := filepath.Join(dir, "mom.lock")
+	if b, err := os.ReadFile(name); err == nil {
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid != os.Getpid() {
+			if syscall.Kill(pid, 0) == nil {
+				if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil && filepath.Base(exe) == filepath.Base(os.Args[0]) {
+					return fmt.Errorf("another pbs_mom (pid %d) is running", pid)
+				}
+			}
+		}
+	}
+	return os.WriteFile(name, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
+}
+
+// daemonize re-executes pbs_mom in a new session in the background and
+// returns in the parent.
+func daemonize() error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer null.Close()
+	cmd := exec.Command(exe, os.Args[1:]...)
+	cmd.Env = append(os.Environ(), daemonEnv+"=1")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = null, null, null
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.Dir = "/"
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	return cmd.Process.Release()
+}

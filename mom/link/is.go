@@ -1,0 +1,263 @@
+package link
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"sync"
+	"time"
+
+	"gopbs/mom/momlog"
+	"gopbs/momproto"
+	"gopbs/rpp"
+)
+
+// isClient keeps the IS stream to one server (spec 10 §5.2): it opens the
+// stream, says IS_HELLO, trusts the addresses of IS_CLUSTER_ADDRS and sends
+// IS_STATUS every status_update_time and on demand. A stream that ends
+// (server GOODBYE, retries exhausted) is reopened at once, then with
+// exponential back-off.
+type isClient struct {
+	m    *Mom
+	name string // "host[:port]" as configured
+	host string
+	port int
+	ep   *rpp.Endpoint
+	kc   chan struct{} // immediate status wanted
+	hc   chan struct{} // status wanted after the hello delay
+
+	mu           sync.Mutex
+	stream       *rpp.Stream
+	addr         netip.AddrPort
+	answered     bool // the server spoke on the current stream
+	hellosIn     int
+	hellosOut    int
+	clusterAddrs int
+	lastFrom     time.Time
+	lastFromWhat string
+	lastTo       time.Time
+	stopped      bool
+}
+
+type isStats struct {
+	name, addr                        string
+	hellosIn, hellosOut, clusterAddrs int
+	lastFrom, lastTo                  time.Time
+	lastFromWhat                      string
+}
+
+func (m *Mom) newISClient(name string, ep *rpp.Endpoint) *isClient {
+	host, port := splitHostPort(name, m.opt.ServerPort)
+	return &isClient{m: m, name: name, host: host, port: port, ep: ep, kc: make(chan struct{}, 1), hc: make(chan struct{}, 1)}
+}
+
+func (c *isClient) stats() isStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return isStats{name: c.host, addr: c.addr.String(), hellosIn: c.hellosIn, hellosOut: c.hellosOut,
+		clusterAddrs: c.clusterAddrs, lastFrom: c.lastFrom, lastTo: c.lastTo, lastFromWhat: c.lastFromWhat}
+}
+
+// kick asks for an immediate IS_STATUS.
+func (c *isClient) kick() {
+	select {
+	case c.kc <- struct{}{}:
+	default:
+	}
+}
+
+// shutdown closes the stream with GOODBYE.
+func (c *isClient) shutdown() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stopped = true
+	if c.stream != nil {
+		c.stream.Close()
+	}
+}
+
+func (c *isClient) run(ctx context.Context) {
+	backoff := time.Duration(0)
+	for ctx.Err() == nil {
+		if backoff > 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+		}
+		began := time.Now()
+		err := c.session(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		c.m.log.Record(momlog.EventSystem, momlog.ClassServer, "is_update_stat",
+			fmt.Sprintf("stream to server %s ended: %v", c.name, err))
+		switch {
+		case time.Since(began) > time.Minute:
+			backoff = 0
+		case backoff == 0:
+			backoff = 2 * time.Second
+		default:
+			backoff = min(2*backoff, 300*time.Second)
+		}
+		if err == nil {
+			backoff = 0 // the server closed in order (qterm): reconnect at once
+		}
+	}
+}
+
+// session runs one stream until it ends; nil means the server closed it.
+func (c *isClient) session(ctx context.Context) error {
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	ip, err := c.m.resolve(rctx, c.host)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("resolve %s: %w", c.host, err)
+	}
+	addr := netip.AddrPortFrom(ip, uint16(c.port))
+	c.m.addTrusted(ip)
+	s, err := c.ep.Open(addr)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	if c.stopped {
+		c.mu.Unlock()
+		s.Close()
+		return ctx.Err()
+	}
+	c.stream, c.addr, c.answered = s, addr, false
+	c.mu.Unlock()
+	defer s.Close()
+	c.send(s, &momproto.ISMessage{Version: momproto.IS_PROTOCOL_VER, Command: momproto.IS_HELLO})
+	c.mu.Lock()
+	c.hellosOut++
+	c.mu.Unlock()
+
+	done := make(chan error, 1)
+	go func() { done <- c.read(ctx, s) }()
+	ticker := time.NewTicker(c.m.cfg.StatusUpdateTime)
+	defer ticker.Stop()
+	var soon <-chan time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case err := <-done:
+			return err
+		case <-c.kc:
+			soon = time.After(0)
+		case <-c.hc:
+			soon = time.After(c.m.opt.HelloStatusDelay)
+		case <-soon:
+			soon = nil
+			c.sendStatus(ctx, s)
+		case <-ticker.C:
+			c.sendStatus(ctx, s)
+		}
+	}
+}
+
+func (c *isClient) sendStatus(ctx context.Context, s *rpp.Stream) {
+	c.mu.Lock()
+	ok := c.answered
+	c.mu.Unlock()
+	if !ok {
+		return // the server has not answered our hello yet
+	}
+	c.send(s, &momproto.ISMessage{Version: momproto.IS_PROTOCOL_VER, Command: momproto.IS_STATUS,
+		Status: c.m.StatusStrings(ctx)})
+}
+
+func (c *isClient) send(s *rpp.Stream, msg *momproto.ISMessage) {
+	if err := s.Send(msg.Append(nil)); err == nil {
+		c.mu.Lock()
+		c.lastTo = c.m.opt.Now()
+		c.mu.Unlock()
+	}
+}
+
+// read handles the server's messages on the stream.
+func (c *isClient) read(ctx context.Context, s *rpp.Stream) error {
+	for {
+		b, err := s.Recv(ctx)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		msg, err := momproto.DecodeIS(b)
+		if err != nil {
+			c.m.log.Error(0, err.Error(), "is_request", "bad IS message from "+c.name)
+			return err
+		}
+		c.mu.Lock()
+		c.answered = true
+		c.lastFrom = c.m.opt.Now()
+		c.lastFromWhat = momproto.ISCommandName(msg.Command)
+		c.mu.Unlock()
+		switch msg.Command {
+		case momproto.IS_NULL:
+		case momproto.IS_HELLO:
+			c.mu.Lock()
+			c.hellosIn++
+			c.mu.Unlock()
+			c.send(s, &momproto.ISMessage{Version: momproto.IS_PROTOCOL_VER, Command: momproto.IS_HELLO})
+			signalCh(c.hc)
+		case momproto.IS_CLUSTER_ADDRS:
+			c.mu.Lock()
+			c.clusterAddrs++
+			c.mu.Unlock()
+			c.m.trustClusterAddrs(msg.Addrs)
+			signalCh(c.hc)
+		default:
+			return fmt.Errorf("unknown IS command %d", msg.Command)
+		}
+	}
+}
+
+func signalCh(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+func (m *Mom) trustClusterAddrs(addrs []uint32) {
+	for _, a := range addrs {
+		var b [4]byte
+		binary.BigEndian.PutUint32(b[:], a)
+		m.addTrusted(netip.AddrFrom4(b))
+	}
+}
+
+// isIncoming serves an IS message on a stream the server opened to the
+// RPP port (its start-up ping). It reports whether the stream stays.
+func (m *Mom) isIncoming(ctx context.Context, s *rpp.Stream, b []byte) bool {
+	msg, err := momproto.DecodeIS(b)
+	if err != nil {
+		m.log.Error(0, err.Error(), "is_request", "")
+		return false
+	}
+	if !m.Trusted(s.RemoteAddr().Addr()) {
+		m.log.Error(0, "", "is_request", "bad attempt to connect from "+s.RemoteAddr().Addr().String())
+		return false
+	}
+	switch msg.Command {
+	case momproto.IS_NULL:
+	case momproto.IS_HELLO:
+		s.Send((&momproto.ISMessage{Version: momproto.IS_PROTOCOL_VER, Command: momproto.IS_HELLO}).Append(nil))
+		m.Cycle()
+	case momproto.IS_CLUSTER_ADDRS:
+		m.trustClusterAddrs(msg.Addrs)
+		m.Cycle()
+	default:
+		return false
+	}
+	return true
+}

@@ -1,0 +1,370 @@
+// Package link is the protocol side of pbs_mom (TORQUE 2.5.13, spec 10):
+// the batch-request service on TCP 15002 (job launch, status polls,
+// signals, deletion, file staging), the job obituary sent to the server,
+// the IS conversation with the server over RPP (hello, cluster addresses,
+// periodic status) and the resource monitor (RM) on port 15003 over RPP
+// and TCP.
+//
+// Job execution is delegated to an Executor (normally a *jobexec.Engine);
+// the package only keeps the protocol state of each job (launch stage,
+// server address, attributes, whether session_id was reported).
+//
+// The RPP socket dispatches every accepted stream by the protocol number
+// of its first message (RM 1, IM 3, IS 4), so MOM↔MOM IM can be added by
+// registering a handler for protocol 3 (see Mom.handleStream).
+package link
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"gopbs/mom/config"
+	"gopbs/mom/jobexec"
+	"gopbs/mom/momlog"
+	"gopbs/mom/procfs"
+	"gopbs/rpp"
+)
+
+// Default ports (spec 10 §1).
+const (
+	DefaultServerPort = 15001
+	DefaultMomPort    = 15002
+	DefaultRMPort     = 15003
+)
+
+// Version is the version MOM reports.
+const Version = "2.5.13"
+
+// Executor runs jobs; *jobexec.Engine implements it. Its OnExit callback
+// must call Mom.JobExited.
+type Executor interface {
+	Start(ctx context.Context, spec *jobexec.Job) (int, error)
+	Status(jobID string) (jobexec.Status, error)
+	Signal(ctx context.Context, jobID, signal string, rerun bool) error
+	Epilogue(ctx context.Context, jobID string) (int, error)
+	Purge(jobID string) error
+	ScriptPath(prefix string) string
+	Adopt(spec *jobexec.Job, sid int, started time.Time) error
+	Sessions() []int
+}
+
+// Options configure a Mom.
+type Options struct {
+	Host   string // this MOM's host name (-H, $mom_host or the host name)
+	Home   string // PBS_HOME
+	Config *config.Config
+	Log    *momlog.Logger
+	Exec   Executor
+	// Servers are the servers to report to, "host[:port]"; default port
+	// ServerPort. Empty: the $pbsserver entries of Config.
+	Servers []string
+	// ServerPort is the default server port (batch TCP and IS UDP).
+	ServerPort int
+	MomPort    int // batch TCP port, reported in diagnostics
+	RMPort     int // RM port (TCP and RPP)
+	// Proc is the proc file system read for status (default /proc).
+	Proc procfs.FS
+	// RPP tunes the RPP endpoints (nil = TORQUE defaults).
+	RPP *rpp.Options
+	// Resolve looks a host name up (default net.DefaultResolver).
+	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
+	// Dial opens a TCP connection to the server from a privileged port
+	// (default DialReserved).
+	Dial func(ctx context.Context, addr netip.AddrPort) (net.Conn, error)
+	// HelloStatusDelay is the pause between the server's answer to
+	// IS_HELLO and the first IS_STATUS (default 2 s, as observed).
+	HelloStatusDelay time.Duration
+	// ObitRetry is the period of obituary retries (default 10 s).
+	ObitRetry time.Duration
+	// Shutdown is called when an RM_CMD_SHUTDOWN was accepted.
+	Shutdown func()
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Mom is the protocol side of one pbs_mom.
+type Mom struct {
+	opt   Options
+	cfg   *config.Config
+	log   *momlog.Logger
+	exec  Executor
+	start time.Time
+	pid   int
+
+	mu       sync.Mutex
+	jobs     map[string]*job
+	trusted  map[netip.Addr]bool
+	servers  []*isClient
+	isBusy   bool
+	lastBad  string // last unauthorised RM attempt, for diagnostics
+	message  string // node message (clearmsg)
+	cycleReq chan struct{}
+
+	wg sync.WaitGroup
+}
+
+// New returns a Mom. Call Serve to run it.
+func New(opt Options) (*Mom, error) {
+	if opt.Exec == nil {
+		return nil, errors.New("link: Options.Exec is required")
+	}
+	if opt.Config == nil {
+		opt.Config = config.Default()
+	}
+	if opt.Log == nil {
+		opt.Log = momlog.Discard()
+	}
+	if opt.Host == "" {
+		opt.Host, _ = os.Hostname()
+	}
+	if opt.ServerPort == 0 {
+		opt.ServerPort = DefaultServerPort
+	}
+	if opt.MomPort == 0 {
+		opt.MomPort = DefaultMomPort
+	}
+	if opt.RMPort == 0 {
+		opt.RMPort = DefaultRMPort
+	}
+	if opt.Proc.Root == "" {
+		opt.Proc = procfs.Default
+	}
+	if opt.Resolve == nil {
+		opt.Resolve = func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		}
+	}
+	if opt.Dial == nil {
+		opt.Dial = DialReserved
+	}
+	if opt.HelloStatusDelay == 0 {
+		opt.HelloStatusDelay = 2 * time.Second
+	}
+	if opt.HelloStatusDelay < 0 {
+		opt.HelloStatusDelay = 0
+	}
+	if opt.ObitRetry <= 0 {
+		opt.ObitRetry = 10 * time.Second
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	if len(opt.Servers) == 0 {
+		opt.Servers = opt.Config.PBSServers
+	}
+	m := &Mom{
+		opt: opt, cfg: opt.Config, log: opt.Log, exec: opt.Exec,
+		start: opt.Now(), pid: os.Getpid(),
+		jobs: map[string]*job{}, trusted: map[netip.Addr]bool{},
+		cycleReq: make(chan struct{}, 1),
+	}
+	return m, nil
+}
+
+// Listeners are the sockets a Mom serves. Any may be nil to leave that
+// service out (tests).
+type Listeners struct {
+	Batch net.Listener   // TCP MomPort: batch requests from the server
+	RM    net.Listener   // TCP RMPort: RM requests (TM is refused)
+	RPP   net.PacketConn // UDP RMPort: RM, IM and IS streams opened by others
+	// Client is the UDP socket (normally a reserved port) of the RPP
+	// streams the MOM opens to its servers; nil disables the IS client.
+	Client net.PacketConn
+}
+
+// Serve runs every service until ctx is cancelled, then closes the
+// listeners and returns.
+func (m *Mom) Serve(ctx context.Context, l Listeners) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	m.initTrust(ctx)
+	var eps []*rpp.Endpoint
+	if l.RPP != nil {
+		ep := rpp.NewEndpoint(l.RPP, m.rppOptions())
+		eps = append(eps, ep)
+		m.goFunc(func() { m.acceptRPP(ctx, ep) })
+	}
+	if l.Client != nil {
+		ep := rpp.NewEndpoint(l.Client, m.rppOptions())
+		eps = append(eps, ep)
+		for _, s := range m.opt.Servers {
+			c := m.newISClient(s, ep)
+			m.mu.Lock()
+			m.servers = append(m.servers, c)
+			m.mu.Unlock()
+			m.goFunc(func() { c.run(ctx) })
+		}
+	}
+	if l.Batch != nil {
+		m.goFunc(func() { m.serveTCP(ctx, l.Batch, m.serveBatchConn) })
+	}
+	if l.RM != nil {
+		m.goFunc(func() { m.serveTCP(ctx, l.RM, m.serveRMConn) })
+	}
+	m.goFunc(func() { m.obitLoop(ctx) })
+	<-ctx.Done()
+	for _, ln := range []net.Listener{l.Batch, l.RM} {
+		if ln != nil {
+			ln.Close()
+		}
+	}
+	m.mu.Lock()
+	for _, c := range m.servers {
+		c.shutdown()
+	}
+	m.mu.Unlock()
+	for _, ep := range eps {
+		ep.Close()
+	}
+	m.wg.Wait()
+	return nil
+}
+
+func (m *Mom) goFunc(f func()) {
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		f()
+	}()
+}
+
+func (m *Mom) rppOptions() *rpp.Options {
+	var o rpp.Options
+	if m.opt.RPP != nil {
+		o = *m.opt.RPP
+	}
+	if o.Throttle == 0 {
+		o.Throttle = m.cfg.RPPThrottle
+	}
+	return &o
+}
+
+// serveTCP accepts connections and serves each in its own goroutine.
+func (m *Mom) serveTCP(ctx context.Context, ln net.Listener, serve func(context.Context, net.Conn)) {
+	var conns sync.WaitGroup
+	defer conns.Wait()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			m.log.Error(0, err.Error(), "accept", "")
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		conns.Add(1)
+		go func() {
+			defer conns.Done()
+			defer c.Close()
+			stop := context.AfterFunc(ctx, func() { c.Close() })
+			defer stop()
+			serve(ctx, c)
+		}()
+	}
+}
+
+// initTrust fills okclients: localhost, this host's addresses, the
+// servers and $pbsclient hosts (spec 10 §3.2).
+func (m *Mom) initTrust(ctx context.Context) {
+	m.addTrusted(netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("::1"))
+	if addrs, err := net.InterfaceAddrs(); err == nil {
+		for _, a := range addrs {
+			if p, err := netip.ParsePrefix(a.String()); err == nil {
+				m.addTrusted(p.Addr())
+			}
+		}
+	}
+	hosts := append([]string{m.opt.Host}, m.opt.Servers...)
+	hosts = append(hosts, m.cfg.PBSClients...)
+	for _, h := range hosts {
+		host, _ := splitHostPort(h, 0)
+		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		addrs, err := m.opt.Resolve(rctx, host)
+		cancel()
+		if err != nil {
+			continue
+		}
+		m.addTrusted(addrs...)
+	}
+}
+
+func (m *Mom) addTrusted(addrs ...netip.Addr) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, a := range addrs {
+		m.trusted[a.Unmap()] = true
+	}
+}
+
+// Trusted reports whether addr is in okclients.
+func (m *Mom) Trusted(addr netip.Addr) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.trusted[addr.Unmap()]
+}
+
+func (m *Mom) trustedList() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var l []netip.Addr
+	for a := range m.trusted {
+		if a.Is4() {
+			l = append(l, a)
+		}
+	}
+	sort.Slice(l, func(i, j int) bool { return l[i].Less(l[j]) })
+	parts := make([]string, len(l))
+	for i, a := range l {
+		parts[i] = a.String()
+	}
+	return strings.Join(parts, ",")
+}
+
+// splitHostPort splits "host[:port]".
+func splitHostPort(s string, def int) (string, int) {
+	if i := strings.LastIndexByte(s, ':'); i >= 0 && !strings.Contains(s[i+1:], "]") {
+		if p, err := strconv.Atoi(s[i+1:]); err == nil {
+			return s[:i], p
+		}
+	}
+	return s, def
+}
+
+// Cycle asks for an immediate IS_STATUS to every server.
+func (m *Mom) Cycle() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, c := range m.servers {
+		c.kick()
+	}
+}
+
+// resolve returns the first IPv4 (else any) address of host.
+func (m *Mom) resolve(ctx context.Context, host string) (netip.Addr, error) {
+	if a, err := netip.ParseAddr(host); err == nil {
+		return a, nil
+	}
+	addrs, err := m.opt.Resolve(ctx, host)
+	if err != nil {
+		return netip.Addr{}, err
+	}
+	for _, a := range addrs {
+		if a.Unmap().Is4() {
+			return a.Unmap(), nil
+		}
+	}
+	if len(addrs) == 0 {
+		return netip.Addr{}, fmt.Errorf("%s: no address", host)
+	}
+	return addrs[0], nil
+}

@@ -1,0 +1,187 @@
+package link
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"gopbs/batchreq"
+	"gopbs/dis"
+	"gopbs/mom/jobexec"
+	"gopbs/mom/momlog"
+)
+
+// JobExited is the Executor's OnExit callback: it records the end and
+// starts the obituary (spec 10 §8.1).
+func (m *Mom) JobExited(ex jobexec.Exit) {
+	m.mu.Lock()
+	j, ok := m.jobs[ex.JobID]
+	if ok {
+		j.exit = &ex
+		j.stage = stageExiting
+		j.obitDue = true
+		if j.sid == 0 {
+			j.sid = ex.SessionID
+		}
+	}
+	m.mu.Unlock()
+	if !ok {
+		return
+	}
+	m.log.Job(momlog.EventJob, ex.JobID, "job was terminated")
+	m.goFunc(func() { m.sendObit(context.Background(), j) })
+}
+
+// obitLoop retries obituaries that could not be delivered.
+func (m *Mom) obitLoop(ctx context.Context) {
+	t := time.NewTicker(m.opt.ObitRetry)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		m.mu.Lock()
+		var due []*job
+		for _, j := range m.jobs {
+			if j.obitDue && j.stage == stageExiting {
+				due = append(due, j)
+			}
+		}
+		m.mu.Unlock()
+		for _, j := range due {
+			m.sendObit(ctx, j)
+		}
+	}
+}
+
+// errRetry marks an obituary step that must be retried later.
+var errRetry = errors.New("retry later")
+
+// sendObit runs the pre-obit status check, the epilogue and the JobObit.
+// Concurrent calls for one job are serialised by the obitDue flag.
+func (m *Mom) sendObit(ctx context.Context, j *job) {
+	m.mu.Lock()
+	if !j.obitDue || j.stage != stageExiting {
+		m.mu.Unlock()
+		return
+	}
+	j.obitDue = false // taken; set again on failure
+	preobitOK := j.preobitOK
+	m.mu.Unlock()
+
+	err := func() error {
+		if !preobitOK {
+			keep, err := m.preobit(ctx, j)
+			if err != nil {
+				return err
+			}
+			if !keep {
+				m.purge(j)
+				return nil
+			}
+			if _, err := m.exec.Epilogue(ctx, j.id); err != nil && !errors.Is(err, jobexec.ErrUnknownJob) {
+				m.log.Error(0, err.Error(), "epilogue", j.id)
+			}
+			m.mu.Lock()
+			j.preobitOK = true
+			m.mu.Unlock()
+		}
+		return m.jobObit(ctx, j)
+	}()
+	if err != nil {
+		m.log.Error(0, err.Error(), "scan_for_exiting", j.id)
+		m.mu.Lock()
+		j.obitDue = true
+		m.mu.Unlock()
+	}
+}
+
+// serverConn dials the job's server from a privileged port.
+func (m *Mom) serverCall(ctx context.Context, j *job, req *batchreq.Request) (*batchreq.Reply, error) {
+	m.mu.Lock()
+	addr := netip.AddrPortFrom(j.server, uint16(j.serverPort))
+	m.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, m.tcpTimeout())
+	defer cancel()
+	c, err := m.opt.Dial(ctx, addr)
+	if err != nil {
+		return nil, fmt.Errorf("%w: connect %v: %v", errRetry, addr, err)
+	}
+	defer c.Close() // MOM closes without Disconnect
+	if dl, ok := ctx.Deadline(); ok {
+		c.SetDeadline(dl)
+	}
+	w := dis.NewWriter(c)
+	req.Encode(w)
+	if err := w.Flush(); err != nil {
+		return nil, fmt.Errorf("%w: send: %v", errRetry, err)
+	}
+	rep, err := batchreq.ReadReply(dis.NewReader(c))
+	if err != nil {
+		return nil, fmt.Errorf("%w: read reply: %v", errRetry, err)
+	}
+	return rep, nil
+}
+
+// preobit asks the server whether the job is still its own here. It
+// reports false when the job must be deleted without an obit.
+func (m *Mom) preobit(ctx context.Context, j *job) (bool, error) {
+	req := batchreq.NewRequest(batchreq.PBS_BATCH_StatusJob, "pbs_mom", &batchreq.StatusReq{ID: j.id})
+	rep, err := m.serverCall(ctx, j, req)
+	if err != nil {
+		return false, err
+	}
+	m.log.Record(momlog.EventDebug, momlog.ClassJob, "preobit_reply", "top of preobit_reply")
+	switch {
+	case rep.Code == batchreq.PBSE_UNKJOBID || rep.Code == batchreq.PBSE_CLEANEDOUT:
+		return false, nil
+	case rep.Code != 0 || rep.Choice != batchreq.BATCH_REPLY_CHOICE_Status:
+		return false, fmt.Errorf("%w: pre-obit status reply code %d", errRetry, rep.Code)
+	}
+	for _, o := range rep.Status {
+		if o.Name != j.id {
+			continue
+		}
+		if eh, ok := o.Attrs.Get("exec_host"); ok && !m.isLocalHost(firstExecHost(eh)) {
+			return false, nil // rerun elsewhere
+		}
+	}
+	return true, nil
+}
+
+// jobObit sends the JobObit request and handles the reply (spec 10 §8.3).
+func (m *Mom) jobObit(ctx context.Context, j *job) error {
+	m.mu.Lock()
+	ex := *j.exit
+	status := ex.Status
+	if j.rerun {
+		status = 0
+	}
+	attrs := usageAttrs(ex.Usage)
+	if !j.sidSent && j.sid > 0 {
+		attrs = append(attrs, batchreq.NewAttr("session_id", fmt.Sprint(j.sid)))
+	}
+	m.mu.Unlock()
+	req := batchreq.NewRequest(batchreq.PBS_BATCH_JobObit, "pbs_mom",
+		&batchreq.JobObit{JobID: j.id, ExitStatus: status, Attrs: attrs})
+	rep, err := m.serverCall(ctx, j, req)
+	if err != nil {
+		return err
+	}
+	switch rep.Code {
+	case 0, batchreq.PBSE_ALRDYEXIT:
+		m.mu.Lock()
+		j.stage = stageExited
+		j.sidSent = true
+		m.mu.Unlock()
+		m.log.Job(momlog.EventJob, j.id, "obit sent to server")
+	default:
+		m.log.Job(momlog.EventJob, j.id, fmt.Sprintf("obit reply code %d, deleting job", rep.Code))
+		m.purge(j)
+	}
+	return nil
+}

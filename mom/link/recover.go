@@ -1,0 +1,96 @@
+package link
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"gopbs/batchreq"
+	"gopbs/dis"
+	"gopbs/mom/jobexec"
+)
+
+// Recover loads the jobs saved in mom_priv/jobs at start-up. mode is the
+// restart flag: "p" keeps jobs whose session is still alive (they are
+// tracked again), "P" purges every job silently, anything else ("", "r",
+// "q") kills the jobs' processes and reports them to the server as
+// aborted on MOM restart (exit status JOB_EXEC_INITABT). It returns the
+// number of jobs found.
+func (m *Mom) Recover(ctx context.Context, mode string) (int, error) {
+	dir := filepath.Join(m.opt.Home, "mom_priv", "jobs")
+	names, err := filepath.Glob(filepath.Join(dir, "*.JB"))
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, name := range names {
+		j, err := loadJob(name)
+		if err != nil {
+			m.log.Error(0, err.Error(), "job_recov", name)
+			continue
+		}
+		n++
+		j.spec.Prefix = strings.TrimSuffix(filepath.Base(name), ".JB")
+		alive := j.sid > 0 && syscall.Kill(j.sid, 0) == nil
+		if mode == "P" || !j.server.IsValid() {
+			if alive {
+				syscall.Kill(-j.sid, syscall.SIGKILL)
+			}
+			m.purge(j)
+			continue
+		}
+		m.mu.Lock()
+		m.jobs[j.id] = j
+		m.mu.Unlock()
+		if mode == "p" && alive {
+			if err := m.exec.Adopt(&j.spec, j.sid, time.Now()); err == nil {
+				j.stage, j.sidSent = stageRunning, true
+				continue
+			}
+		}
+		if alive {
+			syscall.Kill(-j.sid, syscall.SIGKILL)
+		}
+		j.stage, j.sidSent = stageRunning, true
+		m.JobExited(jobexec.Exit{JobID: j.id, SessionID: j.sid, Status: jobexec.JOB_EXEC_INITABT, StartFailed: true,
+			Message: "aborted on MOM restart"})
+	}
+	return n, nil
+}
+
+func loadJob(name string) (*job, error) {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	r := dis.NewReader(bytes.NewReader(b))
+	j := &job{}
+	var server string
+	var port, sid uint64
+	if j.id, err = r.Str(); err == nil {
+		if server, err = r.Str(); err == nil {
+			if port, err = r.Uint64(); err == nil {
+				if sid, err = r.Uint64(); err == nil {
+					j.attrs, err = batchreq.ReadReplyAttrList(r)
+				}
+			}
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if server != "" {
+		if j.server, err = netip.ParseAddr(server); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	j.serverPort, j.sid = int(port), int(sid)
+	j.spec = jobSpec(j.id, j.attrs)
+	return j, nil
+}

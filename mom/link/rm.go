@@ -1,0 +1,395 @@
+package link
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopbs/mom/config"
+	"gopbs/mom/momlog"
+	"gopbs/momproto"
+	"gopbs/rpp"
+
+	"golang.org/x/sys/unix"
+)
+
+// acceptRPP serves the streams others open to the RPP port.
+func (m *Mom) acceptRPP(ctx context.Context, ep *rpp.Endpoint) {
+	for {
+		s, err := ep.Accept(ctx)
+		if err != nil {
+			return
+		}
+		m.goFunc(func() { m.handleStream(ctx, s) })
+	}
+}
+
+// handleStream dispatches each message of an accepted stream by its
+// protocol number: RM (1) and IS (4) are served; IM (3) is not supported
+// yet and ends the stream.
+func (m *Mom) handleStream(ctx context.Context, s *rpp.Stream) {
+	defer s.Close()
+	peer := s.RemoteAddr()
+	for {
+		msg, err := s.Recv(ctx)
+		if err != nil {
+			return
+		}
+		proto, err := momproto.Protocol(msg)
+		if err != nil {
+			m.log.Error(0, err.Error(), "do_rpp", "bad message from "+peer.String())
+			return
+		}
+		switch proto {
+		case momproto.RM_PROTOCOL:
+			reply, keep := m.rmMessage(ctx, peer, msg)
+			if reply != nil {
+				if err := s.Send(reply); err != nil {
+					return
+				}
+			}
+			if !keep {
+				return
+			}
+		case momproto.IS_PROTOCOL:
+			if !m.isIncoming(ctx, s, msg) {
+				return
+			}
+		default:
+			m.log.Error(0, "", "do_rpp", fmt.Sprintf("unknown protocol %d from %v", proto, peer))
+			return
+		}
+	}
+}
+
+// rmMessage serves one RM request message and returns the reply (nil:
+// none) and whether the conversation may go on.
+func (m *Mom) rmMessage(ctx context.Context, peer netip.AddrPort, msg []byte) ([]byte, bool) {
+	req, err := momproto.DecodeRMRequest(msg)
+	if err != nil && (req == nil || req.Command != momproto.RM_CMD_REQUEST) {
+		m.log.Error(0, err.Error(), "rm_request", "")
+		return nil, false
+	}
+	full := peer.Port() < 1024 && m.Trusted(peer.Addr())
+	restricted := !full && m.restricted(ctx, peer.Addr())
+	if !full && !restricted {
+		m.log.Error(0, "Success (0)", "rm_request",
+			fmt.Sprintf("bad attempt to connect - unauthorized (port: %d)", peer.Port()))
+		m.mu.Lock()
+		m.lastBad = peer.String()
+		m.mu.Unlock()
+		return nil, false
+	}
+	switch req.Command {
+	case momproto.RM_CMD_CLOSE:
+		return nil, true // the peer's GOODBYE follows
+	case momproto.RM_CMD_REQUEST:
+		rep := momproto.RMReply{Code: momproto.RM_RSP_OK}
+		for _, line := range req.Lines {
+			rep.Answers = append(rep.Answers, m.rmAnswer(ctx, line, restricted))
+		}
+		return rep.Append(nil), true
+	case momproto.RM_CMD_CONFIG:
+		if restricted || !m.cfg.RemoteReconfig {
+			return nil, false
+		}
+		return (&momproto.RMReply{Code: momproto.RM_RSP_ERROR}).Append(nil), true
+	case momproto.RM_CMD_SHUTDOWN:
+		if restricted {
+			return nil, false
+		}
+		if m.opt.Shutdown != nil {
+			defer time.AfterFunc(100*time.Millisecond, m.opt.Shutdown)
+		}
+		return (&momproto.RMReply{Code: momproto.RM_RSP_OK}).Append(nil), true
+	}
+	return (&momproto.RMReply{Code: momproto.RM_RSP_ERROR}).Append(nil), true
+}
+
+// restricted reports whether addr's host name matches a $restricted
+// pattern.
+func (m *Mom) restricted(ctx context.Context, addr netip.Addr) bool {
+	if len(m.cfg.Restricted) == 0 {
+		return false
+	}
+	names, err := net.DefaultResolver.LookupAddr(ctx, addr.String())
+	if err != nil {
+		return false
+	}
+	for _, n := range names {
+		n = strings.TrimSuffix(n, ".")
+		for _, pat := range m.cfg.Restricted {
+			if ok, _ := filepath.Match(pat, n); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// rmAnswer answers one request line (spec 10 §10.4).
+func (m *Mom) rmAnswer(ctx context.Context, line string, restricted bool) string {
+	name, param := line, ""
+	if i := strings.IndexByte(line, '['); i >= 0 {
+		name = line[:i]
+		param = strings.TrimSuffix(line[i+1:], "]")
+	}
+	lower := strings.ToLower(name)
+	setting, value, hasValue := strings.Cut(line, "=")
+	settingLower := strings.ToLower(setting)
+	switch {
+	case lower == "cycle":
+		m.Cycle()
+		return "cycle forced"
+	case strings.HasPrefix(lower, "diag"):
+		level, _ := strconv.Atoi(strings.TrimPrefix(lower, "diag"))
+		return m.diag(level)
+	case lower == "clearmsg":
+		m.mu.Lock()
+		m.message = ""
+		m.mu.Unlock()
+		return "messages cleared"
+	case settingLower == "clearjob":
+		return m.clearJob(value)
+	case settingLower == "status_update_time":
+		return m.durSetting(setting, &m.cfg.StatusUpdateTime, value, hasValue)
+	case settingLower == "check_poll_time":
+		return m.durSetting(setting, &m.cfg.CheckPollTime, value, hasValue)
+	case settingLower == "jobstartblocktime":
+		return m.durSetting(setting, &m.cfg.JobStartBlockTime, value, hasValue)
+	case settingLower == "loglevel":
+		if hasValue {
+			if n, err := strconv.Atoi(value); err == nil {
+				m.mu.Lock()
+				m.cfg.LogLevel = n
+				m.mu.Unlock()
+			}
+		}
+		return fmt.Sprintf("%s=%d", setting, m.cfg.LogLevel)
+	case settingLower == "down_on_error":
+		if hasValue {
+			m.cfg.DownOnError = config.ParseBool(value)
+		}
+		return fmt.Sprintf("%s=%d", setting, b2i(m.cfg.DownOnError))
+	case settingLower == "enablemomrestart":
+		if hasValue {
+			m.cfg.EnableMomRestart = config.ParseBool(value)
+		}
+		return fmt.Sprintf("%s=%d", setting, b2i(m.cfg.EnableMomRestart))
+	case settingLower == "rcpcmd":
+		return fmt.Sprintf("%s=%s %s", setting, m.cfg.RcpCmd, m.cfg.RcpArgs)
+	case lower == "version":
+		return line + "=" + Version
+	case lower == "configversion":
+		if m.cfg.ConfigVersion == "" {
+			return fmt.Sprintf("%s=? %d", line, RM_ERR_UNKNOWN)
+		}
+		return line + "=" + m.cfg.ConfigVersion
+	}
+	if restricted {
+		// Only dynamically computed values, never static config values.
+		for _, r := range m.cfg.Resources {
+			if r.Name == name {
+				return fmt.Sprintf("%s=? %d", line, RM_ERR_UNKNOWN)
+			}
+		}
+	}
+	v, rmerr := m.resource(ctx, name, param)
+	if rmerr != 0 {
+		return fmt.Sprintf("%s=? %d", line, rmerr)
+	}
+	return line + "=" + v
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (m *Mom) durSetting(name string, d *time.Duration, value string, set bool) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if set {
+		if n, err := strconv.Atoi(value); err == nil && n > 0 {
+			*d = time.Duration(n) * time.Second
+		}
+	}
+	return fmt.Sprintf("%s=%d", name, int(*d/time.Second))
+}
+
+func (m *Mom) clearJob(which string) string {
+	m.mu.Lock()
+	var victims []*job
+	for id, j := range m.jobs {
+		if which == "all" || id == which {
+			victims = append(victims, j)
+		}
+	}
+	m.mu.Unlock()
+	if which == "" {
+		return "invalid clearjob request"
+	}
+	var out []string
+	for _, j := range victims {
+		out = append(out, "clearing job "+j.id)
+		m.purge(j)
+	}
+	out = append(out, "clear completed")
+	return strings.Join(out, "\n")
+}
+
+// diag builds the momctl -d report (spec 10 §10.4, capture 23).
+func (m *Mom) diag(level int) string {
+	now := m.opt.Now()
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nHost: %s/%s   Version: %s   PID: %d\n", m.opt.Host, m.opt.Host, Version, m.pid)
+	m.mu.Lock()
+	servers := append([]*isClient(nil), m.servers...)
+	m.mu.Unlock()
+	for i, c := range servers {
+		st := c.stats()
+		fmt.Fprintf(&b, "Server[%d]: %s (%s)\n", i, st.name, st.addr)
+		if level >= 1 {
+			fmt.Fprintf(&b, "  Init Msgs Received:     %d hellos/%d cluster-addrs\n", st.hellosIn, st.clusterAddrs)
+			fmt.Fprintf(&b, "  Init Msgs Sent:         %d hellos\n", st.hellosOut)
+			if !st.lastFrom.IsZero() {
+				fmt.Fprintf(&b, "  Last Msg From Server:   %d seconds (%s)\n", int(now.Sub(st.lastFrom)/time.Second), st.lastFromWhat)
+			} else {
+				b.WriteString("  WARNING:  no messages received from server\n")
+			}
+			if !st.lastTo.IsZero() {
+				fmt.Fprintf(&b, "  Last Msg To Server:     %d seconds\n", int(now.Sub(st.lastTo)/time.Second))
+			} else {
+				b.WriteString("  WARNING:  no messages sent to server\n")
+			}
+		}
+	}
+	fmt.Fprintf(&b, "HomeDirectory:          %s\n", filepath.Join(m.opt.Home, "mom_priv"))
+	if level >= 1 {
+		spool := filepath.Join(m.opt.Home, "spool") + "/"
+		if free, err := freeBlocks(spool); err == nil {
+			fmt.Fprintf(&b, "stdout/stderr spool directory: '%s' (%d blocks available)\n", spool, free)
+		}
+	}
+	if m.cfg.ConfigVersion != "" {
+		fmt.Fprintf(&b, "ConfigVersion:          %s\n", m.cfg.ConfigVersion)
+	}
+	fmt.Fprintf(&b, "MOM active:             %d seconds\n", int(now.Sub(m.start)/time.Second))
+	if level >= 1 {
+		fmt.Fprintf(&b, "Check Poll Time:        %d seconds\n", int(m.cfg.CheckPollTime/time.Second))
+		fmt.Fprintf(&b, "Server Update Interval: %d seconds\n", int(m.cfg.StatusUpdateTime/time.Second))
+	}
+	m.mu.Lock()
+	msg, bad := m.message, m.lastBad
+	m.mu.Unlock()
+	if msg != "" {
+		fmt.Fprintf(&b, "MOM Message:            %s\n", msg)
+	}
+	if bad != "" {
+		fmt.Fprintf(&b, "WARNING:  server not authorized (%s)\n", bad)
+	}
+	if level >= 1 {
+		fmt.Fprintf(&b, "LogLevel:               %d (use SIGUSR1/SIGUSR2 to adjust)\n", m.cfg.LogLevel)
+		b.WriteString("Communication Model:    RPP\n")
+		b.WriteString("MemLocked:              FALSE\n")
+		fmt.Fprintf(&b, "TCP Timeout:            %d seconds\n", int(m.tcpTimeout()/time.Second))
+	}
+	if level >= 2 {
+		prolog := filepath.Join(m.opt.Home, "mom_priv", "prologue")
+		fmt.Fprintf(&b, "Prolog:                 %s (%s)\n", prolog, enabledWord(prolog))
+		fmt.Fprintf(&b, "Alarm Time:             0 of %d seconds\n", int(m.cfg.PrologAlarm/time.Second))
+		fmt.Fprintf(&b, "Trusted Client List:    %s\n", m.trustedList())
+		fmt.Fprintf(&b, "Copy Command:           %s %s\n", m.cfg.RcpCmd, m.cfg.RcpArgs)
+	}
+	m.mu.Lock()
+	var lines []string
+	for _, j := range m.jobs {
+		lines = append(lines, fmt.Sprintf("job[%s]  state=%s  sidlist=%d", j.id, stageName(j.stage), j.sid))
+	}
+	m.mu.Unlock()
+	if len(lines) == 0 {
+		b.WriteString("NOTE:  no local jobs detected\n")
+	} else {
+		for _, l := range lines {
+			b.WriteString(l + "\n")
+		}
+	}
+	b.WriteString("\ndiagnostics complete\n")
+	return b.String()
+}
+
+func stageName(s stage) string {
+	return [...]string{"TRANSIN", "TRANSICM", "RUNNING", "SUSPEND", "EXITING", "EXITED"}[s]
+}
+
+func enabledWord(path string) string {
+	if fileExists(path) {
+		return "enabled"
+	}
+	return "disabled"
+}
+
+// serveRMConn serves RM requests on a TCP connection: each read of the
+// peer's bytes is one message (the list ends where the received bytes
+// end, spec 10 §10.1). TM (protocol 2) is refused.
+func (m *Mom) serveRMConn(ctx context.Context, c net.Conn) {
+	peer, _ := netip.ParseAddrPort(c.RemoteAddr().String())
+	peer = netip.AddrPortFrom(peer.Addr().Unmap(), peer.Port())
+	buf := make([]byte, 0, 4096)
+	tmp := make([]byte, 65536)
+	for {
+		timeout := m.tcpTimeout()
+		c.SetReadDeadline(time.Now().Add(timeout))
+		n, err := c.Read(tmp)
+		if n == 0 && err != nil {
+			return
+		}
+		buf = append(buf[:0], tmp[:n]...)
+		// Gather what follows immediately: a request may span segments.
+		for {
+			c.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+			n, err := c.Read(tmp)
+			buf = append(buf, tmp[:n]...)
+			if err != nil || len(buf) > 1<<20 {
+				break
+			}
+		}
+		proto, err := momproto.Protocol(buf)
+		if err != nil || proto != momproto.RM_PROTOCOL {
+			m.log.Record(momlog.EventDebug, momlog.ClassRequest, "tcp_request",
+				fmt.Sprintf("protocol %d from %v not supported", proto, peer))
+			return
+		}
+		reply, keep := m.rmMessage(ctx, peer, buf)
+		if reply != nil {
+			c.SetWriteDeadline(time.Now().Add(timeout))
+			if _, err := c.Write(reply); err != nil {
+				return
+			}
+		}
+		if !keep {
+			return
+		}
+	}
+}
+
+func fileExists(name string) bool {
+	_, err := os.Stat(name)
+	return err == nil
+}
+
+func freeBlocks(dir string) (uint64, error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return 0, err
+	}
+	return st.Bavail, nil
+}
