@@ -56,6 +56,9 @@ type Options struct {
 	Argv0 string
 	// Stderr receives configuration error messages (default os.Stderr).
 	Stderr io.Writer
+	// PrefilterNodes skips node queries the scheduler's own VP model
+	// rules out (see policy.Scheduler.PrefilterNodes); off by default.
+	PrefilterNodes bool
 }
 
 // Daemon is a running scheduler.
@@ -176,6 +179,7 @@ func (d *Daemon) LoadPolicy() error {
 	}
 	s := policy.New(cfg, d.Log)
 	s.Holidays, s.Dedicated, s.FairShare = hol, ded, tree
+	s.PrefilterNodes = d.opts.PrefilterNodes
 	if d.Sched != nil {
 		s.Location = d.Sched.Location
 	}

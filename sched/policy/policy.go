@@ -57,6 +57,12 @@ type Scheduler struct {
 	Log       Logger
 	// Location is the time zone of comment dates (default time.Local).
 	Location *time.Location
+	// PrefilterNodes makes the cycle keep its own model of the nodes'
+	// free VPs and skip the node query (ResourceQuery) of a job the model
+	// says cannot fit now. It saves a round trip per waiting job on large
+	// systems; the TORQUE scheduler has no such shortcut, so it is off by
+	// default (the request sequence then matches TORQUE's exactly).
+	PrefilterNodes bool
 
 	lastLBNode int
 	seenCPUT   map[string]time.Duration
@@ -125,6 +131,7 @@ type cycle struct {
 	tokens map[string]float64 // tokens in use
 
 	timeShared []*world.Node
+	pool       *placement.Pool // PrefilterNodes model
 
 	states   map[*world.Job]*jobState
 	starving *world.Job
@@ -152,6 +159,9 @@ func (s *Scheduler) Cycle(w *world.World, act Actions) Stats {
 		}
 	}
 
+	if s.PrefilterNodes {
+		c.pool = placement.NewPool(w.Nodes)
+	}
 	c.countRunning()
 	c.accountUsage()
 	lists := c.candidates()
@@ -604,6 +614,11 @@ func (c *cycle) check(j *world.Job) checkResult {
 	}
 	var node *world.Node
 	if j.Nodes != "" {
+		if c.pool != nil {
+			if spec, err := c.pool.Parse(j.Nodes); err == nil && c.pool.Query(spec) == placement.Later {
+				return fail(CommentNodes, LogNodes)
+			}
+		}
 		avail, err := c.act.QueryNodes(j, j.Nodes)
 		switch {
 		case err != nil:
@@ -757,6 +772,11 @@ func (c *cycle) run(j *world.Job, node *world.Node) bool {
 	}
 	c.stats.Started++
 	j.State = 'R'
+	if c.pool != nil && j.Nodes != "" {
+		if spec, err := c.pool.Parse(j.Nodes); err == nil {
+			c.pool.Allocate(spec)
+		}
+	}
 	c.server.add(j)
 	c.queues[j.Queue].add(j)
 	for name, n := range world.ParseTokens(j.Tokens) {

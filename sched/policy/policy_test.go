@@ -574,3 +574,29 @@ func TestLogMessages(t *testing.T) {
 		t.Errorf("log %q", l.lines)
 	}
 }
+
+func TestPrefilterNodes(t *testing.T) {
+	b := newWorld(2, 1)
+	q := b.queue("batch", 0)
+	b.job(q, "1")
+	b.job(q, "2")
+	b.job(q, "3")
+	b.job(q, "4", nodes("1:ppn=2"))
+	s := New(&config.Config{}, nil)
+	s.PrefilterNodes = true
+	sim, _ := runCycle(t, s, b)
+	var queries []string
+	for _, c := range sim.Calls {
+		if strings.HasPrefix(c, "query ") {
+			queries = append(queries, strings.Fields(c)[1])
+		}
+	}
+	// Job 3 is known not to fit after 1 and 2 started: no query. Job 4 can
+	// never fit by the model: the server is asked (it decides deletion).
+	if want := []string{"1", "2", "4"}; !reflect.DeepEqual(queries, want) {
+		t.Errorf("queries for %v, want %v", queries, want)
+	}
+	if q.Jobs[2].Comment != CommentNodes {
+		t.Errorf("job 3 comment %q", q.Jobs[2].Comment)
+	}
+}

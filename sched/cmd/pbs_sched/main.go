@@ -2,7 +2,7 @@
 // policy, driven by pbs_server over the scheduler port.
 //
 //	pbs_sched [-d home] [-L logfile] [-S port] [-R momport] [-p outfile]
-//	          [-c configfile] [-a alarm] [-D] [--version]
+//	          [-c configfile] [-a alarm] [-D] [-prefilter-nodes] [--version]
 //
 // Without -D it detaches from the terminal (new session, stdin from
 // /dev/null, stdout and stderr to the -p file in sched_priv) once it holds
@@ -61,6 +61,7 @@ func run(args []string, stderr io.Writer) int {
 	cfgFile := fs.String("c", "", "file of $clienthost and $restricted lines")
 	alarm := fs.Int("a", int(daemon.DefaultAlarm/time.Second), "seconds a scheduling cycle may take")
 	foreground := fs.Bool("D", false, "stay in the foreground")
+	prefilter := fs.Bool("prefilter-nodes", false, "skip node queries for jobs the scheduler's own node model rules out (not TORQUE behaviour)")
 	version := fs.Bool("version", false, "print the version and exit")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 1
@@ -79,7 +80,8 @@ func run(args []string, stderr io.Writer) int {
 	}
 
 	opts := daemon.Options{Home: *home, LogFile: *logFile, Port: *port, MomPort: *momPort,
-		ConfigFile: *cfgFile, Alarm: time.Duration(*alarm) * time.Second, Argv0: args[0], Stderr: stderr}
+		ConfigFile: *cfgFile, Alarm: time.Duration(*alarm) * time.Second, Argv0: args[0], Stderr: stderr,
+		PrefilterNodes: *prefilter}
 	ready := func(err error) {}
 	if report != "" {
 		fd, _ := strconv.Atoi(report)
