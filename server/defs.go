@@ -544,8 +544,10 @@ var resources = func() map[string]rescDef {
 		}
 	}
 	add(tStr, 0, "arch", "host", "mpplabel", "other", "software", "cpapartitionid", "cpaalloccookie",
-		"cpaadmincookie", "mppnodes", "mpplabels", "mpphost", "mpparch", "nodes", "neednodes", "pe_mask")
-	add(tLong, 0, "cpupercent", "ncpus", "nice", "nodemask", "nodect", "procct", "taskspn",
+		"cpaadmincookie", "mppnodes", "mpplabels", "mpphost", "mpparch", "nodes", "pe_mask")
+	add(tStr, rM|wM, "neednodes")
+	add(tLong, fNoShow, "procct")
+	add(tLong, 0, "cpupercent", "ncpus", "nice", "nodemask", "nodect", "taskspn",
 		"mta", "mtb", "mtc", "mtd", "mte", "mtf", "mtg", "mth", "procs", "mppe", "size",
 		"mppwidth", "mppdepth", "mppnppn", "mppnodect")
 	add(tTime, 0, "cput", "walltime", "pcput", "mppt", "pmppt", "mpptime")

@@ -471,35 +471,40 @@ func (s *Server) commitJob(j *Job, requester string) []store.Op {
 	s.rankCounter++
 	j.rank = s.rankCounter
 	hold := j.hold
-	s.setState(j, stQueued, ssQueued)
-	if j.array != nil {
-		j.hold = 0
-		s.setState(j, stQueued, ssArrayTemp)
-	} else {
-		s.evaluate(j)
+	logState := stQueued
+	switch {
+	case j.array != nil:
+	case j.hold != 0:
+		logState = stHeld
+	case execTime(j) > s.now().Unix():
+		logState = stWaiting
 	}
-	s.log.Logf(pbslog.EventDebug2, pbslog.ClassJob, j.id, "enqueuing into %s, state %d hop 1", q.name, j.state)
+	s.log.Logf(pbslog.EventDebug2, pbslog.ClassJob, j.id, "enqueuing into %s, state %d hop 1", q.name, logState)
 	s.log.Logf(pbslog.EventJob, pbslog.ClassJob, j.id, "Job Queued at request of %s, owner = %s, job name = %s, queue = %s",
 		requester, j.owner(), j.name(), q.name)
 	s.acct.Record(pbslog.AcctQueue, j.id, "queue="+q.name)
 	var ops []store.Op
-	if q.isExec() {
-		for _, p := range s.registerDeps(j) {
-			ops = append(ops, s.saveJobOp(p))
-		}
-		if dependHolds(s, j) {
-			j.hold |= holdSystem
-			sub := ssDepnHold
-			for _, e := range s.jobDeps(j) {
-				if e.typ == "syncwith" || e.typ == "synccount" {
-					sub = ssSyncHold
+	if j.array != nil {
+		j.hold = 0
+		s.setState(j, stQueued, ssArrayTemp)
+		s.evaluate(j)
+	} else {
+		if q.isExec() {
+			for _, p := range s.registerDeps(j) {
+				ops = append(ops, s.saveJobOp(p))
+			}
+			if dependHolds(s, j) {
+				j.hold |= holdSystem
+				j.substate = ssDepnHold
+				for _, e := range s.jobDeps(j) {
+					if e.typ == "syncwith" || e.typ == "synccount" {
+						j.substate = ssSyncHold
+					}
 				}
 			}
-			j.substate = sub
-			s.setState(j, stHeld, sub)
-		} else {
-			s.evaluate(j)
 		}
+		s.setState(j, stQueued, j.substate)
+		s.evaluate(j)
 	}
 	ops = append(ops, s.saveJobOp(j), store.Put(store.Script, j.id, script), s.saveServerOp())
 	if j.array != nil {
@@ -555,15 +560,14 @@ func (s *Server) cloneArray(t *Job, hold int) []store.Op {
 	var ops []store.Op
 	for _, i := range idxs {
 		is := strconv.Itoa(i)
-		j := &Job{seq: t.seq, arrayIdx: i, parent: t, attrs: t.attrs.clone(), hold: hold}
+		j := &Job{seq: t.seq, arrayIdx: i, parent: t, attrs: t.attrs.clone(), hold: hold | holdArray}
 		j.id = seq + "[" + is + "]" + suffix
 		j.attrs.set(jaJobName, t.name()+"-"+is)
 		j.attrs.set(jaOutputPath, t.attrs.get(jaOutputPath)+"-"+is)
 		j.attrs.set(jaErrorPath, t.attrs.get(jaErrorPath)+"-"+is)
 		j.attrs.set(jaJobArrayID, is)
-		j.attrs.set(jaJobArrayRequest, "")
 		j.attrs.set(jaSubmitArgs, t.attrs.get(jaSubmitArgs))
-		j.attrs.set(jaVariableList, t.attrs.get(jaVariableList)+",PBS_ARRAYID="+is)
+		j.attrs.set(jaVariableList, "PBS_ARRAYID="+is+","+t.attrs.get(jaVariableList))
 		j.rank = t.rank
 		j.state = stQueued
 		s.linkJob(j)

@@ -115,13 +115,16 @@ func (s *Server) evaluate(j *Job) {
 	if j.state == stRunning || j.state == stTransit || j.state == stExiting || j.state == stComplete {
 		return
 	}
+	now := s.now().Unix()
 	if j.array != nil {
-		s.setState(j, stQueued, ssQueued)
+		s.setState(j, stQueued, ssArrayTemp)
+		if !j.attrs.has(jaEtime) {
+			j.attrs.set(jaEtime, strconv.FormatInt(now, 10))
+		}
 		return
 	}
-	now := s.now().Unix()
 	switch {
-	case j.hold != 0:
+	case j.hold&^holdArray != 0:
 		sub := ssHeld
 		if j.substate == ssDepnHold || j.substate == ssSyncHold {
 			sub = j.substate

@@ -79,6 +79,11 @@ func statusList(defs *defTable, view attrList, p perm, isOwner bool, want batchr
 		if v.val == "" || !p.readable(d.flags, isOwner) {
 			return
 		}
+		if d.typ == tResc {
+			if rd := resources[v.res]; rd.flags != 0 && !p.readable(rd.flags, isOwner) {
+				return
+			}
+		}
 		out = append(out, wireAttr(defs, v))
 	}
 	if len(want) == 0 {
