@@ -185,3 +185,12 @@ func TestLogTexts(t *testing.T) {
 		t.Error("ObjTypeName")
 	}
 }
+
+func TestStrerror(t *testing.T) {
+	for errno, want := range map[int]string{0: "Success", 1: "Operation not permitted", 2: "No such file or directory",
+		5: "Input/output error", 15000: "Unknown error 15000", -3: "Unknown error -3"} {
+		if got := Strerror(errno); got != want {
+			t.Errorf("Strerror(%d) = %q, want %q", errno, got, want)
+		}
+	}
+}

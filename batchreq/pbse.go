@@ -1,6 +1,7 @@
 package batchreq
 
 import (
+	"strconv"
 	"strings"
 	"syscall"
 )
@@ -254,8 +255,11 @@ func ErrorText(code int) string {
 // as TORQUE clients and servers print it (for example "No such file or
 // directory"): the Go text with its first letter in upper case.
 func Strerror(errno int) string {
-	if errno <= 0 {
+	switch {
+	case errno == 0:
 		return "Success"
+	case errno < 0:
+		return "Unknown error " + strconv.Itoa(errno)
 	}
 	s := syscall.Errno(errno).Error()
 	if strings.HasPrefix(s, "errno ") {
