@@ -29,7 +29,8 @@ var sizeLetters = [...]string{"", "k", "m", "g", "t", "p"}
 // ParseSize decodes a size: an integer in C strtol syntax with base
 // auto-detection (0x… hexadecimal, leading-0 octal), optionally followed by
 // one multiplier k, m, g, t or p (powers of 1024) and optionally by the unit
-// b or w, all case-insensitive. Anything else is PBSE_BADATVAL.
+// b or w, all case-insensitive. As with strtol, a missing number counts as
+// 0 (a bare "b" is 0b). Anything else is PBSE_BADATVAL.
 func ParseSize(text string) (Size, error) {
 	bad := func() (Size, error) { return Size{}, badValue("bad size " + strconv.Quote(text)) }
 	s := text
@@ -65,7 +66,9 @@ func ParseSize(text string) (Size, error) {
 		s = s[1:]
 	}
 	if digits == 0 {
-		return bad()
+		// strtol converted nothing: the number is 0 and the suffix is
+		// the whole text, so "b" is 0b and "kb" is 0kb (a bare unit).
+		s = text
 	}
 	if overflow {
 		n = 1<<63 - 1 // strtol saturates at LONG_MAX
