@@ -8,7 +8,6 @@ import (
 
 	"gopbs/mom/momlog"
 	"gopbs/mom/procfs"
-	"gopbs/mom/resc"
 )
 
 // monitor samples /proc every poll interval, updates usage and enforces
@@ -195,7 +194,3 @@ func (e *Engine) overLimitLocked(r *runningJob, ps []procfs.Proc) string {
 	}
 	return ""
 }
-
-// FormatLimitBytes is used in messages that show sizes; kept for callers that
-// want the resources_used form.
-func FormatLimitBytes(n uint64) string { return resc.FormatKB(n) }
