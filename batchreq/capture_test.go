@@ -95,7 +95,8 @@ func checkConn(conn *capture.Conn, st *captureStats) error {
 		st.skipped["bytes missing from capture"]++
 		return nil
 	}
-	if err := walk(reqs, func(r *dis.Reader) (appender, error) {
+	reqEnds, repEnds := turnEnds(conn, reqs, reps)
+	if err := walk(reqs, reqEnds, func(r *dis.Reader) (appender, error) {
 		q, err := readReq(r)
 		if err == nil {
 			st.requests++
@@ -105,7 +106,7 @@ func checkConn(conn *capture.Conn, st *captureStats) error {
 	}); err != nil {
 		return fmt.Errorf("requests: %w", err)
 	}
-	if err := walk(reps, func(r *dis.Reader) (appender, error) {
+	if err := walk(reps, repEnds, func(r *dis.Reader) (appender, error) {
 		p, err := ReadReply(r)
 		if err == nil {
 			st.replies++
@@ -120,14 +121,47 @@ func checkConn(conn *capture.Conn, st *captureStats) error {
 
 type appender interface{ Append([]byte) []byte }
 
+// turnEnds returns, for the request and the reply stream, the offsets at
+// which the sender stopped and the other side spoke (or the stream
+// ended). Offsets are relative to the streams checkConn walks.
+func turnEnds(conn *capture.Conn, reqs, reps []byte) (reqEnds, repEnds map[int64]bool) {
+	ends := [2]map[int64]bool{{}, {}} // by FromClient: 0 server, 1 client
+	streamLen := [2]int64{}
+	for _, tn := range conn.Turns() {
+		i := 0
+		if tn.FromClient {
+			i = 1
+		}
+		end := tn.Offset + int64(len(tn.Data))
+		ends[i][end] = true
+		streamLen[i] = max(streamLen[i], end)
+	}
+	// Requests travel client to server except on the scheduler port,
+	// where the reply stream also lost its 4-byte command prefix.
+	if conn.Server.Port() == PBS_SCHEDULER_SERVICE_PORT {
+		shifted := map[int64]bool{}
+		for e := range ends[1] {
+			shifted[e-4] = true
+		}
+		return ends[0], shifted
+	}
+	return ends[1], ends[0]
+}
+
 // walk decodes consecutive messages from stream and compares each one's
-// re-encoding with the bytes it was decoded from.
-func walk(stream []byte, read func(*dis.Reader) (appender, error)) error {
+// re-encoding with the bytes it was decoded from. Every message must end
+// where its sender's turn ends: the protocol is lock-step, so a message
+// that shares a turn with the next one was pipelined. (The double reply
+// of delasync and AsyModifyJob would break this; no capture has one.)
+func walk(stream []byte, ends map[int64]bool, read func(*dis.Reader) (appender, error)) error {
 	r := dis.NewReader(bytes.NewReader(stream))
 	for n := 1; ; n++ {
 		start := r.Offset()
 		if start == int64(len(stream)) {
 			return nil
+		}
+		if n > 1 && !ends[start] {
+			return fmt.Errorf("message %d at offset %d starts inside a turn (pipelined)", n, start)
 		}
 		m, err := read(r)
 		if err != nil {
