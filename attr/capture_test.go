@@ -265,8 +265,7 @@ func TestCaptureQueueJobToMOM(t *testing.T) {
 				markDefault(s, a)
 			}
 		}
-		got := s.AppendEntries(nil, &attr.EncodeOptions{Mode: attr.ModeMOM, All: true,
-			Filter: func(d *attr.Def) bool { return d.Flags&attr.FlagMOM != 0 }})
+		got := s.AppendMOM(nil)
 		if err := sameEntries(got, b.Attrs); err != nil {
 			t.Errorf("%s: %v", x.where, err)
 		}

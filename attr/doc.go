@@ -42,6 +42,19 @@
 // procct. AppendEntries/Status produce the reply entry list in exactly
 // TORQUE's order with read permissions, PRIVR and empty-value omission
 // applied; AppendAttr serves status requests that name attributes.
+// AppendJobStatus adds the Walltime.Remaining pseudo-attribute after
+// start_time; AppendMOM builds the QueueJob list sent to a MOM (entries
+// flagged FlagDefault go with op DFLT); AppendSave lists the records of a
+// persistence file. FillDefaults/RemoveDefaults apply resources_default,
+// ExceedsLimit checks resources_max/min, AddSummed keeps
+// resources_assigned. Load rebuilds a set from stored or reported text
+// without side effects.
+//
+// # Other helpers
+//
+// JobStateNum, Substate and StateCount cover job states (spec 04 §4);
+// MatchUser, MatchHost and MatchGroup implement ACL matching;
+// ParseResourceRequests splits a qsub/qalter -l list.
 //
 // The package has no networking and does not import batchreq: the few
 // PBSE numbers it needs are duplicated as unexported constants, and

@@ -1,5 +1,7 @@
 package attr
 
+import "strconv"
+
 // Entry is one attribute-list entry produced from a Set, ready to be put
 // in a status reply, a QueueJob to a MOM or a persistence record.
 type Entry struct {
@@ -93,4 +95,59 @@ func (s *Set) AppendAttr(dst []Entry, i int, o *EncodeOptions) []Entry {
 		return dst
 	}
 	return append(dst, Entry{Name: d.Name, Value: v.Encode(o.Mode), Flags: v.flags})
+}
+
+// WalltimeRemaining returns the Walltime.Remaining pseudo-attribute of a
+// job (spec 04 §3.1): present only while job_state is R and
+// Resource_List.walltime is set; the value is walltime − (now −
+// start_time) seconds printed as an unsigned 64-bit number, so an overrun
+// wraps to a huge value as in TORQUE.
+func (s *Set) WalltimeRemaining(now int64) (Entry, bool) {
+	if s.table.Object != ObjJob || s.Get(JobState).Str() != "R" {
+		return Entry{}, false
+	}
+	wt := s.ResourceByName(JobResourceList, ResWalltime)
+	if !wt.IsSet() {
+		return Entry{}, false
+	}
+	rem := wt.Seconds() - (now - s.Get(JobStartTime).Int())
+	return Entry{Name: "Walltime", Resource: "Remaining", HasResource: true,
+		Value: strconv.FormatUint(uint64(rem), 10)}, true
+}
+
+// AppendJobStatus appends a job's full StatusJob entry list for a
+// requester with access a (privRead: owner, operator or manager), with
+// Walltime.Remaining computed for time now after start_time.
+func (s *Set) AppendJobStatus(dst []Entry, a Access, privRead bool, now int64) []Entry {
+	return s.AppendEntries(dst, &EncodeOptions{Access: a, PrivRead: privRead,
+		After: func(dst []Entry, i int) []Entry {
+			if i == JobStartTime {
+				if e, ok := s.WalltimeRemaining(now); ok {
+					dst = append(dst, e)
+				}
+			}
+			return dst
+		}})
+}
+
+// AppendMOM appends the attribute list of the QueueJob the server sends to
+// a job's MOM (spec 10 §6.2): the MOM-flagged attributes in definition
+// order in ModeMOM (interactive keeps its port number), without nodect and
+// procct, plus session_id when checkpoint_name is set (a restart). Entries
+// whose value carries FlagDefault must be sent with op DFLT.
+func (s *Set) AppendMOM(dst []Entry) []Entry {
+	restart := s.Has(JobCheckpointName)
+	return s.AppendEntries(dst, &EncodeOptions{Mode: ModeMOM, All: true,
+		Filter: func(d *Def) bool {
+			return d.Flags&FlagMOM != 0 || restart && d.index == JobSessionID
+		}})
+}
+
+// AppendSave appends the records of a persistence file (spec 13 §2):
+// every set attribute in definition order in ModeSave, except resources
+// that came from a default and ACL attributes (which live in their own
+// files).
+func (s *Set) AppendSave(dst []Entry) []Entry {
+	return s.AppendEntries(dst, &EncodeOptions{Mode: ModeSave, All: true, SkipDefault: true,
+		Filter: func(d *Def) bool { return d.Type != TypeACL }})
 }

@@ -337,3 +337,44 @@ func TestNodeAlwaysReported(t *testing.T) {
 		t.Errorf("free,busy: %v", err)
 	}
 }
+
+func TestWalltimeRemaining(t *testing.T) {
+	s := typicalJob(t, 0) // start_time 1795310495, walltime 01:00:00, state R
+	now := int64(1795310495 + 54)
+	e, ok := s.WalltimeRemaining(now)
+	if !ok || e.Value != "3546" || e.Name != "Walltime" || e.Resource != "Remaining" {
+		t.Errorf("WalltimeRemaining = %+v, %v", e, ok)
+	}
+	if e, _ := s.WalltimeRemaining(1795310495 + 3601); e.Value != "18446744073709551615" {
+		t.Errorf("overrun = %s", e.Value)
+	}
+	entries := s.AppendJobStatus(nil, AccessPrivileged, true, now)
+	if len(entries) != len(capture58) {
+		t.Fatalf("%d entries, want %d", len(entries), len(capture58))
+	}
+	for k, e := range entries {
+		if e.Name == "Walltime" && capture58[k][0] != "Walltime" {
+			t.Errorf("Walltime.Remaining at %d", k)
+		}
+	}
+	s.Put(JobState, CharValue('S'))
+	if _, ok := s.WalltimeRemaining(now); ok {
+		t.Error("suspended job reports Walltime.Remaining")
+	}
+	// A restart sends session_id to the MOM.
+	var names []string
+	for _, e := range s.AppendMOM(nil) {
+		names = append(names, e.Name)
+	}
+	if slices.Contains(names, "session_id") {
+		t.Error("session_id sent without checkpoint_name")
+	}
+	s.Put(JobCheckpointName, StringValue("ckpt.1"))
+	names = names[:0]
+	for _, e := range s.AppendMOM(nil) {
+		names = append(names, e.Name)
+	}
+	if !slices.Contains(names, "session_id") {
+		t.Error("session_id not sent on restart")
+	}
+}

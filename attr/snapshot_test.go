@@ -72,8 +72,7 @@ func checkSaveEncoding(t *testing.T, tab *attr.Table, records []attr.Entry) {
 			t.Fatalf("load %s.%s=%q: %v", r.Name, r.Resource, r.Value, err)
 		}
 	}
-	got := s.AppendEntries(nil, &attr.EncodeOptions{Mode: attr.ModeSave, All: true, SkipDefault: true,
-		Filter: func(d *attr.Def) bool { return d.Type != attr.TypeACL }})
+	got := s.AppendSave(nil)
 	if len(got) != len(records) {
 		t.Errorf("%d records encoded, want %d", len(got), len(records))
 	}
