@@ -70,12 +70,14 @@ type QueueJob struct {
 	Attrs       AttrList
 }
 
+// Append implements Body.
 func (b *QueueJob) Append(dst []byte) []byte {
 	dst = dis.AppendString(dst, b.JobID)
 	dst = dis.AppendString(dst, b.Destination)
 	return b.Attrs.Append(dst)
 }
 
+// Decode implements Body.
 func (b *QueueJob) Decode(r *dis.Reader) (err error) {
 	if b.JobID, err = readStr(r, capJobID, "job id"); err != nil {
 		return err
@@ -93,11 +95,13 @@ type JobCred struct {
 	Data     []byte
 }
 
+// Append implements Body.
 func (b *JobCred) Append(dst []byte) []byte {
 	dst = appendU(dst, b.CredType)
 	return dis.AppendBytes(dst, b.Data)
 }
 
+// Decode implements Body.
 func (b *JobCred) Decode(r *dis.Reader) (err error) {
 	if b.CredType, err = readU(r, "credential type"); err != nil {
 		return err
@@ -117,6 +121,7 @@ type JobFile struct {
 	Data     []byte
 }
 
+// Append implements Body.
 func (b *JobFile) Append(dst []byte) []byte {
 	dst = appendU(dst, b.Seq)
 	dst = appendU(dst, b.FileType)
@@ -125,6 +130,7 @@ func (b *JobFile) Append(dst []byte) []byte {
 	return dis.AppendBytes(dst, b.Data)
 }
 
+// Decode implements Body.
 func (b *JobFile) Decode(r *dis.Reader) (err error) {
 	if b.Seq, err = readU(r, "sequence"); err != nil {
 		return err
@@ -154,8 +160,10 @@ type JobID struct {
 	ID string
 }
 
+// Append implements Body.
 func (b *JobID) Append(dst []byte) []byte { return dis.AppendString(dst, b.ID) }
 
+// Decode implements Body.
 func (b *JobID) Decode(r *dis.Reader) (err error) {
 	b.ID, err = readStr(r, capJobID, "job id")
 	return err
@@ -171,6 +179,7 @@ type Manage struct {
 	Attrs   AttrList
 }
 
+// Append implements Body.
 func (b *Manage) Append(dst []byte) []byte {
 	dst = appendU(dst, b.Command)
 	dst = appendU(dst, b.ObjType)
@@ -178,6 +187,7 @@ func (b *Manage) Append(dst []byte) []byte {
 	return b.Attrs.Append(dst)
 }
 
+// Decode implements Body.
 func (b *Manage) Decode(r *dis.Reader) (err error) {
 	if b.Command, err = readU(r, "command"); err != nil {
 		return err
@@ -199,12 +209,14 @@ type MessJob struct {
 	Message string
 }
 
+// Append implements Body.
 func (b *MessJob) Append(dst []byte) []byte {
 	dst = dis.AppendString(dst, b.JobID)
 	dst = appendU(dst, b.FileOpt)
 	return dis.AppendString(dst, b.Message)
 }
 
+// Decode implements Body.
 func (b *MessJob) Decode(r *dis.Reader) (err error) {
 	if b.JobID, err = readStr(r, capJobID, "job id"); err != nil {
 		return err
@@ -223,11 +235,13 @@ type MoveJob struct {
 	Destination string
 }
 
+// Append implements Body.
 func (b *MoveJob) Append(dst []byte) []byte {
 	dst = dis.AppendString(dst, b.JobID)
 	return dis.AppendString(dst, b.Destination)
 }
 
+// Decode implements Body.
 func (b *MoveJob) Decode(r *dis.Reader) (err error) {
 	if b.JobID, err = readStr(r, capJobID, "job id"); err != nil {
 		return err
@@ -244,12 +258,14 @@ type RunJob struct {
 	ResourceHandle int    // always 0 from clients
 }
 
+// Append implements Body.
 func (b *RunJob) Append(dst []byte) []byte {
 	dst = dis.AppendString(dst, b.JobID)
 	dst = dis.AppendString(dst, b.Destination)
 	return appendU(dst, b.ResourceHandle)
 }
 
+// Decode implements Body.
 func (b *RunJob) Decode(r *dis.Reader) (err error) {
 	if b.JobID, err = readStr(r, capJobID, "job id"); err != nil {
 		return err
@@ -267,8 +283,10 @@ type Select struct {
 	Attrs AttrList
 }
 
+// Append implements Body.
 func (b *Select) Append(dst []byte) []byte { return b.Attrs.Append(dst) }
 
+// Decode implements Body.
 func (b *Select) Decode(r *dis.Reader) (err error) {
 	b.Attrs, err = readAttrs(r)
 	return err
@@ -279,8 +297,10 @@ type Shutdown struct {
 	Manner int // SHUT_IMMEDIATE, SHUT_DELAY, SHUT_QUICK
 }
 
+// Append implements Body.
 func (b *Shutdown) Append(dst []byte) []byte { return appendU(dst, b.Manner) }
 
+// Decode implements Body.
 func (b *Shutdown) Decode(r *dis.Reader) (err error) {
 	b.Manner, err = readU(r, "manner")
 	return err
@@ -292,11 +312,13 @@ type SignalJob struct {
 	Signal string // "SIGTERM", "9", "suspend", "resume", ...
 }
 
+// Append implements Body.
 func (b *SignalJob) Append(dst []byte) []byte {
 	dst = dis.AppendString(dst, b.JobID)
 	return dis.AppendString(dst, b.Signal)
 }
 
+// Decode implements Body.
 func (b *SignalJob) Decode(r *dis.Reader) (err error) {
 	if b.JobID, err = readStr(r, capJobID, "job id"); err != nil {
 		return err
@@ -314,11 +336,13 @@ type StatusReq struct {
 	Attrs AttrList
 }
 
+// Append implements Body.
 func (b *StatusReq) Append(dst []byte) []byte {
 	dst = dis.AppendString(dst, b.ID)
 	return b.Attrs.Append(dst)
 }
 
+// Decode implements Body.
 func (b *StatusReq) Decode(r *dis.Reader) (err error) {
 	if b.ID, err = readStr(r, capJobID, "object id"); err != nil {
 		return err
@@ -336,6 +360,7 @@ type TrackJob struct {
 	State    byte // job state letter
 }
 
+// Append implements Body.
 func (b *TrackJob) Append(dst []byte) []byte {
 	dst = dis.AppendString(dst, b.JobID)
 	dst = appendU(dst, b.HopCount)
@@ -343,6 +368,7 @@ func (b *TrackJob) Append(dst []byte) []byte {
 	return dis.AppendUint(dst, uint64(b.State))
 }
 
+// Decode implements Body.
 func (b *TrackJob) Decode(r *dis.Reader) (err error) {
 	if b.JobID, err = readStr(r, capJobID, "job id"); err != nil {
 		return err
@@ -371,6 +397,7 @@ type Resc struct {
 	Queries []string // e.g. "nodes=2:ppn=4"
 }
 
+// Append implements Body.
 func (b *Resc) Append(dst []byte) []byte {
 	dst = appendS(dst, int64(b.Handle))
 	dst = dis.AppendUint(dst, uint64(len(b.Queries)))
@@ -380,6 +407,7 @@ func (b *Resc) Append(dst []byte) []byte {
 	return dst
 }
 
+// Decode implements Body.
 func (b *Resc) Decode(r *dis.Reader) (err error) {
 	if b.Handle, err = readS(r, "handle"); err != nil {
 		return err
@@ -405,8 +433,10 @@ type AuthenUser struct {
 	Port int
 }
 
+// Append implements Body.
 func (b *AuthenUser) Append(dst []byte) []byte { return appendU(dst, b.Port) }
 
+// Decode implements Body.
 func (b *AuthenUser) Decode(r *dis.Reader) (err error) {
 	b.Port, err = readCount(r, "port")
 	return err
@@ -423,6 +453,7 @@ type RegistDep struct {
 	Cost     int64
 }
 
+// Append implements Body.
 func (b *RegistDep) Append(dst []byte) []byte {
 	dst = dis.AppendString(dst, b.Owner)
 	dst = dis.AppendString(dst, b.ParentID)
@@ -432,6 +463,7 @@ func (b *RegistDep) Append(dst []byte) []byte {
 	return appendS(dst, b.Cost)
 }
 
+// Decode implements Body.
 func (b *RegistDep) Decode(r *dis.Reader) (err error) {
 	if b.Owner, err = readStr(r, PBS_MAXUSER, "owner"); err != nil {
 		return err
@@ -462,12 +494,14 @@ type ReturnFiles struct {
 	ReturnStderr int
 }
 
+// Append implements Body.
 func (b *ReturnFiles) Append(dst []byte) []byte {
 	dst = dis.AppendString(dst, b.JobID)
 	dst = appendS(dst, int64(b.ReturnStdout))
 	return appendS(dst, int64(b.ReturnStderr))
 }
 
+// Decode implements Body.
 func (b *ReturnFiles) Decode(r *dis.Reader) (err error) {
 	if b.JobID, err = readStr(r, capSvrJobID, "job id"); err != nil {
 		return err
@@ -497,6 +531,7 @@ type CopyFiles struct {
 	Pairs     []FilePair
 }
 
+// Append implements Body.
 func (b *CopyFiles) Append(dst []byte) []byte {
 	dst = dis.AppendString(dst, b.JobID)
 	dst = dis.AppendString(dst, b.Owner)
@@ -512,6 +547,7 @@ func (b *CopyFiles) Append(dst []byte) []byte {
 	return dst
 }
 
+// Decode implements Body.
 func (b *CopyFiles) Decode(r *dis.Reader) (err error) {
 	if b.JobID, err = readStr(r, capSvrJobID, "job id"); err != nil {
 		return err
@@ -556,12 +592,14 @@ type JobObit struct {
 	Attrs      AttrList // resources_used.* and unsent "send once" attributes
 }
 
+// Append implements Body.
 func (b *JobObit) Append(dst []byte) []byte {
 	dst = dis.AppendString(dst, b.JobID)
 	dst = appendS(dst, int64(b.ExitStatus))
 	return b.Attrs.Append(dst)
 }
 
+// Decode implements Body.
 func (b *JobObit) Decode(r *dis.Reader) (err error) {
 	if b.JobID, err = readStr(r, capSvrJobID, "job id"); err != nil {
 		return err
@@ -580,11 +618,13 @@ type AltAuthenUser struct {
 	Credential string
 }
 
+// Append implements Body.
 func (b *AltAuthenUser) Append(dst []byte) []byte {
 	dst = appendU(dst, b.Port)
 	return dis.AppendString(dst, b.Credential)
 }
 
+// Decode implements Body.
 func (b *AltAuthenUser) Decode(r *dis.Reader) (err error) {
 	if b.Port, err = readCount(r, "port"); err != nil {
 		return err
@@ -609,6 +649,7 @@ type GpuCtrl struct {
 	ClientQuirk bool
 }
 
+// Append implements Body.
 func (b *GpuCtrl) Append(dst []byte) []byte {
 	dst = dis.AppendString(dst, b.MomNode)
 	dst = dis.AppendString(dst, b.GpuID)
@@ -621,6 +662,7 @@ func (b *GpuCtrl) Append(dst []byte) []byte {
 	return dst
 }
 
+// Decode implements Body.
 func (b *GpuCtrl) Decode(r *dis.Reader) (err error) {
 	if b.MomNode, err = readStr(r, capHost, "mom node"); err != nil {
 		return err
