@@ -102,6 +102,14 @@ func (c *Conn) Check(user, host string, now time.Time, lifetime time.Duration) e
 	return nil
 }
 
+// sameHost reports whether two peer addresses belong to the same host:
+// equal, or both loopback (a client may reach the server over 127.0.0.1
+// while its pbs_iff resolves the server name to ::1).
+func sameHost(a, b netip.Addr) bool {
+	a, b = a.Unmap(), b.Unmap()
+	return a == b || a.IsLoopback() && b.IsLoopback()
+}
+
 func truncate(s string, n int) string {
 	if len(s) > n {
 		return s[:n]
@@ -164,7 +172,7 @@ func (t *Table) Len() int {
 
 // Authenticate binds user and host to the connection whose peer is
 // (from's address, port): the request of a pbs_iff that connected from
-// address from. Both forms of pbs_iff (descriptor and port number) send
+// address from (loopback addresses count as one host). Both forms of pbs_iff (descriptor and port number) send
 // only the port. The match is on the peer address and port, which is
 // stricter than TORQUE's reverse-name comparison and accepts every real
 // client. If no such connection is registered yet, Authenticate waits up
@@ -177,7 +185,7 @@ func (t *Table) Authenticate(from netip.Addr, port uint16, user, host string, no
 		t.mu.Lock()
 		var found *Conn
 		for _, c := range t.byPort[port] {
-			if c.remote.Addr().Unmap() == from.Unmap() {
+			if sameHost(c.remote.Addr(), from) {
 				found = c
 				break
 			}
