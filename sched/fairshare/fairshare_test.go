@@ -104,3 +104,19 @@ func TestDecayAndPersist(t *testing.T) {
 		t.Error("NaN usage accepted")
 	}
 }
+
+func FuzzParse(f *testing.F) {
+	f.Add(groups, "usr1 10\n#decay 5\n")
+	f.Fuzz(func(t *testing.T, rg, usage string) {
+		tr, err := Parse(strings.NewReader(rg), 10)
+		if err != nil {
+			return
+		}
+		_ = tr.ReadUsage(strings.NewReader(usage))
+		tr.StartCycle()
+		tr.Charge("someone", 5)
+		for _, n := range tr.byName {
+			_ = n.Priority()
+		}
+	})
+}

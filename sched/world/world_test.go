@@ -81,3 +81,17 @@ func TestFromCapturedObjects(t *testing.T) {
 		t.Errorf("server %+v", s)
 	}
 }
+
+func FuzzParsers(f *testing.F) {
+	f.Add("16432940kb")
+	f.Add("01:00:00")
+	f.Add("job-exclusive,busy")
+	f.Fuzz(func(t *testing.T, s string) {
+		ParseSize(s)
+		ParseDuration(s)
+		ParseNodeState(s)
+		ParseTokens(s)
+		FromJob("1", nil, []Attr{{Name: "Resource_List", Resource: "mem", Value: s}, {Name: "job_state", Value: s}, {Name: "qtime", Value: s}})
+		FromNode("n", []Attr{{Name: "jobs", Value: s}, {Name: "properties", Value: s}, {Name: "np", Value: s}})
+	})
+}
