@@ -194,3 +194,17 @@ func TestStrerror(t *testing.T) {
 		}
 	}
 }
+
+func TestAsySignalJob(t *testing.T) {
+	wire := "+2+12+60+4root+49.vm+7SIGTERM+0"
+	q, err := ReadRequest(reader(wire))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, ok := q.Body.(*SignalJob); !ok || b.Signal != "SIGTERM" || string(q.Append(nil)) != wire {
+		t.Errorf("AsySignalJob decoded as %#v", q.Body)
+	}
+	if _, err := ReadServerRequest(reader(wire)); ErrorCode(err) != PBSE_UNKREQ {
+		t.Errorf("server: err = %v, want UNKREQ", err)
+	}
+}

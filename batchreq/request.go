@@ -78,8 +78,9 @@ func (q *Request) Encode(w *dis.Writer) {
 
 // NewBody returns a new, empty body of the kind request type reqType
 // carries, or nil if the type has none (Disconnect, and the types no
-// TORQUE program decodes: Connect, 29–47, AsySignalJob, and those out of
-// range).
+// TORQUE program decodes: Connect, 29–47, and those out of range).
+// AsySignalJob, which pbs_server refuses and 2.5.13 clients never send,
+// has the SignalJob body.
 func NewBody(reqType int) Body {
 	switch reqType {
 	case PBS_BATCH_QueueJob:
@@ -103,7 +104,7 @@ func NewBody(reqType int) Body {
 		return new(Select)
 	case PBS_BATCH_Shutdown:
 		return new(Shutdown)
-	case PBS_BATCH_SignalJob:
+	case PBS_BATCH_SignalJob, PBS_BATCH_AsySignalJob:
 		return new(SignalJob)
 	case PBS_BATCH_StatusJob, PBS_BATCH_StatusQue, PBS_BATCH_StatusSvr, PBS_BATCH_StatusNode:
 		return new(StatusReq)
