@@ -19,6 +19,8 @@ type Attr struct {
 	// Size is the entry's size field. Decoding keeps it exactly as
 	// received, so that re-encoding reproduces the original bytes; when
 	// encoding, a Size of 0 stands for the ordinary size, AttrSize.
+	// Code that changes Name, Resource or Value of a decoded entry must
+	// reset Size to 0 (or use Set), or the stale size is sent.
 	Size int
 }
 
@@ -55,6 +57,13 @@ func (a *Attr) size() int {
 	return AttrSize(a.Name, a.Resource, a.HasResource, a.Value)
 }
 
+// Set replaces the entry's value and resets Size so that the ordinary
+// size is sent.
+func (a *Attr) Set(value string) {
+	a.Value = value
+	a.Size = 0
+}
+
 // FullName returns "name" or "name.resource", the form used in messages
 // and bad-attribute replies.
 func (a *Attr) FullName() string {
@@ -83,6 +92,14 @@ func StatusNames(names ...string) AttrList {
 		l[i] = Attr{Name: n, Size: NameOnlySize(n, "", false)}
 	}
 	return l
+}
+
+// ResetSizes sets every entry's Size to 0, so that the list is sent with
+// the ordinary sizes rather than those it was received with.
+func (l AttrList) ResetSizes() {
+	for i := range l {
+		l[i].Size = 0
+	}
 }
 
 // Get returns the value of the first entry named name without a resource.

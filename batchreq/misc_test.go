@@ -208,3 +208,29 @@ func TestAsySignalJob(t *testing.T) {
 		t.Errorf("server: err = %v, want UNKREQ", err)
 	}
 }
+
+func TestAttrSetAndResetSizes(t *testing.T) {
+	q, err := ReadRequest(reader("+2+1+9+4root+2+1+5batch+12+502+11max_running+0+210+0+0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := q.Body.(*Manage).Attrs
+	if l[0].Size != 50 {
+		t.Fatalf("size = %d", l[0].Size)
+	}
+	l[0].Set("5")
+	if got := string(l.Append(nil)); got != "+12+142+11max_running+0+15+0" {
+		t.Errorf("after Set: %q", got)
+	}
+	l[0].Size = 50
+	l.ResetSizes()
+	if got := string(l.Append(nil)); got != "+12+142+11max_running+0+15+0" {
+		t.Errorf("after ResetSizes: %q", got)
+	}
+	if v, ok := l.Get("max_running"); !ok || v != "5" {
+		t.Errorf("Get = %q, %v", v, ok)
+	}
+	if _, ok := l.GetResource("max_running", "x"); ok {
+		t.Error("GetResource found a resource entry")
+	}
+}
