@@ -88,6 +88,9 @@ type Stats struct {
 	Comments   int // comment changes sent
 	Period     config.Period
 	Starving   string // the starving job of the cycle, if any
+	// Blocked counts the jobs stopped by each pipeline stage ("nodes",
+	// "server limits", ...).
+	Blocked map[string]int
 }
 
 // jobState is the per-job bookkeeping of one cycle.
@@ -581,11 +584,50 @@ func fail(comment, log string) checkResult { return checkResult{comment: comment
 // over reports whether a limit is reached.
 func over(limit, running int) bool { return limit != world.Unlimited && running >= limit }
 
-// check runs the feasibility checks in TORQUE's order.
+// stage is one step of the per-job pipeline: a feasibility check or the
+// placement. It returns ok, or the failure with its comment. Later
+// features (backfill reservations, advance reservations, partitions) are
+// further stages.
+type stage struct {
+	name string
+	run  func(c *cycle, j *world.Job) checkResult
+}
+
+var okResult = checkResult{ok: true}
+
+// stages are the checks in TORQUE's order (spec 14 §6.2).
+var stages = []stage{
+	{"server limits", (*cycle).serverLimits},
+	{"queue limits", (*cycle).queueLimits},
+	{"dedicated time", (*cycle).dedicatedTime},
+	{"starving job", (*cycle).drainForStarving},
+	{"nodes", (*cycle).placeNodes},
+	{"queue resources", func(c *cycle, j *world.Job) checkResult { return checkResources(j, j.Queue.Resources) }},
+	{"server resources", func(c *cycle, j *world.Job) checkResult { return checkResources(j, c.w.Server.Resources) }},
+	{"tokens", (*cycle).checkTokens},
+}
+
+// check runs the stages; the result carries the chosen node, if any.
 func (c *cycle) check(j *world.Job) checkResult {
-	srv := c.w.Server
-	sc, qc := c.server, c.queues[j.Queue]
-	q := j.Queue
+	var node *world.Node
+	for _, st := range stages {
+		r := st.run(c, j)
+		if !r.ok {
+			if c.stats.Blocked == nil {
+				c.stats.Blocked = map[string]int{}
+			}
+			c.stats.Blocked[st.name]++
+			return r
+		}
+		if r.node != nil {
+			node = r.node
+		}
+	}
+	return checkResult{ok: true, node: node}
+}
+
+func (c *cycle) serverLimits(j *world.Job) checkResult {
+	srv, sc := c.w.Server, c.server
 	switch {
 	case over(srv.MaxRunning, sc.total):
 		return fail(CommentServerJobLimit, LogServerJobLimit)
@@ -593,6 +635,13 @@ func (c *cycle) check(j *world.Job) checkResult {
 		return fail(CommentServerUserLimit, LogServerUserLimit)
 	case over(srv.MaxGroupRun, sc.byGroup[j.Group]):
 		return fail(CommentServerGroupLimit, LogServerGroupLimit)
+	}
+	return okResult
+}
+
+func (c *cycle) queueLimits(j *world.Job) checkResult {
+	q, qc := j.Queue, c.queues[j.Queue]
+	switch {
 	case over(q.MaxRunning, qc.total):
 		return fail(CommentQueueJobLimit, LogQueueJobLimit)
 	case over(q.MaxUserRun, qc.byUser[j.User]):
@@ -600,19 +649,37 @@ func (c *cycle) check(j *world.Job) checkResult {
 	case over(q.MaxGroupRun, qc.byGroup[j.Group]):
 		return fail(CommentQueueGroupLimit, LogQueueGroupLimit)
 	}
-	if c.hasDed {
-		limit := c.dedicated.Start
-		if c.inDedicated {
-			limit = c.dedicated.End
-		}
-		if j.Walltime < 0 || c.now.Add(j.Walltime).After(limit) {
-			return fail(CommentDedicatedCross, LogDedicatedCross)
-		}
+	return okResult
+}
+
+// dedicatedTime: with a dedicated period configured, the job must end
+// (by its walltime) before the period starts, or inside it before it
+// ends; a job without walltime fails.
+func (c *cycle) dedicatedTime(j *world.Job) checkResult {
+	if !c.hasDed {
+		return okResult
 	}
+	limit := c.dedicated.Start
+	if c.inDedicated {
+		limit = c.dedicated.End
+	}
+	if j.Walltime < 0 || c.now.Add(j.Walltime).After(limit) {
+		return fail(CommentDedicatedCross, LogDedicatedCross)
+	}
+	return okResult
+}
+
+// drainForStarving lets only the starving job run while there is one.
+func (c *cycle) drainForStarving(j *world.Job) checkResult {
 	if c.starving != nil && c.starving != j {
 		return fail(CommentDraining, "Draining system to allow "+c.starving.ID+" to run")
 	}
-	var node *world.Node
+	return okResult
+}
+
+// placeNodes checks a node request with the server (ResourceQuery), or
+// picks a time-shared node when load balancing.
+func (c *cycle) placeNodes(j *world.Job) checkResult {
 	if j.Nodes != "" {
 		if c.pool != nil {
 			if spec, err := c.pool.Parse(j.Nodes); err == nil && c.pool.Query(spec) == placement.Later {
@@ -628,18 +695,20 @@ func (c *cycle) check(j *world.Job) checkResult {
 		case avail == 0:
 			return fail(CommentNodes, LogNodes)
 		}
-	} else if c.loadBalancing() && len(c.timeShared) > 0 {
-		node = c.pickNode(j)
+		return okResult
+	}
+	if c.loadBalancing() && len(c.timeShared) > 0 {
+		node := c.pickNode(j)
 		if node == nil {
 			return fail(CommentTimesharing, LogTimesharing)
 		}
+		return checkResult{ok: true, node: node}
 	}
-	if r := checkResources(j, q.Resources); !r.ok {
-		return r
-	}
-	if r := checkResources(j, srv.Resources); !r.ok {
-		return r
-	}
+	return okResult
+}
+
+func (c *cycle) checkTokens(j *world.Job) checkResult {
+	srv := c.w.Server
 	if req := world.ParseTokens(j.Tokens); len(req) > 0 && srv.Tokens != nil {
 		for name, n := range req {
 			if total, ok := srv.Tokens[name]; ok && c.tokens[name]+n > total {
@@ -647,7 +716,7 @@ func (c *cycle) check(j *world.Job) checkResult {
 			}
 		}
 	}
-	return checkResult{ok: true, node: node}
+	return okResult
 }
 
 // available returns what remains of a resource, or -1 for no limit.

@@ -600,3 +600,20 @@ func TestPrefilterNodes(t *testing.T) {
 		t.Errorf("job 3 comment %q", q.Jobs[2].Comment)
 	}
 }
+
+func TestTokens(t *testing.T) {
+	b := newWorld(4, 1)
+	b.w.Server.Tokens = map[string]float64{"lic": 2}
+	q := b.queue("batch", 0)
+	b.job(q, "0", state('R'), func(j *world.Job) { j.Tokens = "lic:1" })
+	b.job(q, "1", func(j *world.Job) { j.Tokens = "lic:1" })
+	b.job(q, "2", func(j *world.Job) { j.Tokens = "lic:1" })
+	b.job(q, "3", func(j *world.Job) { j.Tokens = "other:5" })
+	sim, st := runCycle(t, New(&config.Config{}, nil), b)
+	if got := started(sim); !reflect.DeepEqual(got, []string{"1", "3"}) {
+		t.Errorf("started %v", got)
+	}
+	if q.Jobs[2].Comment != CommentTokens || st.Blocked["tokens"] != 1 {
+		t.Errorf("comment %q, blocked %v", q.Jobs[2].Comment, st.Blocked)
+	}
+}

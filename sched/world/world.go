@@ -101,6 +101,9 @@ type Job struct {
 	Priority int
 	QTime    time.Time
 	ExecHost string
+	// StartTime is when a running job started (start_time), zero if
+	// unknown; with Walltime it tells when its resources free up.
+	StartTime time.Time
 
 	// Requested resources (Resource_List); unset sizes/times are -1.
 	CPUT     time.Duration
@@ -369,6 +372,10 @@ func FromJob(id string, q *Queue, attrs []Attr) *Job {
 			}
 		case "exec_host":
 			j.ExecHost = a.Value
+		case "start_time":
+			if n, err := strconv.ParseInt(a.Value, 10, 64); err == nil {
+				j.StartTime = time.Unix(n, 0)
+			}
 		case "Resource_List":
 			j.setRequest(a.Resource, a.Value)
 		case "resources_used":
