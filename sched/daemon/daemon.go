@@ -416,10 +416,8 @@ type serverActions struct{ c *svrconn.Conn }
 func (a serverActions) QueryNodes(j *world.Job, spec string) (placement.Availability, error) {
 	n, err := a.c.ResourceQuery(spec)
 	if err != nil {
-		var re *svrconn.ReplyError
-		if errors.As(err, &re) {
-			return placement.Never, nil
-		}
+		// Only an explicit negative answer means "never": an error
+		// reply must not get jobs deleted.
 		return placement.Later, err
 	}
 	switch {
