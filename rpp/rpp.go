@@ -181,3 +181,17 @@ func hexField(b []byte) (uint32, bool) {
 	}
 	return v, true
 }
+
+// Fragments splits a message into the packets that carry it on stream
+// with sequence numbers from seq: DATA packets of exactly MaxPayload
+// bytes, then one EOD with the rest (empty if the length is a multiple of
+// MaxPayload). Their payloads alias msg.
+func Fragments(stream, seq uint32, msg []byte) []Packet {
+	pkts := make([]Packet, 0, len(msg)/MaxPayload+1)
+	for len(msg) >= MaxPayload {
+		pkts = append(pkts, Packet{Type: RPP_DATA, Stream: stream, Seq: seq, Payload: msg[:MaxPayload]})
+		msg = msg[MaxPayload:]
+		seq++
+	}
+	return append(pkts, Packet{Type: RPP_EOD, Stream: stream, Seq: seq, Payload: msg})
+}

@@ -149,3 +149,36 @@ func TestAssembler(t *testing.T) {
 		}
 	}
 }
+
+func TestFragments(t *testing.T) {
+	for _, n := range []int{0, 1, MaxPayload - 1, MaxPayload, MaxPayload + 1, 6405, 2 * MaxPayload} {
+		msg := bytes.Repeat([]byte("m"), n)
+		pkts := Fragments(7, 10, msg)
+		wantPkts := n/MaxPayload + 1
+		if len(pkts) != wantPkts {
+			t.Errorf("%d bytes: %d packets, want %d", n, len(pkts), wantPkts)
+			continue
+		}
+		var asm Assembler
+		from := netip.MustParseAddrPort("127.0.0.1:1")
+		to := netip.MustParseAddrPort("127.0.0.1:2")
+		for i, p := range pkts {
+			if p.Seq != uint32(10+i) || p.Stream != 7 {
+				t.Errorf("%d bytes: packet %d is %v", n, i, p)
+			}
+			if err := p.Check(); err != nil {
+				t.Errorf("%d bytes: packet %d: %v", n, i, err)
+			}
+			q, err := Parse(p.Marshal())
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := asm.Add(from, to, q)
+			if last := i == len(pkts)-1; last != (res.Message != nil) {
+				t.Fatalf("%d bytes: packet %d completed a message: %v", n, i, res.Message != nil)
+			} else if last && (!bytes.Equal(res.Message.Data, msg) || res.Message.Fragments != wantPkts || res.Message.FirstSeq != 10) {
+				t.Errorf("%d bytes: reassembled %d bytes in %d fragments from seq %d", n, len(res.Message.Data), res.Message.Fragments, res.Message.FirstSeq)
+			}
+		}
+	}
+}

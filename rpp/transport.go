@@ -304,10 +304,12 @@ func (e *Endpoint) handleHello1(from netip.AddrPort, p Packet) {
 		if s == nil || s.remote != from || !s.responder {
 			continue
 		}
-		if s.key == p.Seq && s.peer == p.Stream {
+		if s.key == p.Seq && s.peer == p.Stream && !s.closing && s.err == nil {
 			s.resendAll() // a retransmitted HELLO1: our HELLO2 was lost
 			return
 		}
+		// Otherwise the peer restarted, or reopened with the same key
+		// after closing the old stream (keys are time-based).
 		stale = append(stale, s)
 	}
 	// A new open key from the same address and port: the peer restarted,

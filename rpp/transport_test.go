@@ -485,3 +485,39 @@ func TestWindow(t *testing.T) {
 		t.Errorf("%d packets in flight without ACKs, want the window of 3", n)
 	}
 }
+
+// TestReopenSameKey: a client that closed its stream and reopens from the
+// same port with the same (time-based) open key gets a new stream, not a
+// retransmission of the old one.
+func TestReopenSameKey(t *testing.T) {
+	b := NewEndpoint(listen(t), fastOpts(6))
+	defer b.Close()
+	ctx := ctxT(t)
+	pc := listen(t)
+	addr := pc.LocalAddr().String()
+	for i := range 2 {
+		if i > 0 {
+			var err error
+			if pc, err = net.ListenPacket("udp", addr); err != nil {
+				t.Skipf("cannot rebind %s: %v", addr, err)
+			}
+		}
+		a := NewEndpoint(pc, fastOpts(0x37C))
+		s, _ := a.Open(addrOf(b))
+		s.Send([]byte{byte('0' + i)})
+		r, err := b.Accept(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m, err := r.Recv(ctx); err != nil || m[0] != byte('0'+i) {
+			t.Fatalf("open %d: %q, %v", i, m, err)
+		}
+		s.Close()
+		if _, err := r.Recv(ctx); err != io.EOF {
+			t.Fatalf("open %d: %v", i, err)
+		}
+		r.Close()
+		time.Sleep(30 * time.Millisecond)
+		a.Close()
+	}
+}
