@@ -8,9 +8,10 @@
 // of the payload and the first 18 trailer characters. A message is zero or
 // more DATA packets of exactly MaxPayload bytes followed by one EOD packet.
 //
-// This package parses and builds datagrams and joins their fragments into
-// messages; the stream state machine (open, retransmission, close) lives
-// elsewhere.
+// Parse and Packet.Append read and build datagrams, Fragments splits a
+// message into packets, and Assembler joins observed packets into
+// messages for a passive observer (a protocol dissector); Endpoint and
+// Stream run the protocol itself.
 package rpp
 
 import (
