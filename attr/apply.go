@@ -73,7 +73,8 @@ func (s *Set) decode(name, resource string, hasResource bool, text string, deriv
 // Modify applies op with operand v to attribute i, or to its resource rd
 // when i is a resource list (rd is ignored otherwise). SET replaces, UNSET
 // removes, INCR/INCR_OLD and DECR combine as described at Combine; other
-// operations behave as SET.
+// operations behave as SET. A value of an incompatible type is
+// PBSE_ATTRTYPE.
 func (s *Set) Modify(i int, rd *ResourceDef, v Value, op Op) error {
 	d := &s.table.defs[i]
 	if d.Type == TypeResourceList {
@@ -84,7 +85,11 @@ func (s *Set) Modify(i int, rd *ResourceDef, v Value, op Op) error {
 			}
 			return &Error{Code: pbseUnkResc, Name: d.Name, Reason: "no resource name"}
 		}
-		nv, err := Combine(s.Resource(i, rd), v.as(rd.Type), op)
+		v = v.as(rd.Type)
+		if v.IsSet() && v.typ != rd.Type {
+			return &Error{Code: pbseAttrType, Name: d.Name, Resource: rd.Name, Reason: v.typ.String() + " value for a " + rd.Type.String() + " resource"}
+		}
+		nv, err := Combine(s.Resource(i, rd), v, op)
 		if err != nil {
 			return withName(err, d.Name, rd.Name)
 		}
@@ -92,7 +97,11 @@ func (s *Set) Modify(i int, rd *ResourceDef, v Value, op Op) error {
 		s.afterResourceChange(i, rd)
 		return nil
 	}
-	nv, err := Combine(s.Get(i), v.as(d.Type), op)
+	v = v.as(d.Type)
+	if v.IsSet() && v.typ != d.Type {
+		return &Error{Code: pbseAttrType, Name: d.Name, Reason: v.typ.String() + " value for a " + d.Type.String() + " attribute"}
+	}
+	nv, err := Combine(s.Get(i), v, op)
 	if err != nil {
 		return withName(err, d.Name, "")
 	}

@@ -220,3 +220,17 @@ func TestNodeSpec(t *testing.T) {
 		t.Error("procs= inside an element is not a ppn alias")
 	}
 }
+
+func TestModifyTypeMismatch(t *testing.T) {
+	s := NewSet(JobTable())
+	if err := s.Modify(JobPriority, nil, BoolValue(true), OpSet); Code(err) != pbseAttrType {
+		t.Errorf("bool into Priority: %v", err)
+	}
+	if err := s.Modify(JobMailUsers, nil, mustParse(t, TypeACL, "a@b"), OpSet); err != nil {
+		t.Errorf("ACL into string array: %v", err)
+	}
+	rd, _ := DefaultResources().Lookup("walltime")
+	if err := s.Modify(JobResourceList, rd, LongValue(5), OpSet); Code(err) != pbseAttrType {
+		t.Errorf("long into walltime: %v", err)
+	}
+}

@@ -11,7 +11,10 @@ import (
 // node). It is compact: a 128-bit presence mask, the set values in
 // definition order, the resources of all resource-list attributes in one
 // sorted slice and, for jobs, the unknown attributes kept verbatim. A
-// typical job needs about 1–1.5 KB including its strings.
+// typical job needs under 2 KB including its strings (see Compact).
+//
+// Resource definitions passed to a Set must come from its table's
+// Resources.
 //
 // The zero Set is not usable; create one with NewSet or MakeSet. A Set is
 // not safe for concurrent modification.
@@ -74,9 +77,10 @@ func (s *Set) Get(i int) Value {
 }
 
 // Put stores v as the value of attribute i, marking it modified; an unset v
-// removes the value. v's type must match the definition (the string array
-// and ACL storage and the long and interactive storage are
-// interchangeable and converted).
+// removes the value. It is plain storage without checks: v should have the
+// definition's type (values stored alike, such as string arrays and ACLs,
+// are converted; others keep their own type and encoding). Resource-list
+// attributes take their values through PutResource.
 func (s *Set) Put(i int, v Value) {
 	if !v.IsSet() {
 		s.Unset(i)

@@ -4,16 +4,17 @@ import "strings"
 
 // parseArray splits the text form of a string array: elements separated by
 // ',' or newline, a backslash escaping the next character, leading and
-// trailing blanks (space, tab) of every element removed and a trailing
-// separator ignored.
+// trailing blanks (space, tab) of every element removed; elements left
+// empty (such as after a trailing separator) are dropped.
 func parseArray(text string) []string {
 	var elems []string
 	var b strings.Builder
 	keep := 0 // length of b that must survive trailing-blank stripping
 	start := true
 	flush := func() {
-		s := b.String()[:max(keep, len(strings.TrimRight(b.String(), " \t")))]
-		elems = append(elems, s)
+		if s := b.String()[:max(keep, len(strings.TrimRight(b.String(), " \t")))]; s != "" {
+			elems = append(elems, s)
+		}
 		b.Reset()
 		keep = 0
 		start = true

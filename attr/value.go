@@ -193,10 +193,25 @@ func ArrayValue(elems []string) Value {
 // OtherValue returns a verbatim value of an unknown attribute.
 func OtherValue(s string) Value { return Value{typ: TypeOther, s: s, flags: FlagSet} }
 
-// typedValue converts v to type t where the storage is identical (string
-// array and ACL; long and interactive; string-like types).
+// storage groups the types whose values are stored alike and may be
+// converted into each other without re-encoding.
+func (t Type) storage() int {
+	switch t {
+	case TypeLong, TypeLongLong, TypeInteractive:
+		return 1
+	case TypeStringArray, TypeACL:
+		return 2
+	case TypeString, TypeOther, TypeNodeSpec:
+		return 3
+	}
+	return 10 + int(t) // only the type itself
+}
+
+// as converts v to type t when both store their content alike (long, long
+// long and interactive; string array and ACL; string, other and node
+// spec); other values keep their own type.
 func (v Value) as(t Type) Value {
-	if v.typ != TypeNone {
+	if v.typ != TypeNone && v.typ.storage() == t.storage() {
 		v.typ = t
 	}
 	return v
