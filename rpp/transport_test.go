@@ -269,8 +269,10 @@ func TestFaults(t *testing.T) {
 				fc   *faultConn
 				seed uint64
 			}{{p.ca, tc.seedA}, {p.cb, tc.seedB}} {
+				c.fc.mu.Lock()
 				c.fc.rng = rand.New(rand.NewPCG(c.seed, 99))
 				c.fc.loss, c.fc.dup, c.fc.reorder = tc.loss, tc.dup, tc.reorder
+				c.fc.mu.Unlock()
 			}
 			ctx := ctxT(t)
 			s, _ := p.a.Open(addrOf(p.b))

@@ -31,7 +31,7 @@ type batchConn struct {
 func (bc *batchConn) reply(rep *batchreq.Reply) {
 	rep.Encode(bc.w)
 	if err := bc.w.Flush(); err != nil {
-		bc.m.log.Error(0, err.Error(), "reply_send", "")
+		bc.m.logErr("reply_send", err, "")
 	}
 }
 
@@ -184,7 +184,7 @@ func (m *Mom) reqJobScript(bc *batchConn, req *batchreq.Request) {
 		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
 	}
 	if err := writeFile(m.exec.ScriptPath(j.spec.Prefix), flags, 0o700, body.Data); err != nil {
-		m.log.Error(0, err.Error(), "req_jobscript", "")
+		m.logErr("req_jobscript", err, "")
 		bc.reply(batchreq.SystemErrorReply("pbs_mom", errnoOf(err), ""))
 		return
 	}
@@ -248,7 +248,7 @@ func (m *Mom) reqRdytoCommit(bc *batchConn, req *batchreq.Request) {
 	j.stage = stageTransCM
 	m.mu.Unlock()
 	if err := m.saveJob(j); err != nil {
-		m.log.Error(0, err.Error(), "req_rdytocommit", "cannot save job")
+		m.logErr("req_rdytocommit", err, "cannot save job")
 	}
 	bc.reply(batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_RdytoCommit, id))
 }
@@ -332,9 +332,8 @@ func (m *Mom) started(j *job, sid int, err error) {
 	}
 	m.mu.Unlock()
 	if err := m.saveJob(j); err != nil {
-		m.log.Error(0, err.Error(), "req_commit", "cannot save job")
+		m.logErr("req_commit", err, "cannot save job")
 	}
-	m.log.Record(momlog.EventJob, momlog.ClassJob, "TMomFinalizeJob3", fmt.Sprintf("job %s started, pid = %d", j.id, sid))
 }
 
 func (m *Mom) reqStatusJob(bc *batchConn, req *batchreq.Request) {

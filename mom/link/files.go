@@ -91,7 +91,7 @@ func (m *Mom) returnFiles(bc *batchConn, id string, stdout, stderr bool) {
 		return nil
 	}()
 	if err != nil {
-		m.log.Error(0, err.Error(), "return_files", id)
+		m.logErr("return_files", err, id)
 		bc.reply(batchreq.SystemErrorReply("pbs_mom", errnoOf(err), ""))
 		return
 	}

@@ -193,7 +193,7 @@ func (c *isClient) read(ctx context.Context, s *rpp.Stream) error {
 		}
 		msg, err := momproto.DecodeIS(b)
 		if err != nil {
-			c.m.log.Error(0, err.Error(), "is_request", "bad IS message from "+c.name)
+			c.m.logErr("is_request", err, "bad IS message from "+c.name)
 			return err
 		}
 		c.mu.Lock()
@@ -241,7 +241,7 @@ func (m *Mom) trustClusterAddrs(addrs []uint32) {
 func (m *Mom) isIncoming(ctx context.Context, s *rpp.Stream, b []byte) bool {
 	msg, err := momproto.DecodeIS(b)
 	if err != nil {
-		m.log.Error(0, err.Error(), "is_request", "")
+		m.logErr("is_request", err, "")
 		return false
 	}
 	if !m.Trusted(s.RemoteAddr().Addr()) {

@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"gopbs/mom/config"
@@ -258,7 +259,7 @@ func (m *Mom) serveTCP(ctx context.Context, ln net.Listener, serve func(context.
 			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
 				return
 			}
-			m.log.Error(0, err.Error(), "accept", "")
+			m.logErr("accept", err, "")
 			time.Sleep(50 * time.Millisecond)
 			continue
 		}
@@ -367,4 +368,17 @@ func (m *Mom) resolve(ctx context.Context, host string) (netip.Addr, error) {
 		return netip.Addr{}, fmt.Errorf("%s: no address", host)
 	}
 	return addrs[0], nil
+}
+
+// logErr writes a LOG_ERROR line for err in function, as TORQUE does:
+// with the errno and its text when err carries one.
+func (m *Mom) logErr(function string, err error, message string) {
+	if n := errnoOf(err); n != 0 {
+		m.log.Error(n, syscall.Errno(n).Error(), function, message)
+		return
+	}
+	if message != "" {
+		message += ": "
+	}
+	m.log.Error(0, "", function, message+err.Error())
 }

@@ -30,7 +30,6 @@ func (m *Mom) JobExited(ex jobexec.Exit) {
 	if !ok {
 		return
 	}
-	m.log.Job(momlog.EventJob, ex.JobID, "job was terminated")
 	m.goFunc(func() { m.sendObit(context.Background(), j) })
 }
 
@@ -84,7 +83,7 @@ func (m *Mom) sendObit(ctx context.Context, j *job) {
 				return nil
 			}
 			if _, err := m.exec.Epilogue(ctx, j.id); err != nil && !errors.Is(err, jobexec.ErrUnknownJob) {
-				m.log.Error(0, err.Error(), "epilogue", j.id)
+				m.logErr("epilogue", err, j.id)
 			}
 			m.mu.Lock()
 			j.preobitOK = true
@@ -93,7 +92,7 @@ func (m *Mom) sendObit(ctx context.Context, j *job) {
 		return m.jobObit(ctx, j)
 	}()
 	if err != nil {
-		m.log.Error(0, err.Error(), "scan_for_exiting", j.id)
+		m.logErr("scan_for_exiting", err, j.id)
 		m.mu.Lock()
 		j.obitDue = true
 		m.mu.Unlock()

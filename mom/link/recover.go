@@ -32,7 +32,7 @@ func (m *Mom) Recover(ctx context.Context, mode string) (int, error) {
 	for _, name := range names {
 		j, err := loadJob(name)
 		if err != nil {
-			m.log.Error(0, err.Error(), "job_recov", name)
+			m.logErr("job_recov", err, name)
 			continue
 		}
 		n++

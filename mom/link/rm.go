@@ -73,7 +73,7 @@ func (m *Mom) handleStream(ctx context.Context, s *rpp.Stream) {
 func (m *Mom) rmMessage(ctx context.Context, peer netip.AddrPort, msg []byte) ([]byte, bool) {
 	req, err := momproto.DecodeRMRequest(msg)
 	if err != nil && (req == nil || req.Command != momproto.RM_CMD_REQUEST) {
-		m.log.Error(0, err.Error(), "rm_request", "")
+		m.logErr("rm_request", err, "")
 		return nil, false
 	}
 	full := peer.Port() < 1024 && m.Trusted(peer.Addr())

@@ -1,0 +1,700 @@
+package link
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"gopbs/batchreq"
+	"gopbs/dis"
+	"gopbs/mom/config"
+	"gopbs/mom/jobexec"
+	"gopbs/mom/momlog"
+	"gopbs/momproto"
+	"gopbs/rpp"
+)
+
+func TestMain(m *testing.M) {
+	jobexec.RunStarterIfRequested()
+	os.Exit(m.Run())
+}
+
+const testUser = "gopbsmomtest"
+
+func requireRoot(t *testing.T) {
+	t.Helper()
+	if os.Getuid() != 0 {
+		t.Skip("needs root: privileged ports and setuid job execution")
+	}
+}
+
+// requireUser creates the throwaway job user when absent.
+func requireUser(t *testing.T) *user.User {
+	t.Helper()
+	requireRoot(t)
+	u, err := user.Lookup(testUser)
+	if err != nil {
+		out, err := exec.Command("useradd", "-M", "-s", "/bin/sh", testUser).CombinedOutput()
+		if err != nil {
+			if u, err2 := user.Lookup(testUser); err2 == nil {
+				return u // created concurrently
+			}
+			t.Skipf("cannot create test user: %v: %s", err, out)
+		}
+		if u, err = user.Lookup(testUser); err != nil {
+			t.Skipf("test user: %v", err)
+		}
+	}
+	return u
+}
+
+// fakeServer plays pbs_server towards the MOM: an RPP endpoint for IS and
+// a TCP listener (same port number) for the MOM's pre-obit and obit.
+type fakeServer struct {
+	t    *testing.T
+	ep   *rpp.Endpoint
+	ln   net.Listener
+	port int
+	reqs chan serverReq
+}
+
+type serverReq struct {
+	req  *batchreq.Request
+	peer netip.AddrPort
+}
+
+func newFakeServer(t *testing.T) *fakeServer {
+	t.Helper()
+	for range 20 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		pc, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			ln.Close()
+			continue
+		}
+		s := &fakeServer{t: t, ep: rpp.NewEndpoint(pc, &rpp.Options{Timeout: 50 * time.Millisecond, Retry: 40}),
+			ln: ln, port: port, reqs: make(chan serverReq, 16)}
+		t.Cleanup(func() { s.ep.Close(); s.ln.Close() })
+		return s
+	}
+	t.Fatal("no port free for both TCP and UDP")
+	return nil
+}
+
+// serve answers the MOM's batch requests with answer(req), one request
+// per connection as the MOM sends them.
+func (s *fakeServer) serve(answer func(*batchreq.Request) *batchreq.Reply) {
+	go func() {
+		for {
+			c, err := s.ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				r := dis.NewReader(bufio.NewReader(c))
+				for {
+					req, err := batchreq.ReadServerRequest(r)
+					if err != nil {
+						return
+					}
+					peer, _ := netip.ParseAddrPort(c.RemoteAddr().String())
+					s.reqs <- serverReq{req, peer}
+					w := dis.NewWriter(c)
+					answer(req).Encode(w)
+					w.Flush()
+				}
+			}()
+		}
+	}()
+}
+
+type testMom struct {
+	m      *Mom
+	eng    *jobexec.Engine
+	home   string
+	batch  netip.AddrPort
+	rmTCP  netip.AddrPort
+	rmUDP  netip.AddrPort
+	log    *syncBuffer
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func listenTCP(t *testing.T) net.Listener {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln
+}
+
+// startMom runs a Mom with a real execution engine in a temporary
+// PBS_HOME on ephemeral loopback ports.
+func startMom(t *testing.T, srv *fakeServer, cfgText string) *testMom {
+	t.Helper()
+	base, err := os.MkdirTemp("", "gopbs-mom-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse(strings.NewReader(cfgText))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := &testMom{home: filepath.Join(base, "torque"), log: &syncBuffer{}, done: make(chan struct{})}
+	logger := momlog.NewWriter(tm.log, "pbs_mom", momlog.EventAll)
+	uhome := filepath.Join(base, "home")
+	os.MkdirAll(uhome, 0o755)
+	if u, err := user.Lookup(testUser); err == nil {
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		os.Chown(uhome, uid, gid)
+	}
+	tm.eng, err = jobexec.New(jobexec.Options{
+		Home: tm.home, Host: "localhost", Config: cfg, Log: logger,
+		Lookup: func(name, group string) (*jobexec.Credentials, error) {
+			c, err := jobexec.LookupUser(name, group)
+			if err == nil {
+				c.Home = uhome
+			}
+			return c, err
+		},
+		PollInterval: 100 * time.Millisecond, KillGrace: 200 * time.Millisecond,
+		OnExit: func(ex jobexec.Exit) { tm.m.JobExited(ex) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tm.eng.Close)
+	var servers []string
+	serverPort := 0
+	if srv != nil {
+		servers = []string{fmt.Sprintf("127.0.0.1:%d", srv.port)}
+		serverPort = srv.port
+	}
+	tm.m, err = New(Options{
+		Host: "localhost", Home: tm.home, Config: cfg, Log: logger, Exec: tm.eng,
+		Servers: servers, ServerPort: serverPort, RPP: &rpp.Options{Timeout: 50 * time.Millisecond, Retry: 40},
+		HelloStatusDelay: -1, ObitRetry: 200 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, rm := listenTCP(t), listenTCP(t)
+	rpc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := Listeners{Batch: batch, RM: rm, RPP: rpc}
+	if srv != nil {
+		if l.Client, err = rpp.ListenReserved(netip.MustParseAddr("127.0.0.1")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tm.batch = batch.Addr().(*net.TCPAddr).AddrPort()
+	tm.rmTCP = rm.Addr().(*net.TCPAddr).AddrPort()
+	tm.rmUDP = rpc.LocalAddr().(*net.UDPAddr).AddrPort()
+	ctx, cancel := context.WithCancel(context.Background())
+	tm.cancel = cancel
+	go func() {
+		defer close(tm.done)
+		tm.m.Serve(ctx, l)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-tm.done
+	})
+	return tm
+}
+
+// batchClient is the server's side of a launch connection.
+type batchClient struct {
+	t *testing.T
+	c net.Conn
+	r *dis.Reader
+	w *dis.Writer
+}
+
+func dialBatch(t *testing.T, addr netip.AddrPort) *batchClient {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := DialReserved(ctx, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetDeadline(time.Now().Add(20 * time.Second))
+	t.Cleanup(func() { c.Close() })
+	return &batchClient{t: t, c: c, r: dis.NewReader(bufio.NewReader(c)), w: dis.NewWriter(c)}
+}
+
+func (b *batchClient) do(reqType int, body batchreq.Body, ext string) *batchreq.Reply {
+	b.t.Helper()
+	req := batchreq.NewRequest(reqType, "PBS_Server", body)
+	req.SetExtension(ext)
+	req.Encode(b.w)
+	if err := b.w.Flush(); err != nil {
+		b.t.Fatal(err)
+	}
+	rep, err := batchreq.ReadReply(b.r)
+	if err != nil {
+		b.t.Fatalf("%s: %v", batchreq.RequestName(reqType), err)
+	}
+	return rep
+}
+
+func (b *batchClient) disconnect() {
+	batchreq.NewRequest(batchreq.PBS_BATCH_Disconnect, "PBS_Server", nil).Encode(b.w)
+	b.w.Flush()
+	b.c.Close()
+}
+
+func jobAttrs(id, outDir string) batchreq.AttrList {
+	return batchreq.AttrList{
+		batchreq.NewAttr("Job_Name", "t.sh"),
+		batchreq.NewAttr("Job_Owner", testUser+"@localhost"),
+		batchreq.NewAttr("queue", "batch"),
+		batchreq.NewAttr("server", "localhost"),
+		batchreq.NewAttr("Checkpoint", "u"),
+		batchreq.NewAttr("Error_Path", "localhost:"+outDir+"/t.sh.e1"),
+		batchreq.NewAttr("exec_host", "localhost/0"),
+		batchreq.NewAttr("Join_Path", "n"),
+		batchreq.NewAttr("Keep_Files", "n"),
+		batchreq.NewAttr("Output_Path", "localhost:"+outDir+"/t.sh.o1"),
+		batchreq.NewResourceAttr("Resource_List", "nodes", "1"),
+		batchreq.NewResourceAttr("Resource_List", "walltime", "00:01:00"),
+		batchreq.NewAttr("Variable_List", "PBS_O_QUEUE=batch,PBS_O_HOST=localhost,PBS_O_WORKDIR=/tmp"),
+		batchreq.NewAttr("euser", testUser),
+		batchreq.NewAttr("egroup", ""),
+		batchreq.NewAttr("hashname", id),
+		batchreq.NewAttr("fault_tolerant", "False"),
+	}
+}
+
+// launch sends QueueJob … Commit on one connection, as the server's
+// send-job child does (spec 10 §6.1).
+func launch(t *testing.T, tm *testMom, id, script, outDir string) {
+	t.Helper()
+	b := dialBatch(t, tm.batch)
+	check := func(rep *batchreq.Reply, choice int, what string) {
+		t.Helper()
+		if rep.Code != 0 || rep.Choice != choice {
+			t.Fatalf("%s reply: code %d choice %d text %q", what, rep.Code, rep.Choice, rep.Text)
+		}
+	}
+	rep := b.do(batchreq.PBS_BATCH_QueueJob, &batchreq.QueueJob{JobID: id, Destination: "localhost", Attrs: jobAttrs(id, outDir)}, "")
+	check(rep, batchreq.BATCH_REPLY_CHOICE_Queue, "QueueJob")
+	if rep.JobID != id {
+		t.Fatalf("QueueJob reply job id %q", rep.JobID)
+	}
+	check(b.do(batchreq.PBS_BATCH_jobscript, &batchreq.JobFile{JobID: id, Data: []byte(script)}, ""),
+		batchreq.BATCH_REPLY_CHOICE_NULL, "JobScript")
+	check(b.do(batchreq.PBS_BATCH_RdytoCommit, &batchreq.JobID{ID: id}, ""), batchreq.BATCH_REPLY_CHOICE_RdytoCommit, "RdytoCommit")
+	check(b.do(batchreq.PBS_BATCH_Commit, &batchreq.JobID{ID: id}, ""), batchreq.BATCH_REPLY_CHOICE_Commit, "Commit")
+	b.disconnect()
+}
+
+func nextReq(t *testing.T, s *fakeServer, want int) serverReq {
+	t.Helper()
+	select {
+	case r := <-s.reqs:
+		if r.req.Type != want {
+			t.Fatalf("server got %s, want %s", batchreq.RequestName(r.req.Type), batchreq.RequestName(want))
+		}
+		return r
+	case <-time.After(20 * time.Second):
+		t.Fatalf("no %s from MOM", batchreq.RequestName(want))
+	}
+	return serverReq{}
+}
+
+// TestJobLifecycle runs a job through a MOM as pbs_server drives it:
+// IS hello and status, launch, status poll, obit, stage-out, delete.
+func TestJobLifecycle(t *testing.T) {
+	u := requireUser(t)
+	srv := newFakeServer(t)
+	srv.serve(func(req *batchreq.Request) *batchreq.Reply {
+		switch req.Type {
+		case batchreq.PBS_BATCH_StatusJob:
+			return &batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_Status, Status: []batchreq.StatusObject{{
+				ObjType: batchreq.MGR_OBJ_JOB, Name: req.Body.(*batchreq.StatusReq).ID,
+				Attrs: batchreq.AttrList{batchreq.NewAttr("exec_host", "localhost/0")}}}}
+		}
+		return batchreq.NullReply()
+	})
+	tm := startMom(t, srv, "$status_update_time 1\n")
+	dumpLogOnFailure(t, tm)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	// IS: the MOM opens a stream from a privileged port and says hello.
+	is, err := srv.ep.Accept(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if is.RemoteAddr().Port() >= 1024 {
+		t.Errorf("IS stream from port %d, want a privileged port", is.RemoteAddr().Port())
+	}
+	msg, err := is.Recv(ctx)
+	if err != nil || string(msg) != "+4+1+1" {
+		t.Fatalf("first IS message %q, %v; want IS_HELLO", msg, err)
+	}
+	is.Send([]byte("+4+1+2210+2130706433")) // IS_CLUSTER_ADDRS 127.0.0.1
+	status := recvStatus(t, ctx, is)
+	for _, want := range []string{"opsys=linux", "state=free", "jobs= ", "varattr= ", "gres="} {
+		if !contains(status, want) {
+			t.Errorf("IS_STATUS lacks %q: %q", want, status)
+		}
+	}
+	if !hasPrefix(status, "uname=") || !hasPrefix(status, "ncpus=") || !hasPrefix(status, "physmem=") {
+		t.Errorf("IS_STATUS incomplete: %q", status)
+	}
+
+	outDir, err := os.MkdirTemp("", "gopbs-out-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(outDir)
+	uid, _ := strconv.Atoi(u.Uid)
+	os.Chown(outDir, uid, -1)
+
+	id := "1.testserver"
+	launch(t, tm, id, "echo hello from $PBS_JOBID\nsleep 1\nexit 3\n", outDir)
+
+	// First poll: session_id only (spec 10 §7).
+	b := dialBatch(t, tm.batch)
+	rep := b.do(batchreq.PBS_BATCH_StatusJob, &batchreq.StatusReq{ID: id}, "")
+	if rep.Code != 0 || len(rep.Status) != 1 || len(rep.Status[0].Attrs) != 1 || rep.Status[0].Attrs[0].Name != "session_id" {
+		t.Fatalf("first StatusJob reply %+v", rep)
+	}
+	rep = b.do(batchreq.PBS_BATCH_StatusJob, &batchreq.StatusReq{ID: "99.nosuch"}, "")
+	if rep.Code != batchreq.PBSE_UNKJOBID {
+		t.Errorf("StatusJob of unknown job: code %d", rep.Code)
+	}
+	b.disconnect()
+
+	// The job's jobs= status item names it.
+	status = recvStatus(t, ctx, is)
+	if !contains(status, "jobs="+id) {
+		t.Errorf("IS_STATUS while running lacks jobs=%s: %q", id, status)
+	}
+
+	// End of job: pre-obit StatusJob, then JobObit, both from privileged
+	// ports with user pbs_mom.
+	pre := nextReq(t, srv, batchreq.PBS_BATCH_StatusJob)
+	if pre.req.User != "pbs_mom" || pre.peer.Port() >= 1024 {
+		t.Errorf("pre-obit from %s port %d", pre.req.User, pre.peer.Port())
+	}
+	obit := nextReq(t, srv, batchreq.PBS_BATCH_JobObit)
+	ob := obit.req.Body.(*batchreq.JobObit)
+	if ob.JobID != id || ob.ExitStatus != 3 {
+		t.Errorf("obit %+v, want exit 3", ob)
+	}
+	var names []string
+	for _, a := range ob.Attrs {
+		names = append(names, a.FullName())
+	}
+	if got := strings.Join(names, ","); got != "resources_used.cput,resources_used.mem,resources_used.vmem,resources_used.walltime" {
+		t.Errorf("obit attributes %s", got)
+	}
+
+	// Stage-out of stdout/stderr and delete, on one connection (captures 58, 73).
+	b = dialBatch(t, tm.batch)
+	rep = b.do(batchreq.PBS_BATCH_CopyFiles, &batchreq.CopyFiles{JobID: id, Owner: testUser, ExecUser: testUser,
+		Direction: batchreq.STAGE_DIR_OUT, Pairs: []batchreq.FilePair{
+			{Flag: batchreq.STDJOBFILE, Local: id + ".OU", Remote: "localhost:" + outDir + "/t.sh.o1"},
+			{Flag: batchreq.STDJOBFILE, Local: id + ".ER", Remote: "localhost:" + outDir + "/t.sh.e1"},
+		}}, "")
+	if rep.Code != 0 {
+		t.Fatalf("CopyFiles: code %d %q", rep.Code, rep.Text)
+	}
+	out, err := os.ReadFile(filepath.Join(outDir, "t.sh.o1"))
+	if err != nil || string(out) != "hello from "+id+"\n" {
+		t.Errorf("delivered stdout %q, %v", out, err)
+	}
+	if _, err := os.Stat(filepath.Join(tm.home, "spool", id+".OU")); err == nil {
+		t.Error("spool file left after delivery")
+	}
+	rep = b.do(batchreq.PBS_BATCH_DeleteJob, &batchreq.Manage{ObjType: batchreq.MGR_OBJ_JOB, ObjName: id}, "")
+	if rep.Code != 0 {
+		t.Fatalf("DeleteJob: code %d", rep.Code)
+	}
+	rep = b.do(batchreq.PBS_BATCH_DeleteJob, &batchreq.Manage{ObjType: batchreq.MGR_OBJ_JOB, ObjName: id}, "")
+	if rep.Code != batchreq.PBSE_UNKJOBID {
+		t.Errorf("second DeleteJob: code %d", rep.Code)
+	}
+	b.disconnect()
+	if _, err := os.Stat(filepath.Join(tm.home, "mom_priv", "jobs", id+".SC")); err == nil {
+		t.Error("job script left after DeleteJob")
+	}
+}
+
+// TestSignalAndDelete covers qdel of a running job: SIGTERM, obit with
+// 256+15, and the error replies of requests MOM does not support.
+func TestSignalAndDelete(t *testing.T) {
+	requireUser(t)
+	srv := newFakeServer(t)
+	srv.serve(func(req *batchreq.Request) *batchreq.Reply {
+		if req.Type == batchreq.PBS_BATCH_StatusJob {
+			return &batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_Status, Status: []batchreq.StatusObject{}}
+		}
+		return batchreq.NullReply()
+	})
+	tm := startMom(t, srv, "")
+	id := "2.testserver"
+	launch(t, tm, id, "exec sleep 60\n", os.TempDir())
+	b := dialBatch(t, tm.batch)
+	for _, tc := range []struct {
+		typ  int
+		body batchreq.Body
+		code int
+	}{
+		{batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: id, Signal: "SIGBOGUS"}, batchreq.PBSE_UNKSIG},
+		{batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: "7.x", Signal: "SIGTERM"}, batchreq.PBSE_UNKJOBID},
+		{batchreq.PBS_BATCH_CheckpointJob, &batchreq.Manage{ObjType: batchreq.MGR_OBJ_JOB, ObjName: id}, batchreq.PBSE_NOSUP},
+		{batchreq.PBS_BATCH_HoldJob, &batchreq.Manage{ObjType: batchreq.MGR_OBJ_JOB, ObjName: id}, batchreq.PBSE_NOSUP},
+		{batchreq.PBS_BATCH_MessJob, &batchreq.MessJob{JobID: id, FileOpt: batchreq.MSG_ERR, Message: "note"}, 0},
+		{batchreq.PBS_BATCH_ModifyJob, &batchreq.Manage{ObjType: batchreq.MGR_OBJ_JOB, ObjName: id,
+			Attrs: batchreq.AttrList{batchreq.NewResourceAttr("Resource_List", "walltime", "00:02:00")}}, 0},
+		{batchreq.PBS_BATCH_Shutdown, &batchreq.Shutdown{}, batchreq.PBSE_NOSUP},
+		{batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: id, Signal: "suspend"}, 0},
+		{batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: id, Signal: "resume"}, 0},
+		{batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: id, Signal: "SIGTERM"}, 0},
+	} {
+		if rep := b.do(tc.typ, tc.body, ""); rep.Code != tc.code {
+			t.Errorf("%s: code %d, want %d", batchreq.RequestName(tc.typ), rep.Code, tc.code)
+		}
+	}
+	b.disconnect()
+	nextReq(t, srv, batchreq.PBS_BATCH_StatusJob)
+	obit := nextReq(t, srv, batchreq.PBS_BATCH_JobObit).req.Body.(*batchreq.JobObit)
+	if obit.ExitStatus != 256+15 {
+		t.Errorf("obit exit status %d, want 271", obit.ExitStatus)
+	}
+	if b, err := os.ReadFile(filepath.Join(tm.home, "spool", id+".ER")); err != nil || !strings.Contains(string(b), "note\n") {
+		t.Errorf("MessJob text not in stderr spool: %q %v", b, err)
+	}
+}
+
+func recvStatus(t *testing.T, ctx context.Context, s *rpp.Stream) []string {
+	t.Helper()
+	for {
+		b, err := s.Recv(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg, err := momproto.DecodeIS(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if msg.Command == momproto.IS_STATUS {
+			return msg.Status
+		}
+	}
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func hasPrefix(l []string, p string) bool {
+	for _, x := range l {
+		if strings.HasPrefix(x, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// rmQuery sends one RM request over RPP from a privileged port.
+func rmQuery(t *testing.T, addr netip.AddrPort, lines ...string) []string {
+	t.Helper()
+	pc, err := rpp.ListenReserved(netip.MustParseAddr("127.0.0.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := rpp.NewEndpoint(pc, &rpp.Options{Timeout: 50 * time.Millisecond, Retry: 40})
+	defer ep.Close()
+	s, _ := ep.Open(addr)
+	s.Send((&momproto.RMRequest{Version: 1, Command: momproto.RM_CMD_REQUEST, Lines: lines}).Append(nil))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	b, err := s.Recv(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := momproto.DecodeRMReply(b)
+	if err != nil || rep.Code != momproto.RM_RSP_OK {
+		t.Fatalf("RM reply %q: %v", b, err)
+	}
+	s.Send((&momproto.RMRequest{Version: 1, Command: momproto.RM_CMD_CLOSE}).Append(nil))
+	s.Flush(ctx)
+	s.Close()
+	return rep.Answers
+}
+
+func TestRM(t *testing.T) {
+	requireRoot(t)
+	tm := startMom(t, nil, "$status_update_time 45\nmax_load 99\n")
+	dumpLogOnFailure(t, tm)
+	got := rmQuery(t, tm.rmUDP, "ncpus", "arch", "physmem", "loadave", "max_load", "ideal_load", "bogusname",
+		"version", "status_update_time", "jobstartblocktime", "cycle", "configversion")
+	want := []string{"ncpus=", "arch=linux", "physmem=", "loadave=", "max_load=99", "ideal_load=? 15201",
+		"bogusname=? 15201", "version=2.5.13", "status_update_time=45", "jobstartblocktime=5", "cycle forced",
+		"configversion=? 15201"}
+	if len(got) != len(want) {
+		t.Fatalf("answers %q", got)
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("answer %d = %q, want prefix %q", i, got[i], want[i])
+		}
+	}
+	diag := rmQuery(t, tm.rmUDP, "diag3")[0]
+	for _, want := range []string{"\nHost: localhost/localhost   Version: 2.5.13   PID: ", "Communication Model:    RPP\n",
+		"NOTE:  no local jobs detected\n", "\ndiagnostics complete\n"} {
+		if !strings.Contains(diag, want) {
+			t.Errorf("diag3 lacks %q:\n%s", want, diag)
+		}
+	}
+
+	// RM over TCP from a privileged port.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := DialReserved(ctx, tm.rmTCP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Write([]byte("+1+1+2+7loadave+5ncpus"))
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	buf := make([]byte, 256)
+	n, _ := c.Read(buf)
+	rep, err := momproto.DecodeRMReply(buf[:n])
+	if err != nil || len(rep.Answers) != 2 || !strings.HasPrefix(rep.Answers[1], "ncpus=") {
+		t.Errorf("TCP RM reply %q: %v", buf[:n], err)
+	}
+
+	// From an unprivileged port: closed without a reply.
+	u, err := net.Dial("tcp", tm.rmTCP.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	u.Write([]byte("+1+1+2+7loadave"))
+	u.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, err := u.Read(buf); n != 0 || err == nil {
+		t.Errorf("unprivileged RM request answered: %q", buf[:n])
+	}
+	if !strings.Contains(tm.log.String(), "bad attempt to connect - unauthorized (port: ") {
+		t.Error("unauthorised attempt not logged")
+	}
+}
+
+// TestGarbage sends random bytes to every port; the MOM must keep
+// answering.
+func TestGarbage(t *testing.T) {
+	requireRoot(t)
+	tm := startMom(t, nil, "")
+	rng := rand.New(rand.NewPCG(42, 7))
+	junk := func(n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+		}
+		return b
+	}
+	samples := [][]byte{[]byte("+2+1+1"), []byte("+2+1+12+10PBS_Server+99999999999999999999"), []byte("+1+1+2"),
+		[]byte("+2+1+1+0+0+0+999999999"), []byte("GET / HTTP/1.0\r\n\r\n"), {0xff, 0, 0xfe}}
+	for range 30 {
+		samples = append(samples, junk(rng.IntN(3000)))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, addr := range []netip.AddrPort{tm.batch, tm.rmTCP} {
+		for _, s := range samples {
+			c, err := DialReserved(ctx, addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Write(s)
+			c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+			c.Read(make([]byte, 100))
+			c.Close()
+		}
+	}
+	u, err := net.Dial("udp", tm.rmUDP.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range samples {
+		u.Write(s)
+	}
+	// Valid RPP framing around garbage messages.
+	for _, s := range samples {
+		pc, _ := net.ListenPacket("udp", "127.0.0.1:0")
+		ep := rpp.NewEndpoint(pc, &rpp.Options{Timeout: 20 * time.Millisecond, Retry: 5})
+		st, _ := ep.Open(tm.rmUDP)
+		st.Send(s)
+		st.Flush(ctx)
+		ep.Close()
+	}
+	u.Close()
+	if got := rmQuery(t, tm.rmUDP, "version"); len(got) != 1 || got[0] != "version=2.5.13" {
+		t.Fatalf("after garbage: %q", got)
+	}
+	b := dialBatch(t, tm.batch)
+	if rep := b.do(batchreq.PBS_BATCH_StatusJob, &batchreq.StatusReq{}, ""); rep.Code != 0 || rep.Choice != batchreq.BATCH_REPLY_CHOICE_Status {
+		t.Fatalf("after garbage: StatusJob reply %+v", rep)
+	}
+}
+
+func dumpLogOnFailure(t *testing.T, tm *testMom) {
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("MOM log:\n%s", tm.log.String())
+		}
+	})
+}
