@@ -407,9 +407,12 @@ func (e *Engine) start(ctx context.Context, r *runningJob) (int, int, error) {
 	_ = reportR.SetReadDeadline(time.Now().Add(e.cfg.JobStartBlockTime + 30*time.Second))
 	if err := readStarterReport(reportR); err != nil {
 		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		werr := cmd.Wait()
 		var se *StartError
 		if errors.As(err, &se) {
+			if se.Status == JOB_EXEC_CMDFAIL && werr != nil {
+				se.Msg += " (" + werr.Error() + ")"
+			}
 			return 0, se.Status, errors.New(se.Msg)
 		}
 		return 0, JOB_EXEC_CMDFAIL, err

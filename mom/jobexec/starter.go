@@ -2,6 +2,7 @@ package jobexec
 
 import (
 	"bufio"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -25,8 +27,10 @@ type Rlimit struct {
 }
 
 // starterSpec is what the starter does between fork and the exec of the
-// shell, in TORQUE's order: limits (as root), chroot, setgroups/setgid/setuid,
-// chdir, umask, report success, exec.
+// shell: nice and chroot (as root), setgroups/setgid/setuid, chdir, umask,
+// resource limits, report success, exec. (TORQUE sets the limits before
+// setuid; here they come last so that the starter itself is not constrained
+// by a job's memory limits. Lowering limits needs no privilege.)
 type starterSpec struct {
 	UID       uint32   `json:"uid"`
 	GID       uint32   `json:"gid"`
@@ -68,10 +72,12 @@ func starterFail(report io.Writer, status int, msg string) {
 }
 
 func runStarter(spec *starterSpec, report *os.File) {
+	// Hard limits above the current ones can only be raised while root;
+	// the final values are set just before the exec.
 	for _, l := range spec.Limits {
-		lim := unix.Rlimit{Cur: l.Cur, Max: l.Max}
-		if err := unix.Setrlimit(l.Resource, &lim); err != nil {
-			starterFail(report, JOB_EXEC_RETRY, fmt.Sprintf("setrlimit %d: %v", l.Resource, err))
+		var cur unix.Rlimit
+		if unix.Getrlimit(l.Resource, &cur) == nil && cur.Max != unix.RLIM_INFINITY && (l.Max > cur.Max || l.Max == unix.RLIM_INFINITY) {
+			_ = unix.Setrlimit(l.Resource, &unix.Rlimit{Cur: cur.Cur, Max: l.Max})
 		}
 	}
 	if spec.Nice != 0 {
@@ -115,15 +121,35 @@ func runStarter(spec *starterSpec, report *os.File) {
 	if spec.Umask >= 0 {
 		syscall.Umask(spec.Umask)
 	}
+	// Everything the exec needs is prepared before the limits are set: a
+	// memory limit (RLIMIT_DATA/AS) can be lower than what this Go process
+	// already uses, so nothing may allocate between setrlimit and execve.
+	pathp, err1 := syscall.BytePtrFromString(spec.Path)
+	argvp, err2 := syscall.SlicePtrFromStrings(spec.Argv)
+	envp, err3 := syscall.SlicePtrFromStrings(os.Environ())
+	if err := errors.Join(err1, err2, err3); err != nil {
+		starterFail(report, JOB_EXEC_FAIL1, "bad exec arguments: "+err.Error())
+	}
+	limits := make([]unix.Rlimit, len(spec.Limits))
+	for i, l := range spec.Limits {
+		limits[i] = unix.Rlimit{Cur: l.Cur, Max: l.Max}
+	}
+	ok := []byte("OK\n")
+	fd := int(report.Fd())
 	// The report pipe is close-on-exec: MOM sees "OK" and then end of file
 	// once the shell has replaced the starter (or the starter has exited).
-	syscall.CloseOnExec(int(report.Fd()))
-	if _, err := io.WriteString(report, "OK\n"); err != nil {
+	syscall.CloseOnExec(fd)
+	for i := range limits {
+		if err := unix.Setrlimit(spec.Limits[i].Resource, &limits[i]); err != nil {
+			starterFail(report, JOB_EXEC_RETRY, fmt.Sprintf("setrlimit %d: %v", spec.Limits[i].Resource, err))
+		}
+	}
+	if _, err := syscall.Write(fd, ok); err != nil {
 		os.Exit(1)
 	}
-	err := syscall.Exec(spec.Path, spec.Argv, os.Environ())
+	_, _, _ = syscall.RawSyscall(syscall.SYS_EXECVE, uintptr(unsafe.Pointer(pathp)),
+		uintptr(unsafe.Pointer(&argvp[0])), uintptr(unsafe.Pointer(&envp[0])))
 	fmt.Fprintf(os.Stderr, "PBS: exec of shell '%s' failed\n", spec.Path)
-	_ = err
 	os.Exit(ExecFailedStatus)
 }
 
