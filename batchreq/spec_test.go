@@ -102,6 +102,18 @@ var requestVectors = []struct {
 			HasExtension: true, Extension: "delasync"},
 	},
 	{
+		name: "qdel -p (02 §3.2)",
+		wire: "+2+1+6+5alice+1+2+79999.vm+0+12+10delpurge=1",
+		want: Request{Header: Header{PBS_BATCH_DeleteJob, "alice"}, Body: &Manage{Command: MGR_CMD_DELETE, ObjType: MGR_OBJ_JOB, ObjName: "9999.vm", Attrs: AttrList{}},
+			HasExtension: true, Extension: "delpurge=1"},
+	},
+	{
+		name: "qdel -m (02 §3.2)",
+		wire: "+2+1+6+5alice+1+2+79999.vm+0+1+7bye now",
+		want: Request{Header: Header{PBS_BATCH_DeleteJob, "alice"}, Body: &Manage{Command: MGR_CMD_DELETE, ObjType: MGR_OBJ_JOB, ObjName: "9999.vm", Attrs: AttrList{}},
+			HasExtension: true, Extension: "bye now"},
+	},
+	{
 		name: "qdel -c (02 §3.2)",
 		wire: "+2+1+6+5alice+1+2+0+0+12+24purgecomplete=1795312475",
 		want: Request{Header: Header{PBS_BATCH_DeleteJob, "alice"}, Body: &Manage{Command: MGR_CMD_DELETE, ObjType: MGR_OBJ_JOB, Attrs: AttrList{}},
@@ -268,6 +280,8 @@ func TestSpecReplies(t *testing.T) {
 		{"RescQuery never", "+2+1+0+0+9+1210+4294967295+0+0+0", Reply{Choice: BATCH_REPLY_CHOICE_RescQuery,
 			Resc: RescQueryReply{Avail: []int{-1}, Alloc: []int{0}, Resvd: []int{0}, Down: []int{0}}}},
 		{"Select", "+2+1+0+2+5+2+41.vm+42.vm", Reply{AuxCode: 2, Choice: BATCH_REPLY_CHOICE_Select, JobIDs: []string{"1.vm", "2.vm"}}},
+		{"Select aux 11 (02 §4.1)", "+2+1+02+11+52+11" + strings.Repeat("+41.vm", 11), Reply{AuxCode: 11, Choice: BATCH_REPLY_CHOICE_Select,
+			JobIDs: strings.Split(strings.Repeat("1.vm ", 11)[:54], " ")}},
 		{"Locate", "+2+1+0+0+8+2vm", Reply{Choice: BATCH_REPLY_CHOICE_Locate, Location: "vm"}},
 		{"UNKREQ", "+2+15+15005+0+72+41Unknown request MSG=cannot decode message", Reply{Code: PBSE_UNKREQ, Choice: 7, Text: "Unknown request MSG=cannot decode message"}},
 		{"DISPROTO", "+2+15+15058+0+72+56Bad DIS based Request Protocol MSG=cannot decode message", Reply{Code: PBSE_DISPROTO, Choice: 7, Text: "Bad DIS based Request Protocol MSG=cannot decode message"}},
@@ -315,6 +329,10 @@ func TestErrorReplies(t *testing.T) {
 		{ErrorReply(PBSE_PERM, "", ""), "+2+15+15007+0+72+21Unauthorized Request "},
 		{ErrorReply(PBSE_BADCRED, "", ""), "+2+15+15021+0+72+18Invalid credential"},
 		{ErrorReply(PBSE_GAP017, "", ""), "+2+15+15019+0+1"},
+		{ErrorReply(PBSE_PERM, "", MsgPrivMParam), "+2+15+15007+0+72+85Unauthorized Request  MSG=must have operator or manager privilege to use -m parameter"},
+		{ErrorReply(PBSE_PERM, "", MsgNotPermitted), "+2+15+15007+0+72+49Unauthorized Request  MSG=operation not permitted"},
+		{ErrorReply(PBSE_QUNOENB, "", "queue is disabled: user alice@vm, queue short"),
+			"+2+15+15023+0+72+70Queue is not enabled MSG=queue is disabled: user alice@vm, queue short"},
 		{ErrorReply(PBSE_UNKJOBID, "", MsgCannotLocateJob), "+2+15+15001+0+72+36Unknown Job Id MSG=cannot locate job"},
 		{ErrorReply(PBSE_MOMREJECT, "vm", "connection to mom timed out"),
 			"+2+15+15043+0+72+76Execution server rejected request REJHOST=vm MSG=connection to mom timed out"},
@@ -453,5 +471,25 @@ func TestAllBodiesRoundTrip(t *testing.T) {
 	q := NewRequest(PBS_BATCH_GpuCtrl, "root", &GpuCtrl{MomNode: "vm", GpuID: "0", Mode: -1, ResetPerm: 1, ResetVol: 0, ClientQuirk: true})
 	if got, want := string(q.Append(nil)), "+2+12+62+4root+2vm+10210+4294967295+1+0+0+0"; got != want {
 		t.Errorf("GpuCtrl quirk = %q, want %q", got, want)
+	}
+}
+
+func TestGpuCtrlDoubleExtension(t *testing.T) {
+	// The 2.5.13 client's GpuCtrl carries an extension block inside the
+	// body and the normal one after it (02 §3.22): the receiver takes the
+	// first as the extension and leaves the second unread, to be
+	// discarded with the rest of the input.
+	wire := "+2+12+62+4root+2vm+10210+4294967295+1+0+0+0"
+	r := reader(wire)
+	q, err := ReadServerRequest(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.HasExtension || r.Offset() != int64(len(wire)-2) || r.DiscardBuffered() != 2 {
+		t.Errorf("offset %d of %d, extension %v", r.Offset(), len(wire), q.HasExtension)
+	}
+	want := &GpuCtrl{MomNode: "vm", GpuID: "0", Mode: -1, ResetPerm: 1, ResetVol: 0}
+	if !reflect.DeepEqual(q.Body, want) {
+		t.Errorf("body %#v, want %#v", q.Body, want)
 	}
 }
