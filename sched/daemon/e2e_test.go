@@ -23,7 +23,7 @@ import (
 // cluster is a scheduler daemon serving on a loopback port, driven by a
 // fake server.
 type cluster struct {
-	t    *testing.T
+	t    testing.TB
 	d    *Daemon
 	srv  *fakeserver.Server
 	addr string
@@ -43,7 +43,7 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 
 // newCluster starts a daemon with sched_config text and extra sched_priv
 // files, trusting 127.0.0.1 from ordinary ports ($restricted).
-func newCluster(t *testing.T, schedConfig string, files map[string]string) *cluster {
+func newCluster(t testing.TB, schedConfig string, files map[string]string) *cluster {
 	t.Helper()
 	home := t.TempDir()
 	priv := filepath.Join(home, "sched_priv")

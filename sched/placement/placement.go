@@ -146,8 +146,8 @@ func NewPool(nodes []*world.Node) *Pool {
 			continue
 		}
 		free := n.NP - n.UsedSlots
-		if free < 0 {
-			free = 0
+		if free < 0 || n.State&world.NodeJobExclusive != 0 {
+			free = 0 // the server marks a node job-exclusive when all its VPs are taken
 		}
 		p.byName[n.Name] = len(p.nodes)
 		p.nodes = append(p.nodes, n)

@@ -61,6 +61,8 @@ type Server struct {
 	Requests []string // request type names in order
 	Started  []string // job ids in RunJob order
 	Deleted  []string
+
+	pool *placement.Pool // node model answering ResourceQuery, rebuilt after changes
 }
 
 // New returns an empty server called name.
@@ -113,6 +115,7 @@ func (s *Server) Finish(id string) {
 			n.jobs = keep
 		}
 		s.Jobs = append(s.Jobs[:i], s.Jobs[i+1:]...)
+		s.pool = nil
 		return
 	}
 }
@@ -120,6 +123,9 @@ func (s *Server) Finish(id string) {
 // Trigger connects to the scheduler at addr from an ordinary port, sends
 // cmd and serves its requests until it closes the connection.
 func (s *Server) Trigger(addr string, cmd int) error {
+	s.mu.Lock()
+	s.pool = nil // nodes may have been edited directly
+	s.mu.Unlock()
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		return err
@@ -223,7 +229,10 @@ func (s *Server) handle(req *batchreq.Request) *batchreq.Reply {
 		}
 		return status(objs...)
 	case *batchreq.Resc:
-		pool := placement.NewPool(s.worldNodes())
+		if s.pool == nil {
+			s.pool = placement.NewPool(s.worldNodes())
+		}
+		pool := s.pool
 		var avail []int
 		for _, q := range body.Queries {
 			spec, err := pool.Parse(strings.TrimPrefix(q, "nodes="))
@@ -292,6 +301,7 @@ func (s *Server) handle(req *batchreq.Request) *batchreq.Reply {
 			}
 		}
 		job.State, job.hosts = "R", names
+		s.pool = nil
 		s.Started = append(s.Started, job.ID)
 		return batchreq.NullReply()
 	}
