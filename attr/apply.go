@@ -60,6 +60,9 @@ func (s *Set) decode(name, resource string, hasResource bool, text string, deriv
 			v = Value{typ: TypeInteractive, n: b.n, flags: FlagSet}
 		}
 	}
+	if err == nil && d.check != nil && v.IsSet() {
+		err = d.check(v)
+	}
 	if err != nil {
 		return withName(err, d.Name, "")
 	}
@@ -100,6 +103,11 @@ func (s *Set) Modify(i int, rd *ResourceDef, v Value, op Op) error {
 	v = v.as(d.Type)
 	if v.IsSet() && v.typ != d.Type {
 		return &Error{Code: pbseAttrType, Name: d.Name, Reason: v.typ.String() + " value for a " + d.Type.String() + " attribute"}
+	}
+	if d.check != nil && v.IsSet() {
+		if err := d.check(v); err != nil {
+			return withName(err, d.Name, "")
+		}
 	}
 	nv, err := Combine(s.Get(i), v, op)
 	if err != nil {

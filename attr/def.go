@@ -78,6 +78,8 @@ type Def struct {
 	// the attribute is unset (documentation for the server; never reported).
 	Unset string
 	index int
+	// check, if set, validates a decoded value beyond its type's syntax.
+	check func(Value) error
 }
 
 // Index returns the definition number, which is also the attribute's

@@ -18,6 +18,8 @@ const (
 	pbseDupList    = 15057 // PBSE_DUPLIST
 	pbseBadNdAtVal = 15069 // PBSE_BADNDATVAL: illegal node attribute value
 	pbseMutualEx   = 15070 // PBSE_MUTUALEX: mutually exclusive values
+
+	pbseBadDisallowType = 15077 // PBSE_BADDISALLOWTYPE
 )
 
 // Error reports why an attribute value or operation was refused. Code is the

@@ -99,3 +99,25 @@ func FuzzSetDecode(f *testing.F) {
 		}
 	})
 }
+
+// FuzzResourceRequests checks that any -l list either fails with a PBSE
+// code or yields named resources.
+func FuzzResourceRequests(f *testing.F) {
+	for _, s := range []string{"walltime=00:05:00,nodes=1:ppn=1,mem=100mb", "other='a,b',x", "walltime=1-2", "nodes=2:procs=3+vm:procs=1", `a="`, ","} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, list string) {
+		reqs, err := ParseResourceRequests(list)
+		if err != nil {
+			if Code(err) == 0 {
+				t.Fatalf("error without code: %v", err)
+			}
+			return
+		}
+		for _, r := range reqs {
+			if r.Name == "" {
+				t.Fatalf("%q: empty name in %v", list, reqs)
+			}
+		}
+	})
+}

@@ -1,5 +1,7 @@
 package attr
 
+import "strconv"
+
 // Queue attribute numbers: positions in QueueTable (spec 04 §6).
 const (
 	QueueType               = iota // queue_type
@@ -84,7 +86,7 @@ func queueDefs() []Def {
 		QueueACLLogicOr:         a("acl_logic_or", TypeBool),
 		QueueACLGroupSloppy:     a("acl_group_sloppy", TypeBool),
 		QueueMtime:              {Name: "mtime", Type: TypeLong, Perm: ro},
-		QueueDisallowedTypes:    acl("disallowed_types", ACLOther),
+		QueueDisallowedTypes:    {Name: "disallowed_types", Type: TypeACL, Perm: rw, ACL: ACLOther, check: checkDisallowedTypes},
 		QueueCheckpointDir:      e("checkpoint_dir", TypeString),
 		QueueCheckpointMin:      e("checkpoint_min", TypeLong),
 		QueueCheckpointDefaults: e("checkpoint_defaults", TypeString),
@@ -108,4 +110,15 @@ func queueDefs() []Def {
 		QueueStarted:            a("started", TypeBool),
 	}
 	return defs[:numQueueAttrs:numQueueAttrs]
+}
+
+// checkDisallowedTypes accepts only the words of DisallowedTypes
+// (PBSE_BADDISALLOWTYPE otherwise).
+func checkDisallowedTypes(v Value) error {
+	for _, e := range v.Elements() {
+		if !contains(DisallowedTypes, e) {
+			return &Error{Code: pbseBadDisallowType, Reason: "bad type " + strconv.Quote(e) + " in disallowed_types"}
+		}
+	}
+	return nil
 }

@@ -378,3 +378,22 @@ func TestWalltimeRemaining(t *testing.T) {
 		t.Error("session_id not sent on restart")
 	}
 }
+
+func TestDisallowedTypes(t *testing.T) {
+	q := NewSet(QueueTable())
+	if err := q.ModifyText("disallowed_types", "", "interactive,job_array", OpSet); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.ModifyText("disallowed_types", "", "batch", OpIncrOld); err != nil {
+		t.Fatal(err)
+	}
+	if got := q.Get(QueueDisallowedTypes).String(); got != "interactive,job_array,batch" {
+		t.Errorf("disallowed_types = %q", got)
+	}
+	if err := q.ModifyText("disallowed_types", "", "sometimes", OpIncr); Code(err) != pbseBadDisallowType {
+		t.Errorf("bad type: %v", err)
+	}
+	if err := q.Decode("disallowed_types", "", false, "never"); Code(err) != pbseBadDisallowType {
+		t.Errorf("bad type on decode: %v", err)
+	}
+}
