@@ -1,0 +1,27 @@
+// Package sched is the home of the GoPBS scheduler, a reimplementation of
+// TORQUE 2.5.13's pbs_sched with its FIFO policy (spec 14). It holds no
+// code itself; the work is split into small packages, one job each:
+//
+//   - config: sched_priv/sched_config (every key, prime/non-prime values,
+//     TORQUE's quirks) and the shipped sample.
+//   - timeplan: the holidays file (prime time) and dedicated_time.
+//   - fairshare: the resource_group tree, usage accounting, decay and the
+//     usage file.
+//   - world: the snapshot of server, queues, jobs and nodes one cycle
+//     works on, built from status replies.
+//   - placement: node specifications and a model of the nodes' virtual
+//     processors (what fits now, later, never).
+//   - policy: the scheduling cycle as a pipeline — select candidates,
+//     order them (sort keys, by_queue, round_robin, fair share, the
+//     starving job), run each job through the stages (run limits,
+//     dedicated time, starvation, node placement, resources, tokens) and
+//     run it — acting through the Actions interface; Simulator carries
+//     the actions out in memory.
+//   - schedlog: sched_logs in TORQUE's line format.
+//   - svrconn: the batch requests the scheduler sends back over the
+//     connection the server opened, byte for byte as TORQUE's.
+//   - momquery: the RM queries to MOMs (RPP, or TCP).
+//   - daemon: accepting the server's connections, trust checks, commands,
+//     reading the world and running cycles.
+//   - cmd/pbs_sched: the command.
+package sched
