@@ -19,12 +19,12 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
-	"strings"
+	"sync/atomic"
 	"syscall"
 
-	"gopbs/mom/config"
 	"gopbs/mom/jobexec"
 	"gopbs/mom/link"
+	"gopbs/mom/momd"
 	"gopbs/mom/momlog"
 	"gopbs/rpp"
 )
@@ -103,12 +103,9 @@ func run(args []string) error {
 	if cfgFile == "" {
 		cfgFile = filepath.Join(f.home, "mom_priv", "config")
 	}
-	cfg, err := config.ParseFile(cfgFile)
+	cfg, err := momd.LoadConfig(cfgFile)
 	if err != nil {
-		if !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
-		cfg = config.Default()
+		return err
 	}
 	host := f.host
 	if host == "" {
@@ -117,14 +114,7 @@ func run(args []string) error {
 	if host == "" {
 		host, _ = os.Hostname()
 	}
-	servers := cfg.PBSServers
-	if len(servers) == 0 {
-		if b, err := os.ReadFile(filepath.Join(f.home, "server_name")); err == nil {
-			if name := strings.TrimSpace(string(b)); name != "" {
-				servers = []string{name}
-			}
-		}
-	}
+	servers := momd.Servers(f.home, cfg)
 
 	logDir := filepath.Join(f.home, "mom_logs")
 	if cfg.LogDirectory != "" {
@@ -145,13 +135,21 @@ func run(args []string) error {
 		if logger, err = momlog.New(logDir, cfg.LogFileSuffix, "pbs_mom", cfg.LogEvent); err != nil {
 			return err
 		}
+		logger.SetRolling(cfg.LogFileMaxSize, cfg.LogFileRollDepth)
+		_ = logger.RemoveOlderThan(cfg.LogKeepDays)
 	}
 	defer logger.Close()
 
-	if err := lockHome(f.home); err != nil {
+	if err := os.MkdirAll(filepath.Join(f.home, "mom_priv"), 0o751); err != nil {
 		return err
 	}
-	defer os.Remove(filepath.Join(f.home, "mom_priv", "mom.lock"))
+	lock, err := momd.Lock(f.home)
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
+	exePath, exeMtime := momd.ExecutableInfo()
+	momd.LogStartup(logger, cfg, servers, exePath, exeMtime)
 
 	var m *link.Mom
 	engine, err := jobexec.New(jobexec.Options{
@@ -163,8 +161,20 @@ func run(args []string) error {
 	}
 	defer engine.Close()
 
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
+	caught := make(chan os.Signal, 1)
+	signal.Notify(caught, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(caught)
+	var caughtSig atomic.Int32
+	go func() {
+		select {
+		case sig := <-caught:
+			caughtSig.Store(int32(sig.(syscall.Signal)))
+			stop()
+		case <-ctx.Done():
+		}
+	}()
 	m, err = link.New(link.Options{
 		Host: host, Home: f.home, Config: cfg, Log: logger, Exec: engine,
 		Servers: servers, ServerPort: f.serverPort, MomPort: f.momPort, RMPort: f.rmPort,
@@ -195,31 +205,13 @@ func run(args []string) error {
 			return err
 		}
 	}
-	logger.Record(momlog.EventSystem|momlog.EventForce, momlog.ClassServer, "pbs_mom",
-		fmt.Sprintf("Is up (version %s, host %s, ports %d/%d)", link.Version, host, f.momPort, f.rmPort))
 	err = m.Serve(ctx, l)
-	logger.Record(momlog.EventSystem|momlog.EventForce, momlog.ClassServer, "pbs_mom", "Is down")
+	sig := int(caughtSig.Load())
+	if sig == 0 {
+		sig = int(syscall.SIGTERM) // RM_CMD_SHUTDOWN
+	}
+	momd.LogShutdown(logger, sig)
 	return err
-}
-
-// lockHome writes mom_priv/mom.lock with our pid, refusing to start when
-// another live pbs_mom holds it.
-func lockHome(home string) error {
-	dir := filepath.Join(home, "mom_priv")
-	if err := os.MkdirAll(dir, 0o751); err != nil {
-		return err
-	}
-	name := filepath.Join(dir, "mom.lock")
-	if b, err := os.ReadFile(name); err == nil {
-		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid != os.Getpid() {
-			if syscall.Kill(pid, 0) == nil {
-				if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil && filepath.Base(exe) == filepath.Base(os.Args[0]) {
-					return fmt.Errorf("another pbs_mom (pid %d) is running", pid)
-				}
-			}
-		}
-	}
-	return os.WriteFile(name, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
 }
 
 // daemonize re-executes pbs_mom in a new session in the background and
