@@ -1,0 +1,212 @@
+package compattests
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"gopbs/dis"
+	"gopbs/internal/capture"
+)
+
+// pendingClient explains why a scenario's command cannot be compared yet.
+var pendingClient = map[int]string{
+	81: "qsub -I needs the MOM's connection back to qsub (not replayed by the fake server)",
+}
+
+// TestClientsAgainstCaptures runs, in manifest order, the client command of
+// every capture scenario against a fake server that replays the captured
+// server replies, and compares the bytes the command sends, its stdout,
+// stderr and exit status with the capture.
+func TestClientsAgainstCaptures(t *testing.T) {
+	dir := requireCaptures(t)
+	ns := newCaptureNamespace(t)
+	scenarios, err := capture.ReadManifest(filepath.Join(dir, capture.ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+
+	home, err := os.MkdirTemp("", "gopbs-home-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	if err := os.Chmod(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "server_name"), []byte(captureHost+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin, err := os.MkdirTemp("", "gopbs-clients-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(bin) })
+	if err := os.Chmod(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	built := buildClients(t, bin, home, port)
+
+	for i := range scenarios {
+		sc := &scenarios[i]
+		if len(sc.Argv) == 0 {
+			continue
+		}
+		name := filepath.Base(sc.Argv[0])
+		if !isClientCommand(name) {
+			continue
+		}
+		label := fmt.Sprintf("%03d-%s", sc.ID, strings.Join(sc.Argv, " "))
+		results.run(t, "clients", label, pendingClient[sc.ID], func(t *testing.T) string {
+			if !built[name] {
+				t.Skipf("%s is not implemented yet", name)
+			}
+			return runScenario(t, ns, dir, sc, filepath.Join(bin, name), ln)
+		})
+	}
+}
+
+func isClientCommand(name string) bool {
+	for _, c := range clientCommands {
+		if c == name && c != "pbs_iff" {
+			return true
+		}
+	}
+	return false
+}
+
+func runScenario(t *testing.T, ns *captureNamespace, dir string, sc *capture.Scenario, path string, ln *net.TCPListener) string {
+	cap, err := capture.ReadFile(filepath.Join(dir, sc.Pcap))
+	if err != nil {
+		t.Fatal(err)
+	}
+	login := sc.User
+	uid, gid := 0, 0
+	if login != "root" {
+		uid, gid = ensureUser(t, login)
+	}
+	h := ns.home(t, login, uid, gid)
+	if err := writeScripts(h, sc, cap, uid, gid); err != nil {
+		t.Fatal(err)
+	}
+
+	f := &fakeServer{ln: ln, conns: commandConns(cap, sc)}
+	done := make(chan struct{})
+	go func() {
+		f.serve()
+		close(done)
+	}()
+
+	cmd := ns.command(login, uid, gid, path, sc.Argv[1:]...)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if sc.Stdin != "" {
+		cmd.Stdin = strings.NewReader(sc.Stdin)
+	}
+	runErr := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { runErr <- cmd.Wait() }()
+	select {
+	case <-runErr:
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		<-runErr
+		f.fail("command did not finish within 60 s")
+	}
+	f.stop()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		f.fail("fake server did not finish")
+	}
+	f.extra()
+
+	var diffs []string
+	diffs = append(diffs, f.diffs...)
+	want := 0
+	if sc.ExitCode != nil {
+		want = *sc.ExitCode
+	}
+	if got := cmd.ProcessState.ExitCode(); got != want {
+		diffs = append(diffs, "exit status "+strconv.Itoa(got)+", want "+strconv.Itoa(want))
+	}
+	if d := textDiff("stdout", sc.Stdout, stdout.String()); d != "" {
+		diffs = append(diffs, d)
+	}
+	if d := textDiff("stderr", sc.Stderr, stderr.String()); d != "" {
+		diffs = append(diffs, d)
+	}
+	return strings.Join(diffs, "\n")
+}
+
+// writeScripts puts the job scripts a scenario submits into the user's
+// home: every operand ending in ".sh", with the content the capture's
+// JobScript request carries.
+func writeScripts(home string, sc *capture.Scenario, cap *capture.Capture, uid, gid int) error {
+	var script []byte
+	for _, cn := range cap.Conns {
+		if s, ok := jobScript(cn.Stream(true)); ok {
+			script = s
+			break
+		}
+	}
+	if script == nil {
+		script = []byte("#!/bin/bash\nsleep 20\n")
+	}
+	for _, a := range sc.Argv[1:] {
+		if !strings.HasSuffix(a, ".sh") || strings.Contains(a, "/") {
+			continue
+		}
+		p := filepath.Join(home, a)
+		if err := os.WriteFile(p, script, 0o644); err != nil {
+			return err
+		}
+		_ = os.Chown(p, uid, gid)
+	}
+	return nil
+}
+
+// jobScript extracts the data of the first JobScript request of a client
+// stream.
+func jobScript(s []byte) ([]byte, bool) {
+	i := bytes.Index(s, []byte("+2+1+3+"))
+	if i < 0 {
+		return nil, false
+	}
+	r := dis.NewReader(bytes.NewReader(s[i:]))
+	for k := 0; k < 3; k++ {
+		if _, err := r.Uint(); err != nil {
+			return nil, false
+		}
+	}
+	if _, err := r.Str(); err != nil { // user
+		return nil, false
+	}
+	for k := 0; k < 3; k++ { // sequence, file type, size
+		if _, err := r.Uint(); err != nil {
+			return nil, false
+		}
+	}
+	if _, err := r.Str(); err != nil { // job id
+		return nil, false
+	}
+	data, err := r.Bytes()
+	if err != nil {
+		return nil, false
+	}
+	return data, true
+}

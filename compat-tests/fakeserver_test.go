@@ -1,0 +1,378 @@
+package compattests
+
+// A fake pbs_server that replays captured server replies to GoPBS client
+// commands and checks, connection by connection and turn by turn, that
+// the clients send the captured bytes. This proves both "same bytes on the
+// wire" and "same output" without any GoPBS server.
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"gopbs/dis"
+	"gopbs/internal/capture"
+)
+
+// authenPrefix starts every AuthenticateUser request (pbs_iff).
+var authenPrefix = []byte("+2+12+49+")
+
+func isIffConn(c *capture.Conn) bool {
+	return bytes.HasPrefix(c.Stream(true), authenPrefix)
+}
+
+// commandConns returns the connections a scenario's main command made to
+// the batch port: its own (from unprivileged ports) and pbs_iff's, in
+// capture order. Connections of daemons (MOM, scheduler) are left out, and
+// in scenarios with extra commands only those inside the main command's
+// time window are kept.
+func commandConns(c *capture.Capture, sc *capture.Scenario) []*capture.Conn {
+	var start time.Time
+	for _, cn := range c.Conns {
+		if start.IsZero() || cn.Start.Before(start) {
+			start = cn.Start
+		}
+	}
+	for _, d := range c.Datagrams {
+		if start.IsZero() || d.Time.Before(start) {
+			start = d.Time
+		}
+	}
+	from, to := time.Time{}, time.Time{}
+	if sc.MainCommandT != nil {
+		from = start.Add(time.Duration((*sc.MainCommandT - 0.5) * float64(time.Second)))
+		for _, ec := range sc.ExtraCommands {
+			if ec.T > *sc.MainCommandT {
+				t := start.Add(time.Duration((ec.T - 0.05) * float64(time.Second)))
+				if to.IsZero() || t.Before(to) {
+					to = t
+				}
+			}
+		}
+	}
+	var out []*capture.Conn
+	for _, cn := range c.Conns {
+		if cn.Server.Port() != 15001 {
+			continue
+		}
+		if cn.Client.Port() < 1024 && !isIffConn(cn) {
+			continue
+		}
+		if !from.IsZero() && cn.Start.Before(from) || !to.IsZero() && cn.Start.After(to) {
+			continue
+		}
+		out = append(out, cn)
+	}
+	return out
+}
+
+// fakeServer replays one scenario's connections on a listener.
+type fakeServer struct {
+	ln    *net.TCPListener
+	conns []*capture.Conn
+
+	mu      sync.Mutex
+	diffs   []string
+	stopped bool           // the command has exited: stop waiting for connections
+	ports   map[uint16]int // captured client port -> actual client port
+	cond    *sync.Cond
+}
+
+func (f *fakeServer) fail(format string, args ...any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.diffs = append(f.diffs, fmt.Sprintf(format, args...))
+}
+
+// serve accepts the expected connections in order and replays each; it
+// returns when all have been handled or one was not made in time.
+func (f *fakeServer) serve() {
+	f.cond = sync.NewCond(&f.mu)
+	f.ports = map[uint16]int{}
+	var wg sync.WaitGroup
+	for i, exp := range f.conns {
+		f.mu.Lock()
+		if f.stopped {
+			_ = f.ln.SetDeadline(time.Now().Add(500 * time.Millisecond))
+		} else {
+			_ = f.ln.SetDeadline(time.Now().Add(15 * time.Second))
+		}
+		f.mu.Unlock()
+		nc, err := f.ln.AcceptTCP()
+		if err != nil {
+			f.fail("connection %d of %d (%s) was not made: %v", i+1, len(f.conns), describe(exp), err)
+			f.mu.Lock()
+			f.cond.Broadcast()
+			f.mu.Unlock()
+			break
+		}
+		if !isIffConn(exp) {
+			f.mu.Lock()
+			f.ports[exp.Client.Port()] = nc.RemoteAddr().(*net.TCPAddr).Port
+			f.cond.Broadcast()
+			f.mu.Unlock()
+		}
+		wg.Add(1)
+		go func(i int, exp *capture.Conn, nc *net.TCPConn) {
+			defer wg.Done()
+			defer nc.Close()
+			f.replay(i, exp, nc)
+		}(i, exp, nc)
+	}
+	wg.Wait()
+}
+
+// stop tells serve that the command has exited, so that connections not
+// yet made never will be.
+func (f *fakeServer) stop() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.stopped = true
+	_ = f.ln.SetDeadline(time.Now().Add(500 * time.Millisecond))
+}
+
+// extra reports connections beyond the captured ones, waiting briefly.
+func (f *fakeServer) extra() {
+	_ = f.ln.SetDeadline(time.Now().Add(100 * time.Millisecond))
+	if nc, err := f.ln.AcceptTCP(); err == nil {
+		data, _ := readSome(nc, 200*time.Millisecond)
+		f.fail("unexpected extra connection, client sent %q", clip(data))
+		nc.Close()
+	}
+}
+
+func describe(c *capture.Conn) string {
+	if isIffConn(c) {
+		return "pbs_iff"
+	}
+	return "client port " + strconv.Itoa(int(c.Client.Port()))
+}
+
+func (f *fakeServer) replay(i int, exp *capture.Conn, nc *net.TCPConn) {
+	for k, turn := range exp.Turns() {
+		if !turn.FromClient {
+			if _, err := nc.Write(turn.Data); err != nil {
+				f.fail("connection %d (%s): writing reply %d: %v", i+1, describe(exp), k, err)
+				return
+			}
+			continue
+		}
+		want := turn.Data
+		if isIffConn(exp) {
+			want = f.substitutePorts(want)
+		}
+		got, err := readN(nc, len(want), 15*time.Second)
+		if !bytes.Equal(got, want) {
+			f.fail("connection %d (%s) turn %d: client sent\n      %q\n    want\n      %q (read error %v)",
+				i+1, describe(exp), k, clip(got), clip(want), err)
+			return
+		}
+	}
+	if rest, _ := readSome(nc, 300*time.Millisecond); len(rest) > 0 {
+		f.fail("connection %d (%s): client sent extra bytes %q", i+1, describe(exp), clip(rest))
+	}
+}
+
+// substitutePorts rewrites the captured client port in an AuthenUser body
+// to the port of the connection this run made, waiting for that
+// connection to be accepted.
+func (f *fakeServer) substitutePorts(b []byte) []byte {
+	if !bytes.HasPrefix(b, authenPrefix) {
+		return b
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		for capPort, actual := range f.ports {
+			from := append(dis.AppendUint(nil, uint64(capPort)), "+0"...)
+			if bytes.HasSuffix(b, from) {
+				out := append([]byte{}, b[:len(b)-len(from)]...)
+				out = dis.AppendUint(out, uint64(actual))
+				return append(out, "+0"...)
+			}
+		}
+		if time.Now().After(deadline) || len(f.diffs) > 0 {
+			return b
+		}
+		f.cond.Wait()
+	}
+}
+
+func readN(nc net.Conn, n int, timeout time.Duration) ([]byte, error) {
+	_ = nc.SetReadDeadline(time.Now().Add(timeout))
+	buf := make([]byte, n)
+	k, err := io.ReadFull(nc, buf)
+	return buf[:k], err
+}
+
+func readSome(nc net.Conn, timeout time.Duration) ([]byte, error) {
+	_ = nc.SetReadDeadline(time.Now().Add(timeout))
+	var out []byte
+	buf := make([]byte, 4096)
+	for {
+		k, err := nc.Read(buf)
+		out = append(out, buf[:k]...)
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || err == io.EOF {
+				return out, nil
+			}
+			return out, err
+		}
+	}
+}
+
+func clip(b []byte) string {
+	if len(b) > 400 {
+		return string(b[:400]) + "..."
+	}
+	return string(b)
+}
+
+// clientEnv is the environment of the capture's client commands; -V and
+// Variable_List reproduce it byte for byte.
+func clientEnv(login, home string) []string {
+	return []string{
+		"PATH=/opt/torque/bin:/opt/torque/sbin:/usr/bin:/bin:/usr/sbin:/sbin",
+		"HOME=" + home,
+		"USER=" + login,
+		"LOGNAME=" + login,
+		"SHELL=/bin/bash",
+		"LANG=C.UTF-8",
+	}
+}
+
+// ensureUser makes sure a local account exists (creating it without a
+// home directory if needed) and returns its uid and gid.
+func ensureUser(t *testing.T, name string) (uid, gid int) {
+	t.Helper()
+	u, err := user.Lookup(name)
+	if err != nil {
+		out, uerr := exec.Command("useradd", "-M", "-s", "/bin/bash", name).CombinedOutput()
+		if u, err = user.Lookup(name); err != nil {
+			t.Skipf("cannot create user %s: %v %s", name, uerr, out)
+		}
+	}
+	uid, _ = strconv.Atoi(u.Uid)
+	gid, _ = strconv.Atoi(u.Gid)
+	return uid, gid
+}
+
+// captureNamespace prepares the files a command runs with: an /etc/hosts
+// naming the capture host, /home with the users' home directories, and a
+// UTC /etc/localtime.
+type captureNamespace struct {
+	hosts string
+	homes string
+}
+
+func newCaptureNamespace(t *testing.T) *captureNamespace {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: commands run in a mount and UTS namespace as the capture users")
+	}
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("unshare(1) not installed")
+	}
+	if _, err := exec.LookPath("setpriv"); err != nil {
+		t.Skip("setpriv(1) not installed")
+	}
+	dir := t.TempDir()
+	ns := &captureNamespace{hosts: filepath.Join(dir, "hosts"), homes: filepath.Join(dir, "home")}
+	content := fmt.Sprintf("127.0.0.1\t%s localhost\n::1\tlocalhost ip6-localhost ip6-loopback\n", captureHost)
+	if err := os.WriteFile(ns.hosts, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(ns.homes, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return ns
+}
+
+// home returns the directory that appears as /home/<login>, creating it.
+func (ns *captureNamespace) home(t *testing.T, login string, uid, gid int) string {
+	t.Helper()
+	d := filepath.Join(ns.homes, login)
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_ = os.Chown(d, uid, gid)
+	return d
+}
+
+// command returns a command running path with args as login (uid, gid;
+// root runs unchanged) inside a new UTS and mount namespace where the host
+// name is the capture host, /home is ns.homes and the time zone is UTC,
+// with the working directory the user's home.
+func (ns *captureNamespace) command(login string, uid, gid int, path string, args ...string) *exec.Cmd {
+	home := "/home/" + login
+	if login == "root" {
+		home = "/root"
+	}
+	script := `hostname "$1" && mount --bind "$2" /etc/hosts && mount --bind "$3" /home || exit 99
+if [ -e /usr/share/zoneinfo/Etc/UTC ] && [ -e /etc/localtime ]; then mount --bind /usr/share/zoneinfo/Etc/UTC /etc/localtime; fi
+cd "$4" || exit 99
+shift 4
+exec "$@"`
+	argv := []string{"--uts", "--mount", "--propagation", "private", "sh", "-c", script, "sh",
+		captureHost, ns.hosts, ns.homes, home}
+	if login != "root" {
+		argv = append(argv, "setpriv", "--reuid="+strconv.Itoa(uid), "--regid="+strconv.Itoa(gid), "--init-groups", "--")
+	}
+	argv = append(argv, path)
+	argv = append(argv, args...)
+	cmd := exec.Command("unshare", argv...)
+	cmd.Env = clientEnv(login, home)
+	return cmd
+}
+
+// buildClients builds the client commands and pbs_iff into dir with the
+// compiled-in PBS home, batch port and sbin directory of the test, and
+// makes pbs_iff setuid root. It returns the names built.
+func buildClients(t *testing.T, dir, home string, port int) map[string]bool {
+	t.Helper()
+	root, err := repoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pkgs []string
+	built := map[string]bool{}
+	for _, name := range clientCommands {
+		if _, err := os.Stat(filepath.Join(root, "tools", name, "main.go")); err == nil {
+			pkgs = append(pkgs, "./tools/"+name)
+			built[name] = true
+		}
+	}
+	ldflags := fmt.Sprintf("-X gopbs/pbs.DefaultHome=%s -X gopbs/pbs.DefaultPort=%d -X gopbs/pbs.SbinDir=%s", home, port, dir)
+	cmd := exec.Command("go", append([]string{"build", "-ldflags", ldflags, "-o", dir + "/"}, pkgs...)...)
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building the clients: %v\n%s", err, out)
+	}
+	iff := filepath.Join(dir, "pbs_iff")
+	if err := os.Chown(iff, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(iff, 0o755|os.ModeSetuid); err != nil {
+		t.Fatal(err)
+	}
+	return built
+}
+
+// clientCommands are the programs this suite builds.
+var clientCommands = []string{
+	"pbs_iff", "qsub", "qstat", "qdel", "qhold", "qrls", "qalter", "qmove", "qorder",
+	"qrun", "qrerun", "qsig", "qmsg", "qchkpt", "qselect", "qenable", "qdisable",
+	"qstart", "qstop", "qterm", "qmgr", "pbsnodes", "momctl", "tracejob", "printjob",
+}

@@ -1,0 +1,22 @@
+// Package pbs is the GoPBS client library: the TORQUE 2.5.13 "IFL"
+// (interface library) that client commands, the scheduler and tools use to
+// talk to a pbs_server.
+//
+// A Conn is one authenticated TCP connection to a server. Connect picks
+// the server the way TORQUE does (an explicit "host[:port]", else
+// PBS_DEFAULT, PBS_SERVER, or the server_name file in the PBS home),
+// connects from an ordinary port and has the setuid-root pbs_iff helper
+// vouch for the connection with an AuthenticateUser request (spec 03).
+// Each method sends one batch request, in lock-step, and decodes the reply
+// (spec 02); a server refusal is returned as an *Error carrying the PBSE
+// code and the server's text, which the commands print verbatim.
+//
+//	c, err := pbs.Connect("")
+//	if err != nil { ... }
+//	defer c.Close() // sends Disconnect
+//	jobs, err := c.StatusJob("", nil, "summarize_arrays")
+//
+// Job ids typed by users are parsed and qualified with ParseJobID, and
+// requests that fail with PBSE_UNKJOBID can be retried at the job's real
+// location with WithLocate.
+package pbs

@@ -1,0 +1,78 @@
+package pbs
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// SbinDir is the installed system-binary directory where pbs_iff is
+// looked for when PBSBINDIR is not set. The build may override it with
+// -ldflags "-X gopbs/pbs.SbinDir=...".
+var SbinDir = "/usr/local/sbin"
+
+// IffName is the file name of the authentication helper.
+const IffName = "pbs_iff"
+
+// FindIff returns the path of pbs_iff, searched as TORQUE does —
+// $PBSBINDIR, then the installed sbin directory — and then next to the
+// running executable, so that a bin/ built in place works once its
+// pbs_iff is setuid root; last, like TORQUE, the first $PATH element.
+func FindIff() (string, error) {
+	var candidates []string
+	if d := os.Getenv("PBSBINDIR"); d != "" {
+		candidates = append(candidates, filepath.Join(d, IffName))
+	}
+	candidates = append(candidates, filepath.Join(SbinDir, IffName))
+	if exe, err := os.Executable(); err == nil {
+		candidates = append(candidates, filepath.Join(filepath.Dir(exe), IffName))
+	}
+	if first, _, _ := strings.Cut(os.Getenv("PATH"), ":"); first != "" {
+		candidates = append(candidates, filepath.Join(first, IffName))
+	}
+	for _, p := range candidates {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			return p, nil
+		}
+	}
+	return "", &Error{Code: PBSE_IFF_NOT_FOUND}
+}
+
+// authenticate runs pbs_iff for the connected socket nc, with the server
+// name and port as used for the connection. pbs_iff inherits the socket
+// as descriptor 3 and answers with the 4-byte integer 0 on its stdout.
+// Its stderr is the caller's, as with TORQUE.
+func authenticate(nc *net.TCPConn, host string, port int) error {
+	path, err := FindIff()
+	if err != nil {
+		return err
+	}
+	f, err := nc.File()
+	if err != nil {
+		return &Error{Code: PBSE_PERM, Text: ""}
+	}
+	defer f.Close()
+	cmd := exec.Command(path, host, strconv.Itoa(port), "3")
+	cmd.ExtraFiles = []*os.File{f}
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return fmt.Errorf("pbs_iff: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return &Error{Code: PBSE_PERM}
+	}
+	var cred [4]byte
+	_, rerr := io.ReadFull(out, cred[:])
+	_, _ = io.Copy(io.Discard, out)
+	_ = cmd.Wait() // the exit status is ignored, as in TORQUE
+	if rerr != nil || cred != [4]byte{} {
+		return &Error{Code: PBSE_PERM}
+	}
+	return nil
+}

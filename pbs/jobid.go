@@ -1,0 +1,156 @@
+package pbs
+
+import (
+	"errors"
+	"strings"
+)
+
+// JobID is a parsed job id operand
+// "seq[.parent_server[:port]][@current_server[:port]]" (spec 05 §1.1).
+type JobID struct {
+	Seq     string // digits, possibly with an array index "[...]"
+	Parent  string // parent server as written, with ":port" if written
+	Current string // server named after "@", as written
+}
+
+// ErrBadJobID reports an operand that is not a job id.
+var ErrBadJobID = errors.New("illegally formed job identifier")
+
+// ParseJobID parses a job id operand.
+func ParseJobID(s string) (JobID, error) {
+	var j JobID
+	rest, cur, hasAt := strings.Cut(s, "@")
+	if hasAt {
+		if cur == "" || !validServer(cur) {
+			return j, ErrBadJobID
+		}
+		j.Current = cur
+	}
+	seq, parent, hasDot := strings.Cut(rest, ".")
+	if seq == "" || !validSeq(seq) {
+		return j, ErrBadJobID
+	}
+	j.Seq = seq
+	if hasDot {
+		if parent == "" || !validServer(parent) {
+			return j, ErrBadJobID
+		}
+		j.Parent = parent
+	}
+	return j, nil
+}
+
+func validSeq(s string) bool {
+	if s[0] < '0' || s[0] > '9' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < '0' || c > '9') && c != '[' && c != ']' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+func validServer(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || c > '~' || c == '#' || c == '@' {
+			return false
+		}
+	}
+	return true
+}
+
+// Qualified returns the id as sent on the wire: seq + "." + the parent
+// server's name (lower-cased) — the default server's host when no parent
+// was written.
+func (j JobID) Qualified() string {
+	parent := j.Parent
+	if parent == "" {
+		parent, _, _ = strings.Cut(DefaultServer(), ":")
+	}
+	if parent == "" {
+		return j.Seq
+	}
+	return j.Seq + "." + strings.ToLower(parent)
+}
+
+// Server returns the server the request goes to: the "@" server, else the
+// parent server, else "" (the default server).
+func (j JobID) Server() string {
+	if j.Current != "" {
+		return j.Current
+	}
+	return j.Parent
+}
+
+// LocateID is the id sent in the LocateJob request of a retry:
+// "<id>@<parent>" or just the id when there is no parent.
+func (j JobID) LocateID() string {
+	id := j.Qualified()
+	if j.Parent == "" {
+		return id
+	}
+	return id + "@" + j.Parent
+}
+
+// ConnectError marks a failure to connect, as opposed to a refusal of the
+// request by the server.
+type ConnectError struct {
+	Server string
+	Err    error
+}
+
+func (e *ConnectError) Error() string {
+	return "cannot connect to server " + e.Server + ": " + e.Err.Error()
+}
+
+// Unwrap returns the underlying error.
+func (e *ConnectError) Unwrap() error { return e.Err }
+
+// WithLocate runs fn on a connection to the job's server with the
+// qualified id. If the server answers PBSE_UNKJOBID it disconnects, asks
+// the parent server where the job is (LocateJob on a second connection)
+// and, if a location comes back, repeats fn there once. The error of the
+// original request is returned when locating fails.
+//
+// connect makes the first connection (nil: Connect); the locate and retry
+// connections use Connect.
+func WithLocate(j JobID, connect func(string) (*Conn, error), fn func(c *Conn, id string) error) error {
+	if connect == nil {
+		connect = Connect
+	}
+	id := j.Qualified()
+	c, err := connect(j.Server())
+	if err != nil {
+		return &ConnectError{Server: j.Server(), Err: err}
+	}
+	err = fn(c, id)
+	c.Close()
+	if Errno(err) != PBSE_UNKJOBID {
+		return err
+	}
+	loc, lerr := Locate(j)
+	if lerr != nil || loc == "" {
+		return err
+	}
+	c2, cerr := Connect(loc)
+	if cerr != nil {
+		return err
+	}
+	defer c2.Close()
+	return fn(c2, id)
+}
+
+// Locate asks the job's parent server (the default server if none) where
+// the job is.
+func Locate(j JobID) (string, error) {
+	c, err := Connect(j.Parent)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	return c.LocateJob(j.LocateID())
+}
