@@ -45,6 +45,9 @@ type Options struct {
 	// OpenKey is the first open key; when zero it is time() & 0xFFF as
 	// TORQUE initialises it.
 	OpenKey uint32
+	// Indexes, when set, numbers this endpoint's streams in a space
+	// shared with other endpoints.
+	Indexes *IndexSet
 	// Logf, when set, receives a line for every dropped datagram.
 	Logf func(format string, args ...any)
 }
@@ -113,6 +116,7 @@ func (e *Endpoint) Close() error {
 	for _, s := range e.streams {
 		if s != nil {
 			s.fail(ErrClosed)
+			e.free(s)
 		}
 	}
 	e.streams = nil
@@ -173,15 +177,21 @@ func (e *Endpoint) Accept(ctx context.Context) (*Stream, error) {
 // newStream allocates the lowest free index. Called with e.mu held.
 func (e *Endpoint) newStream(addr netip.AddrPort) *Stream {
 	s := &Stream{e: e, remote: addr, wake: make(chan struct{})}
-	for i, old := range e.streams {
-		if old == nil {
-			s.index = uint32(i)
-			e.streams[i] = s
-			return s
+	if e.opts.Indexes != nil {
+		s.index = e.opts.Indexes.alloc()
+	} else {
+		s.index = uint32(len(e.streams))
+		for i, old := range e.streams {
+			if old == nil {
+				s.index = uint32(i)
+				break
+			}
 		}
 	}
-	s.index = uint32(len(e.streams))
-	e.streams = append(e.streams, s)
+	for int(s.index) >= len(e.streams) {
+		e.streams = append(e.streams, nil)
+	}
+	e.streams[s.index] = s
 	return s
 }
 
@@ -189,12 +199,45 @@ func (e *Endpoint) newStream(addr netip.AddrPort) *Stream {
 func (e *Endpoint) free(s *Stream) {
 	if int(s.index) < len(e.streams) && e.streams[s.index] == s {
 		e.streams[s.index] = nil
+		if e.opts.Indexes != nil {
+			e.opts.Indexes.release(s.index)
+		}
 	}
 	for i, b := range e.backlog {
 		if b == s {
 			e.backlog = append(e.backlog[:i], e.backlog[i+1:]...)
 			break
 		}
+	}
+}
+
+// IndexSet numbers streams. Endpoints given the same IndexSet share one
+// space of stream indexes, as the RPP sockets of one TORQUE daemon do
+// (pbs_mom's streams on its RM port and on its reserved client port are
+// numbered together). The zero value is ready to use.
+type IndexSet struct {
+	mu   sync.Mutex
+	used []bool
+}
+
+func (x *IndexSet) alloc() uint32 {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for i, u := range x.used {
+		if !u {
+			x.used[i] = true
+			return uint32(i)
+		}
+	}
+	x.used = append(x.used, true)
+	return uint32(len(x.used) - 1)
+}
+
+func (x *IndexSet) release(i uint32) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if int(i) < len(x.used) {
+		x.used[i] = false
 	}
 }
 

@@ -523,3 +523,22 @@ func TestReopenSameKey(t *testing.T) {
 		a.Close()
 	}
 }
+
+func TestSharedIndexes(t *testing.T) {
+	var x IndexSet
+	a := NewEndpoint(listen(t), &Options{Timeout: time.Hour, Indexes: &x})
+	b := NewEndpoint(listen(t), &Options{Timeout: time.Hour, Indexes: &x})
+	defer a.Close()
+	defer b.Close()
+	nowhere := netip.MustParseAddrPort("127.0.0.1:9")
+	s0, _ := a.Open(nowhere)
+	s1, _ := b.Open(nowhere)
+	s2, _ := a.Open(nowhere)
+	if s0.Index() != 0 || s1.Index() != 1 || s2.Index() != 2 {
+		t.Fatalf("indexes %d %d %d, want 0 1 2", s0.Index(), s1.Index(), s2.Index())
+	}
+	b.Close() // releases index 1
+	if s3, _ := a.Open(nowhere); s3.Index() != 1 {
+		t.Fatalf("index %d after release, want 1", s3.Index())
+	}
+}

@@ -108,7 +108,7 @@ type Mom struct {
 	isBusy   bool
 	lastBad  string // last unauthorised RM attempt, for diagnostics
 	message  string // node message (clearmsg)
-	cycleReq chan struct{}
+	indexes  rpp.IndexSet
 
 	wg sync.WaitGroup
 }
@@ -166,7 +166,6 @@ func New(opt Options) (*Mom, error) {
 		opt: opt, cfg: opt.Config, log: opt.Log, exec: opt.Exec,
 		start: opt.Now(), pid: os.Getpid(),
 		jobs: map[string]*job{}, trusted: map[netip.Addr]bool{},
-		cycleReq: make(chan struct{}, 1),
 	}
 	return m, nil
 }
@@ -246,6 +245,7 @@ func (m *Mom) rppOptions() *rpp.Options {
 	if o.Throttle == 0 {
 		o.Throttle = m.cfg.RPPThrottle
 	}
+	o.Indexes = &m.indexes // one stream table for both sockets, as TORQUE has
 	return &o
 }
 
