@@ -101,14 +101,14 @@ type Mom struct {
 	start time.Time
 	pid   int
 
-	mu       sync.Mutex
-	jobs     map[string]*job
-	trusted  map[netip.Addr]bool
-	servers  []*isClient
-	isBusy   bool
-	lastBad  string // last unauthorised RM attempt, for diagnostics
-	message  string // node message (clearmsg)
-	indexes  rpp.IndexSet
+	mu      sync.Mutex
+	jobs    map[string]*job
+	trusted map[netip.Addr]bool
+	servers []*isClient
+	isBusy  bool
+	lastBad string // last unauthorised RM attempt, for diagnostics
+	message string // node message (clearmsg)
+	indexes rpp.IndexSet
 
 	wg sync.WaitGroup
 }
