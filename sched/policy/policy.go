@@ -65,7 +65,6 @@ type Scheduler struct {
 	PrefilterNodes bool
 
 	lastLBNode int
-	seenCPUT   map[string]time.Duration
 }
 
 // New returns a Scheduler for cfg with empty calendars and a fair-share
@@ -191,29 +190,13 @@ func (c *cycle) countRunning() {
 	}
 }
 
-// accountUsage adds the cput used by running jobs since the last cycle to
-// the fair-share tree, decays usage and starts the cycle's bookkeeping.
+// accountUsage decays fair-share usage and starts the cycle's
+// bookkeeping.
 func (c *cycle) accountUsage() {
 	t := c.s.FairShare
 	if t == nil {
 		return
 	}
-	if c.s.seenCPUT == nil {
-		c.s.seenCPUT = map[string]time.Duration{}
-	}
-	seen := make(map[string]time.Duration, len(c.s.seenCPUT))
-	for _, q := range c.w.Queues {
-		for _, j := range q.Jobs {
-			if j.State != 'R' || j.UsedCPUT < 0 {
-				continue
-			}
-			if d := j.UsedCPUT - c.s.seenCPUT[j.ID]; d > 0 {
-				t.AddUsage(j.User, d.Seconds())
-			}
-			seen[j.ID] = j.UsedCPUT
-		}
-	}
-	c.s.seenCPUT = seen
 	t.Decay(c.now, c.s.Config.HalfLife)
 	t.StartCycle()
 }
@@ -873,7 +856,8 @@ func (c *cycle) run(j *world.Job, node *world.Node) bool {
 		node.LoadAve += jobCPUs(j)
 	}
 	if t := c.s.FairShare; t != nil && j.CPUT > 0 {
-		t.Charge(j.User, j.CPUT.Seconds())
+		// The job's requested cput becomes its user's usage.
+		t.AddUsage(j.User, j.CPUT.Seconds())
 	}
 	c.logJob(j, LogJobRun)
 	return true

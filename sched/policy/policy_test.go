@@ -278,13 +278,12 @@ func TestFairShare(t *testing.T) {
 	if got := started(sim); !reflect.DeepEqual(got, want) {
 		t.Errorf("started %v, want %v", got, want)
 	}
-	// Usage from running jobs is accounted at the next cycle.
-	b.w.Queues[0].Jobs[2].UsedCPUT = 30 * time.Second
-	b.w.Queues[0].Jobs[2].State = 'R'
-	before := tree.Node("bob").Usage
-	s.Cycle(b.w, NewSimulator(b.w))
-	if got := tree.Node("bob").Usage - before; got != 30 {
-		t.Errorf("bob usage grew by %v, want 30", got)
+	// The requested cput of started jobs is now usage (and persists).
+	if got := tree.Node("bob").Usage; got != 1200 {
+		t.Errorf("bob usage %v, want 1200", got)
+	}
+	if got := tree.Node("ann").Usage; got != 1200 {
+		t.Errorf("ann usage %v, want 1000+200", got)
 	}
 }
 
