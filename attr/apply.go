@@ -245,3 +245,35 @@ func (s *Set) AddSummed(di int, src *Set, si int, op Op) {
 		s.putResource(di, rd, nv)
 	}
 }
+
+// ExceedsMax applies the maximum check of queue admission (spec 12 §4.3
+// check 6): each resource of attribute i must not exceed the queue's limit
+// in attribute qi of queue or, for resources the queue does not limit,
+// the server's limit in attribute si of server (server may be nil).
+func (s *Set) ExceedsMax(i int, queue *Set, qi int, server *Set, si int) (*ResourceDef, bool) {
+	if rd, bad := s.ExceedsLimit(i, queue, qi, true); bad {
+		return rd, true
+	}
+	if server == nil {
+		return nil, false
+	}
+	for srd, lim := range server.Resources(si) {
+		if queue.ResourceByName(qi, srd.Name).IsSet() {
+			continue // the queue's own limit applies
+		}
+		rd, ok := s.table.resources.Lookup(srd.Name)
+		if !ok {
+			continue
+		}
+		v := s.Resource(i, rd)
+		switch v.typ {
+		case TypeLong, TypeLongLong, TypeSize, TypeTime:
+		default:
+			continue
+		}
+		if c, ok := Compare(v, lim); ok && c > 0 {
+			return rd, true
+		}
+	}
+	return nil, false
+}

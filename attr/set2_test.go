@@ -397,3 +397,24 @@ func TestDisallowedTypes(t *testing.T) {
 		t.Errorf("bad type on decode: %v", err)
 	}
 }
+
+func TestExceedsMax(t *testing.T) {
+	queue := NewSet(QueueTable())
+	_ = queue.ModifyText("resources_max", "walltime", "00:10:00", OpSet)
+	srv := NewSet(ServerTable())
+	_ = srv.ModifyText("resources_max", "walltime", "00:01:00", OpSet)
+	_ = srv.ModifyText("resources_max", "mem", "1gb", OpSet)
+	job := NewSet(JobTable())
+	_ = job.Decode("Resource_List", "walltime", true, "00:05:00")
+	_ = job.Decode("Resource_List", "mem", true, "512mb")
+	if rd, bad := job.ExceedsMax(JobResourceList, queue, QueueResourcesMax, srv, SrvResourcesMax); bad {
+		t.Errorf("queue limit should override the server's walltime, got %s", rd.Name)
+	}
+	_ = job.Decode("Resource_List", "mem", true, "2gb")
+	if rd, bad := job.ExceedsMax(JobResourceList, queue, QueueResourcesMax, srv, SrvResourcesMax); !bad || rd.Name != "mem" {
+		t.Error("server mem limit not applied")
+	}
+	if _, bad := job.ExceedsMax(JobResourceList, queue, QueueResourcesMax, nil, 0); bad {
+		t.Error("nil server")
+	}
+}
