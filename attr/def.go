@@ -196,6 +196,7 @@ func (t *Table) WithResources(res *Resources) *Table {
 	return &c
 }
 
+// String returns the object kind's name (server, queue, job, node).
 func (o Object) String() string {
 	switch o {
 	case ObjServer:

@@ -41,6 +41,7 @@ var dependNames = [numDependTypes]string{
 	"beforestartarray", "beforeokarray", "beforenotokarray", "beforeanyarray",
 }
 
+// String returns the type's name as written in depend values.
 func (t DependType) String() string {
 	if t < numDependTypes {
 		return dependNames[t]

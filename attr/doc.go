@@ -46,7 +46,7 @@
 // start_time; AppendMOM builds the QueueJob list sent to a MOM (entries
 // flagged FlagDefault go with op DFLT); AppendSave lists the records of a
 // persistence file. FillDefaults/RemoveDefaults apply resources_default,
-// ExceedsLimit checks resources_max/min, AddSummed keeps
+// ExceedsMax and ExceedsLimit check resources_max/min, AddSummed keeps
 // resources_assigned. Load rebuilds a set from stored or reported text
 // without side effects.
 //

@@ -33,6 +33,7 @@ type Error struct {
 	Reason   string // short human-readable detail (not sent on the wire)
 }
 
+// Error returns the code, the attribute and the reason.
 func (e *Error) Error() string {
 	name := e.Name
 	if e.Resource != "" {

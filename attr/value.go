@@ -43,6 +43,7 @@ var typeNames = [numTypes]string{
 	TypeNodeSpec: "node spec", TypeOther: "other",
 }
 
+// String returns the type's name.
 func (t Type) String() string {
 	if t < numTypes {
 		return typeNames[t]
