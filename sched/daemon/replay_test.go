@@ -177,3 +177,44 @@ func TestReplayCaptures(t *testing.T) {
 		})
 	}
 }
+
+// TestReplayAllCaptures replays every scheduler connection of every
+// capture, each capture with a fresh daemon (the shipped sched_config),
+// the clock set to the connection's start.
+func TestReplayAllCaptures(t *testing.T) {
+	dir, ok := capture.SharedDir()
+	if !ok {
+		t.Skip("shared captures (../shared/captures) not available")
+	}
+	files, err := capture.PcapFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replayed := 0
+	for _, f := range files {
+		c, err := capture.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var conns []*capture.Conn
+		for _, conn := range c.Conns {
+			if conn.Server.Port() == 15004 {
+				conns = append(conns, conn)
+			}
+		}
+		if len(conns) == 0 {
+			continue
+		}
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			log := &eventLog{}
+			d := newTestDaemon(t, config.Shipped, &fakeMom{log: log}, conns[0].Start.UTC())
+			for _, conn := range conns {
+				at := conn.Start.UTC()
+				d.Now = func() time.Time { return at }
+				replay(t, d, conn, log)
+				replayed++
+			}
+		})
+	}
+	t.Logf("%d scheduler connections replayed", replayed)
+}
