@@ -76,3 +76,14 @@ func TestRPPQuery(t *testing.T) {
 		t.Error("query to a silent MOM succeeded")
 	}
 }
+
+func TestRPPPayloadMatchesCapture(t *testing.T) {
+	req := &momproto.RMRequest{Version: momproto.RM_PROTOCOL_VER, Command: momproto.RM_CMD_REQUEST, Lines: Lines}
+	if got, want := string(req.Append(nil)), string(AppendRequest(nil, Lines)); got != want {
+		t.Errorf("RPP payload %q, want %q", got, want)
+	}
+	cl := &momproto.RMRequest{Version: momproto.RM_PROTOCOL_VER, Command: momproto.RM_CMD_CLOSE}
+	if got := string(cl.Append(nil)); got != "+1+1+1" {
+		t.Errorf("close %q", got)
+	}
+}
