@@ -255,16 +255,24 @@ func (d *Daemon) allowed(remote net.Addr) string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if ap.Port() >= 1024 {
-		names := []string{addr.String()}
-		if hn, err := net.LookupAddr(addr.String()); err == nil {
-			names = append(names, hn...)
+		if len(d.restricted) == 0 {
+			return "non-reserved port"
 		}
-		for _, pat := range d.restricted {
-			for _, n := range names {
-				if ok, _ := path.Match(pat, strings.TrimSuffix(n, ".")); ok {
-					return ""
+		match := func(names []string) bool {
+			for _, pat := range d.restricted {
+				for _, n := range names {
+					if ok, _ := path.Match(pat, strings.TrimSuffix(n, ".")); ok {
+						return true
+					}
 				}
 			}
+			return false
+		}
+		if match([]string{addr.String()}) {
+			return ""
+		}
+		if hn, err := net.LookupAddr(addr.String()); err == nil && match(hn) {
+			return ""
 		}
 		return "non-reserved port"
 	}
