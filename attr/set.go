@@ -350,3 +350,21 @@ func (s *Set) Compact() {
 		s.other = slices.Clone(s.other)
 	}
 }
+
+// Attrs iterates over the attributes that have a value, in definition
+// order, yielding the definition number and the value (resource lists are
+// not included: see Resources).
+func (s *Set) Attrs() iter.Seq2[int, Value] {
+	return func(yield func(int, Value) bool) {
+		k := 0
+		for w := 0; w < 2; w++ {
+			for m := s.mask[w]; m != 0; m &= m - 1 {
+				i := w*64 + bits.TrailingZeros64(m)
+				if !yield(i, s.vals[k]) {
+					return
+				}
+				k++
+			}
+		}
+	}
+}

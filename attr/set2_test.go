@@ -418,3 +418,42 @@ func TestExceedsMax(t *testing.T) {
 		t.Error("nil server")
 	}
 }
+
+func TestVariableListHelpers(t *testing.T) {
+	vl := mustParse(t, TypeStringArray, "PBS_O_HOME=/home/alice,PBS_O_WORKDIR=/home/alice,X=a\\,b,FLAG")
+	vl = PrependElements(vl, "PBS_O_QUEUE=batch", "PBS_O_HOST=vm")
+	if got := vl.String(); got != `PBS_O_QUEUE=batch,PBS_O_HOST=vm,PBS_O_HOME=/home/alice,PBS_O_WORKDIR=/home/alice,X=a\,b,FLAG` {
+		t.Errorf("Variable_List = %s", got)
+	}
+	for name, want := range map[string]string{"PBS_O_WORKDIR": "/home/alice", "X": "a,b", "FLAG": "", "PBS_O_QUEUE": "batch"} {
+		if got, ok := VarLookup(vl, name); !ok || got != want {
+			t.Errorf("VarLookup(%s) = %q, %v", name, got, ok)
+		}
+	}
+	if _, ok := VarLookup(vl, "NOPE"); ok {
+		t.Error("VarLookup found a missing variable")
+	}
+	if got := PrependElements(Value{}, "A=1").String(); got != "A=1" {
+		t.Errorf("prepend to unset = %q", got)
+	}
+}
+
+func TestAttrsIterator(t *testing.T) {
+	s := NewSet(ServerTable())
+	s.Put(SrvNoMailForce, BoolValue(true))
+	s.Put(SrvScheduling, BoolValue(true))
+	s.Put(SrvLogEvents, LongValue(511))
+	var got []int
+	for i, v := range s.Attrs() {
+		if !v.IsSet() {
+			t.Errorf("unset value for %d", i)
+		}
+		got = append(got, i)
+		if len(got) == 2 {
+			break
+		}
+	}
+	if !slices.Equal(got, []int{SrvScheduling, SrvLogEvents}) {
+		t.Errorf("Attrs = %v", got)
+	}
+}

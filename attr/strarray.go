@@ -155,3 +155,43 @@ func saveArray(s string) string {
 	}
 	return string(append(b, '\n'))
 }
+
+// VarLookup returns the value of the variable name in a Variable_List
+// value (elements NAME=value) and whether it is present.
+func VarLookup(v Value, name string) (string, bool) {
+	for _, e := range v.Elements() {
+		if k, val, ok := strings.Cut(e, "="); ok && k == name {
+			return val, true
+		} else if !ok && e == name {
+			return "", true
+		}
+	}
+	return "", false
+}
+
+// PrependElements returns the string array v with elems inserted at the
+// front, the way the server puts PBS_O_QUEUE and PBS_O_HOST before the
+// variables qsub sent. Empty elements are skipped.
+func PrependElements(v Value, elems ...string) Value {
+	var b []byte
+	for _, e := range elems {
+		if e == "" {
+			continue
+		}
+		if len(b) > 0 {
+			b = append(b, ',')
+		}
+		b = appendEscaped(b, e)
+	}
+	if len(b) == 0 {
+		return v
+	}
+	if v.s != "" {
+		b = append(append(b, ','), v.s...)
+	}
+	t := v.typ
+	if t == TypeNone {
+		t = TypeStringArray
+	}
+	return Value{typ: t, s: string(b), flags: v.flags | FlagSet}
+}
