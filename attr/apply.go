@@ -188,11 +188,11 @@ func (s *Set) RemoveDefaults(i int) {
 }
 
 // ExceedsLimit compares the resources of attribute i with the limits in
-// attribute li of limits (resources_max when max is true, resources_min
+// attribute li of limits (resources_max when isMax is true, resources_min
 // otherwise) and returns the first resource that violates its limit:
 // greater than the maximum or less than the minimum. Only resources set on
 // both sides with ordered types (numbers, sizes, times) are compared.
-func (s *Set) ExceedsLimit(i int, limits *Set, li int, max bool) (*ResourceDef, bool) {
+func (s *Set) ExceedsLimit(i int, limits *Set, li int, isMax bool) (*ResourceDef, bool) {
 	for lrd, lim := range limits.Resources(li) {
 		rd := lrd
 		if limits.table.resources != s.table.resources {
@@ -214,7 +214,7 @@ func (s *Set) ExceedsLimit(i int, limits *Set, li int, max bool) (*ResourceDef, 
 		if !ok {
 			continue
 		}
-		if max && c > 0 || !max && c < 0 {
+		if isMax && c > 0 || !isMax && c < 0 {
 			return rd, true
 		}
 	}

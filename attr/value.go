@@ -379,10 +379,10 @@ func (v Value) reportable() bool {
 	return true
 }
 
-// Equal reports whether a and b have the same type and content (flags are
+// Equal reports whether v and w have the same type and content (flags are
 // ignored).
-func (a Value) Equal(b Value) bool {
-	return a.typ == b.typ && a.n == b.n && a.s == b.s && a.aux == b.aux
+func (v Value) Equal(w Value) bool {
+	return v.typ == w.typ && v.n == w.n && v.s == w.s && v.aux == w.aux
 }
 
 func parseLong(text string) (int64, error) {
