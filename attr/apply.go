@@ -134,11 +134,17 @@ func (s *Set) ModifyText(name, resource, text string, op Op) error {
 		if !ok {
 			return &Error{Code: pbseUnkResc, Name: d.Name, Resource: resource, Reason: "unknown resource"}
 		}
+		if op.normalize() == OpUnset {
+			return s.Modify(d.index, rd, Value{}, op)
+		}
 		v, err := Parse(rd.Type, text)
 		if err != nil {
 			return withName(err, d.Name, rd.Name)
 		}
 		return s.Modify(d.index, rd, v, op)
+	}
+	if op.normalize() == OpUnset {
+		return s.Modify(d.index, nil, Value{}, op) // the value is irrelevant
 	}
 	v, err := Parse(d.Type, text)
 	if err != nil {

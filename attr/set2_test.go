@@ -457,3 +457,15 @@ func TestAttrsIterator(t *testing.T) {
 		t.Errorf("Attrs = %v", got)
 	}
 }
+
+func TestUnsetIgnoresValue(t *testing.T) {
+	q := NewSet(QueueTable())
+	_ = q.ModifyText("max_running", "", "5", OpSet)
+	_ = q.ModifyText("resources_max", "walltime", "1:00:00", OpSet)
+	if err := q.ModifyText("max_running", "", "garbage", OpUnset); err != nil || q.Has(QueueMaxRunning) {
+		t.Errorf("unset max_running: %v", err)
+	}
+	if err := q.ModifyText("resources_max", "walltime", "garbage", OpUnset); err != nil || q.Has(QueueResourcesMax) {
+		t.Errorf("unset resources_max.walltime: %v", err)
+	}
+}
