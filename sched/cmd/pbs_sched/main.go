@@ -74,6 +74,18 @@ func run(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "usage: %s [-d home][-L logfile][-S port][-R port][-p output][-c clientsfile][-a alarm][-D]\n", args[0])
 		return 1
 	}
+	// Like TORQUE, work in PBS_HOME/sched_priv: relative -L, -c and -p
+	// names are taken from there.
+	absHome, err := filepath.Abs(*home)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", filepath.Base(args[0]), err)
+		return 1
+	}
+	*home = absHome
+	if err := os.Chdir(filepath.Join(*home, "sched_priv")); err != nil {
+		fmt.Fprintf(stderr, "%s: unable to change to directory %s: %v\n", filepath.Base(args[0]), filepath.Join(*home, "sched_priv"), err)
+		return 1
+	}
 	report := os.Getenv(childEnv)
 	if !*foreground && report == "" {
 		return detach(args, *home, *outFile, stderr)
@@ -95,7 +107,7 @@ func run(args []string, stderr io.Writer) int {
 			pipe.Close()
 		}
 	}
-	err := serve(opts, ready)
+	err = serve(opts, ready)
 	if err != nil && !errors.Is(err, daemon.ErrQuit) {
 		fmt.Fprintf(stderr, "%s: %v\n", filepath.Base(args[0]), err)
 		return 1

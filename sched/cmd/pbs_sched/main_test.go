@@ -21,6 +21,7 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestForegroundLockConflict(t *testing.T) {
+	t.Chdir(".") // run changes to sched_priv; restore afterwards
 	home := t.TempDir()
 	priv := filepath.Join(home, "sched_priv")
 	os.MkdirAll(priv, 0o755)
