@@ -104,6 +104,9 @@ type Status struct {
 	State     State
 	Usage     Usage
 	Started   time.Time
+	// Terminal is the pseudo-terminal of an interactive job (reported once
+	// as Output_Path/Error_Path), "" for batch jobs.
+	Terminal string
 }
 
 // Options configure an Engine.
@@ -160,6 +163,7 @@ type runningJob struct {
 	out    outputFiles
 	limits limitSet
 
+	inter         *interactiveSession // interactive jobs only
 	nodefile      string
 	tmpdir        string
 	tmpdirCreated bool
@@ -287,6 +291,9 @@ func (e *Engine) Start(ctx context.Context, spec *Job) (int, error) {
 
 	sid, status, err := e.start(ctx, r)
 	if err != nil {
+		if r.inter != nil {
+			r.inter.close()
+		}
 		e.finish(r, status, 0, err.Error(), true)
 		return 0, &StartError{Status: status, Msg: err.Error()}
 	}
@@ -296,8 +303,8 @@ func (e *Engine) Start(ctx context.Context, spec *Job) (int, error) {
 // start performs the start steps; on failure it returns the JOB_EXEC status.
 func (e *Engine) start(ctx context.Context, r *runningJob) (int, int, error) {
 	j := r.job
-	if j.Interactive {
-		return 0, JOB_EXEC_FAIL1, errors.New("interactive jobs are not supported")
+	if j.Interactive && j.InteractivePort <= 0 {
+		return 0, JOB_EXEC_FAIL1, errors.New("interactive job without qsub port")
 	}
 	if j.Prefix == "" {
 		j.Prefix = j.ID
@@ -339,18 +346,30 @@ func (e *Engine) start(ctx context.Context, r *runningJob) (int, int, error) {
 		}
 	}
 	script := e.ScriptPath(j.Prefix)
-	if _, err := os.Stat(script); err != nil {
-		return 0, JOB_EXEC_FAIL1, fmt.Errorf("job script: %w", err)
+	if j.InteractivePort <= 0 {
+		if _, err := os.Stat(script); err != nil {
+			return 0, JOB_EXEC_FAIL1, fmt.Errorf("job script: %w", err)
+		}
+		_ = os.Chown(script, int(cred.UID), int(cred.GID))
 	}
-	_ = os.Chown(script, int(cred.UID), int(cred.GID))
 
-	r.out = e.planOutput(j, cred)
-	stdout, stderr, err := e.openOutputs(r)
-	if err != nil {
-		return 0, JOB_EXEC_STDOUTFAIL, err
+	var stdout, stderr *os.File
+	if j.InteractivePort > 0 {
+		is, err := e.openInteractive(ctx, r)
+		if err != nil {
+			return 0, JOB_EXEC_FAIL1, err
+		}
+		r.inter = is
+		r.out = outputFiles{outPath: is.name, errPath: is.name, joined: 'o'}
+		stdout, stderr = is.slave, is.slave
+	} else {
+		r.out = e.planOutput(j, cred)
+		if stdout, stderr, err = e.openOutputs(r); err != nil {
+			return 0, JOB_EXEC_STDOUTFAIL, err
+		}
+		defer stdout.Close()
+		defer stderr.Close()
 	}
-	defer stdout.Close()
-	defer stderr.Close()
 
 	if rc := e.runPrologues(ctx, r, stdout, stderr); rc != 0 {
 		if rc == 1 {
@@ -365,8 +384,18 @@ func (e *Engine) start(ctx context.Context, r *runningJob) (int, int, error) {
 		argv0 = "-" + argv0
 	}
 	execPath, argv := shell, []string{argv0}
+	if j.InteractivePort > 0 {
+		if !e.cfg.SourceLoginInteractive {
+			argv[0] = path.Base(shell)
+		} else {
+			argv[0] = "-" + path.Base(shell)
+		}
+		if j.InteractiveCmd != "" {
+			argv = append(argv, "-c", j.InteractiveCmd)
+		}
+	}
 	if e.cfg.JobStarter != "" {
-		execPath, argv = e.cfg.JobStarter, []string{e.cfg.JobStarter, shell}
+		execPath, argv = e.cfg.JobStarter, append([]string{e.cfg.JobStarter, shell}, argv[1:]...)
 	}
 	dir := cred.Home
 	if v, ok := j.Var("PBS_O_INITDIR"); ok && v != "" {
@@ -398,6 +427,11 @@ func (e *Engine) start(ctx context.Context, r *runningJob) (int, int, error) {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdout, stderr
 	cmd.ExtraFiles = []*os.File{reportW}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if r.inter != nil {
+		// The terminal is the shell's stdin and controlling terminal.
+		cmd.Stdin = r.inter.slave
+		cmd.SysProcAttr.Setctty, cmd.SysProcAttr.Ctty = true, 0
+	}
 	err = cmd.Start()
 	stdinR.Close()
 	reportW.Close()
@@ -417,14 +451,20 @@ func (e *Engine) start(ctx context.Context, r *runningJob) (int, int, error) {
 		}
 		return 0, JOB_EXEC_CMDFAIL, err
 	}
-	line := script
-	if e.cfg.ExecWithExec {
-		line = "exec " + line
+	if r.inter != nil {
+		r.inter.slave.Close()
+		r.inter.slave = nil
+		r.inter.relay()
+	} else {
+		line := script
+		if e.cfg.ExecWithExec {
+			line = "exec " + line
+		}
+		if j.JobArguments != "" {
+			line += " " + j.JobArguments
+		}
+		_, _ = stdinW.WriteString(line + "\n")
 	}
-	if j.JobArguments != "" {
-		line += " " + j.JobArguments
-	}
-	_, _ = stdinW.WriteString(line + "\n")
 
 	e.mu.Lock()
 	r.cmd = cmd
@@ -543,6 +583,9 @@ func (e *Engine) wait(r *runningJob) {
 	} else if err != nil {
 		status = JOB_EXEC_FAIL2
 	}
+	if r.inter != nil {
+		r.inter.finish()
+	}
 	e.log.Job(momlog.EventDebug, r.job.ID,
 		fmt.Sprintf("scan_for_terminated: job %s task 1 terminated, sid=%d", r.job.ID, r.sid))
 	e.finish(r, status, cpu, "", false)
@@ -628,7 +671,11 @@ func (e *Engine) statusLocked(r *runningJob) Status {
 	if r.state == StateRunning || r.state == StateSuspended {
 		u.Walltime = e.walltimeLocked(r, time.Now())
 	}
-	return Status{JobID: r.job.ID, SessionID: r.sid, State: r.state, Usage: u, Started: r.started}
+	st := Status{JobID: r.job.ID, SessionID: r.sid, State: r.state, Usage: u, Started: r.started}
+	if r.inter != nil {
+		st.Terminal = r.inter.name
+	}
+	return st
 }
 
 // Jobs returns all jobs the engine holds, sorted by job id.

@@ -113,6 +113,14 @@ func (e *Engine) jobEnvironment(r *runningJob, shell string) []string {
 		np = 1
 	}
 	env.Set("PBS_NP", strconv.Itoa(np))
+	if r.inter != nil {
+		if r.inter.term != "" {
+			_, term, _ := strings.Cut(r.inter.term, "=")
+			env.Set("TERM", term)
+		}
+		env.Set("PBS_ENVIRONMENT", "PBS_INTERACTIVE")
+		return env.Environ()
+	}
 	env.Set("PBS_ENVIRONMENT", "PBS_BATCH")
 	env.Set("ENVIRONMENT", "BATCH")
 	return env.Environ()

@@ -77,7 +77,12 @@ type Job struct {
 	Cookie        string // cookie; generated when empty
 	JobArguments  string // job_arguments (qsub -F)
 	JobType       string // jobtype
-	Interactive   bool   // interactive jobs are not supported by this engine
+	// Interactive jobs (qsub -I): InteractivePort is the value of the
+	// interactive attribute, the port qsub listens on at PBS_O_HOST;
+	// InteractiveCmd is inter_cmd (qsub -I -x), run with "-c".
+	Interactive     bool // set with InteractivePort == 0: rejected
+	InteractivePort int
+	InteractiveCmd  string
 }
 
 // Resource returns the value of a Resource_List entry.

@@ -149,7 +149,7 @@ func (e *Engine) reopenOutputs(r *runningJob) (stdout, stderr *os.File) {
 			f, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 			return f
 		}
-		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0)
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_NOCTTY, 0)
 		if err != nil {
 			f, _ = os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 		}
