@@ -82,13 +82,13 @@ func run(args []string, stderr io.Writer) int {
 		return 1
 	}
 	*home = absHome
-	if err := os.Chdir(filepath.Join(*home, "sched_priv")); err != nil {
-		fmt.Fprintf(stderr, "%s: unable to change to directory %s: %v\n", filepath.Base(args[0]), filepath.Join(*home, "sched_priv"), err)
-		return 1
-	}
 	report := os.Getenv(childEnv)
 	if !*foreground && report == "" {
 		return detach(args, *home, *outFile, stderr)
+	}
+	if err := os.Chdir(filepath.Join(*home, "sched_priv")); err != nil {
+		fmt.Fprintf(stderr, "%s: unable to change to directory %s: %v\n", filepath.Base(args[0]), filepath.Join(*home, "sched_priv"), err)
+		return 1
 	}
 
 	opts := daemon.Options{Home: *home, LogFile: *logFile, Port: *port, MomPort: *momPort,
