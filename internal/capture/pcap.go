@@ -21,6 +21,9 @@ import (
 // decode itself (its LinkType has only 8 bits).
 const linkTypeLinuxSLL2 = 276
 
+// maxFrame is the largest frame accepted: an IP packet is at most 64 KiB.
+const maxFrame = 1 << 20
+
 // Capture is the content of one pcap file.
 type Capture struct {
 	Path      string     // file name as given to ReadFile ("" for Read)
@@ -92,6 +95,11 @@ func Read(r io.Reader) (*Capture, error) {
 		pr, err := pcapgo.NewReader(br)
 		if err != nil {
 			return nil, fmt.Errorf("pcap: %w", err)
+		}
+		// A record longer than this is corruption; refusing it keeps a
+		// damaged length from allocating gigabytes.
+		if pr.Snaplen() > maxFrame {
+			pr.SetSnaplen(maxFrame)
 		}
 		src = pr
 	}

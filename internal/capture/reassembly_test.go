@@ -180,3 +180,11 @@ func TestSharedDirFrom(t *testing.T) {
 		t.Errorf("sharedDirFrom = %q, %v; want %q", got, ok, caps)
 	}
 }
+
+func TestHugeRecordIsRefused(t *testing.T) {
+	hdr := []byte{0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 1, 0, 0, 0}
+	rec := []byte{0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff, 0x7f, 'x'}
+	if _, err := Read(bytes.NewReader(append(hdr, rec...))); err == nil {
+		t.Error("a 2 GiB record was accepted")
+	}
+}
