@@ -263,6 +263,9 @@ func (e *Engine) CopyFiles(ctx context.Context, req *CopyRequest) error {
 		if isLocal && sameFile(src, dst) {
 			continue
 		}
+		if isLocal && e.cfg.AttemptToMakeDir {
+			_, _ = runAsUser(ctx, cc, "/bin/mkdir", "-p", "--", filepath.Dir(dst))
+		}
 		out, err := e.copyWithRetry(ctx, cc, args)
 		if err == nil {
 			if req.Direction == STAGE_DIR_IN || req.Direction == CKPT_DIR_IN {

@@ -608,3 +608,78 @@ func TestAdoptDetectsEnd(t *testing.T) {
 		t.Errorf("log:\n%s", te.logBuf.String())
 	}
 }
+
+func TestTmpdirNodefileSuffixAndPrecancel(t *testing.T) {
+	te := newTestEnv(t, "")
+	tmpBase := filepath.Join(filepath.Dir(te.uhome), "scratch")
+	te.eng.cfg.TmpDir = tmpBase
+	te.eng.cfg.NodefileSuffix = "-ib"
+	rec := filepath.Join(te.uhome, "precancel")
+	writeRootScript(t, filepath.Join(te.home, "mom_priv", "epilogue.precancel"),
+		`echo "precancel $1 $(id -u)" > `+rec+"\n", 0o555)
+	if err := os.WriteFile(rec, nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	_ = os.Chmod(rec, 0o666)
+	j := te.job("80.srv", "echo TMPDIR=$TMPDIR\ncat $PBS_NODEFILE\ntouch $TMPDIR/x\nsleep 30\n")
+	j.ExecHost = "node1/1+node1/0"
+	sid, err := te.eng.Start(context.Background(), j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitProcs(t, te, sid, 3)
+	ctx := context.Background()
+	if err := te.eng.Signal(ctx, "80.srv", "suspend", false); err != nil {
+		t.Fatal(err)
+	}
+	// SIGTERM to a suspended job: SIGCONT first, then SIGTERM.
+	if err := te.eng.Signal(ctx, "80.srv", "SIGTERM", false); err != nil {
+		t.Fatal(err)
+	}
+	if ex := te.waitExit(10 * time.Second); ex.Status != 271 {
+		t.Errorf("exit %d", ex.Status)
+	}
+	out := te.spool("80.srv.OU")
+	tmp := filepath.Join(tmpBase, "80.srv")
+	if out != "TMPDIR="+tmp+"\nnode1-ib\nnode1-ib\n" {
+		t.Errorf("stdout %q", out)
+	}
+	if fi, err := os.Stat(tmp); err != nil || fi.Sys().(*syscall.Stat_t).Uid != te.cred.UID {
+		t.Errorf("tmpdir: %v", err)
+	}
+	if b, _ := os.ReadFile(rec); string(b) != "precancel 80.srv "+strconv.Itoa(int(te.cred.UID))+"\n" {
+		t.Errorf("precancel record %q", b)
+	}
+	if !strings.Contains(te.logBuf.String(), fmt.Sprintf("kill_task: killing pid %d task 1 with sig 18", sid)) {
+		t.Error("no SIGCONT before SIGTERM")
+	}
+	if err := te.eng.Purge("80.srv"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(tmp); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("tmpdir not removed: %v", err)
+	}
+}
+
+func TestSisterScripts(t *testing.T) {
+	te := newTestEnv(t, "")
+	rec := filepath.Join(te.uhome, "sister")
+	if err := os.WriteFile(rec, nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	_ = os.Chmod(rec, 0o666)
+	priv := filepath.Join(te.home, "mom_priv")
+	writeRootScript(t, filepath.Join(priv, "prologue.parallel"), `echo "pp $# $1" >> `+rec+"\n", 0o500)
+	writeRootScript(t, filepath.Join(priv, "epilogue.user.parallel"), `echo "eup $# $5 ${10}" >> `+rec+"\n", 0o555)
+	writeRootScript(t, filepath.Join(priv, "epilogue.parallel"), "exit 3\n", 0o500)
+	j := &Job{ID: "90.srv", User: testUser, Name: "n", Queue: "batch"}
+	if rc, err := te.eng.SisterPrologue(context.Background(), j); rc != 0 || err != nil {
+		t.Errorf("SisterPrologue = %d, %v", rc, err)
+	}
+	if rc, err := te.eng.SisterEpilogue(context.Background(), j, 4242, Usage{}, 0); rc != 3 || err != nil {
+		t.Errorf("SisterEpilogue = %d, %v", rc, err)
+	}
+	if b, _ := os.ReadFile(rec); string(b) != "pp 7 90.srv\neup 10 4242 0\n" {
+		t.Errorf("records %q", b)
+	}
+}

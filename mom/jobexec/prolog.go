@@ -245,3 +245,48 @@ func (e *Engine) groupName(r *runningJob) string {
 	}
 	return lookupGroupName(r.cred.GID)
 }
+
+// SisterPrologue runs prologue.parallel (root) and prologue.user.parallel
+// (user) for a job joining this MOM as a sister node (IM_JOIN_JOB), with
+// output to /dev/null and the prologue arguments. It returns the first
+// non-zero result.
+func (e *Engine) SisterPrologue(ctx context.Context, spec *Job) (int, error) {
+	r, err := e.detachedJob(spec)
+	if err != nil {
+		return 0, err
+	}
+	args := []string{spec.ID, r.cred.Name, e.groupName(r), spec.Name, spec.ResourceString(), spec.Queue, spec.Account}
+	if rc := e.runScript(ctx, r, e.scriptPath("prologue.parallel", spec), kindRoot, args, nil, nil); rc != 0 {
+		return rc, nil
+	}
+	return e.runScript(ctx, r, e.scriptPath("prologue.user.parallel", spec), kindUser, args, nil, nil), nil
+}
+
+// SisterEpilogue runs epilogue.parallel (root) and epilogue.user.parallel
+// (user) on a sister node when the job ends there (IM_KILL_JOB), with the
+// epilogue arguments (session id, usage and exit status as known on the
+// sister).
+func (e *Engine) SisterEpilogue(ctx context.Context, spec *Job, sid int, used Usage, exitStatus int) (int, error) {
+	r, err := e.detachedJob(spec)
+	if err != nil {
+		return 0, err
+	}
+	args := []string{spec.ID, r.cred.Name, e.groupName(r), spec.Name, strconv.Itoa(sid),
+		spec.ResourceString(), used.String(), spec.Queue, spec.Account, strconv.Itoa(exitStatus)}
+	first := e.runScript(ctx, r, e.scriptPath("epilogue.user.parallel", spec), kindUser, args, nil, nil)
+	if rc := e.runScript(ctx, r, e.scriptPath("epilogue.parallel", spec), kindRoot, args, nil, nil); first == 0 {
+		first = rc
+	}
+	return first, nil
+}
+
+// detachedJob builds the per-job context of scripts for a job the engine
+// does not run itself.
+func (e *Engine) detachedJob(spec *Job) (*runningJob, error) {
+	cred, err := e.opt.Lookup(spec.User, spec.Group)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", spec.ID, err)
+	}
+	j := *spec
+	return &runningJob{job: &j, cred: cred}, nil
+}
