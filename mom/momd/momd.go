@@ -154,3 +154,12 @@ func ExecutableInfo() (string, int64) {
 	}
 	return exe, fi.ModTime().Unix()
 }
+
+// ImmunizeOOM makes the calling process exempt from the kernel's OOM killer
+// ($mom_oom_immunize).
+func ImmunizeOOM() error {
+	if err := os.WriteFile("/proc/self/oom_score_adj", []byte("-1000\n"), 0); err != nil {
+		return fmt.Errorf("oom_score_adj: %w", err)
+	}
+	return nil
+}

@@ -150,6 +150,11 @@ func run(args []string) error {
 	defer lock.Unlock()
 	exePath, exeMtime := momd.ExecutableInfo()
 	momd.LogStartup(logger, cfg, servers, exePath, exeMtime)
+	if cfg.MomOOMImmunize {
+		if err := momd.ImmunizeOOM(); err != nil {
+			logger.Error(0, "", "pbs_mom", err.Error())
+		}
+	}
 
 	var m *link.Mom
 	engine, err := jobexec.New(jobexec.Options{
