@@ -366,11 +366,17 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener) error {
 			if ctx.Err() != nil {
 				return nil
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
+			if errors.Is(err, net.ErrClosed) {
+				return fmt.Errorf("accept: %w", err)
 			}
-			return fmt.Errorf("accept: %w", err)
+			// Transient (e.g. out of descriptors): log, pause, go on.
+			d.Log.Log(schedlog.EventError, schedlog.ClassSvr, "main", "accept: "+err.Error())
+			select {
+			case <-time.After(100 * time.Millisecond):
+			case <-ctx.Done():
+				return nil
+			}
+			continue
 		}
 		if reason := d.allowed(c.RemoteAddr()); reason != "" {
 			d.Log.Log(schedlog.EventSystem, schedlog.ClassReq, "server_command", reason+" "+c.RemoteAddr().String())
@@ -400,9 +406,10 @@ func (d *Daemon) Handle(ctx context.Context, c net.Conn) (quit bool) {
 	switch cmd {
 	case batchreq.SCH_SCHEDULE_NEW, batchreq.SCH_SCHEDULE_TERM, batchreq.SCH_SCHEDULE_TIME,
 		batchreq.SCH_SCHEDULE_CMD, batchreq.SCH_SCHEDULE_FIRST:
-		if _, err := d.Cycle(ctx, conn); err != nil {
+		_, err := d.Cycle(ctx, conn)
+		if err != nil || !time.Now().Before(deadline) {
 			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
+			if !time.Now().Before(deadline) || errors.As(err, &ne) && ne.Timeout() {
 				d.Log.Log(schedlog.EventSystem, schedlog.ClassSvr, "schedule", "scheduling iteration took too long")
 			} else {
 				d.Log.Log(schedlog.EventError, schedlog.ClassSvr, "schedule", err.Error())

@@ -378,3 +378,26 @@ func logText(c *cluster) string {
 	defer c.log.mu.Unlock()
 	return c.log.b.String()
 }
+
+func TestAlarm(t *testing.T) {
+	c := newCluster(t, "", nil)
+	c.d.mu.Lock()
+	c.d.opts.Alarm = 50 * time.Millisecond
+	c.d.mu.Unlock()
+	conn, err := net.Dial("tcp", c.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	batchreq.WriteSchedCommand(conn, batchreq.SCH_SCHEDULE_NEW)
+	// Never answer the StatusServer request: the cycle must give up.
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	io.Copy(io.Discard, conn)
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(logText(c), "scheduling iteration took too long") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(logText(c), "scheduling iteration took too long") {
+		t.Errorf("log:\n%s", logText(c))
+	}
+}
