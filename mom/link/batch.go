@@ -73,6 +73,9 @@ func (m *Mom) serveBatchConn(ctx context.Context, c net.Conn) {
 		}
 		m.log.Record(momlog.EventDebug, momlog.ClassRequest, batchreq.RequestName(req.Type),
 			fmt.Sprintf("Type %s request received from %s@%s, sock=%d", batchreq.RequestName(req.Type), req.User, peer.Addr(), 0))
+		m.mu.Lock()
+		m.lastBatch, m.lastBatchName = m.opt.Now(), batchreq.RequestName(req.Type)
+		m.mu.Unlock()
 		mux.ServeBatch(bc, req)
 	}
 }

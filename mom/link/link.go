@@ -106,9 +106,14 @@ type Mom struct {
 	trusted map[netip.Addr]bool
 	servers []*isClient
 	isBusy  bool
-	lastBad string // last unauthorised RM attempt, for diagnostics
-	message string // node message (clearmsg)
-	indexes rpp.IndexSet
+	ctx     context.Context // lives until Serve ends; obituaries use it
+	stop    context.CancelFunc
+
+	lastBatch     time.Time // last batch request from a server, for diagnostics
+	lastBatchName string
+	lastBad       string // last unauthorised RM attempt, for diagnostics
+	message       string // node message (clearmsg)
+	indexes       rpp.IndexSet
 
 	wg sync.WaitGroup
 }
@@ -167,6 +172,7 @@ func New(opt Options) (*Mom, error) {
 		start: opt.Now(), pid: os.Getpid(),
 		jobs: map[string]*job{}, trusted: map[netip.Addr]bool{},
 	}
+	m.ctx, m.stop = context.WithCancel(context.Background())
 	return m, nil
 }
 
@@ -212,6 +218,7 @@ func (m *Mom) Serve(ctx context.Context, l Listeners) error {
 	}
 	m.goFunc(func() { m.obitLoop(ctx) })
 	<-ctx.Done()
+	m.stop()
 	for _, ln := range []net.Listener{l.Batch, l.RM} {
 		if ln != nil {
 			ln.Close()
@@ -274,17 +281,10 @@ func (m *Mom) serveTCP(ctx context.Context, ln net.Listener, serve func(context.
 	}
 }
 
-// initTrust fills okclients: localhost, this host's addresses, the
-// servers and $pbsclient hosts (spec 10 §3.2).
+// initTrust fills okclients: localhost, the addresses of this host's
+// name, the servers and $pbsclient hosts (spec 10 §3.2).
 func (m *Mom) initTrust(ctx context.Context) {
-	m.addTrusted(netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("::1"))
-	if addrs, err := net.InterfaceAddrs(); err == nil {
-		for _, a := range addrs {
-			if p, err := netip.ParsePrefix(a.String()); err == nil {
-				m.addTrusted(p.Addr())
-			}
-		}
-	}
+	m.addTrusted(netip.MustParseAddr("127.0.0.1"))
 	hosts := append([]string{m.opt.Host}, m.opt.Servers...)
 	hosts = append(hosts, m.cfg.PBSClients...)
 	for _, h := range hosts {

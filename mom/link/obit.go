@@ -30,7 +30,7 @@ func (m *Mom) JobExited(ex jobexec.Exit) {
 	if !ok {
 		return
 	}
-	m.goFunc(func() { m.sendObit(context.Background(), j) })
+	m.goFunc(func() { m.sendObit(m.ctx, j) })
 }
 
 // obitLoop retries obituaries that could not be delivered.
@@ -111,6 +111,8 @@ func (m *Mom) serverCall(ctx context.Context, j *job, req *batchreq.Request) (*b
 		return nil, fmt.Errorf("%w: connect %v: %v", errRetry, addr, err)
 	}
 	defer c.Close() // MOM closes without Disconnect
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
 	if dl, ok := ctx.Deadline(); ok {
 		c.SetDeadline(dl)
 	}

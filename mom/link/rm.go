@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -253,9 +254,13 @@ func (m *Mom) diag(level int) string {
 	fmt.Fprintf(&b, "\nHost: %s/%s   Version: %s   PID: %d\n", m.opt.Host, m.opt.Host, Version, m.pid)
 	m.mu.Lock()
 	servers := append([]*isClient(nil), m.servers...)
+	lastBatch, lastBatchName := m.lastBatch, m.lastBatchName
 	m.mu.Unlock()
 	for i, c := range servers {
 		st := c.stats()
+		if lastBatch.After(st.lastFrom) {
+			st.lastFrom, st.lastFromWhat = lastBatch, lastBatchName
+		}
 		fmt.Fprintf(&b, "Server[%d]: %s (%s)\n", i, st.name, st.addr)
 		if level >= 1 {
 			fmt.Fprintf(&b, "  Init Msgs Received:     %d hellos/%d cluster-addrs\n", st.hellosIn, st.clusterAddrs)
@@ -307,7 +312,11 @@ func (m *Mom) diag(level int) string {
 		fmt.Fprintf(&b, "Prolog:                 %s (%s)\n", prolog, enabledWord(prolog))
 		fmt.Fprintf(&b, "Alarm Time:             0 of %d seconds\n", int(m.cfg.PrologAlarm/time.Second))
 		fmt.Fprintf(&b, "Trusted Client List:    %s\n", m.trustedList())
-		fmt.Fprintf(&b, "Copy Command:           %s %s\n", m.cfg.RcpCmd, m.cfg.RcpArgs)
+		rcp := m.cfg.RcpCmd
+		if p, err := exec.LookPath(rcp); err == nil {
+			rcp = p
+		}
+		fmt.Fprintf(&b, "Copy Command:           %s %s\n", rcp, m.cfg.RcpArgs)
 	}
 	m.mu.Lock()
 	var lines []string

@@ -1,0 +1,690 @@
+package compattests
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"gopbs/batchreq"
+	"gopbs/dis"
+	"gopbs/internal/capture"
+	"gopbs/mom/link"
+	"gopbs/momproto"
+	"gopbs/rpp"
+)
+
+// The MOM replay suite starts a GoPBS pbs_mom with the capture host name
+// and plays both of its peers from the captures: pbs_server (the launch,
+// polls, stage-out and delete connections to the batch port; the IS
+// stream) and momctl (RM over RPP). Every MOM message is compared with the
+// captured one after normalising the values that must differ (session
+// ids, resource usage, memory sizes, load, the kernel, keys).
+
+// momUnderTest is a GoPBS pbs_mom daemon plus the sockets that play its
+// server.
+type momUnderTest struct {
+	home              string
+	batchPort, rmPort int
+	serverPort        int
+	srvTCP            net.Listener
+	srvUDP            *net.UDPConn
+	cmd               *exec.Cmd
+	output            *bytes.Buffer
+	ns                *captureNamespace
+	serverDatagrams   chan udpPacket
+}
+
+type udpPacket struct {
+	from netip.AddrPort
+	b    []byte
+}
+
+// freePorts returns n ports free for TCP and UDP on all addresses.
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	var ports []int
+	var hold []io.Closer
+	defer func() {
+		for _, c := range hold {
+			c.Close()
+		}
+	}()
+	for len(ports) < n {
+		ln, err := net.Listen("tcp", ":0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		hold = append(hold, ln)
+		p := ln.Addr().(*net.TCPAddr).Port
+		pc, err := net.ListenPacket("udp", fmt.Sprintf(":%d", p))
+		if err != nil {
+			continue
+		}
+		hold = append(hold, pc)
+		ports = append(ports, p)
+	}
+	return ports
+}
+
+// startCaptureMom builds pbs_mom and runs it in the capture namespace
+// (host name vm, /home of the capture users) with cfg as mom_priv/config.
+func startCaptureMom(t *testing.T, cfg string) *momUnderTest {
+	t.Helper()
+	ns := newCaptureNamespace(t)
+	root, err := repoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "pbs_mom")
+	build := exec.Command("go", "build", "-o", bin, "./mom/cmd/pbs_mom")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building pbs_mom: %v\n%s", err, out)
+	}
+	base, err := os.MkdirTemp("", "gopbs-replay-mom-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(base, 0o755)
+	t.Cleanup(func() { os.RemoveAll(base) })
+	ports := freePorts(t, 3)
+	m := &momUnderTest{home: filepath.Join(base, "torque"), batchPort: ports[0], rmPort: ports[1], serverPort: ports[2],
+		output: &bytes.Buffer{}, ns: ns, serverDatagrams: make(chan udpPacket, 256)}
+	if err := os.MkdirAll(filepath.Join(m.home, "mom_priv"), 0o751); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(m.home, "mom_priv", "config"), []byte("$pbsserver vm\n"+cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if m.srvTCP, err = net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", m.serverPort)); err != nil {
+		t.Fatal(err)
+	}
+	if m.srvUDP, err = net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(m.serverPort)))); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(m.serverDatagrams)
+		buf := make([]byte, 65536)
+		for {
+			n, from, err := m.srvUDP.ReadFromUDPAddrPort(buf)
+			if err != nil {
+				return
+			}
+			m.serverDatagrams <- udpPacket{netip.AddrPortFrom(from.Addr().Unmap(), from.Port()), bytes.Clone(buf[:n])}
+		}
+	}()
+	m.cmd = ns.command("root", 0, 0, bin, "-D", "-d", m.home, "-M", strconv.Itoa(m.batchPort),
+		"-R", strconv.Itoa(m.rmPort), "-S", strconv.Itoa(m.serverPort))
+	m.cmd.Stdout, m.cmd.Stderr = m.output, m.output
+	m.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := m.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		m.cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { m.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			syscall.Kill(-m.cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+		m.srvTCP.Close()
+		m.srvUDP.Close()
+		if t.Failed() {
+			t.Logf("pbs_mom output:\n%s", m.output)
+			if logs, _ := filepath.Glob(filepath.Join(m.home, "mom_logs", "*")); len(logs) > 0 {
+				b, _ := os.ReadFile(logs[len(logs)-1])
+				t.Logf("mom_logs:\n%s", b)
+			}
+		}
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", m.batchPort))
+		if err == nil {
+			c.Close()
+			return m
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pbs_mom does not listen: %v\n%s", err, m.output)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func loadCapture(t *testing.T, id int) *capture.Capture {
+	t.Helper()
+	dir := requireCaptures(t)
+	names, _ := filepath.Glob(filepath.Join(dir, fmt.Sprintf("%d-*.pcap", id)))
+	if len(names) != 1 {
+		t.Skipf("capture %d not found", id)
+	}
+	c, err := capture.ReadFile(names[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// --- RPP replay -----------------------------------------------------------
+
+// rppPeer is one endpoint the test plays in an RPP exchange: the raw
+// socket it uses and where the MOM is for it.
+type rppPeer struct {
+	conn   *net.UDPConn
+	in     <-chan udpPacket
+	mom    netip.AddrPort // where to send (learnt from the first datagram for the IS side)
+	last   []byte         // last datagram received, to skip retransmissions
+	played uint16         // the captured port this peer plays
+}
+
+// momKey is the open key the MOM chose for its IS stream, and the one the
+// capture shows; packets carrying it compare as "KEY".
+type rppReplay struct {
+	t              *testing.T
+	peers          []*rppPeer
+	capturedKey    uint32
+	capturedKeySet bool
+	momKey         uint32
+	momKeySet      bool
+	diffs          []string
+}
+
+func (r *rppReplay) peerFor(port uint16) *rppPeer {
+	for _, p := range r.peers {
+		if p.played == port {
+			return p
+		}
+	}
+	return nil
+}
+
+// play goes through the captured datagrams in order: those the peers sent
+// are sent as captured; those the MOM sent are awaited and compared.
+func (r *rppReplay) play(dgs []capture.Datagram) {
+	t := r.t
+	for _, d := range dgs {
+		if p := r.peerFor(d.Src.Port()); p != nil {
+			if !p.mom.IsValid() {
+				t.Fatalf("no MOM address known for the peer playing port %d", p.played)
+			}
+			if _, err := p.conn.WriteToUDPAddrPort(d.Payload, p.mom); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		p := r.peerFor(d.Dst.Port())
+		if p == nil {
+			continue // traffic the replay does not play
+		}
+		want, err := rpp.Parse(d.Payload)
+		if err != nil {
+			t.Fatalf("captured datagram: %v", err)
+		}
+		got, from := r.await(p)
+		if !p.mom.IsValid() {
+			p.mom = from
+		}
+		if w, g := r.describe(want, true), r.describe(got, false); w != g {
+			r.diffs = append(r.diffs, fmt.Sprintf("MOM datagram differs:\n    want %s\n    got  %s", w, g))
+			return
+		}
+	}
+}
+
+func (r *rppReplay) await(p *rppPeer) (rpp.Packet, netip.AddrPort) {
+	r.t.Helper()
+	timeout := time.After(15 * time.Second)
+	for {
+		select {
+		case d, ok := <-p.in:
+			if !ok {
+				r.t.Fatal("socket closed")
+			}
+			if bytes.Equal(d.b, p.last) {
+				continue // a retransmission
+			}
+			pk, err := rpp.Parse(d.b)
+			if err != nil {
+				r.t.Fatalf("MOM sent a bad datagram: %v", err)
+			}
+			if pk.Type == rpp.RPP_HELLO1 && r.momKeySet && pk.Seq == r.momKey {
+				continue // HELLO1 retransmitted before we answered
+			}
+			p.last = d.b
+			return pk, d.from
+		case <-timeout:
+			r.t.Fatal("timeout waiting for the MOM")
+		}
+	}
+}
+
+// describe renders a packet with its payload normalised.
+func (r *rppReplay) describe(p rpp.Packet, captured bool) string {
+	seq := strconv.FormatUint(uint64(p.Seq), 10)
+	if p.Type == rpp.RPP_HELLO1 {
+		if captured {
+			r.capturedKey, r.capturedKeySet = p.Seq, true
+		} else {
+			r.momKey, r.momKeySet = p.Seq, true
+		}
+		seq = "KEY"
+	} else if p.Type == rpp.RPP_ACK {
+		if (captured && r.capturedKeySet && p.Seq == r.capturedKey) || (!captured && r.momKeySet && p.Seq == r.momKey) {
+			seq = "KEY"
+		}
+	}
+	return fmt.Sprintf("%s stream=%d seq=%s %s", p.Type, p.Stream, seq, normalizeMomPayload(p.Payload))
+}
+
+var (
+	reNumber = regexp.MustCompile(`^\d+(\.\d+)?(kb)?$`)
+	// Values that depend on the machine and the moment.
+	volatileItems = map[string]bool{"uname": true, "sessions": true, "nsessions": true, "nusers": true,
+		"idletime": true, "totmem": true, "availmem": true, "physmem": true, "ncpus": true, "loadave": true,
+		"netload": true}
+	reDiagVolatile = []*regexp.Regexp{
+		regexp.MustCompile(`PID: \d+`),
+		regexp.MustCompile(`\d+ seconds`),
+		regexp.MustCompile(`\(\d+ blocks available\)`),
+		regexp.MustCompile(`\(127\.0\.0\.1:\d+\)`),
+		regexp.MustCompile(`'[^']*/spool/'`),
+		regexp.MustCompile(`HomeDirectory: +\S+`),
+		regexp.MustCompile(`Prolog: +\S+`),
+	}
+)
+
+// normalizeMomPayload decodes an IS or RM payload and blanks what must
+// differ; other payloads are shown quoted.
+func normalizeMomPayload(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if proto, err := momproto.Protocol(b); err == nil && proto == momproto.IS_PROTOCOL {
+		if m, err := momproto.DecodeIS(b); err == nil {
+			items := make([]string, len(m.Status))
+			for i, s := range m.Status {
+				name, _, _ := strings.Cut(s, "=")
+				if volatileItems[name] {
+					s = name + "=<V>"
+				}
+				items[i] = s
+			}
+			return fmt.Sprintf("IS %s %v %q", momproto.ISCommandName(m.Command), m.Addrs, items)
+		}
+	}
+	if rep, err := momproto.DecodeRMReply(b); err == nil && rep.Code >= 100 && len(rep.Answers) > 0 {
+		ans := make([]string, len(rep.Answers))
+		for i, a := range rep.Answers {
+			name, val, ok := strings.Cut(a, "=")
+			switch {
+			case strings.HasPrefix(a, "\nHost:"):
+				for _, re := range reDiagVolatile {
+					a = re.ReplaceAllString(a, "<V>")
+				}
+			case ok && (reNumber.MatchString(val) || name == "uname"):
+				a = name + "=<V>"
+			}
+			ans[i] = a
+		}
+		return fmt.Sprintf("RM reply %d %q", rep.Code, ans)
+	}
+	return strconv.Quote(string(b))
+}
+
+// newRMClient returns a peer playing momctl: a raw socket on a reserved
+// port.
+func newRMClient(t *testing.T, m *momUnderTest, played uint16) *rppPeer {
+	pc, err := rpp.ListenReserved(netip.MustParseAddr("127.0.0.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn := pc.(*net.UDPConn)
+	t.Cleanup(func() { conn.Close() })
+	ch := make(chan udpPacket, 64)
+	go func() {
+		defer close(ch)
+		buf := make([]byte, 65536)
+		for {
+			n, from, err := conn.ReadFromUDPAddrPort(buf)
+			if err != nil {
+				return
+			}
+			ch <- udpPacket{from, bytes.Clone(buf[:n])}
+		}
+	}()
+	return &rppPeer{conn: conn, in: ch, played: played,
+		mom: netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(m.rmPort))}
+}
+
+// udpDatagrams returns the captured datagrams touching the given ports.
+func udpDatagrams(c *capture.Capture, ports ...uint16) []capture.Datagram {
+	var out []capture.Datagram
+	for _, d := range c.Datagrams {
+		for _, p := range ports {
+			if d.Src.Port() == p || d.Dst.Port() == p {
+				out = append(out, d)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// TestMomReplayRPP replays the IS stream of a server (re)start (capture
+// 77), momctl -C with the status it forces (26), the periodic status (75)
+// and the momctl queries (24, 25, 23) against one GoPBS pbs_mom.
+func TestMomReplayRPP(t *testing.T) {
+	requireCaptures(t)
+	const suite = "mom-rpp"
+	m := startCaptureMom(t, "$status_update_time 10\n")
+	server := &rppPeer{conn: m.srvUDP, in: m.serverDatagrams, played: 15001}
+	is := &rppReplay{t: t, peers: []*rppPeer{server}}
+
+	results.run(t, suite, "77 IS hello, cluster addresses and first status", "", func(t *testing.T) string {
+		is.t = t
+		c := loadCapture(t, 77)
+		is.play(udpDatagrams(c, 15001))
+		return strings.Join(is.diffs, "\n")
+	})
+	if !server.mom.IsValid() {
+		t.Fatal("the MOM never opened its IS stream")
+	}
+	// From now on the server side acknowledges every status and hands it
+	// to the scenarios.
+	statuses := make(chan timedPacket, 16)
+	go func() {
+		for d := range server.in {
+			p, err := rpp.Parse(d.b)
+			if err != nil || p.Type != rpp.RPP_EOD {
+				continue
+			}
+			ack := rpp.Packet{Type: rpp.RPP_ACK, Stream: p.Stream, Seq: p.Seq}
+			server.conn.WriteToUDPAddrPort(ack.Marshal(), d.from)
+			if bytes.Equal(d.b, server.last) {
+				continue
+			}
+			server.last = d.b
+			statuses <- timedPacket{p, time.Now()}
+		}
+	}()
+	nextStatus := func(t *testing.T, after time.Time) rpp.Packet {
+		timeout := time.After(20 * time.Second)
+		for {
+			select {
+			case tp := <-statuses:
+				if tp.at.After(after) {
+					return tp.p
+				}
+			case <-timeout:
+				t.Fatal("no IS_STATUS from the MOM")
+			}
+		}
+	}
+	firstEOD := func(dgs []capture.Datagram) rpp.Packet {
+		for _, d := range dgs {
+			if p, err := rpp.Parse(d.Payload); err == nil && p.Type == rpp.RPP_EOD && d.Dst.Port() == 15001 {
+				return p
+			}
+		}
+		return rpp.Packet{}
+	}
+	lastSeq := uint32(1)
+	compareStatus := func(want, got rpp.Packet) string {
+		want.Seq, want.Stream = got.Seq, got.Stream
+		if w, g := is.describe(want, true), is.describe(got, false); w != g {
+			return fmt.Sprintf("IS_STATUS differs:\n    want %s\n    got  %s", w, g)
+		}
+		if got.Seq <= lastSeq {
+			return fmt.Sprintf("IS_STATUS sequence %d does not follow %d", got.Seq, lastSeq)
+		}
+		lastSeq = got.Seq
+		return ""
+	}
+
+	rmScenario := func(id int, name string, forcesStatus bool) {
+		results.run(t, suite, name, pendingFor(id), func(t *testing.T) string {
+			c := loadCapture(t, id)
+			client := newRMClient(t, m, 1020)
+			r := &rppReplay{t: t, peers: []*rppPeer{client}}
+			began := time.Now()
+			r.play(udpDatagrams(c, 1020))
+			if forcesStatus && len(r.diffs) == 0 {
+				want := firstEOD(udpDatagrams(c, 15001))
+				if d := compareStatus(want, nextStatus(t, began)); d != "" {
+					r.diffs = append(r.diffs, "forced "+d)
+				}
+			}
+			return strings.Join(r.diffs, "\n")
+		})
+	}
+	rmScenario(26, "26 momctl -C (cycle) and the IS_STATUS it forces", true)
+	results.run(t, suite, "75 periodic IS_STATUS", "", func(t *testing.T) string {
+		c := loadCapture(t, 75)
+		want := firstEOD(udpDatagrams(c, 15001))
+		if want.Type == 0 {
+			t.Skip("capture 75 has no status")
+		}
+		return compareStatus(want, nextStatus(t, time.Now()))
+	})
+	rmScenario(24, "24 momctl -q loadave", false)
+	rmScenario(25, "25 momctl -q physmem ncpus arch uname", false)
+	rmScenario(23, "23 momctl -d 3", false)
+}
+
+type timedPacket struct {
+	p  rpp.Packet
+	at time.Time
+}
+
+// pendingFor names what keeps a scenario from matching yet.
+func pendingFor(id int) string {
+	if id == 23 {
+		return "momctl -d 3 details: syslog note, mlock, TCP timeout and prologue alarm of the reference build are not reproduced"
+	}
+	return ""
+}
+
+// --- batch replay ---------------------------------------------------------
+
+// normalizeReply decodes a batch reply and blanks session ids and usage.
+func normalizeReply(b []byte) string {
+	rep, err := batchreq.ReadReply(dis.NewReader(bytes.NewReader(b)))
+	if err != nil {
+		return fmt.Sprintf("undecodable %q: %v", b, err)
+	}
+	for i := range rep.Status {
+		blankValues(rep.Status[i].Attrs)
+	}
+	return strconv.Quote(string(rep.Append(nil)))
+}
+
+func blankValues(l batchreq.AttrList) {
+	for j := range l {
+		a := &l[j]
+		if a.Name == "session_id" || a.Name == "resources_used" {
+			a.Value, a.Size = "<V>", 0
+		}
+	}
+}
+
+// normalizeRequest does the same for a request the MOM sends.
+func normalizeRequest(b []byte) string {
+	req, err := batchreq.ReadRequest(dis.NewReader(bytes.NewReader(b)))
+	if err != nil {
+		return fmt.Sprintf("undecodable %q: %v", b, err)
+	}
+	if o, ok := req.Body.(*batchreq.JobObit); ok {
+		blankValues(o.Attrs)
+	}
+	return strconv.Quote(string(req.Append(nil)))
+}
+
+// replayBatchConn plays the server side of one captured connection to the
+// MOM's batch port from a privileged port and compares every reply.
+func replayBatchConn(t *testing.T, m *momUnderTest, conn *capture.Conn) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := link.DialReserved(ctx, netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(m.batchPort)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(20 * time.Second))
+	var got bytes.Buffer
+	r := dis.NewReader(bufio.NewReader(io.TeeReader(c, &got)))
+	var diffs []string
+	for _, turn := range conn.Turns() {
+		if turn.FromClient {
+			if _, err := c.Write(turn.Data); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		got.Reset()
+		if _, err := batchreq.ReadReply(r); err != nil {
+			return fmt.Sprintf("no reply to the request before offset %d: %v", turn.Offset, err)
+		}
+		if w, g := normalizeReply(turn.Data), normalizeReply(got.Bytes()); w != g {
+			diffs = append(diffs, fmt.Sprintf("reply differs:\n    want %s\n    got  %s", w, g))
+		}
+	}
+	return strings.Join(diffs, "\n")
+}
+
+// serveMomCall accepts the MOM's next connection to the server port,
+// compares its request with the captured one, answers with the captured
+// reply and checks that the MOM closes without Disconnect.
+func serveMomCall(t *testing.T, m *momUnderTest, conn *capture.Conn, exact bool) string {
+	m.srvTCP.(*net.TCPListener).SetDeadline(time.Now().Add(30 * time.Second))
+	c, err := m.srvTCP.Accept()
+	if err != nil {
+		return "the MOM did not connect to the server: " + err.Error()
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	var diffs []string
+	if p := c.RemoteAddr().(*net.TCPAddr).Port; p >= 1024 {
+		diffs = append(diffs, fmt.Sprintf("MOM connected from port %d, not a privileged port", p))
+	}
+	want := conn.Stream(true)
+	var got bytes.Buffer
+	r := dis.NewReader(bufio.NewReader(io.TeeReader(c, &got)))
+	if _, err := batchreq.ReadRequest(r); err != nil {
+		return "reading the MOM's request: " + err.Error()
+	}
+	if exact {
+		if !bytes.Equal(want, got.Bytes()) {
+			diffs = append(diffs, fmt.Sprintf("request differs:\n    want %q\n    got  %q", want, got.Bytes()))
+		}
+	} else if w, g := normalizeRequest(want), normalizeRequest(got.Bytes()); w != g {
+		diffs = append(diffs, fmt.Sprintf("request differs:\n    want %s\n    got  %s", w, g))
+	}
+	if _, err := c.Write(conn.Stream(false)); err != nil {
+		t.Fatal(err)
+	}
+	got.Reset()
+	if n, err := c.Read(make([]byte, 64)); n != 0 || err != io.EOF {
+		diffs = append(diffs, fmt.Sprintf("after the reply the MOM sent %d more bytes (%v) instead of closing", n, err))
+	}
+	return strings.Join(diffs, "\n")
+}
+
+// momConns returns the captured connections to or from the MOM and
+// server daemons, in order.
+func momConns(c *capture.Capture, port uint16) []*capture.Conn {
+	var out []*capture.Conn
+	for _, conn := range c.Conns {
+		if conn.Server.Port() == port {
+			out = append(out, conn)
+		}
+	}
+	return out
+}
+
+// TestMomReplayJobs replays the job launch, the status polls and the end
+// of job of captures 73 (full lifecycle, with the MOM's pre-obit and
+// obit answered from the capture) and 35 (qrun of a long job).
+func TestMomReplayJobs(t *testing.T) {
+	requireCaptures(t)
+	const suite = "mom-jobs"
+	m := startCaptureMom(t, "")
+	uid, gid := ensureUser(t, "alice")
+	m.ns.home(t, "alice", uid, gid)
+
+	results.run(t, suite, "73 launch, poll, pre-obit, obit, stage-out and delete", "", func(t *testing.T) string {
+		c := loadCapture(t, 73)
+		toMom := momConns(c, 15002)
+		var toServer []*capture.Conn
+		for _, conn := range momConns(c, 15001) {
+			if conn.Client.Port() == 970 { // the MOM's privileged port in the capture
+				toServer = append(toServer, conn)
+			}
+		}
+		if len(toMom) != 3 || len(toServer) != 2 {
+			t.Fatalf("capture 73: %d connections to the MOM, %d from it", len(toMom), len(toServer))
+		}
+		var diffs []string
+		add := func(what, d string) {
+			if d != "" {
+				diffs = append(diffs, what+": "+d)
+			}
+		}
+		add("launch", replayBatchConn(t, m, toMom[0]))
+		add("status poll", replayBatchConn(t, m, toMom[1]))
+		add("pre-obit", serveMomCall(t, m, toServer[0], true))
+		add("obit", serveMomCall(t, m, toServer[1], false))
+		add("stage-out and delete", replayBatchConn(t, m, toMom[2]))
+		if b, err := os.ReadFile(filepath.Join(m.ns.homes, "alice", "lifecycle.o13")); err != nil {
+			add("output", "not delivered to /home/alice/lifecycle.o13: "+err.Error())
+		} else {
+			t.Logf("delivered stdout: %q", b)
+		}
+		return strings.Join(diffs, "\n")
+	})
+
+	results.run(t, suite, "35 qrun launch and first status poll", "", func(t *testing.T) string {
+		c := loadCapture(t, 35)
+		toMom := momConns(c, 15002)
+		if len(toMom) != 2 {
+			t.Fatalf("capture 35: %d connections to the MOM", len(toMom))
+		}
+		d := replayBatchConn(t, m, toMom[0])
+		if d2 := replayBatchConn(t, m, toMom[1]); d2 != "" {
+			d += "\n" + d2
+		}
+		killJob(t, m, "9.vm")
+		return strings.TrimSpace(d)
+	})
+}
+
+// killJob ends a replayed job that would otherwise run on.
+func killJob(t *testing.T, m *momUnderTest, id string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := link.DialReserved(ctx, netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(m.batchPort)))
+	if err != nil {
+		return
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	w := dis.NewWriter(c)
+	batchreq.NewRequest(batchreq.PBS_BATCH_SignalJob, "PBS_Server", &batchreq.SignalJob{JobID: id, Signal: "SIGKILL"}).Encode(w)
+	w.Flush()
+	batchreq.ReadReply(dis.NewReader(c))
+}
