@@ -551,16 +551,16 @@ func (e *Engine) makeTmpdir(r *runningJob) error {
 		r.tmpdir = p
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return fmt.Errorf("create tmpdir parent: %w", err)
-	}
-	if err := os.Mkdir(p, 0o755); err != nil {
+	// Created (with missing parents) as the job user.
+	err = asUser(r.cred, func() error {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			return err
+		}
+		return os.Chmod(p, 0o755)
+	})
+	if err != nil {
 		return fmt.Errorf("create tmpdir: %w", err)
 	}
-	if err := os.Chown(p, int(r.cred.UID), int(r.cred.GID)); err != nil && os.Getuid() == 0 {
-		return fmt.Errorf("chown tmpdir: %w", err)
-	}
-	_ = os.Chmod(p, 0o755)
 	r.tmpdir, r.tmpdirCreated = p, true
 	return nil
 }

@@ -612,6 +612,10 @@ func TestAdoptDetectsEnd(t *testing.T) {
 func TestTmpdirNodefileSuffixAndPrecancel(t *testing.T) {
 	te := newTestEnv(t, "")
 	tmpBase := filepath.Join(filepath.Dir(te.uhome), "scratch")
+	if err := os.Mkdir(tmpBase, 0o1777); err != nil {
+		t.Fatal(err)
+	}
+	_ = os.Chmod(tmpBase, 0o1777)
 	te.eng.cfg.TmpDir = tmpBase
 	te.eng.cfg.NodefileSuffix = "-ib"
 	rec := filepath.Join(te.uhome, "precancel")
@@ -681,5 +685,38 @@ func TestSisterScripts(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(rec); string(b) != "pp 7 90.srv\neup 10 4242 0\n" {
 		t.Errorf("records %q", b)
+	}
+}
+
+func TestFinalNameOutputCreatedAsUser(t *testing.T) {
+	te := newTestEnv(t, "$spool_as_final_name true\n")
+	j := te.job("95.srv", "echo direct\n")
+	_, ex := te.run(j)
+	if ex.Status != 0 {
+		t.Fatalf("exit %+v", ex)
+	}
+	p := filepath.Join(te.uhome, "testjob.o95")
+	b, err := os.ReadFile(p)
+	if err != nil || string(b) != "direct\n" {
+		t.Fatalf("final output %q, %v", b, err)
+	}
+	if fi, _ := os.Stat(p); fi.Sys().(*syscall.Stat_t).Uid != te.cred.UID {
+		t.Errorf("owner %d", fi.Sys().(*syscall.Stat_t).Uid)
+	}
+	// A directory only root may write to: the user cannot create the file.
+	rootDir := filepath.Join(filepath.Dir(te.uhome), "rootonly")
+	if err := os.Mkdir(rootDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	j = te.job("96.srv", "echo x\n")
+	j.OutputPath = "submit:" + filepath.Join(rootDir, "out")
+	_, err = te.eng.Start(context.Background(), j)
+	var se *StartError
+	if !errors.As(err, &se) || se.Status != JOB_EXEC_STDOUTFAIL {
+		t.Errorf("start with unwritable output: %v", err)
+	}
+	te.waitExit(5 * time.Second)
+	if _, err := os.Stat(filepath.Join(rootDir, "out")); err == nil {
+		t.Error("file created in a root-only directory")
 	}
 }

@@ -77,10 +77,26 @@ func (e *Engine) inNospoolDir(j *Job) bool {
 }
 
 // createOutput creates (or reopens for append) one output file for the user.
-func createOutput(name string, cred *Credentials, umask int) (*os.File, error) {
+// Files outside MOM's spool directory are created with the user's
+// file-system identity; spool files are created by root and given to the
+// user.
+func (e *Engine) createOutput(name string, cred *Credentials, umask int) (*os.File, error) {
 	if name == "" {
 		return os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	}
+	if filepath.Dir(name) != filepath.Join(e.home, "spool") {
+		var f *os.File
+		err := asUser(cred, func() error {
+			var err error
+			f, err = createOutputFile(name, cred, umask)
+			return err
+		})
+		return f, err
+	}
+	return createOutputFile(name, cred, umask)
+}
+
+func createOutputFile(name string, cred *Credentials, umask int) (*os.File, error) {
 	mode := os.FileMode(0o666 &^ umask)
 	flags := os.O_WRONLY | os.O_APPEND | os.O_CREATE | syscall.O_NOFOLLOW
 	f, err := os.OpenFile(name, flags|os.O_EXCL, mode)
@@ -125,16 +141,16 @@ func (e *Engine) openOutputs(r *runningJob) (stdout, stderr *os.File, err error)
 	umask := e.outputUmask(r.job)
 	switch of.joined {
 	case 'o':
-		f, err := createOutput(of.outPath, r.cred, umask)
+		f, err := e.createOutput(of.outPath, r.cred, umask)
 		return f, f, err
 	case 'e':
-		f, err := createOutput(of.errPath, r.cred, umask)
+		f, err := e.createOutput(of.errPath, r.cred, umask)
 		return f, f, err
 	}
-	if stdout, err = createOutput(of.outPath, r.cred, umask); err != nil {
+	if stdout, err = e.createOutput(of.outPath, r.cred, umask); err != nil {
 		return nil, nil, err
 	}
-	if stderr, err = createOutput(of.errPath, r.cred, umask); err != nil {
+	if stderr, err = e.createOutput(of.errPath, r.cred, umask); err != nil {
 		stdout.Close()
 		return nil, nil, err
 	}
