@@ -31,6 +31,8 @@ raw (data of a stream whose port a decoded message announced: qsub -I,
 job output of multi-node tasks) or tcp (a stream of no known protocol).
 Bytes that cannot be decoded are reported as KIND "undecoded" with their
 offset in the stream or message.
+With several files, each file's lines follow a "==> FILE <==" line.
+TIME is the UTC time of day; -json gives the full time and the file name.
 
 Flags:
   -v        after each line, print every decoded field as "    path=value"
