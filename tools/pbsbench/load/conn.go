@@ -1,0 +1,204 @@
+// Package load is the client side of the GoPBS load tools (pbsbench,
+// pbsfill): batch-protocol connections authenticated the way pbs_iff
+// does it, the request sequences of qsub, qstat and qselect, and a
+// concurrent driver that measures rates and latencies. It works against
+// any TORQUE 2.5.13-compatible server.
+package load
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"gopbs/batchreq"
+	"gopbs/dis"
+)
+
+// Reserved ports are the source ports a privileged AuthenticateUser
+// connection may come from (bindresvport's range).
+const (
+	firstReserved = 512
+	lastReserved  = 1023
+)
+
+// Dialer opens batch connections to one server.
+type Dialer struct {
+	// Addr is the server's host:port.
+	Addr string
+	// User is the user name put in request headers.
+	User string
+	// Auth makes every connection authenticate like pbs_iff: a second
+	// connection from a reserved port sends AuthenticateUser naming the
+	// client connection's port. It needs root (CAP_NET_BIND_SERVICE).
+	// Without Auth the connection itself comes from a reserved port,
+	// which servers treat as a privileged daemon connection.
+	Auth bool
+	// Timeout bounds connecting and each request/reply exchange
+	// (default 30 s).
+	Timeout time.Duration
+
+	next atomic.Uint32 // rotating cursor over the reserved ports
+}
+
+func (d *Dialer) timeout() time.Duration {
+	if d.Timeout > 0 {
+		return d.Timeout
+	}
+	return 30 * time.Second
+}
+
+// Conn is one batch connection: one request, one reply at a time.
+type Conn struct {
+	nc   net.Conn
+	r    *dis.Reader
+	user string
+	wait time.Duration
+	buf  []byte
+}
+
+// Dial opens an authenticated connection.
+func (d *Dialer) Dial() (*Conn, error) {
+	if !d.Auth {
+		nc, err := d.dialReserved()
+		if err != nil {
+			return nil, err
+		}
+		return d.wrap(nc), nil
+	}
+	nd := net.Dialer{Timeout: d.timeout()}
+	nc, err := nd.Dial("tcp", d.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("connect %s: %w", d.Addr, err)
+	}
+	c := d.wrap(nc)
+	if err := d.authenticate(nc.LocalAddr().(*net.TCPAddr).Port); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func (d *Dialer) wrap(nc net.Conn) *Conn {
+	return &Conn{nc: nc, r: dis.NewReader(nc), user: d.User, wait: d.timeout()}
+}
+
+// authenticate does what pbs_iff does for a client whose connection has
+// local port port: from a reserved port it sends AuthenticateUser, reads
+// the reply, then sends Disconnect and waits for the server to close
+// first, so that TIME_WAIT stays on the server's side and the few
+// reserved ports can be reused at once.
+func (d *Dialer) authenticate(port int) error {
+	nc, err := d.dialReserved()
+	if err != nil {
+		return err
+	}
+	c := d.wrap(nc)
+	p, err := c.Do(batchreq.NewRequest(batchreq.PBS_BATCH_AuthenUser, d.User, &batchreq.AuthenUser{Port: port}))
+	if err == nil && p.Code != 0 {
+		err = &ReplyError{Type: batchreq.PBS_BATCH_AuthenUser, Code: p.Code, Text: p.Text}
+	}
+	c.Close()
+	if err != nil {
+		return fmt.Errorf("authenticate: %w", err)
+	}
+	return nil
+}
+
+// dialReserved connects from the next free reserved port.
+func (d *Dialer) dialReserved() (net.Conn, error) {
+	const span = lastReserved - firstReserved + 1
+	var last error
+	for range span {
+		port := lastReserved - int(d.next.Add(1)%span)
+		nd := net.Dialer{
+			Timeout:   d.timeout(),
+			LocalAddr: &net.TCPAddr{Port: port},
+			Control: func(_, _ string, rc syscall.RawConn) error {
+				var serr error
+				err := rc.Control(func(fd uintptr) {
+					serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1)
+				})
+				if err != nil {
+					return err
+				}
+				return serr
+			},
+		}
+		nc, err := nd.Dial("tcp", d.Addr)
+		if err == nil {
+			return nc, nil
+		}
+		last = err
+		if errors.Is(err, syscall.EADDRINUSE) || errors.Is(err, syscall.EADDRNOTAVAIL) {
+			continue
+		}
+		return nil, fmt.Errorf("connect %s from a reserved port: %w", d.Addr, err)
+	}
+	return nil, fmt.Errorf("connect %s: no free reserved port: %w", d.Addr, last)
+}
+
+// ReplyError is a reply with a non-zero code.
+type ReplyError struct {
+	Type int // request type
+	Code int
+	Text string
+}
+
+func (e *ReplyError) Error() string {
+	s := fmt.Sprintf("%s: code %d", batchreq.RequestName(e.Type), e.Code)
+	if t := batchreq.ErrorText(e.Code); t != "" {
+		s += " (" + t + ")"
+	}
+	if e.Text != "" {
+		s += ": " + e.Text
+	}
+	return s
+}
+
+// Do sends one request and reads its reply. A reply with a non-zero
+// code is returned without error; callers decide.
+func (c *Conn) Do(req *batchreq.Request) (*batchreq.Reply, error) {
+	c.nc.SetDeadline(time.Now().Add(c.wait))
+	c.buf = req.Append(c.buf[:0])
+	if _, err := c.nc.Write(c.buf); err != nil {
+		return nil, fmt.Errorf("%s: send: %w", batchreq.RequestName(req.Type), err)
+	}
+	p, err := batchreq.ReadReply(c.r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: reply: %w", batchreq.RequestName(req.Type), err)
+	}
+	return p, nil
+}
+
+// must is Do turning a non-zero reply code into an error.
+func (c *Conn) must(req *batchreq.Request) (*batchreq.Reply, error) {
+	p, err := c.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if p.Code != 0 {
+		return p, &ReplyError{Type: req.Type, Code: p.Code, Text: p.Text}
+	}
+	return p, nil
+}
+
+// LocalPort returns the connection's local port.
+func (c *Conn) LocalPort() int { return c.nc.LocalAddr().(*net.TCPAddr).Port }
+
+// Close sends Disconnect, waits (briefly) for the server to close its
+// end, and closes.
+func (c *Conn) Close() error {
+	c.nc.SetDeadline(time.Now().Add(2 * time.Second))
+	c.buf = batchreq.NewRequest(batchreq.PBS_BATCH_Disconnect, c.user, nil).Append(c.buf[:0])
+	if _, err := c.nc.Write(c.buf); err == nil {
+		io.Copy(io.Discard, c.nc)
+	}
+	return c.nc.Close()
+}
+
+// Abort closes the connection at once (no Disconnect).
+func (c *Conn) Abort() error { return c.nc.Close() }
