@@ -119,11 +119,11 @@ func Run(cfg Config) (*Result, error) {
 	}
 	var (
 		issued, done, failed, completed atomic.Int64
-		mu                   sync.Mutex
-		res                  = &Result{Mode: cfg.Mode, Kinds: map[string]int{}}
-		lastIDs              []string // recent job ids for mixed-mode status
-		winStart             = time.Now()
-		wg                   sync.WaitGroup
+		mu                              sync.Mutex
+		res                             = &Result{Mode: cfg.Mode, Kinds: map[string]int{}}
+		lastIDs                         []string // recent job ids for mixed-mode status
+		winStart                        = time.Now()
+		wg                              sync.WaitGroup
 	)
 	start := time.Now()
 	deadline := time.Time{}
