@@ -83,7 +83,7 @@ func (e *Engine) Poll() {
 		case a.step == 1:
 			e.log.Job(momlog.EventJob, a.r.job.ID, a.msg)
 			if p := a.r.stderrPath(); p != "" {
-				if f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_NOCTTY, 0); err == nil {
+				if f, err := e.appendOutput(a.r, p); err == nil {
 					fmt.Fprintf(f, "=>> PBS: job killed: %s\n", a.msg)
 					f.Close()
 				}

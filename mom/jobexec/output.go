@@ -161,11 +161,7 @@ func (e *Engine) openOutputs(r *runningJob) (stdout, stderr *os.File, err error)
 // output, "job killed" messages).
 func (e *Engine) reopenOutputs(r *runningJob) (stdout, stderr *os.File) {
 	open := func(p string) *os.File {
-		if p == "" {
-			f, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-			return f
-		}
-		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_NOCTTY, 0)
+		f, err := e.appendOutput(r, p)
 		if err != nil {
 			f, _ = os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 		}
@@ -200,4 +196,25 @@ func (e *Engine) outputUmask(j *Job) int {
 		return e.cfg.OutputUmask
 	}
 	return 0o022
+}
+
+// appendOutput opens an existing output file of the job for appending, with
+// the user's file-system identity unless it is a spool file.
+func (e *Engine) appendOutput(r *runningJob, p string) (*os.File, error) {
+	if p == "" {
+		return os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	}
+	open := func() (*os.File, error) {
+		return os.OpenFile(p, os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_NOCTTY, 0)
+	}
+	if filepath.Dir(p) == filepath.Join(e.home, "spool") || r.cred == nil {
+		return open()
+	}
+	var f *os.File
+	err := asUser(r.cred, func() error {
+		var err error
+		f, err = open()
+		return err
+	})
+	return f, err
 }
