@@ -47,7 +47,7 @@ func (e *Engine) planOutput(j *Job, cred *Credentials) outputFiles {
 			return ""
 		}
 		if p != "" && (e.cfg.SpoolAsFinalName || e.inNospoolDir(j)) {
-			return p
+			return expandJobVars(p, j, cred)
 		}
 		suffix := ".OU"
 		if letter == "e" {
@@ -217,4 +217,23 @@ func (e *Engine) appendOutput(r *runningJob, p string) (*os.File, error) {
 		return err
 	})
 	return f, err
+}
+
+// expandJobVars expands $HOME, $PBS_JOBID and similar variables (and any
+// Variable_List entry) in a final output path.
+func expandJobVars(p string, j *Job, cred *Credentials) string {
+	return os.Expand(p, func(name string) string {
+		switch name {
+		case "HOME":
+			return cred.Home
+		case "USER", "LOGNAME":
+			return cred.Name
+		case "PBS_JOBID":
+			return j.ID
+		case "PBS_JOBNAME":
+			return j.Name
+		}
+		v, _ := j.Var(name)
+		return v
+	})
 }

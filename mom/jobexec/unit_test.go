@@ -67,6 +67,10 @@ func TestPlanOutput(t *testing.T) {
 		{"keep array", func(j *Job) { j.ID = "12[3].srv"; j.KeepFiles = "o" }, "/home/alice/run-3.o12", spool + "12.srv.ER", 0},
 		{"devnull", func(j *Job) { j.OutputPath = "h:/dev/null" }, "", spool + "12.srv.ER", 0},
 		{"nospool", func(j *Job) { j.Variables = []Var{{"PBS_O_WORKDIR", "/scratch/a/b"}} }, "/final/o", "/final/e", 0},
+		{"nospool vars", func(j *Job) {
+			j.Variables = []Var{{"PBS_O_WORKDIR", "/scratch/a"}}
+			j.OutputPath = "h:$HOME/$PBS_JOBID.out"
+		}, "/home/alice/12.srv.out", "/final/e", 0},
 	}
 	for _, tc := range tests {
 		j := &Job{ID: "12.srv", Prefix: "12.srv", Name: "run", OutputPath: "h:/final/o", ErrorPath: "h:/final/e"}
