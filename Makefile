@@ -58,6 +58,8 @@ install: build
 		$(DESTDIR)$(PBS_HOME)/server_priv/accounting
 	install -d -m 1777 $(DESTDIR)$(PBS_HOME)/spool $(DESTDIR)$(PBS_HOME)/undelivered
 	test -f $(DESTDIR)$(PBS_HOME)/server_name || hostname -f > $(DESTDIR)$(PBS_HOME)/server_name
+	test -f $(DESTDIR)$(PBS_HOME)/sched_priv/sched_config || \
+		install -m 0644 sched/config/sched_config $(DESTDIR)$(PBS_HOME)/sched_priv/sched_config
 	install -d $(DESTDIR)$(UNITDIR)
 	for d in $(DAEMONS); do \
 		sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@PBS_HOME@|$(PBS_HOME)|g' contrib/systemd/$$d.service.in \

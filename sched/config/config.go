@@ -9,6 +9,7 @@ package config
 
 import (
 	"bufio"
+	_ "embed"
 	"fmt"
 	"io"
 	"os"
@@ -120,23 +121,9 @@ type Config struct {
 
 // Shipped is the sample sched_config installed with TORQUE 2.5.13, in
 // effect the defaults a site starts from.
-const Shipped = `# This is the config file for the scheduling policy
-round_robin: False	all
-by_queue: True		prime
-by_queue: True		non_prime
-strict_fifo: false	ALL
-fair_share: false	ALL
-help_starving_jobs	true	ALL
-sort_queues	true	ALL
-load_balancing: false	ALL
-sort_by: shortest_job_first	ALL
-log_filter: 256
-dedicated_prefix: ded
-max_starve: 24:00:00
-half_life: 24:00:00
-unknown_shares: 10
-sync_time: 1:00:00
-`
+//
+//go:embed sched_config
+var Shipped string
 
 // LineError reports a line of the file that could not be used; its text
 // is the message TORQUE prints on stderr.
