@@ -40,6 +40,8 @@ type isClient struct {
 	lastFromWhat string
 	lastTo       time.Time
 	stopped      bool
+	state        uint32 // INUSE_FREE or INUSE_BUSY as last reported
+	stateKnown   bool
 }
 
 type isStats struct {
@@ -142,6 +144,8 @@ func (c *isClient) session(ctx context.Context) error {
 	go func() { done <- c.read(ctx, s) }()
 	ticker := time.NewTicker(c.m.cfg.StatusUpdateTime)
 	defer ticker.Stop()
+	poll := time.NewTicker(c.m.cfg.CheckPollTime)
+	defer poll.Stop()
 	var soon <-chan time.Time
 	for {
 		select {
@@ -158,6 +162,8 @@ func (c *isClient) session(ctx context.Context) error {
 			c.sendStatus(ctx, s)
 		case <-ticker.C:
 			c.sendStatus(ctx, s)
+		case <-poll.C:
+			c.checkState(s)
 		}
 	}
 }
@@ -169,8 +175,32 @@ func (c *isClient) sendStatus(ctx context.Context, s *rpp.Stream) {
 	if !ok {
 		return // the server has not answered our hello yet
 	}
-	c.send(s, &momproto.ISMessage{Version: momproto.IS_PROTOCOL_VER, Command: momproto.IS_STATUS,
-		Status: c.m.StatusStrings(ctx)})
+	status := c.m.StatusStrings(ctx)
+	c.mu.Lock()
+	c.state, c.stateKnown = momproto.INUSE_FREE, true
+	for _, item := range status {
+		if item == "state=busy" {
+			c.state = momproto.INUSE_BUSY
+		}
+	}
+	c.mu.Unlock()
+	c.send(s, &momproto.ISMessage{Version: momproto.IS_PROTOCOL_VER, Command: momproto.IS_STATUS, Status: status})
+}
+
+// checkState pushes a change between free and busy at once as IS_UPDATE
+// instead of waiting for the next status (spec 10 §5.7).
+func (c *isClient) checkState(s *rpp.Stream) {
+	state := uint32(momproto.INUSE_FREE)
+	if c.m.busy() {
+		state = momproto.INUSE_BUSY
+	}
+	c.mu.Lock()
+	changed := c.answered && c.stateKnown && state != c.state
+	c.state = state
+	c.mu.Unlock()
+	if changed {
+		c.send(s, &momproto.ISMessage{Version: momproto.IS_PROTOCOL_VER, Command: momproto.IS_UPDATE, State: state})
+	}
 }
 
 func (c *isClient) send(s *rpp.Stream, msg *momproto.ISMessage) {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/netip"
@@ -174,6 +175,13 @@ func startMom(t *testing.T, srv *fakeServer, cfgText string) *testMom {
 	if err := os.Chmod(base, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	return startMomIn(t, srv, cfgText, base, "none")
+}
+
+// startMomIn starts a Mom whose PBS_HOME is base/torque; unless recover is
+// "none" it first recovers the saved jobs in that mode.
+func startMomIn(t *testing.T, srv *fakeServer, cfgText, base, recover string) *testMom {
+	t.Helper()
 	cfg, err := config.Parse(strings.NewReader(cfgText))
 	if err != nil {
 		t.Fatal(err)
@@ -202,7 +210,6 @@ func startMom(t *testing.T, srv *fakeServer, cfgText string) *testMom {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(tm.eng.Close)
 	var servers []string
 	serverPort := 0
 	if srv != nil {
@@ -216,6 +223,11 @@ func startMom(t *testing.T, srv *fakeServer, cfgText string) *testMom {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if recover != "none" {
+		if _, err := tm.m.Recover(context.Background(), recover); err != nil {
+			t.Fatal(err)
+		}
 	}
 	batch, rm := listenTCP(t), listenTCP(t)
 	rpc, err := net.ListenPacket("udp", "127.0.0.1:0")
@@ -237,11 +249,15 @@ func startMom(t *testing.T, srv *fakeServer, cfgText string) *testMom {
 		defer close(tm.done)
 		tm.m.Serve(ctx, l)
 	}()
-	t.Cleanup(func() {
-		cancel()
-		<-tm.done
-	})
+	t.Cleanup(tm.stop)
 	return tm
+}
+
+// stop ends the Mom's services; jobs keep running, as when pbs_mom exits.
+func (tm *testMom) stop() {
+	tm.cancel()
+	<-tm.done
+	tm.eng.Close()
 }
 
 // batchClient is the server's side of a launch connection.
@@ -617,6 +633,19 @@ func TestRM(t *testing.T) {
 		t.Errorf("TCP RM reply %q: %v", buf[:n], err)
 	}
 
+	// TM (tasks of multi-node jobs) is refused with TM_ENOTIMPLEMENTED.
+	tmc, err := net.Dial("tcp", tm.rmTCP.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tmc.Close()
+	tmc.Write([]byte("+2+1+4x.vm+3abc3+100+7+0"))
+	tmc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	tmReply, _ := io.ReadAll(tmc)
+	if string(tmReply) != "+2+13+999+75+17004" {
+		t.Errorf("TM_INIT reply %q, want TM_ERROR 17004 for event 7", tmReply)
+	}
+
 	// From an unprivileged port: closed without a reply.
 	u, err := net.Dial("tcp", tm.rmTCP.String())
 	if err != nil {
@@ -697,4 +726,50 @@ func dumpLogOnFailure(t *testing.T, tm *testMom) {
 			t.Logf("MOM log:\n%s", tm.log.String())
 		}
 	})
+}
+
+// TestRecover restarts a MOM under a running job: the default mode kills
+// the job and reports it aborted (JOB_EXEC_INITABT); mode -p keeps it.
+func TestRecover(t *testing.T) {
+	requireUser(t)
+	for _, mode := range []string{"", "p"} {
+		t.Run("mode="+mode, func(t *testing.T) {
+			srv := newFakeServer(t)
+			srv.serve(func(req *batchreq.Request) *batchreq.Reply {
+				if req.Type == batchreq.PBS_BATCH_StatusJob {
+					return &batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_Status, Status: []batchreq.StatusObject{}}
+				}
+				return batchreq.NullReply()
+			})
+			base, err := os.MkdirTemp("", "gopbs-mom-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer os.RemoveAll(base)
+			os.Chmod(base, 0o755)
+			first := startMomIn(t, srv, "", base, "none")
+			id := "3.testserver"
+			launch(t, first, id, "exec sleep 60\n", os.TempDir())
+			first.stop()
+
+			second := startMomIn(t, srv, "", base, mode)
+			dumpLogOnFailure(t, second)
+			if mode == "p" {
+				b := dialBatch(t, second.batch)
+				rep := b.do(batchreq.PBS_BATCH_StatusJob, &batchreq.StatusReq{ID: id}, "")
+				if rep.Code != 0 || len(rep.Status) != 1 {
+					t.Fatalf("recovered job not reported running: %+v", rep)
+				}
+				if rep := b.do(batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: id, Signal: "SIGKILL"}, ""); rep.Code != 0 {
+					t.Fatalf("SIGKILL of recovered job: code %d", rep.Code)
+				}
+				b.disconnect()
+			}
+			nextReq(t, srv, batchreq.PBS_BATCH_StatusJob)
+			obit := nextReq(t, srv, batchreq.PBS_BATCH_JobObit).req.Body.(*batchreq.JobObit)
+			if mode == "" && obit.ExitStatus != jobexec.JOB_EXEC_INITABT {
+				t.Errorf("obit exit status %d, want %d", obit.ExitStatus, jobexec.JOB_EXEC_INITABT)
+			}
+		})
+	}
 }

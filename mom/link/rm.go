@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"gopbs/dis"
 	"gopbs/mom/config"
 	"gopbs/mom/momlog"
 	"gopbs/momproto"
@@ -372,6 +373,19 @@ func (m *Mom) serveRMConn(ctx context.Context, c net.Conn) {
 			}
 		}
 		proto, err := momproto.Protocol(buf)
+		if err == nil && proto == momproto.TM_PROTOCOL {
+			// Tasks of multi-node jobs are not supported yet: answer
+			// TM_ERROR / TM_ENOTIMPLEMENTED (spec 10 §11.2).
+			event := 0
+			if req, _, err := momproto.DecodeTMRequest(buf); err == nil {
+				event = req.Event
+			}
+			rep := (&momproto.TMReply{Version: momproto.TM_PROTOCOL_VER, Code: momproto.TM_ERROR, Event: event}).Append(nil)
+			rep = dis.AppendInt(rep, momproto.TM_ENOTIMPLEMENTED)
+			c.SetWriteDeadline(time.Now().Add(timeout))
+			c.Write(rep)
+			return
+		}
 		if err != nil || proto != momproto.RM_PROTOCOL {
 			m.log.Record(momlog.EventDebug, momlog.ClassRequest, "tcp_request",
 				fmt.Sprintf("protocol %d from %v not supported", proto, peer))
