@@ -136,7 +136,7 @@ func (e *Engine) ResolveRemote(remote string) (host, p string, local bool) {
 	if host == "" || strings.HasPrefix(host, "localhost") || hostMatches(host, e.opt.Host) {
 		return host, p, true
 	}
-	for _, u := range e.cfg.UseCp {
+	for _, u := range e.conf().UseCp {
 		if ok, _ := path.Match(u.HostPattern, host); !ok && u.HostPattern != host {
 			continue
 		}
@@ -213,8 +213,8 @@ func (e *Engine) copyCommand(owner, src, dstHost, dst string, local bool) []stri
 	if local {
 		return []string{localCopyCmd, localCopyFlags, src, dst}
 	}
-	args := []string{e.cfg.RcpCmd}
-	args = append(args, strings.Fields(e.cfg.RcpArgs)...)
+	args := []string{e.conf().RcpCmd}
+	args = append(args, strings.Fields(e.conf().RcpArgs)...)
 	return append(args, src, owner+"@"+dstHost+":"+dst)
 }
 
@@ -249,8 +249,8 @@ func (e *Engine) CopyFiles(ctx context.Context, req *CopyRequest) error {
 			if isLocal {
 				args = []string{localCopyCmd, localCopyFlags, src, dst}
 			} else {
-				args = []string{e.cfg.RcpCmd}
-				args = append(args, strings.Fields(e.cfg.RcpArgs)...)
+				args = []string{e.conf().RcpCmd}
+				args = append(args, strings.Fields(e.conf().RcpArgs)...)
 				args = append(args, req.Owner+"@"+remoteHost+":"+src, dst)
 			}
 		} else {
@@ -263,7 +263,7 @@ func (e *Engine) CopyFiles(ctx context.Context, req *CopyRequest) error {
 		if isLocal && sameFile(src, dst) {
 			continue
 		}
-		if isLocal && e.cfg.AttemptToMakeDir {
+		if isLocal && e.conf().AttemptToMakeDir {
 			_, _ = runAsUser(ctx, cc, "/bin/mkdir", "-p", "--", filepath.Dir(dst))
 		}
 		out, err := e.copyWithRetry(ctx, cc, args)

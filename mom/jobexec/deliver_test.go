@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"gopbs/mom/config"
 )
 
 func TestResolveRemote(t *testing.T) {
@@ -42,7 +44,7 @@ func TestCopyFilesStageOut(t *testing.T) {
 	fake := filepath.Join(base, "fakercp")
 	rec := filepath.Join(te.uhome, "rcp.args")
 	writeRootScript(t, fake, `echo "$@" > `+rec+"\n", 0o755)
-	te.eng.cfg.RcpCmd, te.eng.cfg.RcpArgs = fake, "-rpB"
+	te.setConfig(func(c *config.Config) { c.RcpCmd, c.RcpArgs = fake, "-rpB" })
 
 	j := te.job("40.srv", "echo to-stdout\necho to-stderr >&2\necho data > out.txt\n")
 	te.run(j)

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -143,7 +144,7 @@ type Options struct {
 // Engine runs jobs. Create it with New; it is safe for concurrent use.
 type Engine struct {
 	opt  Options
-	cfg  *config.Config
+	cfg  atomic.Pointer[config.Config]
 	home string
 	log  *momlog.Logger
 	proc procfs.FS
@@ -248,12 +249,25 @@ func New(opt Options) (*Engine, error) {
 		}
 	}
 	e := &Engine{
-		opt: opt, cfg: opt.Config, home: opt.Home, log: opt.Log, proc: opt.Proc,
+		opt: opt, home: opt.Home, log: opt.Log, proc: opt.Proc,
 		jobs: map[string]*runningJob{}, stop: make(chan struct{}),
 	}
+	e.cfg.Store(opt.Config)
 	e.wg.Add(1)
 	go e.monitor()
 	return e, nil
+}
+
+// conf returns the current configuration.
+func (e *Engine) conf() *config.Config { return e.cfg.Load() }
+
+// SetConfig replaces the configuration (SIGHUP, RM_CMD_CONFIG). Jobs
+// already running keep the limits computed at their start; the poll
+// interval fixed at New does not change.
+func (e *Engine) SetConfig(cfg *config.Config) {
+	if cfg != nil {
+		e.cfg.Store(cfg)
+	}
 }
 
 // Close stops the monitor. Running jobs are left running (like pbs_mom on
@@ -311,7 +325,7 @@ func (e *Engine) start(ctx context.Context, r *runningJob) (int, int, error) {
 	}
 	var cred *Credentials
 	var err error
-	for i := 0; i <= e.cfg.ExtPwdRetry; i++ {
+	for i := 0; i <= e.conf().ExtPwdRetry; i++ {
 		if cred, err = e.opt.Lookup(j.User, j.Group); err == nil {
 			break
 		}
@@ -340,7 +354,7 @@ func (e *Engine) start(ctx context.Context, r *runningJob) (int, int, error) {
 			return 0, JOB_EXEC_FAIL1, err
 		}
 	}
-	if e.cfg.TmpDir != "" {
+	if e.conf().TmpDir != "" {
 		if err := e.makeTmpdir(r); err != nil {
 			return 0, JOB_EXEC_FAIL1, err
 		}
@@ -380,12 +394,12 @@ func (e *Engine) start(ctx context.Context, r *runningJob) (int, int, error) {
 
 	shell := e.selectShell(j, cred)
 	argv0 := path.Base(shell)
-	if e.cfg.SourceLoginBatch {
+	if e.conf().SourceLoginBatch {
 		argv0 = "-" + argv0
 	}
 	execPath, argv := shell, []string{argv0}
 	if j.InteractivePort > 0 {
-		if !e.cfg.SourceLoginInteractive {
+		if !e.conf().SourceLoginInteractive {
 			argv[0] = path.Base(shell)
 		} else {
 			argv[0] = "-" + path.Base(shell)
@@ -394,8 +408,8 @@ func (e *Engine) start(ctx context.Context, r *runningJob) (int, int, error) {
 			argv = append(argv, "-c", j.InteractiveCmd)
 		}
 	}
-	if e.cfg.JobStarter != "" {
-		execPath, argv = e.cfg.JobStarter, append([]string{e.cfg.JobStarter, shell}, argv[1:]...)
+	if e.conf().JobStarter != "" {
+		execPath, argv = e.conf().JobStarter, append([]string{e.conf().JobStarter, shell}, argv[1:]...)
 	}
 	dir := cred.Home
 	if v, ok := j.Var("PBS_O_INITDIR"); ok && v != "" {
@@ -404,7 +418,7 @@ func (e *Engine) start(ctx context.Context, r *runningJob) (int, int, error) {
 	chroot, _ := j.Var("PBS_O_ROOTDIR")
 	spec := starterSpec{
 		UID: cred.UID, GID: cred.GID, Groups: cred.Groups,
-		Limits: r.limits.rlimits, Nice: r.limits.nice, OOMAdjust: e.cfg.JobOOMScoreAdjust,
+		Limits: r.limits.rlimits, Nice: r.limits.nice, OOMAdjust: e.conf().JobOOMScoreAdjust,
 		Chroot: chroot, Dir: dir, Umask: e.outputUmask(j), Path: execPath, Argv: argv,
 	}
 	specJSON, err := json.Marshal(&spec)
@@ -438,7 +452,7 @@ func (e *Engine) start(ctx context.Context, r *runningJob) (int, int, error) {
 	if err != nil {
 		return 0, JOB_EXEC_RETRY, fmt.Errorf("start job starter: %w", err)
 	}
-	_ = reportR.SetReadDeadline(time.Now().Add(e.cfg.JobStartBlockTime + 30*time.Second))
+	_ = reportR.SetReadDeadline(time.Now().Add(e.conf().JobStartBlockTime + 30*time.Second))
 	if err := readStarterReport(reportR); err != nil {
 		_ = cmd.Process.Kill()
 		werr := cmd.Wait()
@@ -457,7 +471,7 @@ func (e *Engine) start(ctx context.Context, r *runningJob) (int, int, error) {
 		r.inter.relay()
 	} else {
 		line := script
-		if e.cfg.ExecWithExec {
+		if e.conf().ExecWithExec {
 			line = "exec " + line
 		}
 		if j.JobArguments != "" {
@@ -520,14 +534,14 @@ func (e *Engine) writeNodefile(r *runningJob) error {
 	var b strings.Builder
 	if m, ok := r.job.Var("BEOWULF_JOB_MAP"); ok && m != "" {
 		for _, h := range strings.Split(m, ":") {
-			b.WriteString(h + e.cfg.NodefileSuffix + "\n")
+			b.WriteString(h + e.conf().NodefileSuffix + "\n")
 		}
 	} else {
 		for _, v := range r.vnodes {
-			b.WriteString(v.Host + e.cfg.NodefileSuffix + "\n")
+			b.WriteString(v.Host + e.conf().NodefileSuffix + "\n")
 		}
 		if len(r.vnodes) == 0 {
-			b.WriteString(e.opt.Host + e.cfg.NodefileSuffix + "\n")
+			b.WriteString(e.opt.Host + e.conf().NodefileSuffix + "\n")
 		}
 	}
 	p := filepath.Join(e.home, "aux", r.job.ID)
@@ -541,7 +555,7 @@ func (e *Engine) writeNodefile(r *runningJob) error {
 
 // makeTmpdir creates $tmpdir/<jobid> owned by the user, mode 0755.
 func (e *Engine) makeTmpdir(r *runningJob) error {
-	p := filepath.Join(e.cfg.TmpDir, r.job.ID)
+	p := filepath.Join(e.conf().TmpDir, r.job.ID)
 	fi, err := os.Lstat(p)
 	if err == nil {
 		st, ok := fi.Sys().(*syscall.Stat_t)
@@ -608,7 +622,7 @@ func (e *Engine) finish(r *runningJob, status int, cpu int64, msg string, startF
 	e.mu.Lock()
 	if sid > 0 {
 		e.updateUsageLocked(r, nil)
-		if c := int64(float64(cpu) * e.cfg.CputMult); c > r.usage.CPUTime {
+		if c := int64(float64(cpu) * e.conf().CputMult); c > r.usage.CPUTime {
 			r.usage.CPUTime = c
 		}
 	}

@@ -146,6 +146,13 @@ func (te *testEnv) job(id, script string, res ...Resource) *Job {
 	return j
 }
 
+// setConfig changes a copy of the engine's configuration.
+func (te *testEnv) setConfig(change func(*config.Config)) {
+	c := *te.eng.conf()
+	change(&c)
+	te.eng.SetConfig(&c)
+}
+
 func (te *testEnv) run(j *Job) (int, Exit) {
 	te.t.Helper()
 	sid, err := te.eng.Start(context.Background(), j)
@@ -616,8 +623,7 @@ func TestTmpdirNodefileSuffixAndPrecancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = os.Chmod(tmpBase, 0o1777)
-	te.eng.cfg.TmpDir = tmpBase
-	te.eng.cfg.NodefileSuffix = "-ib"
+	te.setConfig(func(c *config.Config) { c.TmpDir, c.NodefileSuffix = tmpBase, "-ib" })
 	rec := filepath.Join(te.uhome, "precancel")
 	writeRootScript(t, filepath.Join(te.home, "mom_priv", "epilogue.precancel"),
 		`echo "precancel $1 $(id -u)" > `+rec+"\n", 0o555)

@@ -49,19 +49,19 @@ func (e *Engine) computeLimits(j *Job, nodeCount int) (limitSet, error) {
 		switch r.Name {
 		case "pcput":
 			var n int64
-			if n, err = secs(r.Name, r.Value); err == nil && !e.cfg.IgnCput {
+			if n, err = secs(r.Name, r.Value); err == nil && !e.conf().IgnCput {
 				ls.pcput = n
-				lim := uint64(float64(n) / e.cfg.CputMult)
+				lim := uint64(float64(n) / e.conf().CputMult)
 				ls.rlimits = append(ls.rlimits, Rlimit{Resource: unix.RLIMIT_CPU, Cur: lim, Max: lim})
 			}
 		case "cput":
 			var n int64
-			if n, err = secs(r.Name, r.Value); err == nil && !e.cfg.IgnCput {
+			if n, err = secs(r.Name, r.Value); err == nil && !e.conf().IgnCput {
 				ls.cput = n
 			}
 		case "walltime":
 			var n int64
-			if n, err = secs(r.Name, r.Value); err == nil && !e.cfg.IgnWalltime {
+			if n, err = secs(r.Name, r.Value); err == nil && !e.conf().IgnWalltime {
 				ls.walltime = n
 			}
 		case "file":
@@ -71,7 +71,7 @@ func (e *Engine) computeLimits(j *Job, nodeCount int) (limitSet, error) {
 			}
 		case "pmem", "mem":
 			var n uint64
-			if n, err = size(r.Name, r.Value); err != nil || e.cfg.IgnMem {
+			if n, err = size(r.Name, r.Value); err != nil || e.conf().IgnMem {
 				break
 			}
 			if r.Name == "mem" {
@@ -87,7 +87,7 @@ func (e *Engine) computeLimits(j *Job, nodeCount int) (limitSet, error) {
 			}
 		case "vmem", "pvmem":
 			var n uint64
-			if n, err = size(r.Name, r.Value); err != nil || e.cfg.IgnVmem {
+			if n, err = size(r.Name, r.Value); err != nil || e.conf().IgnVmem {
 				break
 			}
 			if r.Name == "vmem" {

@@ -116,7 +116,7 @@ func (e *Engine) updateUsageLocked(r *runningJob, ps []procfs.Proc) {
 		rss += p.RSS
 		vsize += p.VSize
 	}
-	cpu := int64(float64(ticks) / procfs.ClockTicks * e.cfg.CputMult)
+	cpu := int64(float64(ticks) / procfs.ClockTicks * e.conf().CputMult)
 	if cpu > r.usage.CPUTime {
 		r.usage.CPUTime = cpu
 	}
@@ -142,7 +142,7 @@ func (e *Engine) walltimeLocked(r *runningJob, now time.Time) int64 {
 	if d < 0 {
 		d = 0
 	}
-	return int64(d.Seconds() * e.cfg.WallMult)
+	return int64(d.Seconds() * e.conf().WallMult)
 }
 
 // overLimitLocked returns the over-limit message for the first exceeded
@@ -156,7 +156,7 @@ func (e *Engine) overLimitLocked(r *runningJob, ps []procfs.Proc) string {
 	}
 	if l.pcput > 0 {
 		for _, p := range ps {
-			if c := int64(float64(p.UTime+p.STime) / procfs.ClockTicks * e.cfg.CputMult); c > l.pcput {
+			if c := int64(float64(p.UTime+p.STime) / procfs.ClockTicks * e.conf().CputMult); c > l.pcput {
 				return fmt.Sprintf("pcput exceeded limit %d", l.pcput)
 			}
 		}

@@ -46,7 +46,7 @@ func (e *Engine) planOutput(j *Job, cred *Credentials) outputFiles {
 		if p == "/dev/null" {
 			return ""
 		}
-		if p != "" && (e.cfg.SpoolAsFinalName || e.inNospoolDir(j)) {
+		if p != "" && (e.conf().SpoolAsFinalName || e.inNospoolDir(j)) {
 			return expandJobVars(p, j, cred)
 		}
 		suffix := ".OU"
@@ -62,10 +62,10 @@ func (e *Engine) planOutput(j *Job, cred *Credentials) outputFiles {
 
 func (e *Engine) inNospoolDir(j *Job) bool {
 	wd, ok := j.Var("PBS_O_WORKDIR")
-	if !ok || len(e.cfg.NospoolDirList) == 0 {
+	if !ok || len(e.conf().NospoolDirList) == 0 {
 		return false
 	}
-	for _, pat := range e.cfg.NospoolDirList {
+	for _, pat := range e.conf().NospoolDirList {
 		pat = strings.TrimSuffix(pat, "/")
 		for d := wd; d != "/" && d != "." && d != ""; d = path.Dir(d) {
 			if ok, _ := path.Match(pat, d); ok {
@@ -192,8 +192,8 @@ func (e *Engine) outputUmask(j *Job) int {
 	if j.Umask >= 0 {
 		return j.Umask
 	}
-	if e.cfg.OutputUmask >= 0 {
-		return e.cfg.OutputUmask
+	if e.conf().OutputUmask >= 0 {
+		return e.conf().OutputUmask
 	}
 	return 0o022
 }

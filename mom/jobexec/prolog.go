@@ -112,7 +112,7 @@ func (e *Engine) runScript(ctx context.Context, r *runningJob, p string, kind sc
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	timer := time.NewTimer(e.cfg.PrologAlarm)
+	timer := time.NewTimer(e.conf().PrologAlarm)
 	defer timer.Stop()
 	select {
 	case err := <-done:
@@ -130,7 +130,7 @@ func (e *Engine) runScript(ctx context.Context, r *runningJob, p string, kind sc
 	case <-timer.C:
 	case <-ctx.Done():
 	}
-	e.log.Job(momlog.EventJob, r.job.ID, fmt.Sprintf("%s: timed out after %v", name, e.cfg.PrologAlarm))
+	e.log.Job(momlog.EventJob, r.job.ID, fmt.Sprintf("%s: timed out after %v", name, e.conf().PrologAlarm))
 	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		<-done
 		return scriptKillFailure

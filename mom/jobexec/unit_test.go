@@ -134,7 +134,9 @@ func TestComputeLimits(t *testing.T) {
 	if _, err := e.computeLimits(&Job{Resources: []Resource{{"walltime", "x"}}}, 1); err == nil {
 		t.Error("bad walltime accepted")
 	}
-	e.cfg.IgnWalltime = true
+	c := *e.conf()
+	c.IgnWalltime = true
+	e.SetConfig(&c)
 	if ls, _ := e.computeLimits(&Job{Resources: []Resource{{"walltime", "5"}}}, 1); ls.walltime != 0 {
 		t.Error("$ignwalltime ignored")
 	}

@@ -171,6 +171,25 @@ func run(args []string) error {
 	caught := make(chan os.Signal, 1)
 	signal.Notify(caught, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(caught)
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		// SIGHUP: re-read the configuration for job execution and logging.
+		for {
+			select {
+			case <-hup:
+				if c, err := momd.LoadConfig(cfgFile); err == nil {
+					engine.SetConfig(c)
+					logger.SetMask(c.LogEvent)
+				} else {
+					logger.Error(0, "", "pbs_mom", err.Error())
+				}
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
 	var caughtSig atomic.Int32
 	go func() {
 		select {
