@@ -63,9 +63,9 @@ func parseFlags(args []string) (*flags, error) {
 	fs.BoolVar(&f.foreground, "D", false, "stay in the foreground")
 	fs.BoolVar(&f.noPortForward, "x", false, "disable X11 port forwarding")
 	var p, r, q, P bool
-	fs.BoolVar(&p, "p", false, "recover and keep running jobs")
+	fs.BoolVar(&p, "p", false, "recover and keep running jobs (default)")
 	fs.BoolVar(&r, "r", false, "kill running jobs and requeue")
-	fs.BoolVar(&q, "q", false, "requeue jobs (default)")
+	fs.BoolVar(&q, "q", false, "requeue running jobs without killing them")
 	fs.BoolVar(&P, "P", false, "purge all jobs")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -80,6 +80,9 @@ func parseFlags(args []string) (*flags, error) {
 			}
 			f.recover = o.name
 		}
+	}
+	if f.recover == "" {
+		f.recover = "p" // spec 11 §1.1: -p is the default
 	}
 	return f, nil
 }
