@@ -44,6 +44,7 @@ type flags struct {
 	home, configFile, host, logFile string
 	momPort, rmPort, serverPort     int
 	foreground, noPortForward       bool
+	version, about                  bool
 	recover                         string // "", "p", "r", "q", "P"
 }
 
@@ -62,6 +63,9 @@ func parseFlags(args []string) (*flags, error) {
 	fs.IntVar(&f.serverPort, "S", envPort("PBS_BATCH_SERVICE_PORT", link.DefaultServerPort), "server port")
 	fs.BoolVar(&f.foreground, "D", false, "stay in the foreground")
 	fs.BoolVar(&f.noPortForward, "x", false, "disable X11 port forwarding")
+	fs.BoolVar(&f.version, "v", false, "print the version and exit")
+	fs.BoolVar(&f.version, "version", false, "print the version and exit")
+	fs.BoolVar(&f.about, "about", false, "print build information and exit")
 	var p, r, q, P bool
 	fs.BoolVar(&p, "p", false, "recover and keep running jobs (default)")
 	fs.BoolVar(&r, "r", false, "kill running jobs and requeue")
@@ -98,6 +102,15 @@ func run(args []string) error {
 	f, err := parseFlags(args)
 	if err != nil {
 		return err
+	}
+	switch {
+	case f.version:
+		fmt.Fprintf(os.Stderr, "version: %s\n", momd.Version)
+		return nil
+	case f.about:
+		fmt.Fprintf(os.Stderr, "Version: %s\nImplementation: GoPBS (Go, wire-compatible with TORQUE %s)\nDefault PBS_HOME: %s\n",
+			momd.Version, momd.Version, momd.DefaultHome)
+		return nil
 	}
 	if !f.foreground && os.Getenv(daemonEnv) == "" {
 		return daemonize()
