@@ -181,6 +181,12 @@ func (c *conn) logReject(p *batchreq.Reply) {
 		p.Code, p.Text, batchreq.RequestName(typ), user, c.host)
 }
 
+// sendRaw writes an already encoded (successful) reply.
+func (c *conn) sendRaw(b []byte) {
+	c.bw.Write(b)
+	c.bw.Flush()
+}
+
 func (c *conn) ok() { c.send(batchreq.NullReply()) }
 
 // hostName returns the requesting host name of a peer address: the

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"gopbs/batchreq"
+	"gopbs/dis"
 )
 
 // readable reports whether an attribute with the given flags may be read.
@@ -26,8 +27,12 @@ func (p perm) readable(flags uint32, isOwner bool) bool {
 
 // jobView returns the job's attributes including the computed ones, in
 // reporting order.
-func (s *Server) jobView(j *Job) attrList {
-	synth := make(attrList, 0, 8)
+func (s *Server) jobView(j *Job) attrList { return s.jobViewInto(nil, j) }
+
+// jobViewInto is jobView appending to a reusable buffer.
+func (s *Server) jobViewInto(out attrList, j *Job) attrList {
+	var synthBuf [8]attrVal
+	synth := synthBuf[:0]
 	synth = append(synth, attrVal{idx: jaJobState, val: j.stateLetter()})
 	if j.queue != nil {
 		synth = append(synth, attrVal{idx: jaQueue, val: j.queue.name})
@@ -45,7 +50,7 @@ func (s *Server) jobView(j *Job) attrList {
 		}
 		synth = append(synth, attrVal{idx: jaQueueType, val: qt})
 	}
-	out := make(attrList, 0, len(j.attrs)+len(synth))
+	out = out[:0]
 	a, b := j.attrs, synth
 	for len(a) > 0 || len(b) > 0 {
 		switch {
@@ -107,6 +112,52 @@ func statusList(defs *defTable, view attrList, p perm, isOwner bool, want batchr
 		}
 	}
 	return out, nil
+}
+
+// appendStatusAttrs appends the DIS attribute list of a full status (no
+// wanted-attribute list) directly, without building batchreq values: the
+// path of large StatusJob replies.
+func appendStatusAttrs(dst []byte, defs *defTable, view attrList, p perm, isOwner bool) []byte {
+	ok := func(v attrVal) bool {
+		d := &defs.defs[v.idx]
+		if v.val == "" || !p.readable(d.flags, isOwner) {
+			return false
+		}
+		if d.typ == tResc {
+			if rd := resources[v.res]; rd.flags != 0 && !p.readable(rd.flags, isOwner) {
+				return false
+			}
+		}
+		return true
+	}
+	n := 0
+	for _, v := range view {
+		if ok(v) {
+			n++
+		}
+	}
+	dst = dis.AppendUint(dst, uint64(n))
+	for _, v := range view {
+		if !ok(v) {
+			continue
+		}
+		a := wireAttr(defs, v)
+		size := len(a.Name) + len(a.Value) + 2
+		if a.HasResource {
+			size += len(a.Resource) + 1
+		}
+		dst = dis.AppendUint(dst, uint64(size))
+		dst = dis.AppendString(dst, a.Name)
+		if a.HasResource {
+			dst = append(dst, "+1"...)
+			dst = dis.AppendString(dst, a.Resource)
+		} else {
+			dst = append(dst, "+0"...)
+		}
+		dst = dis.AppendString(dst, a.Value)
+		dst = append(dst, "+0"...)
+	}
+	return dst
 }
 
 func (s *Server) serverView() attrList {
@@ -274,12 +325,18 @@ func (s *Server) jobStatus(c *conn, j *Job, want batchreq.AttrList) (batchreq.St
 
 func (s *Server) handleStatusJob(c *conn, req *batchreq.Request) {
 	s.mu.RLock()
-	p := s.statusJobs(c, req)
+	p, raw := s.statusJobs(c, req)
 	s.mu.RUnlock()
+	if raw != nil {
+		c.sendRaw(raw)
+		return
+	}
 	c.send(p)
 }
 
-func (s *Server) statusJobs(c *conn, req *batchreq.Request) *batchreq.Reply {
+// statusJobs answers a StatusJob: either a reply, or (for a full status)
+// the encoded reply bytes.
+func (s *Server) statusJobs(c *conn, req *batchreq.Request) (*batchreq.Reply, []byte) {
 	body := req.Body.(*batchreq.StatusReq)
 	ext := strings.ToLower(req.Extension)
 	summarize := strings.HasPrefix(ext, "summarize_arrays")
@@ -295,7 +352,7 @@ func (s *Server) statusJobs(c *conn, req *batchreq.Request) *batchreq.Reply {
 	case id[0] >= '0' && id[0] <= '9':
 		j := s.findJob(id)
 		if j == nil {
-			return batchreq.ErrorReply(batchreq.PBSE_UNKJOBID, "", "")
+			return batchreq.ErrorReply(batchreq.PBSE_UNKJOBID, "", ""), nil
 		}
 		if j.array != nil && !summarize {
 			jobs = append(jobs, j.array.subjobs...)
@@ -310,7 +367,7 @@ func (s *Server) statusJobs(c *conn, req *batchreq.Request) *batchreq.Reply {
 		}
 		q := s.queueByName[name]
 		if q == nil {
-			return batchreq.ErrorReply(batchreq.PBSE_UNKQUE, "", batchreq.MsgCannotLocateQue)
+			return batchreq.ErrorReply(batchreq.PBSE_UNKQUE, "", batchreq.MsgCannotLocateQue), nil
 		}
 		for j := s.head; j != nil; j = j.next {
 			if j.queue == q {
@@ -318,27 +375,56 @@ func (s *Server) statusJobs(c *conn, req *batchreq.Request) *batchreq.Reply {
 			}
 		}
 	}
+	if len(body.Attrs) == 0 {
+		return nil, s.appendJobStatuses(c, jobs, single, summarize, execOnly)
+	}
 	objs := make([]batchreq.StatusObject, 0, len(jobs))
 	for _, j := range jobs {
-		if !single {
-			if summarize && j.parent != nil || !summarize && j.array != nil {
-				continue
-			}
-			if execOnly && (j.queue == nil || !j.queue.isExec()) {
-				continue
-			}
-		}
-		if j.state == stTransit && j.substate == ssTransIn {
-			continue
-		}
-		if !s.canSee(c, j) {
+		if !s.jobListed(c, j, single, summarize, execOnly) {
 			continue
 		}
 		o, bad := s.jobStatus(c, j, body.Attrs)
 		if bad != nil {
-			return batchreq.ErrorReply(batchreq.PBSE_NOATTR, "", "")
+			return batchreq.ErrorReply(batchreq.PBSE_NOATTR, "", ""), nil
 		}
 		objs = append(objs, o)
 	}
-	return &batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_Status, Status: objs}
+	return &batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_Status, Status: objs}, nil
+}
+
+// jobFilter reports whether a job of a multi-job status is listed.
+func (s *Server) jobListed(c *conn, j *Job, single, summarize, execOnly bool) bool {
+	if !single {
+		if summarize && j.parent != nil || !summarize && j.array != nil {
+			return false
+		}
+		if execOnly && (j.queue == nil || !j.queue.isExec()) {
+			return false
+		}
+	}
+	if j.state == stTransit && j.substate == ssTransIn {
+		return false
+	}
+	return s.canSee(c, j)
+}
+
+// appendJobStatuses encodes a whole Status reply for jobs.
+func (s *Server) appendJobStatuses(c *conn, jobs []*Job, single, summarize, execOnly bool) []byte {
+	body := make([]byte, 0, len(jobs)*1100)
+	var view attrList
+	n := 0
+	for _, j := range jobs {
+		if !s.jobListed(c, j, single, summarize, execOnly) {
+			continue
+		}
+		n++
+		view = s.jobViewInto(view, j)
+		body = append(body, '+', '2') // MGR_OBJ_JOB
+		body = dis.AppendString(body, j.id)
+		body = appendStatusAttrs(body, jobDefs, view, c.perm, s.isOwner(c, j))
+	}
+	out := make([]byte, 0, len(body)+32)
+	out = append(out, "+2+1+0+0+6"...)
+	out = dis.AppendUint(out, uint64(n))
+	return append(out, body...)
 }
