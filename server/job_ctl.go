@@ -109,8 +109,13 @@ func (s *Server) handleDeleteJob(c *conn, req *batchreq.Request) {
 		}
 	}
 	var ops []store.Op
+	var running []*Job
 	for _, j := range targets {
 		if j.state == stComplete {
+			continue
+		}
+		if j.state == stRunning && !strings.HasPrefix(ext, "delpurge=") {
+			running = append(running, j) // through the MOM (mom_signal.go)
 			continue
 		}
 		ops = append(ops, s.deleteJob(j, c.requester())...)
@@ -118,6 +123,11 @@ func (s *Server) handleDeleteJob(c *conn, req *batchreq.Request) {
 	if top.array != nil && len(top.array.subjobs) == 0 && s.jobs[top.id] != nil {
 		ops = append(ops, s.purgeJob(top)...)
 	}
+	if len(running) > 0 {
+		s.deleteRunning(c, running, ops, ext)
+		return
+	}
+	s.refreshNodeJobs()
 	s.commitAndReply(c, ops, batchreq.NullReply())
 }
 

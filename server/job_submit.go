@@ -460,6 +460,7 @@ func (s *Server) handleCommit(c *conn, req *batchreq.Request) {
 		return
 	}
 	c.send(batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_Commit, j.id))
+	s.run.schedNotify(batchreq.SCH_SCHEDULE_NEW)
 }
 
 // commitJob turns a received job into a queued one and returns the store

@@ -90,6 +90,8 @@ type Server struct {
 	shutting    bool
 	rate        rateCounter
 
+	run *runLink // MOM and scheduler links (run_link.go)
+
 	connMu sync.Mutex
 	conns  map[*conn]struct{}
 
@@ -211,6 +213,8 @@ func New(cfg Config) (*Server, error) {
 		s.log.SetEvents(v)
 	}
 	s.registerHandlers()
+	s.run = newRunLink(s)
+	s.registerRunHandlers()
 	if cfg.Listener != nil {
 		s.ln = cfg.Listener
 	} else {
@@ -271,6 +275,7 @@ func (s *Server) releaseLock() {
 // Serve accepts connections until the server shuts down. It returns nil
 // after a clean shutdown.
 func (s *Server) Serve() error {
+	s.startRunLink()
 	go s.timers()
 	for {
 		nc, err := s.ln.Accept()

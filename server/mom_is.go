@@ -1,0 +1,249 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopbs/momproto"
+	"gopbs/rpp"
+	"gopbs/server/pbslog"
+)
+
+// defaultNodeCheckRate is node_check_rate's default (spec 10 §5.6).
+const defaultNodeCheckRate = 150
+
+// acceptIS accepts the IS streams MOMs open to the server.
+func (rl *runLink) acceptIS() {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-rl.s.done
+		cancel()
+	}()
+	for {
+		st, err := rl.ep.Accept(ctx)
+		if err != nil {
+			return
+		}
+		go rl.serveIS(ctx, st)
+	}
+}
+
+// nodeByAddr returns the name of the node whose host name resolves to a
+// (spec 10 §3.1). Called without locks.
+func (rl *runLink) nodeByAddr(a netip.Addr) string {
+	rl.s.mu.RLock()
+	names := make([]string, 0, len(rl.s.nodes))
+	for _, n := range rl.s.nodes {
+		names = append(names, n.name)
+	}
+	rl.s.mu.RUnlock()
+	a = a.Unmap()
+	for _, name := range names {
+		for _, x := range rl.resolve(name) {
+			if x == a || x.IsLoopback() && a.IsLoopback() {
+				return name
+			}
+		}
+	}
+	return ""
+}
+
+// serveIS reads the IS messages of one MOM stream.
+func (rl *runLink) serveIS(ctx context.Context, st *rpp.Stream) {
+	s := rl.s
+	addr := st.RemoteAddr().Addr()
+	name := rl.nodeByAddr(addr)
+	if name == "" {
+		s.logError("is_request", "bad attempt to connect from "+addr.String()+" (address not trusted - check entry in server_priv/nodes)")
+		st.Close()
+		return
+	}
+	rl.mu.Lock()
+	if old := rl.streams[name]; old != nil && old != st {
+		old.Close()
+	}
+	rl.streams[name] = st
+	rl.mu.Unlock()
+	defer func() {
+		rl.mu.Lock()
+		if rl.streams[name] == st {
+			delete(rl.streams, name)
+		}
+		rl.mu.Unlock()
+	}()
+	for {
+		b, err := st.Recv(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			why := "End of File"
+			if !errors.Is(err, io.EOF) {
+				why = "Premature end of message"
+			}
+			s.logError("stream_eof", "connection to "+name+" is bad, remote service may be down, message may be corrupt, or connection may have been dropped remotely ("+why+").  setting node state to down")
+			rl.setNodeState(name, func(st int) int { return st | nsDown })
+			st.Close()
+			return
+		}
+		msg, err := momproto.DecodeIS(b)
+		if err != nil {
+			s.logError("is_request", "bad IS message from "+name+": "+err.Error())
+			rl.setNodeState(name, func(st int) int { return st | nsDown })
+			st.Close()
+			return
+		}
+		switch msg.Command {
+		case momproto.IS_NULL:
+		case momproto.IS_HELLO:
+			s.log.Logf(pbslog.EventSystem, pbslog.ClassServer, "is_request", "HELLO received from %s", name)
+			reply := &momproto.ISMessage{Version: momproto.IS_PROTOCOL_VER, Command: momproto.IS_CLUSTER_ADDRS, Addrs: rl.clusterAddrs()}
+			if err := st.Send(reply.Append(nil)); err == nil {
+				s.log.Logf(pbslog.EventSystem, pbslog.ClassServer, "send_cluster_addrs", "successful addr to node %s", name)
+			}
+		case momproto.IS_UPDATE:
+			bits := int(msg.State)
+			rl.setNodeState(name, func(st int) int {
+				st &^= nsDown | nsBusy | nsUnknown
+				if bits&momproto.INUSE_DOWN != 0 {
+					st |= nsDown
+				}
+				if bits&momproto.INUSE_BUSY != 0 {
+					st |= nsBusy
+				}
+				return st
+			})
+		case momproto.IS_STATUS:
+			rl.nodeStatus(name, msg.Status)
+		case momproto.IS_GPU_STATUS:
+		default:
+			s.logError("is_request", "unknown command from "+name)
+			rl.setNodeState(name, func(st int) int { return st | nsUnknown })
+			st.Close()
+			return
+		}
+	}
+}
+
+// clusterAddrs returns the IPv4 addresses of every node, in node order,
+// as IS_CLUSTER_ADDRS carries them.
+func (rl *runLink) clusterAddrs() []uint32 {
+	rl.s.mu.RLock()
+	names := make([]string, 0, len(rl.s.nodes))
+	for _, n := range rl.s.nodes {
+		names = append(names, n.name)
+	}
+	rl.s.mu.RUnlock()
+	var out []uint32
+	for _, name := range names {
+		for _, a := range rl.resolve(name) {
+			if a.Is4() {
+				b := a.As4()
+				out = append(out, uint32(b[0])<<24|uint32(b[1])<<16|uint32(b[2])<<8|uint32(b[3]))
+			}
+		}
+	}
+	return out
+}
+
+// setNodeState changes a node's state bits.
+func (rl *runLink) setNodeState(name string, f func(int) int) {
+	s := rl.s
+	s.mu.Lock()
+	if n := s.nodeByName[name]; n != nil {
+		n.state = f(n.state)
+	}
+	s.mu.Unlock()
+}
+
+// nodeStatus stores an IS_STATUS list as the node's status attribute
+// (reversed, rectime first, spec 10 §5.3) and applies its state.
+func (rl *runLink) nodeStatus(name string, items []string) {
+	s := rl.s
+	now := s.now()
+	rl.mu.Lock()
+	rl.heard[name] = now
+	rl.mu.Unlock()
+	list := []string{"rectime=" + strconv.FormatInt(now.Unix(), 10)}
+	for i := len(items) - 1; i >= 0; i-- {
+		for _, part := range strings.Split(items[i], ",") {
+			list = append(list, strings.TrimRight(part, " "))
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.nodeByName[name]
+	if n == nil {
+		return
+	}
+	n.attrs.set(naStatus, strings.Join(list, ","))
+	for _, it := range items {
+		k, v, _ := strings.Cut(it, "=")
+		switch k {
+		case "state":
+			switch v {
+			case "down":
+				n.state |= nsDown
+			case "busy":
+				n.state = n.state&^(nsDown|nsUnknown) | nsBusy
+			case "free":
+				n.state &^= nsDown | nsUnknown | nsBusy
+			default:
+				n.state |= nsUnknown
+				s.log.Logf(pbslog.EventError, pbslog.ClassNode, name, "unknown state %q reported", v)
+			}
+		case "ncpus":
+			if s.flag(saAutoNodeNp) {
+				if x, err := strconv.Atoi(v); err == nil && x > 0 && x != n.np {
+					n.np = x
+				}
+			}
+		}
+	}
+}
+
+// checkNodes marks nodes down whose MOM has not reported for
+// node_check_rate seconds.
+func (rl *runLink) checkNodes() {
+	s := rl.s
+	now := s.now()
+	s.mu.RLock()
+	rate := s.serverLong(saNodeCheckRate, defaultNodeCheckRate)
+	s.mu.RUnlock()
+	if rate <= 0 {
+		rate = defaultNodeCheckRate
+	}
+	limit := time.Duration(rate) * time.Second
+	rl.mu.Lock()
+	var stale []string
+	for name, t := range rl.heard {
+		if now.Sub(t) > limit {
+			stale = append(stale, name)
+			delete(rl.heard, name)
+		}
+	}
+	rl.mu.Unlock()
+	for _, name := range stale {
+		s.mu.Lock()
+		if n := s.nodeByName[name]; n != nil && n.state&nsDown == 0 {
+			n.state |= nsDown
+			s.log.Logf(pbslog.EventSystem|pbslog.EventAdmin, pbslog.ClassNode, name, "node %s not detected in %d seconds, marking node down", name, rate)
+		}
+		s.mu.Unlock()
+	}
+}
+
+// nodeUp reports whether a job may be sent to or relayed for the MOM of
+// node name (not DOWN, DELETED or UNKNOWN). Called with s.mu held.
+func (s *Server) nodeUp(name string) bool {
+	n := s.nodeByName[name]
+	if n == nil {
+		return len(s.nodes) == 0 // jobs run on the server host when there are no nodes
+	}
+	return n.state&(nsDown|nsUnknown) == 0
+}

@@ -1,0 +1,476 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"gopbs/batchreq"
+	"gopbs/dis"
+)
+
+// fakeMom is a test MOM on loopback: it accepts the server's TCP
+// connections, records every request and answers as pbs_mom does.
+type fakeMom struct {
+	t  *testing.T
+	ln net.Listener
+
+	mu    sync.Mutex
+	reqs  []*batchreq.Request
+	conns int // connections accepted
+	// reject, if set, gives the reply code for a request type.
+	reject map[int]int
+	got    chan *batchreq.Request
+}
+
+func newFakeMom(t *testing.T) *fakeMom {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &fakeMom{t: t, ln: ln, reject: map[int]int{}, got: make(chan *batchreq.Request, 100)}
+	t.Cleanup(func() { ln.Close() })
+	go m.accept()
+	return m
+}
+
+func (m *fakeMom) accept() {
+	for {
+		nc, err := m.ln.Accept()
+		if err != nil {
+			return
+		}
+		m.mu.Lock()
+		m.conns++
+		m.mu.Unlock()
+		go m.serve(nc)
+	}
+}
+
+func (m *fakeMom) serve(nc net.Conn) {
+	defer nc.Close()
+	r := dis.NewReader(nc)
+	for {
+		nc.SetDeadline(time.Now().Add(10 * time.Second))
+		req, err := batchreq.ReadRequest(r)
+		if err != nil {
+			return
+		}
+		m.mu.Lock()
+		m.reqs = append(m.reqs, req)
+		code := m.reject[req.Type]
+		m.mu.Unlock()
+		m.got <- req
+		if req.Type == batchreq.PBS_BATCH_Disconnect {
+			return
+		}
+		var p *batchreq.Reply
+		switch {
+		case code != 0:
+			p = batchreq.ErrorReply(code, "", "")
+		case req.Type == batchreq.PBS_BATCH_QueueJob:
+			p = batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_Queue, req.Body.(*batchreq.QueueJob).JobID)
+		case req.Type == batchreq.PBS_BATCH_RdytoCommit:
+			p = batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_RdytoCommit, req.Body.(*batchreq.JobID).ID)
+		case req.Type == batchreq.PBS_BATCH_Commit:
+			p = batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_Commit, req.Body.(*batchreq.JobID).ID)
+		case req.Type == batchreq.PBS_BATCH_StatusJob:
+			id := req.Body.(*batchreq.StatusReq).ID
+			p = &batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_Status, Status: []batchreq.StatusObject{{
+				ObjType: batchreq.MGR_OBJ_JOB, Name: id, Attrs: batchreq.AttrList{batchreq.NewAttr("session_id", "16978")}}}}
+		default:
+			p = batchreq.NullReply()
+		}
+		nc.Write(p.Append(nil))
+	}
+}
+
+// next waits for the next request of type typ (skipping others).
+func (m *fakeMom) next(typ int) *batchreq.Request {
+	m.t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case r := <-m.got:
+			if r.Type == typ {
+				return r
+			}
+		case <-deadline:
+			m.t.Fatalf("MOM did not receive %s", batchreq.RequestName(typ))
+			return nil
+		}
+	}
+}
+
+// runServer starts a server named "vm" whose node "vm" is the fake MOM
+// and whose scheduler port is schedPort (0: none listening).
+func runServer(t *testing.T, mom *fakeMom, schedPort int) *Server {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for reserved source ports")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if schedPort == 0 {
+		schedPort = 1 // nothing listens there
+	}
+	s, err := New(Config{Home: t.TempDir(), ServerName: "vm", InitType: InitCreate, Listener: ln,
+		SchedHost: "127.0.0.1", SchedPort: schedPort,
+		AuthWait: 200 * time.Millisecond, RequestTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.run.resolve = func(host string) []netip.Addr {
+		if host == "vm" {
+			return []netip.Addr{netip.MustParseAddr("127.0.0.1")}
+		}
+		return resolveAddr(host)
+	}
+	if mom != nil {
+		s.run.dialer = func(ctx context.Context, host string) (net.Conn, error) {
+			if host != "vm" {
+				return nil, errors.New("unknown MOM host " + host)
+			}
+			var d net.Dialer
+			return d.DialContext(ctx, "tcp", mom.ln.Addr().String())
+		}
+	}
+	go s.Serve()
+	t.Cleanup(func() { s.Shutdown("Quick") })
+	return s
+}
+
+// submit queues a job as root through the privileged client c.
+func submit(t *testing.T, c *client, name string, attrs ...batchreq.Attr) string {
+	t.Helper()
+	list := append(batchreq.AttrList{attr("Job_Name", name), attr("Checkpoint", "u"), attr("Join_Path", "n"),
+		attr("Keep_Files", "n"), attr("Rerunable", "True"),
+		attr("Variable_List", "PBS_O_HOME=/root,PBS_O_WORKDIR=/root")}, attrs...)
+	p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_QueueJob, "root", &batchreq.QueueJob{Attrs: list}))
+	if p.Code != 0 {
+		t.Fatalf("QueueJob: %d %s", p.Code, p.Text)
+	}
+	id := p.JobID
+	steps := []*batchreq.Request{
+		batchreq.NewRequest(batchreq.PBS_BATCH_jobscript, "root", &batchreq.JobFile{JobID: id, Data: []byte("#!/bin/sh\nsleep 100\n")}),
+		batchreq.NewRequest(batchreq.PBS_BATCH_RdytoCommit, "root", &batchreq.JobID{ID: id}),
+		batchreq.NewRequest(batchreq.PBS_BATCH_Commit, "root", &batchreq.JobID{ID: id}),
+	}
+	for _, r := range steps {
+		if p := c.do(r); p.Code != 0 {
+			t.Fatalf("%s: %d %s", batchreq.RequestName(r.Type), p.Code, p.Text)
+		}
+	}
+	return id
+}
+
+// jobAttr returns one attribute of a job's status ("" if absent or the
+// job is unknown).
+func jobAttr(t *testing.T, c *client, id, name string) string {
+	t.Helper()
+	p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_StatusJob, "root", &batchreq.StatusReq{ID: id}))
+	if p.Code != 0 || len(p.Status) == 0 {
+		return ""
+	}
+	for _, a := range p.Status[0].Attrs {
+		full := a.Name
+		if a.HasResource {
+			full += "." + a.Resource
+		}
+		if full == name {
+			return a.Value
+		}
+	}
+	return ""
+}
+
+// waitFor polls cond for up to 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for i := 0; i < 200; i++ {
+		if cond() {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
+func readAccounting(t *testing.T, s *Server) string {
+	t.Helper()
+	b, err := os.ReadFile(s.acct.Path())
+	if err != nil && !errors.Is(err, io.EOF) {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestRunJobLaunchAndObit(t *testing.T) {
+	mom := newFakeMom(t)
+	s := runServer(t, mom, 0)
+	c := dialPrivileged(t, s.Addr())
+	setupCluster(t, c)
+	id := submit(t, c, "lifecycle")
+
+	p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id}))
+	if p.Code != 0 {
+		t.Fatalf("RunJob: %d %s", p.Code, p.Text)
+	}
+	q := mom.next(batchreq.PBS_BATCH_QueueJob)
+	body := q.Body.(*batchreq.QueueJob)
+	if q.User != "PBS_Server" || body.JobID != id || body.Destination != "vm" {
+		t.Fatalf("QueueJob header/body: user %q id %q dest %q", q.User, body.JobID, body.Destination)
+	}
+	var names []string
+	ops := map[string]int{}
+	for _, a := range body.Attrs {
+		n := a.Name
+		if a.HasResource {
+			n += "." + a.Resource
+		}
+		names = append(names, n)
+		ops[n] = a.Op
+	}
+	want := "Job_Name,Job_Owner,queue,server,Checkpoint,Error_Path,exec_host,Join_Path,Keep_Files,Output_Path," +
+		"Resource_List.neednodes,Resource_List.nodes,Resource_List.walltime,Variable_List,euser,egroup,hashname,start_time"
+	if got := strings.Join(names, ","); got != want {
+		t.Errorf("QueueJob attributes\n got %s\nwant %s", got, want)
+	}
+	if ops["Resource_List.nodes"] != batchreq.DFLT || ops["Resource_List.walltime"] != batchreq.DFLT || ops["Job_Name"] != batchreq.SET {
+		t.Errorf("ops: %v", ops)
+	}
+	js := mom.next(batchreq.PBS_BATCH_jobscript).Body.(*batchreq.JobFile)
+	if string(js.Data) != "#!/bin/sh\nsleep 100\n" || js.JobID != id {
+		t.Errorf("script chunk %+v", js)
+	}
+	mom.next(batchreq.PBS_BATCH_RdytoCommit)
+	mom.next(batchreq.PBS_BATCH_Commit)
+	mom.next(batchreq.PBS_BATCH_Disconnect)
+	mom.next(batchreq.PBS_BATCH_StatusJob) // the poll right after the launch
+
+	if st := jobAttr(t, c, id, "job_state"); st != "R" {
+		t.Fatalf("job_state %q", st)
+	}
+	if eh := jobAttr(t, c, id, "exec_host"); eh != "vm/0" {
+		t.Fatalf("exec_host %q", eh)
+	}
+	waitFor(t, "session_id", func() bool { return jobAttr(t, c, id, "session_id") == "16978" })
+	if acct := readAccounting(t, s); !strings.Contains(acct, ";S;"+id+";user=root ") ||
+		!strings.Contains(acct, "exec_host=vm/0 Resource_List.neednodes=1 Resource_List.nodect=1 Resource_List.nodes=1 Resource_List.walltime=01:00:00 \n") {
+		t.Errorf("accounting:\n%s", acct)
+	}
+	// node shows the job
+	np := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_StatusNode, "root", &batchreq.StatusReq{ID: "vm"}))
+	if np.Code != 0 || len(np.Status) != 1 {
+		t.Fatalf("status node: %d", np.Code)
+	}
+	for _, a := range np.Status[0].Attrs {
+		if a.Name == "jobs" && a.Value != "0/"+id {
+			t.Errorf("node jobs %q", a.Value)
+		}
+	}
+
+	// The MOM reports the end of the job.
+	momc := dialPrivileged(t, s.Addr())
+	obit := batchreq.NewRequest(batchreq.PBS_BATCH_JobObit, "pbs_mom", &batchreq.JobObit{JobID: id, ExitStatus: 0, Attrs: batchreq.AttrList{
+		batchreq.NewResourceAttr("resources_used", "cput", "00:00:00"),
+		batchreq.NewResourceAttr("resources_used", "walltime", "00:00:05"),
+	}})
+	if p := momc.do(obit); p.Code != 0 {
+		t.Fatalf("JobObit: %d %s", p.Code, p.Text)
+	}
+	cf := mom.next(batchreq.PBS_BATCH_CopyFiles).Body.(*batchreq.CopyFiles)
+	if cf.JobID != id || cf.Owner != "root" || cf.ExecUser != "root" || cf.Direction != batchreq.STAGE_DIR_OUT || len(cf.Pairs) != 2 ||
+		cf.Pairs[0].Local != id+".OU" || cf.Pairs[0].Remote != "vm:/root/lifecycle.o"+strings.Split(id, ".")[0] ||
+		cf.Pairs[1].Local != id+".ER" {
+		t.Errorf("CopyFiles %+v", cf)
+	}
+	del := mom.next(batchreq.PBS_BATCH_DeleteJob).Body.(*batchreq.Manage)
+	if del.ObjName != id || del.Command != batchreq.MGR_CMD_DELETE {
+		t.Errorf("DeleteJob %+v", del)
+	}
+	waitFor(t, "job purge", func() bool { return jobAttr(t, c, id, "job_state") == "" })
+	acct := readAccounting(t, s)
+	if !strings.Contains(acct, ";E;"+id+";user=root ") || !strings.Contains(acct, " session=16978 end=") || !strings.Contains(acct, "Exit_status=0\n") {
+		t.Errorf("accounting:\n%s", acct)
+	}
+	// A second obit for the purged job is refused (CLEANEDOUT: the
+	// server started with -t create).
+	if p := dialPrivileged(t, s.Addr()).do(obit); p.Code != batchreq.PBSE_CLEANEDOUT {
+		t.Errorf("late obit: %d", p.Code)
+	}
+}
+
+func TestRunJobErrors(t *testing.T) {
+	mom := newFakeMom(t)
+	s := runServer(t, mom, 0)
+	c := dialPrivileged(t, s.Addr())
+	setupCluster(t, c)
+	run := func(id, dest string) *batchreq.Reply {
+		return c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id, Destination: dest}))
+	}
+	if p := run("99.vm", ""); p.Code != batchreq.PBSE_UNKJOBID {
+		t.Errorf("unknown job: %d", p.Code)
+	}
+	id := submit(t, c, "big", rattr("Resource_List", "nodes", "1:ppn=3"))
+	if p := run(id, ""); p.Code != batchreq.PBSE_RESCUNAV {
+		t.Errorf("ppn=3 on np=2: %d %s", p.Code, p.Text)
+	}
+	if st := jobAttr(t, c, id, "job_state"); st != "Q" {
+		t.Errorf("state after failed run %q", st)
+	}
+	// MOM refuses the job: it is requeued and the nodes are free again.
+	mom.mu.Lock()
+	mom.reject[batchreq.PBS_BATCH_QueueJob] = batchreq.PBSE_MOMREJECT
+	mom.mu.Unlock()
+	id2 := submit(t, c, "small")
+	if p := run(id2, ""); p.Code != batchreq.PBSE_MOMREJECT {
+		t.Errorf("MOM reject: %d", p.Code)
+	}
+	if st, eh := jobAttr(t, c, id2, "job_state"), jobAttr(t, c, id2, "exec_host"); st != "Q" || eh != "" {
+		t.Errorf("after MOM reject: state %q exec_host %q", st, eh)
+	}
+	mom.mu.Lock()
+	delete(mom.reject, batchreq.PBS_BATCH_QueueJob)
+	mom.mu.Unlock()
+	// Two jobs fill the two VPs of vm; a third cannot run.
+	if p := run(id2, ""); p.Code != 0 {
+		t.Fatalf("run: %d", p.Code)
+	}
+	id3 := submit(t, c, "third")
+	if p := run(id3, "vm"); p.Code != 0 {
+		t.Fatalf("run with destination: %d %s", p.Code, p.Text)
+	}
+	if eh := jobAttr(t, c, id3, "exec_host"); eh != "vm/1" {
+		t.Errorf("second job exec_host %q", eh)
+	}
+	if p := run(id2, ""); p.Code != batchreq.PBSE_BADSTATE || !strings.HasSuffix(p.Text, "MSG=job already running") {
+		t.Errorf("run running job: %d %q", p.Code, p.Text)
+	}
+	id4 := submit(t, c, "fourth")
+	if p := run(id4, ""); p.Code != batchreq.PBSE_RESCUNAV {
+		t.Errorf("full node: %d", p.Code)
+	}
+	np := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_StatusNode, "root", &batchreq.StatusReq{ID: "vm"}))
+	for _, a := range np.Status[0].Attrs {
+		switch a.Name {
+		case "state":
+			if a.Value != "job-exclusive" {
+				t.Errorf("node state %q", a.Value)
+			}
+		case "jobs":
+			if a.Value != "0/"+id2+", 1/"+id3 {
+				t.Errorf("node jobs %q", a.Value)
+			}
+		}
+	}
+}
+
+func TestDeleteSignalRerunRunningJob(t *testing.T) {
+	mom := newFakeMom(t)
+	s := runServer(t, mom, 0)
+	c := dialPrivileged(t, s.Addr())
+	setupCluster(t, c)
+	id := submit(t, c, "sig")
+	if p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id})); p.Code != 0 {
+		t.Fatalf("RunJob: %d", p.Code)
+	}
+	mom.next(batchreq.PBS_BATCH_Commit)
+
+	// qsig is relayed unchanged.
+	if p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_SignalJob, "root", &batchreq.SignalJob{JobID: id, Signal: "SIGUSR1"})); p.Code != 0 {
+		t.Fatalf("SignalJob: %d", p.Code)
+	}
+	if sj := mom.next(batchreq.PBS_BATCH_SignalJob).Body.(*batchreq.SignalJob); sj.Signal != "SIGUSR1" || sj.JobID != id {
+		t.Errorf("relayed %+v", sj)
+	}
+	// MOM errors come back to the client.
+	mom.mu.Lock()
+	mom.reject[batchreq.PBS_BATCH_SignalJob] = batchreq.PBSE_UNKSIG
+	mom.mu.Unlock()
+	if p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_SignalJob, "root", &batchreq.SignalJob{JobID: id, Signal: "SIGFOO"})); p.Code != batchreq.PBSE_UNKSIG {
+		t.Errorf("bad signal: %d", p.Code)
+	}
+	mom.mu.Lock()
+	delete(mom.reject, batchreq.PBS_BATCH_SignalJob)
+	mom.mu.Unlock()
+	// qmsg
+	if p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_MessJob, "root", &batchreq.MessJob{JobID: id, FileOpt: 1, Message: "hi"})); p.Code != 0 {
+		t.Fatalf("MessJob: %d", p.Code)
+	}
+	if mj := mom.next(batchreq.PBS_BATCH_MessJob).Body.(*batchreq.MessJob); mj.Message != "hi" {
+		t.Errorf("relayed %+v", mj)
+	}
+	// qchkpt of a non-checkpointable job
+	if p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_CheckpointJob, "root", &batchreq.Manage{Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_JOB, ObjName: id})); p.Code != batchreq.PBSE_IVALREQ {
+		t.Errorf("qchkpt: %d", p.Code)
+	}
+	// qrerun: SIGKILL with extension rerun; the obit requeues the job.
+	if p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_Rerun, "root", &batchreq.JobID{ID: id})); p.Code != 0 {
+		t.Fatalf("Rerun: %d", p.Code)
+	}
+	rr := mom.next(batchreq.PBS_BATCH_SignalJob)
+	if rr.Body.(*batchreq.SignalJob).Signal != "SIGKILL" || rr.Extension != "rerun" {
+		t.Errorf("rerun signal %+v ext %q", rr.Body, rr.Extension)
+	}
+	momc := dialPrivileged(t, s.Addr())
+	if p := momc.do(batchreq.NewRequest(batchreq.PBS_BATCH_JobObit, "pbs_mom", &batchreq.JobObit{JobID: id})); p.Code != 0 {
+		t.Fatalf("obit: %d", p.Code)
+	}
+	mom.next(batchreq.PBS_BATCH_DeleteJob)
+	waitFor(t, "requeue", func() bool { return jobAttr(t, c, id, "job_state") == "Q" })
+	if eh := jobAttr(t, c, id, "exec_host"); eh != "" {
+		t.Errorf("exec_host after rerun %q", eh)
+	}
+	if acct := readAccounting(t, s); !strings.Contains(acct, ";R;"+id+";\n") {
+		t.Errorf("no R record:\n%s", acct)
+	}
+
+	// Run again, then qdel: SIGTERM, and SIGKILL after deldelay.
+	if p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id})); p.Code != 0 {
+		t.Fatalf("RunJob again: %d", p.Code)
+	}
+	if sc := jobAttr(t, c, id, "start_count"); sc != "2" {
+		t.Errorf("start_count %q", sc)
+	}
+	d := batchreq.NewRequest(batchreq.PBS_BATCH_DeleteJob, "root", &batchreq.Manage{Command: batchreq.MGR_CMD_DELETE, ObjType: batchreq.MGR_OBJ_JOB, ObjName: id})
+	d.SetExtension("deldelay=1")
+	if p := c.do(d); p.Code != 0 {
+		t.Fatalf("DeleteJob: %d", p.Code)
+	}
+	if sj := mom.next(batchreq.PBS_BATCH_SignalJob).Body.(*batchreq.SignalJob); sj.Signal != "SIGTERM" {
+		t.Errorf("delete signal %q", sj.Signal)
+	}
+	if sj := mom.next(batchreq.PBS_BATCH_SignalJob).Body.(*batchreq.SignalJob); sj.Signal != "SIGKILL" {
+		t.Errorf("second delete signal %q", sj.Signal)
+	}
+	if p := momc.do(batchreq.NewRequest(batchreq.PBS_BATCH_JobObit, "pbs_mom", &batchreq.JobObit{JobID: id, ExitStatus: 271})); p.Code != 0 {
+		t.Fatalf("obit: %d", p.Code)
+	}
+	waitFor(t, "purge", func() bool { return jobAttr(t, c, id, "job_state") == "" })
+	acct := readAccounting(t, s)
+	if !strings.Contains(acct, ";D;"+id+";requestor=root@vm") || !strings.Contains(acct, "Exit_status=271\n") {
+		t.Errorf("accounting:\n%s", acct)
+	}
+	logs, _ := filepath.Glob(filepath.Join(s.cfg.Home, "server_logs", "*"))
+	var all string
+	for _, f := range logs {
+		b, _ := os.ReadFile(f)
+		all += string(b)
+	}
+	for _, want := range []string{";Job sent signal SIGTERM on delete", ";Job sent signal SIGKILL on delete", ";Job Rerun at request of root@vm", ";Exit_status=271"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("log lacks %q", want)
+		}
+	}
+}

@@ -1,0 +1,284 @@
+package server
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"gopbs/batchreq"
+	"gopbs/server/pbslog"
+	"gopbs/server/store"
+)
+
+// defaultJobStatRate is job_stat_rate's default (spec 10 §7).
+const defaultJobStatRate = 45
+
+// applyMomAttrs applies the resources_used and send-once attributes a
+// MOM reports for a job; it reports whether session_id changed. Called
+// with s.mu held.
+func (s *Server) applyMomAttrs(j *Job, list batchreq.AttrList) bool {
+	changed := false
+	for _, a := range list {
+		switch {
+		case a.Name == "resources_used" && a.HasResource:
+			j.attrs.setRes(jaResourcesUsed, strings.ToLower(a.Resource), a.Value)
+		case a.Name == "session_id":
+			if j.attrs.get(jaSessionID) != a.Value {
+				j.attrs.set(jaSessionID, a.Value)
+				changed = true
+			}
+		default:
+			if idx := jobDefs.find(a.Name); idx >= 0 && idx != jaOther && jobDefs.defs[idx].typ != tResc {
+				j.attrs.set(idx, a.Value)
+			}
+		}
+	}
+	return changed
+}
+
+// handleJobObit serves a MOM's JobObit (spec 10 §8.3).
+func (s *Server) handleJobObit(c *conn, req *batchreq.Request) {
+	body := req.Body.(*batchreq.JobObit)
+	if !c.perm.svr {
+		c.reject(batchreq.PBSE_PERM, "")
+		return
+	}
+	for try := 0; ; try++ {
+		s.mu.Lock()
+		j := s.findJob(body.JobID)
+		if j == nil {
+			s.mu.Unlock()
+			code := batchreq.PBSE_UNKJOBID
+			if s.cfg.InitType == InitCold || s.cfg.InitType == InitCreate {
+				code = batchreq.PBSE_CLEANEDOUT
+			}
+			s.log.Logf(pbslog.EventJob, pbslog.ClassJob, body.JobID, "Job Obit notice received from %s has error %d", c.host, code)
+			c.reject(code, "")
+			return
+		}
+		if j.state == stExiting {
+			s.mu.Unlock()
+			c.reject(batchreq.PBSE_ALRDYEXIT, "")
+			return
+		}
+		if j.state != stRunning {
+			s.mu.Unlock()
+			c.reject(batchreq.PBSE_BADSTATE, "")
+			return
+		}
+		if j.substate == ssPrerun && try < 30 {
+			// the launch has not finished yet: retry shortly
+			s.mu.Unlock()
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		s.applyMomAttrs(j, body.Attrs)
+		j.attrs.set(jaExitStatus, strconv.Itoa(body.ExitStatus))
+		rerun := j.substate == ssRerun
+		if !rerun {
+			s.setState(j, stExiting, ssExiting)
+		}
+		s.touch(j)
+		wait := s.store.Submit(s.saveJobOp(j))
+		s.mu.Unlock()
+		wait()
+		c.ok()
+		go s.run.endJob(j, body.ExitStatus, rerun)
+		return
+	}
+}
+
+// stageOutPairs returns the CopyFiles pairs delivering a job's stdout,
+// stderr and stage-out files (spec 10 §8.5). Called with s.mu held.
+func stageOutPairs(j *Job, prefix string) []batchreq.FilePair {
+	join := j.attrs.get(jaJoinPath)
+	keep := j.attrs.get(jaKeepFiles)
+	var out []batchreq.FilePair
+	std := func(letter, suffix string, path string, joined bool) {
+		if joined || strings.Contains(keep, letter) && keep != "n" || path == "" {
+			return
+		}
+		if _, p, ok := strings.Cut(path, ":"); ok && p == "/dev/null" || path == "/dev/null" {
+			return
+		}
+		out = append(out, batchreq.FilePair{Flag: 1, Local: prefix + suffix, Remote: path})
+	}
+	std("o", ".OU", j.attrs.get(jaOutputPath), join == "eo")
+	std("e", ".ER", j.attrs.get(jaErrorPath), join == "oe")
+	for _, e := range parseArst(j.attrs.get(jaStageout)) {
+		local, remote, ok := strings.Cut(e, "@")
+		if ok {
+			out = append(out, batchreq.FilePair{Flag: 3, Local: local, Remote: remote})
+		}
+	}
+	return out
+}
+
+// endJob runs the end-of-job processing after an obit (spec 10 §8.5,
+// §8.6): stage-out and DeleteJob on one MOM connection, accounting, then
+// COMPLETE (or requeue for a rerun) and a TERM cycle for the scheduler.
+func (rl *runLink) endJob(j *Job, exit int, rerun bool) {
+	s := rl.s
+	s.mu.Lock()
+	if s.jobs[j.id] != j {
+		s.mu.Unlock()
+		return
+	}
+	host := motherSuperior(j.attrs.get(jaExecHost))
+	var copyReq *batchreq.CopyFiles
+	if !rerun {
+		mp := j.attrs.get(jaMailPoints)
+		if !strings.Contains(mp, "e") && (exit >= 0 || !strings.Contains(mp, "a")) {
+			s.log.Log(pbslog.EventError|pbslog.EventAdmin|pbslog.EventJob, pbslog.ClassJob, j.id, "Not sending email: User does not want mail of this type.")
+		}
+		s.log.Logf(pbslog.EventJobUsage, pbslog.ClassJob, j.id, "Exit_status=%d", exit)
+		s.acct.Record(pbslog.AcctEnd, j.id, s.acctJobText(j)+"session="+j.attrs.get(jaSessionID)+
+			" end="+strconv.FormatInt(s.now().Unix(), 10)+" Exit_status="+strconv.Itoa(exit))
+		s.logOnJobExit(j, ssExiting)
+		prefix := j.attrs.get(jaHashname)
+		if prefix == "" {
+			prefix = filePrefix(j.id)
+		}
+		if pairs := stageOutPairs(j, prefix); len(pairs) > 0 {
+			group := ""
+			if j.parent != nil {
+				group = j.attrs.get(jaEgroup)
+			}
+			copyReq = &batchreq.CopyFiles{JobID: j.id, Owner: j.ownerUser(), ExecUser: j.attrs.get(jaEuser),
+				ExecGroup: group, Direction: batchreq.STAGE_DIR_OUT, Pairs: pairs}
+		}
+		j.substate = ssStageOut
+		s.logOnJobExit(j, ssStageOut)
+	} else {
+		j.substate = ssRerun3
+	}
+	s.mu.Unlock()
+
+	if m, err := rl.dialMom(host); err != nil {
+		s.logError("on_job_exit", err.Error())
+	} else {
+		if copyReq != nil {
+			if p, err := m.call(batchreq.PBS_BATCH_CopyFiles, copyReq, ""); err == nil && p.Code != 0 {
+				s.log.Logf(pbslog.EventError|pbslog.EventAdmin|pbslog.EventJob, pbslog.ClassJob, j.id,
+					"Post job file processing error; job %s on host %s", j.id, host)
+				s.mu.Lock()
+				j.attrs.set(jaSchedHint, "Post job file processing error; job "+j.id+" on host "+host+"\n"+p.Text)
+				s.mu.Unlock()
+			}
+		}
+		m.call(batchreq.PBS_BATCH_DeleteJob, &batchreq.Manage{Command: batchreq.MGR_CMD_DELETE, ObjType: batchreq.MGR_OBJ_JOB, ObjName: j.id}, "")
+		m.close()
+	}
+
+	s.mu.Lock()
+	if s.jobs[j.id] != j {
+		s.mu.Unlock()
+		return
+	}
+	var ops []store.Op
+	if rerun {
+		s.requeue(j)
+		ops = append(ops, s.saveJobOp(j))
+	} else {
+		s.logOnJobExit(j, ssStageOut)
+		j.substate = ssExited
+		s.logOnJobExit(j, ssExited)
+		rl.forget(j.id)
+		ops = s.completeJob(j, exit == 0)
+		s.refreshNodeJobs()
+	}
+	wait := s.store.Submit(ops...)
+	s.mu.Unlock()
+	wait()
+	rl.schedNotify(batchreq.SCH_SCHEDULE_TERM)
+}
+
+func (s *Server) logOnJobExit(j *Job, sub int) {
+	s.log.Logf(pbslog.EventJob, pbslog.ClassJob, "NULL", "on_job_exit valid pjob: %p (substate=%d)", j, sub)
+}
+
+// pollRunning sends a StatusJob to the MOM of each running job once
+// every job_stat_rate seconds, spread by queue rank (spec 10 §7).
+func (rl *runLink) pollRunning(sec int64) {
+	s := rl.s
+	s.mu.RLock()
+	rate := s.serverLong(saJobStatRate, defaultJobStatRate)
+	poll := s.attrs.get(saPollJobs) == "" || s.serverFlag(saPollJobs)
+	var ids []string
+	if poll && rate > 0 {
+		for j := s.head; j != nil; j = j.next {
+			if j.state == stRunning && j.substate == ssRunning && (j.rank+sec)%rate == 0 {
+				ids = append(ids, j.id)
+			}
+		}
+	}
+	s.mu.RUnlock()
+	for _, id := range ids {
+		go rl.pollJob(id)
+	}
+}
+
+// pollJob asks a running job's MOM for its status and applies the
+// reply.
+func (rl *runLink) pollJob(id string) {
+	s := rl.s
+	s.mu.RLock()
+	j := s.jobs[id]
+	if j == nil || j.state != stRunning {
+		s.mu.RUnlock()
+		return
+	}
+	host := motherSuperior(j.attrs.get(jaExecHost))
+	up := s.nodeUp(host)
+	s.mu.RUnlock()
+	if !up {
+		return
+	}
+	p, err := rl.momRequest(host, batchreq.PBS_BATCH_StatusJob, &batchreq.StatusReq{ID: id}, "")
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	if s.jobs[id] != j || j.state != stRunning {
+		s.mu.Unlock()
+		return
+	}
+	var ops []store.Op
+	switch {
+	case p.Code == batchreq.PBSE_UNKJOBID:
+		s.log.Logf(pbslog.EventJob, pbslog.ClassJob, id, "Job does not exist on node")
+		s.acct.Record(pbslog.AcctAbort, id, "")
+		rl.forget(id)
+		ops = s.completeJob(j, false)
+		s.refreshNodeJobs()
+	case p.Code == 0:
+		for _, o := range p.Status {
+			if o.Name == id {
+				s.applyMomAttrs(j, o.Attrs)
+				ops = append(ops, s.saveJobOp(j))
+			}
+		}
+	}
+	var wait func() error
+	if len(ops) > 0 {
+		wait = s.store.Submit(ops...)
+	}
+	s.mu.Unlock()
+	if wait != nil {
+		wait()
+	}
+}
+
+func (rl *runLink) isSuspended(id string) bool {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	return rl.suspended[id]
+}
+
+// forget drops the link's bookkeeping of a job.
+func (rl *runLink) forget(id string) {
+	rl.mu.Lock()
+	delete(rl.suspended, id)
+	delete(rl.deleting, id)
+	rl.mu.Unlock()
+}

@@ -1,0 +1,331 @@
+package server
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"gopbs/batchreq"
+	"gopbs/server/pbslog"
+	"gopbs/server/store"
+)
+
+// defaultKillDelay is the delay between SIGTERM and SIGKILL of a deleted
+// running job when neither the request, the queue nor the server sets
+// one (spec 10 §9.2).
+const defaultKillDelay = 2
+
+// runningTarget looks up the job of a relayed request and checks that
+// it is running and that the requester may act on it. It returns the
+// mother superior host or sends the rejection and returns "".
+func (s *Server) runningTarget(c *conn, id string, needOper bool) (*Job, string) {
+	s.mu.RLock()
+	j := s.findJob(id)
+	var owner, up bool
+	var state int
+	var host string
+	if j != nil {
+		owner = j.ownerUser() == c.req.User
+		state = j.state
+		host = motherSuperior(j.attrs.get(jaExecHost))
+		up = s.nodeUp(host)
+	}
+	s.mu.RUnlock()
+	switch {
+	case j == nil:
+		s.unknownJob(c, id, batchreq.MsgCannotLocateJob)
+	case !c.perm.oper && !c.perm.mgr && (needOper || !owner):
+		s.log.Logf(pbslog.EventSecurity, pbslog.ClassJob, j.id, "Unauthorized Request, request type: %d, Object: Job, Name: %s, request from: %s",
+			c.req.Type, j.id, c.requester())
+		c.reject(batchreq.PBSE_PERM, "")
+	case state != stRunning:
+		c.reject(batchreq.PBSE_BADSTATE, "")
+	case !up:
+		c.reject(batchreq.PBSE_NORELYMOM, "")
+	default:
+		return j, host
+	}
+	return nil, ""
+}
+
+// relayReply passes a MOM's reply (or a relay failure) to the client.
+func relayReply(p *batchreq.Reply, err error) *batchreq.Reply {
+	if err != nil {
+		return batchreq.ErrorReply(batchreq.PBSE_NORELYMOM, "", "")
+	}
+	return p
+}
+
+// handleSignalJob relays qsig to the MOM (spec 10 §9.1).
+func (s *Server) handleSignalJob(c *conn, req *batchreq.Request) {
+	body := req.Body.(*batchreq.SignalJob)
+	sig := strings.ToLower(body.Signal)
+	susp := sig == "suspend" || sig == "resume"
+	j, host := s.runningTarget(c, body.JobID, susp)
+	if j == nil {
+		return
+	}
+	p, err := s.run.momRequest(host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: j.id, Signal: body.Signal}, "")
+	p = relayReply(p, err)
+	if p.Code == 0 && susp {
+		s.mu.Lock()
+		s.run.mu.Lock()
+		if sig == "suspend" {
+			s.run.suspended[j.id] = true
+		} else {
+			delete(s.run.suspended, j.id)
+		}
+		s.run.mu.Unlock()
+		if s.jobs[j.id] == j && j.state == stRunning {
+			if sig == "suspend" {
+				j.substate = ssSuspend
+			} else {
+				j.substate = ssRunning
+			}
+		}
+		s.refreshNodeJobs()
+		s.mu.Unlock()
+	}
+	c.send(p)
+}
+
+// handleMessJob relays qmsg to the MOM.
+func (s *Server) handleMessJob(c *conn, req *batchreq.Request) {
+	body := req.Body.(*batchreq.MessJob)
+	j, host := s.runningTarget(c, body.JobID, false)
+	if j == nil {
+		return
+	}
+	p, err := s.run.momRequest(host, batchreq.PBS_BATCH_MessJob, &batchreq.MessJob{JobID: j.id, FileOpt: body.FileOpt, Message: body.Message}, "")
+	p = relayReply(p, err)
+	s.log.Logf(pbslog.EventJob, pbslog.ClassJob, j.id, "Message request to job status %d", p.Code)
+	c.send(p)
+}
+
+// handleCheckpointJob relays qchkpt for checkpointable jobs (spec 10
+// §9.3).
+func (s *Server) handleCheckpointJob(c *conn, req *batchreq.Request) {
+	id := req.Body.(*batchreq.Manage).ObjName
+	j, host := s.runningTarget(c, id, false)
+	if j == nil {
+		return
+	}
+	s.mu.RLock()
+	ok := checkpointable(j.attrs.get(jaCheckpoint))
+	s.mu.RUnlock()
+	if !ok {
+		c.reject(batchreq.PBSE_IVALREQ, "job is not checkpointable")
+		return
+	}
+	p, err := s.run.momRequest(host, batchreq.PBS_BATCH_CheckpointJob, &batchreq.Manage{Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_JOB, ObjName: j.id}, "")
+	p = relayReply(p, err)
+	if p.Code == 0 {
+		s.acct.Record(pbslog.AcctCheckpoint, j.id, "Checkpointed")
+	}
+	c.send(p)
+}
+
+// checkpointable reports whether a Checkpoint value allows a checkpoint:
+// s, c, c=<interval> or enabled among its comma-separated tokens.
+func checkpointable(v string) bool {
+	for _, t := range strings.Split(v, ",") {
+		t = strings.TrimSpace(t)
+		if t == "s" || t == "c" || t == "enabled" || strings.HasPrefix(t, "c=") {
+			return true
+		}
+	}
+	return false
+}
+
+// handleRerunJob serves qrerun of a running job (spec 10 §9.4): SIGKILL
+// with extension "rerun"; the obit then requeues it.
+func (s *Server) handleRerunJob(c *conn, req *batchreq.Request) {
+	id := req.Body.(*batchreq.JobID).ID
+	j, host := s.runningTarget(c, id, true)
+	if j == nil {
+		return
+	}
+	s.mu.Lock()
+	if !isTrue(j.attrs.get(jaRerunable)) {
+		s.mu.Unlock()
+		c.reject(batchreq.PBSE_NORERUN, "")
+		return
+	}
+	s.mu.Unlock()
+	m, err := s.run.dialMom(host)
+	if err != nil {
+		c.reject(batchreq.PBSE_MOMREJECT, "")
+		return
+	}
+	defer m.close()
+	s.mu.Lock()
+	old := j.substate
+	j.substate = ssRerun
+	s.acct.Record(pbslog.AcctRerun, j.id, "")
+	s.log.Logf(pbslog.EventJob, pbslog.ClassJob, j.id, "Job Rerun at request of %s", c.requester())
+	s.mu.Unlock()
+	c.ok()
+	p, err := m.call(batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: j.id, Signal: "SIGKILL"}, "rerun")
+	if err != nil || p.Code != 0 {
+		s.mu.Lock()
+		if s.jobs[j.id] == j && j.substate == ssRerun {
+			j.substate = old
+		}
+		s.mu.Unlock()
+	}
+}
+
+// deleteRunning handles qdel of running jobs (spec 10 §9.2): each gets
+// the D record and SIGTERM through its MOM, and SIGKILL after the kill
+// delay if it is still running. Called with s.mu held and the ops of the
+// other targets; it unlocks, commits and replies.
+func (s *Server) deleteRunning(c *conn, jobs []*Job, ops []store.Op, ext string) {
+	type target struct {
+		j     *Job
+		host  string
+		delay int64
+	}
+	var ts []target
+	for _, j := range jobs {
+		s.run.mu.Lock()
+		busy := s.run.deleting[j.id]
+		s.run.deleting[j.id] = true
+		s.run.mu.Unlock()
+		if busy {
+			s.mu.Unlock()
+			c.reject(batchreq.PBSE_IVALREQ, "job cancel in progress")
+			return
+		}
+		s.log.Logf(pbslog.EventJob, pbslog.ClassJob, j.id, "Job deleted at request of %s", c.requester())
+		s.acct.Record(pbslog.AcctDelete, j.id, "requestor="+c.requester())
+		delay := int64(-1)
+		if v, ok := strings.CutPrefix(ext, "deldelay="); ok {
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				delay = n
+			}
+		}
+		if delay < 0 && j.queue != nil {
+			if n, ok := j.queue.long(qaKillDelay); ok {
+				delay = n
+			}
+		}
+		if delay < 0 {
+			delay = s.serverLong(saKillDelay, defaultKillDelay)
+		}
+		ts = append(ts, target{j: j, host: motherSuperior(j.attrs.get(jaExecHost)), delay: delay})
+	}
+	var wait func() error
+	if len(ops) > 0 {
+		wait = s.store.Submit(ops...)
+	}
+	s.mu.Unlock()
+	if wait != nil {
+		if err := wait(); err != nil {
+			c.send(batchreq.SystemErrorReply("PBS_Server", 5, "cannot save job"))
+			return
+		}
+	}
+	reply := batchreq.NullReply()
+	for _, t := range ts {
+		p, err := s.run.momRequest(t.host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: t.j.id, Signal: "SIGTERM"}, "")
+		s.log.Logf(pbslog.EventJob, pbslog.ClassJob, t.j.id, "Job sent signal SIGTERM on delete")
+		switch {
+		case err != nil:
+			s.run.forget(t.j.id)
+			reply = batchreq.ErrorReply(batchreq.PBSE_NORELYMOM, "", "")
+			continue
+		case p.Code == batchreq.PBSE_UNKJOBID:
+			s.log.Logf(pbslog.EventJob, pbslog.ClassJob, t.j.id, "MOM rejected signal during delete")
+			s.mu.Lock()
+			var pops []store.Op
+			if s.jobs[t.j.id] == t.j && t.j.state != stComplete {
+				s.run.forget(t.j.id)
+				pops = s.completeJob(t.j, false)
+				s.refreshNodeJobs()
+			}
+			w := s.store.Submit(pops...)
+			s.mu.Unlock()
+			w()
+			continue
+		}
+		go s.run.killLater(t.j, t.host, time.Duration(t.delay)*time.Second)
+	}
+	c.send(reply)
+}
+
+// killLater sends SIGKILL to a deleted job still running after delay.
+func (rl *runLink) killLater(j *Job, host string, delay time.Duration) {
+	select {
+	case <-rl.s.done:
+		return
+	case <-time.After(delay):
+	}
+	s := rl.s
+	s.mu.RLock()
+	still := s.jobs[j.id] == j && j.state == stRunning
+	s.mu.RUnlock()
+	if !still {
+		return
+	}
+	s.log.Logf(pbslog.EventJob, pbslog.ClassJob, j.id, "Job sent signal SIGKILL on delete")
+	rl.momRequest(host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: j.id, Signal: "SIGKILL"}, "")
+}
+
+// handleRescQuery answers pbs_rescquery: for nodes=<spec> whether the
+// specification could be satisfied now (1), later (0) or never (-1)
+// (spec 12 §10.2).
+func (s *Server) handleRescQuery(c *conn, req *batchreq.Request) {
+	body, ok := req.Body.(*batchreq.Resc)
+	if !ok {
+		c.reject(batchreq.PBSE_IVALREQ, "")
+		return
+	}
+	var r batchreq.RescQueryReply
+	s.mu.RLock()
+	for _, q := range body.Queries {
+		avail, alloc := 0, 0
+		if spec, ok := strings.CutPrefix(q, "nodes="); ok {
+			probe := &Job{}
+			if _, bad := s.allocate(probe, spec); bad == nil {
+				avail = 1
+			} else if !s.satisfiable(spec) {
+				avail = -1
+			}
+		}
+		r.Avail = append(r.Avail, avail)
+		r.Alloc = append(r.Alloc, alloc)
+		r.Resvd = append(r.Resvd, 0)
+		r.Down = append(r.Down, 0)
+	}
+	s.mu.RUnlock()
+	c.send(&batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_RescQuery, Resc: r})
+}
+
+// satisfiable reports whether a node spec could ever be met by the
+// configured nodes (ignoring their state and current jobs). Called with
+// s.mu held.
+func (s *Server) satisfiable(spec string) bool {
+	elems, ok := parseNodeSpec(spec, func(n string) bool { return s.nodeByName[n] != nil })
+	if !ok {
+		return false
+	}
+	need := 0
+	for _, e := range elems {
+		fit := 0
+		for _, n := range s.nodes {
+			if n.timeShared || n.np < e.ppn {
+				continue
+			}
+			probe := *n
+			probe.state = 0
+			if s.eligible(&probe, e) {
+				fit++
+			}
+		}
+		if fit < e.count {
+			return false
+		}
+		need += e.count
+	}
+	return need <= len(s.nodes)
+}

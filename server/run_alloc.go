@@ -1,0 +1,251 @@
+package server
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+
+	"gopbs/batchreq"
+)
+
+// defaultNodeSpec is default_node's default (spec 12 §9.2).
+const defaultNodeSpec = "1#shared"
+
+// vpSlot is one allocated virtual processor.
+type vpSlot struct {
+	host string
+	vp   int
+}
+
+// execSlots parses an exec_host value ("host/N+host/N").
+func execSlots(v string) []vpSlot {
+	if v == "" {
+		return nil
+	}
+	var out []vpSlot
+	for _, e := range strings.Split(v, "+") {
+		h, n, ok := strings.Cut(e, "/")
+		vp, err := strconv.Atoi(n)
+		if !ok || err != nil {
+			continue
+		}
+		out = append(out, vpSlot{host: h, vp: vp})
+	}
+	return out
+}
+
+func formatExecHost(slots []vpSlot) string {
+	var b strings.Builder
+	for i, x := range slots {
+		if i > 0 {
+			b.WriteByte('+')
+		}
+		b.WriteString(x.host + "/" + strconv.Itoa(x.vp))
+	}
+	return b.String()
+}
+
+// motherSuperior returns the first host of exec_host.
+func motherSuperior(execHost string) string {
+	if i := strings.IndexAny(execHost, "/+:"); i >= 0 {
+		return execHost[:i]
+	}
+	return execHost
+}
+
+// holdsNodes reports whether a job's exec_host VPs count as in use.
+func (s *Server) holdsNodes(j *Job) bool {
+	if j.state != stRunning && j.state != stExiting {
+		return false
+	}
+	return !s.run.isSuspended(j.id)
+}
+
+// usedVPs maps node name → VP index → job id for every job holding
+// nodes. Called with s.mu held.
+func (s *Server) usedVPs() map[string]map[int]string {
+	used := map[string]map[int]string{}
+	for j := s.head; j != nil; j = j.next {
+		if !s.holdsNodes(j) {
+			continue
+		}
+		for _, x := range execSlots(j.attrs.get(jaExecHost)) {
+			m := used[x.host]
+			if m == nil {
+				m = map[int]string{}
+				used[x.host] = m
+			}
+			m[x.vp] = j.id
+		}
+	}
+	return used
+}
+
+// refreshNodeJobs recomputes every node's jobs attribute and
+// job-exclusive bit from the running jobs. Called with s.mu held.
+func (s *Server) refreshNodeJobs() {
+	used := s.usedVPs()
+	for _, n := range s.nodes {
+		m := used[n.name]
+		vps := make([]int, 0, len(m))
+		for vp := range m {
+			vps = append(vps, vp)
+		}
+		sort.Ints(vps)
+		parts := make([]string, len(vps))
+		for i, vp := range vps {
+			parts[i] = strconv.Itoa(vp) + "/" + m[vp]
+		}
+		n.attrs.set(naJobs, strings.Join(parts, ", "))
+		if len(m) >= n.np && n.np > 0 {
+			n.state |= nsJobExclusive
+		} else {
+			n.state &^= nsJobExclusive
+		}
+	}
+}
+
+// nodeElement is one "+"-separated element of a node specification.
+type nodeElement struct {
+	count int
+	name  string // a specific node, or ""
+	ppn   int
+	props []string
+}
+
+// parseNodeSpec parses a nodes specification (spec 12 §9.2). Node names
+// are recognised through known.
+func parseNodeSpec(spec string, known func(string) bool) ([]nodeElement, bool) {
+	parts := strings.Split(spec, "#")
+	var global []string
+	for _, g := range parts[1:] {
+		if g != "" && g != "shared" {
+			global = append(global, g)
+		}
+	}
+	var out []nodeElement
+	for _, el := range strings.Split(parts[0], "+") {
+		if el == "" {
+			return nil, false
+		}
+		toks := strings.Split(el, ":")
+		e := nodeElement{count: 1, ppn: 1}
+		first := toks[0]
+		if n, err := strconv.Atoi(first); err == nil {
+			if n <= 0 {
+				return nil, false
+			}
+			e.count = n
+		} else if known(first) {
+			e.name = first
+		} else {
+			e.props = append(e.props, first)
+		}
+		for _, t := range toks[1:] {
+			k, v, isKV := strings.Cut(t, "=")
+			switch {
+			case isKV && (k == "ppn" || k == "procs"):
+				n, err := strconv.Atoi(v)
+				if err != nil || n <= 0 {
+					return nil, false
+				}
+				e.ppn = n
+			case isKV && k == "gpus":
+			case isKV:
+				return nil, false
+			default:
+				e.props = append(e.props, t)
+			}
+		}
+		e.props = append(e.props, global...)
+		out = append(out, e)
+	}
+	return out, true
+}
+
+// allocate chooses VPs for job j from a node specification (dest if
+// given, else neednodes, nodes or default_node) and returns the
+// exec_host slots, or an error reply (spec 12 §9.3). Called with s.mu
+// held; it changes nothing.
+func (s *Server) allocate(j *Job, dest string) ([]vpSlot, *batchreq.Reply) {
+	if len(s.nodes) == 0 {
+		return []vpSlot{{host: s.name, vp: 0}}, nil
+	}
+	spec := dest
+	if spec == "" {
+		spec = j.attrs.getRes(jaResourceList, "neednodes")
+	}
+	if spec == "" {
+		spec = j.attrs.getRes(jaResourceList, "nodes")
+	}
+	if spec == "" {
+		spec = s.attrs.get(saDefaultNode)
+	}
+	if spec == "" {
+		spec = defaultNodeSpec
+	}
+	elems, ok := parseNodeSpec(spec, func(n string) bool { return s.nodeByName[n] != nil })
+	if !ok {
+		return nil, batchreq.ErrorReply(batchreq.PBSE_UNKNODE, "", "")
+	}
+	used := s.usedVPs()
+	taken := map[string]bool{}
+	var out []vpSlot
+	for _, e := range elems {
+		var group []vpSlot
+		for k := 0; k < e.count; k++ {
+			var pick *Node
+			var free []int
+			for _, n := range s.nodes {
+				if taken[n.name] || !s.eligible(n, e) {
+					continue
+				}
+				f := freeVPs(n, used[n.name])
+				if len(f) < e.ppn {
+					continue
+				}
+				pick, free = n, f
+				break
+			}
+			if pick == nil {
+				return nil, batchreq.ErrorReply(batchreq.PBSE_RESCUNAV, "", "")
+			}
+			taken[pick.name] = true
+			for _, vp := range free[:e.ppn] {
+				group = append(group, vpSlot{host: pick.name, vp: vp})
+			}
+		}
+		// most recently allocated first within an element
+		for i := len(group) - 1; i >= 0; i-- {
+			out = append(out, group[i])
+		}
+	}
+	return out, nil
+}
+
+// eligible reports whether node n may serve element e.
+func (s *Server) eligible(n *Node, e nodeElement) bool {
+	if n.timeShared || n.state&(nsDown|nsOffline|nsUnknown|nsReserve) != 0 {
+		return false
+	}
+	if e.name != "" && n.name != e.name {
+		return false
+	}
+	props := parseArst(n.attrs.get(naProperties))
+	for _, p := range e.props {
+		if p != n.name && !contains(props, p) {
+			return false
+		}
+	}
+	return true
+}
+
+func freeVPs(n *Node, used map[int]string) []int {
+	var out []int
+	for vp := 0; vp < n.np; vp++ {
+		if _, busy := used[vp]; !busy {
+			out = append(out, vp)
+		}
+	}
+	return out
+}

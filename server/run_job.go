@@ -1,0 +1,358 @@
+package server
+
+import (
+	"fmt"
+	"os/user"
+	"strconv"
+	"strings"
+
+	"gopbs/batchreq"
+	"gopbs/server/pbslog"
+	"gopbs/server/store"
+)
+
+// Substates of a job on its way to and at the MOM (spec 12 §2.2).
+const (
+	ssTrnOut    = 2
+	ssPrerun    = 40
+	ssSuspend   = 43
+	ssStageOut  = 51
+	ssExited    = 53
+	ssAbort     = 54
+	ssRerun     = 60
+	ssRerun3    = 63
+	scriptChunk = 65536
+)
+
+// sendToMom lists the job attributes QueueJob carries to the MOM, in
+// definition order (spec 10 §6.2); session_id only with checkpoint_name.
+var sendToMom = map[int]bool{
+	jaJobName: true, jaJobOwner: true, jaQueue: true, jaServer: true, jaAccountName: true,
+	jaCheckpoint: true, jaErrorPath: true, jaExecHost: true, jaExecGpus: true, jaInteractive: true,
+	jaJoinPath: true, jaKeepFiles: true, jaOutputPath: true, jaResourceList: true,
+	jaShellPathList: true, jaVariableList: true, jaEuser: true, jaEgroup: true, jaHashname: true,
+	jaCookie: true, jaForwardX11: true, jaUmask: true, jaStartTime: true, jaCheckpointDir: true,
+	jaCheckpointName: true, jaRestartName: true, jaFaultTolerant: true, jaJobtype: true,
+	jaInterCmd: true, jaJobArguments: true,
+}
+
+// launch is what the server sends to a MOM to start a job, captured
+// under the lock.
+type launch struct {
+	id     string
+	host   string // mother superior
+	attrs  batchreq.AttrList
+	script []byte
+}
+
+// fileprefix returns the job's file prefix (hashname): the job id with
+// an array index "[N]" written "-N" (spec 12 §1.2, capture 74).
+func filePrefix(id string) string {
+	if i := strings.IndexByte(id, '['); i >= 0 {
+		if j := strings.IndexByte(id[i:], ']'); j > 0 {
+			idx := id[i+1 : i+j]
+			if idx == "" {
+				return id[:i] + id[i+j+1:]
+			}
+			id = id[:i] + "-" + idx + id[i+j+1:]
+		}
+	}
+	if len(id) > 61 {
+		id = id[:61]
+	}
+	return id
+}
+
+// groupOf returns the primary group name of a user, or "".
+func groupOf(name string) string {
+	u, err := user.Lookup(name)
+	if err != nil {
+		return ""
+	}
+	g, err := user.LookupGroupId(u.Gid)
+	if err != nil {
+		return ""
+	}
+	return g.Name
+}
+
+func (s *Server) registerRunHandlers() {
+	m := &s.mux
+	m.HandleFunc(batchreq.PBS_BATCH_RunJob, s.handleRunJob)
+	m.HandleFunc(batchreq.PBS_BATCH_AsyrunJob, s.handleRunJob)
+	m.HandleFunc(batchreq.PBS_BATCH_JobObit, s.handleJobObit)
+	m.HandleFunc(batchreq.PBS_BATCH_SignalJob, s.handleSignalJob)
+	m.HandleFunc(batchreq.PBS_BATCH_MessJob, s.handleMessJob)
+	m.HandleFunc(batchreq.PBS_BATCH_Rerun, s.handleRerunJob)
+	m.HandleFunc(batchreq.PBS_BATCH_CheckpointJob, s.handleCheckpointJob)
+	m.HandleFunc(batchreq.PBS_BATCH_Rescq, s.handleRescQuery)
+}
+
+// handleRunJob serves RunJob and AsyrunJob (spec 12 §10.2, spec 10 §6).
+func (s *Server) handleRunJob(c *conn, req *batchreq.Request) {
+	body := req.Body.(*batchreq.RunJob)
+	async := req.Type == batchreq.PBS_BATCH_AsyrunJob
+	if !c.perm.oper && !c.perm.mgr {
+		c.reject(batchreq.PBSE_PERM, "")
+		return
+	}
+	s.mu.Lock()
+	j := s.findJob(body.JobID)
+	if j == nil {
+		s.mu.Unlock()
+		s.unknownJob(c, body.JobID, batchreq.MsgCannotLocateJob)
+		return
+	}
+	switch {
+	case j.array != nil:
+		s.mu.Unlock()
+		c.reject(batchreq.PBSE_IVALREQ, "cannot run an array template")
+		return
+	case j.state == stRunning || j.state == stExiting || j.state == stTransit:
+		s.mu.Unlock()
+		c.reject(batchreq.PBSE_BADSTATE, "job already running")
+		return
+	case j.state == stComplete:
+		s.mu.Unlock()
+		c.reject(batchreq.PBSE_BADSTATE, "invalid state for job - COMPLETE")
+		return
+	case j.queue == nil || !j.queue.isExec():
+		s.mu.Unlock()
+		c.reject(batchreq.PBSE_IVALREQ, "job not in execution queue")
+		return
+	}
+	slots, bad := s.allocate(j, body.Destination)
+	if bad != nil {
+		s.mu.Unlock()
+		c.send(bad)
+		return
+	}
+	s.log.Logf(pbslog.EventJob, pbslog.ClassJob, j.id, "Job Run at request of %s", c.requester())
+	l, err := s.prepareRun(j, slots)
+	if err != nil {
+		s.mu.Unlock()
+		c.reject(batchreq.PBSE_SYSTEM, err.Error())
+		return
+	}
+	wait := s.store.Submit(s.saveJobOp(j))
+	s.mu.Unlock()
+	if err := wait(); err != nil {
+		s.abandonRun(j, "cannot save job")
+		c.reject(batchreq.PBSE_SYSTEM, "cannot save job")
+		return
+	}
+	if async {
+		c.ok()
+	}
+	p := s.run.sendJob(l)
+	started := s.finishRun(j, p)
+	if !async {
+		c.send(p)
+	}
+	if started {
+		s.run.countStart(c)
+		go s.run.pollJob(j.id)
+	}
+}
+
+// prepareRun records the allocation on the job (exec_host, euser,
+// egroup, hashname, start_time, start_count), puts it in RUNNING/PRERUN
+// and returns the launch. Called with s.mu held.
+func (s *Server) prepareRun(j *Job, slots []vpSlot) (*launch, error) {
+	script, err := s.store.Get(store.Script, scriptKey(j))
+	if err != nil {
+		return nil, fmt.Errorf("cannot read job script: %w", err)
+	}
+	now := strconv.FormatInt(s.now().Unix(), 10)
+	execHost := formatExecHost(slots)
+	j.attrs.set(jaExecHost, execHost)
+	euser := j.ownerUser()
+	j.attrs.set(jaEuser, euser)
+	if !j.attrs.has(jaEgroup) {
+		j.attrs.set(jaEgroup, groupOf(euser))
+	}
+	if !j.attrs.has(jaHashname) {
+		j.attrs.set(jaHashname, filePrefix(j.id))
+	}
+	if !j.attrs.has(jaServer) {
+		j.attrs.set(jaServer, s.name)
+	}
+	if !j.attrs.has(jaRestartName) {
+		j.attrs.set(jaStartTime, now)
+	}
+	n, _ := strconv.Atoi(j.attrs.get(jaStartCount))
+	j.attrs.set(jaStartCount, strconv.Itoa(n+1))
+	s.setState(j, stRunning, ssPrerun)
+	s.touch(j)
+	s.refreshNodeJobs()
+	l := &launch{id: j.id, host: motherSuperior(execHost), script: script, attrs: s.momAttrs(j)}
+	return l, nil
+}
+
+// momAttrs builds the QueueJob attribute list for the MOM (spec 10 §6.2):
+// values that came from defaults travel with op DFLT.
+func (s *Server) momAttrs(j *Job) batchreq.AttrList {
+	defaults := map[string]string{}
+	if q := j.queue; q != nil {
+		for _, r := range q.attrs.resources(qaResourcesDefault) {
+			defaults[r.res] = r.val
+		}
+	}
+	for _, r := range s.attrs.resources(saResourcesDefault) {
+		if _, ok := defaults[r.res]; !ok {
+			defaults[r.res] = r.val
+		}
+	}
+	args := j.attrs.get(jaSubmitArgs)
+	var out batchreq.AttrList
+	for _, v := range s.jobView(j) {
+		if !sendToMom[v.idx] && !(v.idx == jaSessionID && j.attrs.has(jaCheckpointName)) {
+			continue
+		}
+		if v.idx == jaResourceList && v.res == "nodect" {
+			continue
+		}
+		a := wireAttr(jobDefs, v)
+		switch {
+		case v.idx == jaEgroup:
+			a.Op = batchreq.DFLT
+		case v.idx == jaResourceList:
+			if d, ok := defaults[v.res]; ok && d == v.val && !strings.Contains(args, v.res+"=") {
+				a.Op = batchreq.DFLT
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// sendJob sends a job to its mother superior on one connection:
+// QueueJob, JobScript chunks, RdytoCommit, Commit (spec 10 §6.1). It
+// returns the reply for the RunJob requester.
+func (rl *runLink) sendJob(l *launch) *batchreq.Reply {
+	var m *momConn
+	var err error
+	for attempt := 0; attempt < 2; attempt++ {
+		if m, err = rl.dialMom(l.host); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		rl.s.logError("send_job", err.Error())
+		return batchreq.ErrorReply(batchreq.PBSE_MOMREJECT, "", "connection to mom timed out")
+	}
+	defer m.close()
+	p, err := m.call(batchreq.PBS_BATCH_QueueJob, &batchreq.QueueJob{JobID: l.id, Destination: l.host, Attrs: l.attrs}, "")
+	if err != nil {
+		return batchreq.ErrorReply(batchreq.PBSE_MOMREJECT, "", "connection to mom timed out")
+	}
+	if p.Code == batchreq.PBSE_JOBEXIST {
+		rl.s.log.Log(pbslog.EventJob, pbslog.ClassJob, l.id, "MOM reports job already running")
+		return batchreq.NullReply()
+	}
+	if p.Code != 0 {
+		return p
+	}
+	for seq, off := 0, 0; off < len(l.script); seq++ {
+		end := min(off+scriptChunk, len(l.script))
+		p, err = m.call(batchreq.PBS_BATCH_jobscript, &batchreq.JobFile{Seq: seq, FileType: batchreq.JScript, JobID: l.id, Data: l.script[off:end]}, "")
+		if err != nil {
+			return batchreq.ErrorReply(batchreq.PBSE_MOMREJECT, "", "connection to mom timed out")
+		}
+		if p.Code != 0 {
+			return p
+		}
+		off = end
+	}
+	for _, typ := range []int{batchreq.PBS_BATCH_RdytoCommit, batchreq.PBS_BATCH_Commit} {
+		p, err = m.call(typ, &batchreq.JobID{ID: l.id}, "")
+		if err != nil {
+			return batchreq.ErrorReply(batchreq.PBSE_MOMREJECT, "", "connection to mom timed out")
+		}
+		if p.Code != 0 {
+			return p
+		}
+	}
+	return batchreq.NullReply()
+}
+
+// finishRun completes a launch: on success the job is RUNNING and the S
+// record written; on failure its nodes are freed and it is requeued. It
+// reports whether the job started and turns p into the RunJob reply.
+func (s *Server) finishRun(j *Job, p *batchreq.Reply) bool {
+	s.mu.Lock()
+	if s.jobs[j.id] != j || j.state != stRunning {
+		s.mu.Unlock()
+		return p.Code == 0
+	}
+	if p.Code != 0 {
+		s.requeue(j)
+		wait := s.store.Submit(s.saveJobOp(j))
+		s.mu.Unlock()
+		wait()
+		return false
+	}
+	if j.substate == ssPrerun {
+		j.substate = ssRunning
+	}
+	*p = *batchreq.NullReply()
+	if !strings.Contains(j.attrs.get(jaMailPoints), "b") {
+		s.log.Log(pbslog.EventError|pbslog.EventAdmin|pbslog.EventJob, pbslog.ClassJob, j.id, "Not sending email: User does not want mail of this type.")
+	}
+	s.acct.Record(pbslog.AcctStart, j.id, s.acctJobText(j))
+	wait := s.store.Submit(s.saveJobOp(j))
+	s.mu.Unlock()
+	wait()
+	return true
+}
+
+// abandonRun requeues a job whose launch could not even be recorded.
+func (s *Server) abandonRun(j *Job, why string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.jobs[j.id] == j && j.state == stRunning {
+		s.log.Logf(pbslog.EventJob, pbslog.ClassJob, j.id, "run abandoned: %s", why)
+		s.requeue(j)
+	}
+}
+
+// requeue frees a job's nodes and puts it back to QUEUED/HELD. Called
+// with s.mu held.
+func (s *Server) requeue(j *Job) {
+	j.attrs.set(jaExecHost, "")
+	j.attrs.set(jaSessionID, "")
+	j.attrs.set(jaExecGpus, "")
+	s.run.forget(j.id)
+	s.setState(j, stQueued, ssQueued)
+	s.evaluate(j)
+	s.touch(j)
+	s.refreshNodeJobs()
+}
+
+// acctJobText is the common part of the S and E accounting records
+// (spec 12 §14.3); every pair is followed by a blank.
+func (s *Server) acctJobText(j *Job) string {
+	var b strings.Builder
+	pair := func(k, v string) { b.WriteString(k + "=" + v + " ") }
+	pair("user", j.attrs.get(jaEuser))
+	pair("group", j.attrs.get(jaEgroup))
+	if a := j.attrs.get(jaAccountName); a != "" {
+		pair("account", a)
+	}
+	pair("jobname", j.name())
+	if j.queue != nil {
+		pair("queue", j.queue.name)
+	}
+	pair("ctime", j.attrs.get(jaCtime))
+	pair("qtime", j.attrs.get(jaQtime))
+	pair("etime", j.attrs.get(jaEtime))
+	pair("start", j.attrs.get(jaStartTime))
+	pair("owner", j.owner())
+	if h := j.attrs.get(jaExecHost); h != "" {
+		pair("exec_host", h)
+	}
+	for _, r := range j.attrs.resources(jaResourceList) {
+		pair("Resource_List."+r.res, r.val)
+	}
+	return b.String()
+}

@@ -1,0 +1,210 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"gopbs/batchreq"
+	"gopbs/dis"
+	"gopbs/rpp"
+)
+
+// momUser is the header user of every request the server sends to a MOM
+// (spec 10 §4).
+const momUser = "PBS_Server"
+
+// momTimeout bounds one request/reply exchange with a MOM or the
+// connection set-up (TORQUE's tcp_timeout).
+const momTimeout = 10 * time.Second
+
+// runLink is the server's side of running jobs: the IS endpoint MOMs
+// report to, the TCP requests to MOMs and the scheduler connection. Its
+// own mutex guards only its bookkeeping and is never held while taking
+// Server.mu.
+type runLink struct {
+	s  *Server
+	ep *rpp.Endpoint // IS over RPP on the server's UDP port; nil if the port could not be bound
+
+	mu        sync.Mutex
+	streams   map[string]*rpp.Stream // node name → its MOM's IS stream
+	heard     map[string]time.Time   // node name → last IS_STATUS
+	suspended map[string]bool        // job id → suspended by qsig -s suspend
+	deleting  map[string]bool        // job id → a delete is in progress
+	sched     schedLink
+
+	// dialer, when set (tests), replaces the resolution of a MOM host
+	// name to its address.
+	dialer func(ctx context.Context, host string) (net.Conn, error)
+	// resolve returns the addresses of a node name (tests replace it).
+	resolve func(host string) []netip.Addr
+}
+
+func newRunLink(s *Server) *runLink {
+	return &runLink{
+		s:         s,
+		streams:   make(map[string]*rpp.Stream),
+		heard:     make(map[string]time.Time),
+		suspended: make(map[string]bool),
+		deleting:  make(map[string]bool),
+		resolve:   resolveAddr,
+	}
+}
+
+// startRunLink starts the MOM and scheduler links: the IS endpoint on the
+// server's port (UDP), node checking, job polling and the scheduler
+// timer. It returns at once; everything stops when the server is done.
+func (s *Server) startRunLink() {
+	rl := s.run
+	s.mu.Lock()
+	for _, n := range s.nodes {
+		// All nodes are down until their MOM says hello (spec 10 §5.6).
+		n.state |= nsDown
+	}
+	s.mu.Unlock()
+	pc, err := net.ListenPacket("udp", ":"+strconv.Itoa(s.port()))
+	if err != nil {
+		s.logError("start_rpp", fmt.Sprintf("cannot bind IS port %d: %v", s.port(), err))
+	} else {
+		rl.ep = rpp.NewEndpoint(pc, nil)
+		go rl.acceptIS()
+	}
+	go rl.timers()
+	go func() {
+		<-s.done
+		if rl.ep != nil {
+			rl.ep.Close()
+		}
+	}()
+	rl.schedStart()
+}
+
+// logError writes a LOG_ERROR line (spec 12 §13.2).
+func (s *Server) logError(fn, msg string) {
+	s.log.Logf(1, "Svr", "PBS_Server", "LOG_ERROR::%s, %s", fn, msg)
+}
+
+// timers runs the periodic work of the link: node checks, job polls and
+// the scheduler's timed cycle.
+func (rl *runLink) timers() {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	var sec int64
+	for {
+		select {
+		case <-rl.s.done:
+			return
+		case <-t.C:
+		}
+		sec++
+		rl.checkNodes()
+		rl.pollRunning(sec)
+		rl.schedTick()
+	}
+}
+
+// dialReserved opens a TCP connection to addr from a privileged local
+// port counting down from 1023, as TORQUE daemons connect to each other.
+// Without the privilege to bind one (tests as a user) it falls back to
+// an ordinary port.
+func dialReserved(ctx context.Context, addr string) (net.Conn, error) {
+	var last error
+	for port := 1023; port >= 512; port-- {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{Port: port}}
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err == nil {
+			return c, nil
+		}
+		last = err
+		switch {
+		case errors.Is(err, syscall.EADDRINUSE), errors.Is(err, syscall.EADDRNOTAVAIL):
+			continue
+		case errors.Is(err, os.ErrPermission), errors.Is(err, syscall.EACCES):
+			var d net.Dialer
+			return d.DialContext(ctx, "tcp", addr)
+		}
+		return nil, err
+	}
+	return nil, fmt.Errorf("no free reserved port: %w", last)
+}
+
+// momConn is one TCP connection to a MOM carrying requests in sequence.
+type momConn struct {
+	nc net.Conn
+	r  *dis.Reader
+}
+
+// dialMom connects to the MOM on host.
+func (rl *runLink) dialMom(host string) (*momConn, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), momTimeout)
+	defer cancel()
+	var nc net.Conn
+	var err error
+	if rl.dialer != nil {
+		nc, err = rl.dialer(ctx, host)
+	} else {
+		nc, err = dialReserved(ctx, net.JoinHostPort(host, strconv.Itoa(rl.s.cfg.MomPort)))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("connect to MOM %s: %w", host, err)
+	}
+	return &momConn{nc: nc, r: dis.NewReader(nc)}, nil
+}
+
+// call sends one request and reads its reply.
+func (m *momConn) call(typ int, body batchreq.Body, ext string) (*batchreq.Reply, error) {
+	req := batchreq.NewRequest(typ, momUser, body)
+	req.SetExtension(ext)
+	m.nc.SetDeadline(time.Now().Add(momTimeout))
+	if _, err := m.nc.Write(req.Append(nil)); err != nil {
+		return nil, fmt.Errorf("send %s: %w", batchreq.RequestName(typ), err)
+	}
+	p, err := batchreq.ReadReply(m.r)
+	if err != nil {
+		return nil, fmt.Errorf("reply to %s: %w", batchreq.RequestName(typ), err)
+	}
+	return p, nil
+}
+
+// close sends Disconnect and closes the connection.
+func (m *momConn) close() {
+	m.nc.SetDeadline(time.Now().Add(time.Second))
+	m.nc.Write(batchreq.NewRequest(batchreq.PBS_BATCH_Disconnect, momUser, nil).Append(nil))
+	m.nc.Close()
+}
+
+// momRequest sends one request to the MOM on host on a new connection.
+func (rl *runLink) momRequest(host string, typ int, body batchreq.Body, ext string) (*batchreq.Reply, error) {
+	m, err := rl.dialMom(host)
+	if err != nil {
+		return nil, err
+	}
+	defer m.close()
+	return m.call(typ, body, ext)
+}
+
+// resolveAddr returns the addresses of a host name (node names may be
+// addresses).
+func resolveAddr(host string) []netip.Addr {
+	if a, err := netip.ParseAddr(host); err == nil {
+		return []netip.Addr{a.Unmap()}
+	}
+	addrs, err := net.LookupHost(host)
+	if err != nil {
+		return nil
+	}
+	var out []netip.Addr
+	for _, x := range addrs {
+		if a, err := netip.ParseAddr(x); err == nil {
+			out = append(out, a.Unmap())
+		}
+	}
+	return out
+}

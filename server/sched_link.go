@@ -1,0 +1,180 @@
+package server
+
+import (
+	"context"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"gopbs/batchreq"
+	"gopbs/iff"
+	"gopbs/server/pbslog"
+)
+
+// defaultSchedulerIteration is scheduler_iteration's default (spec 12
+// §10.1).
+const defaultSchedulerIteration = 600
+
+// schedLink is the state of the server's connection to the scheduler
+// (spec 12 §10). pending and the counters are guarded by runLink.mu.
+type schedLink struct {
+	pending   int       // command waiting to be sent, SCH_SCHEDULE_NULL if none
+	cur       *conn     // the open scheduler connection
+	started   int       // jobs run over cur
+	lastCycle time.Time // when the last cycle was started
+	wasOn     bool      // scheduling was true at the last tick
+
+	active atomic.Bool   // a cycle is in progress (server_state Scheduling)
+	kick   chan struct{} // wakes the scheduler worker
+}
+
+// schedStart starts the worker that connects to the scheduler; a server
+// started with scheduling true asks for the "first" cycle.
+func (rl *runLink) schedStart() {
+	rl.sched.kick = make(chan struct{}, 1)
+	s := rl.s
+	s.mu.RLock()
+	on := s.serverFlag(saScheduling)
+	s.mu.RUnlock()
+	rl.mu.Lock()
+	rl.sched.wasOn = on
+	rl.sched.lastCycle = s.now()
+	rl.mu.Unlock()
+	if on {
+		rl.schedNotify(batchreq.SCH_SCHEDULE_FIRST)
+	}
+	go rl.schedWorker()
+}
+
+// schedNotify records that a scheduling cycle is needed for cmd.
+func (rl *runLink) schedNotify(cmd int) {
+	if rl == nil {
+		return
+	}
+	rl.mu.Lock()
+	rl.sched.pending = cmd
+	rl.mu.Unlock()
+	select {
+	case rl.sched.kick <- struct{}{}:
+	default:
+	}
+}
+
+// schedTick runs every second: a timed cycle every scheduler_iteration
+// seconds and a "cmd" cycle when scheduling was switched on.
+func (rl *runLink) schedTick() {
+	s := rl.s
+	s.mu.RLock()
+	on := s.serverFlag(saScheduling)
+	iter := s.serverLong(saSchedulerIteration, defaultSchedulerIteration)
+	s.mu.RUnlock()
+	now := s.now()
+	rl.mu.Lock()
+	turnedOn := on && !rl.sched.wasOn
+	rl.sched.wasOn = on
+	due := iter > 0 && now.Sub(rl.sched.lastCycle) >= time.Duration(iter)*time.Second
+	rl.mu.Unlock()
+	switch {
+	case turnedOn:
+		rl.schedNotify(batchreq.SCH_SCHEDULE_CMD)
+	case due && on:
+		rl.schedNotify(batchreq.SCH_SCHEDULE_TIME)
+	}
+}
+
+// countStart counts a job run over the scheduler connection.
+func (rl *runLink) countStart(c *conn) {
+	rl.mu.Lock()
+	if rl.sched.cur == c {
+		rl.sched.started++
+	}
+	rl.mu.Unlock()
+}
+
+// schedWorker sends pending commands to the scheduler, one cycle at a
+// time, and serves the scheduler's requests on the same connection.
+func (rl *runLink) schedWorker() {
+	s := rl.s
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-rl.sched.kick:
+		}
+		for {
+			s.mu.RLock()
+			ok := s.serverFlag(saScheduling) && !s.shutting
+			s.mu.RUnlock()
+			rl.mu.Lock()
+			cmd := rl.sched.pending
+			rl.sched.pending = batchreq.SCH_SCHEDULE_NULL
+			if cmd != batchreq.SCH_SCHEDULE_NULL && ok {
+				rl.sched.lastCycle = s.now()
+			}
+			rl.mu.Unlock()
+			if cmd == batchreq.SCH_SCHEDULE_NULL || !ok {
+				break
+			}
+			started, ran := rl.schedCycle(cmd)
+			if ran && started == 1 {
+				rl.mu.Lock()
+				if rl.sched.pending == batchreq.SCH_SCHEDULE_NULL {
+					rl.sched.pending = batchreq.SCH_SCHEDULE_RECYC
+				}
+				rl.mu.Unlock()
+			}
+		}
+	}
+}
+
+// schedCycle connects to the scheduler, sends cmd and serves the
+// connection until the scheduler closes it. It returns the number of
+// jobs run over it and whether the scheduler could be contacted.
+func (rl *runLink) schedCycle(cmd int) (int, bool) {
+	s := rl.s
+	host := s.cfg.SchedHost
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), momTimeout)
+	nc, err := dialReserved(ctx, net.JoinHostPort(host, strconv.Itoa(s.cfg.SchedPort)))
+	cancel()
+	if err != nil {
+		s.log.Logf(pbslog.EventSched, pbslog.ClassServer, s.name, "Could not contact Scheduler - port %d", s.cfg.SchedPort)
+		return 0, false
+	}
+	if err := batchreq.WriteSchedCommand(nc, cmd); err != nil {
+		nc.Close()
+		return 0, false
+	}
+	s.log.Logf(pbslog.EventSched, pbslog.ClassServer, s.name, "Scheduler was sent the command %s", batchreq.SchedCommandName(cmd))
+	c := s.newConn(nc)
+	if c == nil {
+		return 0, false
+	}
+	// The scheduler connection is a privileged client (spec 03 §5.1):
+	// its requests need no pbs_iff and carry full privileges.
+	s.auth.Remove(c.auth)
+	c.auth = privilegedAuth(c.remote)
+	rl.mu.Lock()
+	rl.sched.cur, rl.sched.started = c, 0
+	rl.mu.Unlock()
+	rl.sched.active.Store(true)
+	c.serve()
+	rl.sched.active.Store(false)
+	rl.mu.Lock()
+	n := rl.sched.started
+	rl.sched.cur = nil
+	rl.mu.Unlock()
+	return n, true
+}
+
+// privilegedAuth returns authentication state that passes every check:
+// the server opened the connection itself from a reserved port. The iff
+// table classifies by the peer's source port, so a private table is given
+// a reserved one.
+func privilegedAuth(remote netip.AddrPort) *iff.Conn {
+	return iff.NewTable().Add(netip.AddrPortFrom(remote.Addr(), 1))
+}
