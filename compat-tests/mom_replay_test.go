@@ -50,6 +50,7 @@ type momUnderTest struct {
 type udpPacket struct {
 	from netip.AddrPort
 	b    []byte
+	at   time.Time // when it was read
 }
 
 // freePorts returns n ports free for TCP and UDP on all addresses.
@@ -123,7 +124,7 @@ func startCaptureMom(t *testing.T, cfg string) *momUnderTest {
 			if err != nil {
 				return
 			}
-			m.serverDatagrams <- udpPacket{netip.AddrPortFrom(from.Addr().Unmap(), from.Port()), bytes.Clone(buf[:n])}
+			m.serverDatagrams <- udpPacket{netip.AddrPortFrom(from.Addr().Unmap(), from.Port()), bytes.Clone(buf[:n]), time.Now()}
 		}
 	}()
 	m.cmd = ns.command("root", 0, 0, bin, "-D", "-d", m.home, "-M", strconv.Itoa(m.batchPort),
@@ -365,7 +366,7 @@ func newRMClient(t *testing.T, m *momUnderTest, played uint16) *rppPeer {
 			if err != nil {
 				return
 			}
-			ch <- udpPacket{from, bytes.Clone(buf[:n])}
+			ch <- udpPacket{from, bytes.Clone(buf[:n]), time.Now()}
 		}
 	}()
 	return &rppPeer{conn: conn, in: ch, played: played,
@@ -405,36 +406,47 @@ func TestMomReplayRPP(t *testing.T) {
 	if !server.mom.IsValid() {
 		t.Fatal("the MOM never opened its IS stream")
 	}
-	// From now on the server side acknowledges every status and hands it
-	// to the scenarios.
-	statuses := make(chan timedPacket, 16)
-	go func() {
-		for d := range server.in {
+	// From now on the server side acknowledges every status the MOM
+	// sends, whenever a scenario reads from it.
+	maxSeq := uint32(1)
+	var lastStatus []byte
+	readIS := func(t *testing.T, timeout time.Duration) (rpp.Packet, time.Time, bool) {
+		select {
+		case d := <-server.in:
 			p, err := rpp.Parse(d.b)
-			if err != nil || p.Type != rpp.RPP_EOD {
-				continue
+			if err != nil {
+				t.Fatalf("MOM sent a bad datagram: %v", err)
 			}
-			ack := rpp.Packet{Type: rpp.RPP_ACK, Stream: p.Stream, Seq: p.Seq}
-			server.conn.WriteToUDPAddrPort(ack.Marshal(), d.from)
-			if bytes.Equal(d.b, server.last) {
-				continue
-			}
-			server.last = d.b
-			statuses <- timedPacket{p, time.Now()}
-		}
-	}()
-	nextStatus := func(t *testing.T, after time.Time) rpp.Packet {
-		timeout := time.After(20 * time.Second)
-		for {
-			select {
-			case tp := <-statuses:
-				if tp.at.After(after) {
-					return tp.p
+			if p.Type == rpp.RPP_EOD {
+				ack := rpp.Packet{Type: rpp.RPP_ACK, Stream: p.Stream, Seq: p.Seq}
+				server.conn.WriteToUDPAddrPort(ack.Marshal(), d.from)
+				if bytes.Equal(d.b, lastStatus) || p.Seq <= maxSeq {
+					return rpp.Packet{}, d.at, true // retransmission
 				}
-			case <-timeout:
-				t.Fatal("no IS_STATUS from the MOM")
+				lastStatus, maxSeq = d.b, p.Seq
+			}
+			return p, d.at, true
+		case <-time.After(timeout):
+			return rpp.Packet{}, time.Time{}, false
+		}
+	}
+	drain := func(t *testing.T) {
+		for {
+			if _, _, ok := readIS(t, 0); !ok {
+				return
 			}
 		}
+	}
+	nextStatus := func(t *testing.T, after time.Time) rpp.Packet {
+		deadline := time.Now().Add(20 * time.Second)
+		for time.Now().Before(deadline) {
+			p, at, ok := readIS(t, time.Until(deadline))
+			if ok && p.Type == rpp.RPP_EOD && at.After(after) {
+				return p
+			}
+		}
+		t.Fatal("no IS_STATUS from the MOM")
+		return rpp.Packet{}
 	}
 	firstEOD := func(dgs []capture.Datagram) rpp.Packet {
 		for _, d := range dgs {
@@ -444,16 +456,11 @@ func TestMomReplayRPP(t *testing.T) {
 		}
 		return rpp.Packet{}
 	}
-	lastSeq := uint32(1)
 	compareStatus := func(want, got rpp.Packet) string {
-		want.Seq, want.Stream = got.Seq, got.Stream
+		want.Seq = got.Seq
 		if w, g := is.describe(want, true), is.describe(got, false); w != g {
 			return fmt.Sprintf("IS_STATUS differs:\n    want %s\n    got  %s", w, g)
 		}
-		if got.Seq <= lastSeq {
-			return fmt.Sprintf("IS_STATUS sequence %d does not follow %d", got.Seq, lastSeq)
-		}
-		lastSeq = got.Seq
 		return ""
 	}
 
@@ -485,11 +492,50 @@ func TestMomReplayRPP(t *testing.T) {
 	rmScenario(24, "24 momctl -q loadave", false)
 	rmScenario(25, "25 momctl -q physmem ncpus arch uname", false)
 	rmScenario(23, "23 momctl -d 3", false)
-}
 
-type timedPacket struct {
-	p  rpp.Packet
-	at time.Time
+	results.run(t, suite, "76 server GOODBYE (qterm): MOM acknowledges and says GOODBYE", "", func(t *testing.T) string {
+		c := loadCapture(t, 76)
+		var want []rpp.Packet
+		for _, d := range udpDatagrams(c, 15001) {
+			if p, err := rpp.Parse(d.Payload); err == nil && d.Dst.Port() == 15001 && p.Type != rpp.RPP_HELLO1 {
+				want = append(want, p)
+			}
+		}
+		if len(want) != 2 {
+			t.Fatalf("capture 76: %d MOM datagrams before its new HELLO1, want ACK and GOODBYE", len(want))
+		}
+		time.Sleep(200 * time.Millisecond) // let the momctl streams finish closing
+		drain(t)
+		// The server said IS_CLUSTER_ADDRS (seq 0) only: its GOODBYE is seq 1.
+		bye := rpp.Packet{Type: rpp.RPP_GOODBYE, Stream: 0, Seq: 1}
+		server.conn.WriteToUDPAddrPort(bye.Marshal(), server.mom)
+		var got []rpp.Packet
+		deadline := time.Now().Add(10 * time.Second)
+		for len(got) < 2 && time.Now().Before(deadline) {
+			if p, _, ok := readIS(t, time.Until(deadline)); ok && p.Type != 0 && p.Type != rpp.RPP_EOD {
+				got = append(got, p)
+			}
+		}
+		if len(got) < 2 {
+			return fmt.Sprintf("MOM answered the GOODBYE with %v", got)
+		}
+		want[1].Seq = maxSeq + 1 // its GOODBYE follows its last message
+		var diffs []string
+		for i := range want {
+			if w, g := want[i].String(), got[i].String(); w != g {
+				diffs = append(diffs, fmt.Sprintf("MOM datagram differs:\n    want %s\n    got  %s", w, g))
+			}
+		}
+		ack := rpp.Packet{Type: rpp.RPP_ACK, Stream: got[1].Stream, Seq: got[1].Seq}
+		server.conn.WriteToUDPAddrPort(ack.Marshal(), server.mom)
+		return strings.Join(diffs, "\n")
+	})
+	results.run(t, suite, "77 after qterm: MOM reopens, says hello, gets cluster addresses, sends status", "", func(t *testing.T) string {
+		c := loadCapture(t, 77)
+		again := &rppReplay{t: t, peers: []*rppPeer{server}}
+		again.play(udpDatagrams(c, 15001))
+		return strings.Join(again.diffs, "\n")
+	})
 }
 
 // pendingFor names what keeps a scenario from matching yet.

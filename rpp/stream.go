@@ -49,11 +49,17 @@ type Stream struct {
 	goodbyeAcked bool
 	peerGoodbye  bool
 	localClosed  bool      // Close called by the application
-	lingerUntil  time.Time // set when both GOODBYEs are done
+	lingerUntil  time.Time // set when our GOODBYE was acknowledged but the peer's is missing
 	err          error     // ErrStale / ErrClosed once failed
 
 	wake chan struct{} // closed and replaced on every state change
+	done chan struct{} // closed when the stream's index is released
 }
+
+// Done returns a channel closed when the stream is over and its index
+// released: both GOODBYEs were exchanged, it went stale, or the endpoint
+// was closed.
+func (s *Stream) Done() <-chan struct{} { return s.done }
 
 // broadcast wakes every goroutine waiting on the stream.
 func (s *Stream) broadcast() {
@@ -379,11 +385,13 @@ func (s *Stream) startClose() {
 	s.pump()
 }
 
-// maybeFinish starts the linger period once both sides said GOODBYE; the
-// stream keeps acknowledging retransmitted GOODBYEs until it ends.
+// maybeFinish releases the stream once both sides said GOODBYE and ours
+// was acknowledged: its index is free for the next open at once, as the
+// captures show (a MOM reopening its IS stream after the server's GOODBYE
+// gets the same index again).
 func (s *Stream) maybeFinish() {
-	if s.goodbyeAcked && s.peerGoodbye && s.lingerUntil.IsZero() {
-		s.lingerUntil = time.Now().Add(2 * s.e.opts.Timeout)
+	if s.goodbyeAcked && s.peerGoodbye {
+		s.e.free(s)
 	}
 }
 

@@ -176,7 +176,7 @@ func (e *Endpoint) Accept(ctx context.Context) (*Stream, error) {
 
 // newStream allocates the lowest free index. Called with e.mu held.
 func (e *Endpoint) newStream(addr netip.AddrPort) *Stream {
-	s := &Stream{e: e, remote: addr, wake: make(chan struct{})}
+	s := &Stream{e: e, remote: addr, wake: make(chan struct{}), done: make(chan struct{})}
 	if e.opts.Indexes != nil {
 		s.index = e.opts.Indexes.alloc()
 	} else {
@@ -202,6 +202,7 @@ func (e *Endpoint) free(s *Stream) {
 		if e.opts.Indexes != nil {
 			e.opts.Indexes.release(s.index)
 		}
+		close(s.done)
 	}
 	for i, b := range e.backlog {
 		if b == s {

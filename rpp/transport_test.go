@@ -542,3 +542,30 @@ func TestSharedIndexes(t *testing.T) {
 		t.Fatalf("index %d after release, want 1", s3.Index())
 	}
 }
+
+func TestDone(t *testing.T) {
+	p := newPair(t, fastOpts(1), fastOpts(2))
+	ctx := ctxT(t)
+	s, _ := p.a.Open(addrOf(p.b))
+	s.Send([]byte("x"))
+	r, err := p.b.Accept(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Recv(ctx)
+	s.Close()
+	if _, err := r.Recv(ctx); err != io.EOF {
+		t.Fatal(err)
+	}
+	for _, st := range []*Stream{s, r} {
+		select {
+		case <-st.Done():
+		case <-ctx.Done():
+			t.Fatal("stream not released after the GOODBYE exchange")
+		}
+	}
+	// The released index is reused by the next open.
+	if n, _ := p.a.Open(addrOf(p.b)); n.Index() != s.Index() {
+		t.Errorf("new stream index %d, want %d", n.Index(), s.Index())
+	}
+}

@@ -152,6 +152,16 @@ func (c *isClient) session(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case err := <-done:
+			if err == nil {
+				// The server closed: finish the GOODBYE exchange before
+				// reopening, so the new stream reuses the index.
+				s.Close()
+				select {
+				case <-s.Done():
+				case <-ctx.Done():
+				case <-time.After(10 * time.Second):
+				}
+			}
 			return err
 		case <-c.kc:
 			soon = time.After(0)
