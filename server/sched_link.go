@@ -25,6 +25,7 @@ type schedLink struct {
 	started   int       // jobs run over cur
 	lastCycle time.Time // when the last cycle was started
 	wasOn     bool      // scheduling was true at the last tick
+	busy      bool      // a cycle is being started or served
 
 	active atomic.Bool   // a cycle is in progress (server_state Scheduling)
 	kick   chan struct{} // wakes the scheduler worker
@@ -48,13 +49,17 @@ func (rl *runLink) schedStart() {
 	go rl.schedWorker()
 }
 
-// schedNotify records that a scheduling cycle is needed for cmd.
+// schedNotify records that a scheduling cycle is needed for cmd. While
+// a cycle is in progress the request is dropped, as TORQUE does: the
+// running cycle sees the current state anyway.
 func (rl *runLink) schedNotify(cmd int) {
 	if rl == nil {
 		return
 	}
 	rl.mu.Lock()
-	rl.sched.pending = cmd
+	if !rl.sched.busy {
+		rl.sched.pending = cmd
+	}
 	rl.mu.Unlock()
 	select {
 	case rl.sched.kick <- struct{}{}:
@@ -112,19 +117,19 @@ func (rl *runLink) schedWorker() {
 			rl.sched.pending = batchreq.SCH_SCHEDULE_NULL
 			if cmd != batchreq.SCH_SCHEDULE_NULL && ok {
 				rl.sched.lastCycle = s.now()
+				rl.sched.busy = true
 			}
 			rl.mu.Unlock()
 			if cmd == batchreq.SCH_SCHEDULE_NULL || !ok {
 				break
 			}
 			started, ran := rl.schedCycle(cmd)
+			rl.mu.Lock()
+			rl.sched.busy = false
 			if ran && started == 1 {
-				rl.mu.Lock()
-				if rl.sched.pending == batchreq.SCH_SCHEDULE_NULL {
-					rl.sched.pending = batchreq.SCH_SCHEDULE_RECYC
-				}
-				rl.mu.Unlock()
+				rl.sched.pending = batchreq.SCH_SCHEDULE_RECYC
 			}
+			rl.mu.Unlock()
 		}
 	}
 }

@@ -1,0 +1,216 @@
+package server
+
+import (
+	"context"
+	"net"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"gopbs/batchreq"
+	"gopbs/dis"
+	"gopbs/momproto"
+	"gopbs/rpp"
+)
+
+// fakeSched accepts the server's scheduler connections; each one is
+// handed to the test with the command it carried.
+type fakeSched struct {
+	ln    net.Listener
+	cycle chan schedCycle
+}
+
+type schedCycle struct {
+	cmd    int
+	remote *net.TCPAddr
+	c      *client
+}
+
+func newFakeSched(t *testing.T) *fakeSched {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeSched{ln: ln, cycle: make(chan schedCycle, 10)}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			nc.SetDeadline(time.Now().Add(10 * time.Second))
+			cmd, err := batchreq.ReadSchedCommand(nc)
+			if err != nil {
+				nc.Close()
+				continue
+			}
+			f.cycle <- schedCycle{cmd: cmd, remote: nc.RemoteAddr().(*net.TCPAddr), c: &client{t: t, nc: nc, r: dis.NewReader(nc)}}
+		}
+	}()
+	return f
+}
+
+func (f *fakeSched) next(t *testing.T) schedCycle {
+	t.Helper()
+	select {
+	case c := <-f.cycle:
+		return c
+	case <-time.After(10 * time.Second):
+		t.Fatal("no scheduler command")
+		return schedCycle{}
+	}
+}
+
+// expectNone checks that no further cycle starts for a while.
+func (f *fakeSched) expectNone(t *testing.T, d time.Duration) {
+	t.Helper()
+	select {
+	case c := <-f.cycle:
+		t.Fatalf("unexpected scheduler command %d", c.cmd)
+	case <-time.After(d):
+	}
+}
+
+func TestSchedulerCycle(t *testing.T) {
+	mom := newFakeMom(t)
+	sched := newFakeSched(t)
+	s := runServer(t, mom, sched.ln.Addr().(*net.TCPAddr).Port)
+	c := dialPrivileged(t, s.Addr())
+	setupCluster(t, c)
+	id := submit(t, c, "viasched")
+	sched.expectNone(t, 300*time.Millisecond) // scheduling is off
+
+	if p := c.do(mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", attr("scheduling", "true"))); p.Code != 0 {
+		t.Fatalf("set scheduling: %d", p.Code)
+	}
+	cy := sched.next(t)
+	if cy.cmd != batchreq.SCH_SCHEDULE_CMD {
+		t.Fatalf("command %d, want cmd", cy.cmd)
+	}
+	if cy.remote.Port >= 1024 {
+		t.Errorf("server connected from non-reserved port %d", cy.remote.Port)
+	}
+	// The scheduler acts as "Scheduler" with full privileges and no iff.
+	sv := cy.c.do(batchreq.NewRequest(batchreq.PBS_BATCH_StatusSvr, "Scheduler", &batchreq.StatusReq{}))
+	if sv.Code != 0 {
+		t.Fatalf("StatusSvr: %d", sv.Code)
+	}
+	rq := cy.c.do(batchreq.NewRequest(batchreq.PBS_BATCH_Rescq, "Scheduler", &batchreq.Resc{Queries: []string{"nodes=1", "nodes=5"}}))
+	if rq.Code != 0 || len(rq.Resc.Avail) != 2 || rq.Resc.Avail[0] != 1 || rq.Resc.Avail[1] != -1 {
+		t.Errorf("ResourceQuery: %d %+v", rq.Code, rq.Resc)
+	}
+	mod := batchreq.NewRequest(batchreq.PBS_BATCH_ModifyJob, "Scheduler", &batchreq.Manage{Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_JOB, ObjName: id,
+		Attrs: batchreq.AttrList{attr("comment", "Job started on Sun Nov 22 at 01:24")}})
+	if p := cy.c.do(mod); p.Code != 0 {
+		t.Fatalf("ModifyJob comment: %d", p.Code)
+	}
+	if p := cy.c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "Scheduler", &batchreq.RunJob{JobID: id})); p.Code != 0 {
+		t.Fatalf("RunJob: %d %s", p.Code, p.Text)
+	}
+	// A second cycle is not started while this one is open.
+	id2 := submit(t, c, "second")
+	sched.expectNone(t, 300*time.Millisecond)
+	cy.c.nc.Close()
+	// One job started over the connection: the server asks again.
+	cy = sched.next(t)
+	if cy.cmd != batchreq.SCH_SCHEDULE_RECYC {
+		t.Fatalf("command %d, want recyc", cy.cmd)
+	}
+	cy.c.nc.Close()
+	if got := jobAttr(t, c, id, "comment"); got != "Job started on Sun Nov 22 at 01:24" {
+		t.Errorf("comment %q", got)
+	}
+	if st := jobAttr(t, c, id, "job_state"); st != "R" {
+		t.Errorf("state %q", st)
+	}
+	_ = id2
+	id3 := submit(t, c, "third")
+	cy = sched.next(t)
+	if cy.cmd != batchreq.SCH_SCHEDULE_NEW {
+		t.Fatalf("command %d, want new", cy.cmd)
+	}
+	// An operator-style external scheduler (ordinary client) can run and
+	// hold jobs too.
+	if p := cy.c.do(batchreq.NewRequest(batchreq.PBS_BATCH_HoldJob, "Scheduler", &batchreq.Manage{Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_JOB, ObjName: id3,
+		Attrs: batchreq.AttrList{attr("Hold_Types", "o")}})); p.Code != 0 {
+		t.Errorf("hold: %d", p.Code)
+	}
+	cy.c.nc.Close()
+	// The job's end asks for a "term" cycle.
+	momc := dialPrivileged(t, s.Addr())
+	if p := momc.do(batchreq.NewRequest(batchreq.PBS_BATCH_JobObit, "pbs_mom", &batchreq.JobObit{JobID: id})); p.Code != 0 {
+		t.Fatalf("obit: %d", p.Code)
+	}
+	cy = sched.next(t)
+	if cy.cmd != batchreq.SCH_SCHEDULE_TERM {
+		t.Fatalf("command %d, want term", cy.cmd)
+	}
+	cy.c.nc.Close()
+}
+
+// nodeAttr returns one attribute of node vm.
+func nodeAttr(t *testing.T, c *client, name string) string {
+	t.Helper()
+	p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_StatusNode, "root", &batchreq.StatusReq{ID: "vm"}))
+	if p.Code != 0 || len(p.Status) != 1 {
+		t.Fatalf("status node: %d", p.Code)
+	}
+	for _, a := range p.Status[0].Attrs {
+		if a.Name == name {
+			return a.Value
+		}
+	}
+	return ""
+}
+
+func TestISHelloStatus(t *testing.T) {
+	s := runServer(t, nil, 0)
+	c := dialPrivileged(t, s.Addr())
+	setupCluster(t, c)
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := rpp.NewEndpoint(pc, &rpp.Options{Timeout: 200 * time.Millisecond})
+	defer ep.Close()
+	st, err := ep.Open(netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(s.port())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func(m *momproto.ISMessage) {
+		t.Helper()
+		m.Version = momproto.IS_PROTOCOL_VER
+		if err := st.Send(m.Append(nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(&momproto.ISMessage{Command: momproto.IS_HELLO})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	b, err := st.Recv(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := momproto.DecodeIS(b)
+	if err != nil || m.Command != momproto.IS_CLUSTER_ADDRS || len(m.Addrs) != 1 || m.Addrs[0] != 2130706433 {
+		t.Fatalf("reply to HELLO: %+v %v", m, err)
+	}
+	status := []string{"opsys=linux", "uname=Linux vm 6.1 #1 SMP x86_64", "sessions=? 15201", "ncpus=2", "state=busy", "jobs= ", "varattr= "}
+	send(&momproto.ISMessage{Command: momproto.IS_STATUS, Status: status})
+	waitFor(t, "busy", func() bool { return nodeAttr(t, c, "state") == "busy" })
+	got := nodeAttr(t, c, "status")
+	if !strings.HasPrefix(got, "rectime=") || !strings.HasSuffix(got, ",varattr=,jobs=,state=busy,ncpus=2,sessions=? 15201,uname=Linux vm 6.1 #1 SMP x86_64,opsys=linux") {
+		t.Errorf("status %q", got)
+	}
+	status[4] = "state=free"
+	send(&momproto.ISMessage{Command: momproto.IS_STATUS, Status: status})
+	waitFor(t, "free", func() bool { return nodeAttr(t, c, "state") == "free" })
+	send(&momproto.ISMessage{Command: momproto.IS_UPDATE, State: momproto.INUSE_DOWN})
+	waitFor(t, "down", func() bool { return nodeAttr(t, c, "state") == "down" })
+	send(&momproto.ISMessage{Command: momproto.IS_UPDATE, State: momproto.INUSE_FREE})
+	waitFor(t, "free again", func() bool { return nodeAttr(t, c, "state") == "free" })
+	st.Close()
+	waitFor(t, "down on close", func() bool { return nodeAttr(t, c, "state") == "down" })
+}
