@@ -57,6 +57,40 @@ func splitEscaped(s string, sep byte) []string {
 // parseDepend decodes a depend value. Job ids get "@<server>" when they
 // have none. ok is false for a malformed value (PBSE_BADATVAL).
 func (s *Server) parseDepend(v string) ([]depEntry, bool) {
+	out, ok := s.parseDependRaw(v)
+	if !ok {
+		return nil, false
+	}
+	seen := map[string]int{}
+	for i, e := range out {
+		seen[e.typ] = i
+	}
+	// combination rules (spec 12 §6.1)
+	has := func(t string) bool { _, ok := seen[t]; return ok }
+	anyAfter, anyArr, anyPlain := false, false, false
+	for _, e := range out {
+		if strings.HasPrefix(e.typ, "after") || e.typ == "on" {
+			anyAfter = true
+		}
+		if isArrayDep(e.typ) {
+			anyArr = true
+		} else if e.typ != "on" && e.typ != "synccount" && e.typ != "syncwith" {
+			anyPlain = true
+		}
+	}
+	if has("syncwith") && (has("synccount") || anyAfter || len(out[seen["syncwith"]].args) > 1) {
+		return nil, false
+	}
+	if anyArr && anyPlain {
+		return nil, false
+	}
+	return out, true
+}
+
+// parseDependRaw decodes a depend value without the combination rules
+// (the server's own bookkeeping, e.g. a sync master's members, breaks
+// them).
+func (s *Server) parseDependRaw(v string) ([]depEntry, bool) {
 	var out []depEntry
 	if v == "" {
 		return nil, true
@@ -96,25 +130,6 @@ func (s *Server) parseDepend(v string) ([]depEntry, bool) {
 		seen[t] = len(out)
 		out = append(out, e)
 	}
-	// combination rules (spec 12 §6.1)
-	has := func(t string) bool { _, ok := seen[t]; return ok }
-	anyAfter, anyArr, anyPlain := false, false, false
-	for _, e := range out {
-		if strings.HasPrefix(e.typ, "after") || e.typ == "on" {
-			anyAfter = true
-		}
-		if isArrayDep(e.typ) {
-			anyArr = true
-		} else if e.typ != "on" && e.typ != "synccount" && e.typ != "syncwith" {
-			anyPlain = true
-		}
-	}
-	if has("syncwith") && (has("synccount") || anyAfter || len(out[seen["syncwith"]].args) > 1) {
-		return nil, false
-	}
-	if anyArr && anyPlain {
-		return nil, false
-	}
 	return out, true
 }
 
@@ -144,7 +159,7 @@ func (s *Server) localJobID(arg string) (string, bool) {
 }
 
 func (s *Server) jobDeps(j *Job) []depEntry {
-	d, _ := s.parseDepend(j.attrs.get(jaDepend))
+	d, _ := s.parseDependRaw(j.attrs.get(jaDepend))
 	return d
 }
 
@@ -248,6 +263,14 @@ func (s *Server) registerDeps(j *Job) (changed []*Job) {
 	if userHold {
 		j.hold |= holdUser
 	}
+	for _, p := range changed {
+		for _, e := range s.jobDeps(p) {
+			if e.typ == "synccount" {
+				s.checkSyncSet(p)
+				break
+			}
+		}
+	}
 	return changed
 }
 
@@ -296,7 +319,6 @@ func (s *Server) registerOne(j, p *Job, t, self string) int {
 			if e.typ == "synccount" {
 				s.addDep(p, "syncwith", self)
 				s.touch(p)
-				s.checkSyncSet(p)
 				return 0
 			}
 		}

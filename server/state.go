@@ -129,7 +129,7 @@ func (s *Server) evaluate(j *Job) {
 		if j.substate == ssDepnHold || j.substate == ssSyncHold {
 			sub = j.substate
 		}
-		if j.hold&holdSystem != 0 && dependHolds(s, j) {
+		if sub == ssHeld && j.hold&holdSystem != 0 && dependHolds(s, j) {
 			sub = ssDepnHold
 		}
 		s.setState(j, stHeld, sub)
