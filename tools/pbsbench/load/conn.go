@@ -202,3 +202,20 @@ func (c *Conn) Close() error {
 
 // Abort closes the connection at once (no Disconnect).
 func (c *Conn) Abort() error { return c.nc.Close() }
+
+// Raw writes b as it is, half-closes the connection, reads and discards
+// whatever the server answers until it closes (bounded by the timeout),
+// and closes. Robustness tests use it to deliver damaged requests on an
+// authenticated connection.
+func (c *Conn) Raw(b []byte) error {
+	defer c.nc.Close()
+	c.nc.SetDeadline(time.Now().Add(c.wait))
+	if _, err := c.nc.Write(b); err != nil {
+		return fmt.Errorf("send: %w", err)
+	}
+	if tc, ok := c.nc.(*net.TCPConn); ok {
+		tc.CloseWrite()
+	}
+	_, err := io.Copy(io.Discard, c.nc)
+	return err
+}

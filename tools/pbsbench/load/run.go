@@ -37,6 +37,9 @@ type Config struct {
 	// operations with the rate of that window.
 	Window   int
 	Progress func(w WindowStats)
+	// Stop, if set, ends the run when closed (operations under way
+	// finish or fail first).
+	Stop <-chan struct{}
 	// OnSubmit, if set, is called with every acknowledged job id (from
 	// any client goroutine).
 	OnSubmit func(id string)
@@ -161,6 +164,11 @@ func Run(cfg Config) (*Result, error) {
 			for issued.Add(1) <= int64(cfg.Ops) {
 				if !deadline.IsZero() && time.Now().After(deadline) {
 					return
+				}
+				select {
+				case <-cfg.Stop:
+					return
+				default:
 				}
 				kind := cfg.Mode
 				if kind == ModeMixed {
