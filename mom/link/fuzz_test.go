@@ -1,0 +1,53 @@
+package link
+
+import (
+	"context"
+	"net/netip"
+	"testing"
+	"time"
+
+	"gopbs/mom/jobexec"
+	"gopbs/mom/procfs"
+	"gopbs/momproto"
+)
+
+// noExec is an Executor without jobs.
+type noExec struct{}
+
+func (noExec) Start(context.Context, *jobexec.Job) (int, error) { return 0, jobexec.ErrBadState }
+func (noExec) Status(string) (jobexec.Status, error)            { return jobexec.Status{}, jobexec.ErrUnknownJob }
+func (noExec) Signal(context.Context, string, string, bool) error {
+	return jobexec.ErrUnknownJob
+}
+func (noExec) Epilogue(context.Context, string) (int, error) { return 0, jobexec.ErrUnknownJob }
+func (noExec) Purge(string) error                            { return jobexec.ErrUnknownJob }
+func (noExec) ScriptPath(prefix string) string               { return "/nonexistent/" + prefix + ".SC" }
+func (noExec) Sessions() []int                               { return nil }
+func (noExec) Adopt(*jobexec.Job, int, time.Time) error      { return jobexec.ErrBadState }
+
+// FuzzRMMessage feeds arbitrary RM messages from a trusted privileged
+// port to the resource monitor: it must never panic, and a reply, when
+// there is one, must decode.
+func FuzzRMMessage(f *testing.F) {
+	for _, s := range []string{"+1+1+2+7loadave", "+1+1+2+5ncpus+4arch+7physmem+7loadave+8max_load2+10ideal_load",
+		"+1+1+1", "+1+1+3", "+1+1+4", "+1+1+2+5diag3", "+1+1+2+8clearjob", "+1+1+2+17status_update_time",
+		"+1+1+2+11size[fs=/]", "+1+1+9", "+1+1+2+4cycl"} {
+		f.Add([]byte(s))
+	}
+	m, err := New(Options{Host: "vm", Home: f.TempDir(), Exec: noExec{}, Proc: procfs.FS{Root: "/nonexistent"},
+		Resolve: func(context.Context, string) ([]netip.Addr, error) { return nil, nil }})
+	if err != nil {
+		f.Fatal(err)
+	}
+	m.addTrusted(netip.MustParseAddr("127.0.0.1"))
+	peer := netip.MustParseAddrPort("127.0.0.1:1020")
+	f.Fuzz(func(t *testing.T, b []byte) {
+		reply, _ := m.rmMessage(context.Background(), peer, b)
+		if reply == nil {
+			return
+		}
+		if _, err := momproto.DecodeRMReply(reply); err != nil {
+			t.Fatalf("reply %q does not decode: %v", reply, err)
+		}
+	})
+}
