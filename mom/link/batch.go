@@ -149,6 +149,10 @@ func (m *Mom) reqQueueJob(bc *batchConn, req *batchreq.Request) {
 			return
 		}
 	}
+	if m.cfg.NodeCheckOnJobStart && m.runHealthCheck(bc.ctx) {
+		bc.errorReply(batchreq.PBSE_MOMREJECT, "")
+		return
+	}
 	m.mu.Lock()
 	if old, ok := m.jobs[body.JobID]; ok && old.stage >= stageRunning && old.stage <= stageSuspended {
 		m.mu.Unlock()

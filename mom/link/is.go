@@ -185,14 +185,10 @@ func (c *isClient) sendStatus(ctx context.Context, s *rpp.Stream) {
 	if !ok {
 		return // the server has not answered our hello yet
 	}
+	c.m.statusCycle(ctx)
 	status := c.m.StatusStrings(ctx)
 	c.mu.Lock()
-	c.state, c.stateKnown = momproto.INUSE_FREE, true
-	for _, item := range status {
-		if item == "state=busy" {
-			c.state = momproto.INUSE_BUSY
-		}
-	}
+	c.state, c.stateKnown = c.m.nodeState(), true
 	c.mu.Unlock()
 	c.send(s, &momproto.ISMessage{Version: momproto.IS_PROTOCOL_VER, Command: momproto.IS_STATUS, Status: status})
 }
@@ -200,10 +196,7 @@ func (c *isClient) sendStatus(ctx context.Context, s *rpp.Stream) {
 // checkState pushes a change between free and busy at once as IS_UPDATE
 // instead of waiting for the next status (spec 10 §5.7).
 func (c *isClient) checkState(s *rpp.Stream) {
-	state := uint32(momproto.INUSE_FREE)
-	if c.m.busy() {
-		state = momproto.INUSE_BUSY
-	}
+	state := c.m.nodeState()
 	c.mu.Lock()
 	changed := c.answered && c.stateKnown && state != c.state
 	c.state = state
@@ -300,4 +293,15 @@ func (m *Mom) isIncoming(ctx context.Context, s *rpp.Stream, b []byte) bool {
 		return false
 	}
 	return true
+}
+
+// nodeState returns the INUSE bits MOM reports in IS_UPDATE.
+func (m *Mom) nodeState() uint32 {
+	switch {
+	case m.reportedDown():
+		return momproto.INUSE_DOWN
+	case m.busy():
+		return momproto.INUSE_BUSY
+	}
+	return momproto.INUSE_FREE
 }

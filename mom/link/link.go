@@ -106,6 +106,8 @@ type Mom struct {
 	trusted map[netip.Addr]bool
 	servers []*isClient
 	isBusy  bool
+	down    bool            // the node health check failed
+	cycles  int             // IS_STATUS cycles, for $node_check_interval
 	ctx     context.Context // lives until Serve ends; obituaries use it
 	stop    context.CancelFunc
 

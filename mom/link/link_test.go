@@ -773,3 +773,34 @@ func TestRecover(t *testing.T) {
 		})
 	}
 }
+
+// TestHealthCheck: a node check script reporting ERROR puts its line in
+// the status message, reports state=down with $down_on_error, and makes
+// QueueJob fail when the check runs at job start.
+func TestHealthCheck(t *testing.T) {
+	requireRoot(t)
+	script := filepath.Join(t.TempDir(), "check.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho all good\necho ERROR disk full\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	srv := newFakeServer(t)
+	tm := startMom(t, srv, "$node_check_script "+script+"\n$node_check_interval 1,jobstart\n$down_on_error true\n$status_update_time 1\n")
+	dumpLogOnFailure(t, tm)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	is, err := srv.ep.Accept(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	is.Recv(ctx)
+	is.Send([]byte("+4+1+2210+2130706433"))
+	status := recvStatus(t, ctx, is)
+	if !contains(status, "message=ERROR disk full") || !contains(status, "state=down") {
+		t.Errorf("status %q lacks the health check's message and state=down", status)
+	}
+	b := dialBatch(t, tm.batch)
+	rep := b.do(batchreq.PBS_BATCH_QueueJob, &batchreq.QueueJob{JobID: "5.x", Destination: "localhost", Attrs: jobAttrs("5.x", "/tmp")}, "")
+	if rep.Code != batchreq.PBSE_MOMREJECT {
+		t.Errorf("QueueJob on a failing node: code %d, want PBSE_MOMREJECT", rep.Code)
+	}
+}

@@ -30,7 +30,12 @@ func (m *Mom) JobExited(ex jobexec.Exit) {
 	if !ok {
 		return
 	}
-	m.goFunc(func() { m.sendObit(m.ctx, j) })
+	m.goFunc(func() {
+		if m.cfg.NodeCheckOnJobEnd {
+			m.runHealthCheck(m.ctx)
+		}
+		m.sendObit(m.ctx, j)
+	})
 }
 
 // obitLoop retries obituaries that could not be delivered.

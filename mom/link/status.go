@@ -148,6 +148,9 @@ func (m *Mom) resource(ctx context.Context, name, param string) (string, int) {
 		}
 		return strings.Join(parts, "+"), 0
 	case "state":
+		if m.reportedDown() {
+			return "down", 0
+		}
 		if m.busy() {
 			return "busy", 0
 		}
@@ -155,10 +158,8 @@ func (m *Mom) resource(ctx context.Context, name, param string) (string, int) {
 	case "jobs":
 		m.mu.Lock()
 		ids := make([]string, 0, len(m.jobs))
-		for id, j := range m.jobs {
-			if j.stage >= stageRunning {
-				ids = append(ids, id)
-			}
+		for id := range m.jobs {
+			ids = append(ids, id)
 		}
 		m.mu.Unlock()
 		sort.Strings(ids)
