@@ -219,3 +219,10 @@ func (c *Conn) Raw(b []byte) error {
 	_, err := io.Copy(io.Discard, c.nc)
 	return err
 }
+
+// Write sends b as it is (an encoded request) without reading a reply.
+func (c *Conn) Write(b []byte) error {
+	c.nc.SetWriteDeadline(time.Now().Add(c.wait))
+	_, err := c.nc.Write(b)
+	return err
+}
