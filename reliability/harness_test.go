@@ -121,12 +121,17 @@ type proc struct {
 func newCluster(t *testing.T) *cluster {
 	t.Helper()
 	c := &cluster{t: t, b: bins(t), home: t.TempDir()}
-	for _, d := range []string{"server_priv", "server_logs", "mom_priv", "mom_logs", "sched_priv", "sched_logs", "spool", "undelivered"} {
-		os.MkdirAll(filepath.Join(c.home, d), 0o755)
-	}
+	makeLayout(c.home)
 	c.server, c.mom, c.rm, c.sched = freePort(t), freePort(t), freePort(t), freePort(t)
-	os.WriteFile(filepath.Join(c.home, "server_name"), []byte("localhost\n"), 0o644)
 	return c
+}
+
+// makeLayout creates the PBS_HOME directories and server_name.
+func makeLayout(home string) {
+	for _, d := range []string{"server_priv", "server_logs", "mom_priv", "mom_logs", "sched_priv", "sched_logs", "spool", "undelivered"} {
+		os.MkdirAll(filepath.Join(home, d), 0o755)
+	}
+	os.WriteFile(filepath.Join(home, "server_name"), []byte("localhost\n"), 0o644)
 }
 
 func (c *cluster) addr() string { return fmt.Sprintf("127.0.0.1:%d", c.server) }

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -55,9 +56,12 @@ type WindowStats struct {
 
 // Result is the outcome of a run.
 type Result struct {
-	Mode      string
-	OK        int
-	Failed    int
+	Mode   string
+	OK     int
+	Failed int
+	// Refused counts the failures that were error replies from the
+	// server (the others are connection or protocol failures).
+	Refused   int
 	Elapsed   time.Duration
 	Latencies []time.Duration // sorted, of successful operations
 	// Objects is the number of objects the last stat or select returned.
@@ -135,6 +139,9 @@ func Run(cfg Config) (*Result, error) {
 	}
 	note := func(err error) {
 		mu.Lock()
+		if _, ok := errors.AsType[*ReplyError](err); ok {
+			res.Refused++
+		}
 		if len(res.Errors) < maxErrors {
 			res.Errors = append(res.Errors, err.Error())
 		}
