@@ -50,8 +50,8 @@ func (m *Mom) serveBatchConn(ctx context.Context, c net.Conn) {
 	defer m.dropUncommitted(bc)
 	mux := m.batchMux()
 	for {
-		if m.cfg.Timeout > 0 {
-			c.SetReadDeadline(time.Now().Add(m.cfg.Timeout))
+		if m.conf().Timeout > 0 {
+			c.SetReadDeadline(time.Now().Add(m.conf().Timeout))
 		}
 		req, err := batchreq.ReadRequest(r)
 		if err != nil {
@@ -149,7 +149,7 @@ func (m *Mom) reqQueueJob(bc *batchConn, req *batchreq.Request) {
 			return
 		}
 	}
-	if m.cfg.NodeCheckOnJobStart && m.runHealthCheck(bc.ctx) {
+	if m.conf().NodeCheckOnJobStart && m.runHealthCheck(bc.ctx) {
 		bc.errorReply(batchreq.PBSE_MOMREJECT, "")
 		return
 	}
@@ -303,7 +303,7 @@ func (m *Mom) reqCommit(bc *batchConn, req *batchreq.Request) {
 		sid, err := m.exec.Start(context.Background(), &spec)
 		done <- result{sid, err}
 	}()
-	block := m.cfg.JobStartBlockTime
+	block := m.conf().JobStartBlockTime
 	if block <= 0 {
 		block = 5 * time.Second
 	}

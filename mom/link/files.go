@@ -102,8 +102,8 @@ func (m *Mom) returnFiles(bc *batchConn, id string, stdout, stderr bool) {
 }
 
 func (m *Mom) tcpTimeout() time.Duration {
-	if m.cfg.Timeout > 0 {
-		return m.cfg.Timeout
+	if m.conf().Timeout > 0 {
+		return m.conf().Timeout
 	}
 	return 60 * time.Second
 }
@@ -188,7 +188,7 @@ func (m *Mom) copySource(host, file string) string {
 	if host == "" || m.isLocalHost(host) {
 		return file
 	}
-	for _, u := range m.cfg.UseCp {
+	for _, u := range m.conf().UseCp {
 		if ok, _ := path.Match(u.HostPattern, host); (ok || u.HostPattern == host || strings.HasSuffix(host, strings.TrimPrefix(u.HostPattern, "*"))) && strings.HasPrefix(file, u.From) {
 			return u.To + strings.TrimPrefix(file, u.From)
 		}
@@ -219,8 +219,8 @@ func (m *Mom) copyFile(ctx context.Context, cred *jobexec.Credentials, src, dst 
 	var err error
 	for try := 0; try < 2; try++ {
 		if strings.Contains(src, ":") || strings.Contains(dst, ":") {
-			args := append(strings.Fields(m.cfg.RcpArgs), src, dst)
-			out, err = m.runAs(ctx, cred, m.cfg.RcpCmd, args...)
+			args := append(strings.Fields(m.conf().RcpArgs), src, dst)
+			out, err = m.runAs(ctx, cred, m.conf().RcpCmd, args...)
 		} else {
 			out, err = m.runAs(ctx, cred, "/bin/cp", "-rp", src, dst)
 		}

@@ -18,7 +18,7 @@ const healthCheckTimeout = 5 * time.Minute
 // down; a line beginning with EVENT: becomes the message without marking
 // it down. It reports whether the MOM is down afterwards.
 func (m *Mom) runHealthCheck(ctx context.Context) bool {
-	script := m.cfg.NodeCheckScript
+	script := m.conf().NodeCheckScript
 	if script == "" {
 		return false
 	}
@@ -53,10 +53,10 @@ func (m *Mom) runHealthCheck(ctx context.Context) bool {
 // statusCycle is called before each IS_STATUS: the health check runs
 // every $node_check_interval status cycles.
 func (m *Mom) statusCycle(ctx context.Context) {
-	if m.cfg.NodeCheckScript == "" {
+	if m.conf().NodeCheckScript == "" {
 		return
 	}
-	every := m.cfg.NodeCheckInterval
+	every := m.conf().NodeCheckInterval
 	if every <= 0 {
 		every = 1
 	}
@@ -74,5 +74,5 @@ func (m *Mom) statusCycle(ctx context.Context) {
 func (m *Mom) reportedDown() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.down && m.cfg.DownOnError
+	return m.down && m.conf().DownOnError
 }

@@ -142,9 +142,9 @@ func (c *isClient) session(ctx context.Context) error {
 
 	done := make(chan error, 1)
 	go func() { done <- c.read(ctx, s) }()
-	ticker := time.NewTicker(c.m.cfg.StatusUpdateTime)
+	ticker := time.NewTicker(c.m.conf().StatusUpdateTime)
 	defer ticker.Stop()
-	poll := time.NewTicker(c.m.cfg.CheckPollTime)
+	poll := time.NewTicker(c.m.conf().CheckPollTime)
 	defer poll.Stop()
 	var soon <-chan time.Time
 	for {

@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -86,6 +87,13 @@ type Options struct {
 	HelloStatusDelay time.Duration
 	// ObitRetry is the period of obituary retries (default 10 s).
 	ObitRetry time.Duration
+	// ConfigFile is mom_priv/config, rewritten and re-read on an accepted
+	// RM_CMD_CONFIG ("" refuses it with RM_RSP_ERROR).
+	ConfigFile string
+	// OnReconfig, when set, is called with a configuration re-read on
+	// RM_CMD_CONFIG, so the daemon can pass it on (execution engine,
+	// log mask).
+	OnReconfig func(*config.Config)
 	// Shutdown is called when an RM_CMD_SHUTDOWN was accepted.
 	Shutdown func()
 	// Now is the clock (default time.Now).
@@ -95,7 +103,7 @@ type Options struct {
 // Mom is the protocol side of one pbs_mom.
 type Mom struct {
 	opt   Options
-	cfg   *config.Config
+	cfg   atomic.Pointer[config.Config]
 	log   *momlog.Logger
 	exec  Executor
 	start time.Time
@@ -170,10 +178,11 @@ func New(opt Options) (*Mom, error) {
 		opt.Servers = opt.Config.PBSServers
 	}
 	m := &Mom{
-		opt: opt, cfg: opt.Config, log: opt.Log, exec: opt.Exec,
+		opt: opt, log: opt.Log, exec: opt.Exec,
 		start: opt.Now(), pid: os.Getpid(),
 		jobs: map[string]*job{}, trusted: map[netip.Addr]bool{},
 	}
+	m.cfg.Store(opt.Config)
 	m.ctx, m.stop = context.WithCancel(context.Background())
 	return m, nil
 }
@@ -252,7 +261,7 @@ func (m *Mom) rppOptions() *rpp.Options {
 		o = *m.opt.RPP
 	}
 	if o.Throttle == 0 {
-		o.Throttle = m.cfg.RPPThrottle
+		o.Throttle = m.conf().RPPThrottle
 	}
 	o.Indexes = &m.indexes // one stream table for both sockets, as TORQUE has
 	return &o
@@ -288,7 +297,7 @@ func (m *Mom) serveTCP(ctx context.Context, ln net.Listener, serve func(context.
 func (m *Mom) initTrust(ctx context.Context) {
 	m.addTrusted(netip.MustParseAddr("127.0.0.1"))
 	hosts := append([]string{m.opt.Host}, m.opt.Servers...)
-	hosts = append(hosts, m.cfg.PBSClients...)
+	hosts = append(hosts, m.conf().PBSClients...)
 	for _, h := range hosts {
 		host, _ := splitHostPort(h, 0)
 		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
@@ -383,4 +392,21 @@ func (m *Mom) logErr(function string, err error, message string) {
 		message += ": "
 	}
 	m.log.Error(0, "", function, message+err.Error())
+}
+
+// conf returns the current configuration; treat it as read-only.
+func (m *Mom) conf() *config.Config { return m.cfg.Load() }
+
+// SetConfig replaces the configuration (SIGHUP, RM_CMD_CONFIG). Settings
+// the RM protocol changed at run time are lost, as in TORQUE.
+func (m *Mom) SetConfig(cfg *config.Config) { m.cfg.Store(cfg) }
+
+// updateConf applies change to a copy of the configuration and installs
+// it.
+func (m *Mom) updateConf(change func(*config.Config)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := *m.cfg.Load()
+	change(&c)
+	m.cfg.Store(&c)
 }

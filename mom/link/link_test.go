@@ -216,7 +216,11 @@ func startMomIn(t *testing.T, srv *fakeServer, cfgText, base, recover string) *t
 		servers = []string{fmt.Sprintf("127.0.0.1:%d", srv.port)}
 		serverPort = srv.port
 	}
-	tm.m, err = New(Options{
+	cfgFile := filepath.Join(tm.home, "mom_priv", "config")
+	if err := os.WriteFile(cfgFile, []byte(cfgText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tm.m, err = New(Options{ConfigFile: cfgFile,
 		Host: "localhost", Home: tm.home, Config: cfg, Log: logger, Exec: tm.eng,
 		Servers: servers, ServerPort: serverPort, RPP: &rpp.Options{Timeout: 50 * time.Millisecond, Retry: 40},
 		HelloStatusDelay: -1, ObitRetry: 200 * time.Millisecond,
@@ -633,6 +637,18 @@ func TestRM(t *testing.T) {
 		t.Errorf("TCP RM reply %q: %v", buf[:n], err)
 	}
 
+	// RM_CMD_CONFIG is refused (connection closed) without $remote_reconfig.
+	cc, err := DialReserved(ctx, tm.rmTCP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	cc.Write([]byte("+1+1+3+15CONFIG:$logevent"))
+	cc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if b, _ := io.ReadAll(cc); len(b) != 0 {
+		t.Errorf("RM_CMD_CONFIG answered %q without $remote_reconfig", b)
+	}
+
 	// TM (tasks of multi-node jobs) is refused with TM_ENOTIMPLEMENTED.
 	tmc, err := net.Dial("tcp", tm.rmTCP.String())
 	if err != nil {
@@ -802,5 +818,29 @@ func TestHealthCheck(t *testing.T) {
 	rep := b.do(batchreq.PBS_BATCH_QueueJob, &batchreq.QueueJob{JobID: "5.x", Destination: "localhost", Attrs: jobAttrs("5.x", "/tmp")}, "")
 	if rep.Code != batchreq.PBSE_MOMREJECT {
 		t.Errorf("QueueJob on a failing node: code %d, want PBSE_MOMREJECT", rep.Code)
+	}
+}
+
+// TestReconfig: with $remote_reconfig, RM_CMD_CONFIG rewrites the config
+// file and the new values are in force.
+func TestReconfig(t *testing.T) {
+	requireRoot(t)
+	tm := startMom(t, nil, "$remote_reconfig true\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := DialReserved(ctx, tm.rmTCP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	text := "CONFIG:$remote_reconfig true\n$status_update_time 77\n"
+	c.Write((&momproto.RMRequest{Version: 1, Command: momproto.RM_CMD_CONFIG, Lines: []string{text}}).Append(nil))
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	buf := make([]byte, 64)
+	if n, _ := c.Read(buf); string(buf[:n]) != "3+100" {
+		t.Fatalf("RM_CMD_CONFIG reply %q, want RM_RSP_OK", buf[:n])
+	}
+	if got := rmQuery(t, tm.rmUDP, "status_update_time"); got[0] != "status_update_time=77" {
+		t.Errorf("after reconfig: %q", got)
 	}
 }

@@ -31,7 +31,7 @@ func (m *Mom) JobExited(ex jobexec.Exit) {
 		return
 	}
 	m.goFunc(func() {
-		if m.cfg.NodeCheckOnJobEnd {
+		if m.conf().NodeCheckOnJobEnd {
 			m.runHealthCheck(m.ctx)
 		}
 		m.sendObit(m.ctx, j)

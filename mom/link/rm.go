@@ -98,10 +98,15 @@ func (m *Mom) rmMessage(ctx context.Context, peer netip.AddrPort, msg []byte) ([
 		}
 		return rep.Append(nil), true
 	case momproto.RM_CMD_CONFIG:
-		if restricted || !m.cfg.RemoteReconfig {
+		if restricted || !m.conf().RemoteReconfig {
 			return nil, false
 		}
-		return (&momproto.RMReply{Code: momproto.RM_RSP_ERROR}).Append(nil), true
+		code := momproto.RM_RSP_OK
+		if err := m.reconfigure(req.Lines); err != nil {
+			m.logErr("rm_request", err, "reconfig")
+			code = momproto.RM_RSP_ERROR
+		}
+		return (&momproto.RMReply{Code: code}).Append(nil), true
 	case momproto.RM_CMD_SHUTDOWN:
 		if restricted {
 			return nil, false
@@ -117,7 +122,7 @@ func (m *Mom) rmMessage(ctx context.Context, peer netip.AddrPort, msg []byte) ([
 // restricted reports whether addr's host name matches a $restricted
 // pattern.
 func (m *Mom) restricted(ctx context.Context, addr netip.Addr) bool {
-	if len(m.cfg.Restricted) == 0 {
+	if len(m.conf().Restricted) == 0 {
 		return false
 	}
 	names, err := net.DefaultResolver.LookupAddr(ctx, addr.String())
@@ -126,7 +131,7 @@ func (m *Mom) restricted(ctx context.Context, addr netip.Addr) bool {
 	}
 	for _, n := range names {
 		n = strings.TrimSuffix(n, ".")
-		for _, pat := range m.cfg.Restricted {
+		for _, pat := range m.conf().Restricted {
 			if ok, _ := filepath.Match(pat, n); ok {
 				return true
 			}
@@ -160,43 +165,39 @@ func (m *Mom) rmAnswer(ctx context.Context, line string, restricted bool) string
 	case settingLower == "clearjob":
 		return m.clearJob(value)
 	case settingLower == "status_update_time":
-		return m.durSetting(setting, &m.cfg.StatusUpdateTime, value, hasValue)
+		return m.durSetting(setting, func(c *config.Config) *time.Duration { return &c.StatusUpdateTime }, value, hasValue)
 	case settingLower == "check_poll_time":
-		return m.durSetting(setting, &m.cfg.CheckPollTime, value, hasValue)
+		return m.durSetting(setting, func(c *config.Config) *time.Duration { return &c.CheckPollTime }, value, hasValue)
 	case settingLower == "jobstartblocktime":
-		return m.durSetting(setting, &m.cfg.JobStartBlockTime, value, hasValue)
+		return m.durSetting(setting, func(c *config.Config) *time.Duration { return &c.JobStartBlockTime }, value, hasValue)
 	case settingLower == "loglevel":
-		if hasValue {
-			if n, err := strconv.Atoi(value); err == nil {
-				m.mu.Lock()
-				m.cfg.LogLevel = n
-				m.mu.Unlock()
-			}
+		if n, err := strconv.Atoi(value); hasValue && err == nil {
+			m.updateConf(func(c *config.Config) { c.LogLevel = n })
 		}
-		return fmt.Sprintf("%s=%d", setting, m.cfg.LogLevel)
+		return fmt.Sprintf("%s=%d", setting, m.conf().LogLevel)
 	case settingLower == "down_on_error":
 		if hasValue {
-			m.cfg.DownOnError = config.ParseBool(value)
+			m.updateConf(func(c *config.Config) { c.DownOnError = config.ParseBool(value) })
 		}
-		return fmt.Sprintf("%s=%d", setting, b2i(m.cfg.DownOnError))
+		return fmt.Sprintf("%s=%d", setting, b2i(m.conf().DownOnError))
 	case settingLower == "enablemomrestart":
 		if hasValue {
-			m.cfg.EnableMomRestart = config.ParseBool(value)
+			m.updateConf(func(c *config.Config) { c.EnableMomRestart = config.ParseBool(value) })
 		}
-		return fmt.Sprintf("%s=%d", setting, b2i(m.cfg.EnableMomRestart))
+		return fmt.Sprintf("%s=%d", setting, b2i(m.conf().EnableMomRestart))
 	case settingLower == "rcpcmd":
-		return fmt.Sprintf("%s=%s %s", setting, m.cfg.RcpCmd, m.cfg.RcpArgs)
+		return fmt.Sprintf("%s=%s %s", setting, m.conf().RcpCmd, m.conf().RcpArgs)
 	case lower == "version":
 		return line + "=" + Version
 	case lower == "configversion":
-		if m.cfg.ConfigVersion == "" {
+		if m.conf().ConfigVersion == "" {
 			return fmt.Sprintf("%s=? %d", line, RM_ERR_UNKNOWN)
 		}
-		return line + "=" + m.cfg.ConfigVersion
+		return line + "=" + m.conf().ConfigVersion
 	}
 	if restricted {
 		// Only dynamically computed values, never static config values.
-		for _, r := range m.cfg.Resources {
+		for _, r := range m.conf().Resources {
 			if r.Name == name {
 				return fmt.Sprintf("%s=? %d", line, RM_ERR_UNKNOWN)
 			}
@@ -216,15 +217,11 @@ func b2i(b bool) int {
 	return 0
 }
 
-func (m *Mom) durSetting(name string, d *time.Duration, value string, set bool) string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if set {
-		if n, err := strconv.Atoi(value); err == nil && n > 0 {
-			*d = time.Duration(n) * time.Second
-		}
+func (m *Mom) durSetting(name string, field func(*config.Config) *time.Duration, value string, set bool) string {
+	if n, err := strconv.Atoi(value); set && err == nil && n > 0 {
+		m.updateConf(func(c *config.Config) { *field(c) = time.Duration(n) * time.Second })
 	}
-	return fmt.Sprintf("%s=%d", name, int(*d/time.Second))
+	return fmt.Sprintf("%s=%d", name, int(*field(m.conf())/time.Second))
 }
 
 func (m *Mom) clearJob(which string) string {
@@ -285,13 +282,13 @@ func (m *Mom) diag(level int) string {
 			fmt.Fprintf(&b, "stdout/stderr spool directory: '%s' (%d blocks available)\n", spool, free)
 		}
 	}
-	if m.cfg.ConfigVersion != "" {
-		fmt.Fprintf(&b, "ConfigVersion:          %s\n", m.cfg.ConfigVersion)
+	if m.conf().ConfigVersion != "" {
+		fmt.Fprintf(&b, "ConfigVersion:          %s\n", m.conf().ConfigVersion)
 	}
 	fmt.Fprintf(&b, "MOM active:             %d seconds\n", int(now.Sub(m.start)/time.Second))
 	if level >= 1 {
-		fmt.Fprintf(&b, "Check Poll Time:        %d seconds\n", int(m.cfg.CheckPollTime/time.Second))
-		fmt.Fprintf(&b, "Server Update Interval: %d seconds\n", int(m.cfg.StatusUpdateTime/time.Second))
+		fmt.Fprintf(&b, "Check Poll Time:        %d seconds\n", int(m.conf().CheckPollTime/time.Second))
+		fmt.Fprintf(&b, "Server Update Interval: %d seconds\n", int(m.conf().StatusUpdateTime/time.Second))
 	}
 	m.mu.Lock()
 	msg, bad := m.message, m.lastBad
@@ -303,7 +300,7 @@ func (m *Mom) diag(level int) string {
 		fmt.Fprintf(&b, "WARNING:  server not authorized (%s)\n", bad)
 	}
 	if level >= 1 {
-		fmt.Fprintf(&b, "LogLevel:               %d (use SIGUSR1/SIGUSR2 to adjust)\n", m.cfg.LogLevel)
+		fmt.Fprintf(&b, "LogLevel:               %d (use SIGUSR1/SIGUSR2 to adjust)\n", m.conf().LogLevel)
 		b.WriteString("Communication Model:    RPP\n")
 		b.WriteString("MemLocked:              FALSE\n")
 		fmt.Fprintf(&b, "TCP Timeout:            %d seconds\n", int(m.tcpTimeout()/time.Second))
@@ -311,13 +308,13 @@ func (m *Mom) diag(level int) string {
 	if level >= 2 {
 		prolog := filepath.Join(m.opt.Home, "mom_priv", "prologue")
 		fmt.Fprintf(&b, "Prolog:                 %s (%s)\n", prolog, enabledWord(prolog))
-		fmt.Fprintf(&b, "Alarm Time:             0 of %d seconds\n", int(m.cfg.PrologAlarm/time.Second))
+		fmt.Fprintf(&b, "Alarm Time:             0 of %d seconds\n", int(m.conf().PrologAlarm/time.Second))
 		fmt.Fprintf(&b, "Trusted Client List:    %s\n", m.trustedList())
-		rcp := m.cfg.RcpCmd
+		rcp := m.conf().RcpCmd
 		if p, err := exec.LookPath(rcp); err == nil {
 			rcp = p
 		}
-		fmt.Fprintf(&b, "Copy Command:           %s %s\n", rcp, m.cfg.RcpArgs)
+		fmt.Fprintf(&b, "Copy Command:           %s %s\n", rcp, m.conf().RcpArgs)
 	}
 	m.mu.Lock()
 	var lines []string
@@ -415,4 +412,29 @@ func freeBlocks(dir string) (uint64, error) {
 		return 0, err
 	}
 	return st.Bavail, nil
+}
+
+// reconfigure serves RM_CMD_CONFIG: text after "CONFIG:" replaces the
+// config file, which is then read again.
+func (m *Mom) reconfigure(lines []string) error {
+	name := m.opt.ConfigFile
+	if name == "" {
+		return fmt.Errorf("no config file")
+	}
+	if len(lines) > 0 {
+		if _, text, ok := strings.Cut(lines[0], "CONFIG:"); ok {
+			if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	cfg, err := config.ParseFile(name)
+	if err != nil {
+		return err
+	}
+	m.SetConfig(cfg)
+	if m.opt.OnReconfig != nil {
+		m.opt.OnReconfig(cfg)
+	}
+	return nil
 }

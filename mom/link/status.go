@@ -36,12 +36,12 @@ func (m *Mom) StatusStrings(ctx context.Context) []string {
 	for _, name := range statusNames {
 		switch name {
 		case "arch":
-			if v, ok := m.cfg.StaticResource("arch"); ok {
+			if v, ok := m.conf().StaticResource("arch"); ok {
 				out = append(out, "arch="+v)
 			}
 			continue
 		case "size":
-			for _, fs := range m.cfg.SizeFS {
+			for _, fs := range m.conf().SizeFS {
 				if v, err := fsSize(fs); err == nil {
 					out = append(out, "size="+v)
 				}
@@ -70,7 +70,7 @@ func (m *Mom) StatusStrings(ctx context.Context) []string {
 // else the platform query. It returns the value or an RM error number.
 func (m *Mom) resource(ctx context.Context, name, param string) (string, int) {
 	if name != "state" && name != "jobs" && name != "message" {
-		for _, r := range m.cfg.Resources {
+		for _, r := range m.conf().Resources {
 			if r.Name != name {
 				continue
 			}
@@ -140,7 +140,7 @@ func (m *Mom) resource(ctx context.Context, name, param string) (string, int) {
 		return strconv.FormatUint(n, 10), 0
 	case "gres":
 		var parts []string
-		for _, r := range m.cfg.Resources {
+		for _, r := range m.conf().Resources {
 			if r.Command || strings.HasPrefix(r.Name, "size") || builtinResource[r.Name] {
 				continue
 			}
@@ -169,7 +169,7 @@ func (m *Mom) resource(ctx context.Context, name, param string) (string, int) {
 		return strings.Join(ids, " "), 0
 	case "varattr":
 		var parts []string
-		for _, va := range m.cfg.VarAttrs {
+		for _, va := range m.conf().VarAttrs {
 			if v, rmerr := shellEscape(ctx, va.Command); rmerr == 0 {
 				parts = append(parts, v)
 			}
@@ -211,7 +211,7 @@ var builtinResource = map[string]bool{"arch": true, "opsys": true, "max_load": t
 
 // busy applies $max_load/$ideal_load (spec 10 §5.7), with hysteresis.
 func (m *Mom) busy() bool {
-	if m.cfg.MaxLoad < 0 {
+	if m.conf().MaxLoad < 0 {
 		return false
 	}
 	l, err := loadavg(m.opt.Proc.Root)
@@ -220,9 +220,9 @@ func (m *Mom) busy() bool {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if l >= m.cfg.MaxLoad {
+	if l >= m.conf().MaxLoad {
 		m.isBusy = true
-	} else if l <= m.cfg.IdealLoad {
+	} else if l <= m.conf().IdealLoad {
 		m.isBusy = false
 	}
 	return m.isBusy
