@@ -71,3 +71,9 @@ demo: build
 
 clean:
 	rm -rf $(BIN)
+
+# The long form of the reliability suite (20 kill rounds, 100k malformed
+# requests, 10k idle connections); `make test` runs the short form.
+.PHONY: soak
+soak: build
+	GOPBS_SOAK=1 $(GO) test -count=1 -timeout 60m -v ./reliability/
