@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -23,9 +24,10 @@ type fakeMom struct {
 	t  *testing.T
 	ln net.Listener
 
-	mu    sync.Mutex
-	reqs  []*batchreq.Request
-	conns int // connections accepted
+	mu      sync.Mutex
+	reqs    []*batchreq.Request
+	conns   int             // connections accepted
+	streams []*bytes.Buffer // bytes received, per connection
 	// reject, if set, gives the reply code for a request type.
 	reject map[int]int
 	got    chan *batchreq.Request
@@ -57,7 +59,12 @@ func (m *fakeMom) accept() {
 
 func (m *fakeMom) serve(nc net.Conn) {
 	defer nc.Close()
-	r := dis.NewReader(nc)
+	buf := &lockedBuffer{}
+	m.mu.Lock()
+	m.streams = append(m.streams, &buf.b)
+	m.mu.Unlock()
+	buf.mu = &m.mu
+	r := dis.NewReader(io.TeeReader(nc, buf))
 	for {
 		nc.SetDeadline(time.Now().Add(10 * time.Second))
 		req, err := batchreq.ReadRequest(r)
@@ -93,6 +100,28 @@ func (m *fakeMom) serve(nc net.Conn) {
 	}
 }
 
+// lockedBuffer is a buffer written under the fake MOM's lock.
+type lockedBuffer struct {
+	mu *sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// stream returns a copy of the bytes received on connection i.
+func (m *fakeMom) stream(i int) []byte {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if i >= len(m.streams) {
+		return nil
+	}
+	return append([]byte(nil), m.streams[i].Bytes()...)
+}
+
 // next waits for the next request of type typ (skipping others).
 func (m *fakeMom) next(typ int) *batchreq.Request {
 	m.t.Helper()
@@ -113,6 +142,13 @@ func (m *fakeMom) next(typ int) *batchreq.Request {
 // runServer starts a server named "vm" whose node "vm" is the fake MOM
 // and whose scheduler port is schedPort (0: none listening).
 func runServer(t *testing.T, mom *fakeMom, schedPort int) *Server {
+	t.Helper()
+	return runServerWith(t, mom, schedPort, nil)
+}
+
+// runServerWith is runServer with a hook run before the server starts
+// serving.
+func runServerWith(t *testing.T, mom *fakeMom, schedPort int, setup func(*Server)) *Server {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root for reserved source ports")
@@ -144,6 +180,9 @@ func runServer(t *testing.T, mom *fakeMom, schedPort int) *Server {
 			var d net.Dialer
 			return d.DialContext(ctx, "tcp", mom.ln.Addr().String())
 		}
+	}
+	if setup != nil {
+		setup(s)
 	}
 	go s.Serve()
 	t.Cleanup(func() { s.Shutdown("Quick") })

@@ -63,8 +63,8 @@ func filePrefix(id string) string {
 	return id
 }
 
-// groupOf returns the primary group name of a user, or "".
-func groupOf(name string) string {
+// primaryGroup returns the primary group name of a user, or "".
+func primaryGroup(name string) string {
 	u, err := user.Lookup(name)
 	if err != nil {
 		return ""
@@ -169,7 +169,7 @@ func (s *Server) prepareRun(j *Job, slots []vpSlot) (*launch, error) {
 	euser := j.ownerUser()
 	j.attrs.set(jaEuser, euser)
 	if !j.attrs.has(jaEgroup) {
-		j.attrs.set(jaEgroup, groupOf(euser))
+		j.attrs.set(jaEgroup, s.run.groupOf(euser))
 	}
 	if !j.attrs.has(jaHashname) {
 		j.attrs.set(jaHashname, filePrefix(j.id))

@@ -45,6 +45,8 @@ type runLink struct {
 	dialer func(ctx context.Context, host string) (net.Conn, error)
 	// resolve returns the addresses of a node name (tests replace it).
 	resolve func(host string) []netip.Addr
+	// groupOf returns the primary group of a user (tests replace it).
+	groupOf func(user string) string
 }
 
 func newRunLink(s *Server) *runLink {
@@ -55,6 +57,7 @@ func newRunLink(s *Server) *runLink {
 		suspended: make(map[string]bool),
 		deleting:  make(map[string]bool),
 		resolve:   resolveAddr,
+		groupOf:   primaryGroup,
 	}
 }
 
