@@ -205,7 +205,7 @@ func (m *Mom) reqMvJobFile(bc *batchConn, req *batchreq.Request) {
 		bc.errorReply(batchreq.PBSE_UNKJOBID, "")
 		return
 	}
-	suffix := map[int]string{batchreq.StdOut: ".OU", batchreq.StdOut + 1: ".ER", batchreq.StdOut + 2: ".CK"}[body.FileType]
+	suffix := map[int]string{batchreq.StdOut: ".OU", batchreq.StdErr: ".ER", batchreq.Chkpt: ".CK"}[body.FileType]
 	if suffix == "" {
 		bc.errorReply(batchreq.PBSE_IVALREQ, "")
 		return

@@ -60,7 +60,7 @@ func (m *Mom) returnFiles(bc *batchConn, id string, stdout, stderr bool) {
 			want   bool
 			suffix string
 			typ    int
-		}{{stdout, ".OU", batchreq.StdOut}, {stderr, ".ER", batchreq.StdOut + 1}} {
+		}{{stdout, ".OU", batchreq.StdOut}, {stderr, ".ER", batchreq.StdErr}} {
 			if !f.want {
 				continue
 			}
@@ -120,7 +120,7 @@ func (m *Mom) reqCopyFiles(bc *batchConn, req *batchreq.Request) {
 		local := m.localName(p)
 		host, remote := splitRemote(p.Remote)
 		var src, dst string
-		if body.Direction == batchreq.STAGE_DIR_IN || body.Direction == batchreq.STAGE_DIR_OUT+1 {
+		if body.Direction == batchreq.STAGE_DIR_IN || body.Direction == batchreq.CKPT_DIR_IN {
 			src, dst = m.copySource(host, remote), local
 		} else {
 			src, dst = local, m.copySource(host, remote)

@@ -844,3 +844,63 @@ func TestReconfig(t *testing.T) {
 		t.Errorf("after reconfig: %q", got)
 	}
 }
+
+// TestRerunAndDelFiles: Rerun sends the spooled stdout and stderr back to
+// the server with MvJobFile and removes them; DelFiles removes files as
+// the job's user.
+func TestRerunAndDelFiles(t *testing.T) {
+	u := requireUser(t)
+	srv := newFakeServer(t)
+	srv.serve(func(req *batchreq.Request) *batchreq.Reply {
+		if req.Type == batchreq.PBS_BATCH_StatusJob {
+			return &batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_Status, Status: []batchreq.StatusObject{}}
+		}
+		return batchreq.NullReply()
+	})
+	tm := startMom(t, srv, "")
+	dumpLogOnFailure(t, tm)
+	id := "4.testserver"
+	launch(t, tm, id, "echo out\necho err >&2\n", os.TempDir())
+	nextReq(t, srv, batchreq.PBS_BATCH_StatusJob)
+	nextReq(t, srv, batchreq.PBS_BATCH_JobObit)
+
+	b := dialBatch(t, tm.batch)
+	if rep := b.do(batchreq.PBS_BATCH_Rerun, &batchreq.JobID{ID: id}, ""); rep.Code != 0 {
+		t.Fatalf("Rerun: code %d %q", rep.Code, rep.Text)
+	}
+	for _, want := range []struct {
+		typ  int
+		data string
+	}{{batchreq.StdOut, "out\n"}, {batchreq.StdErr, "err\n"}} {
+		f := nextReq(t, srv, batchreq.PBS_BATCH_MvJobFile).req.Body.(*batchreq.JobFile)
+		if f.JobID != id || f.FileType != want.typ || string(f.Data) != want.data || f.Seq != 0 {
+			t.Errorf("MvJobFile %+v, want type %d data %q", f, want.typ, want.data)
+		}
+	}
+	for _, suffix := range []string{".OU", ".ER"} {
+		if _, err := os.Stat(filepath.Join(tm.home, "spool", id+suffix)); err == nil {
+			t.Errorf("spool file %s left after Rerun", suffix)
+		}
+	}
+
+	dir, err := os.MkdirTemp("", "gopbs-delfiles-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	uid, _ := strconv.Atoi(u.Uid)
+	os.Chown(dir, uid, -1)
+	os.Chmod(dir, 0o755)
+	victim := filepath.Join(dir, "stagein.dat")
+	os.WriteFile(victim, []byte("x"), 0o644)
+	os.Chown(victim, uid, -1)
+	rep := b.do(batchreq.PBS_BATCH_DelFiles, &batchreq.CopyFiles{JobID: id, Owner: testUser, ExecUser: testUser,
+		Direction: batchreq.STAGE_DIR_IN, Pairs: []batchreq.FilePair{{Flag: batchreq.STAGEFILE, Local: victim, Remote: "localhost:/nowhere"}}}, "")
+	if rep.Code != 0 {
+		t.Errorf("DelFiles: code %d %q", rep.Code, rep.Text)
+	}
+	if _, err := os.Stat(victim); err == nil {
+		t.Error("DelFiles left the file")
+	}
+	b.disconnect()
+}
