@@ -164,6 +164,7 @@ func (s *Server) completeJob(j *Job, ok bool) []store.Op {
 	}
 	if keep > 0 {
 		j.purgeAt = now + keep
+		s.watchJob(j)
 		s.touch(j)
 		ops = append(ops, s.saveJobOp(j))
 	} else {

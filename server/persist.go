@@ -322,6 +322,9 @@ func (s *Server) recover() error {
 		s.linkJob(j)
 		s.enqueue(j, q)
 	}
+	for j := s.head; j != nil; j = j.next {
+		s.watchJob(j)
+	}
 	s.log.Logf(pbslog.EventSystem, pbslog.ClassServer, "PBS_Server", "Expected %d, recovered %d jobs", len(recs), len(s.jobs))
 	if len(ops) > 0 {
 		if err := s.store.Apply(ops...); err != nil {

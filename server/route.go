@@ -21,20 +21,6 @@ func temporaryRejection(code int) bool {
 	return false
 }
 
-// routeAll routes the jobs of every started route queue whose retry time
-// has come (spec 12 §5).
-func (s *Server) routeAll(now int64) []store.Op {
-	var ops []store.Op
-	for j := s.head; j != nil; {
-		next := j.next
-		if j.queue != nil && j.queue.isRoute() && j.routeRetryAt <= now {
-			ops = append(ops, s.routeJob(j, now)...)
-		}
-		j = next
-	}
-	return ops
-}
-
 // routeJob tries to move one job out of its route queue.
 func (s *Server) routeJob(j *Job, now int64) []store.Op {
 	q := j.queue

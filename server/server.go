@@ -89,6 +89,7 @@ type Server struct {
 	orderSeq    int64
 	shutting    bool
 	rate        rateCounter
+	watch       map[*Job]struct{} // jobs with timer work (state.go)
 
 	run *runLink // MOM and scheduler links (run_link.go)
 
@@ -328,6 +329,7 @@ func (s *Server) Shutdown(how string) {
 			}
 		}
 		s.connMu.Unlock()
+		s.stopRunLink()
 		s.stopErr = s.store.Close()
 		s.log.Log(pbslog.EventSystem, pbslog.ClassServer, "PBS_Server", "Server shutdown completed")
 		s.log.Log(pbslog.EventSystem|pbslog.EventForce, pbslog.ClassServer, "Log", "Log closed")

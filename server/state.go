@@ -53,9 +53,22 @@ func (s *Server) unlinkJob(j *Job) {
 	j.prev, j.next = nil, nil
 }
 
+// watchJob registers a job with the once-a-second timer work when it has
+// some (waiting for its execution time, kept after completion, sitting in
+// a route queue), so that the timer never walks the whole job list.
+func (s *Server) watchJob(j *Job) {
+	if j.state == stWaiting || j.purgeAt != 0 || j.queue != nil && j.queue.isRoute() {
+		if s.watch == nil {
+			s.watch = make(map[*Job]struct{})
+		}
+		s.watch[j] = struct{}{}
+	}
+}
+
 // enqueue puts a job into a queue's counters.
 func (s *Server) enqueue(j *Job, q *Queue) {
 	j.queue = q
+	s.watchJob(j)
 	if j.array != nil {
 		return // array templates are not counted
 	}
@@ -107,6 +120,7 @@ func (s *Server) setState(j *Job, state, sub int) {
 		}
 	}
 	j.state, j.substate = state, sub
+	s.watchJob(j)
 }
 
 // evaluate recomputes a non-running job's state from its holds, execution
@@ -188,6 +202,13 @@ func (s *Server) purgeJob(j *Job) []store.Op {
 	return ops
 }
 
+func queueName(j *Job) string {
+	if j.queue == nil {
+		return ""
+	}
+	return j.queue.name
+}
+
 // scriptKey is the key of a job's script: array sub-jobs share the
 // template's.
 func scriptKey(j *Job) string {
@@ -225,18 +246,31 @@ func (s *Server) tick() {
 	s.mu.Lock()
 	now := s.now().Unix()
 	var ops []store.Op
-	for j := s.head; j != nil; j = j.next {
+	for j := range s.watch {
+		if s.jobs[j.id] != j {
+			delete(s.watch, j)
+			continue
+		}
 		switch {
 		case j.state == stWaiting && execTime(j) <= now:
 			j.attrs.set(jaExecutionTime, "")
 			s.evaluate(j)
 			s.touch(j)
 			ops = append(ops, s.saveJobOp(j))
-		case j.state == stComplete && j.purgeAt != 0 && j.purgeAt <= now:
-			ops = append(ops, s.purgeJob(j)...)
+		case j.state == stComplete && j.purgeAt != 0:
+			if j.purgeAt <= now {
+				s.log.Logf(pbslog.EventDebug2, pbslog.ClassJob, j.id, "dequeuing from %s, state COMPLETE", queueName(j))
+				ops = append(ops, s.purgeJob(j)...)
+				delete(s.watch, j)
+			}
+		case j.queue != nil && j.queue.isRoute():
+			if j.routeRetryAt <= now {
+				ops = append(ops, s.routeJob(j, now)...)
+			}
+		case j.state != stWaiting:
+			delete(s.watch, j)
 		}
 	}
-	ops = append(ops, s.routeAll(now)...)
 	var wait func() error
 	if len(ops) > 0 && !s.shutting {
 		wait = s.store.Submit(ops...)
