@@ -79,14 +79,35 @@ func (s *Server) startRunLink() {
 		rl.ep = rpp.NewEndpoint(pc, nil)
 		go rl.acceptIS()
 	}
+	s.mu.Lock()
+	s.refreshNodeJobs() // jobs kept running across a warm restart hold their nodes
+	s.mu.Unlock()
 	go rl.timers()
-	go func() {
-		<-s.done
-		if rl.ep != nil {
-			rl.ep.Close()
-		}
-	}()
 	rl.schedStart()
+}
+
+// stopRunLink closes the MOMs' IS streams (they see GOODBYE and say
+// hello again to the next server, capture 102) and the endpoint.
+func (s *Server) stopRunLink() {
+	rl := s.run
+	if rl == nil || rl.ep == nil {
+		return
+	}
+	rl.mu.Lock()
+	streams := make([]*rpp.Stream, 0, len(rl.streams))
+	for _, st := range rl.streams {
+		streams = append(streams, st)
+	}
+	rl.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	for _, st := range streams {
+		st.Close()
+	}
+	for _, st := range streams {
+		st.Flush(ctx)
+	}
+	rl.ep.Close()
 }
 
 // logError writes a LOG_ERROR line (spec 12 §13.2).
