@@ -91,6 +91,11 @@ func NewEndpoint(pc net.PacketConn, opts *Options) *Endpoint {
 	if e.opts.Window <= 0 {
 		e.opts.Window = DefaultWindow
 	}
+	// A full window of a few streams is hundreds of kilobytes: make room
+	// for it where the socket allows (errors only mean a smaller buffer).
+	if b, ok := pc.(interface{ SetReadBuffer(int) error }); ok {
+		_ = b.SetReadBuffer(1 << 20)
+	}
 	e.key = e.opts.OpenKey
 	if e.key == 0 {
 		e.key = uint32(time.Now().Unix()) & 0xFFF
