@@ -372,3 +372,39 @@ func TestKeepCompletedAndWarmRestart(t *testing.T) {
 		t.Fatalf("second server on the same home: %v", err)
 	}
 }
+
+// TestServerLogLines checks the log lines of a submission, a rejection and
+// qmgr against the reference formats (spec 12 §13.2).
+func TestServerLogLines(t *testing.T) {
+	cl := newCluster(t)
+	id := mustSubmit(t, cl.alice, "alice")
+	submitAs(t, cl.alice, "alice", "nosuchq")
+	cl.root.do(mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_QUEUE, "short", attr("enabled", "true"), attr("started", "true")))
+	time.Sleep(10 * time.Millisecond)
+	b, err := os.ReadFile(filepath.Join(cl.home, "server_logs", time.Now().Format("20060102")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.SplitN(l, ";", 2); len(f) == 2 {
+			body = append(body, f[1])
+		}
+	}
+	log := strings.Join(body, "\n")
+	for _, want := range []string{
+		"0002;PBS_Server;Svr;Log;Log opened",
+		"0006;PBS_Server;Svr;PBS_Server;Server vm started, initialization type = 4",
+		"0100;PBS_Server;Job;" + id + ";enqueuing into batch, state 1 hop 1",
+		"0008;PBS_Server;Job;" + id + ";Job Queued at request of alice@vm, owner = alice@vm, job name = job, queue = batch",
+		"0001;PBS_Server;Svr;PBS_Server;LOG_ERROR::req_quejob, requested queue not found",
+		"0080;PBS_Server;Req;req_reject;Reject reply code=15020(Unknown queue MSG=cannot locate queue), aux=0, type=QueueJob, from alice@vm",
+		"0004;PBS_Server;Que;short;attributes set:  at request of root@vm",
+		"0004;PBS_Server;Que;short;attributes set: enabled = TRUE",
+		"0004;PBS_Server;node;vm;attributes set: np = 2",
+	} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log lacks %q", want)
+		}
+	}
+}

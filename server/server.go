@@ -174,11 +174,21 @@ func New(cfg Config) (*Server, error) {
 	}
 	logDir := filepath.Join(cfg.Home, "server_logs")
 	var err error
-	if s.log, err = pbslog.NewLogger(logDir, "PBS_Server"); err != nil {
+	if cfg.LogFile != "" {
+		s.log, err = pbslog.NewLoggerFile(cfg.LogFile, "PBS_Server")
+	} else {
+		s.log, err = pbslog.NewLogger(logDir, "PBS_Server")
+	}
+	if err != nil {
 		s.releaseLock()
 		return nil, err
 	}
-	if s.acct, err = pbslog.NewAccounting(filepath.Join(priv, "accounting")); err != nil {
+	if cfg.AcctFile != "" {
+		s.acct, err = pbslog.NewAccountingFile(cfg.AcctFile)
+	} else {
+		s.acct, err = pbslog.NewAccounting(filepath.Join(priv, "accounting"))
+	}
+	if err != nil {
 		s.releaseLock()
 		return nil, err
 	}

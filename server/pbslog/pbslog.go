@@ -48,6 +48,7 @@ const DefaultEvents = 0x1ff
 // use. A nil *Logger discards everything.
 type Logger struct {
 	dir    string
+	fixed  string // a single file (-L) instead of daily files
 	daemon string // right-justified, at most 10 characters
 	now    func() time.Time
 
@@ -67,6 +68,16 @@ func NewLogger(dir, daemon string) (*Logger, error) {
 		daemon = daemon[:10]
 	}
 	return &Logger{dir: dir, daemon: fmt.Sprintf("%10s", daemon), now: time.Now, events: DefaultEvents}, nil
+}
+
+// NewLoggerFile returns a logger that appends to one file (pbs_server -L).
+func NewLoggerFile(path, daemon string) (*Logger, error) {
+	l, err := NewLogger(filepath.Dir(path), daemon)
+	if err != nil {
+		return nil, err
+	}
+	l.fixed = path
+	return l, nil
 }
 
 // SetClock replaces the clock (tests).
@@ -140,14 +151,18 @@ func (l *Logger) Logf(event int, class, object, format string, args ...any) {
 
 func (l *Logger) open(t time.Time) error {
 	day := t.Format("20060102")
-	if l.f != nil && day == l.day {
+	if l.f != nil && (day == l.day || l.fixed != "") {
 		return nil
 	}
 	if l.f != nil {
 		l.f.Close()
 		l.f = nil
 	}
-	f, err := os.OpenFile(filepath.Join(l.dir, day), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	path := filepath.Join(l.dir, day)
+	if l.fixed != "" {
+		path = l.fixed
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
 	}
@@ -184,7 +199,8 @@ const (
 
 // Accounting appends records to daily accounting files.
 type Accounting struct {
-	dir string
+	dir   string
+	fixed string // a single file (-A) instead of daily files
 	now func() time.Time
 
 	mu  sync.Mutex
@@ -201,11 +217,25 @@ func NewAccounting(dir string) (*Accounting, error) {
 	return &Accounting{dir: dir, now: time.Now}, nil
 }
 
+// NewAccountingFile returns an accounting writer appending to one file
+// (pbs_server -A).
+func NewAccountingFile(path string) (*Accounting, error) {
+	a, err := NewAccounting(filepath.Dir(path))
+	if err != nil {
+		return nil, err
+	}
+	a.fixed = path
+	return a, nil
+}
+
 // SetClock replaces the clock (tests).
 func (a *Accounting) SetClock(now func() time.Time) { a.now = now }
 
 // Path returns the file the next record goes to.
 func (a *Accounting) Path() string {
+	if a.fixed != "" {
+		return a.fixed
+	}
 	return filepath.Join(a.dir, a.now().Format("20060102"))
 }
 
@@ -224,11 +254,11 @@ func (a *Accounting) Record(typ byte, jobid, msg string) {
 	defer a.mu.Unlock()
 	t := a.now()
 	day := t.Format("20060102")
-	if a.f == nil || day != a.day {
+	if a.f == nil || day != a.day && a.fixed == "" {
 		if a.f != nil {
 			a.f.Close()
 		}
-		f, err := os.OpenFile(filepath.Join(a.dir, day), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		f, err := os.OpenFile(a.Path(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 		if err != nil {
 			a.f = nil
 			return

@@ -134,3 +134,24 @@ func TestAccountingDailyFile(t *testing.T) {
 		t.Fatalf("got %q / %q", d1, d2)
 	}
 }
+
+func TestFixedFiles(t *testing.T) {
+	dir := t.TempDir()
+	l, err := NewLoggerFile(filepath.Join(dir, "srv.log"), "PBS_Server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Log(EventSystem, ClassServer, "PBS_Server", "hello")
+	l.Close()
+	a, err := NewAccountingFile(filepath.Join(dir, "acct"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Record(AcctQueue, "1.vm", "queue=batch")
+	a.Close()
+	for _, f := range []string{"srv.log", "acct"} {
+		if b, err := os.ReadFile(filepath.Join(dir, f)); err != nil || len(b) == 0 {
+			t.Fatalf("%s: %q %v", f, b, err)
+		}
+	}
+}
