@@ -201,7 +201,7 @@ const (
 type Accounting struct {
 	dir   string
 	fixed string // a single file (-A) instead of daily files
-	now func() time.Time
+	now   func() time.Time
 
 	mu  sync.Mutex
 	day string
