@@ -443,6 +443,23 @@ func TestDeleteSignalRerunRunningJob(t *testing.T) {
 	mom.mu.Lock()
 	delete(mom.reject, batchreq.PBS_BATCH_SignalJob)
 	mom.mu.Unlock()
+	// suspend and resume: qstat shows S, the node is free meanwhile
+	for _, sig := range []string{"suspend", "resume"} {
+		if p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_SignalJob, "root", &batchreq.SignalJob{JobID: id, Signal: sig})); p.Code != 0 {
+			t.Fatalf("%s: %d", sig, p.Code)
+		}
+		mom.next(batchreq.PBS_BATCH_SignalJob)
+		want, jobs := "S", ""
+		if sig == "resume" {
+			want, jobs = "R", "0/"+id
+		}
+		if st := jobAttr(t, c, id, "job_state"); st != want {
+			t.Errorf("after %s: job_state %q", sig, st)
+		}
+		if got := nodeAttr(t, c, "jobs"); got != jobs {
+			t.Errorf("after %s: node jobs %q", sig, got)
+		}
+	}
 	// qmsg
 	if p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_MessJob, "root", &batchreq.MessJob{JobID: id, FileOpt: 1, Message: "hi"})); p.Code != 0 {
 		t.Fatalf("MessJob: %d", p.Code)

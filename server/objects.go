@@ -68,6 +68,9 @@ type arrayInfo struct {
 }
 
 func (j *Job) stateLetter() string {
+	if j.state == stRunning && j.substate == ssSuspend {
+		return "S" // suspended by qsig -s suspend (spec 10 §9.1)
+	}
 	if j.state >= 0 && j.state < len(stateLetters) {
 		return stateLetters[j.state : j.state+1]
 	}

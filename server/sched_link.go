@@ -67,6 +67,9 @@ func (rl *runLink) schedNotify(cmd int) {
 	}
 }
 
+// schedActive reports whether a scheduling cycle is in progress.
+func (rl *runLink) schedActive() bool { return rl != nil && rl.sched.active.Load() }
+
 // schedTick runs every second: a timed cycle every scheduler_iteration
 // seconds and a "cmd" cycle when scheduling was switched on.
 func (rl *runLink) schedTick() {

@@ -97,6 +97,11 @@ func TestSchedulerCycle(t *testing.T) {
 	if sv.Code != 0 {
 		t.Fatalf("StatusSvr: %d", sv.Code)
 	}
+	for _, a := range sv.Status[0].Attrs {
+		if a.Name == "server_state" && a.Value != "Scheduling" {
+			t.Errorf("server_state during a cycle %q", a.Value)
+		}
+	}
 	rq := cy.c.do(batchreq.NewRequest(batchreq.PBS_BATCH_Rescq, "Scheduler", &batchreq.Resc{Queries: []string{"nodes=1", "nodes=5"}}))
 	if rq.Code != 0 || len(rq.Resc.Avail) != 2 || rq.Resc.Avail[0] != 1 || rq.Resc.Avail[1] != -1 {
 		t.Errorf("ResourceQuery: %d %+v", rq.Code, rq.Resc)

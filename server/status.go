@@ -165,6 +165,8 @@ func (s *Server) serverView() attrList {
 	state := "Active"
 	if !s.serverFlag(saScheduling) {
 		state = "Idle"
+	} else if s.run.schedActive() {
+		state = "Scheduling"
 	}
 	if s.shutting {
 		state = "Terminating"
