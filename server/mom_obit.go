@@ -105,13 +105,29 @@ func stageOutPairs(j *Job, prefix string) []batchreq.FilePair {
 	}
 	std("o", ".OU", j.attrs.get(jaOutputPath), join == "eo")
 	std("e", ".ER", j.attrs.get(jaErrorPath), join == "oe")
-	for _, e := range parseArst(j.attrs.get(jaStageout)) {
-		local, remote, ok := strings.Cut(e, "@")
-		if ok {
+	return append(out, stagePairs(j.attrs.get(jaStageout))...)
+}
+
+// stagePairs parses a stagein/stageout value, "local@host:remote" entries.
+func stagePairs(v string) []batchreq.FilePair {
+	var out []batchreq.FilePair
+	for _, e := range parseArst(v) {
+		if local, remote, ok := strings.Cut(e, "@"); ok {
 			out = append(out, batchreq.FilePair{Flag: 3, Local: local, Remote: remote})
 		}
 	}
 	return out
+}
+
+// stageFiles builds a CopyFiles/DelFiles body; the group travels only for
+// array sub-jobs, as observed (spec 10 §8.5).
+func stageFiles(j *Job, dir int, pairs []batchreq.FilePair) *batchreq.CopyFiles {
+	group := ""
+	if j.parent != nil {
+		group = j.attrs.get(jaEgroup)
+	}
+	return &batchreq.CopyFiles{JobID: j.id, Owner: j.ownerUser(), ExecUser: j.attrs.get(jaEuser),
+		ExecGroup: group, Direction: dir, Pairs: pairs}
 }
 
 // endJob runs the end-of-job processing after an obit (spec 10 §8.5,
@@ -125,7 +141,7 @@ func (rl *runLink) endJob(j *Job, exit int, rerun bool) {
 		return
 	}
 	host := motherSuperior(j.attrs.get(jaExecHost))
-	var copyReq *batchreq.CopyFiles
+	var copyReq, delReq *batchreq.CopyFiles
 	if !rerun {
 		mp := j.attrs.get(jaMailPoints)
 		if !strings.Contains(mp, "e") && (exit >= 0 || !strings.Contains(mp, "a")) {
@@ -140,12 +156,10 @@ func (rl *runLink) endJob(j *Job, exit int, rerun bool) {
 			prefix = filePrefix(j.id)
 		}
 		if pairs := stageOutPairs(j, prefix); len(pairs) > 0 {
-			group := ""
-			if j.parent != nil {
-				group = j.attrs.get(jaEgroup)
-			}
-			copyReq = &batchreq.CopyFiles{JobID: j.id, Owner: j.ownerUser(), ExecUser: j.attrs.get(jaEuser),
-				ExecGroup: group, Direction: batchreq.STAGE_DIR_OUT, Pairs: pairs}
+			copyReq = stageFiles(j, batchreq.STAGE_DIR_OUT, pairs)
+		}
+		if pairs := stagePairs(j.attrs.get(jaStagein)); len(pairs) > 0 {
+			delReq = stageFiles(j, batchreq.STAGE_DIR_IN, pairs)
 		}
 		j.substate = ssStageOut
 		s.logOnJobExit(j, ssStageOut)
@@ -164,6 +178,12 @@ func (rl *runLink) endJob(j *Job, exit int, rerun bool) {
 				s.mu.Lock()
 				j.attrs.set(jaSchedHint, "Post job file processing error; job "+j.id+" on host "+host+"\n"+p.Text)
 				s.mu.Unlock()
+			}
+		}
+		if delReq != nil {
+			if p, err := m.call(batchreq.PBS_BATCH_DelFiles, delReq, ""); err == nil && p.Code != 0 {
+				s.log.Logf(pbslog.EventError|pbslog.EventAdmin|pbslog.EventJob, pbslog.ClassJob, j.id,
+					"Unable to delete files for job %s, on host %s", j.id, host)
 			}
 		}
 		m.call(batchreq.PBS_BATCH_DeleteJob, &batchreq.Manage{Command: batchreq.MGR_CMD_DELETE, ObjType: batchreq.MGR_OBJ_JOB, ObjName: j.id}, "")

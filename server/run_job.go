@@ -39,10 +39,11 @@ var sendToMom = map[int]bool{
 // launch is what the server sends to a MOM to start a job, captured
 // under the lock.
 type launch struct {
-	id     string
-	host   string // mother superior
-	attrs  batchreq.AttrList
-	script []byte
+	id      string
+	host    string // mother superior
+	attrs   batchreq.AttrList
+	script  []byte
+	stageIn *batchreq.CopyFiles // stage-in request sent first, or nil
 }
 
 // fileprefix returns the job's file prefix (hashname): the job id with
@@ -186,6 +187,9 @@ func (s *Server) prepareRun(j *Job, slots []vpSlot) (*launch, error) {
 	s.touch(j)
 	s.refreshNodeJobs()
 	l := &launch{id: j.id, host: motherSuperior(execHost), script: script, attrs: s.momAttrs(j)}
+	if pairs := stagePairs(j.attrs.get(jaStagein)); len(pairs) > 0 {
+		l.stageIn = stageFiles(j, batchreq.STAGE_DIR_IN, pairs)
+	}
 	return l, nil
 }
 
@@ -230,6 +234,16 @@ func (s *Server) momAttrs(j *Job) batchreq.AttrList {
 // QueueJob, JobScript chunks, RdytoCommit, Commit (spec 10 §6.1). It
 // returns the reply for the RunJob requester.
 func (rl *runLink) sendJob(l *launch) *batchreq.Reply {
+	if l.stageIn != nil {
+		// stage-in first, on its own connection (capture 94)
+		p, err := rl.momRequest(l.host, batchreq.PBS_BATCH_CopyFiles, l.stageIn, "")
+		if err != nil {
+			return batchreq.ErrorReply(batchreq.PBSE_MOMREJECT, "", "connection to mom timed out")
+		}
+		if p.Code != 0 {
+			return p
+		}
+	}
 	var m *momConn
 	var err error
 	for attempt := 0; attempt < 2; attempt++ {
