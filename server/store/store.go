@@ -2,16 +2,28 @@
 // queues, nodes, jobs and job scripts. The server describes changes as
 // batches of operations; Apply returns only when the batch is on disk.
 //
-// The bbolt implementation commits concurrent batches together (group
-// commit): one committer goroutine drains every batch waiting at the time
-// it starts a transaction, so N clients waiting at once share one fsync and
-// nobody waits for an artificial delay.
+// The implementation is a bbolt database plus a write-ahead log. One
+// committer goroutine takes every batch waiting when it starts a round
+// (group commit: N concurrent clients share one round and nobody waits for
+// an artificial delay), appends them to the log and makes the log durable
+// with a single fdatasync. The logged operations are applied to bbolt in
+// one synchronous transaction at checkpoints (every second or every few
+// thousand operations, and at Close), after which the log is emptied.
+// Opening the store replays a log left by a crash; a torn last record is a
+// batch that was never acknowledged and is dropped.
 package store
 
 import (
+	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
 	"sync"
+	"syscall"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -63,17 +75,28 @@ type Store interface {
 // ErrClosed is returned by Apply after Close.
 var ErrClosed = errors.New("store: closed")
 
-// Bolt is a Store in one bbolt file.
-type Bolt struct {
-	db *bolt.DB
+// Checkpoint thresholds.
+const (
+	checkpointOps      = 20000
+	checkpointInterval = time.Second
+)
 
-	mu      sync.Mutex
-	pending []*batch
-	wake    chan struct{}
-	closed  bool
-	done    chan struct{}
-	// Commits counts transactions (for tests and statistics).
-	commits int64
+// Bolt is a Store in a bbolt file with a write-ahead log beside it
+// (<path>.wal).
+type Bolt struct {
+	db      *bolt.DB
+	wal     *os.File
+	walPath string
+
+	mu        sync.Mutex
+	pending   []*batch
+	wake      chan struct{}
+	closed    bool
+	done      chan struct{}
+	commits   int64 // log rounds (fsyncs of the log)
+	unapplied []Op  // logged, not yet in bbolt
+	flushReq  []chan error
+	lastCkpt  time.Time
 }
 
 type batch struct {
@@ -81,9 +104,10 @@ type batch struct {
 	err chan error
 }
 
-// OpenBolt opens (creating if needed) the database file at path.
+// OpenBolt opens (creating if needed) the database file at path and
+// replays its write-ahead log.
 func OpenBolt(path string) (*Bolt, error) {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{NoFreelistSync: true, FreelistType: bolt.FreelistMapType})
+	db, err := bolt.Open(path, 0o600, &bolt.Options{NoFreelistSync: true, FreelistType: bolt.FreelistMapType, InitialMmapSize: 1 << 28})
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
@@ -99,9 +123,53 @@ func OpenBolt(path string) (*Bolt, error) {
 		db.Close()
 		return nil, fmt.Errorf("store: create buckets: %w", err)
 	}
-	s := &Bolt{db: db, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	s := &Bolt{db: db, walPath: path + ".wal", wake: make(chan struct{}, 1), done: make(chan struct{}), lastCkpt: time.Now()}
+	if err := s.replay(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	s.wal, err = os.OpenFile(s.walPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: open log: %w", err)
+	}
 	go s.committer()
 	return s, nil
+}
+
+// replay applies the records of a log left behind to bbolt and empties
+// the log.
+func (s *Bolt) replay() error {
+	f, err := os.Open(s.walPath)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("store: open log: %w", err)
+	}
+	defer f.Close()
+	var ops []Op
+	r := bufio.NewReader(f)
+	for {
+		rec, err := readRecord(r)
+		if err != nil {
+			break // end of log, or a torn record that was never acknowledged
+		}
+		more, err := decodeOps(rec)
+		if err != nil {
+			break
+		}
+		ops = append(ops, more...)
+	}
+	if len(ops) > 0 {
+		if err := s.db.Update(func(tx *bolt.Tx) error { return applyOps(tx, ops) }); err != nil {
+			return fmt.Errorf("store: replay log: %w", err)
+		}
+	}
+	if err := os.Truncate(s.walPath, 0); err != nil {
+		return fmt.Errorf("store: empty log: %w", err)
+	}
+	return nil
 }
 
 // Apply implements Store.
@@ -112,6 +180,12 @@ func (s *Bolt) Submit(ops ...Op) func() error {
 	if len(ops) == 0 {
 		return func() error { return nil }
 	}
+	for _, op := range ops {
+		if !knownBucket(op.Bucket) {
+			err := fmt.Errorf("store: unknown bucket %q", op.Bucket)
+			return func() error { return err }
+		}
+	}
 	b := &batch{ops: ops, err: make(chan error, 1)}
 	s.mu.Lock()
 	if s.closed {
@@ -120,66 +194,234 @@ func (s *Bolt) Submit(ops ...Op) func() error {
 	}
 	s.pending = append(s.pending, b)
 	s.mu.Unlock()
+	s.poke()
+	return func() error { return <-b.err }
+}
+
+func knownBucket(b string) bool {
+	for _, x := range buckets {
+		if x == b {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Bolt) poke() {
 	select {
 	case s.wake <- struct{}{}:
 	default:
 	}
-	return func() error { return <-b.err }
 }
 
 func (s *Bolt) committer() {
 	defer close(s.done)
+	timer := time.NewTicker(checkpointInterval)
+	defer timer.Stop()
+	var buf []byte
 	for {
 		s.mu.Lock()
 		group := s.pending
 		s.pending = nil
 		closed := s.closed
+		flush := s.flushReq
+		s.flushReq = nil
 		s.mu.Unlock()
-		if len(group) == 0 {
-			if closed {
-				return
+		if len(group) > 0 {
+			buf = buf[:0]
+			var ops []Op
+			for _, b := range group {
+				ops = append(ops, b.ops...)
 			}
-			<-s.wake
+			buf = appendRecord(buf, encodeOps(ops))
+			err := s.writeLog(buf)
+			s.mu.Lock()
+			s.commits++
+			if err == nil {
+				s.unapplied = append(s.unapplied, ops...)
+			}
+			s.mu.Unlock()
+			for _, b := range group {
+				b.err <- err
+			}
+		}
+		if len(flush) > 0 || closed || len(s.unapplied) >= checkpointOps ||
+			len(s.unapplied) > 0 && time.Since(s.lastCkpt) >= checkpointInterval {
+			err := s.checkpoint()
+			for _, c := range flush {
+				c <- err
+			}
+		}
+		if len(group) > 0 || len(flush) > 0 {
 			continue
 		}
-		err := s.db.Update(func(tx *bolt.Tx) error {
-			for _, b := range group {
-				for _, op := range b.ops {
-					bk := tx.Bucket([]byte(op.Bucket))
-					if bk == nil {
-						return fmt.Errorf("store: unknown bucket %q", op.Bucket)
-					}
-					var err error
-					if op.Delete {
-						err = bk.Delete([]byte(op.Key))
-					} else {
-						err = bk.Put([]byte(op.Key), op.Value)
-					}
-					if err != nil {
-						return fmt.Errorf("store: %s/%s: %w", op.Bucket, op.Key, err)
-					}
-				}
-			}
-			return nil
-		})
-		s.mu.Lock()
-		s.commits++
-		s.mu.Unlock()
-		for _, b := range group {
-			b.err <- err
+		if closed {
+			return
+		}
+		select {
+		case <-s.wake:
+		case <-timer.C:
 		}
 	}
 }
 
-// Commits returns the number of transactions committed so far.
+// writeLog appends to the log and makes it durable.
+func (s *Bolt) writeLog(b []byte) error {
+	if _, err := s.wal.Write(b); err != nil {
+		return fmt.Errorf("store: write log: %w", err)
+	}
+	if err := syscall.Fdatasync(int(s.wal.Fd())); err != nil {
+		return fmt.Errorf("store: sync log: %w", err)
+	}
+	return nil
+}
+
+// checkpoint applies the logged operations to bbolt (durably) and empties
+// the log. Runs on the committer goroutine.
+func (s *Bolt) checkpoint() error {
+	s.lastCkpt = time.Now()
+	if len(s.unapplied) == 0 {
+		return nil
+	}
+	ops := s.unapplied
+	if err := s.db.Update(func(tx *bolt.Tx) error { return applyOps(tx, ops) }); err != nil {
+		return fmt.Errorf("store: checkpoint: %w", err)
+	}
+	s.mu.Lock()
+	s.unapplied = nil
+	s.mu.Unlock()
+	if err := s.wal.Truncate(0); err != nil {
+		return fmt.Errorf("store: empty log: %w", err)
+	}
+	return nil
+}
+
+func applyOps(tx *bolt.Tx, ops []Op) error {
+	for _, op := range ops {
+		bk := tx.Bucket([]byte(op.Bucket))
+		if bk == nil {
+			return fmt.Errorf("store: unknown bucket %q", op.Bucket)
+		}
+		var err error
+		if op.Delete {
+			err = bk.Delete([]byte(op.Key))
+		} else {
+			err = bk.Put([]byte(op.Key), op.Value)
+		}
+		if err != nil {
+			return fmt.Errorf("store: %s/%s: %w", op.Bucket, op.Key, err)
+		}
+	}
+	return nil
+}
+
+// Log record: 4-byte big-endian payload length, 4-byte CRC-32C of the
+// payload, payload = uvarint count, then per op: kind byte (0 put, 1
+// delete), bucket, key, value as uvarint-length-prefixed bytes.
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+func encodeOps(ops []Op) []byte {
+	b := binary.AppendUvarint(nil, uint64(len(ops)))
+	for _, op := range ops {
+		kind := byte(0)
+		if op.Delete {
+			kind = 1
+		}
+		b = append(b, kind)
+		for _, f := range [][]byte{[]byte(op.Bucket), []byte(op.Key), op.Value} {
+			b = binary.AppendUvarint(b, uint64(len(f)))
+			b = append(b, f...)
+		}
+	}
+	return b
+}
+
+var errCorrupt = errors.New("store: corrupt log record")
+
+func decodeOps(b []byte) ([]Op, error) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)) {
+		return nil, errCorrupt
+	}
+	b = b[k:]
+	ops := make([]Op, 0, n)
+	for i := uint64(0); i < n; i++ {
+		if len(b) < 1 {
+			return nil, errCorrupt
+		}
+		op := Op{Delete: b[0] == 1}
+		b = b[1:]
+		var fields [3][]byte
+		for f := range fields {
+			l, k := binary.Uvarint(b)
+			if k <= 0 || l > uint64(len(b)-k) {
+				return nil, errCorrupt
+			}
+			fields[f] = b[k : k+int(l)]
+			b = b[k+int(l):]
+		}
+		op.Bucket, op.Key = string(fields[0]), string(fields[1])
+		if !op.Delete {
+			op.Value = append([]byte{}, fields[2]...)
+		}
+		ops = append(ops, op)
+	}
+	return ops, nil
+}
+
+func appendRecord(dst, payload []byte) []byte {
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(payload)))
+	dst = binary.BigEndian.AppendUint32(dst, crc32.Checksum(payload, crcTable))
+	return append(dst, payload...)
+}
+
+func readRecord(r io.Reader) ([]byte, error) {
+	var hdr [8]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return nil, err
+	}
+	n := binary.BigEndian.Uint32(hdr[:4])
+	if n > 1<<30 {
+		return nil, errCorrupt
+	}
+	p := make([]byte, n)
+	if _, err := io.ReadFull(r, p); err != nil {
+		return nil, err
+	}
+	if crc32.Checksum(p, crcTable) != binary.BigEndian.Uint32(hdr[4:]) {
+		return nil, errCorrupt
+	}
+	return p, nil
+}
+
+// Commits returns the number of durable log writes so far (each shared by
+// every batch of its group).
 func (s *Bolt) Commits() int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.commits
 }
 
+// flush forces a checkpoint so that bbolt holds every acknowledged batch.
+func (s *Bolt) flush() error {
+	c := make(chan error, 1)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.flushReq = append(s.flushReq, c)
+	s.mu.Unlock()
+	s.poke()
+	return <-c
+}
+
 // ForEach implements Store.
 func (s *Bolt) ForEach(bucket string, fn func(key string, value []byte) error) error {
+	if err := s.flush(); err != nil {
+		return err
+	}
 	return s.db.View(func(tx *bolt.Tx) error {
 		bk := tx.Bucket([]byte(bucket))
 		if bk == nil {
@@ -191,6 +433,9 @@ func (s *Bolt) ForEach(bucket string, fn func(key string, value []byte) error) e
 
 // Get implements Store.
 func (s *Bolt) Get(bucket, key string) ([]byte, error) {
+	if err := s.flush(); err != nil {
+		return nil, err
+	}
 	var out []byte
 	err := s.db.View(func(tx *bolt.Tx) error {
 		bk := tx.Bucket([]byte(bucket))
@@ -205,7 +450,7 @@ func (s *Bolt) Get(bucket, key string) ([]byte, error) {
 	return out, err
 }
 
-// Close implements Store.
+// Close implements Store: outstanding batches are committed and applied.
 func (s *Bolt) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -214,10 +459,11 @@ func (s *Bolt) Close() error {
 	}
 	s.closed = true
 	s.mu.Unlock()
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
+	s.poke()
 	<-s.done
-	return s.db.Close()
+	werr := s.wal.Close()
+	if err := s.db.Close(); err != nil {
+		return err
+	}
+	return werr
 }
