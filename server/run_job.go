@@ -218,6 +218,9 @@ func (s *Server) momAttrs(j *Job) batchreq.AttrList {
 		}
 		a := wireAttr(jobDefs, v)
 		switch {
+		case j.parent != nil:
+			// array sub-jobs are clones: no value carries the default
+			// flag (capture 74)
 		case v.idx == jaEgroup:
 			a.Op = batchreq.DFLT
 		case v.idx == jaResourceList:
