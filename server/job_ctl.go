@@ -332,22 +332,39 @@ func (s *Server) modifyJob(c *conn, j *Job, list batchreq.AttrList) *batchreq.Re
 		}
 		switch d.typ {
 		case tResc:
-			rd, ok := resources[strings.ToLower(a.Resource)]
+			res := strings.ToLower(a.Resource)
+			rd, ok := resources[res]
 			if !ok {
-				return batchreq.BadAttrReply(batchreq.PBSE_UNKRESC, a)
+				if j.queue == nil || j.queue.isExec() {
+					return batchreq.BadAttrReply(batchreq.PBSE_UNKRESC, a)
+				}
+				rd = rescDef{typ: tStr}
+			}
+			if rd.flags&(wrU|wrO|wrM) != 0 && !c.perm.writable(rd.flags) {
+				return batchreq.ErrorReply(batchreq.PBSE_ATTRRO, "", "")
 			}
 			v, ok := decodeValue(rd.typ, a.Value)
 			if !ok {
 				return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
 			}
-			res := strings.ToLower(a.Resource)
+			old, had := na.lookupRes(idx, res)
+			if j.state == stRunning && had && v != "" && !c.perm.oper && !c.perm.mgr {
+				// seed 001: a running job's limits may only be lowered by its owner
+				if cmp, ok := compareResource(rd.typ, v, old); ok && cmp > 0 {
+					return batchreq.ErrorReply(batchreq.PBSE_PERM, "", "")
+				}
+			}
 			na.setRes(idx, res, v)
 			if res == "nodes" {
 				na.setRes(idx, "nodect", strconv.Itoa(nodeCount(v)))
 				na.setRes(idx, "neednodes", v)
 			}
 			if j.queue != nil && v != "" {
-				if limit, ok := j.queue.attrs.lookupRes(qaResourcesMax, res); ok {
+				limit, ok := j.queue.attrs.lookupRes(qaResourcesMax, res)
+				if !ok {
+					limit, ok = s.attrs.lookupRes(saResourcesMax, res)
+				}
+				if ok {
 					if cmp, ok := compareResource(rd.typ, v, limit); ok && cmp > 0 {
 						return batchreq.ErrorReply(batchreq.PBSE_EXCQRESC, "", "")
 					}
