@@ -530,3 +530,43 @@ func TestDeleteSignalRerunRunningJob(t *testing.T) {
 		}
 	}
 }
+
+func TestObitStartFailureRequeues(t *testing.T) {
+	mom := newFakeMom(t)
+	s := runServer(t, mom, 0)
+	c := dialPrivileged(t, s.Addr())
+	setupCluster(t, c)
+	id := submit(t, c, "retry")
+	if p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id})); p.Code != 0 {
+		t.Fatalf("RunJob: %d", p.Code)
+	}
+	mom.next(batchreq.PBS_BATCH_Commit)
+	// JOB_EXEC_RETRY: the MOM drops its copy and the job is queued again
+	momc := dialPrivileged(t, s.Addr())
+	if p := momc.do(batchreq.NewRequest(batchreq.PBS_BATCH_JobObit, "pbs_mom", &batchreq.JobObit{JobID: id, ExitStatus: -3})); p.Code != 0 {
+		t.Fatalf("obit: %d", p.Code)
+	}
+	mom.next(batchreq.PBS_BATCH_DeleteJob)
+	waitFor(t, "requeue", func() bool { return jobAttr(t, c, id, "job_state") == "Q" })
+	if got := nodeAttr(t, c, "jobs"); got != "" {
+		t.Errorf("node still lists %q", got)
+	}
+	// a second obit for a job that is no longer running
+	if p := momc.do(batchreq.NewRequest(batchreq.PBS_BATCH_JobObit, "pbs_mom", &batchreq.JobObit{JobID: id})); p.Code != batchreq.PBSE_BADSTATE {
+		t.Errorf("obit of a queued job: %d", p.Code)
+	}
+	// an obit from an unprivileged connection is refused
+	u := dialUser(t, s.Addr())
+	if p := u.do(batchreq.NewRequest(batchreq.PBS_BATCH_JobObit, "pbs_mom", &batchreq.JobObit{JobID: id})); p.Code == 0 {
+		t.Errorf("unprivileged obit accepted")
+	}
+	for _, tc := range []struct {
+		exit      int
+		rerunable bool
+		want      bool
+	}{{0, true, false}, {-1, true, false}, {-3, false, true}, {-4, true, true}, {-4, false, false}, {-5, false, true}, {-10, true, false}, {271, true, false}} {
+		if got := requeueOnExit(tc.exit, tc.rerunable); got != tc.want {
+			t.Errorf("requeueOnExit(%d, %v) = %v", tc.exit, tc.rerunable, got)
+		}
+	}
+}

@@ -74,7 +74,10 @@ func (s *Server) handleJobObit(c *conn, req *batchreq.Request) {
 		}
 		s.applyMomAttrs(j, body.Attrs)
 		j.attrs.set(jaExitStatus, strconv.Itoa(body.ExitStatus))
-		rerun := j.substate == ssRerun
+		rerun := j.substate == ssRerun || requeueOnExit(body.ExitStatus, isTrue(j.attrs.get(jaRerunable)))
+		if rerun {
+			j.substate = ssRerun
+		}
 		if !rerun {
 			s.setState(j, stExiting, ssExiting)
 		}
@@ -86,6 +89,28 @@ func (s *Server) handleJobObit(c *conn, req *batchreq.Request) {
 		go s.run.endJob(j, body.ExitStatus, rerun)
 		return
 	}
+}
+
+// Exit statuses of MOM-side start failures that requeue the job (spec
+// 10 §8.4).
+const (
+	jobExecRetry    = -3 // transient failure: requeue
+	jobExecInitAbt  = -4 // aborted on MOM restart: rerun if rerunnable
+	jobExecInitRst  = -5 // aborted on MOM restart with a checkpoint: requeue
+	jobExecInitRmg  = -6 // as -4 with a migratable checkpoint
+	jobExecBadResrt = -7 // restart from checkpoint failed: rerun if rerunnable
+)
+
+// requeueOnExit reports whether an obit's exit status puts the job back
+// in the queue instead of ending it.
+func requeueOnExit(exit int, rerunable bool) bool {
+	switch exit {
+	case jobExecRetry, jobExecInitRst:
+		return true
+	case jobExecInitAbt, jobExecInitRmg, jobExecBadResrt:
+		return rerunable
+	}
+	return false
 }
 
 // stageOutPairs returns the CopyFiles pairs delivering a job's stdout,

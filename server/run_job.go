@@ -64,8 +64,8 @@ func filePrefix(id string) string {
 	return id
 }
 
-// primaryGroup returns the primary group name of a user, or "".
-func primaryGroup(name string) string {
+// lookupPrimaryGroup returns the primary group name of a user, or "".
+func lookupPrimaryGroup(name string) string {
 	u, err := user.Lookup(name)
 	if err != nil {
 		return ""
@@ -167,8 +167,10 @@ func (s *Server) prepareRun(j *Job, slots []vpSlot) (*launch, error) {
 	now := strconv.FormatInt(s.now().Unix(), 10)
 	execHost := formatExecHost(slots)
 	j.attrs.set(jaExecHost, execHost)
-	euser := j.ownerUser()
-	j.attrs.set(jaEuser, euser)
+	if !j.attrs.has(jaEuser) {
+		j.attrs.set(jaEuser, j.ownerUser())
+	}
+	euser := j.attrs.get(jaEuser)
 	if !j.attrs.has(jaEgroup) {
 		j.attrs.set(jaEgroup, s.run.groupOf(euser))
 	}

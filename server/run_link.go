@@ -57,7 +57,7 @@ func newRunLink(s *Server) *runLink {
 		suspended: make(map[string]bool),
 		deleting:  make(map[string]bool),
 		resolve:   resolveAddr,
-		groupOf:   primaryGroup,
+		groupOf:   lookupPrimaryGroup,
 	}
 }
 
