@@ -219,3 +219,56 @@ func TestISHelloStatus(t *testing.T) {
 	st.Close()
 	waitFor(t, "down on close", func() bool { return nodeAttr(t, c, "state") == "down" })
 }
+
+// TestExternalSchedulerClient: a PluS-style scheduler connects as an
+// ordinary authenticated manager and statuses, runs, alters, holds and
+// requeues jobs.
+func TestExternalSchedulerClient(t *testing.T) {
+	mom := newFakeMom(t)
+	s := runServer(t, mom, 0)
+	c := dialPrivileged(t, s.Addr())
+	setupCluster(t, c)
+	if p := c.do(mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", attr("managers", "root@vm,plus@vm"))); p.Code != 0 {
+		t.Fatalf("managers: %d", p.Code)
+	}
+	a, b := submit(t, c, "a"), submit(t, c, "b")
+	plus := dialUser(t, s.Addr())
+	authenticate(t, s, plus, "plus")
+	if p := plus.do(batchreq.NewRequest(batchreq.PBS_BATCH_StatusJob, "plus", &batchreq.StatusReq{})); p.Code != 0 || len(p.Status) != 2 {
+		t.Fatalf("status: %d %d objects", p.Code, len(p.Status))
+	}
+	mod := batchreq.NewRequest(batchreq.PBS_BATCH_ModifyJob, "plus", &batchreq.Manage{Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_JOB, ObjName: a,
+		Attrs: batchreq.AttrList{attr("comment", "started by plus")}})
+	if p := plus.do(mod); p.Code != 0 {
+		t.Fatalf("alter: %d", p.Code)
+	}
+	if p := plus.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "plus", &batchreq.RunJob{JobID: a})); p.Code != 0 {
+		t.Fatalf("run: %d %s", p.Code, p.Text)
+	}
+	hold := batchreq.NewRequest(batchreq.PBS_BATCH_HoldJob, "plus", &batchreq.Manage{Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_JOB, ObjName: b,
+		Attrs: batchreq.AttrList{attr("Hold_Types", "o")}})
+	if p := plus.do(hold); p.Code != 0 {
+		t.Fatalf("hold: %d", p.Code)
+	}
+	if st := jobAttr(t, c, b, "job_state"); st != "H" {
+		t.Errorf("held job %q", st)
+	}
+	if p := plus.do(batchreq.NewRequest(batchreq.PBS_BATCH_Rerun, "plus", &batchreq.JobID{ID: a})); p.Code != 0 {
+		t.Fatalf("requeue: %d", p.Code)
+	}
+	if sj := mom.next(batchreq.PBS_BATCH_SignalJob); sj.Extension != "rerun" {
+		t.Errorf("rerun extension %q", sj.Extension)
+	}
+	// an ordinary user may do none of the operator actions
+	bob := dialUser(t, s.Addr())
+	authenticate(t, s, bob, "bob")
+	if p := bob.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "bob", &batchreq.RunJob{JobID: b})); p.Code != batchreq.PBSE_PERM {
+		t.Errorf("run by bob: %d", p.Code)
+	}
+	if p := bob.do(batchreq.NewRequest(batchreq.PBS_BATCH_Rerun, "bob", &batchreq.JobID{ID: a})); p.Code != batchreq.PBSE_PERM {
+		t.Errorf("rerun by bob: %d", p.Code)
+	}
+	if p := bob.do(batchreq.NewRequest(batchreq.PBS_BATCH_SignalJob, "bob", &batchreq.SignalJob{JobID: a, Signal: "suspend"})); p.Code != batchreq.PBSE_PERM {
+		t.Errorf("suspend by bob: %d", p.Code)
+	}
+}
