@@ -24,6 +24,13 @@ func (rl *runLink) acceptIS() {
 		<-rl.s.done
 		cancel()
 	}()
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-time.After(rl.pingDelay):
+			rl.pingNodes(ctx)
+		}
+	}()
 	for {
 		st, err := rl.ep.Accept(ctx)
 		if err != nil {
@@ -53,7 +60,7 @@ func (rl *runLink) nodeByAddr(a netip.Addr) string {
 	return ""
 }
 
-// serveIS reads the IS messages of one MOM stream.
+// serveIS reads the IS messages of a stream a MOM opened.
 func (rl *runLink) serveIS(ctx context.Context, st *rpp.Stream) {
 	s := rl.s
 	addr := st.RemoteAddr().Addr()
@@ -63,6 +70,54 @@ func (rl *runLink) serveIS(ctx context.Context, st *rpp.Stream) {
 		st.Close()
 		return
 	}
+	rl.serveNodeIS(ctx, st, name)
+}
+
+// pingNodes says IS_HELLO to the MOM of every node that is down and has
+// no IS stream, as the server does 5 s after it starts (spec 10 §5.6).
+func (rl *runLink) pingNodes(ctx context.Context) {
+	s := rl.s
+	s.mu.RLock()
+	var names []string
+	for _, n := range s.nodes {
+		if n.state&nsDown != 0 {
+			names = append(names, n.name)
+		}
+	}
+	s.mu.RUnlock()
+	rl.mu.Lock()
+	todo := names[:0]
+	for _, name := range names {
+		if rl.streams[name] == nil {
+			todo = append(todo, name)
+		}
+	}
+	rl.mu.Unlock()
+	if len(todo) == 0 {
+		return
+	}
+	s.log.Logf(pbslog.EventSched, pbslog.ClassReq, "ping_nodes", "ping attempting to contact %d nodes", len(todo))
+	for _, name := range todo {
+		addrs := rl.resolve(name)
+		if len(addrs) == 0 {
+			continue
+		}
+		st, err := rl.ep.Open(netip.AddrPortFrom(addrs[0], uint16(s.cfg.RMPort)))
+		if err != nil {
+			continue
+		}
+		if err := st.Send((&momproto.ISMessage{Version: momproto.IS_PROTOCOL_VER, Command: momproto.IS_HELLO}).Append(nil)); err != nil {
+			st.Close()
+			continue
+		}
+		s.log.Logf(pbslog.EventSched, pbslog.ClassReq, "ping_nodes", "successful ping to node %s (stream %d)", name, st.Index())
+		go rl.serveNodeIS(ctx, st, name)
+	}
+}
+
+// serveNodeIS reads the IS messages of node name's stream.
+func (rl *runLink) serveNodeIS(ctx context.Context, st *rpp.Stream, name string) {
+	s := rl.s
 	rl.mu.Lock()
 	if old := rl.streams[name]; old != nil && old != st {
 		old.Close()

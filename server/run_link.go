@@ -47,6 +47,8 @@ type runLink struct {
 	resolve func(host string) []netip.Addr
 	// groupOf returns the primary group of a user (tests replace it).
 	groupOf func(user string) string
+	// pingDelay is when, after start, down nodes are sent IS_HELLO.
+	pingDelay time.Duration
 }
 
 func newRunLink(s *Server) *runLink {
@@ -58,6 +60,7 @@ func newRunLink(s *Server) *runLink {
 		deleting:  make(map[string]bool),
 		resolve:   resolveAddr,
 		groupOf:   lookupPrimaryGroup,
+		pingDelay: 5 * time.Second,
 	}
 }
 

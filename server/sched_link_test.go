@@ -4,6 +4,8 @@ import (
 	"context"
 	"net"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -271,4 +273,65 @@ func TestExternalSchedulerClient(t *testing.T) {
 	if p := bob.do(batchreq.NewRequest(batchreq.PBS_BATCH_SignalJob, "bob", &batchreq.SignalJob{JobID: a, Signal: "suspend"})); p.Code != batchreq.PBSE_PERM {
 		t.Errorf("suspend by bob: %d", p.Code)
 	}
+}
+
+// TestPingNodesAtStart: a node known at start is down until its MOM
+// answers the server's IS_HELLO.
+func TestPingNodesAtStart(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for reserved source ports")
+	}
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := rpp.NewEndpoint(pc, &rpp.Options{Timeout: 200 * time.Millisecond})
+	defer ep.Close()
+	home := t.TempDir()
+	os.MkdirAll(filepath.Join(home, "server_priv"), 0o755)
+	os.WriteFile(filepath.Join(home, "server_priv", "nodes"), []byte("vm np=2\n"), 0o644)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Home: home, ServerName: "vm", InitType: InitCold, Listener: ln, SchedPort: 1,
+		RMPort: pc.LocalAddr().(*net.UDPAddr).Port, AuthWait: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.run.resolve = func(string) []netip.Addr { return []netip.Addr{netip.MustParseAddr("127.0.0.1")} }
+	s.run.pingDelay = 50 * time.Millisecond
+	go s.Serve()
+	t.Cleanup(func() { s.Shutdown("Quick") })
+	c := dialPrivileged(t, s.Addr())
+	if st := nodeAttr(t, c, "state"); st != "down" {
+		t.Errorf("node before hello: %q", st)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st, err := ep.Accept(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recv := func() *momproto.ISMessage {
+		t.Helper()
+		b, err := st.Recv(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := momproto.DecodeIS(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	if m := recv(); m.Command != momproto.IS_HELLO {
+		t.Fatalf("server sent %s", momproto.ISCommandName(m.Command))
+	}
+	st.Send((&momproto.ISMessage{Version: 1, Command: momproto.IS_HELLO}).Append(nil))
+	if m := recv(); m.Command != momproto.IS_CLUSTER_ADDRS {
+		t.Fatalf("server sent %s", momproto.ISCommandName(m.Command))
+	}
+	st.Send((&momproto.ISMessage{Version: 1, Command: momproto.IS_STATUS, Status: []string{"opsys=linux", "state=free"}}).Append(nil))
+	waitFor(t, "node up", func() bool { return nodeAttr(t, c, "state") == "free" })
 }
