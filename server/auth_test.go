@@ -108,3 +108,25 @@ func TestPermissions(t *testing.T) {
 		t.Fatalf("root create queue: %d %q", p.Code, p.Text)
 	}
 }
+
+func TestServerUserACL(t *testing.T) {
+	s := testServer(t, "", InitCreate)
+	root := dialPrivileged(t, s.Addr())
+	root.do(mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", attr("acl_users", "bob"), attr("acl_user_enable", "true")))
+	alice := dialUser(t, s.Addr())
+	authenticate(t, s, alice, "alice")
+	if p := alice.do(statusSvr("alice")); p.Code != batchreq.PBSE_PERM {
+		t.Fatalf("alice not in acl_users: %d", p.Code)
+	}
+	expectClosed(t, alice)
+	bob := dialUser(t, s.Addr())
+	authenticate(t, s, bob, "bob")
+	if p := bob.do(statusSvr("bob")); p.Code != 0 {
+		t.Fatalf("bob: %d", p.Code)
+	}
+	// the host ACL lets the server host through
+	root.do(mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", attr("acl_host_enable", "true")))
+	if p := bob.do(statusSvr("bob")); p.Code != 0 {
+		t.Fatalf("server host refused by the host ACL: %d", p.Code)
+	}
+}

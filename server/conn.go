@@ -119,6 +119,10 @@ func (c *conn) serve() {
 			}
 			return
 		}
+		if code, msg := s.serverACL(c, req.User); code != 0 {
+			c.reject(code, msg)
+			return
+		}
 		c.perm = s.permFor(c, req.User)
 		if s.isShutting() {
 			switch req.Type {
@@ -261,6 +265,33 @@ func (s *Server) permFor(c *conn, user string) perm {
 		p.oper = true
 	}
 	return p
+}
+
+// serverACL applies the server's host and user ACLs to a request (spec
+// 02 §5 step 5, spec 03 §3.2): a refusal is answered and the connection
+// closed.
+func (s *Server) serverACL(c *conn, user string) (int, string) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.flag(saACLHostEnable) && !strings.EqualFold(c.host, s.name) && s.nodeByName[c.host] == nil {
+		ok := false
+		for _, h := range parseArst(s.attrs.get(saACLHosts)) {
+			if hostMatch(h, c.host) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return batchreq.PBSE_BADHOST, "request not authorized from host " + c.host
+		}
+	}
+	if !c.auth.Privileged() && s.flag(saACLUserEnable) {
+		rootHere := user == "root" && strings.EqualFold(c.host, s.name)
+		if !rootHere && !aclMatchUser(parseArst(s.attrs.get(saACLUsers)), user+"@"+c.host) {
+			return batchreq.PBSE_PERM, ""
+		}
+	}
+	return 0, ""
 }
 
 // aclMatchUser reports whether user@host matches an entry of a user ACL:

@@ -148,6 +148,18 @@ func (s *Server) deleteJob(j *Job, requester string) []store.Op {
 func (s *Server) completeJob(j *Job, ok bool) []store.Op {
 	var ops []store.Op
 	changed, doomed := s.parentGone(j, ok)
+	if p := j.parent; p != nil && p.array != nil && j.hold&holdSlot == 0 {
+		// a slot of the array is free: release one sibling held by the
+		// slot limit
+		for _, x := range p.array.subjobs {
+			if x != j && x.hold&holdSlot != 0 {
+				x.hold &^= holdSlot
+				s.evaluate(x)
+				changed = append(changed, x)
+				break
+			}
+		}
+	}
 	s.setState(j, stComplete, ssComplete)
 	s.log.Logf(pbslog.EventJob, pbslog.ClassJob, "NULL", "on_job_exit valid pjob: %p (substate=%d)", j, ssComplete)
 	now := s.now().Unix()

@@ -156,15 +156,27 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 		if max := s.serverLong(saMaxJobArraySize, 0); max > 0 && int64(len(subs)) > max {
 			return batchreq.ErrorReply(batchreq.PBSE_BAD_ARRAY_REQ, "", "Requested array size too large, limit is "+strconv.FormatInt(max, 10))
 		}
-		j.id = seqStr + "[]." + s.name
+		_, slot, _ := parseArrayRequest(r)
+		if max := s.serverLong(saMaxSlotLimit, 0); max > 0 && int64(slot) > max {
+			return batchreq.ErrorReply(batchreq.PBSE_BAD_ARRAY_REQ, "", "Requested slot limit too large, limit is "+strconv.FormatInt(max, 10))
+		}
 		j.array = &arrayInfo{request: r}
-	} else {
-		j.id = seqStr + "." + s.name
 	}
+	if v := j.attrs.get(jaJobID); v != "" {
+		// qsub -J: the requested sequence part replaces the number
+		if i := strings.IndexByte(v, '.'); i >= 0 {
+			v = v[:i]
+		}
+		seqStr = v
+	}
+	j.id = s.formatJobID(seqStr, j.array != nil)
 	if body.JobID != "" && c.perm.svr {
 		j.id = body.JobID
 	}
 	if s.jobs[j.id] != nil {
+		if j.attrs.has(jaJobID) {
+			return batchreq.ErrorReply(batchreq.PBSE_JOBEXIST, "", "Job with id "+j.id+" already exists, cannot set job id\n")
+		}
 		return batchreq.ErrorReply(batchreq.PBSE_JOBEXIST, "", "")
 	}
 	now := strconv.FormatInt(s.now().Unix(), 10)
@@ -206,6 +218,25 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 	j.conn = c
 	c.pending = j
 	return batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_Queue, j.id)
+}
+
+// formatJobID builds a job id from its sequence part following
+// display_job_server_suffix and job_suffix_alias (spec 12 §1.1).
+func (s *Server) formatJobID(seq string, array bool) string {
+	if array {
+		seq += "[]"
+	}
+	suffix := s.attrs.get(saDisplayJobServerSuffix) != "False"
+	alias := s.attrs.get(saJobSuffixAlias)
+	switch {
+	case suffix && alias != "":
+		return seq + "." + s.name + "." + alias
+	case suffix:
+		return seq + "." + s.name
+	case alias != "":
+		return seq + "." + alias
+	}
+	return seq
 }
 
 // envValue returns the value of NAME in a Variable_List string.
@@ -555,13 +586,19 @@ func parseArrayRequest(r string) ([]int, int, bool) {
 
 // cloneArray creates the sub-jobs of an array template.
 func (s *Server) cloneArray(t *Job, hold int) []store.Op {
-	idxs, _, _ := parseArrayRequest(t.array.request)
+	idxs, slot, _ := parseArrayRequest(t.array.request)
+	if slot == 0 {
+		slot = int(s.serverLong(saMaxSlotLimit, 0))
+	}
 	seq := jobIDSeq(t.id)
 	suffix := strings.TrimPrefix(t.id, seq+"[]")
 	var ops []store.Op
-	for _, i := range idxs {
+	for n, i := range idxs {
 		is := strconv.Itoa(i)
 		j := &Job{seq: t.seq, arrayIdx: i, parent: t, attrs: t.attrs.clone(), hold: hold | holdArray}
+		if slot > 0 && n >= slot && s.attrs.get(saMoabArrayCompatible) != "False" {
+			j.hold |= holdSlot
+		}
 		j.id = seq + "[" + is + "]" + suffix
 		j.attrs.set(jaJobName, t.name()+"-"+is)
 		j.attrs.set(jaOutputPath, t.attrs.get(jaOutputPath)+"-"+is)

@@ -408,3 +408,34 @@ func TestServerLogLines(t *testing.T) {
 		}
 	}
 }
+
+func TestArraySlotLimitAndIDOptions(t *testing.T) {
+	cl := newCluster(t)
+	a := mustSubmit(t, cl.alice, "alice", attr("job_array_request", "0-2%1"))
+	if st := statusAttr(t, cl.root, "0[1].vm", "job_state"); st != "H" {
+		t.Fatalf("slot-limited sub-job %s", st)
+	}
+	if h := statusAttr(t, cl.root, "0[1].vm", "Hold_Types"); h != "" {
+		t.Fatalf("internal hold shown: %q", h)
+	}
+	cl.alice.do(jobReq(batchreq.PBS_BATCH_DeleteJob, "alice", "0[0].vm"))
+	if st := statusAttr(t, cl.root, "0[1].vm", "job_state"); st != "Q" {
+		t.Fatalf("sub-job not released when a slot freed: %s", st)
+	}
+	_ = a
+	cl.root.do(mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", attr("max_slot_limit", "5")))
+	if p := submitAs(t, cl.alice, "alice", "", attr("job_array_request", "0-9%6")); p.Text != "Bad Job Array Request MSG=Requested slot limit too large, limit is 5" {
+		t.Fatalf("slot limit: %d %q", p.Code, p.Text)
+	}
+	cl.root.do(mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", attr("job_suffix_alias", "gpu")))
+	if id := mustSubmit(t, cl.alice, "alice"); id != "2.vm.gpu" {
+		t.Fatalf("alias id %s", id)
+	}
+	cl.root.do(mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", attr("display_job_server_suffix", "false")))
+	if id := mustSubmit(t, cl.alice, "alice"); id != "3.gpu" {
+		t.Fatalf("no-suffix id %s", id)
+	}
+	if id := mustSubmit(t, cl.alice, "alice", attr("job_id", "777")); id != "777.gpu" {
+		t.Fatalf("job_id id %s", id)
+	}
+}
