@@ -22,6 +22,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"gopbs/mom/config"
 	"gopbs/mom/jobexec"
 	"gopbs/mom/link"
 	"gopbs/mom/momd"
@@ -187,6 +188,7 @@ func run(args []string) error {
 	caught := make(chan os.Signal, 1)
 	signal.Notify(caught, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(caught)
+	var linked atomic.Pointer[link.Mom] // set once the protocol side exists
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -198,6 +200,9 @@ func run(args []string) error {
 				if c, err := momd.LoadConfig(cfgFile); err == nil {
 					engine.SetConfig(c)
 					logger.SetMask(c.LogEvent)
+					if lm := linked.Load(); lm != nil {
+						lm.SetConfig(c)
+					}
 				} else {
 					logger.Error(0, "", "pbs_mom", err.Error())
 				}
@@ -218,11 +223,16 @@ func run(args []string) error {
 	m, err = link.New(link.Options{
 		Host: host, Home: f.home, Config: cfg, Log: logger, Exec: engine,
 		Servers: servers, ServerPort: f.serverPort, MomPort: f.momPort, RMPort: f.rmPort,
-		Shutdown: stop,
+		Shutdown: stop, ConfigFile: cfgFile,
+		OnReconfig: func(c *config.Config) { // momctl -r
+			engine.SetConfig(c)
+			logger.SetMask(c.LogEvent)
+		},
 	})
 	if err != nil {
 		return err
 	}
+	linked.Store(m)
 	if n, err := m.Recover(ctx, f.recover); err != nil {
 		logger.Error(0, err.Error(), "init_abort_jobs", "")
 	} else if n > 0 {
