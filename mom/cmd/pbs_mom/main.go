@@ -165,6 +165,10 @@ func run(args []string) error {
 		return err
 	}
 	defer lock.Unlock()
+	// Catch SIGTERM from here on: it is handled once the services run.
+	caught := make(chan os.Signal, 1)
+	signal.Notify(caught, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(caught)
 	exePath, exeMtime := momd.ExecutableInfo()
 	momd.LogStartup(logger, cfg, servers, exePath, exeMtime)
 	if cfg.MomOOMImmunize {
@@ -185,9 +189,6 @@ func run(args []string) error {
 
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	caught := make(chan os.Signal, 1)
-	signal.Notify(caught, syscall.SIGTERM, syscall.SIGINT)
-	defer signal.Stop(caught)
 	var linked atomic.Pointer[link.Mom] // set once the protocol side exists
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)

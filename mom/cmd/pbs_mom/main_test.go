@@ -45,7 +45,6 @@ func TestForegroundStartStop(t *testing.T) {
 	}
 	// (The lock itself is tested in mom/momd: fcntl locks do not conflict
 	// within one process.)
-	time.Sleep(200 * time.Millisecond) // let the signal handler be installed
 	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
