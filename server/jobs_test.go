@@ -439,3 +439,30 @@ func TestArraySlotLimitAndIDOptions(t *testing.T) {
 		t.Fatalf("job_id id %s", id)
 	}
 }
+
+func TestStatusExtensions(t *testing.T) {
+	cl := newCluster(t)
+	for i := 0; i < 3; i++ {
+		mustSubmit(t, cl.alice, "alice")
+	}
+	cl.root.do(mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_QUEUE, "batch", attr("max_report", "2")))
+	r := batchreq.NewRequest(batchreq.PBS_BATCH_StatusJob, "root", &batchreq.StatusReq{})
+	r.SetExtension("truncated")
+	if p := cl.root.do(r); len(p.Status) != 2 {
+		t.Fatalf("truncated: %d jobs", len(p.Status))
+	}
+	r.SetExtension("DELTA:99999999999")
+	p := cl.root.do(r)
+	if len(p.Status) != 3 || len(p.Status[0].Attrs) != 1 || p.Status[0].Attrs[0].Name != "Job_Name" {
+		t.Fatalf("DELTA: %+v", p.Status)
+	}
+	// wanted-attribute lists come back in the requested order
+	p = cl.root.do(batchreq.NewRequest(batchreq.PBS_BATCH_StatusQue, "root", &batchreq.StatusReq{ID: "batch", Attrs: batchreq.StatusNames("started", "enabled")}))
+	if len(p.Status) != 1 || len(p.Status[0].Attrs) != 2 || p.Status[0].Attrs[0].Name != "started" {
+		t.Fatalf("wanted order: %+v", p.Status)
+	}
+	p = cl.root.do(batchreq.NewRequest(batchreq.PBS_BATCH_StatusJob, "root", &batchreq.StatusReq{Attrs: batchreq.StatusNames("bogus")}))
+	if p.Code != batchreq.PBSE_NOATTR {
+		t.Fatalf("unknown wanted attribute: %d", p.Code)
+	}
+}

@@ -377,8 +377,21 @@ func (s *Server) statusJobs(c *conn, req *batchreq.Request) (*batchreq.Reply, []
 			}
 		}
 	}
+	if strings.HasPrefix(ext, "truncated") {
+		jobs = s.truncate(jobs)
+	}
+	var delta int64 = -1
+	if i := strings.Index(req.Extension, "DELTA:"); i >= 0 {
+		v := req.Extension[i+len("DELTA:"):]
+		if k := strings.IndexAny(v, " ,"); k >= 0 {
+			v = v[:k]
+		}
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			delta = n
+		}
+	}
 	if len(body.Attrs) == 0 {
-		return nil, s.appendJobStatuses(c, jobs, single, summarize, execOnly)
+		return nil, s.appendJobStatuses(c, jobs, single, summarize, execOnly, delta)
 	}
 	objs := make([]batchreq.StatusObject, 0, len(jobs))
 	for _, j := range jobs {
@@ -411,7 +424,44 @@ func (s *Server) jobListed(c *conn, j *Job, single, summarize, execOnly bool) bo
 }
 
 // appendJobStatuses encodes a whole Status reply for jobs.
-func (s *Server) appendJobStatuses(c *conn, jobs []*Job, single, summarize, execOnly bool) []byte {
+// truncate keeps at most max_report queued jobs of each queue
+// (StatusJob extension "truncated").
+func (s *Server) truncate(jobs []*Job) []*Job {
+	seen := map[*Queue]int64{}
+	out := jobs[:0:0]
+	for _, j := range jobs {
+		if j.state == stQueued && j.queue != nil {
+			if max, ok := j.queue.long(qaMaxReport); ok {
+				if seen[j.queue] >= max {
+					continue
+				}
+				seen[j.queue]++
+			}
+		}
+		out = append(out, j)
+	}
+	return out
+}
+
+// deltaView reduces a job not modified since the DELTA time to Job_Name
+// and resources_used.
+func deltaView(j *Job, view attrList, since int64) attrList {
+	if since < 0 {
+		return view
+	}
+	if mt, _ := strconv.ParseInt(j.attrs.get(jaMtime), 10, 64); mt >= since {
+		return view
+	}
+	out := view[:0]
+	for _, v := range view {
+		if v.idx == jaJobName || v.idx == jaResourcesUsed {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func (s *Server) appendJobStatuses(c *conn, jobs []*Job, single, summarize, execOnly bool, delta int64) []byte {
 	body := make([]byte, 0, len(jobs)*1100)
 	var view attrList
 	n := 0
@@ -420,7 +470,7 @@ func (s *Server) appendJobStatuses(c *conn, jobs []*Job, single, summarize, exec
 			continue
 		}
 		n++
-		view = s.jobViewInto(view, j)
+		view = deltaView(j, s.jobViewInto(view, j), delta)
 		body = append(body, '+', '2') // MGR_OBJ_JOB
 		body = dis.AppendString(body, j.id)
 		body = appendStatusAttrs(body, jobDefs, view, c.perm, s.isOwner(c, j))
