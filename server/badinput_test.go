@@ -1,8 +1,10 @@
 package server
 
 import (
+	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"gopbs/batchreq"
 )
@@ -67,4 +69,39 @@ func TestDisconnectAndEOFCloseSilently(t *testing.T) {
 	c.nc.Write([]byte("+2+1"))
 	c.nc.(interface{ CloseWrite() error }).CloseWrite()
 	expectClosed(t, c)
+}
+
+// TestStalledClientStallsNobody: a client stuck in the middle of a request
+// does not delay anyone else, and is answered DISPROTO and closed after
+// the request timeout.
+func TestStalledClientStallsNobody(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Home: t.TempDir(), ServerName: "vm", InitType: InitCreate, Listener: ln, RequestTimeout: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve()
+	t.Cleanup(func() { s.Shutdown("Quick") })
+	stalled := dialPrivileged(t, s.Addr())
+	stalled.nc.Write([]byte("+2+1" + "2+21+4root+0"))
+	other := dialPrivileged(t, s.Addr())
+	for i := 0; i < 20; i++ {
+		if p := other.do(statusSvr("root")); p.Code != 0 {
+			t.Fatalf("status: %d", p.Code)
+		}
+	}
+	// the other client was served while the stalled one still waits
+	stalled.nc.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
+	if n, err := stalled.nc.Read(make([]byte, 1)); err == nil {
+		t.Fatalf("stalled client answered early (%d bytes)", n)
+	}
+	stalled.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	p, err := batchreq.ReadReply(stalled.r)
+	if err != nil || p.Code != batchreq.PBSE_DISPROTO {
+		t.Fatalf("stalled client: %v %+v", err, p)
+	}
+	expectClosed(t, stalled)
 }

@@ -22,6 +22,9 @@ import (
 const (
 	idleTimeout = 900 * time.Second
 	tcpTimeout  = 6 * time.Second
+	// writeTimeout bounds how long a reply may wait for a client that
+	// does not read; the connection is then broken.
+	writeTimeout = 60 * time.Second
 )
 
 // perm is what a requester may do.
@@ -155,6 +158,7 @@ func (c *conn) send(p *batchreq.Reply) {
 	if p.Code != 0 {
 		c.logReject(p)
 	}
+	c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
 	c.bw.Write(p.Append(make([]byte, 0, 64)))
 	c.bw.Flush()
 }
@@ -187,6 +191,7 @@ func (c *conn) logReject(p *batchreq.Reply) {
 
 // sendRaw writes an already encoded (successful) reply.
 func (c *conn) sendRaw(b []byte) {
+	c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
 	c.bw.Write(b)
 	c.bw.Flush()
 }
