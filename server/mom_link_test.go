@@ -319,6 +319,18 @@ func TestRunJobLaunchAndObit(t *testing.T) {
 		}
 	}
 
+	svAssigned := func() string {
+		p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_StatusSvr, "root", &batchreq.StatusReq{}))
+		for _, a := range p.Status[0].Attrs {
+			if a.Name == "resources_assigned" && a.Resource == "nodect" {
+				return a.Value
+			}
+		}
+		return ""
+	}
+	if got := svAssigned(); got != "1" {
+		t.Errorf("resources_assigned.nodect while running %q", got)
+	}
 	// The MOM reports the end of the job.
 	momc := dialPrivileged(t, s.Addr())
 	obit := batchreq.NewRequest(batchreq.PBS_BATCH_JobObit, "pbs_mom", &batchreq.JobObit{JobID: id, ExitStatus: 0, Attrs: batchreq.AttrList{
@@ -339,6 +351,9 @@ func TestRunJobLaunchAndObit(t *testing.T) {
 		t.Errorf("DeleteJob %+v", del)
 	}
 	waitFor(t, "job purge", func() bool { return jobAttr(t, c, id, "job_state") == "" })
+	if got := svAssigned(); got != "0" {
+		t.Errorf("resources_assigned.nodect after the job %q", got)
+	}
 	acct := readAccounting(t, s)
 	if !strings.Contains(acct, ";E;"+id+";user=root ") || !strings.Contains(acct, " session=16978 end=") || !strings.Contains(acct, "Exit_status=0\n") {
 		t.Errorf("accounting:\n%s", acct)

@@ -82,8 +82,10 @@ func (s *Server) usedVPs() map[string]map[int]string {
 }
 
 // refreshNodeJobs recomputes every node's jobs attribute and
-// job-exclusive bit from the running jobs. Called with s.mu held.
+// job-exclusive bit, and resources_assigned, from the running jobs.
+// Called with s.mu held.
 func (s *Server) refreshNodeJobs() {
+	s.refreshAssigned()
 	used := s.usedVPs()
 	for _, n := range s.nodes {
 		m := used[n.name]
@@ -103,6 +105,79 @@ func (s *Server) refreshNodeJobs() {
 			n.state &^= nsJobExclusive
 		}
 	}
+}
+
+// assignedResources are the job resources summed into the server's and
+// the queues' resources_assigned while jobs run (spec 04 §9).
+var assignedResources = []string{"mem", "ncpus", "nodect", "vmem"}
+
+// refreshAssigned recomputes resources_assigned of the server and of
+// every execution queue from the running jobs. A resource once assigned
+// stays listed (with 0) after its jobs end, as TORQUE shows it. Called
+// with s.mu held.
+func (s *Server) refreshAssigned() {
+	type sums map[string]int64
+	total := sums{}
+	perQueue := map[*Queue]sums{}
+	for j := s.head; j != nil; j = j.next {
+		if j.state != stRunning && j.state != stExiting || j.queue == nil {
+			continue
+		}
+		q := perQueue[j.queue]
+		if q == nil {
+			q = sums{}
+			perQueue[j.queue] = q
+		}
+		for _, r := range assignedResources {
+			v, ok := j.attrs.lookupRes(jaResourceList, r)
+			if !ok {
+				continue
+			}
+			n, ok := resourceAmount(r, v)
+			if !ok {
+				continue
+			}
+			total[r] += n
+			q[r] += n
+		}
+	}
+	apply := func(l *attrList, idx int, m sums) {
+		for _, r := range assignedResources {
+			n, ok := m[r]
+			if _, had := l.lookupRes(idx, r); !ok && !had {
+				continue
+			}
+			l.setRes(idx, r, formatAmount(r, n))
+		}
+	}
+	apply(&s.attrs, saResourcesAssigned, total)
+	for _, q := range s.queues {
+		if q.isExec() {
+			apply(&q.attrs, qaResourcesAssigned, perQueue[q])
+		}
+	}
+}
+
+// resourceAmount parses an assigned resource: a count, or a size in
+// bytes for mem and vmem.
+func resourceAmount(res, v string) (int64, bool) {
+	if res == "mem" || res == "vmem" {
+		return sizeBytes(v)
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	return n, err == nil
+}
+
+// formatAmount formats a sum of resourceAmount values: sizes in kb when
+// whole kilobytes, else in bytes ("0b").
+func formatAmount(res string, n int64) string {
+	if res != "mem" && res != "vmem" {
+		return strconv.FormatInt(n, 10)
+	}
+	if n != 0 && n%1024 == 0 {
+		return strconv.FormatInt(n/1024, 10) + "kb"
+	}
+	return strconv.FormatInt(n, 10) + "b"
 }
 
 // nodeElement is one "+"-separated element of a node specification.
