@@ -726,3 +726,26 @@ func TestFinalNameOutputCreatedAsUser(t *testing.T) {
 		t.Error("file created in a root-only directory")
 	}
 }
+
+func TestShellInvocationOptions(t *testing.T) {
+	show := "read -r _ _ _ _ _ sid _ < /proc/$$/stat\necho \"args=$* leader=$([ $sid = $$ ] && echo yes || echo no) parent=$(tr '\\0' ' ' < /proc/$PPID/cmdline)\"\n"
+	tests := []struct {
+		name, cfg, args, want string
+	}{
+		{"default", "", "", "args= leader=no parent=-bash "},
+		{"no login", "$source_login_batch false\n", "a b", "args=a b leader=no parent=bash "},
+		{"exec", "$exec_with_exec true\n", "x", "args=x leader=yes parent="},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			te := newTestEnv(t, tc.cfg)
+			id := strconv.Itoa(100+i) + ".srv"
+			j := te.job(id, show)
+			j.JobArguments = tc.args
+			te.run(j)
+			if out := te.spool(id + ".OU"); !strings.HasPrefix(out, tc.want) {
+				t.Errorf("output %q, want prefix %q", out, tc.want)
+			}
+		})
+	}
+}
