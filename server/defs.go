@@ -61,12 +61,14 @@ type attrDef struct {
 // case-insensitive index.
 type defTable struct {
 	defs  []attrDef
-	index map[string]int
+	exact map[string]int // canonical spelling
+	index map[string]int // lower case
 }
 
 func newDefTable(defs []attrDef) *defTable {
-	t := &defTable{defs: defs, index: make(map[string]int, len(defs))}
+	t := &defTable{defs: defs, exact: make(map[string]int, len(defs)), index: make(map[string]int, len(defs))}
 	for i, d := range defs {
+		t.exact[d.name] = i
 		t.index[strings.ToLower(d.name)] = i
 	}
 	return t
@@ -74,6 +76,9 @@ func newDefTable(defs []attrDef) *defTable {
 
 // find returns the index of a name, or -1.
 func (t *defTable) find(name string) int {
+	if i, ok := t.exact[name]; ok {
+		return i
+	}
 	if i, ok := t.index[strings.ToLower(name)]; ok {
 		return i
 	}

@@ -51,6 +51,7 @@ func TestPerformance(t *testing.T) {
 	wg.Wait()
 	el := time.Since(start)
 	t.Logf("%d submissions in %v: %.0f/s, %d commits", n, el, float64(n)/el.Seconds(), s.store.Commits())
+	time.Sleep(1500 * time.Millisecond) // let the store checkpoint its log
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
