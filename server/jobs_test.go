@@ -466,3 +466,30 @@ func TestStatusExtensions(t *testing.T) {
 		t.Fatalf("unknown wanted attribute: %d", p.Code)
 	}
 }
+
+func TestColdStartAndRegisterDependent(t *testing.T) {
+	cl := newCluster(t)
+	p := mustSubmit(t, cl.alice, "alice")
+	// RegisterDependent is for servers only
+	reg := batchreq.NewRequest(batchreq.PBS_BATCH_RegistDep, "alice", &batchreq.RegistDep{Owner: "alice", ParentID: p,
+		ChildID: "9.other", DepType: batchreq.JOB_DEPEND_TYPE_AFTEROK, Op: batchreq.JOB_DEPEND_OP_REGISTER})
+	if r := cl.alice.do(reg); r.Code != batchreq.PBSE_IVALREQ {
+		t.Fatalf("RegistDep from a client: %d", r.Code)
+	}
+	reg.User = "PBS_Server"
+	if r := cl.root.do(reg); r.Code != 0 {
+		t.Fatalf("RegistDep: %d %q", r.Code, r.Text)
+	}
+	if d := statusAttr(t, cl.root, p, "depend"); d != "beforeok:9.other@vm" {
+		t.Fatalf("parent depend %q", d)
+	}
+	cl.s.Shutdown("Quick")
+	s2 := testServer(t, cl.home, InitCold)
+	root := dialPrivileged(t, s2.Addr())
+	if r := root.do(batchreq.NewRequest(batchreq.PBS_BATCH_StatusJob, "root", &batchreq.StatusReq{})); r.Code != 0 || len(r.Status) != 0 {
+		t.Fatalf("jobs after cold start: %+v", r)
+	}
+	if r := root.do(batchreq.NewRequest(batchreq.PBS_BATCH_StatusQue, "root", &batchreq.StatusReq{ID: "batch"})); r.Code != 0 {
+		t.Fatalf("queue lost on cold start: %d", r.Code)
+	}
+}
