@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"gopbs/mom/config"
 	"gopbs/mom/jobexec"
@@ -256,13 +257,59 @@ func run(args []string) error {
 			return err
 		}
 	}
+	var restart atomic.Bool
+	if cfg.EnableMomRestart {
+		go func() {
+			// $enablemomrestart: when the executable changes, stop the
+			// services and exec the new binary; jobs keep running and are
+			// re-attached (-p).
+			t := time.NewTicker(10 * time.Second)
+			defer t.Stop()
+			for {
+				select {
+				case <-t.C:
+					if _, mtime := momd.ExecutableInfo(); mtime != 0 && mtime != exeMtime {
+						logger.Record(momlog.EventSystem, momlog.ClassServer, "pbs_mom",
+							fmt.Sprintf("%s has changed, restarting", exePath))
+						restart.Store(true)
+						stop()
+						return
+					}
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
 	err = m.Serve(ctx, l)
+	if restart.Load() {
+		logger.Record(momlog.EventSystem, momlog.ClassServer, "pbs_mom", "Is down")
+		logger.Record(momlog.EventSystem, momlog.ClassServer, "Log", "Log closed")
+		logger.Close()
+		lock.Unlock()
+		args := append([]string{os.Args[0]}, withRestartMode(os.Args[1:], "-p")...)
+		env := append(os.Environ(), daemonEnv+"=1")
+		return syscall.Exec(exePath, args, env)
+	}
 	sig := int(caughtSig.Load())
 	if sig == 0 {
 		sig = int(syscall.SIGTERM) // RM_CMD_SHUTDOWN
 	}
 	momd.LogShutdown(logger, sig)
 	return err
+}
+
+// withRestartMode replaces any -p/-r/-q/-P option by mode.
+func withRestartMode(args []string, mode string) []string {
+	out := make([]string, 0, len(args)+1)
+	for _, a := range args {
+		switch a {
+		case "-p", "-r", "-q", "-P":
+			continue
+		}
+		out = append(out, a)
+	}
+	return append(out, mode)
 }
 
 // daemonize re-executes pbs_mom in a new session in the background and

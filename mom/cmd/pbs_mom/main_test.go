@@ -74,3 +74,10 @@ func TestFlags(t *testing.T) {
 		t.Error("-p -q accepted")
 	}
 }
+
+func TestWithRestartMode(t *testing.T) {
+	got := strings.Join(withRestartMode([]string{"-D", "-r", "-d", "/x", "-q"}, "-p"), " ")
+	if got != "-D -d /x -p" {
+		t.Errorf("got %q", got)
+	}
+}
