@@ -643,7 +643,7 @@ func (e *Engine) finish(r *runningJob, status int, cpu int64, msg string, startF
 		e.log.Job(momlog.EventJob, r.job.ID, "job was terminated")
 		_ = WriteTaskRecord(e.TaskFilePath(r.job.Prefix), TaskRecord{JobID: r.job.ID, TaskID: 1, Status: TaskExited, SessionID: sid, ExitStatus: status})
 	} else {
-		e.log.Job(momlog.EventJob, r.job.ID, "job start failed: "+msg)
+		e.log.Job(momlog.EventDebug, r.job.ID, "job start failed: "+msg)
 	}
 	close(r.done)
 	if e.opt.OnExit != nil {
