@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/netip"
 	"strings"
-	"sync"
 	"time"
 
 	"gopbs/batchreq"
@@ -205,9 +204,9 @@ func (s *Server) hostName(a netip.Addr) string {
 	if a.IsLoopback() || isLocalAddr(a) {
 		return s.name
 	}
-	hostCacheMu.Lock()
-	h, ok := hostCache[a]
-	hostCacheMu.Unlock()
+	s.hostMu.Lock()
+	h, ok := s.hostCache[a]
+	s.hostMu.Unlock()
 	if ok {
 		return h
 	}
@@ -215,16 +214,14 @@ func (s *Server) hostName(a netip.Addr) string {
 	if names, err := net.LookupAddr(h); err == nil && len(names) > 0 {
 		h = strings.TrimSuffix(names[0], ".")
 	}
-	hostCacheMu.Lock()
-	hostCache[a] = h
-	hostCacheMu.Unlock()
+	s.hostMu.Lock()
+	if s.hostCache == nil {
+		s.hostCache = make(map[netip.Addr]string)
+	}
+	s.hostCache[a] = h
+	s.hostMu.Unlock()
 	return h
 }
-
-var (
-	hostCacheMu sync.Mutex
-	hostCache   = map[netip.Addr]string{}
-)
 
 func isLocalAddr(a netip.Addr) bool {
 	addrs, err := net.InterfaceAddrs()

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -95,6 +96,9 @@ type Server struct {
 
 	connMu sync.Mutex
 	conns  map[*conn]struct{}
+
+	hostMu    sync.Mutex
+	hostCache map[netip.Addr]string // reverse DNS of peers
 
 	done      chan struct{}
 	closeOnce sync.Once
