@@ -279,6 +279,10 @@ func (s *Server) handleHoldRelease(c *conn, req *batchreq.Request) {
 		s.touch(j)
 		ops = append(ops, s.saveJobOp(j))
 	}
+	if hold {
+		s.holdRunning(c, targets, body, bits, ops) // checkpoint-hold of running jobs (mom_relay.go)
+		return
+	}
 	s.commitAndReply(c, ops, batchreq.NullReply())
 }
 
@@ -310,7 +314,7 @@ func (s *Server) handleModifyJob(c *conn, req *batchreq.Request) {
 		s.log.Logf(pbslog.EventJob, pbslog.ClassJob, j.id, "Job Modified at request of %s", c.requester())
 		ops = append(ops, s.saveJobOp(j))
 	}
-	s.commitAndReply(c, ops, batchreq.NullReply())
+	s.commitModify(c, targets, body, ops) // relays resource changes of running jobs (mom_relay.go)
 }
 
 // writable reports whether the requester may write an attribute.

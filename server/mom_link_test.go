@@ -585,3 +585,96 @@ func TestObitStartFailureRequeues(t *testing.T) {
 		}
 	}
 }
+
+func TestRelayModifyAndHoldOfRunningJob(t *testing.T) {
+	mom := newFakeMom(t)
+	s := runServer(t, mom, 0)
+	c := dialPrivileged(t, s.Addr())
+	setupCluster(t, c)
+	id := submit(t, c, "relay")
+	if p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id})); p.Code != 0 {
+		t.Fatalf("RunJob: %d", p.Code)
+	}
+	mom.next(batchreq.PBS_BATCH_Commit)
+	modify := func(a batchreq.Attr) *batchreq.Reply {
+		return c.do(batchreq.NewRequest(batchreq.PBS_BATCH_ModifyJob, "root", &batchreq.Manage{Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_JOB, ObjName: id,
+			Attrs: batchreq.AttrList{a}}))
+	}
+	// a resource change is relayed; the MOM's error is the reply
+	if p := modify(rattr("Resource_List", "walltime", "02:00:00")); p.Code != 0 {
+		t.Fatalf("qalter walltime: %d", p.Code)
+	}
+	if m := mom.next(batchreq.PBS_BATCH_ModifyJob).Body.(*batchreq.Manage); m.ObjName != id || len(m.Attrs) != 1 || m.Attrs[0].Value != "02:00:00" {
+		t.Errorf("relayed %+v", m)
+	}
+	mom.mu.Lock()
+	mom.reject[batchreq.PBS_BATCH_ModifyJob] = batchreq.PBSE_BADATVAL
+	mom.mu.Unlock()
+	if p := modify(rattr("Resource_List", "walltime", "03:00:00")); p.Code != batchreq.PBSE_BADATVAL {
+		t.Errorf("MOM error not returned: %d", p.Code)
+	}
+	// other attributes stay on the server
+	if p := modify(attr("Checkpoint", "enabled")); p.Code != 0 {
+		t.Fatalf("qalter -c: %d", p.Code)
+	}
+	// hold of a running checkpointable job goes to the MOM; without
+	// checkpoint support (PBSE_NOSUP) the hold is dropped again
+	mom.mu.Lock()
+	mom.reject[batchreq.PBS_BATCH_HoldJob] = batchreq.PBSE_NOSUP
+	mom.mu.Unlock()
+	hold := batchreq.NewRequest(batchreq.PBS_BATCH_HoldJob, "root", &batchreq.Manage{Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_JOB, ObjName: id,
+		Attrs: batchreq.AttrList{attr("Hold_Types", "u")}})
+	if p := c.do(hold); p.Code != 0 {
+		t.Fatalf("qhold: %d", p.Code)
+	}
+	mom.next(batchreq.PBS_BATCH_HoldJob)
+	if h, st := jobAttr(t, c, id, "Hold_Types"), jobAttr(t, c, id, "job_state"); h != "n" || st != "R" {
+		t.Errorf("after NOSUP: Hold_Types %q state %q", h, st)
+	}
+	// with checkpoint support the job ends checkpointed and comes back held
+	mom.mu.Lock()
+	delete(mom.reject, batchreq.PBS_BATCH_HoldJob)
+	mom.mu.Unlock()
+	if p := c.do(hold); p.Code != 0 {
+		t.Fatalf("qhold: %d", p.Code)
+	}
+	mom.next(batchreq.PBS_BATCH_HoldJob)
+	momc := dialPrivileged(t, s.Addr())
+	if p := momc.do(batchreq.NewRequest(batchreq.PBS_BATCH_JobObit, "pbs_mom", &batchreq.JobObit{JobID: id})); p.Code != 0 {
+		t.Fatalf("obit: %d", p.Code)
+	}
+	waitFor(t, "held", func() bool { return jobAttr(t, c, id, "job_state") == "H" })
+	if acct := readAccounting(t, s); !strings.Contains(acct, ";C;"+id+";Checkpointed and held\n") {
+		t.Errorf("no C record:\n%s", acct)
+	}
+}
+
+func TestObitFromOtherHostAndUnreachableMom(t *testing.T) {
+	s := runServerWith(t, nil, 0, func(s *Server) {
+		s.run.resolve = func(string) []netip.Addr { return []netip.Addr{netip.MustParseAddr("192.0.2.1")} }
+		s.run.dialer = func(context.Context, string) (net.Conn, error) { return nil, errors.New("connection refused") }
+	})
+	c := dialPrivileged(t, s.Addr())
+	setupCluster(t, c)
+	id := submit(t, c, "nomom")
+	p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id}))
+	if p.Code != batchreq.PBSE_MOMREJECT || !strings.HasSuffix(p.Text, "connection to mom timed out") {
+		t.Errorf("RunJob: %d %q", p.Code, p.Text)
+	}
+	if st := nodeAttr(t, c, "state"); st != "down" {
+		t.Errorf("node %q", st)
+	}
+	if st := jobAttr(t, c, id, "job_state"); st != "Q" {
+		t.Errorf("job %q", st)
+	}
+	// a job that is not running elsewhere is still refused from a host
+	// that is not its mother superior
+	s.mu.Lock()
+	j := s.findJob(id)
+	j.attrs.set(jaExecHost, "vm/0")
+	s.setState(j, stRunning, ssRunning)
+	s.mu.Unlock()
+	if p := dialPrivileged(t, s.Addr()).do(batchreq.NewRequest(batchreq.PBS_BATCH_JobObit, "pbs_mom", &batchreq.JobObit{JobID: id})); p.Code != batchreq.PBSE_CLEANEDOUT {
+		t.Errorf("obit from a stranger: %d", p.Code)
+	}
+}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -43,9 +44,21 @@ func (s *Server) handleJobObit(c *conn, req *batchreq.Request) {
 		c.reject(batchreq.PBSE_PERM, "")
 		return
 	}
+	// The requester must be the job's mother superior (spec 10 §8.3);
+	// names are resolved outside the lock.
+	s.mu.RLock()
+	ms := ""
+	if j := s.findJob(body.JobID); j != nil {
+		ms = motherSuperior(j.attrs.get(jaExecHost))
+	}
+	s.mu.RUnlock()
+	trusted := ms == "" || s.run.fromHost(c.remote.Addr(), ms)
 	for try := 0; ; try++ {
 		s.mu.Lock()
 		j := s.findJob(body.JobID)
+		if j != nil && !trusted {
+			j = nil // only the mother superior may report the job's end
+		}
 		if j == nil {
 			s.mu.Unlock()
 			code := batchreq.PBSE_UNKJOBID
@@ -109,6 +122,22 @@ func requeueOnExit(exit int, rerunable bool) bool {
 		return true
 	case jobExecInitAbt, jobExecInitRmg, jobExecBadResrt:
 		return rerunable
+	}
+	return false
+}
+
+// fromHost reports whether a peer address belongs to host. A host name
+// that does not resolve is not held against the peer.
+func (rl *runLink) fromHost(a netip.Addr, host string) bool {
+	addrs := rl.resolve(host)
+	if len(addrs) == 0 {
+		return true
+	}
+	a = a.Unmap()
+	for _, x := range addrs {
+		if x == a || x.IsLoopback() && a.IsLoopback() {
+			return true
+		}
 	}
 	return false
 }
