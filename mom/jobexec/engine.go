@@ -815,12 +815,16 @@ func (e *Engine) Modify(jobID string, resources []Resource) error {
 func (e *Engine) Purge(jobID string) error {
 	e.mu.Lock()
 	r, ok := e.jobs[jobID]
+	var running, started bool
+	if ok {
+		running, started = r.state != StateExited, r.sid > 0
+	}
 	e.mu.Unlock()
 	if !ok {
 		return ErrUnknownJob
 	}
-	if r.state != StateExited {
-		e.finish(r, JOB_EXEC_FAIL2, 0, "purged", r.sid == 0)
+	if running {
+		e.finish(r, JOB_EXEC_FAIL2, 0, "purged", !started)
 	}
 	e.mu.Lock()
 	delete(e.jobs, jobID)

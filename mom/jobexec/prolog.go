@@ -238,8 +238,11 @@ func (e *Engine) runPrecancel(ctx context.Context, r *runningJob) {
 		return
 	}
 	j := r.job
-	args := []string{j.ID, r.cred.Name, e.groupName(r), j.Name, strconv.Itoa(r.sid),
-		j.ResourceString(), r.usage.String(), j.Queue, j.Account, ""}
+	e.mu.Lock()
+	sid, used := r.sid, r.usage
+	e.mu.Unlock()
+	args := []string{j.ID, r.cred.Name, e.groupName(r), j.Name, strconv.Itoa(sid),
+		j.ResourceString(), used.String(), j.Queue, j.Account, ""}
 	e.runScript(ctx, r, e.scriptPath("epilogue.precancel", j), kindUser, args, nil, nil)
 }
 

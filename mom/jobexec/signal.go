@@ -88,8 +88,8 @@ func (e *Engine) Signal(ctx context.Context, jobID, signal string, rerun bool) e
 	}
 	state := r.state
 	e.mu.Unlock()
-	if state == StateExited {
-		return nil
+	if state == StateExited || state == StateStarting {
+		return nil // nothing to signal yet (the start goes on)
 	}
 	if sig == syscall.SIGTERM {
 		e.runPrecancel(ctx, r)
@@ -122,7 +122,10 @@ func (e *Engine) resumed(r *runningJob) {
 // killSession sends sig to every process of the job's session (kill_task,
 // spec 11 §9.1) and returns the number of live processes found.
 func (e *Engine) killSession(r *runningJob, sig syscall.Signal) int {
-	if r.sid <= 0 {
+	e.mu.Lock()
+	sid := r.sid
+	e.mu.Unlock()
+	if sid <= 0 {
 		return 0
 	}
 	id := r.job.ID
@@ -133,7 +136,7 @@ func (e *Engine) killSession(r *runningJob, sig syscall.Signal) int {
 		passes = 10
 	}
 	for pass := 0; pass < passes; pass++ {
-		ps, err := e.proc.Session(r.sid)
+		ps, err := e.proc.Session(sid)
 		if err != nil {
 			return total
 		}
