@@ -38,6 +38,10 @@ type replayStep struct {
 	// setNextJob sets next_job_number from the scenario's first captured
 	// Queue reply before replaying (round 2 starts at other numbers).
 	setNextJob bool
+	// compress replays the pauses between connections (those longer than
+	// a second) as short sleeps, for scenarios that wait for timers made
+	// short by the before requests.
+	compress bool
 }
 
 const (
@@ -126,6 +130,10 @@ func round2() (setup []*batchreq.Request, steps []replayStep) {
 		{id: 80, before: []*batchreq.Request{setServer("next_job_number", "9")}},
 		{id: 78, setNextJob: true},
 		{id: 88, setNextJob: true, pending: "seed 001 overrides TORQUE here: synccount/syncwith are accepted, TORQUE 2.5.13 rejected them (15002)"},
+		// routing retries: route_retry_time 1 s instead of the default 30 s,
+		// and the capture's pauses shortened accordingly
+		{id: 79, setNextJob: true, compress: true, before: []*batchreq.Request{
+			mgrReq(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_QUEUE, "route", batchreq.NewAttr("route_retry_time", "1"))}},
 	}
 	return setup, steps
 }
@@ -282,9 +290,18 @@ func (r *replayer) replay(t *testing.T, path string, sc capture.Scenario, st rep
 	}
 	start, _ := time.ParseInLocation("2006-01-02T15:04:05", sc.StartTime, time.Local)
 	shift := time.Now().Unix() - start.Unix()
+	if st.setNextJob {
+		if id := firstQueuedID(c); id != "" {
+			r.admin(setServer("next_job_number", jobSeq(id)))
+		}
+	}
 	var diffs []string
-	first := true
+	var last time.Time
 	for _, conn := range c.Conns {
+		if st.compress && !last.IsZero() && conn.Start.Sub(last) > time.Second {
+			time.Sleep(1500 * time.Millisecond)
+		}
+		last = conn.Start
 		if conn.Server.Port() != batchreq.PBS_BATCH_SERVICE_PORT {
 			if st.pending == "" {
 				return fmt.Sprintf("connection to port %d cannot be replayed", conn.Server.Port())
@@ -313,10 +330,6 @@ func (r *replayer) replay(t *testing.T, path string, sc capture.Scenario, st rep
 				want = splitReplies(turns[i+1].Data)
 			}
 			data := shiftEpochs(turn.Data, shift)
-			if first && st.setNextJob && len(want) > 0 && want[0].Choice == batchreq.BATCH_REPLY_CHOICE_Queue {
-				r.admin(setServer("next_job_number", jobSeq(want[0].JobID)))
-			}
-			first = false
 			if _, err := rc.nc.Write(data); err != nil {
 				diffs = append(diffs, fmt.Sprintf("write: %v", err))
 				break
@@ -335,6 +348,26 @@ func (r *replayer) replay(t *testing.T, path string, sc capture.Scenario, st rep
 		}
 	}
 	return strings.Join(diffs, "\n")
+}
+
+// firstQueuedID returns the job id of the first Queue reply of a capture.
+func firstQueuedID(c *capture.Capture) string {
+	for _, conn := range c.Conns {
+		if conn.Server.Port() != batchreq.PBS_BATCH_SERVICE_PORT {
+			continue
+		}
+		for _, turn := range conn.Turns() {
+			if turn.FromClient {
+				continue
+			}
+			for _, p := range splitReplies(turn.Data) {
+				if p.Choice == batchreq.BATCH_REPLY_CHOICE_Queue {
+					return p.JobID
+				}
+			}
+		}
+	}
+	return ""
 }
 
 func jobSeq(id string) string {
