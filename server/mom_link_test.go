@@ -150,6 +150,12 @@ func runServer(t *testing.T, mom *fakeMom, schedPort int) *Server {
 // serving.
 func runServerWith(t *testing.T, mom *fakeMom, schedPort int, setup func(*Server)) *Server {
 	t.Helper()
+	return runServerAt(t, t.TempDir(), InitCreate, mom, schedPort, setup)
+}
+
+// runServerAt is runServerWith in a given home with a given start type.
+func runServerAt(t *testing.T, home, init string, mom *fakeMom, schedPort int, setup func(*Server)) *Server {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root for reserved source ports")
 	}
@@ -160,7 +166,7 @@ func runServerWith(t *testing.T, mom *fakeMom, schedPort int, setup func(*Server
 	if schedPort == 0 {
 		schedPort = 1 // nothing listens there
 	}
-	s, err := New(Config{Home: t.TempDir(), ServerName: "vm", InitType: InitCreate, Listener: ln,
+	s, err := New(Config{Home: home, ServerName: "vm", InitType: init, Listener: ln,
 		SchedHost: "127.0.0.1", SchedPort: schedPort,
 		AuthWait: 200 * time.Millisecond, RequestTimeout: 2 * time.Second})
 	if err != nil {
@@ -677,4 +683,36 @@ func TestObitFromOtherHostAndUnreachableMom(t *testing.T) {
 	if p := dialPrivileged(t, s.Addr()).do(batchreq.NewRequest(batchreq.PBS_BATCH_JobObit, "pbs_mom", &batchreq.JobObit{JobID: id})); p.Code != batchreq.PBSE_CLEANEDOUT {
 		t.Errorf("obit from a stranger: %d", p.Code)
 	}
+}
+
+func TestWarmRestartKeepsRunningJob(t *testing.T) {
+	mom := newFakeMom(t)
+	home := t.TempDir()
+	s := runServerAt(t, home, InitCreate, mom, 0, nil)
+	c := dialPrivileged(t, s.Addr())
+	setupCluster(t, c)
+	id := submit(t, c, "survivor")
+	if p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id})); p.Code != 0 {
+		t.Fatalf("RunJob: %d", p.Code)
+	}
+	mom.next(batchreq.PBS_BATCH_StatusJob)
+	waitFor(t, "session id", func() bool { return jobAttr(t, c, id, "session_id") != "" })
+	c.nc.Close()
+	s.Shutdown("Quick")
+	<-s.Done()
+
+	s = runServerAt(t, home, InitWarm, mom, 0, nil)
+	c = dialPrivileged(t, s.Addr())
+	if st, eh := jobAttr(t, c, id, "job_state"), jobAttr(t, c, id, "exec_host"); st != "R" || eh != "vm/0" {
+		t.Fatalf("after restart: state %q exec_host %q", st, eh)
+	}
+	if got := nodeAttr(t, c, "jobs"); got != "0/"+id {
+		t.Errorf("node jobs after restart %q", got)
+	}
+	momc := dialPrivileged(t, s.Addr())
+	if p := momc.do(batchreq.NewRequest(batchreq.PBS_BATCH_JobObit, "pbs_mom", &batchreq.JobObit{JobID: id})); p.Code != 0 {
+		t.Fatalf("obit after restart: %d", p.Code)
+	}
+	mom.next(batchreq.PBS_BATCH_DeleteJob)
+	waitFor(t, "purge", func() bool { return jobAttr(t, c, id, "job_state") == "" })
 }

@@ -15,6 +15,7 @@ import (
 	"gopbs/batchreq"
 	"gopbs/dis"
 	"gopbs/rpp"
+	"gopbs/server/store"
 )
 
 // momUser is the header user of every request the server sends to a MOM
@@ -83,10 +84,42 @@ func (s *Server) startRunLink() {
 		go rl.acceptIS()
 	}
 	s.mu.Lock()
+	resume := s.recoverRunning()
 	s.refreshNodeJobs() // jobs kept running across a warm restart hold their nodes
 	s.mu.Unlock()
+	for _, f := range resume {
+		go f()
+	}
 	go rl.timers()
 	rl.schedStart()
+}
+
+// recoverRunning settles jobs a previous server left between states: a
+// launch that was not confirmed is requeued (a new RunJob finds the job
+// on the MOM as already running), and end-of-job or rerun processing
+// that was cut short is resumed. Called with s.mu held; it returns the
+// work to start once the lock is released.
+func (s *Server) recoverRunning() []func() {
+	var resume []func()
+	var ops []store.Op
+	for j := s.head; j != nil; j = j.next {
+		switch {
+		case j.state == stRunning && (j.substate == ssPrerun || j.substate == ssTrnOut):
+			s.requeue(j)
+			ops = append(ops, s.saveJobOp(j))
+		case j.state == stRunning && (j.substate == ssRerun || j.substate == ssRerun3):
+			j := j
+			resume = append(resume, func() { s.run.endJob(j, 0, true) })
+		case j.state == stExiting:
+			j := j
+			exit, _ := strconv.Atoi(j.attrs.get(jaExitStatus))
+			resume = append(resume, func() { s.run.endJob(j, exit, false) })
+		}
+	}
+	if len(ops) > 0 {
+		s.store.Submit(ops...)
+	}
+	return resume
 }
 
 // stopRunLink closes the MOMs' IS streams (they see GOODBYE and say
