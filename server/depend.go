@@ -29,6 +29,8 @@ var mirror = map[string]string{
 	"before": "after", "beforeok": "afterok", "beforenotok": "afternotok", "beforeany": "afterany",
 	"afterstartarray": "beforestartarray", "afterokarray": "beforeokarray",
 	"afternotokarray": "beforenotokarray", "afteranyarray": "beforeanyarray",
+	"beforestartarray": "afterstartarray", "beforeokarray": "afterokarray",
+	"beforenotokarray": "afternotokarray", "beforeanyarray": "afteranyarray",
 }
 
 func isArrayDep(t string) bool { return strings.HasSuffix(t, "array") }
@@ -241,7 +243,7 @@ func (s *Server) registerDeps(j *Job) (changed []*Job) {
 			pid, local := s.localJobID(arg)
 			var p *Job
 			if local {
-				p = s.findJob(pid)
+				p = s.findJob(stripArrayCount(pid))
 			}
 			code := s.registerOne(j, p, e.typ, self)
 			switch code {
@@ -411,4 +413,109 @@ func (s *Server) parentGone(p *Job, ok bool) (changed, doomed []*Job) {
 		}
 	}
 	return changed, doomed
+}
+
+// arrayThreshold returns the count of an array dependency argument
+// "<n>[][<count>].server" (0 = the whole array).
+func arrayThreshold(arg string) int {
+	i := strings.Index(arg, "][")
+	if i < 0 {
+		return 0
+	}
+	rest := arg[i+2:]
+	k := strings.IndexByte(rest, ']')
+	if k < 0 {
+		return 0
+	}
+	n, _ := strconv.Atoi(rest[:k])
+	return n
+}
+
+// arrayEnded counts one ended sub-job of array template p (ok: exit 0)
+// and releases or deletes the jobs depending on the array (spec 12 §6.4:
+// …okarray against sub-jobs ended with 0, …notokarray against non-zero,
+// …anyarray against all ended; the optional [count] is the threshold).
+func (s *Server) arrayEnded(p *Job, ok bool) (changed, doomed []*Job) {
+	if ok {
+		p.array.ok++
+	} else {
+		p.array.notOK++
+	}
+	total := p.array.size
+	done := p.array.ok + p.array.notOK
+	for _, e := range s.jobDeps(p) {
+		var have int
+		switch e.typ {
+		case "beforeokarray":
+			have = p.array.ok
+		case "beforenotokarray":
+			have = p.array.notOK
+		case "beforeanyarray":
+			have = done
+		default:
+			continue
+		}
+		for _, arg := range e.args {
+			id, local := s.localJobID(arg)
+			c := s.findJob(id)
+			if !local || c == nil {
+				continue
+			}
+			thr := total
+			for _, ce := range s.jobDeps(c) {
+				if ce.typ == mirror[e.typ] {
+					for _, a := range ce.args {
+						if strings.HasPrefix(a, jobIDSeq(p.id)+"[]") {
+							if n := arrayThreshold(a); n > 0 {
+								thr = n
+							}
+						}
+					}
+				}
+			}
+			switch {
+			case have >= thr:
+				s.removeArrayDep(c, mirror[e.typ], p)
+				s.removeDep(p, e.typ, arg)
+				s.releaseDepHold(c)
+				changed = append(changed, c)
+			case done >= total:
+				s.removeDep(p, e.typ, arg)
+				doomed = append(doomed, c)
+			}
+		}
+	}
+	return changed, doomed
+}
+
+// removeArrayDep drops child c's dependency of type t on array p.
+func (s *Server) removeArrayDep(c *Job, t string, p *Job) {
+	deps := s.jobDeps(c)
+	prefix := jobIDSeq(p.id) + "[]"
+	for i := range deps {
+		if deps[i].typ != t {
+			continue
+		}
+		var keep []string
+		for _, a := range deps[i].args {
+			if !strings.HasPrefix(a, prefix) {
+				keep = append(keep, a)
+			}
+		}
+		deps[i].args = keep
+	}
+	s.setDeps(c, deps)
+}
+
+// stripArrayCount turns "21[][2].srv" into "21[].srv".
+func stripArrayCount(id string) string {
+	i := strings.Index(id, "][")
+	if i < 0 {
+		return id
+	}
+	k := strings.IndexByte(id[i+2:], ']')
+	if k < 0 {
+		return id
+	}
+	return id[:i+1] + id[i+2+k+1:]
 }

@@ -148,6 +148,11 @@ func (s *Server) deleteJob(j *Job, requester string) []store.Op {
 func (s *Server) completeJob(j *Job, ok bool) []store.Op {
 	var ops []store.Op
 	changed, doomed := s.parentGone(j, ok)
+	if p := j.parent; p != nil && p.array != nil {
+		c, d := s.arrayEnded(p, ok)
+		changed = append(append(changed, c...), p)
+		doomed = append(doomed, d...)
+	}
 	if p := j.parent; p != nil && p.array != nil && j.hold&holdSlot == 0 {
 		// a slot of the array is free: release one sibling held by the
 		// slot limit

@@ -613,6 +613,7 @@ func (s *Server) cloneArray(t *Job, hold int) []store.Op {
 		s.log.Logf(pbslog.EventDebug2, pbslog.ClassJob, j.id, "enqueuing into %s, state %d hop 1", t.queue.name, stHeld)
 		s.evaluate(j)
 		t.array.subjobs = append(t.array.subjobs, j)
+		t.array.size++
 		ops = append(ops, s.saveJobOp(j))
 	}
 	return ops

@@ -493,3 +493,31 @@ func TestColdStartAndRegisterDependent(t *testing.T) {
 		t.Fatalf("queue lost on cold start: %d", r.Code)
 	}
 }
+
+func TestArrayDependencies(t *testing.T) {
+	cl := newCluster(t)
+	arr := mustSubmit(t, cl.alice, "alice", attr("job_array_request", "0-1"))
+	okc := mustSubmit(t, cl.alice, "alice", attr("depend", "afterokarray:"+arr))
+	anyc := mustSubmit(t, cl.alice, "alice", attr("depend", "afteranyarray:"+arr))
+	one := mustSubmit(t, cl.alice, "alice", attr("depend", "afteranyarray:0[][1].vm"))
+	for _, id := range []string{okc, anyc, one} {
+		if st := statusAttr(t, cl.root, id, "job_state"); st != "H" {
+			t.Fatalf("%s not held: %s", id, st)
+		}
+	}
+	// deleting queued sub-jobs ends them "not ok"
+	cl.alice.do(jobReq(batchreq.PBS_BATCH_DeleteJob, "alice", "0[0].vm"))
+	if st := statusAttr(t, cl.root, one, "job_state"); st != "Q" {
+		t.Fatalf("afteranyarray[1] child after one sub-job: %s", st)
+	}
+	if st := statusAttr(t, cl.root, anyc, "job_state"); st != "H" {
+		t.Fatalf("afteranyarray child released too early: %s", st)
+	}
+	cl.alice.do(jobReq(batchreq.PBS_BATCH_DeleteJob, "alice", "0[1].vm"))
+	if st := statusAttr(t, cl.root, anyc, "job_state"); st != "Q" {
+		t.Fatalf("afteranyarray child after the array: %s", st)
+	}
+	if p := cl.root.do(batchreq.NewRequest(batchreq.PBS_BATCH_StatusJob, "root", &batchreq.StatusReq{ID: okc})); p.Code != batchreq.PBSE_UNKJOBID {
+		t.Fatalf("afterokarray child of a failed array survives: %+v", p)
+	}
+}

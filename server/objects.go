@@ -65,6 +65,9 @@ type Job struct {
 type arrayInfo struct {
 	request string
 	subjobs []*Job // by position in request order
+	size    int    // sub-jobs created
+	// counters of ended sub-jobs for the array dependency types
+	ok, notOK int
 }
 
 func (j *Job) stateLetter() string {

@@ -115,6 +115,11 @@ func encodeJob(j *Job) []byte {
 	e.str(req)
 	e.int(j.purgeAt)
 	e.attrs(jobDefs, j.attrs)
+	if j.array != nil {
+		e.int(int64(j.array.size))
+		e.int(int64(j.array.ok))
+		e.int(int64(j.array.notOK))
+	}
 	return e.b
 }
 
@@ -146,6 +151,11 @@ func decodeJob(id string, b []byte) (jobRecord, error) {
 	}
 	j.purgeAt = d.int()
 	j.attrs = d.attrs(jobDefs)
+	if j.array != nil && len(d.b) > 0 {
+		j.array.size = int(d.int())
+		j.array.ok = int(d.int())
+		j.array.notOK = int(d.int())
+	}
 	if j.state < 0 || j.state > stComplete {
 		return r, errCorrupt
 	}
