@@ -519,3 +519,64 @@ func stripArrayCount(id string) string {
 	}
 	return id[:i+1] + id[i+2+k+1:]
 }
+
+// jobStarted releases the jobs waiting for j to start (spec 12 §6.4):
+// children recorded under "before" on j, and afterstartarray children of
+// j's array once enough sub-jobs started. The run path calls it after a
+// successful launch, with s.mu held; it returns the jobs to save.
+func (s *Server) jobStarted(j *Job) []*Job {
+	var changed []*Job
+	self := j.id + "@" + s.name
+	for _, e := range s.jobDeps(j) {
+		if e.typ != "before" {
+			continue
+		}
+		for _, arg := range e.args {
+			id, local := s.localJobID(arg)
+			c := s.findJob(id)
+			if !local || c == nil {
+				continue
+			}
+			s.removeDep(c, "after", self)
+			s.removeDep(j, "before", arg)
+			s.releaseDepHold(c)
+			changed = append(changed, c)
+		}
+	}
+	p := j.parent
+	if p == nil || p.array == nil {
+		return changed
+	}
+	p.array.started++
+	for _, e := range s.jobDeps(p) {
+		if e.typ != "beforestartarray" {
+			continue
+		}
+		for _, arg := range e.args {
+			id, local := s.localJobID(arg)
+			c := s.findJob(id)
+			if !local || c == nil {
+				continue
+			}
+			thr := p.array.size
+			for _, ce := range s.jobDeps(c) {
+				if ce.typ == "afterstartarray" {
+					for _, a := range ce.args {
+						if strings.HasPrefix(a, jobIDSeq(p.id)+"[]") {
+							if n := arrayThreshold(a); n > 0 {
+								thr = n
+							}
+						}
+					}
+				}
+			}
+			if p.array.started >= thr {
+				s.removeArrayDep(c, "afterstartarray", p)
+				s.removeDep(p, e.typ, arg)
+				s.releaseDepHold(c)
+				changed = append(changed, c)
+			}
+		}
+	}
+	return append(changed, p)
+}

@@ -521,3 +521,21 @@ func TestArrayDependencies(t *testing.T) {
 		t.Fatalf("afterokarray child of a failed array survives: %+v", p)
 	}
 }
+
+func TestStartDependencies(t *testing.T) {
+	cl := newCluster(t)
+	parent := mustSubmit(t, cl.alice, "alice")
+	child := mustSubmit(t, cl.alice, "alice", attr("depend", "after:"+parent))
+	if st := statusAttr(t, cl.root, child, "job_state"); st != "H" {
+		t.Fatalf("after child %s", st)
+	}
+	cl.s.mu.Lock()
+	changed := cl.s.jobStarted(cl.s.jobs[parent])
+	cl.s.mu.Unlock()
+	if len(changed) != 1 || changed[0].id != child {
+		t.Fatalf("changed %v", changed)
+	}
+	if st := statusAttr(t, cl.root, child, "job_state"); st != "Q" {
+		t.Fatalf("after child not released: %s", st)
+	}
+}

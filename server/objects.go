@@ -66,8 +66,9 @@ type arrayInfo struct {
 	request string
 	subjobs []*Job // by position in request order
 	size    int    // sub-jobs created
-	// counters of ended sub-jobs for the array dependency types
-	ok, notOK int
+	// counters of started and ended sub-jobs for the array dependency
+	// types
+	started, ok, notOK int
 }
 
 func (j *Job) stateLetter() string {

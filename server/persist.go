@@ -119,6 +119,7 @@ func encodeJob(j *Job) []byte {
 		e.int(int64(j.array.size))
 		e.int(int64(j.array.ok))
 		e.int(int64(j.array.notOK))
+		e.int(int64(j.array.started))
 	}
 	return e.b
 }
@@ -155,6 +156,9 @@ func decodeJob(id string, b []byte) (jobRecord, error) {
 		j.array.size = int(d.int())
 		j.array.ok = int(d.int())
 		j.array.notOK = int(d.int())
+		if len(d.b) > 0 {
+			j.array.started = int(d.int())
+		}
 	}
 	if j.state < 0 || j.state > stComplete {
 		return r, errCorrupt
