@@ -716,3 +716,45 @@ func TestWarmRestartKeepsRunningJob(t *testing.T) {
 	mom.next(batchreq.PBS_BATCH_DeleteJob)
 	waitFor(t, "purge", func() bool { return jobAttr(t, c, id, "job_state") == "" })
 }
+
+func TestJobMail(t *testing.T) {
+	mom := newFakeMom(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "mail.txt")
+	script := filepath.Join(dir, "fakemail")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\n{ echo \"ARGS: $*\"; cat; echo '.'; } >> "+out+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := runServerWith(t, mom, 0, func(s *Server) { s.run.mailProgram = script })
+	c := dialPrivileged(t, s.Addr())
+	setupCluster(t, c)
+	id := submit(t, c, "mailjob", attr("Mail_Points", "be"), attr("Mail_Users", "alice@example"))
+	if p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id})); p.Code != 0 {
+		t.Fatalf("RunJob: %d", p.Code)
+	}
+	waitFor(t, "begin mail", func() bool {
+		b, _ := os.ReadFile(out)
+		return strings.HasSuffix(string(b), "\n.\n")
+	})
+	momc := dialPrivileged(t, s.Addr())
+	obit := &batchreq.JobObit{JobID: id, ExitStatus: 3, Attrs: batchreq.AttrList{batchreq.NewResourceAttr("resources_used", "cput", "00:00:01")}}
+	if p := momc.do(batchreq.NewRequest(batchreq.PBS_BATCH_JobObit, "pbs_mom", obit)); p.Code != 0 {
+		t.Fatalf("obit: %d", p.Code)
+	}
+	want := "ARGS: -f adm alice@example\nTo: alice@example \nSubject: PBS JOB " + id + "\nPrecedence: bulk\n\n" +
+		"PBS Job Id: " + id + "\nJob Name:   mailjob\nExec host:  vm/0\nBegun execution\n.\n" +
+		"ARGS: -f adm alice@example\nTo: alice@example \nSubject: PBS JOB " + id + "\nPrecedence: bulk\n\n" +
+		"PBS Job Id: " + id + "\nJob Name:   mailjob\nExec host:  vm/0\nExecution terminated\nExit_status=3\nresources_used.cput=00:00:01\n.\n"
+	var got string
+	waitFor(t, "two mails", func() bool {
+		b, _ := os.ReadFile(out)
+		got = string(b)
+		return strings.Count(got, "ARGS:") == 2
+	})
+	if got != want {
+		t.Errorf("mail\n got %q\nwant %q", got, want)
+	}
+	if m := expandMailFormat(`%i\t%j\\%x\"`, map[byte]string{'i': "1.vm", 'j': "n"}); m != "1.vm\tn\\%x\"" {
+		t.Errorf("expand %q", m)
+	}
+}

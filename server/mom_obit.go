@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -194,13 +195,12 @@ func (rl *runLink) endJob(j *Job, exit int, rerun bool) {
 		s.mu.Unlock()
 		return
 	}
-	host := motherSuperior(j.attrs.get(jaExecHost))
+	execHost := j.attrs.get(jaExecHost)
+	host := motherSuperior(execHost)
 	var copyReq, delReq *batchreq.CopyFiles
+	var mails []*mail
 	if !rerun {
-		mp := j.attrs.get(jaMailPoints)
-		if !strings.Contains(mp, "e") && (exit >= 0 || !strings.Contains(mp, "a")) {
-			s.log.Log(pbslog.EventError|pbslog.EventAdmin|pbslog.EventJob, pbslog.ClassJob, j.id, "Not sending email: User does not want mail of this type.")
-		}
+		mails = append(mails, s.exitMail(j, exit))
 		s.log.Logf(pbslog.EventJobUsage, pbslog.ClassJob, j.id, "Exit_status=%d", exit)
 		s.acct.Record(pbslog.AcctEnd, j.id, s.acctJobText(j)+"session="+j.attrs.get(jaSessionID)+
 			" end="+strconv.FormatInt(s.now().Unix(), 10)+" Exit_status="+strconv.Itoa(exit))
@@ -227,17 +227,21 @@ func (rl *runLink) endJob(j *Job, exit int, rerun bool) {
 	} else {
 		if copyReq != nil {
 			if p, err := m.call(batchreq.PBS_BATCH_CopyFiles, copyReq, ""); err == nil && p.Code != 0 {
-				s.log.Logf(pbslog.EventError|pbslog.EventAdmin|pbslog.EventJob, pbslog.ClassJob, j.id,
-					"Post job file processing error; job %s on host %s", j.id, host)
+				text := "Post job file processing error; job " + j.id + " on host " + execHost
+				s.log.Log(pbslog.EventError|pbslog.EventAdmin|pbslog.EventJob, pbslog.ClassJob, j.id, text)
 				s.mu.Lock()
-				j.attrs.set(jaSchedHint, "Post job file processing error; job "+j.id+" on host "+host+"\n"+p.Text)
+				j.attrs.set(jaSchedHint, text+"\n"+p.Text)
+				mails = append(mails, s.mailJob(j, 'o', true, text+"\n"+p.Text))
 				s.mu.Unlock()
 			}
 		}
 		if delReq != nil {
 			if p, err := m.call(batchreq.PBS_BATCH_DelFiles, delReq, ""); err == nil && p.Code != 0 {
-				s.log.Logf(pbslog.EventError|pbslog.EventAdmin|pbslog.EventJob, pbslog.ClassJob, j.id,
-					"Unable to delete files for job %s, on host %s", j.id, host)
+				text := "Unable to delete files for job " + j.id + ", on host " + execHost
+				s.log.Log(pbslog.EventError|pbslog.EventAdmin|pbslog.EventJob, pbslog.ClassJob, j.id, text)
+				s.mu.Lock()
+				mails = append(mails, s.mailJob(j, 'o', true, text+"\n"+p.Text))
+				s.mu.Unlock()
 			}
 		}
 		m.call(batchreq.PBS_BATCH_DeleteJob, &batchreq.Manage{Command: batchreq.MGR_CMD_DELETE, ObjType: batchreq.MGR_OBJ_JOB, ObjName: j.id}, "")
@@ -264,7 +268,32 @@ func (rl *runLink) endJob(j *Job, exit int, rerun bool) {
 	wait := s.store.Submit(ops...)
 	s.mu.Unlock()
 	wait()
+	for _, m := range mails {
+		s.sendMail(j.id, m)
+	}
 	rl.schedNotify(batchreq.SCH_SCHEDULE_TERM)
+}
+
+// exitMail is the mail for a job's end (spec 10 §8.4, spec 12 §15): the
+// end mail, or a forced abort mail for start failures and jobs killed
+// over a limit. Called with s.mu held.
+func (s *Server) exitMail(j *Job, exit int) *mail {
+	if exit >= 0 {
+		var b strings.Builder
+		fmt.Fprintf(&b, "Exit_status=%d", exit)
+		for _, r := range j.attrs.resources(jaResourcesUsed) {
+			b.WriteString("\nresources_used." + r.res + "=" + r.val)
+		}
+		return s.mailJob(j, 'e', false, b.String())
+	}
+	text := "Job cannot be executed\nSee Administrator for help"
+	switch exit {
+	case -2:
+		text = "Job cannot be executed\nSee job standard error file"
+	case -10:
+		text = "Job exceeded some resource limit (walltime, mem, etc.). Job was aborted\nSee Administrator for help"
+	}
+	return s.mailJob(j, 'a', true, text)
 }
 
 func (s *Server) logOnJobExit(j *Job, sub int) {

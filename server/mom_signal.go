@@ -186,6 +186,11 @@ func (s *Server) deleteRunning(c *conn, jobs []*Job, ops []store.Op, ext string)
 		delay int64
 	}
 	var ts []target
+	type mailFor struct {
+		id string
+		m  *mail
+	}
+	var mails []mailFor
 	for _, j := range jobs {
 		s.run.mu.Lock()
 		busy := s.run.deleting[j.id]
@@ -198,6 +203,9 @@ func (s *Server) deleteRunning(c *conn, jobs []*Job, ops []store.Op, ext string)
 		}
 		s.log.Logf(pbslog.EventJob, pbslog.ClassJob, j.id, "Job deleted at request of %s", c.requester())
 		s.acct.Record(pbslog.AcctDelete, j.id, "requestor="+c.requester())
+		if c.req.User != j.ownerUser() {
+			mails = append(mails, mailFor{j.id, s.mailJob(j, 'd', true, "Job deleted at request of "+c.requester())})
+		}
 		delay := int64(-1)
 		if v, ok := strings.CutPrefix(ext, "deldelay="); ok {
 			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
@@ -224,6 +232,9 @@ func (s *Server) deleteRunning(c *conn, jobs []*Job, ops []store.Op, ext string)
 			c.send(batchreq.SystemErrorReply("PBS_Server", 5, "cannot save job"))
 			return
 		}
+	}
+	for _, m := range mails {
+		go s.sendMail(m.id, m.m)
 	}
 	reply := batchreq.NullReply()
 	for _, t := range ts {

@@ -317,13 +317,12 @@ func (s *Server) finishRun(j *Job, p *batchreq.Reply) bool {
 		j.substate = ssRunning
 	}
 	*p = *batchreq.NullReply()
-	if !strings.Contains(j.attrs.get(jaMailPoints), "b") {
-		s.log.Log(pbslog.EventError|pbslog.EventAdmin|pbslog.EventJob, pbslog.ClassJob, j.id, "Not sending email: User does not want mail of this type.")
-	}
+	m := s.mailJob(j, 'b', false, "")
 	s.acct.Record(pbslog.AcctStart, j.id, s.acctJobText(j))
 	wait := s.store.Submit(s.saveJobOp(j))
 	s.mu.Unlock()
 	wait()
+	go s.sendMail(j.id, m)
 	return true
 }
 

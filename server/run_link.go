@@ -50,18 +50,21 @@ type runLink struct {
 	groupOf func(user string) string
 	// pingDelay is when, after start, down nodes are sent IS_HELLO.
 	pingDelay time.Duration
+	// mailProgram is the sendmail command (tests replace it).
+	mailProgram string
 }
 
 func newRunLink(s *Server) *runLink {
 	return &runLink{
-		s:         s,
-		streams:   make(map[string]*rpp.Stream),
-		heard:     make(map[string]time.Time),
-		suspended: make(map[string]bool),
-		deleting:  make(map[string]bool),
-		resolve:   resolveAddr,
-		groupOf:   lookupPrimaryGroup,
-		pingDelay: 5 * time.Second,
+		s:           s,
+		streams:     make(map[string]*rpp.Stream),
+		heard:       make(map[string]time.Time),
+		suspended:   make(map[string]bool),
+		deleting:    make(map[string]bool),
+		resolve:     resolveAddr,
+		groupOf:     lookupPrimaryGroup,
+		pingDelay:   5 * time.Second,
+		mailProgram: defaultMailProgram,
 	}
 }
 

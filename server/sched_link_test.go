@@ -133,6 +133,7 @@ func TestSchedulerCycle(t *testing.T) {
 		t.Errorf("state %q", st)
 	}
 	_ = id2
+	waitSchedIdle(t, s)
 	id3 := submit(t, c, "third")
 	cy = sched.next(t)
 	if cy.cmd != batchreq.SCH_SCHEDULE_NEW {
@@ -145,6 +146,7 @@ func TestSchedulerCycle(t *testing.T) {
 		t.Errorf("hold: %d", p.Code)
 	}
 	cy.c.nc.Close()
+	waitSchedIdle(t, s)
 	// The job's end asks for a "term" cycle.
 	momc := dialPrivileged(t, s.Addr())
 	if p := momc.do(batchreq.NewRequest(batchreq.PBS_BATCH_JobObit, "pbs_mom", &batchreq.JobObit{JobID: id})); p.Code != 0 {
@@ -334,4 +336,15 @@ func TestPingNodesAtStart(t *testing.T) {
 	}
 	st.Send((&momproto.ISMessage{Version: 1, Command: momproto.IS_STATUS, Status: []string{"opsys=linux", "state=free"}}).Append(nil))
 	waitFor(t, "node up", func() bool { return nodeAttr(t, c, "state") == "free" })
+}
+
+// waitSchedIdle waits until the server has finished serving a scheduler
+// connection (requests during a cycle are dropped, as in TORQUE).
+func waitSchedIdle(t *testing.T, s *Server) {
+	t.Helper()
+	waitFor(t, "end of the scheduler cycle", func() bool {
+		s.run.mu.Lock()
+		defer s.run.mu.Unlock()
+		return !s.run.sched.busy
+	})
 }
