@@ -306,6 +306,12 @@ func nodeCount(spec string) int {
 // admit runs the queue admission checks (spec 12 §4.3). manager moves skip
 // the enabled and host checks.
 func (s *Server) admit(j *Job, q *Queue, user, host string, mgrMove bool) *batchreq.Reply {
+	return s.admitFrom(j, q, host, mgrMove, false)
+}
+
+// admitFrom is admit for a job coming from a route queue when routed is
+// set (from_route_only queues accept it).
+func (s *Server) admitFrom(j *Job, q *Queue, host string, mgrMove, routed bool) *batchreq.Reply {
 	who := "user " + j.owner() + ", queue " + q.name
 	if q.isExec() {
 		for _, t := range parseArst(q.attrs.get(qaDisallowedTypes)) {
@@ -365,7 +371,7 @@ func (s *Server) admit(j *Job, q *Queue, user, host string, mgrMove bool) *batch
 			return batchreq.ErrorReply(batchreq.PBSE_MAXUSERQUED, "", "total number of current user's jobs exceeds the queue limit: "+who)
 		}
 	}
-	if isTrue(q.attrs.get(qaFromRouteOnly)) && !mgrMove {
+	if isTrue(q.attrs.get(qaFromRouteOnly)) && !mgrMove && !routed {
 		return batchreq.ErrorReply(batchreq.PBSE_QACESS, "", "queue accepts only routed jobs, no direct submission: "+who)
 	}
 	if !mgrMove && isTrue(q.attrs.get(qaACLHostEnable)) {

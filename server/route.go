@@ -62,7 +62,7 @@ func (s *Server) routeJob(j *Job, now int64) []store.Op {
 			j.routeTried[name] = true
 			continue
 		}
-		if p := s.admit(j, dq, j.ownerUser(), "", false); p != nil {
+		if p := s.admitFrom(j, dq, "", false, true); p != nil {
 			if temporaryRejection(p.Code) {
 				temporary = true
 			} else {

@@ -109,3 +109,18 @@ func TestQueueLimitsAndACL(t *testing.T) {
 		t.Fatalf("alice as manager: %d %q", p.Code, p.Text)
 	}
 }
+
+func TestFromRouteOnly(t *testing.T) {
+	cl := newCluster(t)
+	cl.root.do(mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_QUEUE, "batch", attr("from_route_only", "true")))
+	if p := submitAs(t, cl.alice, "alice", "batch"); p.Code != batchreq.PBSE_QACESS {
+		t.Fatalf("direct submission: %d %q", p.Code, p.Text)
+	}
+	p := submitAs(t, cl.alice, "alice", "route")
+	if p.Code != 0 {
+		t.Fatalf("through the route queue: %d %q", p.Code, p.Text)
+	}
+	if q := statusAttr(t, cl.root, p.JobID, "queue"); q != "batch" {
+		t.Fatalf("routed into %q", q)
+	}
+}
