@@ -1,6 +1,7 @@
 package server
 
 import (
+	"os/user"
 	"strconv"
 	"strings"
 
@@ -220,6 +221,33 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 	return batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_Queue, j.id)
 }
 
+// jobGroups returns the groups a job runs under for the group ACL: the
+// group_list entry, else the owner's primary group, plus (sloppy) every
+// group the owner belongs to.
+func jobGroups(j *Job, sloppy bool) []string {
+	var out []string
+	if l := parseArst(j.attrs.get(jaGroupList)); len(l) > 0 {
+		g, _, _ := strings.Cut(l[0], "@")
+		out = append(out, g)
+	} else if u, err := user.Lookup(j.ownerUser()); err == nil {
+		if g, err := user.LookupGroupId(u.Gid); err == nil {
+			out = append(out, g.Name)
+		}
+	}
+	if sloppy {
+		if u, err := user.Lookup(j.ownerUser()); err == nil {
+			if ids, err := u.GroupIds(); err == nil {
+				for _, id := range ids {
+					if g, err := user.LookupGroupId(id); err == nil {
+						out = append(out, g.Name)
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
 // formatJobID builds a job id from its sequence part following
 // display_job_server_suffix and job_suffix_alias (spec 12 §1.1).
 func (s *Server) formatJobID(seq string, array bool) string {
@@ -385,10 +413,26 @@ func (s *Server) admitFrom(j *Job, q *Queue, host string, mgrMove, routed bool) 
 			return batchreq.ErrorReply(batchreq.PBSE_BADHOST, "", "host ACL rejected the submitting host: "+who+", host "+host)
 		}
 	}
-	if isTrue(q.attrs.get(qaACLUserEnable)) {
-		if !aclMatchUser(parseArst(q.attrs.get(qaACLUsers)), j.owner()) {
-			return batchreq.ErrorReply(batchreq.PBSE_PERM, "", "user ACL rejected the submitting user: "+who)
+	userOK := !isTrue(q.attrs.get(qaACLUserEnable)) || aclMatchUser(parseArst(q.attrs.get(qaACLUsers)), j.owner())
+	logicOr := isTrue(q.attrs.get(qaACLLogicOr)) || s.flag(saACLLogicOr)
+	if q.isExec() && isTrue(q.attrs.get(qaACLGroupEnable)) {
+		groupOK := false
+		acl := parseArst(q.attrs.get(qaACLGroups))
+		for _, g := range jobGroups(j, isTrue(q.attrs.get(qaACLGroupSloppy)) || s.flag(saACLGroupSloppy)) {
+			if contains(acl, g) {
+				groupOK = true
+				break
+			}
 		}
+		switch {
+		case groupOK || logicOr && isTrue(q.attrs.get(qaACLUserEnable)) && userOK:
+		case logicOr && !userOK:
+			return batchreq.ErrorReply(batchreq.PBSE_PERM, "", "both user and group ACL rejected the submitting user: "+who)
+		default:
+			return batchreq.ErrorReply(batchreq.PBSE_PERM, "", "group ACL is not satisfied: "+who)
+		}
+	} else if !userOK {
+		return batchreq.ErrorReply(batchreq.PBSE_PERM, "", "user ACL rejected the submitting user: "+who)
 	}
 	// resources_min / resources_max (queue, then server for max)
 	for _, r := range q.attrs.resources(qaResourcesMin) {
