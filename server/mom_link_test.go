@@ -758,3 +758,55 @@ func TestJobMail(t *testing.T) {
 		t.Errorf("expand %q", m)
 	}
 }
+
+func TestShutdownImmediateRequeuesRunningJobs(t *testing.T) {
+	mom := newFakeMom(t)
+	home := t.TempDir()
+	s := runServerAt(t, home, InitCreate, mom, 0, nil)
+	c := dialPrivileged(t, s.Addr())
+	setupCluster(t, c)
+	rerun := submit(t, c, "rerunnable")
+	kill := submit(t, c, "fixed", attr("Rerunable", "False"))
+	for _, id := range []string{rerun, kill} {
+		if p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id})); p.Code != 0 {
+			t.Fatalf("RunJob %s: %d", id, p.Code)
+		}
+		mom.next(batchreq.PBS_BATCH_Commit)
+	}
+	done := make(chan *batchreq.Reply, 1)
+	go func() {
+		done <- c.do(batchreq.NewRequest(batchreq.PBS_BATCH_Shutdown, "root", &batchreq.Shutdown{Manner: batchreq.SHUT_IMMEDIATE}))
+	}()
+	signals := map[string]string{}
+	for i := 0; i < 2; i++ {
+		r := mom.next(batchreq.PBS_BATCH_SignalJob)
+		sj := r.Body.(*batchreq.SignalJob)
+		signals[sj.JobID] = sj.Signal + "/" + r.Extension
+	}
+	if signals[rerun] != "SIGKILL/rerun" || signals[kill] != "SIGKILL/" {
+		t.Errorf("signals %v", signals)
+	}
+	momc := dialPrivileged(t, s.Addr())
+	for _, id := range []string{rerun, kill} {
+		if p := momc.do(batchreq.NewRequest(batchreq.PBS_BATCH_JobObit, "pbs_mom", &batchreq.JobObit{JobID: id, ExitStatus: 265})); p.Code != 0 {
+			t.Fatalf("obit %s: %d", id, p.Code)
+		}
+	}
+	select {
+	case p := <-done:
+		if p.Code != 0 {
+			t.Fatalf("shutdown: %d", p.Code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("shutdown did not finish")
+	}
+	<-s.Done()
+	s = runServerAt(t, home, InitWarm, mom, 0, nil)
+	c = dialPrivileged(t, s.Addr())
+	if st := jobAttr(t, c, rerun, "job_state"); st != "Q" {
+		t.Errorf("rerunnable job after restart: %q", st)
+	}
+	if st := jobAttr(t, c, kill, "job_state"); st != "" {
+		t.Errorf("killed job after restart: %q", st)
+	}
+}

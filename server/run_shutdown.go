@@ -1,0 +1,116 @@
+package server
+
+import (
+	"strings"
+	"time"
+
+	"gopbs/batchreq"
+	"gopbs/server/pbslog"
+)
+
+// drainTimeout bounds how long qterm -t immediate/delay waits for the
+// running jobs it requeued or killed to end.
+const drainTimeout = 60 * time.Second
+
+// checkpointForShutdown reports whether a Checkpoint value asks for a
+// checkpoint at server shutdown: s, c (with or without =interval) or
+// shutdown among its tokens.
+func checkpointForShutdown(v string) bool {
+	for _, t := range strings.Split(v, ",") {
+		t = strings.TrimSpace(t)
+		if t == "s" || t == "c" || t == "shutdown" || strings.HasPrefix(t, "c=") {
+			return true
+		}
+	}
+	return false
+}
+
+// drainJobs handles the running jobs for qterm -t immediate (manner 0)
+// and delay (1) (spec 10 §9.6): checkpointable jobs are checkpointed
+// and held, rerunnable ones killed and requeued, the others killed
+// (immediate) or left running (delay). It returns when the jobs acted
+// upon have ended or drainTimeout passed. Other manners return at once.
+func (s *Server) drainJobs(manner int) {
+	if manner != batchreq.SHUT_IMMEDIATE && manner != batchreq.SHUT_DELAY {
+		return
+	}
+	type action struct {
+		j        *Job
+		host     string
+		ckpt     bool
+		rerun    bool
+		leaveRun bool
+	}
+	s.mu.Lock()
+	s.shutting = true // no new jobs start meanwhile
+	var acts []action
+	for j := s.head; j != nil; j = j.next {
+		if j.state != stRunning {
+			continue
+		}
+		a := action{j: j, host: motherSuperior(j.attrs.get(jaExecHost))}
+		switch {
+		case checkpointForShutdown(j.attrs.get(jaCheckpoint)):
+			a.ckpt = true
+		case isTrue(j.attrs.get(jaRerunable)):
+			a.rerun = true
+		case manner == batchreq.SHUT_DELAY:
+			a.leaveRun = true
+			s.log.Log(pbslog.EventJob, pbslog.ClassJob, j.id, "job running on at Server shutdown")
+		}
+		if !a.leaveRun {
+			acts = append(acts, a)
+		}
+	}
+	s.mu.Unlock()
+	var wait []*Job
+	for _, a := range acts {
+		if a.ckpt {
+			p, err := s.run.momRequest(a.host, batchreq.PBS_BATCH_HoldJob, &batchreq.Manage{Command: batchreq.MGR_CMD_SET,
+				ObjType: batchreq.MGR_OBJ_JOB, ObjName: a.j.id, Attrs: batchreq.AttrList{batchreq.NewAttr("Hold_Types", "s")}}, "")
+			if err == nil && p.Code == 0 {
+				s.mu.Lock()
+				if a.j.state == stRunning {
+					a.j.hold |= holdSystem
+					a.j.substate = ssRerun
+				}
+				s.mu.Unlock()
+				wait = append(wait, a.j)
+				continue
+			}
+			s.mu.RLock()
+			a.rerun = isTrue(a.j.attrs.get(jaRerunable))
+			s.mu.RUnlock()
+			if !a.rerun && manner == batchreq.SHUT_DELAY {
+				continue
+			}
+		}
+		ext := ""
+		if a.rerun {
+			ext = "rerun"
+			s.mu.Lock()
+			if a.j.state == stRunning {
+				a.j.substate = ssRerun
+			}
+			s.mu.Unlock()
+		}
+		if _, err := s.run.momRequest(a.host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: a.j.id, Signal: "SIGKILL"}, ext); err == nil {
+			wait = append(wait, a.j)
+		}
+	}
+	deadline := time.Now().Add(drainTimeout)
+	for time.Now().Before(deadline) {
+		busy := false
+		s.mu.RLock()
+		for _, j := range wait {
+			if s.jobs[j.id] == j && (j.state == stRunning || j.state == stExiting) {
+				busy = true
+			}
+		}
+		s.mu.RUnlock()
+		if !busy {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
