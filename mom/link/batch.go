@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"gopbs/batchreq"
@@ -47,6 +48,7 @@ func (m *Mom) serveBatchConn(ctx context.Context, c net.Conn) {
 	bc := &batchConn{m: m, ctx: ctx, c: c, peer: peer, w: dis.NewWriter(c)}
 	r := dis.NewReader(bufio.NewReader(c))
 	trusted := m.Trusted(peer.Addr())
+	sock := connFD(c)
 	defer m.dropUncommitted(bc)
 	mux := m.batchMux()
 	for {
@@ -72,7 +74,7 @@ func (m *Mom) serveBatchConn(ctx context.Context, c net.Conn) {
 			return
 		}
 		m.log.Record(momlog.EventDebug, momlog.ClassRequest, batchreq.RequestName(req.Type),
-			fmt.Sprintf("Type %s request received from %s@%s, sock=%d", batchreq.RequestName(req.Type), req.User, peer.Addr(), 0))
+			fmt.Sprintf("Type %s request received from %s@%s, sock=%d", batchreq.RequestName(req.Type), req.User, peer.Addr(), sock))
 		m.mu.Lock()
 		m.lastBatch, m.lastBatchName = m.opt.Now(), batchreq.RequestName(req.Type)
 		m.mu.Unlock()
@@ -134,7 +136,7 @@ func (m *Mom) dropUncommitted(bc *batchConn) {
 	}
 	m.mu.Unlock()
 	for _, j := range drop {
-		os.Remove(m.exec.ScriptPath(j.spec.Prefix))
+		os.Remove(m.exec.ScriptPath(j.prefix))
 	}
 }
 
@@ -160,6 +162,7 @@ func (m *Mom) reqQueueJob(bc *batchConn, req *batchreq.Request) {
 		return
 	}
 	j := &job{id: body.JobID, attrs: body.Attrs, spec: jobSpec(body.JobID, body.Attrs), stage: stageTransIn, conn: bc}
+	j.prefix = j.spec.Prefix
 	m.jobs[j.id] = j
 	m.mu.Unlock()
 	bc.reply(batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_Queue, j.id))
@@ -190,7 +193,7 @@ func (m *Mom) reqJobScript(bc *batchConn, req *batchreq.Request) {
 	if body.Seq == 0 {
 		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
 	}
-	if err := writeFile(m.exec.ScriptPath(j.spec.Prefix), flags, 0o700, body.Data); err != nil {
+	if err := writeFile(m.exec.ScriptPath(j.prefix), flags, 0o700, body.Data); err != nil {
 		m.logErr("req_jobscript", err, "")
 		bc.reply(batchreq.SystemErrorReply("pbs_mom", errnoOf(err), ""))
 		return
@@ -210,7 +213,7 @@ func (m *Mom) reqMvJobFile(bc *batchConn, req *batchreq.Request) {
 		bc.errorReply(batchreq.PBSE_IVALREQ, "")
 		return
 	}
-	name := filepath.Join(m.opt.Home, "spool", j.spec.Prefix+suffix)
+	name := filepath.Join(m.opt.Home, "spool", j.prefix+suffix)
 	flags := os.O_WRONLY | os.O_APPEND
 	if body.Seq == 0 {
 		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
@@ -219,7 +222,10 @@ func (m *Mom) reqMvJobFile(bc *batchConn, req *batchreq.Request) {
 		bc.reply(batchreq.SystemErrorReply("pbs_mom", errnoOf(err), ""))
 		return
 	}
-	if cred, err := jobexec.LookupUser(j.spec.User, j.spec.Group); err == nil {
+	m.mu.Lock()
+	user, group := j.spec.User, j.spec.Group
+	m.mu.Unlock()
+	if cred, err := jobexec.LookupUser(user, group); err == nil {
 		os.Chown(name, int(cred.UID), int(cred.GID))
 	}
 	bc.reply(batchreq.NullReply())
@@ -276,7 +282,7 @@ func (m *Mom) saveJob(j *job) error {
 	b = dis.AppendUint(b, uint64(j.sid))
 	b = j.attrs.Append(b)
 	m.mu.Unlock()
-	name := filepath.Join(m.opt.Home, "mom_priv", "jobs", j.spec.Prefix+".JB")
+	name := filepath.Join(m.opt.Home, "mom_priv", "jobs", j.prefix+".JB")
 	return writeFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600, b)
 }
 
@@ -451,9 +457,9 @@ func (m *Mom) reqDeleteJob(bc *batchConn, req *batchreq.Request) {
 // purge removes a job's files and forgets it in the engine.
 func (m *Mom) purge(j *job) {
 	if err := m.exec.Purge(j.id); err != nil {
-		os.Remove(m.exec.ScriptPath(j.spec.Prefix))
+		os.Remove(m.exec.ScriptPath(j.prefix))
 	}
-	os.Remove(filepath.Join(m.opt.Home, "mom_priv", "jobs", j.spec.Prefix+".JB"))
+	os.Remove(filepath.Join(m.opt.Home, "mom_priv", "jobs", j.prefix+".JB"))
 	m.mu.Lock()
 	if m.jobs[j.id] == j {
 		delete(m.jobs, j.id)
@@ -490,7 +496,7 @@ func (m *Mom) reqMessJob(bc *batchConn, req *batchreq.Request) {
 		if opt&f.bit == 0 {
 			continue
 		}
-		name := filepath.Join(m.opt.Home, "spool", j.spec.Prefix+f.suffix)
+		name := filepath.Join(m.opt.Home, "spool", j.prefix+f.suffix)
 		if err := writeFile(name, os.O_WRONLY|os.O_APPEND, 0, []byte(body.Message+"\n")); err != nil {
 			failed = err
 		}
@@ -524,9 +530,24 @@ func (m *Mom) reqModifyJob(bc *batchConn, req *batchreq.Request) {
 			j.attrs = append(j.attrs, a)
 		}
 	}
-	prefix := j.spec.Prefix
 	j.spec = jobSpec(j.id, j.attrs)
-	j.spec.Prefix = prefix
+	j.spec.Prefix = j.prefix
 	m.mu.Unlock()
 	bc.reply(batchreq.NullReply())
+}
+
+// connFD returns the descriptor number of a TCP connection, which TORQUE's
+// request log lines show as "sock=", or -1.
+func connFD(c net.Conn) int {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return -1
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return -1
+	}
+	fd := -1
+	raw.Control(func(f uintptr) { fd = int(f) })
+	return fd
 }

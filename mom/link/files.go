@@ -64,7 +64,7 @@ func (m *Mom) returnFiles(bc *batchConn, id string, stdout, stderr bool) {
 			if !f.want {
 				continue
 			}
-			name := filepath.Join(m.opt.Home, "spool", j.spec.Prefix+f.suffix)
+			name := filepath.Join(m.opt.Home, "spool", j.prefix+f.suffix)
 			data, err := os.ReadFile(name)
 			if err != nil {
 				continue // nothing spooled

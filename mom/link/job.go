@@ -24,11 +24,12 @@ const (
 
 // job is MOM's protocol-side record of one job.
 type job struct {
-	id    string
-	attrs batchreq.AttrList // as received in QueueJob (ModifyJob applied)
-	spec  jobexec.Job
-	stage stage
-	conn  *batchConn // the launch connection until Commit
+	id     string
+	attrs  batchreq.AttrList // as received in QueueJob (ModifyJob applied)
+	spec   jobexec.Job       // guarded by Mom.mu (ModifyJob rebuilds it)
+	prefix string            // file prefix (hashname); never changes
+	stage  stage
+	conn   *batchConn // the launch connection until Commit
 
 	server     netip.Addr // peer of the Commit: where the obit goes
 	serverPort int

@@ -36,7 +36,8 @@ func (m *Mom) Recover(ctx context.Context, mode string) (int, error) {
 			continue
 		}
 		n++
-		j.spec.Prefix = strings.TrimSuffix(filepath.Base(name), ".JB")
+		j.prefix = strings.TrimSuffix(filepath.Base(name), ".JB")
+		j.spec.Prefix = j.prefix
 		alive := j.sid > 0 && syscall.Kill(j.sid, 0) == nil
 		if mode == "P" || !j.server.IsValid() {
 			if alive {
