@@ -539,3 +539,32 @@ func TestStartDependencies(t *testing.T) {
 		t.Fatalf("after child not released: %s", st)
 	}
 }
+
+// TestAbandonedSubmissions: a connection closed after QueueJob leaves
+// nothing; closed after RdytoCommit leaves the job listed as T.
+func TestAbandonedSubmissions(t *testing.T) {
+	cl := newCluster(t)
+	c := dialUser(t, cl.s.Addr())
+	authenticate(t, cl.s, c, "alice")
+	p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_QueueJob, "alice", &batchreq.QueueJob{Attrs: batchreq.AttrList{attr("Job_Name", "x")}}))
+	c.nc.Close()
+	c2 := dialUser(t, cl.s.Addr())
+	authenticate(t, cl.s, c2, "alice")
+	p2 := c2.do(batchreq.NewRequest(batchreq.PBS_BATCH_QueueJob, "alice", &batchreq.QueueJob{Attrs: batchreq.AttrList{attr("Job_Name", "y")}}))
+	c2.do(batchreq.NewRequest(batchreq.PBS_BATCH_RdytoCommit, "alice", &batchreq.JobID{ID: p2.JobID}))
+	c2.nc.Close()
+	time.Sleep(100 * time.Millisecond)
+	if r := cl.root.do(batchreq.NewRequest(batchreq.PBS_BATCH_StatusJob, "root", &batchreq.StatusReq{ID: p.JobID})); r.Code != batchreq.PBSE_UNKJOBID {
+		t.Fatalf("queued-only job left behind: %+v", r)
+	}
+	if st, sub := statusAttr(t, cl.root, p2.JobID, "job_state"), statusAttr(t, cl.root, p2.JobID, "substate"); st != "T" || sub != "0" {
+		t.Fatalf("ready job after close: %s/%s", st, sub)
+	}
+	r := cl.root.do(batchreq.NewRequest(batchreq.PBS_BATCH_StatusSvr, "root", &batchreq.StatusReq{Attrs: batchreq.StatusNames("state_count")}))
+	if v, _ := r.Status[0].Attrs.Get("state_count"); !strings.HasPrefix(v, "Transit:1 Queued:0") {
+		t.Fatalf("state_count %q", v)
+	}
+	if r := cl.alice.do(jobReq(batchreq.PBS_BATCH_DeleteJob, "alice", p2.JobID)); r.Code != 0 {
+		t.Fatalf("qdel of the T job: %d", r.Code)
+	}
+}

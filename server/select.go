@@ -94,9 +94,6 @@ func (s *Server) handleSelect(c *conn, req *batchreq.Request) {
 		if summarize && j.parent != nil || !summarize && j.array != nil {
 			continue
 		}
-		if j.state == stTransit && j.substate == ssTransIn {
-			continue
-		}
 		if q != nil && j.queue != q || execOnly && (j.queue == nil || !j.queue.isExec()) {
 			continue
 		}

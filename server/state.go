@@ -233,11 +233,15 @@ func (s *Server) dropPending(c *conn) {
 	}
 	c.pending = nil
 	j.conn = nil
-	if j.substate == ssTransIn {
-		s.dequeue(j)
-		s.unlinkJob(j)
+	if j.substate == ssTransICM {
+		// After RdytoCommit the job stays listed in state T, substate 0,
+		// and never runs (observed behaviour, spec 02 §6.1); it is not
+		// durable: an unacknowledged submission does not survive a
+		// restart.
+		s.log.Logf(pbslog.EventDebug2, pbslog.ClassJob, j.id, "enqueuing into %s, state 1 hop 1", queueName(j))
+		j.substate = ssTransIn
 	}
-	// After RdytoCommit the job stays in state T (observed behaviour).
+	// A job only queued (never made ready) was not linked: it vanishes.
 }
 
 // tick runs once a second: execution times, routing, completed-job

@@ -417,9 +417,6 @@ func (s *Server) jobListed(c *conn, j *Job, single, summarize, execOnly bool) bo
 			return false
 		}
 	}
-	if j.state == stTransit && j.substate == ssTransIn {
-		return false
-	}
 	return s.canSee(c, j)
 }
 
