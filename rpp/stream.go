@@ -52,6 +52,10 @@ type Stream struct {
 	lingerUntil  time.Time // set when our GOODBYE was acknowledged but the peer's is missing
 	err          error     // ErrStale / ErrClosed once failed
 
+	// Per-stream retransmission settings (OpenWith); zero = the endpoint's.
+	rto   time.Duration
+	retry int
+
 	wake chan struct{} // closed and replaced on every state change
 	done chan struct{} // closed when the stream's index is released
 }
@@ -406,14 +410,14 @@ func (s *Stream) tick(now time.Time) {
 	if s.goodbyeAcked && !s.peerGoodbye {
 		// We closed and the peer acknowledged but has not said GOODBYE
 		// itself: wait a while for it, then forget the stream.
-		s.lingerUntil = now.Add(2 * s.e.opts.Timeout)
+		s.lingerUntil = now.Add(2 * s.timeout())
 		return
 	}
 	for _, o := range s.unacked {
-		if now.Sub(o.sent) < s.e.opts.Timeout {
+		if now.Sub(o.sent) < s.timeout() {
 			continue
 		}
-		if o.tries >= s.e.opts.Retry {
+		if o.tries >= s.retries() {
 			s.e.logf("rpp: stream %d to %v stale after %d retries of %v", s.index, s.remote, o.tries, s.packet(o))
 			s.fail(ErrStale)
 			s.e.free(s)
@@ -431,4 +435,18 @@ func (s *Stream) fail(err error) {
 	}
 	s.outq, s.unacked, s.ooo = nil, nil, nil
 	s.broadcast()
+}
+
+func (s *Stream) timeout() time.Duration {
+	if s.rto > 0 {
+		return s.rto
+	}
+	return s.e.opts.Timeout
+}
+
+func (s *Stream) retries() int {
+	if s.retry > 0 {
+		return s.retry
+	}
+	return s.e.opts.Retry
 }

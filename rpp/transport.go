@@ -137,6 +137,15 @@ func (e *Endpoint) Close() error {
 // once. Messages sent before the peer answered are queued; if the peer
 // never answers the stream goes stale after the retries.
 func (e *Endpoint) Open(addr netip.AddrPort) (*Stream, error) {
+	return e.OpenWith(addr, 0, 0)
+}
+
+// OpenWith is Open with the stream's own retransmission interval and
+// retry count (zero keeps the endpoint's), as pbs_server lowers them to
+// 2 s × 2 while it pings nodes. The endpoint's timer runs at a quarter
+// of the endpoint's Timeout, which bounds how finely a shorter interval
+// is honoured.
+func (e *Endpoint) OpenWith(addr netip.AddrPort, timeout time.Duration, retry int) (*Stream, error) {
 	addr = unmap(addr)
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -144,6 +153,7 @@ func (e *Endpoint) Open(addr netip.AddrPort) (*Stream, error) {
 		return nil, ErrClosed
 	}
 	s := e.newStream(addr)
+	s.rto, s.retry = timeout, retry
 	s.state = stateOpenPend
 	s.key = e.key
 	e.key++

@@ -573,3 +573,20 @@ func TestDone(t *testing.T) {
 		t.Errorf("new stream index %d, want %d", n.Index(), s.Index())
 	}
 }
+
+func TestOpenWith(t *testing.T) {
+	pc := listen(t)
+	e := NewEndpoint(pc, &Options{Timeout: 20 * time.Millisecond})
+	defer e.Close()
+	dead := listen(t)
+	addr := dead.LocalAddr().(*net.UDPAddr).AddrPort()
+	defer dead.Close() // bound but silent: HELLO1s vanish
+	start := time.Now()
+	s, _ := e.OpenWith(addr, 20*time.Millisecond, 2)
+	if _, err := s.Recv(ctxT(t)); !errors.Is(err, ErrStale) {
+		t.Fatalf("Recv = %v, want ErrStale", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("stale after %v with 2 retries of 20ms", d)
+	}
+}
