@@ -810,3 +810,64 @@ func TestShutdownImmediateRequeuesRunningJobs(t *testing.T) {
 		t.Errorf("killed job after restart: %q", st)
 	}
 }
+
+func TestDeleteNannyAndForceCancel(t *testing.T) {
+	mom := newFakeMom(t)
+	s := runServerWith(t, mom, 0, func(s *Server) { s.run.nannyInterval = 100 * time.Millisecond })
+	c := dialPrivileged(t, s.Addr())
+	setupCluster(t, c)
+	if p := c.do(mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", attr("job_nanny", "true"))); p.Code != 0 {
+		t.Fatalf("job_nanny: %d", p.Code)
+	}
+	del := func(id string) {
+		d := batchreq.NewRequest(batchreq.PBS_BATCH_DeleteJob, "root", &batchreq.Manage{Command: batchreq.MGR_CMD_DELETE, ObjType: batchreq.MGR_OBJ_JOB, ObjName: id})
+		d.SetExtension("deldelay=0")
+		if p := c.do(d); p.Code != 0 {
+			t.Fatalf("DeleteJob: %d", p.Code)
+		}
+	}
+	run := func(name string) string {
+		id := submit(t, c, name)
+		if p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id})); p.Code != 0 {
+			t.Fatalf("RunJob: %d", p.Code)
+		}
+		mom.next(batchreq.PBS_BATCH_Commit)
+		return id
+	}
+	id := run("stubborn")
+	del(id)
+	for _, want := range []string{"SIGTERM", "SIGKILL", "SIGKILL"} {
+		if sj := mom.next(batchreq.PBS_BATCH_SignalJob).Body.(*batchreq.SignalJob); sj.Signal != want {
+			t.Fatalf("signal %q, want %q", sj.Signal, want)
+		}
+	}
+	// the MOM no longer knows the job: the nanny purges it
+	mom.mu.Lock()
+	mom.reject[batchreq.PBS_BATCH_SignalJob] = batchreq.PBSE_UNKJOBID
+	mom.mu.Unlock()
+	waitFor(t, "nanny purge", func() bool { return jobAttr(t, c, id, "job_state") == "" })
+	mom.mu.Lock()
+	delete(mom.reject, batchreq.PBS_BATCH_SignalJob)
+	mom.mu.Unlock()
+
+	if p := c.do(mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", attr("job_nanny", "false"), attr("job_force_cancel_time", "1"))); p.Code != 0 {
+		t.Fatalf("job_force_cancel_time: %d", p.Code)
+	}
+	id2 := run("hung")
+	del(id2)
+	waitFor(t, "forced purge", func() bool { return jobAttr(t, c, id2, "job_state") == "" })
+	if got := nodeAttr(t, c, "jobs"); got != "" {
+		t.Errorf("node jobs after purge %q", got)
+	}
+	logs, _ := filepath.Glob(filepath.Join(s.cfg.Home, "server_logs", "*"))
+	var all string
+	for _, f := range logs {
+		b, _ := os.ReadFile(f)
+		all += string(b)
+	}
+	for _, want := range []string{"exiting job '" + id + "' still exists, sending a SIGKILL", id2 + ";purging job without checking MOM"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("log lacks %q", want)
+		}
+	}
+}

@@ -247,21 +247,82 @@ func (s *Server) deleteRunning(c *conn, jobs []*Job, ops []store.Op, ext string)
 			continue
 		case p.Code == batchreq.PBSE_UNKJOBID:
 			s.log.Logf(pbslog.EventJob, pbslog.ClassJob, t.j.id, "MOM rejected signal during delete")
-			s.mu.Lock()
-			var pops []store.Op
-			if s.jobs[t.j.id] == t.j && t.j.state != stComplete {
-				s.run.forget(t.j.id)
-				pops = s.completeJob(t.j, false)
-				s.refreshNodeJobs()
-			}
-			w := s.store.Submit(pops...)
-			s.mu.Unlock()
-			w()
+			s.run.purgeDeleted(t.j, "")
 			continue
 		}
 		go s.run.killLater(t.j, t.host, time.Duration(t.delay)*time.Second)
+		go s.run.watchDeleted(t.j, t.host, time.Duration(t.delay)*time.Second)
 	}
 	c.send(reply)
+}
+
+// nannyInterval is how often the job nanny re-sends SIGKILL to a deleted
+// job that has not ended (spec 10 §9.2).
+const nannyInterval = 60 * time.Second
+
+// watchDeleted runs after a running job's delete was acknowledged: with
+// job_force_cancel_time the job is purged without the MOM once it
+// passes; with job_nanny SIGKILL is repeated every minute after
+// delay+60 s while the job still exists.
+func (rl *runLink) watchDeleted(j *Job, host string, delay time.Duration) {
+	s := rl.s
+	s.mu.RLock()
+	force := time.Duration(s.serverLong(saJobForceCancelTime, 0)) * time.Second
+	nanny := s.serverFlag(saJobNanny)
+	s.mu.RUnlock()
+	var forceC, nannyC <-chan time.Time
+	if force > 0 {
+		forceC = time.After(force)
+	}
+	if nanny {
+		nannyC = time.After(delay + rl.nannyInterval)
+	}
+	for forceC != nil || nannyC != nil {
+		select {
+		case <-s.done:
+			return
+		case <-forceC:
+			forceC = nil
+			if rl.purgeDeleted(j, "purging job without checking MOM") {
+				return
+			}
+		case <-nannyC:
+			s.mu.RLock()
+			alive := s.jobs[j.id] == j && (j.state == stRunning || j.state == stExiting)
+			s.mu.RUnlock()
+			if !alive {
+				return
+			}
+			s.log.Logf(pbslog.EventJob, pbslog.ClassJob, j.id, "exiting job '%s' still exists, sending a SIGKILL", j.id)
+			p, err := rl.momRequest(host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: j.id, Signal: "SIGKILL"}, "")
+			if err == nil && p.Code == batchreq.PBSE_UNKJOBID && rl.purgeDeleted(j, "") {
+				return
+			}
+			nannyC = time.After(rl.nannyInterval)
+		}
+	}
+}
+
+// purgeDeleted ends a deleted job on the server alone, freeing its
+// nodes. It reports whether the job was still there.
+func (rl *runLink) purgeDeleted(j *Job, why string) bool {
+	s := rl.s
+	s.mu.Lock()
+	if s.jobs[j.id] != j || j.state == stComplete {
+		s.mu.Unlock()
+		return false
+	}
+	if why != "" {
+		s.log.Log(pbslog.EventJob, pbslog.ClassJob, j.id, why)
+	}
+	rl.forget(j.id)
+	ops := s.completeJob(j, false)
+	s.refreshNodeJobs()
+	wait := s.store.Submit(ops...)
+	s.mu.Unlock()
+	wait()
+	rl.schedNotify(batchreq.SCH_SCHEDULE_TERM)
+	return true
 }
 
 // killLater sends SIGKILL to a deleted job still running after delay.

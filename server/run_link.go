@@ -52,19 +52,22 @@ type runLink struct {
 	pingDelay time.Duration
 	// mailProgram is the sendmail command (tests replace it).
 	mailProgram string
+	// nannyInterval is the job nanny's period (tests shorten it).
+	nannyInterval time.Duration
 }
 
 func newRunLink(s *Server) *runLink {
 	return &runLink{
-		s:           s,
-		streams:     make(map[string]*rpp.Stream),
-		heard:       make(map[string]time.Time),
-		suspended:   make(map[string]bool),
-		deleting:    make(map[string]bool),
-		resolve:     resolveAddr,
-		groupOf:     lookupPrimaryGroup,
-		pingDelay:   5 * time.Second,
-		mailProgram: defaultMailProgram,
+		s:             s,
+		streams:       make(map[string]*rpp.Stream),
+		heard:         make(map[string]time.Time),
+		suspended:     make(map[string]bool),
+		deleting:      make(map[string]bool),
+		resolve:       resolveAddr,
+		groupOf:       lookupPrimaryGroup,
+		pingDelay:     5 * time.Second,
+		mailProgram:   defaultMailProgram,
+		nannyInterval: nannyInterval,
 	}
 }
 
