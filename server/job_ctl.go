@@ -1,7 +1,6 @@
 package server
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -471,7 +470,7 @@ func (s *Server) handleMoveJob(c *conn, req *batchreq.Request) {
 		return
 	}
 	old := j.queue
-	if p := s.admit(j, q, c.req.User, c.host, c.perm.mgr); p != nil {
+	if p := s.admit(j, q, c.host, c.perm.mgr); p != nil {
 		s.mu.Unlock()
 		c.send(p)
 		return
@@ -529,12 +528,12 @@ func (s *Server) handleOrderJob(c *conn, req *batchreq.Request) {
 	var ops []store.Op
 	if a.queue != b.queue {
 		qa, qb := a.queue, b.queue
-		if p := s.admit(a, qb, c.req.User, c.host, true); p != nil {
+		if p := s.admit(a, qb, c.host, true); p != nil {
 			s.mu.Unlock()
 			c.send(p)
 			return
 		}
-		if p := s.admit(b, qa, c.req.User, c.host, true); p != nil {
+		if p := s.admit(b, qa, c.host, true); p != nil {
 			s.mu.Unlock()
 			c.send(p)
 			return
@@ -668,4 +667,3 @@ func (s *Server) handleRunningOnly(c *conn, req *batchreq.Request) {
 	c.reject(batchreq.PBSE_NORELYMOM, "")
 }
 
-var _ = fmt.Sprint

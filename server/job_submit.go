@@ -211,7 +211,7 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 		j.attrs.set(jaRerunable, "False")
 	}
 	s.applyDefaults(j, q)
-	if p := s.admit(j, q, c.req.User, host, false); p != nil {
+	if p := s.admit(j, q, host, false); p != nil {
 		return p
 	}
 	j.state, j.substate = stTransit, ssTransIn
@@ -333,7 +333,7 @@ func nodeCount(spec string) int {
 
 // admit runs the queue admission checks (spec 12 §4.3). manager moves skip
 // the enabled and host checks.
-func (s *Server) admit(j *Job, q *Queue, user, host string, mgrMove bool) *batchreq.Reply {
+func (s *Server) admit(j *Job, q *Queue, host string, mgrMove bool) *batchreq.Reply {
 	return s.admitFrom(j, q, host, mgrMove, false)
 }
 
