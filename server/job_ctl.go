@@ -666,4 +666,3 @@ func (s *Server) handleRunningOnly(c *conn, req *batchreq.Request) {
 	}
 	c.reject(batchreq.PBSE_NORELYMOM, "")
 }
-
