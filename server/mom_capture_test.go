@@ -45,7 +45,8 @@ func TestCaptureJobLifecycleBytes(t *testing.T) {
 	if !ok {
 		t.Skip("../shared/captures not available")
 	}
-	for _, name := range []string{"73-job-lifecycle-full.pcap", "94-qsub-stagein-stageout.pcap", "74-array-job-run.pcap"} {
+	for _, name := range []string{"73-job-lifecycle-full.pcap", "94-qsub-stagein-stageout.pcap", "74-array-job-run.pcap",
+		"105-multinode-job-pbsdsh.pcap", "106-multinode-job-pbsdsh-ms-vm.pcap"} {
 		t.Run(name, func(t *testing.T) { replayLifecycle(t, filepath.Join(dir, name)) })
 	}
 }
@@ -102,6 +103,10 @@ func replayLifecycle(t *testing.T, file string) {
 	})
 	c := dialPrivileged(t, s.Addr())
 	setupCluster(t, c)
+	// the multi-node captures have a second node
+	if p := c.do(mgr(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_NODE, "vm2", attr("np", "2"))); p.Code != 0 {
+		t.Fatalf("node vm2: %d", p.Code)
+	}
 	seq, _, _ := strings.Cut(jobs[0], ".")
 	seq, _, _ = strings.Cut(seq, "[")
 	if p := c.do(mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", attr("next_job_number", seq))); p.Code != 0 {

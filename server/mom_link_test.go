@@ -180,7 +180,7 @@ func runServerAt(t *testing.T, home, init string, mom *fakeMom, schedPort int, s
 	}
 	if mom != nil {
 		s.run.dialer = func(ctx context.Context, host string) (net.Conn, error) {
-			if host != "vm" {
+			if host != "vm" && host != "vm2" {
 				return nil, errors.New("unknown MOM host " + host)
 			}
 			var d net.Dialer
