@@ -12,7 +12,11 @@ import (
 // TestBadInput sends malformed requests; each gets TORQUE's reply and a
 // close, and the server keeps serving.
 func TestBadInput(t *testing.T) {
-	s := testServer(t, "", InitCreate)
+	home := t.TempDir()
+	s := testServer(t, home, InitCreate)
+	root := dialPrivileged(t, s.Addr())
+	setupCluster(t, root)
+	id := mustSubmit(t, root, "root")
 	tests := []struct {
 		name  string
 		input string
@@ -53,10 +57,18 @@ func TestBadInput(t *testing.T) {
 			expectClosed(t, c)
 		})
 	}
-	// The server is still up.
+	// The server is still up and nothing was lost, in memory or on disk.
 	c := dialPrivileged(t, s.Addr())
 	if p := c.do(statusSvr("root")); p.Code != 0 {
 		t.Fatalf("server broken after bad input: %d", p.Code)
+	}
+	if st := statusAttr(t, c, id, "job_state"); st != "Q" {
+		t.Fatalf("job %s after bad input: %q", id, st)
+	}
+	s.Shutdown("Quick")
+	s2 := testServer(t, home, InitWarm)
+	if st := statusAttr(t, dialPrivileged(t, s2.Addr()), id, "job_state"); st != "Q" {
+		t.Fatalf("job %s after restart: %q", id, st)
 	}
 }
 
