@@ -94,6 +94,9 @@ type Options struct {
 	// RM_CMD_CONFIG, so the daemon can pass it on (execution engine,
 	// log mask).
 	OnReconfig func(*config.Config)
+	// IM serves MOM ↔ MOM requests; nil refuses them (single-node jobs
+	// only).
+	IM IMHandler
 	// Shutdown is called when an RM_CMD_SHUTDOWN was accepted.
 	Shutdown func()
 	// Now is the clock (default time.Now).

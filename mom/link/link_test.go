@@ -904,3 +904,34 @@ func TestRerunAndDelFiles(t *testing.T) {
 	}
 	b.disconnect()
 }
+
+// TestIMRefused: without multi-node support every IM request from another
+// MOM is answered IM_ERROR / PBSE_NOSUP, echoing job, cookie and event.
+func TestIMRefused(t *testing.T) {
+	requireRoot(t)
+	tm := startMom(t, nil, "")
+	pc, err := rpp.ListenReserved(netip.MustParseAddr("127.0.0.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := rpp.NewEndpoint(pc, &rpp.Options{Timeout: 50 * time.Millisecond})
+	defer ep.Close()
+	s, _ := ep.Open(tm.rmUDP)
+	req := &momproto.IMMessage{IMHeader: momproto.IMHeader{Version: momproto.IM_PROTOCOL_VER, JobID: "7.vm",
+		Cookie: "0123456789ABCDEF0123456789ABCDEF", Command: momproto.IM_KILL_JOB, Event: 5, FromTask: 1}, Body: momproto.Empty{}}
+	s.Send(req.Append(nil))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	b, err := s.Recv(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := momproto.DecodeIM(b, func(*momproto.IMHeader) int { return momproto.IM_KILL_JOB })
+	if err != nil {
+		t.Fatalf("reply %q: %v", b, err)
+	}
+	ints, _ := rep.Body.(*momproto.Ints)
+	if rep.Command != momproto.IM_ERROR || rep.JobID != "7.vm" || rep.Event != 5 || ints == nil || len(ints.Values) != 1 || ints.Values[0] != batchreq.PBSE_NOSUP {
+		t.Errorf("reply %+v body %+v", rep, rep.Body)
+	}
+}

@@ -33,8 +33,7 @@ func (m *Mom) acceptRPP(ctx context.Context, ep *rpp.Endpoint) {
 }
 
 // handleStream dispatches each message of an accepted stream by its
-// protocol number: RM (1) and IS (4) are served; IM (3) is not supported
-// yet and ends the stream.
+// protocol number: RM (1), IM (3, through Options.IM) and IS (4).
 func (m *Mom) handleStream(ctx context.Context, s *rpp.Stream) {
 	defer s.Close()
 	peer := s.RemoteAddr()
@@ -61,6 +60,10 @@ func (m *Mom) handleStream(ctx context.Context, s *rpp.Stream) {
 			}
 		case momproto.IS_PROTOCOL:
 			if !m.isIncoming(ctx, s, msg) {
+				return
+			}
+		case momproto.IM_PROTOCOL:
+			if !m.imMessage(ctx, s, msg) {
 				return
 			}
 		default:
