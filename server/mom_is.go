@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"gopbs/batchreq"
 	"gopbs/momproto"
 	"gopbs/rpp"
 	"gopbs/server/pbslog"
@@ -231,15 +232,23 @@ func (rl *runLink) nodeStatus(name string, items []string) {
 		}
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	n := s.nodeByName[name]
 	if n == nil {
+		s.mu.Unlock()
 		return
 	}
 	n.attrs.set(naStatus, strings.Join(list, ","))
+	errDown := false
+	var stray []string
 	for _, it := range items {
 		k, v, _ := strings.Cut(it, "=")
 		switch k {
+		case "message":
+			errDown = strings.HasPrefix(v, "ERROR") && s.flag(saDownOnError)
+		case "jobs":
+			if s.flag(saMomJobSync) {
+				stray = s.strayJobs(name, strings.Fields(v))
+			}
 		case "state":
 			switch v {
 			case "down":
@@ -259,6 +268,14 @@ func (rl *runLink) nodeStatus(name string, items []string) {
 				}
 			}
 		}
+	}
+	if errDown {
+		n.state |= nsDown // a health-check error with down_on_error
+	}
+	s.mu.Unlock()
+	// jobs the MOM holds but the server does not run there (mom_job_sync)
+	for _, id := range stray {
+		go rl.momRequest(name, batchreq.PBS_BATCH_DeleteJob, &batchreq.Manage{Command: batchreq.MGR_CMD_DELETE, ObjType: batchreq.MGR_OBJ_JOB, ObjName: id}, "")
 	}
 }
 
@@ -301,4 +318,28 @@ func (s *Server) nodeUp(name string) bool {
 		return len(s.nodes) == 0 // jobs run on the server host when there are no nodes
 	}
 	return n.state&(nsDown|nsUnknown) == 0
+}
+
+// strayJobs returns the job ids a MOM reports that the server does not
+// know as running there (mom_job_sync, spec 10 §5.4). Called with s.mu
+// held.
+func (s *Server) strayJobs(node string, ids []string) []string {
+	var out []string
+	for _, id := range ids {
+		j := s.jobs[id]
+		if j == nil || j.state != stRunning && j.state != stExiting {
+			out = append(out, id)
+			continue
+		}
+		here := false
+		for _, x := range execSlots(j.attrs.get(jaExecHost)) {
+			if x.host == node {
+				here = true
+			}
+		}
+		if !here {
+			out = append(out, id)
+		}
+	}
+	return out
 }

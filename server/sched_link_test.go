@@ -175,7 +175,8 @@ func nodeAttr(t *testing.T, c *client, name string) string {
 }
 
 func TestISHelloStatus(t *testing.T) {
-	s := runServer(t, nil, 0)
+	mom := newFakeMom(t)
+	s := runServer(t, mom, 0)
 	c := dialPrivileged(t, s.Addr())
 	setupCluster(t, c)
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
@@ -220,6 +221,18 @@ func TestISHelloStatus(t *testing.T) {
 	waitFor(t, "down", func() bool { return nodeAttr(t, c, "state") == "down" })
 	send(&momproto.ISMessage{Command: momproto.IS_UPDATE, State: momproto.INUSE_FREE})
 	waitFor(t, "free again", func() bool { return nodeAttr(t, c, "state") == "free" })
+	// a health-check error marks the node down with down_on_error;
+	// mom_job_sync deletes jobs the server does not know
+	if p := c.do(mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", attr("down_on_error", "true"), attr("mom_job_sync", "true"))); p.Code != 0 {
+		t.Fatalf("set: %d", p.Code)
+	}
+	send(&momproto.ISMessage{Command: momproto.IS_STATUS, Status: []string{"opsys=linux", "message=ERROR: disk full", "state=free", "jobs=99.vm"}})
+	waitFor(t, "down on error", func() bool { return nodeAttr(t, c, "state") == "down" })
+	if d := mom.next(batchreq.PBS_BATCH_DeleteJob).Body.(*batchreq.Manage); d.ObjName != "99.vm" {
+		t.Errorf("stray job delete %+v", d)
+	}
+	send(&momproto.ISMessage{Command: momproto.IS_STATUS, Status: []string{"opsys=linux", "state=free", "jobs= "}})
+	waitFor(t, "up again", func() bool { return nodeAttr(t, c, "state") == "free" })
 	st.Close()
 	waitFor(t, "down on close", func() bool { return nodeAttr(t, c, "state") == "down" })
 }
