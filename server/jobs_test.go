@@ -568,3 +568,17 @@ func TestAbandonedSubmissions(t *testing.T) {
 		t.Fatalf("qdel of the T job: %d", r.Code)
 	}
 }
+
+func TestInteractiveReportedAsTrue(t *testing.T) {
+	cl := newCluster(t)
+	id := mustSubmit(t, cl.alice, "alice", attr("interactive", "40123"))
+	if v := statusAttr(t, cl.root, id, "interactive"); v != "True" {
+		t.Fatalf("interactive = %q", v)
+	}
+	if v := cl.s.jobs[id].attrs.get(jaInteractive); v != "40123" {
+		t.Fatalf("stored port %q", v)
+	}
+	if v := statusAttr(t, cl.root, id, "Rerunable"); v != "False" {
+		t.Fatalf("interactive job rerunable %q", v)
+	}
+}

@@ -321,7 +321,7 @@ func (s *Server) isOwner(c *conn, j *Job) bool {
 
 // jobStatus encodes one job for the requester.
 func (s *Server) jobStatus(c *conn, j *Job, want batchreq.AttrList) (batchreq.StatusObject, *batchreq.Attr) {
-	list, bad := statusList(jobDefs, s.jobView(j), c.perm, s.isOwner(c, j), want)
+	list, bad := statusList(jobDefs, clientView(s.jobView(j)), c.perm, s.isOwner(c, j), want)
 	return batchreq.StatusObject{ObjType: batchreq.MGR_OBJ_JOB, Name: j.id, Attrs: list}, bad
 }
 
@@ -440,6 +440,17 @@ func (s *Server) truncate(jobs []*Job) []*Job {
 	return out
 }
 
+// clientView adjusts a job view for clients: the interactive attribute
+// holds qsub's port for the MOM but is reported as True (spec 04 §3).
+func clientView(view attrList) attrList {
+	for i := range view {
+		if view[i].idx == jaInteractive && view[i].val != "" {
+			view[i].val = "True"
+		}
+	}
+	return view
+}
+
 // deltaView reduces a job not modified since the DELTA time to Job_Name
 // and resources_used.
 func deltaView(j *Job, view attrList, since int64) attrList {
@@ -467,7 +478,7 @@ func (s *Server) appendJobStatuses(c *conn, jobs []*Job, single, summarize, exec
 			continue
 		}
 		n++
-		view = deltaView(j, s.jobViewInto(view, j), delta)
+		view = deltaView(j, clientView(s.jobViewInto(view, j)), delta)
 		body = append(body, '+', '2') // MGR_OBJ_JOB
 		body = dis.AppendString(body, j.id)
 		body = appendStatusAttrs(body, jobDefs, view, c.perm, s.isOwner(c, j))
