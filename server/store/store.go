@@ -431,11 +431,20 @@ func (s *Bolt) ForEach(bucket string, fn func(key string, value []byte) error) e
 	})
 }
 
-// Get implements Store.
+// Get implements Store. Acknowledged batches not yet checkpointed are
+// looked up in memory, so a Get never forces a checkpoint.
 func (s *Bolt) Get(bucket, key string) ([]byte, error) {
-	if err := s.flush(); err != nil {
-		return nil, err
+	s.mu.Lock()
+	for i := len(s.unapplied) - 1; i >= 0; i-- {
+		if op := s.unapplied[i]; op.Bucket == bucket && op.Key == key {
+			s.mu.Unlock()
+			if op.Delete {
+				return nil, nil
+			}
+			return append([]byte(nil), op.Value...), nil
+		}
 	}
+	s.mu.Unlock()
 	var out []byte
 	err := s.db.View(func(tx *bolt.Tx) error {
 		bk := tx.Bucket([]byte(bucket))

@@ -137,3 +137,26 @@ func FuzzDecodeOps(f *testing.F) {
 		decodeOps(b)
 	})
 }
+
+func TestGetSeesUncheckpointedBatches(t *testing.T) {
+	s, err := OpenBolt(filepath.Join(t.TempDir(), "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.Apply(Put(Script, "1.vm", []byte("a")))
+	s.Apply(Put(Script, "1.vm", []byte("b")), Put(Script, "2.vm", []byte("c")))
+	s.Apply(Del(Script, "2.vm"))
+	if v, _ := s.Get(Script, "1.vm"); string(v) != "b" {
+		t.Fatalf("1.vm = %q", v)
+	}
+	if v, _ := s.Get(Script, "2.vm"); v != nil {
+		t.Fatalf("deleted 2.vm = %q", v)
+	}
+	if err := s.flush(); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := s.Get(Script, "1.vm"); string(v) != "b" {
+		t.Fatalf("after checkpoint 1.vm = %q", v)
+	}
+}
