@@ -669,7 +669,7 @@ func momConns(c *capture.Capture, port uint16) []*capture.Conn {
 func TestMomReplayJobs(t *testing.T) {
 	requireCaptures(t)
 	const suite = "mom-jobs"
-	m := startCaptureMom(t, "")
+	m := startCaptureMom(t, "$check_poll_time 1\n")
 	uid, gid := ensureUser(t, "alice")
 	m.ns.home(t, "alice", uid, gid)
 
@@ -714,9 +714,69 @@ func TestMomReplayJobs(t *testing.T) {
 		if d2 := replayBatchConn(t, m, toMom[1]); d2 != "" {
 			d += "\n" + d2
 		}
-		killJob(t, m, "9.vm")
 		return strings.TrimSpace(d)
 	})
+	// Job 9.vm of capture 35 is running now: the requests that reached it.
+	results.run(t, suite, "57 qmsg to the running job", "", func(t *testing.T) string {
+		return replayJobCapture(t, m, loadCapture(t, 57))
+	})
+	results.run(t, suite, "58 qsig SIGUSR1: the job dies, obit 266, stage-out and delete", "", func(t *testing.T) string {
+		return replayJobCapture(t, m, loadCapture(t, 58))
+	})
+	killJob(t, m, "9.vm") // in case 58 did not end it
+
+	// Whole lifecycles, each launched and finished within its capture.
+	for _, sc := range []struct {
+		id   int
+		name string
+	}{
+		{89, "89 job run (keep_completed)"},
+		{94, "94 stage-in before the launch, stage-out and stage-in deletion after"},
+		{95, "95 job with account and walltime"},
+		{96, "96 walltime exceeded: killed, obit -10"},
+	} {
+		results.run(t, suite, sc.name, "", func(t *testing.T) string {
+			c := loadCapture(t, sc.id)
+			if sc.id == 94 {
+				// The stage-in source of the capture, owned by alice.
+				in := filepath.Join(m.ns.homes, "alice", "in.txt")
+				if err := os.WriteFile(in, []byte("staged in\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				os.Chown(in, uid, gid)
+			}
+			return replayJobCapture(t, m, c)
+		})
+	}
+}
+
+// replayJobCapture replays, in capture order, every connection the server
+// opened to the MOM's batch port and answers every connection the MOM
+// opened to the server (pre-obit StatusJob compared exactly, JobObit
+// normalised) with the captured replies.
+func replayJobCapture(t *testing.T, m *momUnderTest, c *capture.Capture) string {
+	var diffs []string
+	for _, conn := range c.Conns {
+		var d, what string
+		switch {
+		case conn.Server.Port() == 15002:
+			what = "connection from the server at frame " + strconv.Itoa(conn.FirstFrame)
+			d = replayBatchConn(t, m, conn)
+		case conn.Server.Port() == 15001 && conn.Client.Port() < 1024 && bytes.Contains(conn.Stream(true), []byte("+7pbs_mom")):
+			req, err := batchreq.ReadRequest(dis.NewReader(bytes.NewReader(conn.Stream(true))))
+			if err != nil {
+				t.Fatalf("captured MOM request: %v", err)
+			}
+			what = batchreq.RequestName(req.Type) + " from the MOM"
+			d = serveMomCall(t, m, conn, req.Type == batchreq.PBS_BATCH_StatusJob)
+		default:
+			continue
+		}
+		if d != "" {
+			diffs = append(diffs, what+": "+d)
+		}
+	}
+	return strings.Join(diffs, "\n")
 }
 
 // killJob ends a replayed job that would otherwise run on.

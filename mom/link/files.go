@@ -125,6 +125,9 @@ func (m *Mom) reqCopyFiles(bc *batchConn, req *batchreq.Request) {
 		} else {
 			src, dst = local, m.copySource(host, remote)
 		}
+		if sameFile(cred, src, dst) {
+			continue // already where it belongs (e.g. written in place): nothing to copy or remove
+		}
 		out, err := m.copyFile(bc.ctx, cred, src, dst)
 		if err != nil {
 			failures = append(failures, fmt.Sprintf("Unable to copy file %s to %s\n%s", src, p.Remote, out))
@@ -247,4 +250,21 @@ func (m *Mom) runAs(ctx context.Context, cred *jobexec.Credentials, name string,
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	err := cmd.Run()
 	return buf.String(), err
+}
+
+// sameFile reports whether two local paths (relative ones are relative to
+// the user's home, where copies run) name the same existing file.
+func sameFile(cred *jobexec.Credentials, a, b string) bool {
+	if strings.Contains(a, ":") || strings.Contains(b, ":") {
+		return false
+	}
+	abs := func(p string) string {
+		if filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(cred.Home, p)
+	}
+	sa, err1 := os.Stat(abs(a))
+	sb, err2 := os.Stat(abs(b))
+	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }
