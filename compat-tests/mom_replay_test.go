@@ -725,6 +725,19 @@ func TestMomReplayJobs(t *testing.T) {
 	})
 	killJob(t, m, "9.vm") // in case 58 did not end it
 
+	// The launch of job 36.vm is not in the captures: launch 35's job
+	// under that id, then replay suspend and resume.
+	results.run(t, suite, "99 qsig suspend, 100 qsig resume of a running job", "", func(t *testing.T) string {
+		launchAs(t, m, momConns(loadCapture(t, 35), 15002)[0], "9.vm", "36.vm")
+		d := replayJobCapture(t, m, loadCapture(t, 99))
+		if d2 := replayJobCapture(t, m, loadCapture(t, 100)); d2 != "" {
+			d += "\n" + d2
+		}
+		killJob(t, m, "36.vm")
+		dismissJob(t, m)
+		return strings.TrimSpace(d)
+	})
+
 	// Whole lifecycles, each launched and finished within its capture.
 	for _, sc := range []struct {
 		id   int
@@ -793,4 +806,67 @@ func killJob(t *testing.T, m *momUnderTest, id string) {
 	batchreq.NewRequest(batchreq.PBS_BATCH_SignalJob, "PBS_Server", &batchreq.SignalJob{JobID: id, Signal: "SIGKILL"}).Encode(w)
 	w.Flush()
 	batchreq.ReadReply(dis.NewReader(c))
+}
+
+// launchAs replays a captured launch connection with the job id from
+// replaced by to (in the requests and the hashname), without comparing
+// the replies beyond requiring success.
+func launchAs(t *testing.T, m *momUnderTest, conn *capture.Conn, from, to string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := link.DialReserved(ctx, netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(m.batchPort)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(20 * time.Second))
+	in := dis.NewReader(bytes.NewReader(conn.Stream(true)))
+	replies := dis.NewReader(bufio.NewReader(c))
+	for {
+		req, err := batchreq.ReadRequest(in)
+		if err != nil {
+			t.Fatalf("captured launch: %v", err)
+		}
+		switch b := req.Body.(type) {
+		case *batchreq.QueueJob:
+			b.JobID = to
+			for i := range b.Attrs {
+				if b.Attrs[i].Value == from {
+					b.Attrs[i].Value, b.Attrs[i].Size = to, 0
+				}
+			}
+		case *batchreq.JobFile:
+			b.JobID = to
+		case *batchreq.JobID:
+			b.ID = to
+		}
+		if _, err := c.Write(req.Append(nil)); err != nil {
+			t.Fatal(err)
+		}
+		if req.Type == batchreq.PBS_BATCH_Disconnect {
+			return
+		}
+		rep, err := batchreq.ReadReply(replies)
+		if err != nil || rep.Code != 0 {
+			t.Fatalf("launching %s: %s: %+v %v", to, batchreq.RequestName(req.Type), rep, err)
+		}
+	}
+}
+
+// dismissJob answers the MOM's pre-obit for a killed job with
+// PBSE_UNKJOBID, so that it forgets the job without an obit.
+func dismissJob(t *testing.T, m *momUnderTest) {
+	t.Helper()
+	m.srvTCP.(*net.TCPListener).SetDeadline(time.Now().Add(20 * time.Second))
+	c, err := m.srvTCP.Accept()
+	if err != nil {
+		t.Fatalf("no pre-obit from the MOM: %v", err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := batchreq.ReadRequest(dis.NewReader(bufio.NewReader(c))); err != nil {
+		t.Fatal(err)
+	}
+	c.Write(batchreq.ErrorReply(batchreq.PBSE_UNKJOBID, "", "").Append(nil))
 }
