@@ -391,13 +391,24 @@ func (m *Mom) jobStatus(j *job) (batchreq.AttrList, bool) {
 	if st.SessionID == 0 {
 		return batchreq.AttrList{}, true // still starting
 	}
+	// resources_used once the usage was sampled (a poll cycle ran since
+	// the start), then the "send once" session_id until reported — so the
+	// first poll right after a launch carries session_id only, as in
+	// capture 35, unless a poll cycle came in between (capture 86).
+	var attrs batchreq.AttrList
+	if u := st.Usage; u.Mem > 0 || u.VMem > 0 || u.CPUTime > 0 {
+		attrs = usageAttrs(u)
+	}
 	if !sidSent {
 		m.mu.Lock()
 		j.sidSent, j.sid = true, st.SessionID
 		m.mu.Unlock()
-		return batchreq.AttrList{batchreq.NewAttr("session_id", fmt.Sprint(st.SessionID))}, true
+		attrs = append(attrs, batchreq.NewAttr("session_id", fmt.Sprint(st.SessionID)))
 	}
-	return usageAttrs(st.Usage), true
+	if attrs == nil {
+		attrs = batchreq.AttrList{}
+	}
+	return attrs, true
 }
 
 func (m *Mom) reqSignalJob(bc *batchConn, req *batchreq.Request) {

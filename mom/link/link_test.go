@@ -421,8 +421,15 @@ func TestJobLifecycle(t *testing.T) {
 	// First poll: session_id only (spec 10 §7).
 	b := dialBatch(t, tm.batch)
 	rep := b.do(batchreq.PBS_BATCH_StatusJob, &batchreq.StatusReq{ID: id}, "")
-	if rep.Code != 0 || len(rep.Status) != 1 || len(rep.Status[0].Attrs) != 1 || rep.Status[0].Attrs[0].Name != "session_id" {
+	if rep.Code != 0 || len(rep.Status) != 1 || len(rep.Status[0].Attrs) == 0 {
 		t.Fatalf("first StatusJob reply %+v", rep)
+	}
+	if a := rep.Status[0].Attrs; a[len(a)-1].Name != "session_id" || (len(a) != 1 && len(a) != 5) {
+		t.Errorf("first StatusJob reply carries %+v; want session_id, after resources_used if sampled", a)
+	}
+	rep = b.do(batchreq.PBS_BATCH_StatusJob, &batchreq.StatusReq{ID: id}, "")
+	if _, again := rep.Status[0].Attrs.Get("session_id"); again {
+		t.Errorf("session_id reported twice")
 	}
 	rep = b.do(batchreq.PBS_BATCH_StatusJob, &batchreq.StatusReq{ID: "99.nosuch"}, "")
 	if rep.Code != batchreq.PBSE_UNKJOBID {
