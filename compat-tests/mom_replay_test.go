@@ -751,6 +751,11 @@ func TestMomReplayJobs(t *testing.T) {
 		return strings.TrimSpace(d)
 	})
 
+	results.run(t, suite, "62 qdel of a running job: SIGTERM, obit 271, stage-out and delete", "", func(t *testing.T) string {
+		launchAs(t, m, momConns(loadCapture(t, 35), 15002)[0], "9.vm", "10.vm")
+		return replayJobCapture(t, m, loadCapture(t, 62))
+	})
+
 	// Whole lifecycles, each launched and finished within its capture.
 	for _, sc := range []struct {
 		id   int
@@ -862,12 +867,23 @@ func launchAs(t *testing.T, m *momUnderTest, conn *capture.Conn, from, to string
 			t.Fatal(err)
 		}
 		if req.Type == batchreq.PBS_BATCH_Disconnect {
-			return
+			break
 		}
 		rep, err := batchreq.ReadReply(replies)
 		if err != nil || rep.Code != 0 {
 			t.Fatalf("launching %s: %s: %+v %v", to, batchreq.RequestName(req.Type), rep, err)
 		}
+	}
+	// The server's poll right after the launch, which learns session_id.
+	p, err := link.DialReserved(ctx, netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(m.batchPort)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	p.SetDeadline(time.Now().Add(20 * time.Second))
+	p.Write(batchreq.NewRequest(batchreq.PBS_BATCH_StatusJob, "PBS_Server", &batchreq.StatusReq{ID: to}).Append(nil))
+	if rep, err := batchreq.ReadReply(dis.NewReader(p)); err != nil || rep.Code != 0 {
+		t.Fatalf("polling %s: %+v %v", to, rep, err)
 	}
 }
 
