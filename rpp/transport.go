@@ -16,6 +16,9 @@ const (
 	DefaultTimeout = 4 * time.Second // retransmission interval
 	DefaultRetry   = 48              // resends before a stream goes stale
 	DefaultWindow  = 60              // unacknowledged packets per stream
+
+	// DefaultMaxStreams is the default bound on an endpoint's streams.
+	DefaultMaxStreams = 4096
 )
 
 // Errors of the stream transport.
@@ -45,6 +48,10 @@ type Options struct {
 	// OpenKey is the first open key; when zero it is time() & 0xFFF as
 	// TORQUE initialises it.
 	OpenKey uint32
+	// MaxStreams bounds the streams of the endpoint (default
+	// DefaultMaxStreams); a HELLO1 beyond it is ignored, so that a flood
+	// of opens cannot exhaust memory.
+	MaxStreams int
 	// Indexes, when set, numbers this endpoint's streams in a space
 	// shared with other endpoints.
 	Indexes *IndexSet
@@ -90,6 +97,9 @@ func NewEndpoint(pc net.PacketConn, opts *Options) *Endpoint {
 	}
 	if e.opts.Window <= 0 {
 		e.opts.Window = DefaultWindow
+	}
+	if e.opts.MaxStreams <= 0 {
+		e.opts.MaxStreams = DefaultMaxStreams
 	}
 	// A full window of a few streams is hundreds of kilobytes: make room
 	// for it where the socket allows (errors only mean a smaller buffer).
@@ -380,6 +390,10 @@ func (e *Endpoint) handleHello1(from netip.AddrPort, p Packet) {
 	if p.Seq >= e.key {
 		e.key = p.Seq + 1
 	}
+	if e.count() >= e.opts.MaxStreams {
+		e.logf("rpp: HELLO1 from %v ignored: %d streams open", from, e.opts.MaxStreams)
+		return
+	}
 	s := e.newStream(from)
 	s.responder = true
 	s.state = stateOpenWait
@@ -460,4 +474,15 @@ func ListenReserved(ip netip.Addr) (net.PacketConn, error) {
 		}
 	}
 	return nil, fmt.Errorf("rpp: no free reserved UDP port: %w", last)
+}
+
+// count returns the number of streams. Called with e.mu held.
+func (e *Endpoint) count() int {
+	n := 0
+	for _, s := range e.streams {
+		if s != nil {
+			n++
+		}
+	}
+	return n
 }

@@ -320,21 +320,15 @@ func TestFaults(t *testing.T) {
 			}
 			r.Close()
 			// Both sides release their stream once the GOODBYEs are done.
-			waitFor(t, func() bool { return p.a.count() == 0 && p.b.count() == 0 })
+			waitFor(t, func() bool { return p.a.streamCount() == 0 && p.b.streamCount() == 0 })
 		})
 	}
 }
 
-func (e *Endpoint) count() int {
+func (e *Endpoint) streamCount() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	n := 0
-	for _, s := range e.streams {
-		if s != nil {
-			n++
-		}
-	}
-	return n
+	return e.count()
 }
 
 func TestStaleAfterRetries(t *testing.T) {
@@ -381,7 +375,7 @@ func TestOpenToNobodyGoesStale(t *testing.T) {
 	if _, err := s.Recv(ctxT(t)); !errors.Is(err, ErrStale) {
 		t.Fatalf("Recv = %v, want ErrStale", err)
 	}
-	if e.count() != 0 {
+	if e.streamCount() != 0 {
 		t.Error("stale stream not released")
 	}
 }
@@ -588,5 +582,25 @@ func TestOpenWith(t *testing.T) {
 	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("stale after %v with 2 retries of 20ms", d)
+	}
+}
+
+func TestMaxStreams(t *testing.T) {
+	b := NewEndpoint(listen(t), &Options{Timeout: time.Hour, MaxStreams: 2})
+	defer b.Close()
+	for key := uint32(1); key <= 10; key++ {
+		// Each open from its own socket: a new key from the same address
+		// and port would replace the earlier stream (a peer restart).
+		c, err := net.Dial("udp", b.LocalAddr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.Write(Packet{Type: RPP_HELLO1, Stream: 0, Seq: key}.Marshal())
+	}
+	waitFor(t, func() bool { return b.streamCount() >= 2 })
+	time.Sleep(50 * time.Millisecond)
+	if n := b.streamCount(); n != 2 {
+		t.Errorf("%d streams, want the bound of 2", n)
 	}
 }

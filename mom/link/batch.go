@@ -231,8 +231,10 @@ func (m *Mom) reqMvJobFile(bc *batchConn, req *batchreq.Request) {
 	bc.reply(batchreq.NullReply())
 }
 
+// writeFile writes data to name, never through a symbolic link: spool
+// files live in a world-writable directory and MOM writes them as root.
 func writeFile(name string, flags int, mode os.FileMode, data []byte) error {
-	f, err := os.OpenFile(name, flags, mode)
+	f, err := os.OpenFile(name, flags|syscall.O_NOFOLLOW, mode)
 	if err != nil {
 		return err
 	}
