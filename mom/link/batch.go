@@ -163,6 +163,8 @@ func (m *Mom) reqQueueJob(bc *batchConn, req *batchreq.Request) {
 	}
 	j := &job{id: body.JobID, attrs: body.Attrs, spec: jobSpec(body.JobID, body.Attrs), stage: stageTransIn, conn: bc}
 	j.prefix = j.spec.Prefix
+	m.nextOrder++
+	j.order = m.nextOrder
 	m.jobs[j.id] = j
 	m.mu.Unlock()
 	bc.reply(batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_Queue, j.id))

@@ -28,6 +28,7 @@ type job struct {
 	attrs  batchreq.AttrList // as received in QueueJob (ModifyJob applied)
 	spec   jobexec.Job       // guarded by Mom.mu (ModifyJob rebuilds it)
 	prefix string            // file prefix (hashname); never changes
+	order  uint64            // arrival order, for the jobs= status item; never changes
 	stage  stage
 	conn   *batchConn // the launch connection until Commit
 

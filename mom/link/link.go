@@ -112,15 +112,16 @@ type Mom struct {
 	start time.Time
 	pid   int
 
-	mu      sync.Mutex
-	jobs    map[string]*job
-	trusted map[netip.Addr]bool
-	servers []*isClient
-	isBusy  bool
-	down    bool            // the node health check failed
-	cycles  int             // IS_STATUS cycles, for $node_check_interval
-	ctx     context.Context // lives until Serve ends; obituaries use it
-	stop    context.CancelFunc
+	mu        sync.Mutex
+	jobs      map[string]*job
+	trusted   map[netip.Addr]bool
+	servers   []*isClient
+	isBusy    bool
+	nextOrder uint64          // arrival counter of jobs
+	down      bool            // the node health check failed
+	cycles    int             // IS_STATUS cycles, for $node_check_interval
+	ctx       context.Context // lives until Serve ends; obituaries use it
+	stop      context.CancelFunc
 
 	lastBatch     time.Time // last batch request from a server, for diagnostics
 	lastBatchName string

@@ -47,6 +47,8 @@ func (m *Mom) Recover(ctx context.Context, mode string) (int, error) {
 			continue
 		}
 		m.mu.Lock()
+		m.nextOrder++
+		j.order = m.nextOrder
 		m.jobs[j.id] = j
 		m.mu.Unlock()
 		if mode == "p" && alive {

@@ -157,12 +157,17 @@ func (m *Mom) resource(ctx context.Context, name, param string) (string, int) {
 		return "free", 0
 	case "jobs":
 		m.mu.Lock()
-		ids := make([]string, 0, len(m.jobs))
-		for id := range m.jobs {
-			ids = append(ids, id)
+		// In the order the jobs arrived, as TORQUE lists them ("9.vm 10.vm").
+		list := make([]*job, 0, len(m.jobs))
+		for _, j := range m.jobs {
+			list = append(list, j)
 		}
 		m.mu.Unlock()
-		sort.Strings(ids)
+		sort.Slice(list, func(a, b int) bool { return list[a].order < list[b].order })
+		ids := make([]string, len(list))
+		for i, j := range list {
+			ids[i] = j.id
+		}
 		if len(ids) == 0 {
 			return " ", 0
 		}
