@@ -201,7 +201,7 @@ func (m *Mom) resource(ctx context.Context, name, param string) (string, int) {
 		return v, 0
 	case "validuser":
 		if _, err := exec.LookPath("id"); err == nil && param != "" {
-			if err := exec.CommandContext(ctx, "id", param).Run(); err == nil {
+			if err := exec.CommandContext(ctx, "id", "--", param).Run(); err == nil {
 				return "yes", 0
 			}
 			return "no", 0
