@@ -1,0 +1,216 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// capturesDir locates ../shared/captures beside the module root.
+func capturesDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Skip("module root not found")
+		}
+		dir = parent
+	}
+	c := filepath.Join(dir, "..", "shared", "captures")
+	if _, err := os.Stat(filepath.Join(c, "server_priv-snapshot.txt")); err != nil {
+		t.Skip("captures (../shared/captures) not available")
+	}
+	return c
+}
+
+// snapshotSection returns the lines of one "## title" section of the
+// server_priv snapshot, without the title and the separating empty line.
+func snapshotSection(t *testing.T, title string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(capturesDir(t), "server_priv-snapshot.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	in := false
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		l := sc.Text()
+		if strings.HasPrefix(l, "## ") {
+			if in {
+				break
+			}
+			in = strings.HasPrefix(l, "## "+title)
+			continue
+		}
+		if in {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		t.Fatalf("snapshot has no section %q", title)
+	}
+	return lines[:len(lines)-1] // the empty line before the next title
+}
+
+// parseHexdump turns hexdump -C lines back into bytes.
+func parseHexdump(t *testing.T, lines []string) []byte {
+	t.Helper()
+	var out, prev []byte
+	repeat := false
+	for _, l := range lines {
+		if l == "*" {
+			repeat = true
+			continue
+		}
+		off, err := strconv.ParseUint(strings.Fields(l)[0], 16, 64)
+		if err != nil {
+			t.Fatalf("hexdump line %q: %v", l, err)
+		}
+		if repeat {
+			for uint64(len(out)) < off {
+				out = append(out, prev...)
+			}
+			repeat = false
+		}
+		if uint64(len(out)) != off {
+			t.Fatalf("hexdump offset %x, have %x bytes", off, len(out))
+		}
+		hex, _, _ := strings.Cut(l[min(len(l), 10):], "|")
+		var row []byte
+		for _, h := range strings.Fields(hex) {
+			v, err := strconv.ParseUint(h, 16, 8)
+			if err != nil {
+				t.Fatalf("hexdump line %q: %v", l, err)
+			}
+			row = append(row, byte(v))
+		}
+		out = append(out, row...)
+		if len(row) > 0 {
+			prev = row
+		}
+	}
+	return out
+}
+
+// attrsFromPrintjob reads "name[.res] = value" lines back into attributes
+// (a line without " = " continues the previous value).
+func attrsFromPrintjob(lines []string) []jobAttr {
+	var attrs []jobAttr
+	for _, l := range lines {
+		name, val, ok := strings.Cut(l, " = ")
+		if !ok {
+			attrs[len(attrs)-1].Value += "\n" + l
+			continue
+		}
+		a := jobAttr{Name: name, Value: val, Flags: 1}
+		if n, r, ok := strings.Cut(name, "."); ok {
+			a.Name, a.Resource = n, r
+		}
+		attrs = append(attrs, a)
+	}
+	return attrs
+}
+
+// TestTorqueJobFile decodes the real 2.vm.JB of the snapshot (its first
+// 4096 bytes are dumped; the records after them are rebuilt from the
+// snapshot's printjob output, depend in its fixed 2085-byte field) and
+// checks that printjob prints exactly what TORQUE's printjob printed.
+func TestTorqueJobFile(t *testing.T) {
+	prefix := parseHexdump(t, snapshotSection(t, "hexdump -C jobs/2.vm.JB"))
+	want := snapshotSection(t, "/opt/torque/bin/printjob jobs/2.vm.JB")
+	if len(prefix) != 4096 {
+		t.Fatalf("hexdump holds %d bytes", len(prefix))
+	}
+	j, err := parseTorqueJob(prefix)
+	if !errors.Is(err, io.ErrUnexpectedEOF) || j == nil {
+		t.Fatalf("truncated file: %v", err)
+	}
+	// The dump ends inside the depend record; keep the complete records.
+	end := jobFixedSize
+	for _, a := range j.Attrs {
+		end = len(appendAttrRecord(make([]byte, end), a))
+	}
+	if j.Attrs[len(j.Attrs)-1].Name != "ctime" || !bytes.Contains(prefix[end:], []byte("depend\x00afterok:1.vm@vm")) {
+		t.Fatalf("unexpected records before the cut: %v", j.Attrs)
+	}
+	file := bytes.Clone(prefix[:end])
+	var tail []string
+	for i, l := range want {
+		if strings.HasPrefix(l, "depend = ") {
+			tail = want[i+1 : len(want)-1]
+			break
+		}
+	}
+	// depend: the value in a 2085-byte field (spec 13 §2.3).
+	dep := appendAttrRecord(nil, jobAttr{Name: "depend", Value: "afterok:1.vm@vm" + strings.Repeat("\x00", 2085-16), Flags: 1})
+	if !bytes.Equal(dep[64:88], prefix[end+64:end+88]) || !bytes.HasPrefix(dep[88:], prefix[end+88:]) {
+		t.Fatalf("rebuilt depend record differs from the dump:\n%x\n%x", dep[64:120], prefix[end+64:end+120])
+	}
+	file = append(file, dep...)
+	for _, a := range attrsFromPrintjob(tail) {
+		file = appendAttrRecord(file, a)
+	}
+	file = appendEndMarker(file)
+
+	j, err = parseTorqueJob(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.JobID != "2.vm" || j.Prefix != "2.vm" || j.Queue != "batch" || j.UnType != unionExec || j.State != 2 || j.Substate != 22 {
+		t.Errorf("fixed part %+v", j)
+	}
+	var got strings.Builder
+	j.print(&got, false)
+	if w := strings.Join(want, "\n") + "\n"; got.String() != w {
+		t.Errorf("printjob output differs:\n got %q\nwant %q", got.String(), w)
+	}
+}
+
+func TestParseTorqueJobErrors(t *testing.T) {
+	good := make([]byte, jobFixedSize)
+	copy(good, []byte{2, 3, 2, 0})
+	good = appendAttrRecord(good, jobAttr{Name: "Job_Name", Value: "x", Flags: 1})
+	good = appendEndMarker(good)
+	if _, err := parseTorqueJob(good); err != nil {
+		t.Fatalf("good file: %v", err)
+	}
+	corrupt := bytes.Clone(good)
+	corrupt[jobFixedSize+68] = 50 // name length beyond the record
+	for name, b := range map[string][]byte{
+		"empty":       nil,
+		"not torque":  []byte("+4abcd"),
+		"short fixed": good[:100],
+		"no marker":   good[:len(good)-88],
+		"corrupt":     corrupt,
+	} {
+		if _, err := parseTorqueJob(b); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+func FuzzParseTorqueJob(f *testing.F) {
+	good := make([]byte, jobFixedSize)
+	copy(good, []byte{2, 3, 2, 0})
+	good = appendAttrRecord(good, jobAttr{Name: "Resource_List", Resource: "nodes", Value: "1", Flags: 1})
+	f.Add(appendEndMarker(good))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if j, err := parseTorqueJob(b); err == nil {
+			j.print(io.Discard, false)
+		}
+	})
+}
