@@ -9,9 +9,9 @@
 //
 // Every window of submissions prints one line
 //
-//	queued=N window_rate=…/s rss=…MB bytes_per_job=…
+//	queued=N window_rate=…/s rss=…MB bytes_per_job=… server_cpu_per_job=…us
 //
-// (rss only when the server's pid is known: -pid, or -home to read it
+// (rss and CPU time only when the server's pid is known: -pid, or -home to read it
 // from server_priv/server.lock). With -stat, pbsfill ends by timing a
 // full StatusJob. The last line is pbsbench's summary line.
 package main
@@ -67,6 +67,7 @@ func run() int {
 		}
 		c.Close()
 	}
+	lastCPU, _ := cpuTime(*pid)
 	res, err := load.Run(load.Config{
 		Mode: load.ModeSubmit, Dialer: d, Ops: *jobs, Clients: *clients,
 		Job:    load.Job{Queue: *queue, Hold: true},
@@ -76,6 +77,12 @@ func run() int {
 			if *pid > 0 {
 				if rss, err := rssBytes(*pid); err == nil {
 					line += fmt.Sprintf(" rss=%.1fMB bytes_per_job=%.0f", float64(rss)/(1<<20), float64(rss)/float64(max(base+w.Done-w.Failed, 1)))
+				}
+				// The server's CPU time per submission does not depend on
+				// what else runs on the machine, unlike the rate.
+				if cpu, err := cpuTime(*pid); err == nil {
+					line += fmt.Sprintf(" server_cpu_per_job=%.0fus", float64(cpu-lastCPU)/float64(time.Microsecond)/float64(*window))
+					lastCPU = cpu
 				}
 			}
 			fmt.Println(line)
@@ -109,6 +116,30 @@ func run() int {
 		return 1
 	}
 	return 0
+}
+
+// cpuTime returns the user and system CPU time process pid has used.
+func cpuTime(pid int) (time.Duration, error) {
+	if pid <= 0 {
+		return 0, fmt.Errorf("no pid")
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// Fields after the command name (which may hold spaces) in ")".
+	_, rest, ok := strings.Cut(string(b), ") ")
+	f := strings.Fields(rest)
+	if !ok || len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: bad times", pid)
+	}
+	const ticks = 100 // USER_HZ on Linux
+	return time.Duration(utime+stime) * time.Second / ticks, nil
 }
 
 // rssBytes returns the resident set size of process pid.
