@@ -309,6 +309,18 @@ func TestRunJobLaunchAndObit(t *testing.T) {
 	if eh := jobAttr(t, c, id, "exec_host"); eh != "vm/0" {
 		t.Fatalf("exec_host %q", eh)
 	}
+	// full status: Walltime.Remaining follows start_time
+	full := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_StatusJob, "root", &batchreq.StatusReq{ID: id}))
+	var order []string
+	for _, a := range full.Status[0].Attrs {
+		order = append(order, a.Name)
+		if a.Name == "Walltime" && (a.Resource != "Remaining" || a.Value != "3600" && a.Value != "3599") {
+			t.Errorf("Walltime.Remaining %q %q", a.Resource, a.Value)
+		}
+	}
+	if got := strings.Join(order, ","); !strings.Contains(got, ",start_time,Walltime,start_count,") {
+		t.Errorf("full status order %s", got)
+	}
 	waitFor(t, "session_id", func() bool { return jobAttr(t, c, id, "session_id") == "16978" })
 	if acct := readAccounting(t, s); !strings.Contains(acct, ";S;"+id+";user=root ") ||
 		!strings.Contains(acct, "exec_host=vm/0 Resource_List.neednodes=1 Resource_List.nodect=1 Resource_List.nodes=1 Resource_List.walltime=01:00:00 \n") {

@@ -321,7 +321,11 @@ func (s *Server) isOwner(c *conn, j *Job) bool {
 
 // jobStatus encodes one job for the requester.
 func (s *Server) jobStatus(c *conn, j *Job, want batchreq.AttrList) (batchreq.StatusObject, *batchreq.Attr) {
-	list, bad := statusList(jobDefs, clientView(s.jobView(j)), c.perm, s.isOwner(c, j), want)
+	view := clientView(s.jobView(j))
+	if len(want) == 0 {
+		view = s.withRemaining(view, j) // run_status.go
+	}
+	list, bad := statusList(jobDefs, view, c.perm, s.isOwner(c, j), want)
 	return batchreq.StatusObject{ObjType: batchreq.MGR_OBJ_JOB, Name: j.id, Attrs: list}, bad
 }
 
@@ -478,7 +482,7 @@ func (s *Server) appendJobStatuses(c *conn, jobs []*Job, single, summarize, exec
 			continue
 		}
 		n++
-		view = deltaView(j, clientView(s.jobViewInto(view, j)), delta)
+		view = s.withRemaining(deltaView(j, clientView(s.jobViewInto(view, j)), delta), j) // run_status.go
 		body = append(body, '+', '2') // MGR_OBJ_JOB
 		body = dis.AppendString(body, j.id)
 		body = appendStatusAttrs(body, jobDefs, view, c.perm, s.isOwner(c, j))
