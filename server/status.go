@@ -482,7 +482,8 @@ func (s *Server) appendJobStatuses(c *conn, jobs []*Job, single, summarize, exec
 			continue
 		}
 		n++
-		view = s.withRemaining(deltaView(j, clientView(s.jobViewInto(view, j)), delta), j) // run_status.go
+		// Walltime.Remaining: run_status.go
+		view = s.withRemaining(deltaView(j, clientView(s.jobViewInto(view, j)), delta), j)
 		body = append(body, '+', '2') // MGR_OBJ_JOB
 		body = dis.AppendString(body, j.id)
 		body = appendStatusAttrs(body, jobDefs, view, c.perm, s.isOwner(c, j))
