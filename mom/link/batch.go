@@ -525,6 +525,23 @@ func (m *Mom) reqMessJob(bc *batchConn, req *batchreq.Request) {
 
 func (m *Mom) reqModifyJob(bc *batchConn, req *batchreq.Request) {
 	body := req.Body.(*batchreq.Manage)
+	if m.lookup(body.ObjName) == nil {
+		bc.errorReply(batchreq.PBSE_UNKJOBID, "")
+		return
+	}
+	// The running job's limits first: a bad value changes nothing.
+	if mod, ok := m.exec.(Modifier); ok {
+		var rs []jobexec.Resource
+		for _, a := range body.Attrs {
+			if a.Name == "Resource_List" && a.HasResource {
+				rs = append(rs, jobexec.Resource{Name: a.Resource, Value: a.Value})
+			}
+		}
+		if err := mod.Modify(body.ObjName, rs); err != nil && !errors.Is(err, jobexec.ErrUnknownJob) {
+			bc.reply(batchreq.ErrorReply(batchreq.PBSE_BADATVAL, "", ""))
+			return
+		}
+	}
 	m.mu.Lock()
 	j, ok := m.jobs[body.ObjName]
 	if !ok {

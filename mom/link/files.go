@@ -1,16 +1,13 @@
 package link
 
 import (
-	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
-	"os/exec"
-	"path"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"gopbs/batchreq"
@@ -108,95 +105,33 @@ func (m *Mom) tcpTimeout() time.Duration {
 	return 60 * time.Second
 }
 
+// copyRequest converts a CopyFiles/DelFiles body for the executor.
+func copyRequest(b *batchreq.CopyFiles) *jobexec.CopyRequest {
+	r := &jobexec.CopyRequest{JobID: b.JobID, Owner: b.Owner, User: b.ExecUser, Group: b.ExecGroup, Direction: b.Direction}
+	for _, p := range b.Pairs {
+		r.Pairs = append(r.Pairs, jobexec.CopyPair{Flag: p.Flag, Local: p.Local, Remote: p.Remote})
+	}
+	return r
+}
+
+// stageReply turns an executor's staging error into the reply.
+func stageReply(err error) *batchreq.Reply {
+	var ce *jobexec.CopyError
+	switch {
+	case err == nil:
+		return batchreq.NullReply()
+	case errors.As(err, &ce):
+		return batchreq.TextReply(batchreq.PBSE_NOCOPYFILE, ce.Text)
+	}
+	return batchreq.TextReply(batchreq.PBSE_NOCOPYFILE, err.Error())
+}
+
 func (m *Mom) reqCopyFiles(bc *batchConn, req *batchreq.Request) {
-	body := req.Body.(*batchreq.CopyFiles)
-	cred, err := jobexec.LookupUser(body.ExecUser, body.ExecGroup)
-	if err != nil {
-		bc.reply(batchreq.TextReply(batchreq.PBSE_BADUSER, "Bad UID for job execution"))
-		return
-	}
-	var failures []string
-	for _, p := range body.Pairs {
-		local := m.localName(p)
-		host, remote := splitRemote(p.Remote)
-		var src, dst string
-		if body.Direction == batchreq.STAGE_DIR_IN || body.Direction == batchreq.CKPT_DIR_IN {
-			src, dst = m.copySource(host, remote), local
-		} else {
-			src, dst = local, m.copySource(host, remote)
-		}
-		if sameFile(cred, src, dst) {
-			continue // already where it belongs (e.g. written in place): nothing to copy or remove
-		}
-		out, err := m.copyFile(bc.ctx, cred, src, dst)
-		if err != nil {
-			failures = append(failures, fmt.Sprintf("Unable to copy file %s to %s\n%s", src, p.Remote, out))
-			if body.Direction == batchreq.STAGE_DIR_OUT && p.Flag == batchreq.STDJOBFILE {
-				os.Rename(local, filepath.Join(m.opt.Home, "undelivered", filepath.Base(local)))
-			}
-			continue
-		}
-		if body.Direction == batchreq.STAGE_DIR_OUT && p.Flag == batchreq.STDJOBFILE {
-			os.Remove(local) // delivered
-		}
-	}
-	if len(failures) > 0 {
-		bc.reply(batchreq.TextReply(batchreq.PBSE_NOCOPYFILE, strings.Join(failures, "\n")))
-		return
-	}
-	bc.reply(batchreq.NullReply())
+	bc.reply(stageReply(m.exec.CopyFiles(bc.ctx, copyRequest(req.Body.(*batchreq.CopyFiles)))))
 }
 
 func (m *Mom) reqDelFiles(bc *batchConn, req *batchreq.Request) {
-	body := req.Body.(*batchreq.CopyFiles)
-	cred, err := jobexec.LookupUser(body.ExecUser, body.ExecGroup)
-	if err != nil {
-		bc.reply(batchreq.TextReply(batchreq.PBSE_BADUSER, "Bad UID for job execution"))
-		return
-	}
-	var failures []string
-	for _, p := range body.Pairs {
-		name := m.localName(p)
-		if out, err := m.runAs(bc.ctx, cred, "/bin/rm", "-rf", name); err != nil {
-			failures = append(failures, fmt.Sprintf("Unable to delete file %s\n%s", name, out))
-		}
-	}
-	if len(failures) > 0 {
-		bc.reply(batchreq.TextReply(batchreq.PBSE_NOCOPYFILE, strings.Join(failures, "\n")))
-		return
-	}
-	bc.reply(batchreq.NullReply())
-}
-
-// localName maps a pair's local file: spool file names of standard job
-// files live in PBS_HOME/spool.
-func (m *Mom) localName(p batchreq.FilePair) string {
-	if p.Flag == batchreq.STDJOBFILE && !strings.HasPrefix(p.Local, "/") {
-		return filepath.Join(m.opt.Home, "spool", p.Local)
-	}
-	return p.Local
-}
-
-func splitRemote(s string) (host, file string) {
-	if i := strings.IndexByte(s, ':'); i >= 0 && !strings.Contains(s[:i], "/") {
-		return s[:i], s[i+1:]
-	}
-	return "", s
-}
-
-// copySource returns the path cp can use for host:file when the file is
-// local (this host, localhost, or a $usecp rule), else "host:file" for the
-// remote copy command.
-func (m *Mom) copySource(host, file string) string {
-	if host == "" || m.isLocalHost(host) {
-		return file
-	}
-	for _, u := range m.conf().UseCp {
-		if ok, _ := path.Match(u.HostPattern, host); (ok || u.HostPattern == host || strings.HasSuffix(host, strings.TrimPrefix(u.HostPattern, "*"))) && strings.HasPrefix(file, u.From) {
-			return u.To + strings.TrimPrefix(file, u.From)
-		}
-	}
-	return host + ":" + file
+	bc.reply(stageReply(m.exec.DeleteFiles(bc.ctx, copyRequest(req.Body.(*batchreq.CopyFiles)))))
 }
 
 func (m *Mom) isLocalHost(host string) bool {
@@ -213,58 +148,4 @@ func (m *Mom) isLocalHost(host string) bool {
 		return a.IsLoopback() || m.Trusted(a) && a.IsLoopback()
 	}
 	return false
-}
-
-// copyFile copies src to dst as the job's user, with cp for local paths and
-// the configured remote copy command otherwise. It retries once.
-func (m *Mom) copyFile(ctx context.Context, cred *jobexec.Credentials, src, dst string) (string, error) {
-	var out string
-	var err error
-	for try := 0; try < 2; try++ {
-		if strings.Contains(src, ":") || strings.Contains(dst, ":") {
-			args := append(strings.Fields(m.conf().RcpArgs), src, dst)
-			out, err = m.runAs(ctx, cred, m.conf().RcpCmd, args...)
-		} else {
-			out, err = m.runAs(ctx, cred, "/bin/cp", "-rp", src, dst)
-		}
-		if err == nil {
-			return "", nil
-		}
-	}
-	return out, err
-}
-
-// runAs runs a command as the user, in the user's home directory, and
-// returns its combined output.
-func (m *Mom) runAs(ctx context.Context, cred *jobexec.Credentials, name string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, name, args...)
-	groups := make([]uint32, len(cred.Groups))
-	copy(groups, cred.Groups)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: cred.UID, Gid: cred.GID, Groups: groups}}
-	cmd.Dir = cred.Home
-	if _, err := os.Stat(cmd.Dir); err != nil {
-		cmd.Dir = "/"
-	}
-	cmd.Env = []string{"HOME=" + cred.Home, "USER=" + cred.Name, "LOGNAME=" + cred.Name, "PATH=/usr/local/bin:/usr/bin:/bin"}
-	var buf bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	err := cmd.Run()
-	return buf.String(), err
-}
-
-// sameFile reports whether two local paths (relative ones are relative to
-// the user's home, where copies run) name the same existing file.
-func sameFile(cred *jobexec.Credentials, a, b string) bool {
-	if strings.Contains(a, ":") || strings.Contains(b, ":") {
-		return false
-	}
-	abs := func(p string) string {
-		if filepath.IsAbs(p) {
-			return p
-		}
-		return filepath.Join(cred.Home, p)
-	}
-	sa, err1 := os.Stat(abs(a))
-	sb, err2 := os.Stat(abs(b))
-	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }

@@ -19,11 +19,13 @@ func (noExec) Status(string) (jobexec.Status, error)            { return jobexec
 func (noExec) Signal(context.Context, string, string, bool) error {
 	return jobexec.ErrUnknownJob
 }
-func (noExec) Epilogue(context.Context, string) (int, error) { return 0, jobexec.ErrUnknownJob }
-func (noExec) Purge(string) error                            { return jobexec.ErrUnknownJob }
-func (noExec) ScriptPath(prefix string) string               { return "/nonexistent/" + prefix + ".SC" }
-func (noExec) Sessions() []int                               { return nil }
-func (noExec) Adopt(*jobexec.Job, int, time.Time) error      { return jobexec.ErrBadState }
+func (noExec) Epilogue(context.Context, string) (int, error)           { return 0, jobexec.ErrUnknownJob }
+func (noExec) Purge(string) error                                      { return jobexec.ErrUnknownJob }
+func (noExec) ScriptPath(prefix string) string                         { return "/nonexistent/" + prefix + ".SC" }
+func (noExec) Sessions() []int                                         { return nil }
+func (noExec) Adopt(*jobexec.Job, int, time.Time) error                { return jobexec.ErrBadState }
+func (noExec) CopyFiles(context.Context, *jobexec.CopyRequest) error   { return jobexec.ErrUnknownJob }
+func (noExec) DeleteFiles(context.Context, *jobexec.CopyRequest) error { return jobexec.ErrUnknownJob }
 
 // FuzzRMMessage feeds arbitrary RM messages from a trusted privileged
 // port to the resource monitor: it must never panic, and a reply, when

@@ -56,7 +56,18 @@ type Executor interface {
 	Purge(jobID string) error
 	ScriptPath(prefix string) string
 	Adopt(spec *jobexec.Job, sid int, started time.Time) error
+	// CopyFiles and DeleteFiles stage files as the job's user ($usecp,
+	// retries, undelivered/, spec 11 §6); a *jobexec.CopyError carries
+	// the PBSE_NOCOPYFILE reply text.
+	CopyFiles(ctx context.Context, req *jobexec.CopyRequest) error
+	DeleteFiles(ctx context.Context, req *jobexec.CopyRequest) error
 	Sessions() []int
+}
+
+// Modifier is implemented by executors that apply a ModifyJob to a
+// running job's limits (*jobexec.Engine).
+type Modifier interface {
+	Modify(jobID string, resources []jobexec.Resource) error
 }
 
 // Options configure a Mom.
