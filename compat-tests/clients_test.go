@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -98,18 +99,19 @@ func runScenario(t *testing.T, ns *captureNamespace, dir string, sc *capture.Sce
 		uid, gid = ensureUser(t, login)
 	}
 	h := ns.home(t, login, uid, gid)
-	if err := writeScripts(h, sc, cap, uid, gid); err != nil {
+	conns := commandConns(cap, sc)
+	if err := writeScripts(h, sc, conns, uid, gid); err != nil {
 		t.Fatal(err)
 	}
 
-	f := &fakeServer{ln: ln, conns: commandConns(cap, sc)}
+	f := &fakeServer{ln: ln, conns: conns}
 	done := make(chan struct{})
 	go func() {
 		f.serve()
 		close(done)
 	}()
 
-	cmd := ns.command(login, uid, gid, path, sc.Argv[1:]...)
+	cmd := ns.commandPath(login, uid, gid, capturePath(cap), path, sc.Argv[1:]...)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if sc.Stdin != "" {
@@ -123,7 +125,7 @@ func runScenario(t *testing.T, ns *captureNamespace, dir string, sc *capture.Sce
 	select {
 	case <-runErr:
 	case <-time.After(60 * time.Second):
-		_ = cmd.Process.Kill()
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-runErr
 		f.fail("command did not finish within 60 s")
 	}
@@ -156,9 +158,9 @@ func runScenario(t *testing.T, ns *captureNamespace, dir string, sc *capture.Sce
 // writeScripts puts the job scripts a scenario submits into the user's
 // home: every operand ending in ".sh", with the content the capture's
 // JobScript request carries.
-func writeScripts(home string, sc *capture.Scenario, cap *capture.Capture, uid, gid int) error {
+func writeScripts(home string, sc *capture.Scenario, conns []*capture.Conn, uid, gid int) error {
 	var script []byte
-	for _, cn := range cap.Conns {
+	for _, cn := range conns {
 		if s, ok := jobScript(cn.Stream(true)); ok {
 			script = s
 			break

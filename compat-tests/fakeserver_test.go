@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -33,9 +35,9 @@ func isIffConn(c *capture.Conn) bool {
 
 // commandConns returns the connections a scenario's main command made to
 // the batch port: its own (from unprivileged ports) and pbs_iff's, in
-// capture order. Connections of daemons (MOM, scheduler) are left out, and
-// in scenarios with extra commands only those inside the main command's
-// time window are kept.
+// capture order. Connections of daemons (MOM, scheduler) are left out. In
+// scenarios with extra commands a client connection belongs to the command
+// started nearest to it, and a pbs_iff connection to the command whose port it names.
 func commandConns(c *capture.Capture, sc *capture.Scenario) []*capture.Conn {
 	var start time.Time
 	for _, cn := range c.Conns {
@@ -48,32 +50,62 @@ func commandConns(c *capture.Capture, sc *capture.Scenario) []*capture.Conn {
 			start = d.Time
 		}
 	}
-	from, to := time.Time{}, time.Time{}
-	if sc.MainCommandT != nil {
-		from = start.Add(time.Duration((*sc.MainCommandT - 0.5) * float64(time.Second)))
-		for _, ec := range sc.ExtraCommands {
-			if ec.T > *sc.MainCommandT {
-				t := start.Add(time.Duration((ec.T - 0.05) * float64(time.Second)))
-				if to.IsZero() || t.Before(to) {
-					to = t
-				}
+	mine := func(cn *capture.Conn) bool {
+		if sc.MainCommandT == nil {
+			return true
+		}
+		// The command started nearest to the connection (not after it,
+		// give or take the 50 ms the recorded times may be off).
+		t := cn.Start.Sub(start).Seconds()
+		best, bestMain := math.Inf(1), false
+		consider := func(ct float64, main bool) {
+			if ct <= t+0.05 && math.Abs(ct-t) < best {
+				best, bestMain = math.Abs(ct-t), main
 			}
 		}
+		consider(*sc.MainCommandT, true)
+		for _, ec := range sc.ExtraCommands {
+			consider(ec.T, false)
+		}
+		return bestMain
 	}
+	ports := map[int]bool{}
 	var out []*capture.Conn
 	for _, cn := range c.Conns {
 		if cn.Server.Port() != 15001 {
 			continue
 		}
-		if cn.Client.Port() < 1024 && !isIffConn(cn) {
+		if isIffConn(cn) {
+			if ports[authenPort(cn.Stream(true))] {
+				out = append(out, cn)
+			}
 			continue
 		}
-		if !from.IsZero() && cn.Start.Before(from) || !to.IsZero() && cn.Start.After(to) {
+		if cn.Client.Port() < 1024 || !mine(cn) {
 			continue
 		}
+		ports[int(cn.Client.Port())] = true
 		out = append(out, cn)
 	}
 	return out
+}
+
+// authenPort returns the client port an AuthenUser request names.
+func authenPort(b []byte) int {
+	r := dis.NewReader(bytes.NewReader(b))
+	for k := 0; k < 3; k++ {
+		if _, err := r.Uint(); err != nil {
+			return -1
+		}
+	}
+	if _, err := r.Str(); err != nil {
+		return -1
+	}
+	p, err := r.Uint()
+	if err != nil {
+		return -1
+	}
+	return p
 }
 
 // fakeServer replays one scenario's connections on a listener.
@@ -173,8 +205,13 @@ func (f *fakeServer) replay(i int, exp *capture.Conn, nc *net.TCPConn) {
 		}
 		got, err := readN(nc, len(want), 15*time.Second)
 		if !bytes.Equal(got, want) {
-			f.fail("connection %d (%s) turn %d: client sent\n      %q\n    want\n      %q (read error %v)",
-				i+1, describe(exp), k, clip(got), clip(want), err)
+			at := 0
+			for at < len(got) && at < len(want) && got[at] == want[at] {
+				at++
+			}
+			from := max(0, at-60)
+			f.fail("connection %d (%s) turn %d: client bytes differ at offset %d of %d:\n      got  %q\n      want %q (read error %v)",
+				i+1, describe(exp), k, at, len(want), clip(got[from:]), clip(want[from:]), err)
 			return
 		}
 	}
@@ -234,17 +271,35 @@ func readSome(nc net.Conn, timeout time.Duration) ([]byte, error) {
 }
 
 func clip(b []byte) string {
-	if len(b) > 400 {
-		return string(b[:400]) + "..."
+	if len(b) > 160 {
+		return string(b[:160]) + "..."
 	}
 	return string(b)
 }
 
+// defaultPath is the PATH of the first round of captures.
+const defaultPath = "/opt/torque/bin:/opt/torque/sbin:/usr/bin:/bin:/usr/sbin:/sbin"
+
+// capturePath returns the PATH the capture's commands ran with, as a
+// submission's PBS_O_PATH shows it, or defaultPath.
+func capturePath(c *capture.Capture) string {
+	for _, cn := range c.Conns {
+		s := cn.Stream(true)
+		if i := bytes.Index(s, []byte("PBS_O_PATH=")); i >= 0 {
+			v := s[i+len("PBS_O_PATH="):]
+			if j := bytes.IndexByte(v, ','); j >= 0 {
+				return string(v[:j])
+			}
+		}
+	}
+	return defaultPath
+}
+
 // clientEnv is the environment of the capture's client commands; -V and
 // Variable_List reproduce it byte for byte.
-func clientEnv(login, home string) []string {
+func clientEnv(login, home, path string) []string {
 	return []string{
-		"PATH=/opt/torque/bin:/opt/torque/sbin:/usr/bin:/bin:/usr/sbin:/sbin",
+		"PATH=" + path,
 		"HOME=" + home,
 		"USER=" + login,
 		"LOGNAME=" + login,
@@ -316,6 +371,11 @@ func (ns *captureNamespace) home(t *testing.T, login string, uid, gid int) strin
 // name is the capture host, /home is ns.homes and the time zone is UTC,
 // with the working directory the user's home.
 func (ns *captureNamespace) command(login string, uid, gid int, path string, args ...string) *exec.Cmd {
+	return ns.commandPath(login, uid, gid, defaultPath, path, args...)
+}
+
+// commandPath is command with the PATH of the environment given.
+func (ns *captureNamespace) commandPath(login string, uid, gid int, envPath, path string, args ...string) *exec.Cmd {
 	home := "/home/" + login
 	if login == "root" {
 		home = "/root"
@@ -330,10 +390,16 @@ exec "$@"`
 	if login != "root" {
 		argv = append(argv, "setpriv", "--reuid="+strconv.Itoa(uid), "--regid="+strconv.Itoa(gid), "--init-groups", "--")
 	}
+	// env -i gives the command exactly the capture's environment, in its
+	// order (the shell would add PWD and reorder it).
+	argv = append(argv, "env", "-i")
+	argv = append(argv, clientEnv(login, home, envPath)...)
 	argv = append(argv, path)
 	argv = append(argv, args...)
 	cmd := exec.Command("unshare", argv...)
-	cmd.Env = clientEnv(login, home)
+	cmd.Env = clientEnv(login, home, envPath)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = 5 * time.Second
 	return cmd
 }
 

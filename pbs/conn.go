@@ -184,3 +184,7 @@ func containsInt(list []int, v int) bool {
 	}
 	return false
 }
+
+// Drop closes the connection without sending Disconnect, as qsub does
+// after a failed submission.
+func (c *Conn) Drop() error { return c.nc.Close() }

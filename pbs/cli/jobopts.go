@@ -1,0 +1,168 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopbs/pbs"
+)
+
+// ParseDateTime converts qsub's -a operand [[[[CC]YY]MM]DD]hhmm[.SS] to
+// epoch seconds in local time. Fields left out are taken from now; when
+// the result is in the past the next occurrence of that time (next day,
+// month or year, depending on what was left out) is used.
+func ParseDateTime(s string, now time.Time) (int64, error) {
+	bad := fmt.Errorf("illegal -a value")
+	main, secs, hasSecs := strings.Cut(s, ".")
+	sec := 0
+	if hasSecs {
+		if len(secs) != 2 {
+			return 0, bad
+		}
+		v, err := strconv.Atoi(secs)
+		if err != nil || v > 61 {
+			return 0, bad
+		}
+		sec = v
+	}
+	for _, c := range main {
+		if c < '0' || c > '9' {
+			return 0, bad
+		}
+	}
+	num := func(i int) int { v, _ := strconv.Atoi(main[i : i+2]); return v }
+	if len(main) < 4 || len(main) > 12 || len(main)%2 != 0 {
+		return 0, bad
+	}
+	n := len(main)
+	year, month, day := now.Year(), int(now.Month()), now.Day()
+	hour, min := num(n-4), num(n-2)
+	switch n {
+	case 12:
+		year = num(0)*100 + num(2)
+		month, day = num(4), num(6)
+	case 10:
+		year = 2000 + num(0)
+		month, day = num(2), num(4)
+	case 8:
+		month, day = num(0), num(2)
+	case 6:
+		day = num(0)
+	}
+	if hour > 23 || min > 59 || month < 1 || month > 12 || day < 1 || day > 31 {
+		return 0, bad
+	}
+	t := time.Date(year, time.Month(month), day, hour, min, sec, 0, now.Location())
+	if t.Before(now) {
+		switch n {
+		case 4:
+			t = t.AddDate(0, 0, 1)
+		case 6:
+			t = t.AddDate(0, 1, 0)
+		case 8:
+			t = t.AddDate(1, 0, 0)
+		}
+	}
+	return t.Unix(), nil
+}
+
+// HostName returns the name qsub puts in paths: the host name of this
+// machine.
+func HostName() string {
+	h, err := os.Hostname()
+	if err != nil {
+		return "localhost"
+	}
+	return h
+}
+
+// QualifyPath turns an -o/-e operand into "host:/absolute/path".
+func QualifyPath(p string) string {
+	host, path, ok := strings.Cut(p, ":")
+	if !ok {
+		host, path = HostName(), p
+	}
+	if strings.HasPrefix(path, "$HOME") || strings.HasPrefix(path, "${HOME}") {
+		rest := strings.TrimPrefix(strings.TrimPrefix(path, "${HOME}"), "$HOME")
+		path = os.Getenv("HOME") + rest
+	}
+	if path != "" && !filepath.IsAbs(path) {
+		path = filepath.Join(WorkDir(), path)
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() && !strings.HasSuffix(path, "/") {
+		path += "/"
+	}
+	return host + ":" + path
+}
+
+// WorkDir returns the current directory: $PWD if it names it, else the
+// directory as the system reports it.
+func WorkDir() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "/"
+	}
+	if pwd := os.Getenv("PWD"); pwd != "" {
+		if a, err1 := os.Stat(pwd); err1 == nil {
+			if b, err2 := os.Stat(wd); err2 == nil && os.SameFile(a, b) {
+				return pwd
+			}
+		}
+	}
+	return wd
+}
+
+// ResourceList splits a -l operand "res=value,res2=value" into
+// Resource_List entries, in the order written.
+func ResourceList(s string) []pbs.Attr {
+	var out []pbs.Attr
+	for _, item := range strings.Split(s, ",") {
+		if item == "" {
+			continue
+		}
+		name, val, _ := strings.Cut(item, "=")
+		out = append(out, pbs.Attr{Name: "Resource_List", Resource: name, Value: val})
+	}
+	return out
+}
+
+// EscapeEnvValue backslash-escapes the characters of an environment value
+// that would break a Variable_List: quotes, backslash, newline and comma.
+func EscapeEnvValue(v string) string {
+	if !strings.ContainsAny(v, "\"'\\\n,") {
+		return v
+	}
+	var b strings.Builder
+	for _, c := range v {
+		if strings.ContainsRune("\"'\\\n,", c) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// VariableListFromV converts a -v operand "A=1,B,C=x" into list elements;
+// a name without a value takes the value from the environment.
+func VariableListFromV(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item == "" {
+			continue
+		}
+		name, val, ok := strings.Cut(item, "=")
+		if !ok {
+			v, set := os.LookupEnv(name)
+			if !set {
+				continue
+			}
+			val = v
+		}
+		out = append(out, name+"="+EscapeEnvValue(val))
+	}
+	return out
+}

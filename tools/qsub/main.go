@@ -1,0 +1,535 @@
+// Command qsub submits a batch job: it turns its options and the script's
+// #PBS directives into job attributes in TORQUE 2.5.13's exact order
+// (spec 05 §2), sends QueueJob, the script, RdytoCommit and Commit, and
+// prints the new job id.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopbs/pbs"
+	"gopbs/pbs/cli"
+)
+
+const optString = "a:A:b:c:C:d:D:e:fF:hIj:J:k:l:m:M:N:o:p:P:q:r:S:t:T:u:v:VW:w:Xxz"
+
+const usageText = `usage: qsub [-a date_time] [-A account_string] [-b secs]
+      [-c [ none | { enabled | periodic | shutdown |
+      depth=<int> | dir=<path> | interval=<minutes>}... ]
+      [-C directive_prefix] [-d path] [-D path]
+      [-e path] [-h] [-I] [-j oe] [-k {oe}] [-l resource_list] [-m n|{abe}]
+      [-M user_list] [-N jobname] [-o path] [-p priority] [-P proxy_user] [-q queue] 
+      [-r y|n] [-S path] [-t number_to_submit] [-T type]  [-u user_list] [-w] path
+      [-W otherattributes=value...] [-v variable_list] [-V] [-x] [-X] [-z] [script]
+`
+
+// defaultFor lists the default attribute each option letter suppresses,
+// in the order the defaults are sent.
+var defaults = []struct {
+	letter byte
+	attr   pbs.Attr
+}{
+	{'c', pbs.Attr{Name: "Checkpoint", Value: "u"}},
+	{'h', pbs.Attr{Name: "Hold_Types", Value: "n"}},
+	{'j', pbs.Attr{Name: "Join_Path", Value: "n"}},
+	{'k', pbs.Attr{Name: "Keep_Files", Value: "n"}},
+	{'m', pbs.Attr{Name: "Mail_Points", Value: "a"}},
+	{'p', pbs.Attr{Name: "Priority", Value: "0"}},
+	{'r', pbs.Attr{Name: "Rerunable", Value: "TRUE"}},
+	{'f', pbs.Attr{Name: "fault_tolerant", Value: "FALSE"}},
+}
+
+type qsub struct {
+	given       map[byte]bool // option letters from the command line
+	directive   map[byte]bool // option letters from directives
+	resources   map[string]bool
+	destination string
+	vars        []string
+	allEnv      bool
+	prefix      string
+	noPrint     bool
+	interactive bool
+	workDir     string
+	initDir     string
+	rootDir     string
+}
+
+func main() {
+	os.Exit(run(os.Args) & 0xff)
+}
+
+func run(args []string) int {
+	for _, a := range args[1:] {
+		switch a {
+		case "--version":
+			fmt.Fprintln(os.Stderr, "version: 2.5.13")
+			return 0
+		case "--about":
+			fmt.Fprintln(os.Stderr, "package: gopbs (TORQUE 2.5.13 compatible)")
+			return 0
+		}
+	}
+	q := &qsub{given: map[byte]bool{}, directive: map[byte]bool{}, resources: map[string]bool{}, prefix: "#PBS"}
+	if p, ok := os.LookupEnv("PBS_DPREFIX"); ok {
+		q.prefix = p
+	}
+	opts, operands, bad := cli.Getopt(args[1:], optString, args[0], os.Stderr)
+	if bad || len(operands) > 1 {
+		fmt.Fprint(os.Stderr, usageText)
+		return 2
+	}
+	var cmdAttrs []pbs.Attr
+	for _, o := range opts {
+		attrs, err := q.option(o, false)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "qsub: %v\n", err)
+			fmt.Fprint(os.Stderr, usageText)
+			return 2
+		}
+		q.given[o.C] = true
+		cmdAttrs = append(cmdAttrs, attrs...)
+	}
+
+	// The script: a file operand, or standard input.
+	var script []byte
+	jobName := "STDIN"
+	if len(operands) == 1 && operands[0] != "-" {
+		path := operands[0]
+		fi, err := os.Stat(path)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "qsub: script file:: %s\n", pbs.Strerror(toErrno(err)))
+			return 1
+		}
+		if !fi.Mode().IsRegular() {
+			fmt.Fprintf(os.Stderr, "qsub: script not a file\n")
+			return 1
+		}
+		if script, err = os.ReadFile(path); err != nil {
+			fmt.Fprintf(os.Stderr, "qsub: could not open script file %s\n", path)
+			return 1
+		}
+		jobName = filepath.Base(path)
+	} else if !q.interactive {
+		var err error
+		if script, err = io.ReadAll(os.Stdin); err != nil {
+			fmt.Fprintf(os.Stderr, "qsub: error reading script from stdin\n")
+			return 1
+		}
+	}
+	script = bytes.ReplaceAll(script, []byte("\r\n"), []byte("\n"))
+
+	var dirAttrs []pbs.Attr
+	if q.prefix != "" {
+		for _, line := range directives(script, q.prefix) {
+			words, err := splitWords(line)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "qsub: directive error: %s\n", line)
+				return 1
+			}
+			dopts, dops, dbad := cli.Getopt(words, optString, "qsub", os.Stderr)
+			if dbad || len(dops) > 0 {
+				fmt.Fprintf(os.Stderr, "qsub: directive error: %s\n", line)
+				return 1
+			}
+			for _, o := range dopts {
+				if q.given[o.C] && o.C != 'l' && o.C != 'W' && o.C != 'v' {
+					continue
+				}
+				attrs, err := q.option(o, true)
+				if err != nil {
+					fmt.Fprintf(os.Stderr, "qsub: %v\n", err)
+					return 1
+				}
+				q.directive[o.C] = true
+				dirAttrs = append(dirAttrs, attrs...)
+			}
+		}
+	}
+
+	var list []pbs.Attr
+	list = append(list, cmdAttrs...)
+	if len(args) > 1 {
+		list = append(list, pbs.Attr{Name: "submit_args", Value: strings.Join(args[1:], " ")})
+	}
+	if !q.given['N'] {
+		list = append(list, pbs.Attr{Name: "Job_Name", Value: jobName})
+	}
+	list = append(list, dirAttrs...)
+	for _, d := range defaults {
+		if !q.given[d.letter] && !q.directive[d.letter] {
+			list = append(list, d.attr)
+		}
+	}
+	list = append(list, pbs.Attr{Name: "init_work_dir", Value: initWorkDir()})
+
+	server := pbs.DefaultServer()
+	if _, s, ok := strings.Cut(q.destination, "@"); ok {
+		server = s
+	}
+	list = append(list, pbs.Attr{Name: "Variable_List", Value: q.variableList(server)})
+
+	_, connServer := cli.SplitDest(q.destination)
+	c, err := cli.Connect(connServer)
+	if err != nil {
+		return cli.ConnectFailed(os.Stderr, "qsub", cli.ServerName(connServer), err)
+	}
+	id, err := c.Submit(list, script, q.destination, "")
+	if err != nil {
+		c.Drop()
+		if t := pbs.ServerText(err); t != "" {
+			fmt.Fprintf(os.Stderr, "qsub: %s\n", t)
+		} else {
+			n := pbs.Errno(err)
+			fmt.Fprintf(os.Stderr, "qsub: Error (%d - %s) submitting job\n", n, pbs.ErrorText(n))
+		}
+		return pbs.Errno(err)
+	}
+	c.Close()
+	if !q.noPrint {
+		fmt.Println(id)
+	}
+	return 0
+}
+
+// initWorkDir is $PWD when it names the current directory, else "".
+func initWorkDir() string {
+	pwd := os.Getenv("PWD")
+	if pwd == "" {
+		return ""
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	a, err1 := os.Stat(pwd)
+	b, err2 := os.Stat(wd)
+	if err1 != nil || err2 != nil || !os.SameFile(a, b) {
+		return ""
+	}
+	return pwd
+}
+
+func (q *qsub) variableList(server string) string {
+	var v []string
+	home := os.Getenv("HOME")
+	if home == "" {
+		home = "/"
+	}
+	v = append(v, "PBS_O_HOME="+home)
+	for _, k := range []string{"LANG", "LOGNAME", "PATH", "MAIL", "SHELL", "TZ"} {
+		if val, ok := os.LookupEnv(k); ok {
+			v = append(v, "PBS_O_"+k+"="+val)
+		}
+	}
+	v = append(v, "PBS_SERVER="+server)
+	if q.initDir != "" {
+		v = append(v, "PBS_O_INITDIR="+q.initDir)
+	}
+	if q.rootDir != "" {
+		v = append(v, "PBS_O_ROOTDIR="+q.rootDir)
+	}
+	wd := q.workDir
+	if wd == "" {
+		var err error
+		if wd, err = os.Getwd(); err != nil {
+			wd = "/"
+		}
+	}
+	v = append(v, "PBS_O_WORKDIR="+wd)
+	v = append(v, q.vars...)
+	if q.allEnv {
+		for _, kv := range os.Environ() {
+			k, val, _ := strings.Cut(kv, "=")
+			v = append(v, k+"="+cli.EscapeEnvValue(val))
+		}
+	}
+	return strings.Join(v, ",")
+}
+
+// option converts one option to the attributes it sends.
+func (q *qsub) option(o cli.Opt, fromDirective bool) ([]pbs.Attr, error) {
+	a := func(name, val string) []pbs.Attr { return []pbs.Attr{{Name: name, Value: val}} }
+	switch o.C {
+	case 'a':
+		t, err := cli.ParseDateTime(o.Arg, time.Now())
+		if err != nil {
+			return nil, fmt.Errorf("illegal -a value")
+		}
+		return a("Execution_Time", strconv.FormatInt(t, 10)), nil
+	case 'A':
+		return a("Account_Name", o.Arg), nil
+	case 'b':
+		return nil, nil
+	case 'c':
+		for _, item := range strings.Split(o.Arg, ",") {
+			key, _, _ := strings.Cut(item, "=")
+			switch key {
+			case "n", "c", "s", "u", "none", "shutdown", "periodic", "enabled", "interval", "depth", "dir":
+			default:
+				return nil, fmt.Errorf("illegal -c value")
+			}
+		}
+		return a("Checkpoint", o.Arg), nil
+	case 'C':
+		if !fromDirective {
+			q.prefix = o.Arg
+		}
+		return nil, nil
+	case 'd':
+		dir := o.Arg
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(cli.WorkDir(), dir)
+		}
+		q.initDir = dir
+		return a("init_work_dir", dir), nil
+	case 'D':
+		q.rootDir = o.Arg
+		return nil, nil
+	case 'e':
+		return a("Error_Path", cli.QualifyPath(o.Arg)), nil
+	case 'f':
+		return a("fault_tolerant", "TRUE"), nil
+	case 'F':
+		return a("job_arguments", o.Arg), nil
+	case 'h':
+		return a("Hold_Types", "u"), nil
+	case 'I':
+		q.interactive = true
+		return nil, nil
+	case 'j':
+		return a("Join_Path", o.Arg), nil
+	case 'J':
+		return a("job_id", o.Arg), nil
+	case 'k':
+		return a("Keep_Files", o.Arg), nil
+	case 'l':
+		if strings.Contains(o.Arg, "nodes=") && strings.Contains(o.Arg, ",procs=") {
+			return nil, fmt.Errorf("illegal -l value")
+		}
+		var out []pbs.Attr
+		for _, r := range cli.ResourceList(o.Arg) {
+			if fromDirective && q.resources[r.Resource] {
+				continue
+			}
+			q.resources[r.Resource] = true
+			out = append(out, r)
+		}
+		return out, nil
+	case 'm':
+		return a("Mail_Points", o.Arg), nil
+	case 'M':
+		return a("Mail_Users", o.Arg), nil
+	case 'N':
+		if o.Arg == "" || len(o.Arg) > 256 || strings.ContainsAny(o.Arg, " \t\n") {
+			return nil, fmt.Errorf("illegal -N value")
+		}
+		return a("Job_Name", o.Arg), nil
+	case 'o':
+		return a("Output_Path", cli.QualifyPath(o.Arg)), nil
+	case 'p':
+		p, err := strconv.Atoi(strings.TrimSpace(o.Arg))
+		if err != nil || p < -1024 || p > 1023 {
+			return nil, fmt.Errorf("illegal -p value")
+		}
+		return a("Priority", o.Arg), nil
+	case 'P':
+		user, group, ok := strings.Cut(o.Arg, ":")
+		out := a("proxy_user", user)
+		if ok {
+			out = append(out, pbs.Attr{Name: "group_list", Value: group})
+		}
+		return out, nil
+	case 'q':
+		if !fromDirective || !q.given['q'] {
+			q.destination = o.Arg
+		}
+		return nil, nil
+	case 'r':
+		if o.Arg != "y" && o.Arg != "n" {
+			return nil, fmt.Errorf("illegal -r value")
+		}
+		return a("Rerunable", o.Arg), nil
+	case 'S':
+		return a("Shell_Path_List", o.Arg), nil
+	case 't':
+		return a("job_array_request", o.Arg), nil
+	case 'T':
+		return a("jobtype", o.Arg), nil
+	case 'u':
+		return a("User_List", o.Arg), nil
+	case 'v':
+		q.vars = append(q.vars, cli.VariableListFromV(o.Arg)...)
+		return nil, nil
+	case 'V':
+		q.allEnv = true
+		return nil, nil
+	case 'w':
+		q.workDir = o.Arg
+		return a("init_work_dir", o.Arg), nil
+	case 'W':
+		return wAttrs(o.Arg)
+	case 'X':
+		return a("forward_x11", os.Getenv("DISPLAY")), nil
+	case 'x':
+		return nil, nil
+	case 'z':
+		q.noPrint = true
+		return nil, nil
+	}
+	return nil, nil
+}
+
+// wAttrs converts a -W operand "k=v[,k=v...]".
+func wAttrs(s string) ([]pbs.Attr, error) {
+	var out []pbs.Attr
+	for _, item := range splitW(s) {
+		k, v, ok := strings.Cut(item, "=")
+		if !ok {
+			k, v = "x", item
+		}
+		switch k {
+		case "depend":
+			out = append(out, pbs.Attr{Name: "depend", Value: expandDepend(v)})
+		case "t":
+			out = append(out, pbs.Attr{Name: "job_array_request", Value: v})
+		case "umask":
+			n, err := strconv.ParseInt(v, 0, 32)
+			if err != nil {
+				return nil, fmt.Errorf("illegal -W value")
+			}
+			if strings.HasPrefix(v, "0") {
+				n, _ = strconv.ParseInt(v, 8, 32)
+			}
+			out = append(out, pbs.Attr{Name: "umask", Value: strconv.FormatInt(n, 10)})
+		case "fault_tolerant":
+			val := "FALSE"
+			if v != "" && strings.ContainsRune("tTyY1", rune(v[0])) {
+				val = "TRUE"
+			}
+			out = append(out, pbs.Attr{Name: "fault_tolerant", Value: val})
+		default:
+			out = append(out, pbs.Attr{Name: k, Value: v})
+		}
+	}
+	return out, nil
+}
+
+// splitW splits at commas that start a new "key=" item, so that values
+// such as stage lists keep their own commas.
+func splitW(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		k, _, hasEq := strings.Cut(part, "=")
+		if len(out) > 0 && (!hasEq || strings.ContainsAny(k, "@:/")) {
+			out[len(out)-1] += "," + part
+			continue
+		}
+		out = append(out, part)
+	}
+	return out
+}
+
+// expandDepend qualifies the job ids of a dependency list with the default
+// server: "afterok:12" becomes "afterok:12.<server>".
+func expandDepend(v string) string {
+	deps := strings.Split(v, ",")
+	for i, d := range deps {
+		parts := strings.Split(d, ":")
+		if len(parts) < 2 || parts[0] == "synccount" || parts[0] == "on" {
+			continue
+		}
+		for k := 1; k < len(parts); k++ {
+			id := parts[k]
+			if id == "" || id[0] < '0' || id[0] > '9' || strings.Contains(id, ".") {
+				continue
+			}
+			if j, err := pbs.ParseJobID(id); err == nil {
+				parts[k] = j.Qualified()
+			}
+		}
+		deps[i] = strings.Join(parts, ":")
+	}
+	return strings.Join(deps, ",")
+}
+
+// directives returns the option text of the script's directive lines: the
+// lines starting (after blanks) with prefix that come before the first
+// executable line, with "\" continuations joined.
+func directives(script []byte, prefix string) []string {
+	var out []string
+	sc := bufio.NewScanner(bytes.NewReader(script))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	pending := ""
+	for sc.Scan() {
+		line := sc.Text()
+		if pending != "" {
+			line = pending + line
+			pending = ""
+		}
+		trimmed := strings.TrimLeft(line, " \t")
+		if strings.HasPrefix(trimmed, prefix) {
+			rest := trimmed[len(prefix):]
+			if strings.HasSuffix(rest, "\\") {
+				pending = trimmed[:len(trimmed)-1]
+				continue
+			}
+			if rest == "" || rest[0] == ' ' || rest[0] == '\t' {
+				out = append(out, strings.TrimSpace(rest))
+			}
+			continue
+		}
+		if trimmed == "" || strings.HasPrefix(trimmed, "#") || strings.HasPrefix(trimmed, ":") {
+			continue
+		}
+		break
+	}
+	return out
+}
+
+// splitWords splits a directive's text into words, honouring quotes and
+// stopping at a comment.
+func splitWords(s string) ([]string, error) {
+	var words []string
+	var cur strings.Builder
+	inWord := false
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			} else {
+				cur.WriteByte(c)
+			}
+		case c == '"' || c == '\'':
+			quote, inWord = c, true
+		case c == ' ' || c == '\t':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		case c == '#' && !inWord:
+			i = len(s)
+		default:
+			cur.WriteByte(c)
+			inWord = true
+		}
+	}
+	if quote != 0 {
+		return nil, fmt.Errorf("unmatched quote")
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words, nil
+}
