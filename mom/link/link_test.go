@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -755,7 +756,7 @@ func dumpLogOnFailure(t *testing.T, tm *testMom) {
 // the job and reports it aborted (JOB_EXEC_INITABT); mode -p keeps it.
 func TestRecover(t *testing.T) {
 	requireUser(t)
-	for _, mode := range []string{"", "p"} {
+	for _, mode := range []string{"", "p", "q"} {
 		t.Run("mode="+mode, func(t *testing.T) {
 			srv := newFakeServer(t)
 			srv.serve(func(req *batchreq.Request) *batchreq.Reply {
@@ -773,6 +774,11 @@ func TestRecover(t *testing.T) {
 			first := startMomIn(t, srv, "", base, "none")
 			id := "3.testserver"
 			launch(t, first, id, "exec sleep 60\n", os.TempDir())
+			st, err := first.eng.Status(id)
+			if err != nil || st.SessionID == 0 {
+				t.Fatalf("job not running: %+v %v", st, err)
+			}
+			sid := st.SessionID
 			first.stop()
 
 			second := startMomIn(t, srv, "", base, mode)
@@ -790,8 +796,15 @@ func TestRecover(t *testing.T) {
 			}
 			nextReq(t, srv, batchreq.PBS_BATCH_StatusJob)
 			obit := nextReq(t, srv, batchreq.PBS_BATCH_JobObit).req.Body.(*batchreq.JobObit)
-			if mode == "" && obit.ExitStatus != jobexec.JOB_EXEC_INITABT {
+			if mode != "p" && obit.ExitStatus != jobexec.JOB_EXEC_INITABT {
 				t.Errorf("obit exit status %d, want %d", obit.ExitStatus, jobexec.JOB_EXEC_INITABT)
+			}
+			if mode == "q" {
+				// The processes were left running: check, then end them.
+				if syscall.Kill(sid, 0) != nil {
+					t.Error("-q killed the job's processes")
+				}
+				syscall.Kill(-sid, syscall.SIGKILL)
 			}
 		})
 	}

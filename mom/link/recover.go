@@ -16,12 +16,13 @@ import (
 	"gopbs/mom/jobexec"
 )
 
-// Recover loads the jobs saved in mom_priv/jobs at start-up. mode is the
-// restart flag: "p" keeps jobs whose session is still alive (they are
-// tracked again), "P" purges every job silently, anything else ("", "r",
-// "q") kills the jobs' processes and reports them to the server as
-// aborted on MOM restart (exit status JOB_EXEC_INITABT). It returns the
-// number of jobs found.
+// Recover loads the jobs saved in mom_priv/jobs at start-up (spec 11
+// §11). mode is the restart flag: "p" re-attaches every job (the engine
+// tracks its session by polling /proc and reports its end as usual);
+// "q" reports the jobs to the server as aborted on MOM restart
+// (JOB_EXEC_INITABT) without killing them; "P" kills and forgets them
+// without an obit; anything else ("r", "") kills them and reports
+// JOB_EXEC_INITABT. It returns the number of jobs found.
 func (m *Mom) Recover(ctx context.Context, mode string) (int, error) {
 	dir := filepath.Join(m.opt.Home, "mom_priv", "jobs")
 	names, err := filepath.Glob(filepath.Join(dir, "*.JB"))
@@ -39,28 +40,31 @@ func (m *Mom) Recover(ctx context.Context, mode string) (int, error) {
 		j.prefix = strings.TrimSuffix(filepath.Base(name), ".JB")
 		j.spec.Prefix = j.prefix
 		alive := j.sid > 0 && syscall.Kill(j.sid, 0) == nil
-		if mode == "P" || !j.server.IsValid() {
+		kill := func() {
 			if alive {
 				syscall.Kill(-j.sid, syscall.SIGKILL)
 			}
+		}
+		if mode == "P" || !j.server.IsValid() {
+			kill() // -P, or a launch that never committed
 			m.purge(j)
 			continue
 		}
 		m.mu.Lock()
 		m.nextOrder++
 		j.order = m.nextOrder
+		j.stage, j.sidSent = stageRunning, true
 		m.jobs[j.id] = j
 		m.mu.Unlock()
-		if mode == "p" && alive {
+		if mode == "p" {
 			if err := m.exec.Adopt(&j.spec, j.sid, time.Now()); err == nil {
-				j.stage, j.sidSent = stageRunning, true
 				continue
 			}
+			m.logErr("job_recov", err, "cannot re-attach "+j.id)
 		}
-		if alive {
-			syscall.Kill(-j.sid, syscall.SIGKILL)
+		if mode != "q" {
+			kill()
 		}
-		j.stage, j.sidSent = stageRunning, true
 		m.JobExited(jobexec.Exit{JobID: j.id, SessionID: j.sid, Status: jobexec.JOB_EXEC_INITABT, StartFailed: true,
 			Message: "aborted on MOM restart"})
 	}
