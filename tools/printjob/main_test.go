@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/binary"
 	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -179,4 +180,26 @@ func TestPrintjobErrors(t *testing.T) {
 			t.Errorf("%q: status %d, stdout %q, stderr %q", tc.args, status, stdout, stderr)
 		}
 	}
+}
+
+func FuzzParseServerJob(f *testing.F) {
+	f.Add(serverRecord(1, 10, "batch", [][3]string{{"Job_Name", "", "x"}}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if j, err := parseServerJob("1.x", b); err == nil {
+			j.print(io.Discard, false)
+		}
+	})
+}
+
+func FuzzParseMomJob(f *testing.F) {
+	b := dis.AppendString(nil, "12.vm")
+	b = dis.AppendString(b, "127.0.0.1")
+	b = dis.AppendUint(b, 15001)
+	b = dis.AppendUint(b, 1)
+	f.Add(batchreq.AttrList{{Name: "Job_Owner", Value: "a@b"}}.Append(b))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if j, err := parseMomJob(b); err == nil {
+			j.print(io.Discard, false)
+		}
+	})
 }
