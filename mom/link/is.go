@@ -71,14 +71,17 @@ func (c *isClient) kick() {
 	}
 }
 
-// shutdown closes the stream with GOODBYE.
-func (c *isClient) shutdown() {
+// shutdown closes the stream with GOODBYE; the returned channel (nil
+// without a stream) is closed when the GOODBYE exchange is over.
+func (c *isClient) shutdown() <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.stopped = true
-	if c.stream != nil {
-		c.stream.Close()
+	if c.stream == nil {
+		return nil
 	}
+	c.stream.Close()
+	return c.stream.Done()
 }
 
 func (c *isClient) run(ctx context.Context) {

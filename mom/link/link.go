@@ -250,11 +250,25 @@ func (m *Mom) Serve(ctx context.Context, l Listeners) error {
 			ln.Close()
 		}
 	}
+	// Say GOODBYE on the IS streams and give the servers a moment to
+	// acknowledge and answer with theirs (capture 103).
 	m.mu.Lock()
+	var closing []<-chan struct{}
 	for _, c := range m.servers {
-		c.shutdown()
+		if done := c.shutdown(); done != nil {
+			closing = append(closing, done)
+		}
 	}
 	m.mu.Unlock()
+	deadline := time.After(time.Second)
+wait:
+	for _, done := range closing {
+		select {
+		case <-done:
+		case <-deadline:
+			break wait
+		}
+	}
 	for _, ep := range eps {
 		ep.Close()
 	}

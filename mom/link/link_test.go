@@ -955,3 +955,38 @@ func TestIMRefused(t *testing.T) {
 		t.Errorf("reply %+v body %+v", rep, rep.Body)
 	}
 }
+
+// TestShutdownGoodbye: a MOM that stops says GOODBYE on its IS stream
+// (capture 103) and waits for the server's.
+func TestShutdownGoodbye(t *testing.T) {
+	requireRoot(t)
+	srv := newFakeServer(t)
+	tm := startMom(t, srv, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	is, err := srv.ep.Accept(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := is.Recv(ctx); err != nil {
+		t.Fatal(err)
+	}
+	is.Send([]byte("+4+1+2210+2130706433"))
+	recvStatus(t, ctx, is)
+	stopped := make(chan struct{})
+	go func() { tm.stop(); close(stopped) }()
+	for {
+		if _, err := is.Recv(ctx); err != nil {
+			if err != io.EOF {
+				t.Fatalf("IS stream ended with %v, want the MOM's GOODBYE", err)
+			}
+			break
+		}
+	}
+	select {
+	case <-is.Done(): // our GOODBYE was acknowledged too
+	case <-ctx.Done():
+		t.Fatal("GOODBYE exchange not completed")
+	}
+	<-stopped
+}

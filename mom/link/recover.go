@@ -53,7 +53,10 @@ func (m *Mom) Recover(ctx context.Context, mode string) (int, error) {
 		m.mu.Lock()
 		m.nextOrder++
 		j.order = m.nextOrder
-		j.stage, j.sidSent = stageRunning, true
+		// session_id is "send once" per MOM process: a recovered job
+		// reports it again (the obit after a -p restart carries it,
+		// capture 103).
+		j.stage, j.sidSent = stageRunning, false
 		m.jobs[j.id] = j
 		m.mu.Unlock()
 		if mode == "p" {
