@@ -46,7 +46,7 @@ func TestCaptureJobLifecycleBytes(t *testing.T) {
 		t.Skip("../shared/captures not available")
 	}
 	for _, name := range []string{"73-job-lifecycle-full.pcap", "94-qsub-stagein-stageout.pcap", "74-array-job-run.pcap",
-		"105-multinode-job-pbsdsh.pcap", "106-multinode-job-pbsdsh-ms-vm.pcap"} {
+		"105-multinode-job-pbsdsh.pcap", "106-multinode-job-pbsdsh-ms-vm.pcap", "81-qsub-I-interactive.pcap"} {
 		t.Run(name, func(t *testing.T) { replayLifecycle(t, filepath.Join(dir, name)) })
 	}
 }

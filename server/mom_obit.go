@@ -158,8 +158,10 @@ func stageOutPairs(j *Job, prefix string) []batchreq.FilePair {
 		}
 		out = append(out, batchreq.FilePair{Flag: 1, Local: prefix + suffix, Remote: path})
 	}
-	std("o", ".OU", j.attrs.get(jaOutputPath), join == "eo")
-	std("e", ".ER", j.attrs.get(jaErrorPath), join == "oe")
+	if !j.attrs.has(jaInteractive) { // an interactive job's output went to the terminal
+		std("o", ".OU", j.attrs.get(jaOutputPath), join == "eo")
+		std("e", ".ER", j.attrs.get(jaErrorPath), join == "oe")
+	}
 	return append(out, stagePairs(j.attrs.get(jaStageout))...)
 }
 
