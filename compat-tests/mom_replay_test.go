@@ -536,6 +536,37 @@ func TestMomReplayRPP(t *testing.T) {
 		again.play(udpDatagrams(c, 15001))
 		return strings.Join(again.diffs, "\n")
 	})
+	results.run(t, suite, "103 MOM shutdown: GOODBYE on the IS stream, the server's GOODBYE acknowledged", "", func(t *testing.T) string {
+		// The reopened stream has carried IS_HELLO (seq 0) and one
+		// status (seq 1) so far.
+		maxSeq = 1
+		drain(t)
+		if err := m.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		next := func() rpp.Packet {
+			deadline := time.Now().Add(10 * time.Second)
+			for time.Now().Before(deadline) {
+				if p, _, ok := readIS(t, time.Until(deadline)); ok && p.Type != 0 && p.Type != rpp.RPP_EOD {
+					return p
+				}
+			}
+			t.Fatal("the MOM sent nothing")
+			return rpp.Packet{}
+		}
+		var diffs []string
+		check := func(want, got rpp.Packet) {
+			if want.String() != got.String() {
+				diffs = append(diffs, fmt.Sprintf("MOM datagram differs:\n    want %s\n    got  %s", want, got))
+			}
+		}
+		bye := next()
+		check(rpp.Packet{Type: rpp.RPP_GOODBYE, Stream: 0, Seq: maxSeq + 1}, bye)
+		server.conn.WriteToUDPAddrPort(rpp.Packet{Type: rpp.RPP_ACK, Stream: 0, Seq: bye.Seq}.Marshal(), server.mom)
+		server.conn.WriteToUDPAddrPort(rpp.Packet{Type: rpp.RPP_GOODBYE, Stream: 0, Seq: 1}.Marshal(), server.mom)
+		check(rpp.Packet{Type: rpp.RPP_ACK, Stream: 0, Seq: 1}, next())
+		return strings.Join(diffs, "\n")
+	})
 }
 
 // pendingFor names what keeps a scenario from matching yet.
