@@ -1,0 +1,542 @@
+// Command qmgr is the batch system's administration shell: it creates,
+// deletes, sets, unsets, lists and prints servers, queues and nodes with
+// Manager and status requests (spec 05 §6).
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"gopbs/pbs"
+	"gopbs/pbs/cli"
+)
+
+const (
+	objServer = iota
+	objQueue
+	objNode
+)
+
+var objNames = [...]string{"server", "queue", "node"}
+var objTitles = [...]string{"Server", "Queue", "Node"}
+var mgrObj = [...]int{pbs.MGR_OBJ_SERVER, pbs.MGR_OBJ_QUEUE, pbs.MGR_OBJ_NODE}
+
+var verbs = []string{"create", "delete", "set", "unset", "list", "print", "active", "help", "quit", "exit"}
+
+// Exit statuses with -a.
+const (
+	exitParse   = 1
+	exitExec    = 2
+	exitConnect = 3
+)
+
+type qmgr struct {
+	abort, echo, syntaxOnly, quiet bool
+	conn                           *pbs.Conn
+	server                         string // as named on the command line, "" = default
+	stdout, stderr                 io.Writer
+	status                         int
+}
+
+func main() {
+	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr) & 0xff)
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	opts, servers, bad := cli.Getopt(args[1:], "+ac:enz", args[0], stderr)
+	q := &qmgr{stdout: stdout, stderr: stderr}
+	var commands []string
+	haveC := false
+	for _, o := range opts {
+		switch o.C {
+		case 'a':
+			q.abort = true
+		case 'c':
+			haveC = true
+			commands = append(commands, o.Arg)
+		case 'e':
+			q.echo = true
+		case 'n':
+			q.syntaxOnly = true
+		case 'z':
+			q.quiet = true
+		}
+	}
+	if bad {
+		fmt.Fprintf(stderr, "Usage: %s [-a] [-c command] [-e] [-n] [-z] [server...]\n", args[0])
+		return 1
+	}
+	if len(servers) > 0 {
+		q.server = servers[0]
+	}
+	if !q.syntaxOnly {
+		c, err := cli.Connect(q.server)
+		if err != nil {
+			fmt.Fprintf(stderr, "qmgr: cannot connect to server %s (errno=%d) %s\n", q.server, pbs.Errno(err), cli.ErrText(err))
+			return exitConnect
+		}
+		q.conn = c
+		defer c.Close()
+	}
+	if haveC {
+		for _, cmd := range commands {
+			if q.line(cmd) {
+				break
+			}
+		}
+		return q.status
+	}
+	interactive := isTTY(0) && isTTY(1)
+	if !interactive {
+		fmt.Fprintln(stdout, "Max open servers: 10239")
+	}
+	sc := bufio.NewScanner(stdin)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for {
+		if interactive {
+			fmt.Fprint(stdout, "Qmgr: ")
+		}
+		if !sc.Scan() {
+			break
+		}
+		text := sc.Text()
+		for strings.HasSuffix(text, "\\") && sc.Scan() {
+			text = text[:len(text)-1] + sc.Text()
+		}
+		if !interactive {
+			fmt.Fprintln(stdout, text)
+		}
+		if q.line(text) {
+			break
+		}
+	}
+	return q.status
+}
+
+func isTTY(fd int) bool {
+	_, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	return err == nil
+}
+
+// line runs one input line (commands separated by ';'); it reports
+// whether qmgr should stop.
+func (q *qmgr) line(text string) bool {
+	if i := strings.IndexByte(text, '#'); i >= 0 {
+		text = text[:i]
+	}
+	for _, cmd := range strings.Split(text, ";") {
+		if strings.TrimSpace(cmd) == "" {
+			continue
+		}
+		if q.echo {
+			fmt.Fprintln(q.stdout, strings.TrimSpace(cmd))
+		}
+		stop, code := q.command(cmd)
+		if code != 0 {
+			if q.abort {
+				q.status = code
+				return true
+			}
+		}
+		if stop {
+			return true
+		}
+	}
+	return false
+}
+
+func (q *qmgr) syntaxError(msg, line string, col int) int {
+	if !q.quiet {
+		fmt.Fprintf(q.stderr, "qmgr: %s\n", msg)
+		fmt.Fprintln(q.stderr, line)
+		fmt.Fprintf(q.stderr, "%s^\n", strings.Repeat(" ", col))
+	}
+	return exitParse
+}
+
+// command parses and runs one command. It returns whether to stop and the
+// -a exit status of a failure (0 for success).
+func (q *qmgr) command(line string) (bool, int) {
+	p := &parser{s: line}
+	verbWord := p.word()
+	verb := ""
+	for _, v := range verbs {
+		if verbWord != "" && strings.HasPrefix(v, strings.ToLower(verbWord)) {
+			verb = v
+			break
+		}
+	}
+	if verb == "" {
+		if !q.quiet {
+			fmt.Fprintf(q.stderr, "qmgr: Illegal operation: %s\n", verbWord)
+			fmt.Fprintln(q.stderr, "Try 'help' if you are having trouble.")
+		}
+		return false, exitParse
+	}
+	switch verb {
+	case "quit", "exit":
+		return true, 0
+	case "help":
+		fmt.Fprintln(q.stdout, "General syntax: command [object][@server] [name] [attribute[.resource] OP value]")
+		fmt.Fprintln(q.stdout, "Commands: active create delete set unset list print quit exit help")
+		return false, 0
+	}
+	objWord := p.word()
+	if objWord == "" {
+		if !q.quiet {
+			fmt.Fprintln(q.stderr, "qmgr: No object type given")
+		}
+		return false, exitParse
+	}
+	obj := -1
+	for i, o := range objNames {
+		if strings.HasPrefix(o, strings.ToLower(objWord)) {
+			obj = i
+			break
+		}
+	}
+	if obj < 0 {
+		if !q.quiet {
+			fmt.Fprintf(q.stderr, "qmgr: Illegal object type: %s.\n", objWord)
+		}
+		return false, exitParse
+	}
+	// Names, unless the next word starts the attribute list.
+	var names []string
+	save := p.pos
+	if w := p.word(); w != "" {
+		if knownAttrs[obj][attrPrefix(w)] {
+			p.pos = save
+		} else {
+			names = strings.Split(w, ",")
+		}
+	}
+	attrs, errCol, errMsg := p.attributes(obj, verb)
+	if errMsg != "" {
+		return false, q.syntaxError(errMsg, line, errCol)
+	}
+	needAttrs := verb == "set" || verb == "unset"
+	if needAttrs && len(attrs) == 0 {
+		return false, q.syntaxError("Syntax error - attribute required for operation", line, len(line))
+	}
+	if verb == "active" && len(attrs) > 0 {
+		return false, q.syntaxError("Syntax error - operation does not allow attribute", line, len(line))
+	}
+	if q.syntaxOnly {
+		return false, 0
+	}
+	if (obj == objQueue || obj == objNode) && len(names) == 0 && verb != "list" && verb != "print" && verb != "active" {
+		if obj == objQueue {
+			fmt.Fprintln(q.stdout, "No Active Queues, nothing done.")
+		} else {
+			fmt.Fprintln(q.stdout, "No Active Nodes, nothing done.")
+		}
+		return false, 0
+	}
+	if obj == objServer && len(names) > 0 && verb == "list" && strings.Contains(names[0], ",") {
+		names = names[:1]
+	}
+	if len(names) == 0 {
+		names = []string{""}
+	}
+	// Attribute lists are built by prepending: reverse command-line order.
+	rev := make([]pbs.Attr, len(attrs))
+	for i, a := range attrs {
+		rev[len(attrs)-1-i] = a
+	}
+	code := 0
+	for _, name := range names {
+		if obj == objServer && len(names) > 1 {
+			fmt.Fprintln(q.stderr, "qmgr: Protocol error, server disconnected")
+			q.status = 1
+			return true, 1
+		}
+		objName, svr := name, q.server
+		if i := strings.IndexByte(name, '@'); i >= 0 {
+			objName = name[:i]
+		}
+		if obj == objServer {
+			svr = name
+		}
+		if err := q.exec(verb, obj, objName, rev); err != nil {
+			code = exitExec
+			q.printErr(objName, svr, err)
+		}
+	}
+	return false, code
+}
+
+func (q *qmgr) printErr(name, server string, err error) {
+	if q.quiet {
+		return
+	}
+	if server == "" {
+		server = "default"
+	}
+	if t := pbs.ServerText(err); t != "" {
+		fmt.Fprintf(q.stderr, "qmgr obj=%s svr=%s: %s\n", name, server, t)
+		return
+	}
+	n := pbs.Errno(err)
+	fmt.Fprintf(q.stderr, "qmgr: Error (%d - %s) returned from server\n", n, pbs.ErrorText(n))
+}
+
+func (q *qmgr) exec(verb string, obj int, name string, attrs []pbs.Attr) error {
+	c := q.conn
+	switch verb {
+	case "create":
+		return c.Manager(pbs.MGR_CMD_CREATE, mgrObj[obj], name, attrs, "")
+	case "delete":
+		return c.Manager(pbs.MGR_CMD_DELETE, mgrObj[obj], name, attrs, "")
+	case "set":
+		return c.Manager(pbs.MGR_CMD_SET, mgrObj[obj], name, attrs, "")
+	case "unset":
+		return c.Manager(pbs.MGR_CMD_UNSET, mgrObj[obj], name, attrs, "")
+	case "list", "print", "active":
+		for i := range attrs {
+			attrs[i].ValueSet = true
+		}
+		if verb == "print" && obj == objServer {
+			queues, err := c.StatusQueue("", nil, "")
+			if err != nil {
+				return err
+			}
+			srv, err := c.StatusServer(attrs, "")
+			if err != nil {
+				return err
+			}
+			q.printQueues(queues)
+			fmt.Fprintln(q.stdout, "#")
+			fmt.Fprintln(q.stdout, "# Set server attributes.")
+			fmt.Fprintln(q.stdout, "#")
+			for _, st := range srv {
+				q.printSets(objServer, "", st.Attrs)
+			}
+			return nil
+		}
+		var list []pbs.Status
+		var err error
+		switch obj {
+		case objServer:
+			list, err = c.StatusServer(attrs, "")
+		case objQueue:
+			list, err = c.StatusQueue(name, attrs, "")
+		case objNode:
+			list, err = c.StatusNode(name, attrs, "")
+		}
+		if err != nil {
+			return err
+		}
+		switch {
+		case verb == "active":
+		case verb == "print" && obj == objQueue:
+			q.printQueues(list)
+		case verb == "print":
+			fmt.Fprintln(q.stdout, "#")
+			fmt.Fprintln(q.stdout, "# Create nodes and set their properties.")
+			fmt.Fprintln(q.stdout, "#")
+			for _, st := range list {
+				fmt.Fprintf(q.stdout, "#\n# Create and define node %s\n#\ncreate node %s\n", st.Name, st.Name)
+				q.printSets(objNode, st.Name, st.Attrs)
+			}
+		default:
+			for _, st := range list {
+				q.list(obj, st)
+			}
+		}
+	}
+	return nil
+}
+
+func (q *qmgr) printQueues(list []pbs.Status) {
+	fmt.Fprintln(q.stdout, "#")
+	fmt.Fprintln(q.stdout, "# Create queues and set their attributes.")
+	fmt.Fprintln(q.stdout, "#")
+	for _, st := range list {
+		fmt.Fprintf(q.stdout, "#\n# Create and define queue %s\n#\ncreate queue %s\n", st.Name, st.Name)
+		q.printSets(objQueue, st.Name, st.Attrs)
+	}
+}
+
+// printSets prints the "set" lines that recreate the public attributes.
+func (q *qmgr) printSets(obj int, name string, attrs []pbs.Attr) {
+	prefix := "set " + objNames[obj] + " "
+	if name != "" {
+		prefix += name + " "
+	}
+	for _, a := range attrs {
+		if !publicAttrs[obj][a.Name] {
+			continue
+		}
+		for i, elem := range strings.Split(a.Value, ",") {
+			op := "="
+			if i > 0 {
+				op = "+="
+			}
+			fmt.Fprintf(q.stdout, "%s%s %s %s\n", prefix, a.FullName(), op, elem)
+		}
+	}
+}
+
+// list prints one object as "list" does, folding values at column 80.
+func (q *qmgr) list(obj int, st pbs.Status) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s\n", objTitles[obj], st.Name)
+	for _, a := range st.Attrs {
+		fmt.Fprintf(&b, "\t%s = ", a.FullName())
+		if a.Name == "mtime" && a.Resource == "" {
+			if sec, err := strconv.ParseInt(a.Value, 10, 64); err == nil {
+				b.WriteString(time.Unix(sec, 0).Format("Mon Jan _2 15:04:05 2006"))
+				b.WriteByte('\n')
+				continue
+			}
+		}
+		indent := len(a.Name) + 11
+		if a.Resource != "" {
+			indent += len(a.Resource) + 1
+		}
+		count := indent
+		for i, elem := range strings.Split(a.Value, ",") {
+			count += len(elem) + 1
+			if i > 0 {
+				b.WriteByte(',')
+				if count > 80 {
+					elem = strings.TrimLeft(elem, " ")
+					b.WriteString("\n" + strings.Repeat(" ", indent))
+					count = indent + len(elem) + 1
+				}
+			}
+			b.WriteString(elem)
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteByte('\n')
+	io.WriteString(q.stdout, b.String())
+}
+
+// attrPrefix returns the attribute name a word starts with.
+func attrPrefix(w string) string {
+	if i := strings.IndexAny(w, "=+-."); i >= 0 {
+		return w[:i]
+	}
+	return w
+}
+
+// parser reads the words of one command.
+type parser struct {
+	s   string
+	pos int
+}
+
+func (p *parser) skipBlanks() {
+	for p.pos < len(p.s) && (p.s[p.pos] == ' ' || p.s[p.pos] == '\t') {
+		p.pos++
+	}
+}
+
+// word returns the next blank-delimited word.
+func (p *parser) word() string {
+	p.skipBlanks()
+	start := p.pos
+	for p.pos < len(p.s) && p.s[p.pos] != ' ' && p.s[p.pos] != '\t' {
+		p.pos++
+	}
+	return p.s[start:p.pos]
+}
+
+func isNameChar(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// attributes parses "attr[.res] [op value] {, ...}".
+func (p *parser) attributes(obj int, verb string) ([]pbs.Attr, int, string) {
+	var out []pbs.Attr
+	for {
+		p.skipBlanks()
+		if p.pos >= len(p.s) {
+			if len(out) > 0 {
+				return nil, p.pos, "syntax error - checklist failed"
+			}
+			return out, 0, ""
+		}
+		start := p.pos
+		for p.pos < len(p.s) && isNameChar(p.s[p.pos]) {
+			p.pos++
+		}
+		a := pbs.Attr{Name: p.s[start:p.pos]}
+		if p.pos < len(p.s) && p.s[p.pos] == '.' {
+			p.pos++
+			rs := p.pos
+			for p.pos < len(p.s) && (isNameChar(p.s[p.pos]) || p.s[p.pos] == '-') {
+				p.pos++
+			}
+			a.Resource = p.s[rs:p.pos]
+		}
+		if a.Name == "" || !knownAttrs[obj][a.Name] {
+			return nil, p.pos, "Syntax error - cannot locate attribute"
+		}
+		p.skipBlanks()
+		hasOp := false
+		switch {
+		case strings.HasPrefix(p.s[p.pos:], "+="):
+			a.Op, hasOp = pbs.INCR_OLD, true
+			p.pos += 2
+		case strings.HasPrefix(p.s[p.pos:], "-="):
+			a.Op, hasOp = pbs.DECR, true
+			p.pos += 2
+		case strings.HasPrefix(p.s[p.pos:], "="):
+			a.Op, hasOp = pbs.SET, true
+			p.pos++
+		}
+		if hasOp {
+			if verb == "unset" || verb == "list" || verb == "print" {
+				return nil, p.pos, "syntax error - checklist failed"
+			}
+			p.skipBlanks()
+			v, ok := p.value()
+			if !ok {
+				return nil, p.pos, "syntax error - checklist failed"
+			}
+			a.Value = v
+		} else if verb == "set" || verb == "create" {
+			return nil, p.pos, "syntax error - checklist failed"
+		}
+		out = append(out, a)
+		p.skipBlanks()
+		if p.pos >= len(p.s) {
+			return out, 0, ""
+		}
+		if p.s[p.pos] != ',' {
+			return nil, p.pos, "syntax error - checklist failed"
+		}
+		p.pos++
+	}
+}
+
+// value reads a value: a quoted string or text up to a blank or comma.
+func (p *parser) value() (string, bool) {
+	if p.pos >= len(p.s) {
+		return "", false
+	}
+	if c := p.s[p.pos]; c == '"' || c == '\'' {
+		end := strings.IndexByte(p.s[p.pos+1:], c)
+		if end < 0 {
+			return "", false
+		}
+		v := p.s[p.pos+1 : p.pos+1+end]
+		p.pos += end + 2
+		return v, true
+	}
+	start := p.pos
+	for p.pos < len(p.s) && p.s[p.pos] != ' ' && p.s[p.pos] != '\t' && p.s[p.pos] != ',' {
+		p.pos++
+	}
+	return p.s[start:p.pos], p.pos > start
+}
