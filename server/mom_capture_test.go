@@ -46,7 +46,10 @@ func TestCaptureJobLifecycleBytes(t *testing.T) {
 		t.Skip("../shared/captures not available")
 	}
 	for _, name := range []string{"73-job-lifecycle-full.pcap", "94-qsub-stagein-stageout.pcap", "74-array-job-run.pcap",
-		"105-multinode-job-pbsdsh.pcap", "106-multinode-job-pbsdsh-ms-vm.pcap", "81-qsub-I-interactive.pcap"} {
+		"105-multinode-job-pbsdsh.pcap", "106-multinode-job-pbsdsh-ms-vm.pcap", "81-qsub-I-interactive.pcap",
+		"89-keep-completed-job-run.pcap", "95-prologue-epilogue-job.pcap", "96-walltime-exceeded-kill.pcap",
+		"97-mem-limit-20mb-hog.pcap", "98-vmem-limit-20mb-hog.pcap", "102-warm-restart-running-job.pcap",
+		"103-mom-restart-p-running-job.pcap"} {
 		t.Run(name, func(t *testing.T) { replayLifecycle(t, filepath.Join(dir, name)) })
 	}
 }

@@ -187,6 +187,7 @@ func runServerAt(t *testing.T, home, init string, mom *fakeMom, schedPort int, s
 			return d.DialContext(ctx, "tcp", mom.ln.Addr().String())
 		}
 	}
+	s.run.mailProgram = "true" // never send real mail from tests
 	if setup != nil {
 		setup(s)
 	}
