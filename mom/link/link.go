@@ -96,6 +96,12 @@ type Options struct {
 	// HelloStatusDelay is the pause between the server's answer to
 	// IS_HELLO and the first IS_STATUS (default 2 s, as observed).
 	HelloStatusDelay time.Duration
+	// MemLocked tells diagnostics that the daemon locked its memory
+	// (mlockall), as TORQUE's MOM does ("MemLocked: TRUE  (mlock)").
+	MemLocked bool
+	// AlarmTime is pbs_mom -a, the alarm for RM request handling, shown
+	// by momctl -d (default 10 s).
+	AlarmTime time.Duration
 	// ObitRetry is the period of obituary retries (default 10 s).
 	ObitRetry time.Duration
 	// ConfigFile is mom_priv/config, rewritten and re-read on an accepted
@@ -182,6 +188,9 @@ func New(opt Options) (*Mom, error) {
 	}
 	if opt.HelloStatusDelay < 0 {
 		opt.HelloStatusDelay = 0
+	}
+	if opt.AlarmTime <= 0 {
+		opt.AlarmTime = 10 * time.Second
 	}
 	if opt.ObitRetry <= 0 {
 		opt.ObitRetry = 10 * time.Second

@@ -306,13 +306,17 @@ func (m *Mom) diag(level int) string {
 	if level >= 1 {
 		fmt.Fprintf(&b, "LogLevel:               %d (use SIGUSR1/SIGUSR2 to adjust)\n", m.conf().LogLevel)
 		b.WriteString("Communication Model:    RPP\n")
-		b.WriteString("MemLocked:              FALSE\n")
+		if m.opt.MemLocked {
+			b.WriteString("MemLocked:              TRUE  (mlock)\n")
+		} else {
+			b.WriteString("MemLocked:              FALSE\n")
+		}
 		fmt.Fprintf(&b, "TCP Timeout:            %d seconds\n", int(m.tcpTimeout()/time.Second))
 	}
 	if level >= 2 {
 		prolog := filepath.Join(m.opt.Home, "mom_priv", "prologue")
 		fmt.Fprintf(&b, "Prolog:                 %s (%s)\n", prolog, enabledWord(prolog))
-		fmt.Fprintf(&b, "Alarm Time:             0 of %d seconds\n", int(m.conf().PrologAlarm/time.Second))
+		fmt.Fprintf(&b, "Alarm Time:             0 of %d seconds\n", int(m.opt.AlarmTime/time.Second))
 		fmt.Fprintf(&b, "Trusted Client List:    %s\n", m.trustedList())
 		rcp := m.conf().RcpCmd
 		if p, err := exec.LookPath(rcp); err == nil {
