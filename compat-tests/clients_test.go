@@ -74,8 +74,30 @@ func TestClientsAgainstCaptures(t *testing.T) {
 			if !built[name] {
 				t.Skipf("%s is not implemented yet", name)
 			}
-			return runScenario(t, ns, dir, sc, filepath.Join(bin, name), ln)
+			run := clientRun{user: sc.User, argv: sc.Argv, stdin: sc.Stdin, stdout: sc.Stdout, stderr: sc.Stderr, which: -1}
+			if sc.ExitCode != nil {
+				run.exit = *sc.ExitCode
+			}
+			return runScenario(t, ns, dir, sc, run, filepath.Join(bin, name), ln)
 		})
+	}
+	// The other commands run during the second-round captures.
+	for i := range scenarios {
+		sc := &scenarios[i]
+		for k, ec := range sc.ExtraCommands {
+			if len(ec.Argv) == 0 || !isClientCommand(filepath.Base(ec.Argv[0])) {
+				continue
+			}
+			name := filepath.Base(ec.Argv[0])
+			label := fmt.Sprintf("%03d-extra%d-%s", sc.ID, k+1, strings.Join(ec.Argv, " "))
+			results.run(t, "clients", label, pendingExtra[fmt.Sprintf("%d/%d", sc.ID, k+1)], func(t *testing.T) string {
+				if !built[name] {
+					t.Skipf("%s is not implemented yet", name)
+				}
+				run := clientRun{user: ec.User, argv: ec.Argv, stdout: ec.Stdout, stderr: ec.Stderr, exit: ec.ExitCode, which: k}
+				return runScenario(t, ns, dir, sc, run, filepath.Join(bin, name), ln)
+			})
+		}
 	}
 }
 
@@ -88,19 +110,33 @@ func isClientCommand(name string) bool {
 	return false
 }
 
-func runScenario(t *testing.T, ns *captureNamespace, dir string, sc *capture.Scenario, path string, ln *net.TCPListener) string {
+// clientRun is one command of a scenario: the main command or one of its
+// extra commands (which is then its index, else -1), with what it printed.
+type clientRun struct {
+	user, stdin    string
+	argv           []string
+	stdout, stderr string
+	exit           int
+	which          int
+}
+
+// pendingExtra explains why an extra command ("scenario/index") cannot be
+// compared yet.
+var pendingExtra = map[string]string{}
+
+func runScenario(t *testing.T, ns *captureNamespace, dir string, sc *capture.Scenario, run clientRun, path string, ln *net.TCPListener) string {
 	cap, err := capture.ReadFile(filepath.Join(dir, sc.Pcap))
 	if err != nil {
 		t.Fatal(err)
 	}
-	login := sc.User
+	login := run.user
 	uid, gid := 0, 0
 	if login != "root" {
 		uid, gid = ensureUser(t, login)
 	}
 	h := ns.home(t, login, uid, gid)
-	conns := commandConns(cap, sc)
-	if err := writeScripts(h, sc, conns, uid, gid); err != nil {
+	conns := conversationOf(cap, sc, run.which)
+	if err := writeScripts(h, run.argv, conns, uid, gid); err != nil {
 		t.Fatal(err)
 	}
 
@@ -111,11 +147,11 @@ func runScenario(t *testing.T, ns *captureNamespace, dir string, sc *capture.Sce
 		close(done)
 	}()
 
-	cmd := ns.commandPath(login, uid, gid, capturePath(cap), path, sc.Argv[1:]...)
+	cmd := ns.commandPath(login, uid, gid, capturePath(cap), path, run.argv[1:]...)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if sc.Stdin != "" {
-		cmd.Stdin = strings.NewReader(sc.Stdin)
+	if run.stdin != "" {
+		cmd.Stdin = strings.NewReader(run.stdin)
 	}
 	runErr := make(chan error, 1)
 	if err := cmd.Start(); err != nil {
@@ -139,17 +175,14 @@ func runScenario(t *testing.T, ns *captureNamespace, dir string, sc *capture.Sce
 
 	var diffs []string
 	diffs = append(diffs, f.diffs...)
-	want := 0
-	if sc.ExitCode != nil {
-		want = *sc.ExitCode
-	}
+	want := run.exit
 	if got := cmd.ProcessState.ExitCode(); got != want {
 		diffs = append(diffs, "exit status "+strconv.Itoa(got)+", want "+strconv.Itoa(want))
 	}
-	if d := textDiff("stdout", sc.Stdout, stdout.String()); d != "" {
+	if d := textDiff("stdout", run.stdout, stdout.String()); d != "" {
 		diffs = append(diffs, d)
 	}
-	if d := textDiff("stderr", sc.Stderr, stderr.String()); d != "" {
+	if d := textDiff("stderr", run.stderr, stderr.String()); d != "" {
 		diffs = append(diffs, d)
 	}
 	return strings.Join(diffs, "\n")
@@ -158,7 +191,7 @@ func runScenario(t *testing.T, ns *captureNamespace, dir string, sc *capture.Sce
 // writeScripts puts the job scripts a scenario submits into the user's
 // home: every operand ending in ".sh", with the content the capture's
 // JobScript request carries.
-func writeScripts(home string, sc *capture.Scenario, conns []*capture.Conn, uid, gid int) error {
+func writeScripts(home string, argv []string, conns []*capture.Conn, uid, gid int) error {
 	var script []byte
 	for _, cn := range conns {
 		if s, ok := jobScript(cn.Stream(true)); ok {
@@ -169,7 +202,7 @@ func writeScripts(home string, sc *capture.Scenario, conns []*capture.Conn, uid,
 	if script == nil {
 		script = []byte("#!/bin/bash\nsleep 20\n")
 	}
-	for _, a := range sc.Argv[1:] {
+	for _, a := range argv[1:] {
 		if !strings.HasSuffix(a, ".sh") || strings.Contains(a, "/") {
 			continue
 		}

@@ -39,6 +39,12 @@ func isIffConn(c *capture.Conn) bool {
 // scenarios with extra commands a client connection belongs to the command
 // started nearest to it, and a pbs_iff connection to the command whose port it names.
 func commandConns(c *capture.Capture, sc *capture.Scenario) []*capture.Conn {
+	return conversationOf(c, sc, -1)
+}
+
+// conversationOf is commandConns for the main command (which < 0) or the
+// extra command with index which.
+func conversationOf(c *capture.Capture, sc *capture.Scenario, which int) []*capture.Conn {
 	var start time.Time
 	for _, cn := range c.Conns {
 		if start.IsZero() || cn.Start.Before(start) {
@@ -57,17 +63,17 @@ func commandConns(c *capture.Capture, sc *capture.Scenario) []*capture.Conn {
 		// The command started nearest to the connection (not after it,
 		// give or take the 50 ms the recorded times may be off).
 		t := cn.Start.Sub(start).Seconds()
-		best, bestMain := math.Inf(1), false
-		consider := func(ct float64, main bool) {
+		best, owner := math.Inf(1), -2
+		consider := func(ct float64, who int) {
 			if ct <= t+0.05 && math.Abs(ct-t) < best {
-				best, bestMain = math.Abs(ct-t), main
+				best, owner = math.Abs(ct-t), who
 			}
 		}
-		consider(*sc.MainCommandT, true)
-		for _, ec := range sc.ExtraCommands {
-			consider(ec.T, false)
+		consider(*sc.MainCommandT, -1)
+		for i, ec := range sc.ExtraCommands {
+			consider(ec.T, i)
 		}
-		return bestMain
+		return owner == which
 	}
 	ports := map[int]bool{}
 	var out []*capture.Conn
@@ -148,7 +154,13 @@ func (f *fakeServer) serve() {
 			f.mu.Unlock()
 			break
 		}
-		if !isIffConn(exp) {
+		if isIffConn(exp) {
+			// The capture users are unprivileged: only a setuid-root
+			// pbs_iff can connect from a reserved port.
+			if p := nc.RemoteAddr().(*net.TCPAddr).Port; p >= 1024 {
+				f.fail("pbs_iff connected from the unprivileged port %d (is it setuid root?)", p)
+			}
+		} else {
 			f.mu.Lock()
 			f.ports[exp.Client.Port()] = nc.RemoteAddr().(*net.TCPAddr).Port
 			f.cond.Broadcast()
