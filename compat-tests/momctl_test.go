@@ -274,4 +274,11 @@ func TestMomctl(t *testing.T) {
 			return runMomctl(t, ns, bin, m.rmPort, sc, norm)
 		})
 	}
+	// Verified live in spec 05 §8 (no capture): an unknown resource.
+	zero := 0
+	bogus := &capture.Scenario{Argv: []string{"momctl", "-q", "bogusname"}, ExitCode: &zero,
+		Stdout: "   localhost:    bogusname = 'bogusname=? 15201'\n"}
+	results.run(t, "momctl", "spec 05 §8 momctl -q bogusname (GoPBS pbs_mom)", "", func(t *testing.T) string {
+		return runMomctl(t, ns, bin, m.rmPort, bogus, nil)
+	})
 }
