@@ -21,13 +21,14 @@ import (
 // (server GOODBYE, retries exhausted) is reopened at once, then with
 // exponential back-off.
 type isClient struct {
-	m    *Mom
-	name string // "host[:port]" as configured
-	host string
-	port int
-	ep   *rpp.Endpoint
-	kc   chan struct{} // immediate status wanted
-	hc   chan struct{} // status wanted after the hello delay
+	m     *Mom
+	name  string // "host[:port]" as configured
+	host  string
+	port  int
+	ep    *rpp.Endpoint
+	kc    chan struct{}    // immediate status wanted
+	adopt chan *rpp.Stream // a stream the restarted server opened to us
+	hc    chan struct{}    // status wanted after the hello delay
 
 	mu           sync.Mutex
 	stream       *rpp.Stream
@@ -53,7 +54,7 @@ type isStats struct {
 
 func (m *Mom) newISClient(name string, ep *rpp.Endpoint) *isClient {
 	host, port := splitHostPort(name, m.opt.ServerPort)
-	return &isClient{m: m, name: name, host: host, port: port, ep: ep, kc: make(chan struct{}, 1), hc: make(chan struct{}, 1)}
+	return &isClient{m: m, name: name, host: host, port: port, ep: ep, kc: make(chan struct{}, 1), hc: make(chan struct{}, 1), adopt: make(chan *rpp.Stream, 1)}
 }
 
 func (c *isClient) stats() isStats {
@@ -137,7 +138,7 @@ func (c *isClient) session(ctx context.Context) error {
 	}
 	c.stream, c.addr, c.answered = s, addr, false
 	c.mu.Unlock()
-	defer s.Close()
+	defer func() { s.Close() }() // whichever stream is current at the end
 	c.send(s, &momproto.ISMessage{Version: momproto.IS_PROTOCOL_VER, Command: momproto.IS_HELLO})
 	c.mu.Lock()
 	c.hellosOut++
@@ -166,6 +167,18 @@ func (c *isClient) session(ctx context.Context) error {
 				}
 			}
 			return err
+		case ns := <-c.adopt:
+			// The server restarted and opened a stream to us (its ping):
+			// ours is dead on its side, so carry on over its stream,
+			// which it knows as this node's.
+			s.Close()
+			s = ns
+			c.mu.Lock()
+			c.stream, c.answered = ns, true
+			c.mu.Unlock()
+			done = make(chan error, 1)
+			go func() { done <- c.read(ctx, ns) }()
+			soon = time.After(0)
 		case <-c.kc:
 			soon = time.After(0)
 		case <-c.hc:
@@ -272,30 +285,67 @@ func (m *Mom) trustClusterAddrs(addrs []uint32) {
 	}
 }
 
+// adoptStream hands a stream the server at addr opened to us to the IS
+// client of that server. It reports false when no client takes it.
+func (m *Mom) adoptStream(s *rpp.Stream) bool {
+	addr := s.RemoteAddr().Addr()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, c := range m.servers {
+		c.mu.Lock()
+		same := c.addr.Addr() == addr && !c.stopped
+		if same {
+			c.hellosIn++
+		}
+		c.mu.Unlock()
+		if same {
+			select {
+			case c.adopt <- s:
+				return true
+			default:
+				return false // one adoption is already pending
+			}
+		}
+	}
+	return false
+}
+
+// Outcomes of isIncoming.
+const (
+	isContinue  = iota // keep reading the stream
+	isStop             // close the stream
+	isHandedOff        // the stream now belongs to an IS client
+)
+
 // isIncoming serves an IS message on a stream the server opened to the
-// RPP port (its start-up ping). It reports whether the stream stays.
-func (m *Mom) isIncoming(ctx context.Context, s *rpp.Stream, b []byte) bool {
+// RPP port (its start-up ping): IS_HELLO is answered with IS_HELLO and the
+// stream becomes the MOM's IS stream to that server, where the status
+// follows (spec 10 §5.2).
+func (m *Mom) isIncoming(ctx context.Context, s *rpp.Stream, b []byte) int {
 	msg, err := momproto.DecodeIS(b)
 	if err != nil {
 		m.logErr("is_request", err, "")
-		return false
+		return isStop
 	}
 	if !m.Trusted(s.RemoteAddr().Addr()) {
 		m.log.Error(0, "", "is_request", "bad attempt to connect from "+s.RemoteAddr().Addr().String())
-		return false
+		return isStop
 	}
 	switch msg.Command {
 	case momproto.IS_NULL:
 	case momproto.IS_HELLO:
 		s.Send((&momproto.ISMessage{Version: momproto.IS_PROTOCOL_VER, Command: momproto.IS_HELLO}).Append(nil))
+		if m.adoptStream(s) {
+			return isHandedOff
+		}
 		m.Cycle()
 	case momproto.IS_CLUSTER_ADDRS:
 		m.trustClusterAddrs(msg.Addrs)
 		m.Cycle()
 	default:
-		return false
+		return isStop
 	}
-	return true
+	return isContinue
 }
 
 // nodeState returns the INUSE bits MOM reports in IS_UPDATE.

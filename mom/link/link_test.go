@@ -990,3 +990,47 @@ func TestShutdownGoodbye(t *testing.T) {
 	}
 	<-stopped
 }
+
+// TestServerRestartPing: a restarted server that pings the MOM with
+// IS_HELLO on a stream of its own gets IS_HELLO back and then the status
+// on that stream, without a second stream from the MOM.
+func TestServerRestartPing(t *testing.T) {
+	requireRoot(t)
+	srv := newFakeServer(t)
+	tm := startMom(t, srv, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	old, err := srv.ep.Accept(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.Recv(ctx)
+	old.Send([]byte("+4+1+2210+2130706433"))
+	recvStatus(t, ctx, old)
+
+	// The server process dies without GOODBYE and a new one starts on
+	// the same port.
+	srv.ep.Close()
+	pc, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", srv.port))
+	if err != nil {
+		t.Skipf("cannot rebind the server port: %v", err)
+	}
+	ep := rpp.NewEndpoint(pc, &rpp.Options{Timeout: 50 * time.Millisecond, Retry: 40})
+	defer ep.Close()
+	ping, _ := ep.Open(tm.rmUDP)
+	ping.Send([]byte("+4+1+1")) // IS_HELLO
+	b, err := ping.Recv(ctx)
+	if err != nil || string(b) != "+4+1+1" {
+		t.Fatalf("answer to the ping %q, %v; want IS_HELLO", b, err)
+	}
+	ping.Send([]byte("+4+1+2210+2130706433"))
+	status := recvStatus(t, ctx, ping)
+	if !contains(status, "opsys=linux") {
+		t.Errorf("status on the ping stream: %q", status)
+	}
+	short, cancelShort := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancelShort()
+	if s, err := ep.Accept(short); err == nil {
+		t.Errorf("the MOM opened a second stream from %v", s.RemoteAddr())
+	}
+}

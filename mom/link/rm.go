@@ -36,7 +36,12 @@ func (m *Mom) acceptRPP(ctx context.Context, ep *rpp.Endpoint) {
 // handleStream dispatches each message of an accepted stream by its
 // protocol number: RM (1), IM (3, through Options.IM) and IS (4).
 func (m *Mom) handleStream(ctx context.Context, s *rpp.Stream) {
-	defer s.Close()
+	handedOff := false
+	defer func() {
+		if !handedOff {
+			s.Close()
+		}
+	}()
 	peer := s.RemoteAddr()
 	for {
 		msg, err := s.Recv(ctx)
@@ -60,7 +65,11 @@ func (m *Mom) handleStream(ctx context.Context, s *rpp.Stream) {
 				return
 			}
 		case momproto.IS_PROTOCOL:
-			if !m.isIncoming(ctx, s, msg) {
+			switch m.isIncoming(ctx, s, msg) {
+			case isStop:
+				return
+			case isHandedOff:
+				handedOff = true
 				return
 			}
 		case momproto.IM_PROTOCOL:
