@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestGetopt(t *testing.T) {
+	tests := []struct {
+		args     string
+		optstr   string
+		opts     string // letter[=arg] separated by blanks
+		operands string
+		bad      bool
+	}{
+		{"-Qf", "fQ", "Q f", "", false},
+		{"-u alice -a", "au:", "u=alice a", "", false},
+		{"-ualice 2.vm", "au:", "u=alice", "2.vm", false},
+		{"short -f 5.vm", "f", "f", "short 5.vm", false},
+		{"-c list server", "+ac:", "c=list", "server", false},
+		{"-z", "f", "?", "", true},
+		{"-u", "u:", "?", "", true},
+		{"-- -f", "f", "", "-f", false},
+	}
+	for _, tt := range tests {
+		opts, ops, bad := Getopt(strings.Fields(tt.args), tt.optstr, "prog", io.Discard)
+		var got []string
+		for _, o := range opts {
+			s := string(o.C)
+			if o.Arg != "" {
+				s += "=" + o.Arg
+			}
+			got = append(got, s)
+		}
+		if strings.Join(got, " ") != tt.opts || strings.Join(ops, " ") != tt.operands || bad != tt.bad {
+			t.Errorf("%q: opts %q operands %q bad %v", tt.args, got, ops, bad)
+		}
+	}
+}
+
+func TestParseDateTime(t *testing.T) {
+	now := time.Date(2026, 11, 22, 1, 21, 0, 0, time.UTC)
+	tests := []struct {
+		in   string
+		want int64
+	}{
+		{"202611220321", 1795317660}, // capture 30
+		{"0321", 1795317660},
+		{"0100", time.Date(2026, 11, 23, 1, 0, 0, 0, time.UTC).Unix()},
+		{"0321.30", 1795317690},
+	}
+	for _, tt := range tests {
+		got, err := ParseDateTime(tt.in, now)
+		if err != nil || got != tt.want {
+			t.Errorf("%q: %d %v, want %d", tt.in, got, err, tt.want)
+		}
+	}
+	for _, bad := range []string{"", "12", "2561", "ab12", "0321.3"} {
+		if _, err := ParseDateTime(bad, now); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestResourceList(t *testing.T) {
+	got := ResourceList("walltime=00:05:00,nodes=1:ppn=1,mem=100mb")
+	var names []string
+	for _, a := range got {
+		names = append(names, a.Name+"."+a.Resource+"="+a.Value)
+	}
+	want := []string{"Resource_List.walltime=00:05:00", "Resource_List.nodes=1:ppn=1", "Resource_List.mem=100mb"}
+	if !reflect.DeepEqual(names, want) {
+		t.Errorf("got %q", names)
+	}
+}

@@ -1,0 +1,61 @@
+package pbs
+
+import "testing"
+
+func TestParseJobID(t *testing.T) {
+	t.Setenv("PBS_DEFAULT", "srv:15001")
+	tests := []struct {
+		in                        string
+		ok                        bool
+		qualified, server, locate string
+	}{
+		{"9999.vm", true, "9999.vm", "vm", "9999.vm@vm"},
+		{"5[].vm", true, "5[].vm", "vm", "5[].vm@vm"},
+		{"12", true, "12.srv", "", "12.srv"},
+		{"12.VM", true, "12.vm", "VM", "12.vm@VM"},
+		{"12.vm@other:15005", true, "12.vm", "other:15005", "12.vm@vm"},
+		{"12@other", true, "12.srv", "other", "12.srv"},
+		{"{J3}", false, "", "", ""},
+		{"abc", false, "", "", ""},
+		{"12.", false, "", "", ""},
+		{"12@", false, "", "", ""},
+		{"", false, "", "", ""},
+	}
+	for _, tt := range tests {
+		j, err := ParseJobID(tt.in)
+		if (err == nil) != tt.ok {
+			t.Errorf("%q: err %v", tt.in, err)
+			continue
+		}
+		if !tt.ok {
+			continue
+		}
+		if j.Qualified() != tt.qualified || j.Server() != tt.server || j.LocateID() != tt.locate {
+			t.Errorf("%q: qualified %q server %q locate %q", tt.in, j.Qualified(), j.Server(), j.LocateID())
+		}
+	}
+}
+
+func TestServerList(t *testing.T) {
+	t.Setenv("PBS_DEFAULT", "")
+	t.Setenv("PBS_SERVER", "a:15011,b")
+	if DefaultServer() != "a:15011" || FallbackServer() != "b" {
+		t.Errorf("default %q fallback %q", DefaultServer(), FallbackServer())
+	}
+	if h, p := SplitServer("a:15011"); h != "a" || p != 15011 {
+		t.Errorf("split: %s %d", h, p)
+	}
+	t.Setenv("PBS_BATCH_SERVICE_PORT", "")
+	if h, p := SplitServer("b"); h != "b" || p != 15001 {
+		t.Errorf("split: %s %d", h, p)
+	}
+}
+
+func TestErrorText(t *testing.T) {
+	for code, want := range map[int]string{0: "no error", 15001: "Unknown Job Id",
+		15007: "Unauthorized Request ", 15033: "Batch protocol error", 15019: "", 111: "Connection refused"} {
+		if got := ErrorText(code); got != want {
+			t.Errorf("ErrorText(%d) = %q, want %q", code, got, want)
+		}
+	}
+}
