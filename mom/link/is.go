@@ -144,8 +144,12 @@ func (c *isClient) session(ctx context.Context) error {
 	c.hellosOut++
 	c.mu.Unlock()
 
-	done := make(chan error, 1)
-	go func() { done <- c.read(ctx, s) }()
+	reader := func(s *rpp.Stream) chan error {
+		done := make(chan error, 1)
+		go func() { done <- c.read(ctx, s) }()
+		return done
+	}
+	done := reader(s)
 	ticker := time.NewTicker(c.m.conf().StatusUpdateTime)
 	defer ticker.Stop()
 	poll := time.NewTicker(c.m.conf().CheckPollTime)
@@ -176,8 +180,7 @@ func (c *isClient) session(ctx context.Context) error {
 			c.mu.Lock()
 			c.stream, c.answered = ns, true
 			c.mu.Unlock()
-			done = make(chan error, 1)
-			go func() { done <- c.read(ctx, ns) }()
+			done = reader(ns)
 			soon = time.After(0)
 		case <-c.kc:
 			soon = time.After(0)
