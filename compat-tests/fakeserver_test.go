@@ -121,9 +121,11 @@ type fakeServer struct {
 
 	mu      sync.Mutex
 	diffs   []string
-	stopped bool           // the command has exited: stop waiting for connections
-	ports   map[uint16]int // captured client port -> actual client port
-	cond    *sync.Cond
+	stopped bool // the command has exited: stop waiting for connections
+	// qsubPort is the port "qsub -I" advertised, as the client sent it.
+	qsubPort int
+	ports    map[uint16]int // captured client port -> actual client port
+	cond     *sync.Cond
 }
 
 func (f *fakeServer) fail(format string, args ...any) {
@@ -216,6 +218,7 @@ func (f *fakeServer) replay(i int, exp *capture.Conn, nc *net.TCPConn) {
 			want = f.substitutePorts(want)
 		}
 		got, err := readN(nc, len(want), 15*time.Second)
+		got = f.normalizeInteractive(got, want)
 		if !bytes.Equal(got, want) {
 			at := 0
 			for at < len(got) && at < len(want) && got[at] == want[at] {
@@ -229,6 +232,82 @@ func (f *fakeServer) replay(i int, exp *capture.Conn, nc *net.TCPConn) {
 	}
 	if rest, _ := readSome(nc, 300*time.Millisecond); len(rest) > 0 {
 		f.fail("connection %d (%s): client sent extra bytes %q", i+1, describe(exp), clip(rest))
+	}
+}
+
+// interactiveMark precedes the port of qsub -I's interactive attribute.
+var interactiveMark = []byte("11interactive+0+5")
+
+// normalizeInteractive replaces the listening port qsub -I sent (five
+// digits, like the captured one) with the captured port, and remembers it.
+func (f *fakeServer) normalizeInteractive(got, want []byte) []byte {
+	i := bytes.Index(want, interactiveMark)
+	j := bytes.Index(got, interactiveMark)
+	if i < 0 || j < 0 || j+len(interactiveMark)+5 > len(got) || i+len(interactiveMark)+5 > len(want) {
+		return got
+	}
+	at := j + len(interactiveMark)
+	port, err := strconv.Atoi(string(got[at : at+5]))
+	if err != nil {
+		return got
+	}
+	f.mu.Lock()
+	f.qsubPort = port
+	f.mu.Unlock()
+	out := append([]byte{}, got...)
+	copy(out[at:at+5], want[i+len(interactiveMark):i+len(interactiveMark)+5])
+	return out
+}
+
+// callBack plays the MOM's side of an interactive job: it connects to the
+// port qsub advertised, sends the captured job-id block, checks the
+// terminal blocks qsub answers (up to their NUL padding) and sends the
+// captured terminal output.
+func (f *fakeServer) callBack(mom *capture.Conn) {
+	f.mu.Lock()
+	port := f.qsubPort
+	f.mu.Unlock()
+	if port == 0 {
+		f.fail("qsub -I advertised no interactive port")
+		return
+	}
+	nc, err := net.Dial("tcp4", "127.0.0.1:"+strconv.Itoa(port))
+	if err != nil {
+		f.fail("cannot connect back to qsub: %v", err)
+		return
+	}
+	defer nc.Close()
+	fromMOM := mom.Stream(true)
+	fromQsub := mom.Stream(false)
+	const idBlock, settings = 1047, 80 + 6 + 80
+	if len(fromMOM) < idBlock || len(fromQsub) < settings {
+		f.fail("capture lacks the interactive handshake")
+		return
+	}
+	if _, err := nc.Write(fromMOM[:idBlock]); err != nil {
+		f.fail("sending the job id to qsub: %v", err)
+		return
+	}
+	got, err := readN(nc, settings, 10*time.Second)
+	if err != nil {
+		f.fail("reading qsub's terminal settings: %v", err)
+		return
+	}
+	upToNUL := func(b []byte) []byte {
+		if i := bytes.IndexByte(b, 0); i >= 0 {
+			return b[:i]
+		}
+		return b
+	}
+	want := fromQsub[:settings]
+	for _, part := range [][2]int{{0, 80}, {80, 86}, {86, 166}} {
+		g, w := upToNUL(got[part[0]:part[1]]), upToNUL(want[part[0]:part[1]])
+		if !bytes.Equal(g, w) {
+			f.fail("qsub's terminal block at %d: got %q, want %q", part[0], g, w)
+		}
+	}
+	if _, err := nc.Write(fromMOM[idBlock:]); err != nil {
+		f.fail("sending the terminal output: %v", err)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -87,7 +88,17 @@ func run(args []string) int {
 		return 2
 	}
 	var cmdAttrs []pbs.Attr
+	var ln net.Listener
 	for _, o := range opts {
+		if o.C == 'I' && ln == nil {
+			var port int
+			var err error
+			if ln, port, err = interactiveListener(); err != nil {
+				fmt.Fprintf(os.Stderr, "qsub: cannot create interactive socket: %v\n", err)
+				return 1
+			}
+			cmdAttrs = append(cmdAttrs, pbs.Attr{Name: "interactive", Value: strconv.Itoa(port)})
+		}
 		attrs, err := q.option(o, false)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "qsub: %v\n", err)
@@ -193,6 +204,9 @@ func run(args []string) int {
 		return pbs.Errno(err)
 	}
 	c.Close()
+	if ln != nil {
+		return runInteractive(ln, id)
+	}
 	if !q.noPrint {
 		fmt.Println(id)
 	}
