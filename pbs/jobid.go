@@ -83,6 +83,21 @@ func (j JobID) Server() string {
 	if j.Current != "" {
 		return j.Current
 	}
+	return j.parentServer()
+}
+
+// parentServer is the parent server to connect to. A parent written
+// without a port that names the default server's host takes the default
+// server's port, so that ids such as "12.srv" work when PBS_DEFAULT is
+// "srv:15011" (with the standard port nothing changes).
+func (j JobID) parentServer() string {
+	if j.Parent == "" || strings.Contains(j.Parent, ":") {
+		return j.Parent
+	}
+	def := DefaultServer()
+	if host, _, hasPort := strings.Cut(def, ":"); hasPort && strings.EqualFold(host, j.Parent) {
+		return def
+	}
 	return j.Parent
 }
 
@@ -147,7 +162,7 @@ func WithLocate(j JobID, connect func(string) (*Conn, error), fn func(c *Conn, i
 // Locate asks the job's parent server (the default server if none) where
 // the job is.
 func Locate(j JobID) (string, error) {
-	c, err := Connect(j.Parent)
+	c, err := Connect(j.parentServer())
 	if err != nil {
 		return "", err
 	}

@@ -15,6 +15,7 @@ func TestParseJobID(t *testing.T) {
 		{"12.VM", true, "12.vm", "VM", "12.vm@VM"},
 		{"12.vm@other:15005", true, "12.vm", "other:15005", "12.vm@vm"},
 		{"12@other", true, "12.srv", "other", "12.srv"},
+		{"12.srv", true, "12.srv", "srv:15001", "12.srv@srv"},
 		{"{J3}", false, "", "", ""},
 		{"abc", false, "", "", ""},
 		{"12.", false, "", "", ""},
