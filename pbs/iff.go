@@ -21,8 +21,9 @@ const IffName = "pbs_iff"
 
 // FindIff returns the path of pbs_iff, searched as TORQUE does —
 // $PBSBINDIR, then the installed sbin directory — and then next to the
-// running executable, so that a bin/ built in place works once its
-// pbs_iff is setuid root; last, like TORQUE, the first $PATH element.
+// running executable (or in its ../sbin), so that a bin/ built in place
+// works once its pbs_iff is setuid root, as does an installation under any
+// prefix; last, like TORQUE, the first $PATH element.
 func FindIff() (string, error) {
 	var candidates []string
 	if d := os.Getenv("PBSBINDIR"); d != "" {
@@ -30,7 +31,9 @@ func FindIff() (string, error) {
 	}
 	candidates = append(candidates, filepath.Join(SbinDir, IffName))
 	if exe, err := os.Executable(); err == nil {
-		candidates = append(candidates, filepath.Join(filepath.Dir(exe), IffName))
+		dir := filepath.Dir(exe)
+		candidates = append(candidates, filepath.Join(dir, IffName),
+			filepath.Join(filepath.Dir(dir), "sbin", IffName))
 	}
 	if first, _, _ := strings.Cut(os.Getenv("PATH"), ":"); first != "" {
 		candidates = append(candidates, filepath.Join(first, IffName))

@@ -22,6 +22,7 @@ package main
 import (
 	"encoding/binary"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strconv"
@@ -34,7 +35,7 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args))
+	os.Exit(run(os.Args, os.Stdout, isTerminal(1)))
 }
 
 func usage(prog string) int {
@@ -43,7 +44,9 @@ func usage(prog string) int {
 	return 1
 }
 
-func run(args []string) int {
+// run is pbs_iff with its arguments; the credential goes to stdout, and
+// stdoutIsTTY refuses to write it to a terminal.
+func run(args []string, stdout io.Writer, stdoutIsTTY bool) int {
 	prog := args[0]
 	os.Unsetenv("LOCALDOMAIN")
 	test := false
@@ -55,7 +58,7 @@ func run(args []string) int {
 	if (test && len(ops) != 2) || (!test && len(ops) != 3) {
 		return usage(prog)
 	}
-	if !test && isTerminal(1) {
+	if !test && stdoutIsTTY {
 		fmt.Fprintf(os.Stderr, "pbs_iff: standard output must not be a terminal\n")
 		return 1
 	}
@@ -136,7 +139,7 @@ func run(args []string) int {
 	nc.Close()
 	var cred [4]byte
 	binary.NativeEndian.PutUint32(cred[:], 0)
-	if _, err := os.Stdout.Write(cred[:]); err != nil {
+	if _, err := stdout.Write(cred[:]); err != nil {
 		return 2
 	}
 	return 0
