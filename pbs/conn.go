@@ -33,6 +33,9 @@ type Conn struct {
 	host    string
 	port    int
 	timeout time.Duration
+	// broken marks the pseudo-connection to an unresolvable host (see
+	// dialOne): every request on it fails with PBSE_PROTOCOL.
+	broken bool
 }
 
 // Options adjust how Dial connects.
@@ -98,7 +101,12 @@ func dialOne(server string, opt Options) (*Conn, error) {
 	}
 	ips, err := ResolveHost(host)
 	if err != nil || len(ips) == 0 {
-		return nil, &Error{Code: PBSE_BADHOST}
+		// TORQUE's connect routine hands back a bogus handle for a host
+		// it cannot resolve; callers take it for a connection, nothing
+		// is sent, and the first request fails with PBSE_PROTOCOL
+		// ("qstat: Error (15033 - Batch protocol error) getting status
+		// of server nosuchsrv", spec 03 §1.2). Reproduce that.
+		return &Conn{user: name, server: server, host: host, port: port, broken: true}, nil
 	}
 	d := net.Dialer{}
 	if opt.LocalAddr != nil {
@@ -137,6 +145,9 @@ func (c *Conn) Host() string { return c.host }
 
 // Close sends a Disconnect request and closes the connection.
 func (c *Conn) Close() error {
+	if c.broken {
+		return nil
+	}
 	var e encoder
 	e.header(PBS_BATCH_Disconnect, c.user)
 	_, _ = c.nc.Write(e.b)
@@ -145,6 +156,9 @@ func (c *Conn) Close() error {
 
 // send writes one encoded request.
 func (c *Conn) send(b []byte) error {
+	if c.broken {
+		return &Error{Code: PBSE_PROTOCOL}
+	}
 	if _, err := c.nc.Write(b); err != nil {
 		return &Error{Code: PBSE_PROTOCOL}
 	}
@@ -187,4 +201,9 @@ func containsInt(list []int, v int) bool {
 
 // Drop closes the connection without sending Disconnect, as qsub does
 // after a failed submission.
-func (c *Conn) Drop() error { return c.nc.Close() }
+func (c *Conn) Drop() error {
+	if c.broken {
+		return nil
+	}
+	return c.nc.Close()
+}

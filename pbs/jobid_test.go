@@ -60,3 +60,14 @@ func TestErrorText(t *testing.T) {
 		}
 	}
 }
+
+func TestUnresolvableServer(t *testing.T) {
+	c, err := Dial("bad..host", Options{User: "alice", NoAuth: true})
+	if err != nil {
+		t.Fatalf("Dial: %v (TORQUE hands back a handle)", err)
+	}
+	defer c.Close()
+	if _, err := c.StatusServer(nil, ""); Errno(err) != PBSE_PROTOCOL || ServerText(err) != "" {
+		t.Fatalf("StatusServer: %v", err)
+	}
+}
