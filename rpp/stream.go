@@ -75,7 +75,8 @@ type outPacket struct {
 	typ     Type
 	seq     uint32
 	payload []byte
-	sent    time.Time
+	first   time.Time // first transmission
+	sent    time.Time // latest transmission
 	tries   int
 }
 
@@ -165,6 +166,25 @@ func (s *Stream) Close() error {
 	return nil
 }
 
+// Unanswered returns how long the oldest packet still awaiting its
+// acknowledgement (or the open handshake) has been waiting, 0 if none.
+// Applications use it to give up on a peer sooner than the retries do
+// (pbs_mom reopens its IS stream after twice status_update_time).
+func (s *Stream) Unanswered() time.Duration {
+	s.e.mu.Lock()
+	defer s.e.mu.Unlock()
+	var oldest time.Time
+	for _, o := range s.unacked {
+		if !o.first.IsZero() && (oldest.IsZero() || o.first.Before(oldest)) {
+			oldest = o.first
+		}
+	}
+	if oldest.IsZero() {
+		return 0
+	}
+	return time.Since(oldest)
+}
+
 // Flush waits until every message sent so far has been acknowledged.
 func (s *Stream) Flush(ctx context.Context) error {
 	e := s.e
@@ -221,6 +241,9 @@ func (s *Stream) packet(o *outPacket) Packet {
 }
 
 func (s *Stream) transmit(o *outPacket, now time.Time) {
+	if o.first.IsZero() {
+		o.first = now
+	}
 	o.sent = now
 	s.e.send(s.remote, s.packet(o))
 }

@@ -604,3 +604,24 @@ func TestMaxStreams(t *testing.T) {
 		t.Errorf("%d streams, want the bound of 2", n)
 	}
 }
+
+func TestUnanswered(t *testing.T) {
+	p := newPair(t, &Options{Timeout: time.Hour, OpenKey: 1}, fastOpts(2))
+	ctx := ctxT(t)
+	s, _ := p.a.Open(addrOf(p.b))
+	s.Send([]byte("x"))
+	r, err := p.b.Accept(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Recv(ctx)
+	waitFor(t, func() bool { return s.Unanswered() == 0 })
+	p.cb.mu.Lock()
+	p.cb.disabled = true // no more ACKs
+	p.cb.mu.Unlock()
+	s.Send([]byte("y"))
+	time.Sleep(30 * time.Millisecond)
+	if d := s.Unanswered(); d < 30*time.Millisecond || d > 10*time.Second {
+		t.Errorf("Unanswered = %v after 30ms without an ACK", d)
+	}
+}

@@ -110,11 +110,16 @@ func (c *isClient) run(ctx context.Context) {
 		default:
 			backoff = min(2*backoff, 300*time.Second)
 		}
-		if err == nil {
-			backoff = 0 // the server closed in order (qterm): reconnect at once
+		if err == nil || errors.Is(err, errStreamDead) {
+			// The server closed in order (qterm), or the stream was
+			// given up after twice status_update_time: reopen at once.
+			backoff = 0
 		}
 	}
 }
+
+// errStreamDead ends a session whose server stopped acknowledging.
+var errStreamDead = errors.New("nothing acknowledged for twice status_update_time")
 
 // session runs one stream until it ends; nil means the server closed it.
 func (c *isClient) session(ctx context.Context) error {
@@ -190,6 +195,11 @@ func (c *isClient) session(ctx context.Context) error {
 			soon = nil
 			c.sendStatus(ctx, s)
 		case <-ticker.C:
+			// A stream on which nothing got through for twice the
+			// status interval is dead: reopen it (spec 10 §5.2).
+			if s.Unanswered() > 2*c.m.conf().StatusUpdateTime {
+				return errStreamDead
+			}
 			c.sendStatus(ctx, s)
 		case <-poll.C:
 			c.checkState(s)

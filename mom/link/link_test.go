@@ -181,7 +181,7 @@ func startMom(t *testing.T, srv *fakeServer, cfgText string) *testMom {
 
 // startMomIn starts a Mom whose PBS_HOME is base/torque; unless recover is
 // "none" it first recovers the saved jobs in that mode.
-func startMomIn(t *testing.T, srv *fakeServer, cfgText, base, recover string) *testMom {
+func startMomIn(t *testing.T, srv *fakeServer, cfgText, base, recover string, tweaks ...func(*Options)) *testMom {
 	t.Helper()
 	cfg, err := config.Parse(strings.NewReader(cfgText))
 	if err != nil {
@@ -221,11 +221,15 @@ func startMomIn(t *testing.T, srv *fakeServer, cfgText, base, recover string) *t
 	if err := os.WriteFile(cfgFile, []byte(cfgText), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tm.m, err = New(Options{ConfigFile: cfgFile,
+	mopt := Options{ConfigFile: cfgFile,
 		Host: "localhost", Home: tm.home, Config: cfg, Log: logger, Exec: tm.eng,
 		Servers: servers, ServerPort: serverPort, RPP: &rpp.Options{Timeout: 50 * time.Millisecond, Retry: 40},
 		HelloStatusDelay: -1, ObitRetry: 200 * time.Millisecond,
-	})
+	}
+	for _, tw := range tweaks {
+		tw(&mopt)
+	}
+	tm.m, err = New(mopt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1032,5 +1036,49 @@ func TestServerRestartPing(t *testing.T) {
 	defer cancelShort()
 	if s, err := ep.Accept(short); err == nil {
 		t.Errorf("the MOM opened a second stream from %v", s.RemoteAddr())
+	}
+}
+
+// TestISReopenWhenDead: when nothing is acknowledged on the IS stream for
+// twice status_update_time (the server died without GOODBYE), the MOM
+// opens a new stream, long before the RPP retries run out.
+func TestISReopenWhenDead(t *testing.T) {
+	requireRoot(t)
+	srv := newFakeServer(t)
+	base, err := os.MkdirTemp("", "gopbs-mom-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(base)
+	os.Chmod(base, 0o755)
+	startMomIn(t, srv, "$status_update_time 1\n", base, "none", func(o *Options) {
+		o.RPP = &rpp.Options{Timeout: 100 * time.Millisecond, Retry: 10000} // never stale by retries here
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	first, err := srv.ep.Accept(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Recv(ctx)
+	first.Send([]byte("+4+1+2210+2130706433"))
+	recvStatus(t, ctx, first)
+	srv.ep.Close() // the server dies
+	pc, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", srv.port))
+	if err != nil {
+		t.Skipf("cannot rebind the server port: %v", err)
+	}
+	ep := rpp.NewEndpoint(pc, &rpp.Options{Timeout: 100 * time.Millisecond})
+	defer ep.Close()
+	began := time.Now()
+	second, err := ep.Accept(ctx)
+	if err != nil {
+		t.Fatalf("no new IS stream: %v", err)
+	}
+	if b, err := second.Recv(ctx); err != nil || string(b) != "+4+1+1" {
+		t.Fatalf("new stream starts with %q, %v; want IS_HELLO", b, err)
+	}
+	if d := time.Since(began); d > 10*time.Second {
+		t.Errorf("reopened after %v", d)
 	}
 }
