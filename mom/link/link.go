@@ -94,7 +94,8 @@ type Options struct {
 	// (default DialReserved).
 	Dial func(ctx context.Context, addr netip.AddrPort) (net.Conn, error)
 	// HelloStatusDelay is the pause between the server's answer to
-	// IS_HELLO and the first IS_STATUS (default 2 s, as observed).
+	// IS_HELLO and the first IS_STATUS (default 2 s, as observed;
+	// negative for none).
 	HelloStatusDelay time.Duration
 	// MemLocked tells diagnostics that the daemon locked its memory
 	// (mlockall), as TORQUE's MOM does ("MemLocked: TRUE  (mlock)").
