@@ -9,9 +9,14 @@
 // the package only keeps the protocol state of each job (launch stage,
 // server address, attributes, whether session_id was reported).
 //
-// The RPP socket dispatches every accepted stream by the protocol number
-// of its first message (RM 1, IM 3, IS 4), so MOM↔MOM IM can be added by
-// registering a handler for protocol 3 (see Mom.handleStream).
+// The RPP socket dispatches every message of an accepted stream by its
+// protocol number (RM 1, IM 3, IS 4). MOM↔MOM IM for multi-node jobs
+// plugs in as Options.IM (an IMHandler); without one, IM requests are
+// refused with IM_ERROR/PBSE_NOSUP and TM requests on the TCP RM port
+// with TM_ERROR/TM_ENOTIMPLEMENTED.
+//
+// Use: build the execution engine with OnExit calling Mom.JobExited, New
+// the Mom, Recover the saved jobs, then Serve the listeners.
 package link
 
 import (
