@@ -70,9 +70,12 @@ func ParseDateTime(s string, now time.Time) (int64, error) {
 	return t.Unix(), nil
 }
 
-// HostName returns the name qsub puts in paths: the host name of this
-// machine.
+// HostName returns the name qsub puts in paths: torque.cfg's QSUBHOST, or
+// the host name of this machine.
 func HostName() string {
+	if h := TorqueConfig()["QSUBHOST"]; h != "" {
+		return h
+	}
 	h, err := os.Hostname()
 	if err != nil {
 		return "localhost"

@@ -11,6 +11,8 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -58,6 +60,7 @@ type qsub struct {
 	prefix      string
 	noPrint     bool
 	interactive bool
+	cfg         map[string]string
 	workDir     string
 	initDir     string
 	rootDir     string
@@ -79,6 +82,8 @@ func run(args []string) int {
 		}
 	}
 	q := &qsub{given: map[byte]bool{}, directive: map[byte]bool{}, resources: map[string]bool{}, prefix: "#PBS"}
+	cfg := cli.TorqueConfig()
+	q.cfg = cfg
 	if p, ok := os.LookupEnv("PBS_DPREFIX"); ok {
 		q.prefix = p
 	}
@@ -136,6 +141,11 @@ func run(args []string) int {
 		}
 	}
 	script = bytes.ReplaceAll(script, []byte("\r\n"), []byte("\n"))
+	if filtered, code := submitFilter(cfg, args, script); code != 0 {
+		return code
+	} else if filtered != nil {
+		script = filtered
+	}
 
 	var dirAttrs []pbs.Attr
 	if q.prefix != "" {
@@ -166,6 +176,11 @@ func run(args []string) int {
 	}
 
 	var list []pbs.Attr
+	if cli.CfgBool(cfg["QSUBSENDGROUPLIST"]) {
+		if g, err := user.LookupGroupId(strconv.Itoa(os.Getgid())); err == nil {
+			list = append(list, pbs.Attr{Name: "group_list", Value: g.Name + "," + g.Name})
+		}
+	}
 	list = append(list, cmdAttrs...)
 	if len(args) > 1 {
 		list = append(list, pbs.Attr{Name: "submit_args", Value: strings.Join(args[1:], " ")})
@@ -176,7 +191,22 @@ func run(args []string) int {
 	list = append(list, dirAttrs...)
 	for _, d := range defaults {
 		if !q.given[d.letter] && !q.directive[d.letter] {
-			list = append(list, d.attr)
+			a := d.attr
+			switch a.Name {
+			case "Checkpoint":
+				if v := cfg["DEFAULTCKPT"]; v != "" {
+					a.Value = v
+				}
+			case "Rerunable":
+				if v, ok := cfg["RERUNNABLEBYDEFAULT"]; ok && !cli.CfgBool(v) {
+					a.Value = "FALSE"
+				}
+			case "fault_tolerant":
+				if cli.CfgBool(cfg["FAULT_TOLERANT_BY_DEFAULT"]) {
+					a.Value = "TRUE"
+				}
+			}
+			list = append(list, a)
 		}
 	}
 	list = append(list, pbs.Attr{Name: "init_work_dir", Value: initWorkDir()})
@@ -244,6 +274,9 @@ func (q *qsub) variableList(server string) string {
 		}
 	}
 	v = append(v, "PBS_SERVER="+server)
+	if cli.CfgBool(q.cfg["QSUBSENDUID"]) {
+		v = append(v, "PBS_O_UID="+strconv.Itoa(os.Getuid()))
+	}
 	if q.initDir != "" {
 		v = append(v, "PBS_O_INITDIR="+q.initDir)
 	}
@@ -546,4 +579,35 @@ func splitWords(s string) ([]string, error) {
 		words = append(words, cur.String())
 	}
 	return words, nil
+}
+
+// defaultSubmitFilter is run when torque.cfg names no SUBMITFILTER.
+const defaultSubmitFilter = "/usr/local/sbin/torque_submitfilter"
+
+// submitFilter runs the site's submit filter, if any, with qsub's
+// arguments and the script on its standard input; its output is the
+// script to submit. It returns a non-zero exit status when the filter
+// rejects the job.
+func submitFilter(cfg map[string]string, args []string, script []byte) ([]byte, int) {
+	path := cfg["SUBMITFILTER"]
+	if path == "" {
+		path = defaultSubmitFilter
+	}
+	if fi, err := os.Stat(path); err != nil || fi.IsDir() {
+		return nil, 0
+	}
+	cmd := exec.Command(path, args[1:]...)
+	cmd.Stdin = bytes.NewReader(script)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err == nil {
+		return out, 0
+	}
+	if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 255 {
+		fmt.Fprintln(os.Stderr, "qsub: Your job has been administratively rejected by the queueing system.")
+		fmt.Fprintln(os.Stderr, "qsub: There may be a more detailed explanation prior to this notice.")
+		return nil, 1
+	}
+	fmt.Fprintln(os.Stderr, "qsub: submit filter returned an error code, aborting job submission.")
+	return nil, 1
 }
