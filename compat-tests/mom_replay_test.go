@@ -464,13 +464,17 @@ func TestMomReplayRPP(t *testing.T) {
 		return ""
 	}
 
-	rmScenario := func(id int, name string, forcesStatus bool) {
+	rmScenario := func(id int, name string, forcesStatus bool, clientPort ...uint16) {
+		port := uint16(1020) // momctl's reserved port in the captures
+		if len(clientPort) > 0 {
+			port = clientPort[0]
+		}
 		results.run(t, suite, name, pendingFor(id), func(t *testing.T) string {
 			c := loadCapture(t, id)
-			client := newRMClient(t, m, 1020)
+			client := newRMClient(t, m, port)
 			r := &rppReplay{t: t, peers: []*rppPeer{client}}
 			began := time.Now()
-			r.play(udpDatagrams(c, 1020))
+			r.play(udpDatagrams(c, port))
 			if forcesStatus && len(r.diffs) == 0 {
 				want := firstEOD(udpDatagrams(c, 15001))
 				if d := compareStatus(want, nextStatus(t, began)); d != "" {
@@ -491,6 +495,7 @@ func TestMomReplayRPP(t *testing.T) {
 	})
 	rmScenario(24, "24 momctl -q loadave", false)
 	rmScenario(25, "25 momctl -q physmem ncpus arch uname", false)
+	rmScenario(71, "71 pbs_sched's node query (ncpus arch physmem loadave max_load ideal_load)", false, 1021)
 	// Before capture 23 the server's last request to the MOM had been a
 	// DeleteJob: reproduce that history.
 	killJob(t, m, "1.vm")
