@@ -434,6 +434,9 @@ func newCaptureNamespace(t *testing.T) *captureNamespace {
 	if _, err := exec.LookPath("setpriv"); err != nil {
 		t.Skip("setpriv(1) not installed")
 	}
+	if out, err := exec.Command("unshare", "--uts", "--mount", "--propagation", "private", "true").CombinedOutput(); err != nil {
+		t.Skipf("cannot create UTS and mount namespaces here: %v %s", err, out)
+	}
 	dir := t.TempDir()
 	ns := &captureNamespace{hosts: filepath.Join(dir, "hosts"), homes: filepath.Join(dir, "home")}
 	content := fmt.Sprintf("127.0.0.1\t%s localhost\n::1\tlocalhost ip6-localhost ip6-loopback\n", captureHost)
