@@ -10,8 +10,10 @@ package server
 import (
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sync"
 	"syscall"
 	"testing"
@@ -216,4 +218,45 @@ func benchStore(b *testing.B, writers int) {
 			}
 		}
 	})
+}
+
+// BenchmarkHeapPerQueuedJob fills a server with 20,000 held jobs (8
+// clients) and reports the live heap per queued job after a collection;
+// run it with -benchtime 1x, and GOPBS_HEAPPROFILE=file to write a heap
+// profile while the jobs are queued.
+func BenchmarkHeapPerQueuedJob(b *testing.B) {
+	const jobs = 20000
+	for b.Loop() {
+		s := benchServer(b)
+		runtime.GC()
+		var before runtime.MemStats
+		runtime.ReadMemStats(&before)
+		var wg sync.WaitGroup
+		for range 8 {
+			c := benchDial(b, s)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range jobs / 8 {
+					c.submit(b)
+				}
+			}()
+		}
+		wg.Wait()
+		runtime.GC()
+		var after runtime.MemStats
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/jobs, "heap-bytes/job")
+		if path := os.Getenv("GOPBS_HEAPPROFILE"); path != "" {
+			// the heap while the jobs are queued (-memprofile would
+			// see it after the server is gone)
+			f, err := os.Create(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			pprof.WriteHeapProfile(f)
+			f.Close()
+		}
+		s.Shutdown("Quick")
+	}
 }
