@@ -105,9 +105,11 @@ func TestClientsEndToEnd(t *testing.T) {
 	}
 
 	env := []string{"PATH=/usr/bin:/bin", "PBS_DEFAULT=localhost:" + strconv.Itoa(port), "LANG=C"}
+	stdin := ""
 	run := func(asUser bool, name string, args ...string) (string, string, int) {
 		t.Helper()
 		cmd := exec.Command(filepath.Join(bin, name), args...)
+		cmd.Stdin = strings.NewReader(stdin)
 		cmd.Dir = work
 		if asUser {
 			cmd.Env = append(env, "HOME="+work, "LOGNAME="+e2eClientUser, "USER="+e2eClientUser)
@@ -148,6 +150,15 @@ func TestClientsEndToEnd(t *testing.T) {
 	} {
 		if out := expect(false, 0, "qmgr", "-a", "-c", c); out != "" {
 			t.Fatalf("qmgr -c %q printed %q", c, out)
+		}
+	}
+	stdin = "active queue batch\nset queue started = true\nlist queue\nprint queue batch\nquit\n"
+	session := expect(false, 0, "qmgr")
+	stdin = ""
+	for _, want := range []string{"Max open servers: 10239\nactive queue batch\n", "\nQueue batch\n\tqueue_type = Execution\n",
+		"\n#\n# Create and define queue batch\n#\ncreate queue batch\nset queue batch queue_type = Execution\n", "\nquit\n"} {
+		if !strings.Contains(session, want) {
+			t.Fatalf("qmgr session lacks %q:\n%s", want, session)
 		}
 	}
 	if out := expect(true, 0, "qstat", "-B"); !strings.Contains(out, "Active") && !strings.Contains(out, "Idle") {

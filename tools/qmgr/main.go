@@ -39,10 +39,31 @@ const (
 
 type qmgr struct {
 	abort, echo, syntaxOnly, quiet bool
-	conn                           *pbs.Conn
-	server                         string // as named on the command line, "" = default
+	conns                          map[string]*pbs.Conn // by server name as written, "" = default
+	servers                        []string             // the active servers
+	activeQueues, activeNodes      []string             // "name@server" or "name"
 	stdout, stderr                 io.Writer
 	status                         int
+}
+
+// connFor returns the connection to server, connecting on first use.
+func (q *qmgr) connFor(server string) (*pbs.Conn, error) {
+	if c, ok := q.conns[server]; ok {
+		return c, nil
+	}
+	c, err := cli.Connect(server)
+	if err != nil {
+		fmt.Fprintf(q.stderr, "qmgr: cannot connect to server %s (errno=%d) %s\n", server, pbs.Errno(err), cli.ErrText(err))
+		return nil, err
+	}
+	q.conns[server] = c
+	return c, nil
+}
+
+func (q *qmgr) closeAll() {
+	for _, c := range q.conns {
+		c.Close()
+	}
 }
 
 func main() {
@@ -51,7 +72,7 @@ func main() {
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	opts, servers, bad := cli.Getopt(args[1:], "+ac:enz", args[0], stderr)
-	q := &qmgr{stdout: stdout, stderr: stderr}
+	q := &qmgr{stdout: stdout, stderr: stderr, conns: map[string]*pbs.Conn{}}
 	var commands []string
 	haveC := false
 	for _, o := range opts {
@@ -73,17 +94,19 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "Usage: %s [-a] [-c command] [-e] [-n] [-z] [server...]\n", args[0])
 		return 1
 	}
-	if len(servers) > 0 {
-		q.server = servers[0]
+	if len(servers) == 0 {
+		servers = []string{""}
 	}
 	if !q.syntaxOnly {
-		c, err := cli.Connect(q.server)
-		if err != nil {
-			fmt.Fprintf(stderr, "qmgr: cannot connect to server %s (errno=%d) %s\n", q.server, pbs.Errno(err), cli.ErrText(err))
+		for _, s := range servers {
+			if _, err := q.connFor(s); err == nil {
+				q.servers = append(q.servers, s)
+			}
+		}
+		if len(q.servers) == 0 {
 			return exitConnect
 		}
-		q.conn = c
-		defer c.Close()
+		defer q.closeAll()
 	}
 	if haveC {
 		for _, cmd := range commands {
@@ -232,19 +255,67 @@ func (q *qmgr) command(line string) (bool, int) {
 	if q.syntaxOnly {
 		return false, 0
 	}
-	if (obj == objQueue || obj == objNode) && len(names) == 0 && verb != "list" && verb != "print" && verb != "active" {
-		if obj == objQueue {
-			fmt.Fprintln(q.stdout, "No Active Queues, nothing done.")
-		} else {
-			fmt.Fprintln(q.stdout, "No Active Nodes, nothing done.")
+	if verb == "active" {
+		return false, q.active(obj, names)
+	}
+	type target struct{ name, server string }
+	var targets []target
+	switch {
+	case len(names) > 0:
+		if obj == objServer && len(names) > 1 && verb == "list" && len(attrs) == 0 {
+			// "list server a,b": the comma word was taken for names.
+			fmt.Fprintln(q.stderr, "qmgr: Protocol error, server disconnected")
+			q.status = 1
+			return true, 1
 		}
-		return false, 0
-	}
-	if obj == objServer && len(names) > 0 && verb == "list" && strings.Contains(names[0], ",") {
-		names = names[:1]
-	}
-	if len(names) == 0 {
-		names = []string{""}
+		for _, n := range names {
+			name, svr, _ := strings.Cut(n, "@")
+			if obj == objServer {
+				name, svr = n, n
+				if n == "default" {
+					name, svr = "", ""
+				}
+			}
+			if svr == "default" {
+				svr = ""
+			}
+			targets = append(targets, target{name, svr})
+		}
+	case obj == objServer:
+		for _, s := range q.servers {
+			targets = append(targets, target{"", s})
+		}
+	case verb == "list" || verb == "print":
+		active := q.activeQueues
+		if obj == objNode {
+			active = q.activeNodes
+		}
+		if len(active) == 0 {
+			for _, s := range q.servers {
+				targets = append(targets, target{"", s})
+			}
+		}
+		for _, a := range active {
+			name, svr, _ := strings.Cut(a, "@")
+			targets = append(targets, target{name, svr})
+		}
+	default:
+		active := q.activeQueues
+		if obj == objNode {
+			active = q.activeNodes
+		}
+		if len(active) == 0 {
+			if obj == objQueue {
+				fmt.Fprintln(q.stdout, "No Active Queues, nothing done.")
+			} else {
+				fmt.Fprintln(q.stdout, "No Active Nodes, nothing done.")
+			}
+			return false, 0
+		}
+		for _, a := range active {
+			name, svr, _ := strings.Cut(a, "@")
+			targets = append(targets, target{name, svr})
+		}
 	}
 	// Attribute lists are built by prepending: reverse command-line order.
 	rev := make([]pbs.Attr, len(attrs))
@@ -252,22 +323,15 @@ func (q *qmgr) command(line string) (bool, int) {
 		rev[len(attrs)-1-i] = a
 	}
 	code := 0
-	for _, name := range names {
-		if obj == objServer && len(names) > 1 {
-			fmt.Fprintln(q.stderr, "qmgr: Protocol error, server disconnected")
-			q.status = 1
-			return true, 1
+	for _, tg := range targets {
+		c, err := q.connFor(tg.server)
+		if err != nil {
+			code = exitConnect
+			continue
 		}
-		objName, svr := name, q.server
-		if i := strings.IndexByte(name, '@'); i >= 0 {
-			objName = name[:i]
-		}
-		if obj == objServer {
-			svr = name
-		}
-		if err := q.exec(verb, obj, objName, rev); err != nil {
+		if err := q.exec(c, verb, obj, tg.name, rev); err != nil {
 			code = exitExec
-			q.printErr(objName, svr, err)
+			q.printErr(tg.name, tg.server, err)
 		}
 	}
 	return false, code
@@ -288,8 +352,7 @@ func (q *qmgr) printErr(name, server string, err error) {
 	fmt.Fprintf(q.stderr, "qmgr: Error (%d - %s) returned from server\n", n, pbs.ErrorText(n))
 }
 
-func (q *qmgr) exec(verb string, obj int, name string, attrs []pbs.Attr) error {
-	c := q.conn
+func (q *qmgr) exec(c *pbs.Conn, verb string, obj int, name string, attrs []pbs.Attr) error {
 	switch verb {
 	case "create":
 		return c.Manager(pbs.MGR_CMD_CREATE, mgrObj[obj], name, attrs, "")
@@ -419,6 +482,86 @@ func (q *qmgr) list(obj int, st pbs.Status) {
 	}
 	b.WriteByte('\n')
 	io.WriteString(q.stdout, b.String())
+}
+
+// active is the "active" command: with names it makes those objects the
+// default targets (checking that queues and nodes exist), without names it
+// lists the active objects.
+func (q *qmgr) active(obj int, names []string) int {
+	if len(names) == 0 {
+		title, list := "Active servers:", q.servers
+		switch obj {
+		case objQueue:
+			title, list = "Active queues:", q.activeQueues
+		case objNode:
+			title, list = "Active nodes:", q.activeNodes
+		}
+		fmt.Fprintln(q.stdout, title)
+		for _, n := range list {
+			name, svr, _ := strings.Cut(n, "@")
+			if obj == objServer {
+				name, svr = "", n
+			}
+			if svr == "" {
+				svr = "default"
+			}
+			if obj == objServer {
+				fmt.Fprintln(q.stdout, svr)
+			} else {
+				fmt.Fprintf(q.stdout, "%s@%s\n", name, svr)
+			}
+		}
+		return 0
+	}
+	var ok []string
+	code := 0
+	for _, n := range names {
+		name, svr, _ := strings.Cut(n, "@")
+		if svr == "default" {
+			svr = ""
+		}
+		if obj == objServer {
+			if n == "default" {
+				n = ""
+			}
+			if _, err := q.connFor(n); err != nil {
+				code = exitConnect
+				continue
+			}
+			ok = append(ok, n)
+			continue
+		}
+		c, err := q.connFor(svr)
+		if err != nil {
+			code = exitConnect
+			continue
+		}
+		var st []pbs.Status
+		if obj == objQueue {
+			st, err = c.StatusQueue(name, []pbs.Attr{{Name: "queue_type", ValueSet: true}}, "")
+		} else {
+			st, err = c.StatusNode(name, []pbs.Attr{{Name: "state", ValueSet: true}}, "")
+		}
+		if err != nil || len(st) == 0 {
+			if obj == objQueue {
+				fmt.Fprintf(q.stderr, "Queue does not exist: %s.\n", name)
+			} else {
+				fmt.Fprintf(q.stderr, "Node does not exist: %s.\n", name)
+			}
+			code = 4
+			continue
+		}
+		ok = append(ok, n)
+	}
+	switch obj {
+	case objServer:
+		q.servers = ok
+	case objQueue:
+		q.activeQueues = ok
+	case objNode:
+		q.activeNodes = ok
+	}
+	return code
 }
 
 // attrPrefix returns the attribute name a word starts with.
