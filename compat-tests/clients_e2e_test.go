@@ -61,7 +61,9 @@ func TestClientsEndToEnd(t *testing.T) {
 		}
 	}
 	_ = os.Chown(work, uid, gid)
-	pkgs := []string{"./server/cmd/pbs_server", "./tools/pbs_iff", "./tools/qsub", "./tools/qstat", "./tools/qdel", "./tools/qmgr"}
+	pkgs := []string{"./server/cmd/pbs_server", "./tools/pbs_iff", "./tools/qsub", "./tools/qstat", "./tools/qdel", "./tools/qmgr",
+		"./tools/qhold", "./tools/qrls", "./tools/qalter", "./tools/qselect", "./tools/qmove", "./tools/qorder",
+		"./tools/qenable", "./tools/qdisable", "./tools/qterm"}
 	build := exec.Command("go", append([]string{"build", "-ldflags", "-X gopbs/pbs.SbinDir=" + bin, "-o", bin + "/"}, pkgs...)...)
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
@@ -180,8 +182,36 @@ func TestClientsEndToEnd(t *testing.T) {
 	if !strings.Contains(full, "Job_Owner = "+e2eClientUser+"@") {
 		t.Fatalf("qstat -f %s:\n%s", id, full)
 	}
+	// Job manipulation as the owner.
+	expect(false, 0, "qmgr", "-a", "-c", "create queue other queue_type=execution,enabled=true,started=true")
+	expect(true, 0, "qalter", "-N", "renamed", "-l", "walltime=00:03:00", id)
+	expect(true, 0, "qrls", id)
+	expect(true, 0, "qhold", id)
+	if out := expect(true, 0, "qselect", "-s", "H", "-u", e2eClientUser); strings.TrimSpace(out) != id {
+		t.Fatalf("qselect -s H printed %q, want %s", out, id)
+	}
+	expect(true, 0, "qmove", "other", id)
+	full = expect(true, 0, "qstat", "-f", id)
+	for _, want := range []string{"Job_Name = renamed", "Resource_List.walltime = 00:03:00", "queue = other", "Hold_Types = u"} {
+		if !strings.Contains(full, want) {
+			t.Fatalf("qstat -f after qalter/qmove lacks %q:\n%s", want, full)
+		}
+	}
+	id2 := strings.TrimSpace(expect(true, 0, "qsub", "-h", "-q", "other", "job.sh"))
+	expect(true, 0, "qorder", id, id2)
+	expect(true, 0, "qdel", id2)
+	expect(false, 0, "qdisable", "other")
+	if out := expect(true, 175, "qsub", "-q", "other", "job.sh"); !strings.HasPrefix(out, "qsub: Queue is not enabled") {
+		t.Fatalf("qsub into a disabled queue printed %q", out)
+	}
+	expect(false, 0, "qenable", "other")
 	expect(true, 0, "qdel", id)
 	if out := expect(true, 153, "qstat", id); out != "qstat: Unknown Job Id "+id+"\n" {
 		t.Fatalf("qstat of the deleted job printed %q", out)
 	}
+	// An unprivileged user may not shut the server down; root may.
+	if out := expect(true, 2, "qterm"); !strings.HasPrefix(out, "qterm: Unauthorized Request") {
+		t.Fatalf("qterm as %s printed %q", e2eClientUser, out)
+	}
+	expect(false, 0, "qterm", "-t", "quick")
 }
