@@ -118,6 +118,16 @@ func SplitDest(d string) (queue, server string) {
 // locate-and-retry, printing errors like the job commands and returning
 // the exit status (the last error number).
 func RunJobOps(prog string, ids []string, op func(c *pbs.Conn, id string) error) int {
+	return runJobOps(prog, ids, true, op)
+}
+
+// RunJobOpsNoConnectText is RunJobOps for commands whose connection error
+// line ends after "(errno=N)" (qchkpt).
+func RunJobOpsNoConnectText(prog string, ids []string, op func(c *pbs.Conn, id string) error) int {
+	return runJobOps(prog, ids, false, op)
+}
+
+func runJobOps(prog string, ids []string, connectText bool, op func(c *pbs.Conn, id string) error) int {
 	status := 0
 	for _, arg := range ids {
 		j, err := pbs.ParseJobID(arg)
@@ -132,8 +142,13 @@ func RunJobOps(prog string, ids []string, op func(c *pbs.Conn, id string) error)
 		}
 		var ce *pbs.ConnectError
 		if errors.As(err, &ce) {
-			fmt.Fprintf(os.Stderr, "%s: cannot connect to server %s (errno=%d) %s\n",
-				prog, ServerName(ce.Server), pbs.Errno(ce.Err), ErrText(ce.Err))
+			if connectText {
+				fmt.Fprintf(os.Stderr, "%s: cannot connect to server %s (errno=%d) %s\n",
+					prog, ServerName(ce.Server), pbs.Errno(ce.Err), ErrText(ce.Err))
+			} else {
+				fmt.Fprintf(os.Stderr, "%s: cannot connect to server %s (errno=%d)\n",
+					prog, ServerName(ce.Server), pbs.Errno(ce.Err))
+			}
 			status = pbs.Errno(ce.Err)
 			continue
 		}

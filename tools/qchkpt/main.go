@@ -15,7 +15,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: qchkpt job_identifier...")
 		cli.Exit(2)
 	}
-	cli.Exit(cli.RunJobOps("qchkpt", ids, func(c *pbs.Conn, id string) error {
+	cli.Exit(cli.RunJobOpsNoConnectText("qchkpt", ids, func(c *pbs.Conn, id string) error {
 		return c.CheckpointJob(id, "")
 	}))
 }
