@@ -31,6 +31,47 @@ type fakeMom struct {
 	// reject, if set, gives the reply code for a request type.
 	reject map[int]int
 	got    chan *batchreq.Request
+	// gating, if set, holds the end-of-job connections (first request
+	// CopyFiles or DeleteJob) of a job until release is called for it.
+	gating bool
+	gates  map[string]chan struct{}
+}
+
+// gate returns the channel closed when job id's end may proceed.
+func (m *fakeMom) gate(id string) chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.gates == nil {
+		m.gates = map[string]chan struct{}{}
+	}
+	g := m.gates[id]
+	if g == nil {
+		g = make(chan struct{})
+		m.gates[id] = g
+	}
+	return g
+}
+
+// connCount returns the number of connections accepted so far.
+func (m *fakeMom) connCount() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.streams)
+}
+
+// release lets job id's end-of-job connection proceed.
+func (m *fakeMom) release(id string) { close(m.gate(id)) }
+
+// seen reports whether a request of type typ for job id arrived.
+func (m *fakeMom) seen(typ int, id string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, r := range m.reqs {
+		if r.Type == typ && r.ObjectID() == id {
+			return true
+		}
+	}
+	return false
 }
 
 func newFakeMom(t *testing.T) *fakeMom {
@@ -65,11 +106,18 @@ func (m *fakeMom) serve(nc net.Conn) {
 	m.mu.Unlock()
 	buf.mu = &m.mu
 	r := dis.NewReader(io.TeeReader(nc, buf))
-	for {
+	for first := true; ; first = false {
 		nc.SetDeadline(time.Now().Add(10 * time.Second))
 		req, err := batchreq.ReadRequest(r)
 		if err != nil {
 			return
+		}
+		m.mu.Lock()
+		gating := m.gating
+		m.mu.Unlock()
+		if first && gating && (req.Type == batchreq.PBS_BATCH_CopyFiles || req.Type == batchreq.PBS_BATCH_DeleteJob) {
+			<-m.gate(req.ObjectID())
+			nc.SetDeadline(time.Now().Add(10 * time.Second))
 		}
 		m.mu.Lock()
 		m.reqs = append(m.reqs, req)
@@ -264,7 +312,7 @@ func readAccounting(t *testing.T, s *Server) string {
 func TestRunJobLaunchAndObit(t *testing.T) {
 	mom := newFakeMom(t)
 	s := runServer(t, mom, 0)
-	c := dialPrivileged(t, s.Addr())
+	c := privConn(t, s)
 	setupCluster(t, c)
 	id := submit(t, c, "lifecycle")
 
@@ -351,7 +399,7 @@ func TestRunJobLaunchAndObit(t *testing.T) {
 		t.Errorf("resources_assigned.nodect while running %q", got)
 	}
 	// The MOM reports the end of the job.
-	momc := dialPrivileged(t, s.Addr())
+	momc := privConn(t, s)
 	obit := batchreq.NewRequest(batchreq.PBS_BATCH_JobObit, "pbs_mom", &batchreq.JobObit{JobID: id, ExitStatus: 0, Attrs: batchreq.AttrList{
 		batchreq.NewResourceAttr("resources_used", "cput", "00:00:00"),
 		batchreq.NewResourceAttr("resources_used", "walltime", "00:00:05"),
@@ -379,7 +427,7 @@ func TestRunJobLaunchAndObit(t *testing.T) {
 	}
 	// A second obit for the purged job is refused (CLEANEDOUT: the
 	// server started with -t create).
-	if p := dialPrivileged(t, s.Addr()).do(obit); p.Code != batchreq.PBSE_CLEANEDOUT {
+	if p := privConn(t, s).do(obit); p.Code != batchreq.PBSE_CLEANEDOUT {
 		t.Errorf("late obit: %d", p.Code)
 	}
 }
@@ -387,7 +435,7 @@ func TestRunJobLaunchAndObit(t *testing.T) {
 func TestRunJobErrors(t *testing.T) {
 	mom := newFakeMom(t)
 	s := runServer(t, mom, 0)
-	c := dialPrivileged(t, s.Addr())
+	c := privConn(t, s)
 	setupCluster(t, c)
 	run := func(id, dest string) *batchreq.Reply {
 		return c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id, Destination: dest}))
@@ -452,7 +500,7 @@ func TestRunJobErrors(t *testing.T) {
 func TestDeleteSignalRerunRunningJob(t *testing.T) {
 	mom := newFakeMom(t)
 	s := runServer(t, mom, 0)
-	c := dialPrivileged(t, s.Addr())
+	c := privConn(t, s)
 	setupCluster(t, c)
 	id := submit(t, c, "sig")
 	if p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id})); p.Code != 0 {
@@ -513,7 +561,7 @@ func TestDeleteSignalRerunRunningJob(t *testing.T) {
 	if rr.Body.(*batchreq.SignalJob).Signal != "SIGKILL" || rr.Extension != "rerun" {
 		t.Errorf("rerun signal %+v ext %q", rr.Body, rr.Extension)
 	}
-	momc := dialPrivileged(t, s.Addr())
+	momc := privConn(t, s)
 	if p := momc.do(batchreq.NewRequest(batchreq.PBS_BATCH_JobObit, "pbs_mom", &batchreq.JobObit{JobID: id})); p.Code != 0 {
 		t.Fatalf("obit: %d", p.Code)
 	}
@@ -568,7 +616,7 @@ func TestDeleteSignalRerunRunningJob(t *testing.T) {
 func TestObitStartFailureRequeues(t *testing.T) {
 	mom := newFakeMom(t)
 	s := runServer(t, mom, 0)
-	c := dialPrivileged(t, s.Addr())
+	c := privConn(t, s)
 	setupCluster(t, c)
 	id := submit(t, c, "retry")
 	if p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id})); p.Code != 0 {
@@ -576,7 +624,7 @@ func TestObitStartFailureRequeues(t *testing.T) {
 	}
 	mom.next(batchreq.PBS_BATCH_Commit)
 	// JOB_EXEC_RETRY: the MOM drops its copy and the job is queued again
-	momc := dialPrivileged(t, s.Addr())
+	momc := privConn(t, s)
 	if p := momc.do(batchreq.NewRequest(batchreq.PBS_BATCH_JobObit, "pbs_mom", &batchreq.JobObit{JobID: id, ExitStatus: -3})); p.Code != 0 {
 		t.Fatalf("obit: %d", p.Code)
 	}
@@ -608,7 +656,7 @@ func TestObitStartFailureRequeues(t *testing.T) {
 func TestRelayModifyAndHoldOfRunningJob(t *testing.T) {
 	mom := newFakeMom(t)
 	s := runServer(t, mom, 0)
-	c := dialPrivileged(t, s.Addr())
+	c := privConn(t, s)
 	setupCluster(t, c)
 	id := submit(t, c, "relay")
 	if p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id})); p.Code != 0 {
@@ -658,7 +706,7 @@ func TestRelayModifyAndHoldOfRunningJob(t *testing.T) {
 		t.Fatalf("qhold: %d", p.Code)
 	}
 	mom.next(batchreq.PBS_BATCH_HoldJob)
-	momc := dialPrivileged(t, s.Addr())
+	momc := privConn(t, s)
 	if p := momc.do(batchreq.NewRequest(batchreq.PBS_BATCH_JobObit, "pbs_mom", &batchreq.JobObit{JobID: id})); p.Code != 0 {
 		t.Fatalf("obit: %d", p.Code)
 	}
@@ -673,7 +721,7 @@ func TestObitFromOtherHostAndUnreachableMom(t *testing.T) {
 		s.run.resolve = func(string) []netip.Addr { return []netip.Addr{netip.MustParseAddr("192.0.2.1")} }
 		s.run.dialer = func(context.Context, string) (net.Conn, error) { return nil, errors.New("connection refused") }
 	})
-	c := dialPrivileged(t, s.Addr())
+	c := privConn(t, s)
 	setupCluster(t, c)
 	id := submit(t, c, "nomom")
 	p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id}))
@@ -693,7 +741,7 @@ func TestObitFromOtherHostAndUnreachableMom(t *testing.T) {
 	j.attrs.set(jaExecHost, "vm/0")
 	s.setState(j, stRunning, ssRunning)
 	s.mu.Unlock()
-	if p := dialPrivileged(t, s.Addr()).do(batchreq.NewRequest(batchreq.PBS_BATCH_JobObit, "pbs_mom", &batchreq.JobObit{JobID: id})); p.Code != batchreq.PBSE_CLEANEDOUT {
+	if p := privConn(t, s).do(batchreq.NewRequest(batchreq.PBS_BATCH_JobObit, "pbs_mom", &batchreq.JobObit{JobID: id})); p.Code != batchreq.PBSE_CLEANEDOUT {
 		t.Errorf("obit from a stranger: %d", p.Code)
 	}
 }
@@ -702,7 +750,7 @@ func TestWarmRestartKeepsRunningJob(t *testing.T) {
 	mom := newFakeMom(t)
 	home := t.TempDir()
 	s := runServerAt(t, home, InitCreate, mom, 0, nil)
-	c := dialPrivileged(t, s.Addr())
+	c := privConn(t, s)
 	setupCluster(t, c)
 	id := submit(t, c, "survivor")
 	if p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id})); p.Code != 0 {
@@ -715,14 +763,14 @@ func TestWarmRestartKeepsRunningJob(t *testing.T) {
 	<-s.Done()
 
 	s = runServerAt(t, home, InitWarm, mom, 0, nil)
-	c = dialPrivileged(t, s.Addr())
+	c = privConn(t, s)
 	if st, eh := jobAttr(t, c, id, "job_state"), jobAttr(t, c, id, "exec_host"); st != "R" || eh != "vm/0" {
 		t.Fatalf("after restart: state %q exec_host %q", st, eh)
 	}
 	if got := nodeAttr(t, c, "jobs"); got != "0/"+id {
 		t.Errorf("node jobs after restart %q", got)
 	}
-	momc := dialPrivileged(t, s.Addr())
+	momc := privConn(t, s)
 	if p := momc.do(batchreq.NewRequest(batchreq.PBS_BATCH_JobObit, "pbs_mom", &batchreq.JobObit{JobID: id})); p.Code != 0 {
 		t.Fatalf("obit after restart: %d", p.Code)
 	}
@@ -739,7 +787,7 @@ func TestJobMail(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := runServerWith(t, mom, 0, func(s *Server) { s.run.mailProgram = script })
-	c := dialPrivileged(t, s.Addr())
+	c := privConn(t, s)
 	setupCluster(t, c)
 	id := submit(t, c, "mailjob", attr("Mail_Points", "be"), attr("Mail_Users", "alice@example"))
 	if p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id})); p.Code != 0 {
@@ -749,7 +797,7 @@ func TestJobMail(t *testing.T) {
 		b, _ := os.ReadFile(out)
 		return strings.HasSuffix(string(b), "\n.\n")
 	})
-	momc := dialPrivileged(t, s.Addr())
+	momc := privConn(t, s)
 	obit := &batchreq.JobObit{JobID: id, ExitStatus: 3, Attrs: batchreq.AttrList{batchreq.NewResourceAttr("resources_used", "cput", "00:00:01")}}
 	if p := momc.do(batchreq.NewRequest(batchreq.PBS_BATCH_JobObit, "pbs_mom", obit)); p.Code != 0 {
 		t.Fatalf("obit: %d", p.Code)
@@ -776,7 +824,7 @@ func TestShutdownImmediateRequeuesRunningJobs(t *testing.T) {
 	mom := newFakeMom(t)
 	home := t.TempDir()
 	s := runServerAt(t, home, InitCreate, mom, 0, nil)
-	c := dialPrivileged(t, s.Addr())
+	c := privConn(t, s)
 	setupCluster(t, c)
 	rerun := submit(t, c, "rerunnable")
 	kill := submit(t, c, "fixed", attr("Rerunable", "False"))
@@ -799,7 +847,7 @@ func TestShutdownImmediateRequeuesRunningJobs(t *testing.T) {
 	if signals[rerun] != "SIGKILL/rerun" || signals[kill] != "SIGKILL/" {
 		t.Errorf("signals %v", signals)
 	}
-	momc := dialPrivileged(t, s.Addr())
+	momc := privConn(t, s)
 	for _, id := range []string{rerun, kill} {
 		if p := momc.do(batchreq.NewRequest(batchreq.PBS_BATCH_JobObit, "pbs_mom", &batchreq.JobObit{JobID: id, ExitStatus: 265})); p.Code != 0 {
 			t.Fatalf("obit %s: %d", id, p.Code)
@@ -815,7 +863,7 @@ func TestShutdownImmediateRequeuesRunningJobs(t *testing.T) {
 	}
 	<-s.Done()
 	s = runServerAt(t, home, InitWarm, mom, 0, nil)
-	c = dialPrivileged(t, s.Addr())
+	c = privConn(t, s)
 	if st := jobAttr(t, c, rerun, "job_state"); st != "Q" {
 		t.Errorf("rerunnable job after restart: %q", st)
 	}
@@ -827,7 +875,7 @@ func TestShutdownImmediateRequeuesRunningJobs(t *testing.T) {
 func TestDeleteNannyAndForceCancel(t *testing.T) {
 	mom := newFakeMom(t)
 	s := runServerWith(t, mom, 0, func(s *Server) { s.run.nannyInterval = 100 * time.Millisecond })
-	c := dialPrivileged(t, s.Addr())
+	c := privConn(t, s)
 	setupCluster(t, c)
 	if p := c.do(mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", attr("job_nanny", "true"))); p.Code != 0 {
 		t.Fatalf("job_nanny: %d", p.Code)
@@ -883,4 +931,22 @@ func TestDeleteNannyAndForceCancel(t *testing.T) {
 			t.Errorf("log lacks %q", want)
 		}
 	}
+}
+
+// privConn connects to the server from a reserved port with
+// SO_REUSEADDR, so that the many daemon connections of these tests do
+// not use up the reserved ports while earlier ones sit in TIME_WAIT.
+func privConn(t *testing.T, s *Server) *client {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for a reserved source port")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	nc, err := dialReserved(ctx, s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	return &client{t: t, nc: nc, r: dis.NewReader(nc)}
 }

@@ -96,9 +96,11 @@ func (s *Server) handleJobObit(c *conn, req *batchreq.Request) {
 			s.setState(j, stExiting, ssExiting)
 		}
 		s.touch(j)
+		host := motherSuperior(j.attrs.get(jaExecHost))
 		wait := s.store.Submit(s.saveJobOp(j))
 		s.mu.Unlock()
 		wait()
+		s.run.beginEnd(host)
 		c.ok()
 		go s.run.endJob(j, body.ExitStatus, rerun)
 		return
@@ -190,15 +192,19 @@ func stageFiles(j *Job, dir int, pairs []batchreq.FilePair) *batchreq.CopyFiles 
 // endJob runs the end-of-job processing after an obit (spec 10 §8.5,
 // §8.6): stage-out and DeleteJob on one MOM connection, accounting, then
 // COMPLETE (or requeue for a rerun) and a TERM cycle for the scheduler.
+//
+// The caller has counted the exchange with beginEnd; endJob counts it
+// down.
 func (rl *runLink) endJob(j *Job, exit int, rerun bool) {
 	s := rl.s
 	s.mu.Lock()
+	execHost := j.attrs.get(jaExecHost)
+	host := motherSuperior(execHost)
+	defer rl.endDone(host)
 	if s.jobs[j.id] != j {
 		s.mu.Unlock()
 		return
 	}
-	execHost := j.attrs.get(jaExecHost)
-	host := motherSuperior(execHost)
 	var copyReq, delReq *batchreq.CopyFiles
 	var mails []*mail
 	if !rerun {
@@ -320,6 +326,35 @@ func (rl *runLink) pollRunning(sec int64) {
 	s.mu.RUnlock()
 	for _, id := range ids {
 		go rl.pollJob(id)
+	}
+}
+
+// beginEnd counts an end-of-job exchange with the MOM on host as begun;
+// endJob counts it down when done.
+func (rl *runLink) beginEnd(host string) {
+	rl.mu.Lock()
+	rl.ending[host]++
+	rl.mu.Unlock()
+}
+
+// endDone counts an end-of-job exchange with the MOM on host as done.
+func (rl *runLink) endDone(host string) {
+	rl.mu.Lock()
+	if rl.ending[host]--; rl.ending[host] <= 0 {
+		delete(rl.ending, host)
+	}
+	rl.mu.Unlock()
+}
+
+// firstPoll is the StatusJob right after a launch. TORQUE talks to a
+// MOM over one connection at a time and skips it while an end-of-job
+// exchange with that MOM is in progress (captures 83-87).
+func (rl *runLink) firstPoll(id, host string) {
+	rl.mu.Lock()
+	busy := rl.ending[host] > 0
+	rl.mu.Unlock()
+	if !busy {
+		rl.pollJob(id)
 	}
 }
 

@@ -152,7 +152,7 @@ func (s *Server) handleRunJob(c *conn, req *batchreq.Request) {
 	}
 	if started {
 		s.run.countStart(c)
-		go s.run.pollJob(j.id)
+		go s.run.firstPoll(j.id, l.host)
 	}
 }
 

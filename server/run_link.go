@@ -38,6 +38,7 @@ type runLink struct {
 	streams   map[string]*rpp.Stream // node name → its MOM's IS stream
 	heard     map[string]time.Time   // node name → last IS_STATUS
 	suspended map[string]bool        // job id → suspended by qsig -s suspend
+	ending    map[string]int         // MOM host → end-of-job exchanges in progress
 	deleting  map[string]bool        // job id → a delete is in progress
 	sched     schedLink
 
@@ -62,6 +63,7 @@ func newRunLink(s *Server) *runLink {
 		streams:       make(map[string]*rpp.Stream),
 		heard:         make(map[string]time.Time),
 		suspended:     make(map[string]bool),
+		ending:        make(map[string]int),
 		deleting:      make(map[string]bool),
 		resolve:       resolveAddr,
 		groupOf:       lookupPrimaryGroup,
@@ -115,10 +117,12 @@ func (s *Server) recoverRunning() []func() {
 			ops = append(ops, s.saveJobOp(j))
 		case j.state == stRunning && (j.substate == ssRerun || j.substate == ssRerun3):
 			j := j
+			s.run.beginEnd(motherSuperior(j.attrs.get(jaExecHost)))
 			resume = append(resume, func() { s.run.endJob(j, 0, true) })
 		case j.state == stExiting:
 			j := j
 			exit, _ := strconv.Atoi(j.attrs.get(jaExitStatus))
+			s.run.beginEnd(motherSuperior(j.attrs.get(jaExecHost)))
 			resume = append(resume, func() { s.run.endJob(j, exit, false) })
 		}
 	}
@@ -183,7 +187,10 @@ func (rl *runLink) timers() {
 func dialReserved(ctx context.Context, addr string) (net.Conn, error) {
 	var last error
 	for port := 1023; port >= 512; port-- {
-		d := net.Dialer{LocalAddr: &net.TCPAddr{Port: port}}
+		// SO_REUSEADDR lets a port whose last connection is in TIME_WAIT
+		// be bound again (a clash of the whole address pair still fails
+		// and the next port is tried), so the few reserved ports last.
+		d := net.Dialer{LocalAddr: &net.TCPAddr{Port: port}, Control: reuseAddr}
 		c, err := d.DialContext(ctx, "tcp", addr)
 		if err == nil {
 			return c, nil
@@ -199,6 +206,17 @@ func dialReserved(ctx context.Context, addr string) (net.Conn, error) {
 		return nil, err
 	}
 	return nil, fmt.Errorf("no free reserved port: %w", last)
+}
+
+// reuseAddr sets SO_REUSEADDR on a socket before it is bound.
+func reuseAddr(_, _ string, c syscall.RawConn) error {
+	var serr error
+	if err := c.Control(func(fd uintptr) {
+		serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1)
+	}); err != nil {
+		return err
+	}
+	return serr
 }
 
 // momConn is one TCP connection to a MOM carrying requests in sequence.

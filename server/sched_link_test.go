@@ -79,7 +79,7 @@ func TestSchedulerCycle(t *testing.T) {
 	mom := newFakeMom(t)
 	sched := newFakeSched(t)
 	s := runServer(t, mom, sched.ln.Addr().(*net.TCPAddr).Port)
-	c := dialPrivileged(t, s.Addr())
+	c := privConn(t, s)
 	setupCluster(t, c)
 	id := submit(t, c, "viasched")
 	sched.expectNone(t, 300*time.Millisecond) // scheduling is off
@@ -148,7 +148,7 @@ func TestSchedulerCycle(t *testing.T) {
 	cy.c.nc.Close()
 	waitSchedIdle(t, s)
 	// The job's end asks for a "term" cycle.
-	momc := dialPrivileged(t, s.Addr())
+	momc := privConn(t, s)
 	if p := momc.do(batchreq.NewRequest(batchreq.PBS_BATCH_JobObit, "pbs_mom", &batchreq.JobObit{JobID: id})); p.Code != 0 {
 		t.Fatalf("obit: %d", p.Code)
 	}
@@ -177,7 +177,7 @@ func nodeAttr(t *testing.T, c *client, name string) string {
 func TestISHelloStatus(t *testing.T) {
 	mom := newFakeMom(t)
 	s := runServer(t, mom, 0)
-	c := dialPrivileged(t, s.Addr())
+	c := privConn(t, s)
 	setupCluster(t, c)
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
@@ -243,7 +243,7 @@ func TestISHelloStatus(t *testing.T) {
 func TestExternalSchedulerClient(t *testing.T) {
 	mom := newFakeMom(t)
 	s := runServer(t, mom, 0)
-	c := dialPrivileged(t, s.Addr())
+	c := privConn(t, s)
 	setupCluster(t, c)
 	if p := c.do(mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", attr("managers", "root@vm,plus@vm"))); p.Code != 0 {
 		t.Fatalf("managers: %d", p.Code)
@@ -318,7 +318,7 @@ func TestPingNodesAtStart(t *testing.T) {
 	s.run.pingDelay = 50 * time.Millisecond
 	go s.Serve()
 	t.Cleanup(func() { s.Shutdown("Quick") })
-	c := dialPrivileged(t, s.Addr())
+	c := privConn(t, s)
 	if st := nodeAttr(t, c, "state"); st != "down" {
 		t.Errorf("node before hello: %q", st)
 	}
