@@ -19,4 +19,14 @@
 // Job ids typed by users are parsed and qualified with ParseJobID, and
 // requests that fail with PBSE_UNKJOBID can be retried at the job's real
 // location with WithLocate.
+//
+// Configuration, as TORQUE's library reads it: the server list from
+// $PBS_DEFAULT, $PBS_SERVER or <home>/server_name; $PBSBINDIR for pbs_iff;
+// $PBSAPITIMEOUT for the reply timeout. GoPBS additions: $PBS_HOME
+// overrides the compiled-in home, $PBS_BATCH_SERVICE_PORT the default
+// batch port, and a $HOSTALIASES file maps server names (as the C
+// resolver does). The compiled-in values are link-time variables:
+//
+//	go build -ldflags "-X gopbs/pbs.DefaultHome=/var/spool/torque \
+//	    -X gopbs/pbs.DefaultPort=15001 -X gopbs/pbs.SbinDir=/usr/local/sbin"
 package pbs
