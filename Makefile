@@ -24,7 +24,7 @@ DAEMONS := pbs_server pbs_mom pbs_sched
 
 build:
 	@mkdir -p $(BIN)
-	$(if $(strip $(MAINS)),$(GO) build -o $(BIN)/ $(MAINS),@echo "no commands yet")
+	$(if $(strip $(MAINS)),$(GO) build -ldflags '-X gopbs/pbs.SbinDir=$(SBINDIR)' -o $(BIN)/ $(MAINS),@echo "no commands yet")
 
 fmt-check:
 	@bad=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
