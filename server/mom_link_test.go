@@ -950,3 +950,33 @@ func privConn(t *testing.T, s *Server) *client {
 	t.Cleanup(func() { nc.Close() })
 	return &client{t: t, nc: nc, r: dis.NewReader(nc)}
 }
+
+func TestDependentReleasedAtObit(t *testing.T) {
+	mom := newFakeMom(t)
+	mom.gating = true
+	s := runServer(t, mom, 0)
+	c := privConn(t, s)
+	setupCluster(t, c)
+	parent := submit(t, c, "parent")
+	child := submit(t, c, "child", attr("depend", "afterok:"+parent))
+	if st := jobAttr(t, c, child, "job_state"); st != "H" {
+		t.Fatalf("child before: %q", st)
+	}
+	if p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: parent})); p.Code != 0 {
+		t.Fatalf("RunJob: %d", p.Code)
+	}
+	if p := privConn(t, s).do(batchreq.NewRequest(batchreq.PBS_BATCH_JobObit, "pbs_mom", &batchreq.JobObit{JobID: parent})); p.Code != 0 {
+		t.Fatalf("obit: %d", p.Code)
+	}
+	// the parent's files are still being delivered (the MOM holds the
+	// end-of-job connection), yet the child is already released
+	waitFor(t, "child released", func() bool { return jobAttr(t, c, child, "job_state") == "Q" })
+	if st := jobAttr(t, c, parent, "job_state"); st != "E" {
+		t.Errorf("parent %q", st)
+	}
+	mom.release(parent)
+	waitFor(t, "parent gone", func() bool { return jobAttr(t, c, parent, "job_state") == "" })
+	if st := jobAttr(t, c, child, "job_state"); st != "Q" {
+		t.Errorf("child after: %q", st)
+	}
+}

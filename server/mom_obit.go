@@ -228,7 +228,24 @@ func (rl *runLink) endJob(j *Job, exit int, rerun bool) {
 	} else {
 		j.substate = ssRerun3
 	}
+	var released bool
+	var relOps []store.Op
+	if !rerun {
+		// dependents are released on entering end-of-job processing
+		// (spec 10 §8.5); completeJob finds nothing left to do for them
+		relOps, released = s.releaseDependents(j, exit == 0)
+	}
+	var relWait func() error
+	if len(relOps) > 0 {
+		relWait = s.store.Submit(relOps...)
+	}
 	s.mu.Unlock()
+	if relWait != nil {
+		relWait()
+	}
+	if released {
+		rl.schedNotify(batchreq.SCH_SCHEDULE_NEW)
+	}
 
 	if m, err := rl.dialMom(host); err != nil {
 		s.logError("on_job_exit", err.Error())
@@ -302,6 +319,31 @@ func (s *Server) exitMail(j *Job, exit int) *mail {
 		text = "Job exceeded some resource limit (walltime, mem, etc.). Job was aborted\nSee Administrator for help"
 	}
 	return s.mailJob(j, 'a', true, text)
+}
+
+// releaseDependents applies the end of job j to the jobs that depend on
+// it (before* dependencies): released jobs are saved, jobs whose
+// condition can no longer be met are deleted. It reports whether a job
+// was released. Called with s.mu held.
+func (s *Server) releaseDependents(j *Job, ok bool) ([]store.Op, bool) {
+	changed, doomed := s.parentGone(j, ok)
+	var ops []store.Op
+	released := false
+	for _, x := range changed {
+		if s.jobs[x.id] != nil {
+			ops = append(ops, s.saveJobOp(x))
+			released = released || x.state == stQueued
+		}
+	}
+	for _, x := range doomed {
+		if s.jobs[x.id] == nil || x.state == stComplete {
+			continue
+		}
+		s.log.Logf(pbslog.EventJob, pbslog.ClassJob, x.id, "Job deleted as result of dependency on job %s", j.id)
+		s.acct.Record(pbslog.AcctAbort, x.id, "")
+		ops = append(ops, s.completeJob(x, false)...)
+	}
+	return ops, released
 }
 
 func (s *Server) logOnJobExit(j *Job, sub int) {
