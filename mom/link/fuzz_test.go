@@ -63,11 +63,11 @@ func TestJobsItemOrder(t *testing.T) {
 	}
 	m.jobs["10.vm"] = &job{id: "10.vm", order: 2}
 	m.jobs["9.vm"] = &job{id: "9.vm", order: 1}
-	if v, rmerr := m.resource(context.Background(), "jobs", ""); v != "9.vm 10.vm" || rmerr != 0 {
+	if v, rmerr := m.resource(context.Background(), "jobs"); v != "9.vm 10.vm" || rmerr != 0 {
 		t.Errorf("jobs=%q (%d), want \"9.vm 10.vm\"", v, rmerr)
 	}
 	m.jobs = map[string]*job{}
-	if v, _ := m.resource(context.Background(), "jobs", ""); v != " " {
+	if v, _ := m.resource(context.Background(), "jobs"); v != " " {
 		t.Errorf("jobs=%q with no jobs, want a single blank", v)
 	}
 }

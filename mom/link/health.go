@@ -1,53 +1,37 @@
 package link
 
 import (
-	"bufio"
 	"context"
-	"os/exec"
-	"strings"
 	"time"
 
 	"gopbs/mom/momlog"
+	"gopbs/mom/sysinfo"
 )
 
 // healthCheckTimeout bounds one run of $node_check_script.
 const healthCheckTimeout = 5 * time.Minute
 
-// runHealthCheck runs $node_check_script (spec 10 §5.7): a line of its
-// output beginning with ERROR becomes the node message and marks the MOM
-// down; a line beginning with EVENT: becomes the message without marking
-// it down. It reports whether the MOM is down afterwards.
+// runHealthCheck runs $node_check_script (spec 10 §5.7, interpreted by
+// sysinfo.RunHealthCheck): an ERROR line becomes the node message and
+// marks the MOM down, an EVENT: line becomes the message only. It
+// reports whether the MOM is down afterwards.
 func (m *Mom) runHealthCheck(ctx context.Context) bool {
 	script := m.conf().NodeCheckScript
 	if script == "" {
 		return false
 	}
-	ctx, cancel := context.WithTimeout(ctx, healthCheckTimeout)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, script).Output()
-	if err != nil && len(out) == 0 {
-		m.logErr("check_state", err, "node check script "+script)
-	}
-	message, down := "", false
-	sc := bufio.NewScanner(strings.NewReader(string(out)))
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "ERROR") {
-			message, down = line, true
-			break
-		}
-		if strings.HasPrefix(line, "EVENT:") && message == "" {
-			message = line
-		}
+	res, err := sysinfo.RunHealthCheck(ctx, script, healthCheckTimeout)
+	if err != nil {
+		m.logErr("check_state", err, "")
 	}
 	m.mu.Lock()
-	changed := m.down != down
-	m.message, m.down = message, down
+	changed := m.down != res.Down
+	m.message, m.down = res.Message, res.Down
 	m.mu.Unlock()
-	if changed && down {
-		m.log.Record(momlog.EventSystem, momlog.ClassNode, "check_state", "node health check failed: "+message)
+	if changed && res.Down {
+		m.log.Record(momlog.EventSystem, momlog.ClassNode, "check_state", "node health check failed: "+res.Message)
 	}
-	return down
+	return res.Down
 }
 
 // statusCycle is called before each IS_STATUS: the health check runs

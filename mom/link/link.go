@@ -38,6 +38,7 @@ import (
 	"gopbs/mom/jobexec"
 	"gopbs/mom/momlog"
 	"gopbs/mom/procfs"
+	"gopbs/mom/sysinfo"
 	"gopbs/rpp"
 )
 
@@ -135,16 +136,18 @@ type Mom struct {
 	start time.Time
 	pid   int
 
-	mu        sync.Mutex
-	jobs      map[string]*job
-	trusted   map[netip.Addr]bool
-	servers   []*isClient
-	isBusy    bool
-	nextOrder uint64          // arrival counter of jobs
-	down      bool            // the node health check failed
-	cycles    int             // IS_STATUS cycles, for $node_check_interval
-	ctx       context.Context // lives until Serve ends; obituaries use it
-	stop      context.CancelFunc
+	mu         sync.Mutex
+	jobs       map[string]*job
+	trusted    map[netip.Addr]bool
+	servers    []*isClient
+	load       sysinfo.LoadState // busy/free hysteresis
+	varAttr    *sysinfo.VarAttrRunner
+	varAttrCfg *config.Config  // the configuration varAttr was built for
+	nextOrder  uint64          // arrival counter of jobs
+	down       bool            // the node health check failed
+	cycles     int             // IS_STATUS cycles, for $node_check_interval
+	ctx        context.Context // lives until Serve ends; obituaries use it
+	stop       context.CancelFunc
 
 	lastBatch     time.Time // last batch request from a server, for diagnostics
 	lastBatchName string

@@ -16,6 +16,7 @@ import (
 	"gopbs/dis"
 	"gopbs/mom/config"
 	"gopbs/mom/momlog"
+	"gopbs/mom/sysinfo"
 	"gopbs/momproto"
 	"gopbs/rpp"
 
@@ -155,11 +156,7 @@ func (m *Mom) restricted(ctx context.Context, addr netip.Addr) bool {
 
 // rmAnswer answers one request line (spec 10 §10.4).
 func (m *Mom) rmAnswer(ctx context.Context, line string, restricted bool) string {
-	name, param := line, ""
-	if i := strings.IndexByte(line, '['); i >= 0 {
-		name = line[:i]
-		param = strings.TrimSuffix(line[i+1:], "]")
-	}
+	name, _, _ := strings.Cut(line, "[")
 	lower := strings.ToLower(name)
 	setting, value, hasValue := strings.Cut(line, "=")
 	settingLower := strings.ToLower(setting)
@@ -204,7 +201,7 @@ func (m *Mom) rmAnswer(ctx context.Context, line string, restricted bool) string
 		return line + "=" + Version
 	case lower == "configversion":
 		if m.conf().ConfigVersion == "" {
-			return fmt.Sprintf("%s=? %d", line, RM_ERR_UNKNOWN)
+			return fmt.Sprintf("%s=? %d", line, sysinfo.RM_ERR_UNKNOWN)
 		}
 		return line + "=" + m.conf().ConfigVersion
 	}
@@ -212,11 +209,11 @@ func (m *Mom) rmAnswer(ctx context.Context, line string, restricted bool) string
 		// Only dynamically computed values, never static config values.
 		for _, r := range m.conf().Resources {
 			if r.Name == name {
-				return fmt.Sprintf("%s=? %d", line, RM_ERR_UNKNOWN)
+				return fmt.Sprintf("%s=? %d", line, sysinfo.RM_ERR_UNKNOWN)
 			}
 		}
 	}
-	v, rmerr := m.resource(ctx, name, param)
+	v, rmerr := m.resource(ctx, line)
 	if rmerr != 0 {
 		return fmt.Sprintf("%s=? %d", line, rmerr)
 	}

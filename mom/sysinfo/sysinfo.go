@@ -203,6 +203,8 @@ func (c *Collector) Query(request string) (string, int) {
 			return "", RM_ERR_EXIST
 		}
 		return v, 0
+	case "validuser":
+		return validUser(param)
 	case "max_load", "ideal_load":
 		if c.Config == nil {
 			return "", RM_ERR_UNKNOWN
@@ -229,6 +231,23 @@ func shellEscape(command string) (string, int) {
 	}
 	line, _, _ := strings.Cut(string(out), "\n")
 	return line, 0
+}
+
+// validUser answers validuser[name]: "yes" when the system knows the
+// user (through NSS, as id(1) looks it up), else "no".
+func validUser(name string) (string, int) {
+	if name == "" {
+		return "", RM_ERR_NOPARAM
+	}
+	if _, err := exec.LookPath("id"); err != nil {
+		return "", RM_ERR_SYSTEM
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if exec.CommandContext(ctx, "id", "--", name).Run() == nil {
+		return "yes", 0
+	}
+	return "no", 0
 }
 
 func (c *Collector) uname() (string, int) {
