@@ -379,11 +379,12 @@ func (m *Mom) reqStatusJob(bc *batchConn, req *batchreq.Request) {
 }
 
 // jobStatus returns the attributes MOM reports for a running job it is
-// mother superior of: session_id the first time, then resources_used.
+// mother superior of: session_id the first time (for an interactive job
+// also its terminal as Output_Path/Error_Path), then resources_used.
 func (m *Mom) jobStatus(j *job) (batchreq.AttrList, bool) {
 	m.mu.Lock()
 	running := j.stage == stageRunning || j.stage == stageSuspended
-	sidSent := j.sidSent
+	sidSent, termSent := j.sidSent, j.termSent
 	m.mu.Unlock()
 	if !running {
 		return nil, false
@@ -402,6 +403,14 @@ func (m *Mom) jobStatus(j *job) (batchreq.AttrList, bool) {
 	var attrs batchreq.AttrList
 	if u := st.Usage; u.Mem > 0 || u.VMem > 0 || u.CPUTime > 0 {
 		attrs = usageAttrs(u)
+	}
+	if st.Terminal != "" && !termSent {
+		// "Send once" attributes, in attribute-table order (spec 10 §7).
+		m.mu.Lock()
+		j.termSent = true
+		m.mu.Unlock()
+		pty := m.opt.Host + ":" + st.Terminal
+		attrs = append(attrs, batchreq.NewAttr("Error_Path", pty), batchreq.NewAttr("Output_Path", pty))
 	}
 	if !sidSent {
 		m.mu.Lock()

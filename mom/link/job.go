@@ -36,6 +36,7 @@ type job struct {
 	serverPort int
 	sid        int
 	sidSent    bool
+	termSent   bool // an interactive job's terminal was reported
 	exit       *jobexec.Exit
 	obitDue    bool // the end still has to be reported
 	preobitOK  bool // the server confirmed the job; epilogue done
@@ -108,7 +109,14 @@ func jobSpec(id string, attrs batchreq.AttrList) jobexec.Job {
 		case "jobtype":
 			j.JobType = v
 		case "interactive":
-			j.Interactive = v != "" && v != "0" && !strings.EqualFold(v, "false")
+			// qsub -I sets it to the port it listens on at PBS_O_HOST.
+			if port, err := strconv.Atoi(v); err == nil {
+				j.Interactive, j.InteractivePort = port > 0, max(port, 0)
+			} else {
+				j.Interactive = v != "" && !strings.EqualFold(v, "false")
+			}
+		case "inter_cmd":
+			j.InteractiveCmd = v
 		case "hashname":
 			j.Prefix = v
 		}

@@ -756,11 +756,12 @@ func dumpLogOnFailure(t *testing.T, tm *testMom) {
 	})
 }
 
-// TestRecover restarts a MOM under a running job: the default mode kills
-// the job and reports it aborted (JOB_EXEC_INITABT); mode -p keeps it.
+// TestRecover restarts a MOM under a running job: mode -p (also the
+// default, "") re-attaches it with its original start time; -r kills it
+// and -q leaves it running, both reporting it aborted (JOB_EXEC_INITABT).
 func TestRecover(t *testing.T) {
 	requireUser(t)
-	for _, mode := range []string{"", "p", "q"} {
+	for _, mode := range []string{"", "p", "q", "r"} {
 		t.Run("mode="+mode, func(t *testing.T) {
 			srv := newFakeServer(t)
 			srv.serve(func(req *batchreq.Request) *batchreq.Reply {
@@ -784,10 +785,21 @@ func TestRecover(t *testing.T) {
 			}
 			sid := st.SessionID
 			first.stop()
+			// The job started 30 s ago as far as the restarted MOM can
+			// tell (no start_time attribute: the job file's time).
+			started := time.Now().Add(-30 * time.Second).Truncate(time.Second)
+			jb := filepath.Join(first.home, "mom_priv", "jobs", id+".JB")
+			if err := os.Chtimes(jb, started, started); err != nil {
+				t.Fatal(err)
+			}
+			adopt := mode == "" || mode == "p"
 
 			second := startMomIn(t, srv, "", base, mode)
 			dumpLogOnFailure(t, second)
-			if mode == "p" {
+			if adopt {
+				if st, err := second.eng.Status(id); err != nil || !st.Started.Equal(started) {
+					t.Errorf("re-attached job started %v (%v), want %v", st.Started, err, started)
+				}
 				b := dialBatch(t, second.batch)
 				rep := b.do(batchreq.PBS_BATCH_StatusJob, &batchreq.StatusReq{ID: id}, "")
 				if rep.Code != 0 || len(rep.Status) != 1 {
@@ -800,7 +812,7 @@ func TestRecover(t *testing.T) {
 			}
 			nextReq(t, srv, batchreq.PBS_BATCH_StatusJob)
 			obit := nextReq(t, srv, batchreq.PBS_BATCH_JobObit).req.Body.(*batchreq.JobObit)
-			if mode != "p" && obit.ExitStatus != jobexec.JOB_EXEC_INITABT {
+			if !adopt && obit.ExitStatus != jobexec.JOB_EXEC_INITABT {
 				t.Errorf("obit exit status %d, want %d", obit.ExitStatus, jobexec.JOB_EXEC_INITABT)
 			}
 			if mode == "q" {
@@ -810,7 +822,37 @@ func TestRecover(t *testing.T) {
 				}
 				syscall.Kill(-sid, syscall.SIGKILL)
 			}
+			if mode == "r" && syscall.Kill(sid, 0) == nil {
+				syscall.Kill(-sid, syscall.SIGKILL)
+				t.Error("-r left the job's processes running")
+			}
 		})
+	}
+}
+
+// TestStartTime: a recovered job's start is its start_time attribute,
+// else the job file's modification time.
+func TestStartTime(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "1.x.JB")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mtime := time.Unix(1700000000, 0)
+	if err := os.Chtimes(file, mtime, mtime); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		attrs batchreq.AttrList
+		want  time.Time
+	}{
+		{batchreq.AttrList{batchreq.NewAttr("start_time", "1763780000")}, time.Unix(1763780000, 0)},
+		{batchreq.AttrList{batchreq.NewAttr("start_time", "bogus")}, mtime},
+		{nil, mtime},
+	} {
+		j := &job{attrs: tc.attrs}
+		if got := j.startTime(file); !got.Equal(tc.want) {
+			t.Errorf("startTime with %v = %v, want %v", tc.attrs, got, tc.want)
+		}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -21,9 +22,14 @@ import (
 // tracks its session by polling /proc and reports its end as usual);
 // "q" reports the jobs to the server as aborted on MOM restart
 // (JOB_EXEC_INITABT) without killing them; "P" kills and forgets them
-// without an obit; anything else ("r", "") kills them and reports
-// JOB_EXEC_INITABT. It returns the number of jobs found.
+// without an obit; "r" kills them and reports JOB_EXEC_INITABT. An empty
+// mode is "p", pbs_mom's default. It returns the number of jobs found.
+// A re-attached job keeps its start time (the start_time attribute), so
+// its walltime goes on from where it was.
 func (m *Mom) Recover(ctx context.Context, mode string) (int, error) {
+	if mode == "" {
+		mode = "p"
+	}
 	dir := filepath.Join(m.opt.Home, "mom_priv", "jobs")
 	names, err := filepath.Glob(filepath.Join(dir, "*.JB"))
 	if err != nil {
@@ -60,7 +66,7 @@ func (m *Mom) Recover(ctx context.Context, mode string) (int, error) {
 		m.jobs[j.id] = j
 		m.mu.Unlock()
 		if mode == "p" {
-			if err := m.exec.Adopt(&j.spec, j.sid, time.Now()); err == nil {
+			if err := m.exec.Adopt(&j.spec, j.sid, j.startTime(name)); err == nil {
 				continue
 			}
 			m.logErr("job_recov", err, "cannot re-attach "+j.id)
@@ -103,4 +109,19 @@ func loadJob(name string) (*job, error) {
 	j.serverPort, j.sid = int(port), int(sid)
 	j.spec = jobSpec(j.id, j.attrs)
 	return j, nil
+}
+
+// startTime returns when the job started: its start_time attribute (set
+// by the server at launch), else the time the job file was last saved
+// (at the start), else now.
+func (j *job) startTime(file string) time.Time {
+	if v, ok := j.attrs.Get("start_time"); ok {
+		if sec, err := strconv.ParseInt(v, 10, 64); err == nil && sec > 0 {
+			return time.Unix(sec, 0)
+		}
+	}
+	if fi, err := os.Stat(file); err == nil {
+		return fi.ModTime()
+	}
+	return time.Now()
 }
