@@ -39,6 +39,10 @@ type runLink struct {
 	heard     map[string]time.Time   // node name → last IS_STATUS
 	suspended map[string]bool        // job id → suspended by qsig -s suspend
 	ending    map[string]int         // MOM host → end-of-job exchanges in progress
+
+	// queuedSeq counts jobs becoming QUEUED; guarded by Server.mu
+	// (setState), read by the scheduler tick.
+	queuedSeq int64
 	deleting  map[string]bool        // job id → a delete is in progress
 	sched     schedLink
 

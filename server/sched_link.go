@@ -25,6 +25,7 @@ type schedLink struct {
 	started   int       // jobs run over cur
 	lastCycle time.Time // when the last cycle was started
 	wasOn     bool      // scheduling was true at the last tick
+	seenQueue int64     // runLink.queuedSeq at the last tick
 	busy      bool      // a cycle is being started or served
 
 	active atomic.Bool   // a cycle is in progress (server_state Scheduling)
@@ -52,11 +53,23 @@ func (rl *runLink) schedStart() {
 // schedNotify records that a scheduling cycle is needed for cmd. While
 // a cycle is in progress the request is dropped, as TORQUE does: the
 // running cycle sees the current state anyway.
+//
+// It must be called without Server.mu held: a "new" request takes note
+// of the jobs queued so far, so that the tick does not ask again.
 func (rl *runLink) schedNotify(cmd int) {
 	if rl == nil {
 		return
 	}
+	var queued int64
+	if cmd == batchreq.SCH_SCHEDULE_NEW {
+		rl.s.mu.RLock()
+		queued = rl.queuedSeq
+		rl.s.mu.RUnlock()
+	}
 	rl.mu.Lock()
+	if cmd == batchreq.SCH_SCHEDULE_NEW {
+		rl.sched.seenQueue = queued
+	}
 	if !rl.sched.busy {
 		rl.sched.pending = cmd
 	}
@@ -77,16 +90,23 @@ func (rl *runLink) schedTick() {
 	s.mu.RLock()
 	on := s.serverFlag(saScheduling)
 	iter := s.serverLong(saSchedulerIteration, defaultSchedulerIteration)
+	queued := rl.queuedSeq
 	s.mu.RUnlock()
 	now := s.now()
 	rl.mu.Lock()
 	turnedOn := on && !rl.sched.wasOn
 	rl.sched.wasOn = on
 	due := iter > 0 && now.Sub(rl.sched.lastCycle) >= time.Duration(iter)*time.Second
+	// jobs that became QUEUED since the last tick (released holds,
+	// routing, execution times, requeues) ask for a "new" cycle
+	newJobs := queued != rl.sched.seenQueue
+	rl.sched.seenQueue = queued
 	rl.mu.Unlock()
 	switch {
 	case turnedOn:
 		rl.schedNotify(batchreq.SCH_SCHEDULE_CMD)
+	case newJobs && on:
+		rl.schedNotify(batchreq.SCH_SCHEDULE_NEW)
 	case due && on:
 		rl.schedNotify(batchreq.SCH_SCHEDULE_TIME)
 	}

@@ -361,3 +361,41 @@ func waitSchedIdle(t *testing.T, s *Server) {
 		return !s.run.sched.busy
 	})
 }
+
+// TestSchedulerNewOnRelease: a job released from a hold asks for a
+// "new" cycle; a submission asks only once.
+func TestSchedulerNewOnRelease(t *testing.T) {
+	sched := newFakeSched(t)
+	s := runServer(t, newFakeMom(t), sched.ln.Addr().(*net.TCPAddr).Port)
+	c := privConn(t, s)
+	setupCluster(t, c)
+	held := submit(t, c, "held", attr("Hold_Types", "u"))
+	if p := c.do(mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", attr("scheduling", "true"))); p.Code != 0 {
+		t.Fatalf("scheduling: %d", p.Code)
+	}
+	cy := sched.next(t)
+	if cy.cmd != batchreq.SCH_SCHEDULE_CMD {
+		t.Fatalf("command %d", cy.cmd)
+	}
+	cy.c.nc.Close()
+	waitSchedIdle(t, s)
+	rls := batchreq.NewRequest(batchreq.PBS_BATCH_ReleaseJob, "root", &batchreq.Manage{Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_JOB, ObjName: held,
+		Attrs: batchreq.AttrList{attr("Hold_Types", "u")}})
+	if p := c.do(rls); p.Code != 0 {
+		t.Fatalf("qrls: %d", p.Code)
+	}
+	cy = sched.next(t)
+	if cy.cmd != batchreq.SCH_SCHEDULE_NEW {
+		t.Fatalf("after qrls: command %d", cy.cmd)
+	}
+	cy.c.nc.Close()
+	waitSchedIdle(t, s)
+	submit(t, c, "plain")
+	cy = sched.next(t)
+	if cy.cmd != batchreq.SCH_SCHEDULE_NEW {
+		t.Fatalf("after qsub: command %d", cy.cmd)
+	}
+	cy.c.nc.Close()
+	waitSchedIdle(t, s)
+	sched.expectNone(t, 1500*time.Millisecond) // no second "new" for the same job
+}

@@ -105,6 +105,9 @@ func (s *Server) dequeue(j *Job) {
 
 // setState changes a job's state, keeping the counters right.
 func (s *Server) setState(j *Job, state, sub int) {
+	if state == stQueued && j.state != stQueued && s.run != nil {
+		s.run.queuedSeq++ // the scheduler hears of it (sched_link.go)
+	}
 	if q := j.queue; q != nil && state != j.state && j.array == nil {
 		q.count[j.state]--
 		s.count[j.state]--
