@@ -43,7 +43,7 @@ type runLink struct {
 	// queuedSeq counts jobs becoming QUEUED; guarded by Server.mu
 	// (setState), read by the scheduler tick.
 	queuedSeq int64
-	deleting  map[string]bool        // job id → a delete is in progress
+	deleting  map[string]bool // job id → a delete is in progress
 	sched     schedLink
 
 	// dialer, when set (tests), replaces the resolution of a MOM host
