@@ -744,6 +744,18 @@ func TestObitFromOtherHostAndUnreachableMom(t *testing.T) {
 	if p := privConn(t, s).do(batchreq.NewRequest(batchreq.PBS_BATCH_JobObit, "pbs_mom", &batchreq.JobObit{JobID: id})); p.Code != batchreq.PBSE_CLEANEDOUT {
 		t.Errorf("obit from a stranger: %d", p.Code)
 	}
+	// qrerun needs the MOM, qrerun -f requeues without it
+	rerun := batchreq.NewRequest(batchreq.PBS_BATCH_Rerun, "root", &batchreq.JobID{ID: id})
+	if p := c.do(rerun); p.Code != batchreq.PBSE_NORELYMOM {
+		t.Errorf("qrerun with the node down: %d", p.Code)
+	}
+	rerun.SetExtension("force")
+	if p := c.do(rerun); p.Code != 0 {
+		t.Fatalf("qrerun -f: %d", p.Code)
+	}
+	if st, eh := jobAttr(t, c, id, "job_state"), jobAttr(t, c, id, "exec_host"); st != "Q" || eh != "" {
+		t.Errorf("after qrerun -f: %q %q", st, eh)
+	}
 }
 
 func TestWarmRestartKeepsRunningJob(t *testing.T) {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -40,7 +41,7 @@ func (s *Server) runningTarget(c *conn, id string, needOper bool) (*Job, string)
 		c.reject(batchreq.PBSE_PERM, "")
 	case state != stRunning:
 		c.reject(batchreq.PBSE_BADSTATE, "")
-	case !up:
+	case !up && !(c.req.Type == batchreq.PBS_BATCH_Rerun && c.req.Extension == "force"):
 		c.reject(batchreq.PBSE_NORELYMOM, "")
 	default:
 		return j, host
@@ -154,7 +155,23 @@ func (s *Server) handleRerunJob(c *conn, req *batchreq.Request) {
 	s.mu.Unlock()
 	m, err := s.run.dialMom(host)
 	if err != nil {
-		c.reject(batchreq.PBSE_MOMREJECT, "")
+		if req.Extension != "force" {
+			c.reject(batchreq.PBSE_MOMREJECT, "")
+			return
+		}
+		// qrerun -f: requeue without the MOM (spec 10 §9.4)
+		s.mu.Lock()
+		var ops []store.Op
+		var mail *mail
+		if s.jobs[j.id] == j && j.state == stRunning {
+			s.acct.Record(pbslog.AcctRerun, j.id, "")
+			s.log.Logf(pbslog.EventJob, pbslog.ClassJob, j.id, "Job Rerun at request of %s", c.requester())
+			mail = s.mailJob(j, 'o', true, fmt.Sprintf("rerun req to %s failed (rc=%d), forcibly requeueing job, previous output files may be lost", host, batchreq.PBSE_NORELYMOM))
+			s.requeue(j)
+			ops = append(ops, s.saveJobOp(j))
+		}
+		s.commitAndReply(c, ops, batchreq.NullReply())
+		s.sendMail(j.id, mail)
 		return
 	}
 	defer m.close()
