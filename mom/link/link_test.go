@@ -496,6 +496,37 @@ func TestJobLifecycle(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(tm.home, "mom_priv", "jobs", id+".SC")); err == nil {
 		t.Error("job script left after DeleteJob")
 	}
+	// Log lines with the events and classes of the captured mom_logs.
+	waitLog(t, tm,
+		";0002;   pbs_mom;n/a;mom_server_check_connection;sending hello to server 127.0.0.1\n",
+		";0080;   pbs_mom;Svr;preobit_reply;top of preobit_reply\n",
+		";0080;   pbs_mom;Svr;preobit_reply;DIS_reply_read/decode_DIS_replySvr worked, top of while loop\n",
+		";0080;   pbs_mom;Svr;preobit_reply;in while loop, no error from job stat\n",
+		";0080;   pbs_mom;Job;"+id+";obit sent to server\n")
+}
+
+// waitLog waits until the MOM log holds the given pieces in this order.
+func waitLog(t *testing.T, tm *testMom, pieces ...string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		log, i := tm.log.String(), 0
+		for _, p := range pieces {
+			k := strings.Index(log, p)
+			if k < 0 {
+				break
+			}
+			log, i = log[k+len(p):], i+1
+		}
+		if i == len(pieces) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("MOM log lacks %q (in this order after %d pieces):\n%s", pieces[i], i, tm.log.String())
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // TestSignalAndDelete covers qdel of a running job: SIGTERM, obit with
@@ -631,6 +662,8 @@ func TestRM(t *testing.T) {
 			t.Errorf("diag3 lacks %q:\n%s", want, diag)
 		}
 	}
+	waitLog(t, tm, ";0002;   pbs_mom;n/a;rm_request;reporting cycle forced\n",
+		";0002;   pbs_mom;n/a;rm_request;internal diagnostics complete\n")
 
 	// RM over TCP from a privileged port.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -1035,6 +1068,35 @@ func TestShutdownGoodbye(t *testing.T) {
 		t.Fatal("GOODBYE exchange not completed")
 	}
 	<-stopped
+}
+
+// TestServerGoodbye: when the server closes the IS stream (qterm), the MOM
+// logs the end of file as TORQUE does and says hello on a new stream.
+func TestServerGoodbye(t *testing.T) {
+	requireRoot(t)
+	srv := newFakeServer(t)
+	tm := startMom(t, srv, "")
+	dumpLogOnFailure(t, tm)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	is, err := srv.ep.Accept(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	is.Recv(ctx)
+	is.Send([]byte("+4+1+2210+2130706433"))
+	recvStatus(t, ctx, is)
+	is.Close()
+	again, err := srv.ep.Accept(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := again.Recv(ctx); err != nil || string(b) != "+4+1+1" {
+		t.Fatalf("first message on the new stream %q, %v; want IS_HELLO", b, err)
+	}
+	waitLog(t, tm, ";0002;   pbs_mom;n/a;mom_server_check_connection;sending hello to server 127.0.0.1\n",
+		fmt.Sprintf(";0002;   pbs_mom;Svr;im_eof;End of File from addr 127.0.0.1:%d\n", srv.port),
+		";0002;   pbs_mom;n/a;mom_server_check_connection;sending hello to server 127.0.0.1\n")
 }
 
 // TestServerRestartPing: a restarted server that pings the MOM with

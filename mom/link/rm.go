@@ -163,10 +163,13 @@ func (m *Mom) rmAnswer(ctx context.Context, line string, restricted bool) string
 	switch {
 	case lower == "cycle":
 		m.Cycle()
+		m.log.Record(momlog.EventSystem, momlog.ClassNA, "rm_request", "reporting cycle forced")
 		return "cycle forced"
 	case strings.HasPrefix(lower, "diag"):
 		level, _ := strconv.Atoi(strings.TrimPrefix(lower, "diag"))
-		return m.diag(level)
+		report := m.diag(level)
+		m.log.Record(momlog.EventSystem, momlog.ClassNA, "rm_request", "internal diagnostics complete")
+		return report
 	case lower == "clearmsg":
 		m.mu.Lock()
 		m.message = ""

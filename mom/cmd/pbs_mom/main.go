@@ -238,7 +238,7 @@ func run(args []string) error {
 	if n, err := m.Recover(ctx, f.recover); err != nil {
 		logger.Error(0, err.Error(), "init_abort_jobs", "")
 	} else if n > 0 {
-		logger.Record(momlog.EventSystem, momlog.ClassServer, "pbs_mom", fmt.Sprintf("recovered %d jobs", n))
+		logger.Record(momlog.EventDebug, momlog.ClassServer, "pbs_mom", fmt.Sprintf("recovered %d jobs", n))
 	}
 
 	var l link.Listeners
