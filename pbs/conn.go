@@ -11,13 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"gopbs/batchreq"
 	"gopbs/dis"
-)
-
-// Protocol constants of the batch protocol header (spec 02 §1).
-const (
-	PBS_BATCH_PROT_TYPE = 2
-	PBS_BATCH_PROT_VER  = 1
 )
 
 // DefaultTimeout is the reply timeout unless $PBSAPITIMEOUT sets one.
@@ -64,7 +59,7 @@ func Dial(server string, opt Options) (*Conn, error) {
 		list = ServerList()
 	}
 	if strings.TrimSpace(list) == "" {
-		return nil, &Error{Code: PBSE_NOSERVER}
+		return nil, &Error{Code: batchreq.PBSE_NOSERVER}
 	}
 	var lastErr error
 	for _, s := range strings.Split(list, ",") {
@@ -85,7 +80,7 @@ func Dial(server string, opt Options) (*Conn, error) {
 func CurrentUser() (string, error) {
 	u, err := user.LookupId(strconv.Itoa(os.Getuid()))
 	if err != nil {
-		return "", &Error{Code: PBSE_SYSTEM}
+		return "", &Error{Code: batchreq.PBSE_SYSTEM}
 	}
 	return u.Username, nil
 }
@@ -148,55 +143,38 @@ func (c *Conn) Close() error {
 	if c.broken {
 		return nil
 	}
-	var e encoder
-	e.header(PBS_BATCH_Disconnect, c.user)
-	_, _ = c.nc.Write(e.b)
+	_, _ = c.nc.Write(DisconnectRequest(c.user))
 	return c.nc.Close()
 }
 
-// send writes one encoded request.
-func (c *Conn) send(b []byte) error {
+// request returns a request of type reqType from the connection's user
+// with body b and extension ext ("" for none).
+func (c *Conn) request(reqType int, b batchreq.Body, ext string) *batchreq.Request {
+	req := batchreq.NewRequest(reqType, c.user, b)
+	req.SetExtension(ext)
+	return req
+}
+
+// roundTrip sends a request and reads its reply. A reply that does not
+// decode, or whose choice the request does not accept
+// (batchreq.ClientAcceptsChoice), is PBSE_PROTOCOL; a reply with a
+// non-zero code is an *Error with the code and the reply's text.
+func (c *Conn) roundTrip(req *batchreq.Request) (*batchreq.Reply, error) {
 	if c.broken {
-		return &Error{Code: PBSE_PROTOCOL}
+		return nil, &Error{Code: batchreq.PBSE_PROTOCOL}
 	}
-	if _, err := c.nc.Write(b); err != nil {
-		return &Error{Code: PBSE_PROTOCOL}
+	if _, err := c.nc.Write(req.Append(nil)); err != nil {
+		return nil, &Error{Code: batchreq.PBSE_PROTOCOL}
 	}
-	return nil
-}
-
-// roundTrip sends a request and reads its reply; accept lists the reply
-// choices the request allows besides Text (an error text) — nil allows
-// every choice.
-func (c *Conn) roundTrip(b []byte, accept ...int) (*reply, error) {
-	if err := c.send(b); err != nil {
-		return nil, err
-	}
-	return c.readReply(accept...)
-}
-
-func (c *Conn) readReply(accept ...int) (*reply, error) {
 	_ = c.nc.SetReadDeadline(time.Now().Add(c.timeout))
-	rp, err := decodeReply(c.r)
-	if err != nil {
-		return nil, &Error{Code: PBSE_PROTOCOL}
+	rp, err := batchreq.ReadReply(c.r)
+	if err != nil || !batchreq.ClientAcceptsChoice(req.Type, rp.Choice) {
+		return nil, &Error{Code: batchreq.PBSE_PROTOCOL}
 	}
-	if accept != nil && rp.choice != BATCH_REPLY_CHOICE_Text && !containsInt(accept, rp.choice) {
-		return nil, &Error{Code: PBSE_PROTOCOL}
-	}
-	if rp.code != 0 {
-		return rp, &Error{Code: rp.code, Text: rp.text}
+	if rp.Code != 0 {
+		return rp, &Error{Code: rp.Code, Text: rp.Text}
 	}
 	return rp, nil
-}
-
-func containsInt(list []int, v int) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // Drop closes the connection without sending Disconnect, as qsub does

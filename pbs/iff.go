@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"gopbs/batchreq"
 )
 
 // SbinDir is the installed system-binary directory where pbs_iff is
@@ -43,7 +45,7 @@ func FindIff() (string, error) {
 			return p, nil
 		}
 	}
-	return "", &Error{Code: PBSE_IFF_NOT_FOUND}
+	return "", &Error{Code: batchreq.PBSE_IFF_NOT_FOUND}
 }
 
 // authenticate runs pbs_iff for the connected socket nc, with the server
@@ -57,7 +59,7 @@ func authenticate(nc *net.TCPConn, host string, port int) error {
 	}
 	f, err := nc.File()
 	if err != nil {
-		return &Error{Code: PBSE_PERM, Text: ""}
+		return &Error{Code: batchreq.PBSE_PERM, Text: ""}
 	}
 	defer f.Close()
 	cmd := exec.Command(path, host, strconv.Itoa(port), "3")
@@ -68,14 +70,14 @@ func authenticate(nc *net.TCPConn, host string, port int) error {
 		return fmt.Errorf("pbs_iff: %w", err)
 	}
 	if err := cmd.Start(); err != nil {
-		return &Error{Code: PBSE_PERM}
+		return &Error{Code: batchreq.PBSE_PERM}
 	}
 	var cred [4]byte
 	_, rerr := io.ReadFull(out, cred[:])
 	_, _ = io.Copy(io.Discard, out)
 	_ = cmd.Wait() // the exit status is ignored, as in TORQUE
 	if rerr != nil || cred != [4]byte{} {
-		return &Error{Code: PBSE_PERM}
+		return &Error{Code: batchreq.PBSE_PERM}
 	}
 	return nil
 }

@@ -3,6 +3,8 @@ package pbs
 import (
 	"errors"
 	"strings"
+
+	"gopbs/batchreq"
 )
 
 // JobID is a parsed job id operand
@@ -144,7 +146,7 @@ func WithLocate(j JobID, connect func(string) (*Conn, error), fn func(c *Conn, i
 	}
 	err = fn(c, id)
 	c.Close()
-	if Errno(err) != PBSE_UNKJOBID {
+	if Errno(err) != batchreq.PBSE_UNKJOBID {
 		return err
 	}
 	loc, lerr := Locate(j)

@@ -1,6 +1,10 @@
 package pbs
 
-import "testing"
+import (
+	"testing"
+
+	"gopbs/batchreq"
+)
 
 func TestParseJobID(t *testing.T) {
 	t.Setenv("PBS_DEFAULT", "srv:15001")
@@ -67,7 +71,7 @@ func TestUnresolvableServer(t *testing.T) {
 		t.Fatalf("Dial: %v (TORQUE hands back a handle)", err)
 	}
 	defer c.Close()
-	if _, err := c.StatusServer(nil, ""); Errno(err) != PBSE_PROTOCOL || ServerText(err) != "" {
+	if _, err := c.StatusServer(nil, ""); Errno(err) != batchreq.PBSE_PROTOCOL || ServerText(err) != "" {
 		t.Fatalf("StatusServer: %v", err)
 	}
 }

@@ -2,104 +2,139 @@ package pbs
 
 import (
 	"bytes"
+	"net"
+	"strings"
 	"testing"
+	"time"
 
+	"gopbs/batchreq"
 	"gopbs/dis"
 )
 
+// fakeConn records what the client writes and serves canned replies.
+type fakeConn struct {
+	net.Conn
+	sent    bytes.Buffer
+	replies *strings.Reader
+}
+
+func (f *fakeConn) Write(b []byte) (int, error)       { return f.sent.Write(b) }
+func (f *fakeConn) Read(b []byte) (int, error)        { return f.replies.Read(b) }
+func (f *fakeConn) Close() error                      { return nil }
+func (f *fakeConn) SetReadDeadline(_ time.Time) error { return nil }
+
+func newFakeConn(user, replies string) (*Conn, *fakeConn) {
+	f := &fakeConn{replies: strings.NewReader(replies)}
+	return &Conn{nc: f, r: dis.NewReader(f), user: user, timeout: time.Second}, f
+}
+
+const nullReply = "+2+1+0+0+1"
+
 func TestRequestBytes(t *testing.T) {
-	enc := func(f func(e *encoder)) string {
-		var e encoder
-		f(&e)
-		return string(e.b)
-	}
 	tests := []struct {
-		name, got, want string
+		name    string
+		user    string
+		replies string
+		call    func(c *Conn) error
+		want    string
 	}{
-		// capture 01
-		{"AuthenUser", string(AuthenUserRequest("alice", 34128)), "+2+12+49+5alice5+34128+0"},
-		{"Disconnect", string(DisconnectRequest("PBS_Server")), "+2+12+592+10PBS_Server"},
 		// capture 06: qstat
-		{"StatusJob", enc(func(e *encoder) {
-			e.header(PBS_BATCH_StatusJob, "alice")
-			e.s("")
-			e.attrl(nil)
-			e.ext("summarize_arrays")
-		}), "+2+12+19+5alice+0+0+12+16summarize_arrays"},
+		{"StatusJob", "alice", nullReply, func(c *Conn) error {
+			_, err := c.StatusJob("", nil, "summarize_arrays")
+			return err
+		}, "+2+12+19+5alice+0+0+12+16summarize_arrays"},
 		// capture 10: qmgr create queue
-		{"Manager", enc(func(e *encoder) {
-			e.header(PBS_BATCH_Manager, "root")
-			e.u(MGR_CMD_CREATE)
-			e.u(MGR_OBJ_QUEUE)
-			e.s("q2")
-			e.attropl([]Attr{{Name: "queue_type", Value: "execution"}})
-			e.ext("")
-		}), "+2+1+9+4root+0+1+2q2+12+212+10queue_type+0+9execution+0+0"},
+		{"Manager", "root", nullReply, func(c *Conn) error {
+			return c.Manager(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_QUEUE, "q2",
+				[]Attr{{Name: "queue_type", Value: "execution"}}, "")
+		}, "+2+1+9+4root+0+1+2q2+12+212+10queue_type+0+9execution+0+0"},
 		// qmgr status list with empty values counted (spec 02 §2.1)
-		{"StatusQue qmgr names", enc(func(e *encoder) {
-			e.header(PBS_BATCH_StatusQue, "root")
-			e.s("batch")
-			e.attrl([]Attr{{Name: "started", ValueSet: true}, {Name: "enabled", ValueSet: true}})
-			e.ext("")
-		}), "+2+12+20+4root+5batch+2+9+7started+0+0+0+9+7enabled+0+0+0+0"},
+		{"StatusQue qmgr names", "root", nullReply, func(c *Conn) error {
+			_, err := c.StatusQueue("batch", []Attr{{Name: "started", ValueSet: true}, {Name: "enabled", ValueSet: true}}, "")
+			return err
+		}, "+2+12+20+4root+5batch+2+9+7started+0+0+0+9+7enabled+0+0+0+0"},
+		// client attrl: a NULL value is not counted in the size
+		{"StatusNode names", "alice", nullReply, func(c *Conn) error {
+			_, err := c.StatusNode("", []Attr{{Name: "state"}}, "")
+			return err
+		}, "+2+12+58+5alice+0+1+6+5state+0+0+0+0"},
 		// capture 52: resource entry
-		{"ModifyJob", enc(func(e *encoder) {
-			e.header(PBS_BATCH_ModifyJob, "alice")
-			e.u(MGR_CMD_SET)
-			e.u(MGR_OBJ_JOB)
-			e.s("6.vm")
-			e.attropl([]Attr{{Name: "Resource_List", Resource: "walltime", Value: "00:03:00"}})
-			e.ext("")
-		}), "+2+12+11+5alice+2+2+46.vm+12+322+13Resource_List+1+8walltime+800:03:00+0+0"},
+		{"ModifyJob", "alice", nullReply, func(c *Conn) error {
+			return c.ModifyJob("6.vm", []Attr{{Name: "Resource_List", Resource: "walltime", Value: "00:03:00"}}, "")
+		}, "+2+12+11+5alice+2+2+46.vm+12+322+13Resource_List+1+8walltime+800:03:00+0+0"},
+		{"SelectJobs", "alice", "+2+1+0+0+5+0", func(c *Conn) error {
+			_, err := c.SelectJobs([]Attr{{Name: "job_state", Value: "Q", Op: batchreq.EQ}}, "")
+			return err
+		}, "+2+12+16+5alice+12+12+9job_state+0+1Q+4+0"},
+		{"RunJob", "root", nullReply, func(c *Conn) error {
+			return c.RunJob("1.vm", "", false, "")
+		}, "+2+12+15+4root+41.vm+0+0+0"},
+		{"Submit", "alice", "+2+1+0+0+2+41.vm" + nullReply + "+2+1+0+0+3+41.vm+2+1+0+0+4+41.vm", func(c *Conn) error {
+			id, err := c.Submit([]Attr{{Name: "Job_Name", Value: "x"}}, []byte("sleep 1\n"), "", "")
+			if err == nil && id != "1.vm" {
+				t.Errorf("Submit: id %q", id)
+			}
+			return err
+		}, "+2+1+1+5alice+0+0+12+11+8Job_Name+0+1x+0+0" +
+			"+2+1+3+5alice+0+0+8+0+8sleep 1\n+0" +
+			"+2+1+4+5alice+41.vm+0" +
+			"+2+1+5+5alice+41.vm+0"},
+		{"Close", "alice", "", func(c *Conn) error { return c.Close() }, "+2+12+59+5alice"},
 	}
 	for _, tt := range tests {
-		if tt.got != tt.want {
-			t.Errorf("%s:\n got %q\nwant %q", tt.name, tt.got, tt.want)
+		c, f := newFakeConn(tt.user, tt.replies)
+		if err := tt.call(c); err != nil {
+			t.Errorf("%s: %v", tt.name, err)
 		}
+		if got := f.sent.String(); got != tt.want {
+			t.Errorf("%s:\n got %q\nwant %q", tt.name, got, tt.want)
+		}
+	}
+	if got := string(AuthenUserRequest("alice", 34128)); got != "+2+12+49+5alice5+34128+0" {
+		t.Errorf("AuthenUser: %q", got)
 	}
 }
 
-func TestDecodeReply(t *testing.T) {
+func TestReplies(t *testing.T) {
+	c, _ := newFakeConn("alice", "+2+1+0+0+6+1+3+2vm+22+11+5state+0+4free+02+222+13Resource_List+1+3mem+31gb+0")
+	st, err := c.StatusNode("", nil, "")
+	if err != nil || len(st) != 1 || st[0].Name != "vm" || st[0].ObjType != batchreq.MGR_OBJ_NODE {
+		t.Fatalf("StatusNode = %+v, %v", st, err)
+	}
+	if v, ok := st[0].Get("state", ""); !ok || v != "free" {
+		t.Errorf("state = %q, %v", v, ok)
+	}
+	if v, ok := st[0].Get("Resource_List", "mem"); !ok || v != "1gb" {
+		t.Errorf("Resource_List.mem = %q, %v", v, ok)
+	}
+
 	tests := []struct {
-		in     string
-		code   int
-		choice int
-		text   string
-		nobj   int
+		name  string
+		reply string
+		call  func(c *Conn) error
+		code  int
+		text  string
 	}{
-		{"+2+1+0+0+1", 0, BATCH_REPLY_CHOICE_NULL, "", 0},
-		{"+2+15+15001+0+72+14Unknown Job Id", 15001, BATCH_REPLY_CHOICE_Text, "Unknown Job Id", 0},
-		{"+2+1+0+0+2+41.vm", 0, BATCH_REPLY_CHOICE_Queue, "", 0},
-		{"+2+1+0+0+6+1+3+2vm+2+11+5state+0+4free+0+5+2np+0+12+0", 0, BATCH_REPLY_CHOICE_Status, "", 1},
+		{"error text", "+2+15+15001+0+72+14Unknown Job Id", func(c *Conn) error {
+			_, err := c.StatusJob("9.vm", nil, "")
+			return err
+		}, batchreq.PBSE_UNKJOBID, "Unknown Job Id"},
+		{"error without text", "+2+15+15001+0+1", func(c *Conn) error { return c.DeleteJob("9.vm", "") },
+			batchreq.PBSE_UNKJOBID, ""},
+		// SelectJobs accepts only Select and Text (spec 02 §4)
+		{"choice not accepted", "+2+15+15001+0+1", func(c *Conn) error {
+			_, err := c.SelectJobs(nil, "")
+			return err
+		}, batchreq.PBSE_PROTOCOL, ""},
+		{"bad protocol", "+3+1+0+0+1", func(c *Conn) error { return c.DeleteJob("9.vm", "") },
+			batchreq.PBSE_PROTOCOL, ""},
+		{"closed", "", func(c *Conn) error { return c.DeleteJob("9.vm", "") }, batchreq.PBSE_PROTOCOL, ""},
 	}
 	for _, tt := range tests {
-		rp, err := decodeReply(dis.NewReader(bytes.NewReader([]byte(tt.in))))
-		if err != nil {
-			t.Errorf("%q: %v", tt.in, err)
-			continue
-		}
-		if rp.code != tt.code || rp.choice != tt.choice || rp.text != tt.text || len(rp.status) != tt.nobj {
-			t.Errorf("%q: got code %d choice %d text %q objects %d", tt.in, rp.code, rp.choice, rp.text, len(rp.status))
+		c, _ := newFakeConn("alice", tt.reply)
+		err := tt.call(c)
+		if Errno(err) != tt.code || ServerText(err) != tt.text {
+			t.Errorf("%s: code %d text %q, want %d %q", tt.name, Errno(err), ServerText(err), tt.code, tt.text)
 		}
 	}
-	rp, _ := decodeReply(dis.NewReader(bytes.NewReader([]byte("+2+1+0+0+6+1+3+2vm+2+11+5state+0+4free+0+5+2np+0+12+0"))))
-	if v, ok := rp.status[0].Get("np", ""); !ok || v != "2" {
-		t.Errorf("np = %q, %v", v, ok)
-	}
-	for _, bad := range []string{"", "+3+1+0+0+1", "+2+1+0+0+0", "+2+1+0+0+99", "+2+1+0+0+6+1+3", "+2+1+0+0+5+2+41.vm"} {
-		if _, err := decodeReply(dis.NewReader(bytes.NewReader([]byte(bad)))); err == nil {
-			t.Errorf("%q decoded without error", bad)
-		}
-	}
-}
-
-func FuzzDecodeReply(f *testing.F) {
-	for _, s := range []string{"+2+1+0+0+1", "+2+15+15001+0+72+14Unknown Job Id",
-		"+2+1+0+0+6+1+3+2vm+2+11+5state+0+4free+0+5+2np+0+12+0", "+2+1+02+11+52+11+41.vm+42.vm",
-		"+2+1+0+0+9+1+1+0+0+0"} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		_, _ = decodeReply(dis.NewReader(bytes.NewReader(b)))
-	})
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"gopbs/batchreq"
 	"gopbs/pbs"
 )
 
@@ -37,24 +38,24 @@ func Connect(server string) (*pbs.Conn, error) {
 			fmt.Fprintf(os.Stderr, "Cannot connect to specified server host '%s'.\n", server)
 		}
 	case errors.As(err, &en):
-		fmt.Fprintf(os.Stderr, "%s\n", pbs.Strerror(en))
+		fmt.Fprintf(os.Stderr, "%s\n", batchreq.Strerror(int(en)))
 	default:
 		switch pbs.Errno(err) {
-		case pbs.PBSE_BADHOST:
+		case batchreq.PBSE_BADHOST:
 			if server == "" {
 				fmt.Fprintf(os.Stderr, "Cannot resolve default server host '%s' - check server_name file.\n", pbs.DefaultServer())
 			} else {
 				fmt.Fprintf(os.Stderr, "Cannot resolve specified server host '%s'.\n", server)
 			}
-		case pbs.PBSE_NOCONNECTS:
+		case batchreq.PBSE_NOCONNECTS:
 			fmt.Fprintln(os.Stderr, "Too many open connections.")
-		case pbs.PBSE_NOSERVER:
+		case batchreq.PBSE_NOSERVER:
 			fmt.Fprintln(os.Stderr, "No default server name - check server_name file.")
-		case pbs.PBSE_SYSTEM:
+		case batchreq.PBSE_SYSTEM:
 			fmt.Fprintln(os.Stderr, "System call failure.")
-		case pbs.PBSE_PERM:
+		case batchreq.PBSE_PERM:
 			fmt.Fprintln(os.Stderr, "No Permission.")
-		case pbs.PBSE_IFF_NOT_FOUND:
+		case batchreq.PBSE_IFF_NOT_FOUND:
 			fmt.Fprintln(os.Stderr, "pbs_iff command not found.")
 		default:
 			fmt.Fprintln(os.Stderr, "Communication failure.")

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 
+	"gopbs/batchreq"
 	"gopbs/pbs"
 )
 
@@ -32,7 +33,7 @@ func SetQueueAttr(prog, attr, value string, args []string) int {
 			status = 2
 			continue
 		}
-		err = c.Manager(pbs.MGR_CMD_SET, pbs.MGR_OBJ_QUEUE, queue,
+		err = c.Manager(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_QUEUE, queue,
 			[]pbs.Attr{{Name: attr, Value: value}}, "")
 		c.Close()
 		if err != nil {

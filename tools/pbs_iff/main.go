@@ -31,6 +31,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"gopbs/batchreq"
 	"gopbs/pbs"
 )
 
@@ -83,7 +84,7 @@ func run(args []string, stdout io.Writer, stdoutIsTTY bool) int {
 		n, err := strconv.Atoi(ops[2])
 		if err != nil || n < 0 {
 			fmt.Fprintf(os.Stderr, "pbs_iff: cannot get sockname for socket %s, errno=%d (%s)\n",
-				ops[2], int(syscall.EBADF), pbs.Strerror(syscall.EBADF))
+				ops[2], int(syscall.EBADF), batchreq.Strerror(int(syscall.EBADF)))
 			return 3
 		}
 		p, serr := socketPort(n)
@@ -95,7 +96,7 @@ func run(args []string, stdout io.Writer, stdoutIsTTY bool) int {
 		default:
 			en, _ := serr.(syscall.Errno)
 			fmt.Fprintf(os.Stderr, "pbs_iff: cannot get sockname for socket %d, errno=%d (%s)\n",
-				n, int(en), pbs.Strerror(en))
+				n, int(en), batchreq.Strerror(int(en)))
 			return 3
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"gopbs/batchreq"
 	"gopbs/pbs"
 	"gopbs/pbs/cli"
 )
@@ -66,7 +67,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			note = ""
 		}
 		for _, n := range nodes {
-			err := c.Manager(pbs.MGR_CMD_SET, pbs.MGR_OBJ_NODE, n, []pbs.Attr{{Name: "note", Value: note}}, "")
+			err := c.Manager(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_NODE, n, []pbs.Attr{{Name: "note", Value: note}}, "")
 			if err != nil && !quiet {
 				fmt.Fprintf(stderr, "Error setting note attribute for %s - %s\n", n, cli.ErrText(err))
 			}
@@ -83,14 +84,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		var attrs []pbs.Attr
 		switch mode {
 		case 'o':
-			attrs = []pbs.Attr{{Name: "state", Value: "offline", Op: pbs.INCR}}
+			attrs = []pbs.Attr{{Name: "state", Value: "offline", Op: batchreq.INCR}}
 		case 'c':
-			attrs = []pbs.Attr{{Name: "state", Value: "offline", Op: pbs.DECR}}
+			attrs = []pbs.Attr{{Name: "state", Value: "offline", Op: batchreq.DECR}}
 		case 'r':
-			attrs = []pbs.Attr{{Name: "state", Value: "offline", Op: pbs.DECR}, {Name: "state", Value: "down", Op: pbs.INCR}}
+			attrs = []pbs.Attr{{Name: "state", Value: "offline", Op: batchreq.DECR}, {Name: "state", Value: "down", Op: batchreq.INCR}}
 		}
 		for _, n := range nodes {
-			if err := c.Manager(pbs.MGR_CMD_SET, pbs.MGR_OBJ_NODE, n, attrs, ""); err != nil && !quiet {
+			if err := c.Manager(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_NODE, n, attrs, ""); err != nil && !quiet {
 				fmt.Fprintf(stderr, "Error marking node %s - %s\n", n, cli.ErrText(err))
 			}
 		}

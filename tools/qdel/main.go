@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"gopbs/batchreq"
 	"gopbs/pbs"
 	"gopbs/pbs/cli"
 )
@@ -93,7 +94,7 @@ func deleteAll(ext string, purge bool) {
 		}
 		var derr error
 		for try := 0; try < 3; try++ {
-			if derr = c.DeleteJob(j.Name, ext); pbs.Errno(derr) != pbs.PBSE_NORELYMOM {
+			if derr = c.DeleteJob(j.Name, ext); pbs.Errno(derr) != batchreq.PBSE_NORELYMOM {
 				break
 			}
 		}

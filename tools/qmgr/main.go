@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"gopbs/batchreq"
 	"gopbs/pbs"
 	"gopbs/pbs/cli"
 )
@@ -26,7 +27,7 @@ const (
 
 var objNames = [...]string{"server", "queue", "node"}
 var objTitles = [...]string{"Server", "Queue", "Node"}
-var mgrObj = [...]int{pbs.MGR_OBJ_SERVER, pbs.MGR_OBJ_QUEUE, pbs.MGR_OBJ_NODE}
+var mgrObj = [...]int{batchreq.MGR_OBJ_SERVER, batchreq.MGR_OBJ_QUEUE, batchreq.MGR_OBJ_NODE}
 
 var verbs = []string{"create", "delete", "set", "unset", "list", "print", "active", "help", "quit", "exit"}
 
@@ -355,13 +356,13 @@ func (q *qmgr) printErr(name, server string, err error) {
 func (q *qmgr) exec(c *pbs.Conn, verb string, obj int, name string, attrs []pbs.Attr) error {
 	switch verb {
 	case "create":
-		return c.Manager(pbs.MGR_CMD_CREATE, mgrObj[obj], name, attrs, "")
+		return c.Manager(batchreq.MGR_CMD_CREATE, mgrObj[obj], name, attrs, "")
 	case "delete":
-		return c.Manager(pbs.MGR_CMD_DELETE, mgrObj[obj], name, attrs, "")
+		return c.Manager(batchreq.MGR_CMD_DELETE, mgrObj[obj], name, attrs, "")
 	case "set":
-		return c.Manager(pbs.MGR_CMD_SET, mgrObj[obj], name, attrs, "")
+		return c.Manager(batchreq.MGR_CMD_SET, mgrObj[obj], name, attrs, "")
 	case "unset":
-		return c.Manager(pbs.MGR_CMD_UNSET, mgrObj[obj], name, attrs, "")
+		return c.Manager(batchreq.MGR_CMD_UNSET, mgrObj[obj], name, attrs, "")
 	case "list", "print", "active":
 		for i := range attrs {
 			attrs[i].ValueSet = true
@@ -629,13 +630,13 @@ func (p *parser) attributes(obj int, verb string) ([]pbs.Attr, int, string) {
 		hasOp := false
 		switch {
 		case strings.HasPrefix(p.s[p.pos:], "+="):
-			a.Op, hasOp = pbs.INCR_OLD, true
+			a.Op, hasOp = batchreq.INCR_OLD, true
 			p.pos += 2
 		case strings.HasPrefix(p.s[p.pos:], "-="):
-			a.Op, hasOp = pbs.DECR, true
+			a.Op, hasOp = batchreq.DECR, true
 			p.pos += 2
 		case strings.HasPrefix(p.s[p.pos:], "="):
-			a.Op, hasOp = pbs.SET, true
+			a.Op, hasOp = batchreq.SET, true
 			p.pos++
 		}
 		if hasOp {

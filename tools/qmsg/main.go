@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 
+	"gopbs/batchreq"
 	"gopbs/pbs"
 	"gopbs/pbs/cli"
 )
@@ -16,13 +17,13 @@ func main() {
 	for _, o := range opts {
 		switch o.C {
 		case 'E':
-			file |= pbs.MSG_ERR
+			file |= batchreq.MSG_ERR
 		case 'O':
-			file |= pbs.MSG_OUT
+			file |= batchreq.MSG_OUT
 		}
 	}
 	if file == 0 {
-		file = pbs.MSG_ERR
+		file = batchreq.MSG_ERR
 	}
 	if bad || len(args) < 2 || args[0] == "" || len(args[0]) > 256 {
 		fmt.Fprintln(os.Stderr, "usage: qmsg [-O] [-E] msg_string job_identifier...")

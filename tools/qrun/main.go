@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 
+	"gopbs/batchreq"
 	"gopbs/pbs"
 	"gopbs/pbs/cli"
 )
@@ -46,7 +47,7 @@ func main() {
 		case errors.As(err, &ce):
 			fmt.Fprintf(os.Stderr, "qrun: could not connect to server %s (%d) %s\n",
 				cli.ServerName(ce.Server), pbs.Errno(ce.Err), cli.ErrText(ce.Err))
-		case pbs.Errno(err) == pbs.PBSE_UNKNODE:
+		case pbs.Errno(err) == batchreq.PBSE_UNKNODE:
 			h := hosts
 			if len(h) > 16 {
 				h = h[:16]

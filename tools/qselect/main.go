@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"gopbs/batchreq"
 	"gopbs/pbs"
 	"gopbs/pbs/cli"
 )
@@ -18,15 +19,15 @@ const usageText = `usage: qselect [-a [op]date_time] [-A account_string] [-c [op
 	[-q destination] [-r y|n] [-s states] [-u user_name]
 `
 
-var ops = map[string]pbs.Op{"eq": pbs.EQ, "ne": pbs.NE, "ge": pbs.GE, "gt": pbs.GT, "le": pbs.LE, "lt": pbs.LT}
+var ops = map[string]int{"eq": batchreq.EQ, "ne": batchreq.NE, "ge": batchreq.GE, "gt": batchreq.GT, "le": batchreq.LE, "lt": batchreq.LT}
 
 // operator splits an optional ".op." prefix off v.
-func operator(v string) (pbs.Op, string, bool) {
+func operator(v string) (int, string, bool) {
 	if len(v) >= 4 && v[0] == '.' && v[3] == '.' {
 		op, ok := ops[v[1:3]]
 		return op, v[4:], ok
 	}
-	return pbs.EQ, v, true
+	return batchreq.EQ, v, true
 }
 
 func main() {
@@ -45,7 +46,7 @@ func main() {
 			}
 			prepend(pbs.Attr{Name: "Execution_Time", Value: strconv.FormatInt(t, 10), Op: op})
 		case 'A':
-			prepend(pbs.Attr{Name: "Account_Name", Value: o.Arg, Op: pbs.EQ})
+			prepend(pbs.Attr{Name: "Account_Name", Value: o.Arg, Op: batchreq.EQ})
 		case 'c':
 			op, v, ok := operator(o.Arg)
 			bad = bad || !ok
@@ -68,7 +69,7 @@ func main() {
 				prepend(pbs.Attr{Name: "Resource_List", Resource: res, Value: v, Op: op})
 			}
 		case 'N':
-			prepend(pbs.Attr{Name: "Job_Name", Value: o.Arg, Op: pbs.EQ})
+			prepend(pbs.Attr{Name: "Job_Name", Value: o.Arg, Op: batchreq.EQ})
 		case 'p':
 			op, v, ok := operator(o.Arg)
 			bad = bad || !ok
@@ -77,7 +78,7 @@ func main() {
 			q, s := cli.SplitDest(o.Arg)
 			server = s
 			if q != "" {
-				prepend(pbs.Attr{Name: "destination", Value: o.Arg, Op: pbs.EQ})
+				prepend(pbs.Attr{Name: "destination", Value: o.Arg, Op: batchreq.EQ})
 			}
 		case 'r':
 			if o.Arg != "y" && o.Arg != "n" {
@@ -85,13 +86,13 @@ func main() {
 				bad = true
 				continue
 			}
-			prepend(pbs.Attr{Name: "Rerunable", Value: o.Arg, Op: pbs.EQ})
+			prepend(pbs.Attr{Name: "Rerunable", Value: o.Arg, Op: batchreq.EQ})
 		case 's':
 			op, v, ok := operator(o.Arg)
 			bad = bad || !ok || strings.Trim(v, "CEHQRTW") != ""
 			prepend(pbs.Attr{Name: "job_state", Value: v, Op: op})
 		case 'u':
-			prepend(pbs.Attr{Name: "User_List", Value: o.Arg, Op: pbs.EQ})
+			prepend(pbs.Attr{Name: "User_List", Value: o.Arg, Op: batchreq.EQ})
 		}
 	}
 	if os.Getenv("PBS_QSTAT_EXECONLY") != "" {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	"gopbs/batchreq"
 	"gopbs/pbs"
 	"gopbs/pbs/cli"
 )
@@ -202,13 +203,13 @@ func (q *qstat) jobExt() string {
 func (q *qstat) criteria() []pbs.Attr {
 	var c []pbs.Attr
 	if q.o.userList != "" {
-		c = append(c, pbs.Attr{Name: "User_List", Value: q.o.userList, Op: pbs.EQ})
+		c = append(c, pbs.Attr{Name: "User_List", Value: q.o.userList, Op: batchreq.EQ})
 	}
 	if q.o.idle {
-		c = append(c, pbs.Attr{Name: "job_state", Value: "EHQTW", Op: pbs.EQ})
+		c = append(c, pbs.Attr{Name: "job_state", Value: "EHQTW", Op: batchreq.EQ})
 	}
 	if q.o.running {
-		c = append(c, pbs.Attr{Name: "job_state", Value: "RS", Op: pbs.EQ})
+		c = append(c, pbs.Attr{Name: "job_state", Value: "RS", Op: batchreq.EQ})
 	}
 	return c
 }
@@ -267,7 +268,7 @@ func (q *qstat) jobs(operands []string) int {
 		crit := q.criteria()
 		var list []pbs.Status
 		if queue != "" {
-			crit = append([]pbs.Attr{{Name: "destination", Value: queue, Op: pbs.EQ}}, crit...)
+			crit = append([]pbs.Attr{{Name: "destination", Value: queue, Op: batchreq.EQ}}, crit...)
 		}
 		if len(crit) == 0 {
 			list, err = c.StatusJob("", nil, q.jobExt())

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"gopbs/batchreq"
 	"gopbs/pbs"
 	"gopbs/pbs/cli"
 )
@@ -121,7 +122,7 @@ func run(args []string) int {
 		path := operands[0]
 		fi, err := os.Stat(path)
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "qsub: script file:: %s\n", pbs.Strerror(toErrno(err)))
+			fmt.Fprintf(os.Stderr, "qsub: script file:: %s\n", batchreq.Strerror(int(toErrno(err))))
 			return 1
 		}
 		if !fi.Mode().IsRegular() {

@@ -5,21 +5,22 @@ import (
 	"fmt"
 	"os"
 
+	"gopbs/batchreq"
 	"gopbs/pbs"
 	"gopbs/pbs/cli"
 )
 
 func main() {
 	opts, servers, bad := cli.Getopt(os.Args[1:], "t:", os.Args[0], os.Stderr)
-	manner := pbs.SHUT_QUICK
+	manner := batchreq.SHUT_QUICK
 	for _, o := range opts {
 		switch o.Arg {
 		case "immediate":
-			manner = pbs.SHUT_IMMEDIATE
+			manner = batchreq.SHUT_IMMEDIATE
 		case "delay":
-			manner = pbs.SHUT_DELAY
+			manner = batchreq.SHUT_DELAY
 		case "quick":
-			manner = pbs.SHUT_QUICK
+			manner = batchreq.SHUT_QUICK
 		default:
 			bad = true
 		}
