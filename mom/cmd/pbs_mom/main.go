@@ -15,7 +15,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -23,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"gopbs/internal/daemon"
 	"gopbs/mom/config"
 	"gopbs/mom/jobexec"
 	"gopbs/mom/link"
@@ -100,7 +100,7 @@ func envPort(name string, def int) int {
 	return def
 }
 
-func run(args []string) error {
+func run(args []string) (err error) {
 	f, err := parseFlags(args)
 	if err != nil {
 		return err
@@ -114,9 +114,13 @@ func run(args []string) error {
 			momd.Version, momd.Version, momd.DefaultHome)
 		return nil
 	}
-	if !f.foreground && os.Getenv(daemonEnv) == "" {
-		return daemonize()
+	child := daemon.Child(daemonEnv)
+	if !f.foreground && child == nil {
+		// Wait for the background copy's start-up, so that its errors
+		// (lock held, port in use) reach the terminal.
+		return daemon.Detach(daemon.Options{Env: daemonEnv, Dir: "/", WaitReady: true})
 	}
+	defer func() { child.Ready(err) }() // a start-up failure, unless reported ready
 	cfgFile := f.configFile
 	if cfgFile == "" {
 		cfgFile = filepath.Join(f.home, "mom_priv", "config")
@@ -257,6 +261,7 @@ func run(args []string) error {
 			return err
 		}
 	}
+	child.Ready(nil)
 	var restart atomic.Bool
 	if cfg.EnableMomRestart {
 		go func() {
@@ -310,27 +315,4 @@ func withRestartMode(args []string, mode string) []string {
 		out = append(out, a)
 	}
 	return append(out, mode)
-}
-
-// daemonize re-executes pbs_mom in a new session in the background and
-// returns in the parent.
-func daemonize() error {
-	exe, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
-	if err != nil {
-		return err
-	}
-	defer null.Close()
-	cmd := exec.Command(exe, os.Args[1:]...)
-	cmd.Env = append(os.Environ(), daemonEnv+"=1")
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = null, null, null
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	cmd.Dir = "/"
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	return cmd.Process.Release()
 }
