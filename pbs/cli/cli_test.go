@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"gopbs/pbs"
 )
 
 func TestGetopt(t *testing.T) {
@@ -74,5 +76,18 @@ func TestResourceList(t *testing.T) {
 	want := []string{"Resource_List.walltime=00:05:00", "Resource_List.nodes=1:ppn=1", "Resource_List.mem=100mb"}
 	if !reflect.DeepEqual(names, want) {
 		t.Errorf("got %q", names)
+	}
+}
+
+func TestHoldsUsage(t *testing.T) {
+	called := false
+	op := func(*pbs.Conn, string, string, string) error { called = true; return nil }
+	for _, args := range [][]string{{"qhold"}, {"qhold", "-z", "1.vm"}, {"qhold", "-h"}} {
+		if got := Holds("qhold", args, op); got != 2 {
+			t.Errorf("Holds(%q) = %d, want 2", args, got)
+		}
+	}
+	if called {
+		t.Error("op called after a usage error")
 	}
 }

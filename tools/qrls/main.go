@@ -2,7 +2,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 
 	"gopbs/pbs"
@@ -10,21 +9,5 @@ import (
 )
 
 func main() {
-	opts, ids, bad := cli.Getopt(os.Args[1:], "h:t:", os.Args[0], os.Stderr)
-	holds, ext := "u", ""
-	for _, o := range opts {
-		switch o.C {
-		case 'h':
-			holds = o.Arg
-		case 't':
-			ext = "array_range=" + o.Arg
-		}
-	}
-	if bad || len(ids) == 0 {
-		fmt.Fprintln(os.Stderr, "usage: qrls [-h {u|o|s}] [-t array_range] job_identifier...")
-		cli.Exit(2)
-	}
-	cli.Exit(cli.RunJobOps("qrls", ids, func(c *pbs.Conn, id string) error {
-		return c.ReleaseJob(id, holds, ext)
-	}))
+	cli.Exit(cli.Holds("qrls", os.Args, (*pbs.Conn).ReleaseJob))
 }

@@ -354,13 +354,7 @@ func (q *qstat) display(list []pbs.Status, altHeader string) {
 	case q.o.xml:
 		printXML(q.stdout, "Job", "Job_Id", list)
 	case q.o.full:
-		for _, st := range list {
-			fmt.Fprintf(q.stdout, "Job Id: %s\n", st.Name)
-			for _, a := range st.Attrs {
-				printAttr(q.stdout, a, q.width(), true)
-			}
-			fmt.Fprintln(q.stdout)
-		}
+		q.printFull("Job Id", list, true)
 	case q.o.alt:
 		if len(list) == 0 {
 			return

@@ -35,6 +35,67 @@ func yesNo(v string) string {
 	return "no"
 }
 
+// statQueues asks for the status of the queues of destination operand op
+// ("queue[@server]", "@server" or "") and returns them with the server
+// part; after a failure, which it reports, ok is false.
+func (q *qstat) statQueues(op string) (list []pbs.Status, server string, ok bool) {
+	queue, server := cli.SplitDest(op)
+	c, err := cli.Connect(server)
+	if err != nil {
+		q.status = cli.ConnectFailed(q.stderr, q.prog, cli.ServerName(server), err)
+		return nil, server, false
+	}
+	list, err = c.StatusQueue(queue, nil, "")
+	c.Close()
+	if err != nil {
+		if t := pbs.ServerText(err); t != "" {
+			fmt.Fprintf(q.stderr, "qstat: %s %s\n", t, op)
+		} else {
+			n := pbs.Errno(err)
+			fmt.Fprintf(q.stderr, "qstat: Error (%d - %s) getting status of queue %s\n", n, pbs.ErrorText(n), op)
+		}
+		q.status = pbs.Errno(err)
+		return nil, server, false
+	}
+	return list, server, true
+}
+
+// printFull prints the -f display of objects: "<title>: <name>", the
+// attributes, then an empty line; convertTimes shows time attributes as
+// dates (jobs).
+func (q *qstat) printFull(title string, list []pbs.Status, convertTimes bool) {
+	for _, st := range list {
+		fmt.Fprintf(q.stdout, "%s: %s\n", title, st.Name)
+		for _, a := range st.Attrs {
+			printAttr(q.stdout, a, q.width(), convertTimes)
+		}
+		fmt.Fprintln(q.stdout)
+	}
+}
+
+// printLong prints the objects of kind ("Queue", "Server") in the -x or
+// -f display and reports whether one of them was asked for.
+func (q *qstat) printLong(kind string, list []pbs.Status) bool {
+	switch {
+	case q.o.xml:
+		printXML(q.stdout, kind, "name", list)
+	case q.o.full:
+		q.printFull(kind, list, false)
+	default:
+		return false
+	}
+	return true
+}
+
+// getOr returns the value of attribute name of st, or dflt when it is
+// absent or empty.
+func getOr(st *pbs.Status, name, dflt string) string {
+	if v := get(st, name, ""); v != "" {
+		return v
+	}
+	return dflt
+}
+
 // queues is "qstat -Q [-f] [destination...]".
 func (q *qstat) queues(operands []string) int {
 	if len(operands) == 0 {
@@ -42,36 +103,11 @@ func (q *qstat) queues(operands []string) int {
 	}
 	header := false
 	for _, op := range operands {
-		queue, server := cli.SplitDest(op)
-		c, err := cli.Connect(server)
-		if err != nil {
-			q.status = cli.ConnectFailed(q.stderr, q.prog, cli.ServerName(server), err)
+		list, _, ok := q.statQueues(op)
+		if !ok {
 			continue
 		}
-		list, err := c.StatusQueue(queue, nil, "")
-		c.Close()
-		if err != nil {
-			if t := pbs.ServerText(err); t != "" {
-				fmt.Fprintf(q.stderr, "qstat: %s %s\n", t, op)
-			} else {
-				n := pbs.Errno(err)
-				fmt.Fprintf(q.stderr, "qstat: Error (%d - %s) getting status of queue %s\n", n, pbs.ErrorText(n), op)
-			}
-			q.status = pbs.Errno(err)
-			continue
-		}
-		if q.o.xml {
-			printXML(q.stdout, "Queue", "name", list)
-			continue
-		}
-		if q.o.full {
-			for _, st := range list {
-				fmt.Fprintf(q.stdout, "Queue: %s\n", st.Name)
-				for _, a := range st.Attrs {
-					printAttr(q.stdout, a, q.width(), false)
-				}
-				fmt.Fprintln(q.stdout)
-			}
+		if q.printLong("Queue", list) {
 			continue
 		}
 		const f = "%-16s %5s %5s %5s %5s %5s %5s %5s %5s %5s %5s %-10s\n"
@@ -83,14 +119,8 @@ func (q *qstat) queues(operands []string) int {
 			}
 			st := &list[i]
 			sc := stateCounts(get(st, "state_count", ""))
-			max := get(st, "max_running", "")
-			if max == "" {
-				max = "0"
-			}
-			tot := get(st, "total_jobs", "")
-			if tot == "" {
-				tot = "0"
-			}
+			max := getOr(st, "max_running", "0")
+			tot := getOr(st, "total_jobs", "0")
 			typ := "not defined"
 			if t := get(st, "queue_type", ""); t != "" {
 				typ = t[:1]
@@ -122,18 +152,7 @@ func (q *qstat) servers(operands []string) int {
 			q.status = q.serverErr(err, cli.ServerName(server))
 			continue
 		}
-		if q.o.xml {
-			printXML(q.stdout, "Server", "name", list)
-			continue
-		}
-		if q.o.full {
-			for _, st := range list {
-				fmt.Fprintf(q.stdout, "Server: %s\n", st.Name)
-				for _, a := range st.Attrs {
-					printAttr(q.stdout, a, q.width(), false)
-				}
-				fmt.Fprintln(q.stdout)
-			}
+		if q.printLong("Server", list) {
 			continue
 		}
 		const f = "%-16s %5s %5s %5s %5s %5s %5s %5s %5s %-10s\n"
@@ -145,14 +164,8 @@ func (q *qstat) servers(operands []string) int {
 			}
 			st := &list[i]
 			sc := stateCounts(get(st, "state_count", ""))
-			max := get(st, "max_running", "")
-			if max == "" {
-				max = "0"
-			}
-			tot := get(st, "total_jobs", "")
-			if tot == "" {
-				tot = "0"
-			}
+			max := getOr(st, "max_running", "0")
+			tot := getOr(st, "total_jobs", "0")
 			fmt.Fprintf(q.stdout, f, cut(st.Name, 16), cut(max, 5), cut(tot, 5),
 				count(sc, "Queued"), count(sc, "Running"), count(sc, "Held"),
 				count(sc, "Waiting"), count(sc, "Transit"), count(sc, "Exiting"),
@@ -168,22 +181,8 @@ func (q *qstat) queueSummary(operands []string) int {
 		operands = []string{""}
 	}
 	for _, op := range operands {
-		queue, server := cli.SplitDest(op)
-		c, err := cli.Connect(server)
-		if err != nil {
-			q.status = cli.ConnectFailed(q.stderr, q.prog, cli.ServerName(server), err)
-			continue
-		}
-		list, err := c.StatusQueue(queue, nil, "")
-		c.Close()
-		if err != nil {
-			if t := pbs.ServerText(err); t != "" {
-				fmt.Fprintf(q.stderr, "qstat: %s %s\n", t, op)
-			} else {
-				n := pbs.Errno(err)
-				fmt.Fprintf(q.stderr, "qstat: Error (%d - %s) getting status of queue %s\n", n, pbs.ErrorText(n), op)
-			}
-			q.status = pbs.Errno(err)
+		list, server, ok := q.statQueues(op)
+		if !ok {
 			continue
 		}
 		fmt.Fprintf(q.stdout, "\nserver: %s\n\n", cli.ServerName(server))
