@@ -9,6 +9,7 @@
 //
 //	pbsbench [-s host:port] [-m submit|stat|select|mixed] [-n ops] [-c clients]
 //	         [-u user] [-q queue] [-hold=true] [-t maxtime] [-window n] [-noauth] [-setup]
+//	         [-l name=value,...]
 //
 // Modes: submit runs qsub's requests (QueueJob, JobScript, RdytoCommit,
 // Commit), each submission on a new connection, with held jobs so that
@@ -44,6 +45,7 @@ func run() int {
 	maxTime := fs.Duration("t", 0, "stop after this long (0: no limit)")
 	window := fs.Int("window", 0, "print the rate of every window of this many operations")
 	noAuth := fs.Bool("noauth", false, "connect from a reserved port without AuthenticateUser")
+	resources := fs.String("l", "", "resources of the submitted jobs, as qsub -l: name=value[,name=value...]")
 	setup := fs.Bool("setup", false, "first create and start the queue (-q, default batch) and make it the default queue")
 	timeout := fs.Duration("timeout", 30*time.Second, "per-request timeout")
 	if err := fs.Parse(os.Args[1:]); err != nil {
@@ -62,7 +64,7 @@ func run() int {
 		Ops:     *ops,
 		Clients: *clients,
 		MaxTime: *maxTime,
-		Job:     load.Job{Queue: *queue, Hold: *hold},
+		Job:     load.Job{Queue: *queue, Hold: *hold, Extra: load.ResourceList(*resources)},
 		Window:  *window,
 		Progress: func(w load.WindowStats) {
 			fmt.Printf("done=%d failed=%d elapsed=%.3fs window_rate=%.1f/s\n", w.Done, w.Failed, w.Elapsed.Seconds(), w.Rate)

@@ -2,6 +2,7 @@ package load
 
 import (
 	"fmt"
+	"strings"
 
 	"gopbs/batchreq"
 )
@@ -19,6 +20,20 @@ type Job struct {
 	Script []byte
 	// Extra attributes sent after the ones qsub always sends.
 	Extra batchreq.AttrList
+}
+
+// ResourceList turns a qsub -l argument ("nodes=1:ppn=2,walltime=1:00:00")
+// into Resource_List attributes. Each element is split at its first '='.
+func ResourceList(spec string) batchreq.AttrList {
+	var l batchreq.AttrList
+	for _, e := range strings.Split(spec, ",") {
+		if e = strings.TrimSpace(e); e == "" {
+			continue
+		}
+		name, value, _ := strings.Cut(e, "=")
+		l = append(l, batchreq.NewResourceAttr("Resource_List", name, value))
+	}
+	return l
 }
 
 // DefaultScript is a small job script.

@@ -25,3 +25,16 @@ func TestRunRejectsUnknownMode(t *testing.T) {
 		t.Error("unknown mode accepted")
 	}
 }
+
+func TestResourceList(t *testing.T) {
+	l := ResourceList("nodes=1:ppn=2, walltime=01:00:00,,mem")
+	want := []string{"nodes=1:ppn=2", "walltime=01:00:00", "mem="}
+	if len(l) != len(want) {
+		t.Fatalf("got %d entries: %+v", len(l), l)
+	}
+	for i, a := range l {
+		if a.Name != "Resource_List" || !a.HasResource || a.Resource+"="+a.Value != want[i] {
+			t.Errorf("entry %d = %+v, want Resource_List.%s", i, a, want[i])
+		}
+	}
+}
