@@ -1,11 +1,13 @@
 package reliability
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,6 +15,7 @@ import (
 
 	"gopbs/batchreq"
 	"gopbs/rpp"
+	"gopbs/sched/momquery"
 	"gopbs/tools/pbsbench/load"
 )
 
@@ -209,6 +212,19 @@ func TestMalformedInput(t *testing.T) {
 		}
 	}
 	c.serving()
+	// pbs_mom still answers resource-monitor queries, over TCP and RPP,
+	// as the scheduler asks them.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, q := range []momquery.Querier{momquery.NewTCP(c.rm), momquery.NewRPP(c.rm)} {
+		answers, err := q.Query(ctx, "127.0.0.1", []string{"ncpus", "arch"})
+		if err != nil || len(answers) != 2 || !strings.HasPrefix(answers[0], "ncpus=") {
+			t.Errorf("pbs_mom RM query (%T) after the junk: %q %v", q, answers, err)
+		}
+		if cl, ok := q.(interface{ Close() error }); ok {
+			cl.Close()
+		}
+	}
 	for _, a := range tcpTargets[1:] {
 		nc, err := net.DialTimeout("tcp", a, 5*time.Second)
 		if err != nil {
