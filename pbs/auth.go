@@ -1,35 +1,16 @@
 package pbs
 
 import (
-	"fmt"
-	"io"
 	"net"
 	"syscall"
 	"time"
 
 	"gopbs/batchreq"
-	"gopbs/dis"
 )
-
-// AuthenUserRequest returns the AuthenticateUser request pbs_iff sends:
-// the user to bind to the client connection whose local port is port.
-func AuthenUserRequest(user string, port int) []byte {
-	return batchreq.NewRequest(batchreq.PBS_BATCH_AuthenUser, user, &batchreq.AuthenUser{Port: port}).Append(nil)
-}
 
 // DisconnectRequest returns a Disconnect request (header only).
 func DisconnectRequest(user string) []byte {
 	return batchreq.NewRequest(batchreq.PBS_BATCH_Disconnect, user, nil).Append(nil)
-}
-
-// ReadReplyCode reads one batch reply from r and returns its code and
-// text (the text of a Text choice, else "").
-func ReadReplyCode(r io.Reader) (code int, text string, err error) {
-	rp, err := batchreq.ReadReply(dis.NewReader(r))
-	if err != nil {
-		return 0, "", fmt.Errorf("decode reply: %w", err)
-	}
-	return rp.Code, rp.Text, nil
 }
 
 // DialReserved connects to addr from a reserved (privileged) local port,

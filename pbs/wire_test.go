@@ -90,9 +90,6 @@ func TestRequestBytes(t *testing.T) {
 			t.Errorf("%s:\n got %q\nwant %q", tt.name, got, tt.want)
 		}
 	}
-	if got := string(AuthenUserRequest("alice", 34128)); got != "+2+12+49+5alice5+34128+0" {
-		t.Errorf("AuthenUser: %q", got)
-	}
 }
 
 func TestReplies(t *testing.T) {

@@ -32,6 +32,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"gopbs/batchreq"
+	"gopbs/dis"
 	"gopbs/pbs"
 )
 
@@ -118,21 +119,22 @@ func run(args []string, stdout io.Writer, stdoutIsTTY bool) int {
 		clientPort = nc.LocalAddr().(*net.TCPAddr).Port
 	}
 
-	if _, err := nc.Write(pbs.AuthenUserRequest(user, clientPort)); err != nil {
+	auth := batchreq.NewRequest(batchreq.PBS_BATCH_AuthenUser, user, &batchreq.AuthenUser{Port: clientPort})
+	if _, err := nc.Write(auth.Append(nil)); err != nil {
 		fmt.Fprintf(os.Stderr, "pbs_iff: error sending request to server\n")
 		return 2
 	}
-	_ = nc.SetReadDeadline(time.Now().Add(time.Duration(pbs.DefaultTimeout)))
-	code, text, err := pbs.ReadReplyCode(nc)
+	_ = nc.SetReadDeadline(time.Now().Add(pbs.DefaultTimeout))
+	reply, err := batchreq.ReadReply(dis.NewReader(nc))
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "pbs_iff: error reading reply from server\n")
 		return 1
 	}
-	if code != 0 {
-		if text != "" {
-			fmt.Fprintf(os.Stderr, "pbs_iff: %s\n", text)
+	if reply.Code != 0 {
+		if reply.Text != "" {
+			fmt.Fprintf(os.Stderr, "pbs_iff: %s\n", reply.Text)
 		} else {
-			fmt.Fprintf(os.Stderr, "pbs_iff: pbs_server returned failure code %d\n", code)
+			fmt.Fprintf(os.Stderr, "pbs_iff: pbs_server returned failure code %d\n", reply.Code)
 		}
 		return 1
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"testing"
 
+	"gopbs/dis"
 	"gopbs/pbs"
 )
 
@@ -74,7 +75,8 @@ func TestForms(t *testing.T) {
 		if code != 0 || out.String() != "\x00\x00\x00\x00" {
 			t.Errorf("%s: exit %d, stdout %q", tt.name, code, out.String())
 		}
-		want := string(pbs.AuthenUserRequest(user, tt.port)) + string(pbs.DisconnectRequest("PBS_Server"))
+		want := "+2+12+49" + string(dis.AppendString(nil, user)) + string(dis.AppendUint(nil, uint64(tt.port))) + "+0" +
+			"+2+12+592+10PBS_Server"
 		if g := string(<-got); g != want {
 			t.Errorf("%s: server got %q, want %q", tt.name, g, want)
 		}
