@@ -95,6 +95,20 @@ func JobError(w io.Writer, prog, jobid string, err error) int {
 	return n
 }
 
+// RequestFailed prints a failed request as the status, select and submit
+// commands do: "<prog>: <server text><textSuffix>" when the reply carried
+// a text, else "<prog>: Error (<n> - <message>) <action>". It returns the
+// error number.
+func RequestFailed(w io.Writer, prog string, err error, textSuffix, action string) int {
+	n := pbs.Errno(err)
+	if t := pbs.ServerText(err); t != "" {
+		fmt.Fprintf(w, "%s: %s%s\n", prog, t, textSuffix)
+	} else {
+		fmt.Fprintf(w, "%s: Error (%d - %s) %s\n", prog, n, pbs.ErrorText(n), action)
+	}
+	return n
+}
+
 // Exit exits with status as the OS reports it (the low 8 bits).
 func Exit(status int) {
 	os.Exit(status & 0xff)

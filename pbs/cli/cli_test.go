@@ -91,3 +91,23 @@ func TestHoldsUsage(t *testing.T) {
 		t.Error("op called after a usage error")
 	}
 }
+
+func TestRequestFailed(t *testing.T) {
+	tests := []struct {
+		err                error
+		textSuffix, action string
+		want               string
+		code               int
+	}{
+		{&pbs.Error{Code: 15020, Text: "Unknown queue"}, " q9", "getting status of queue q9",
+			"qstat: Unknown queue q9\n", 15020},
+		{&pbs.Error{Code: 15033}, "", "submitting job",
+			"qstat: Error (15033 - Batch protocol error) submitting job\n", 15033},
+	}
+	for _, tt := range tests {
+		var b strings.Builder
+		if code := RequestFailed(&b, "qstat", tt.err, tt.textSuffix, tt.action); code != tt.code || b.String() != tt.want {
+			t.Errorf("RequestFailed(%v) = %d %q, want %d %q", tt.err, code, b.String(), tt.code, tt.want)
+		}
+	}
+}

@@ -109,13 +109,7 @@ func main() {
 	ids, err := c.SelectJobs(list, ext)
 	c.Close()
 	if err != nil {
-		if t := pbs.ServerText(err); t != "" {
-			fmt.Fprintf(os.Stderr, "qselect: %s\n", t)
-		} else {
-			n := pbs.Errno(err)
-			fmt.Fprintf(os.Stderr, "qselect: Error (%d - %s) selecting jobs\n", n, pbs.ErrorText(n))
-		}
-		cli.Exit(pbs.Errno(err))
+		cli.Exit(cli.RequestFailed(os.Stderr, "qselect", err, "", "selecting jobs"))
 	}
 	for _, id := range ids {
 		fmt.Println(id)

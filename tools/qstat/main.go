@@ -317,13 +317,7 @@ func (q *qstat) jobErr(j pbs.JobID, err error) {
 }
 
 func (q *qstat) serverErr(err error, server string) int {
-	if t := pbs.ServerText(err); t != "" {
-		fmt.Fprintf(q.stderr, "qstat: %s\n", t)
-	} else {
-		n := pbs.Errno(err)
-		fmt.Fprintf(q.stderr, "qstat: Error (%d - %s) getting status of server %s\n", n, pbs.ErrorText(n), server)
-	}
-	return pbs.Errno(err)
+	return cli.RequestFailed(q.stderr, "qstat", err, "", "getting status of server "+server)
 }
 
 // altHeaderStatus fetches the server status for the alternate display's

@@ -48,13 +48,7 @@ func (q *qstat) statQueues(op string) (list []pbs.Status, server string, ok bool
 	list, err = c.StatusQueue(queue, nil, "")
 	c.Close()
 	if err != nil {
-		if t := pbs.ServerText(err); t != "" {
-			fmt.Fprintf(q.stderr, "qstat: %s %s\n", t, op)
-		} else {
-			n := pbs.Errno(err)
-			fmt.Fprintf(q.stderr, "qstat: Error (%d - %s) getting status of queue %s\n", n, pbs.ErrorText(n), op)
-		}
-		q.status = pbs.Errno(err)
+		q.status = cli.RequestFailed(q.stderr, "qstat", err, " "+op, "getting status of queue "+op)
 		return nil, server, false
 	}
 	return list, server, true

@@ -226,13 +226,7 @@ func run(args []string) int {
 	id, err := c.Submit(list, script, q.destination, "")
 	if err != nil {
 		c.Drop()
-		if t := pbs.ServerText(err); t != "" {
-			fmt.Fprintf(os.Stderr, "qsub: %s\n", t)
-		} else {
-			n := pbs.Errno(err)
-			fmt.Fprintf(os.Stderr, "qsub: Error (%d - %s) submitting job\n", n, pbs.ErrorText(n))
-		}
-		return pbs.Errno(err)
+		return cli.RequestFailed(os.Stderr, "qsub", err, "", "submitting job")
 	}
 	c.Close()
 	if ln != nil {
