@@ -10,12 +10,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"gopbs/mom/config"
+	"gopbs/mom/internal/momtest"
 	"gopbs/mom/momlog"
 )
 
@@ -33,48 +33,15 @@ type testEnv struct {
 	home   string // PBS_HOME
 	uhome  string // the user's home
 	cred   Credentials
-	logBuf *syncBuffer
+	logBuf *momtest.SyncBuffer
 	exits  chan Exit
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // requireRootUser skips unless running as root, and creates the test user
 // when absent.
 func requireRootUser(t *testing.T) *user.User {
 	t.Helper()
-	if os.Getuid() != 0 {
-		t.Skip("job execution tests need root (setuid to a test user)")
-	}
-	if _, err := os.Stat("/bin/bash"); err != nil {
-		t.Skip("needs /bin/bash")
-	}
-	u, err := user.Lookup(testUser)
-	if err != nil {
-		out, err := exec.Command("useradd", "-M", "-s", "/bin/bash", testUser).CombinedOutput()
-		if err != nil {
-			t.Skipf("cannot create test user: %v: %s", err, out)
-		}
-		if u, err = user.Lookup(testUser); err != nil {
-			t.Skipf("test user: %v", err)
-		}
-	}
-	return u
+	return momtest.RequireUser(t, testUser)
 }
 
 func newTestEnv(t *testing.T, cfgText string, opts ...func(*Options)) *testEnv {
@@ -89,7 +56,7 @@ func newTestEnv(t *testing.T, cfgText string, opts ...func(*Options)) *testEnv {
 	uid, _ := strconv.Atoi(u.Uid)
 	gid, _ := strconv.Atoi(u.Gid)
 	te := &testEnv{t: t, home: filepath.Join(base, "torque"), uhome: filepath.Join(base, "home"),
-		logBuf: &syncBuffer{}, exits: make(chan Exit, 4)}
+		logBuf: &momtest.SyncBuffer{}, exits: make(chan Exit, 4)}
 	if err := os.MkdirAll(te.uhome, 0o755); err != nil {
 		t.Fatal(err)
 	}

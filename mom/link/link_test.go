@@ -9,12 +9,10 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"os/exec"
 	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,8 +20,10 @@ import (
 	"gopbs/batchreq"
 	"gopbs/dis"
 	"gopbs/mom/config"
+	"gopbs/mom/internal/momtest"
 	"gopbs/mom/jobexec"
 	"gopbs/mom/momlog"
+	"gopbs/mom/procfs"
 	"gopbs/momproto"
 	"gopbs/rpp"
 )
@@ -35,32 +35,10 @@ func TestMain(m *testing.M) {
 
 const testUser = "gopbsmomtest"
 
-func requireRoot(t *testing.T) {
-	t.Helper()
-	if os.Getuid() != 0 {
-		t.Skip("needs root: privileged ports and setuid job execution")
-	}
-}
+func requireRoot(t *testing.T) { t.Helper(); momtest.RequireRoot(t) }
 
 // requireUser creates the throwaway job user when absent.
-func requireUser(t *testing.T) *user.User {
-	t.Helper()
-	requireRoot(t)
-	u, err := user.Lookup(testUser)
-	if err != nil {
-		out, err := exec.Command("useradd", "-M", "-s", "/bin/sh", testUser).CombinedOutput()
-		if err != nil {
-			if u, err2 := user.Lookup(testUser); err2 == nil {
-				return u // created concurrently
-			}
-			t.Skipf("cannot create test user: %v: %s", err, out)
-		}
-		if u, err = user.Lookup(testUser); err != nil {
-			t.Skipf("test user: %v", err)
-		}
-	}
-	return u
-}
+func requireUser(t *testing.T) *user.User { t.Helper(); return momtest.RequireUser(t, testUser) }
 
 // fakeServer plays pbs_server towards the MOM: an RPP endpoint for IS and
 // a TCP listener (same port number) for the MOM's pre-obit and obit.
@@ -134,26 +112,9 @@ type testMom struct {
 	batch  netip.AddrPort
 	rmTCP  netip.AddrPort
 	rmUDP  netip.AddrPort
-	log    *syncBuffer
+	log    *momtest.SyncBuffer
 	cancel context.CancelFunc
 	done   chan struct{}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func listenTCP(t *testing.T) net.Listener {
@@ -168,15 +129,29 @@ func listenTCP(t *testing.T) net.Listener {
 // PBS_HOME on ephemeral loopback ports.
 func startMom(t *testing.T, srv *fakeServer, cfgText string) *testMom {
 	t.Helper()
-	base, err := os.MkdirTemp("", "gopbs-mom-")
+	return startMomIn(t, srv, cfgText, openDir(t, "gopbs-mom-", nil), "none")
+}
+
+// openDir makes a directory that every user can reach (t.TempDir's parent
+// is private), owned by owner when given; it is removed at the end of the
+// test.
+func openDir(t *testing.T, prefix string, owner *user.User) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	if err := os.Chmod(base, 0o755); err != nil {
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return startMomIn(t, srv, cfgText, base, "none")
+	if owner != nil {
+		uid, _ := strconv.Atoi(owner.Uid)
+		if err := os.Chown(dir, uid, -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
 
 // startMomIn starts a Mom whose PBS_HOME is base/torque; unless recover is
@@ -187,7 +162,7 @@ func startMomIn(t *testing.T, srv *fakeServer, cfgText, base, recover string, tw
 	if err != nil {
 		t.Fatal(err)
 	}
-	tm := &testMom{home: filepath.Join(base, "torque"), log: &syncBuffer{}, done: make(chan struct{})}
+	tm := &testMom{home: filepath.Join(base, "torque"), log: &momtest.SyncBuffer{}, done: make(chan struct{})}
 	logger := momlog.NewWriter(tm.log, "pbs_mom", momlog.EventAll)
 	uhome := filepath.Join(base, "home")
 	os.MkdirAll(uhome, 0o755)
@@ -390,19 +365,10 @@ func TestJobLifecycle(t *testing.T) {
 	defer cancel()
 
 	// IS: the MOM opens a stream from a privileged port and says hello.
-	is, err := srv.ep.Accept(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	is, status := acceptIS(t, ctx, srv.ep)
 	if is.RemoteAddr().Port() >= 1024 {
 		t.Errorf("IS stream from port %d, want a privileged port", is.RemoteAddr().Port())
 	}
-	msg, err := is.Recv(ctx)
-	if err != nil || string(msg) != "+4+1+1" {
-		t.Fatalf("first IS message %q, %v; want IS_HELLO", msg, err)
-	}
-	is.Send([]byte("+4+1+2210+2130706433")) // IS_CLUSTER_ADDRS 127.0.0.1
-	status := recvStatus(t, ctx, is)
 	for _, want := range []string{"opsys=linux", "state=free", "jobs= ", "varattr= ", "gres="} {
 		if !contains(status, want) {
 			t.Errorf("IS_STATUS lacks %q: %q", want, status)
@@ -412,13 +378,7 @@ func TestJobLifecycle(t *testing.T) {
 		t.Errorf("IS_STATUS incomplete: %q", status)
 	}
 
-	outDir, err := os.MkdirTemp("", "gopbs-out-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(outDir)
-	uid, _ := strconv.Atoi(u.Uid)
-	os.Chown(outDir, uid, -1)
+	outDir := openDir(t, "gopbs-out-", u)
 
 	id := "1.testserver"
 	launch(t, tm, id, "echo hello from $PBS_JOBID\nsleep 1\nexit 3\n", outDir)
@@ -576,6 +536,55 @@ func TestSignalAndDelete(t *testing.T) {
 	}
 }
 
+// tcpExchange connects to addr (from a privileged port when reserved),
+// sends msg and returns the answer: what one read returns, or with all
+// everything until the MOM closes the connection (at most 5 s).
+func tcpExchange(t *testing.T, ctx context.Context, addr netip.AddrPort, reserved bool, msg []byte, all bool) []byte {
+	t.Helper()
+	var c net.Conn
+	var err error
+	if reserved {
+		c, err = DialReserved(ctx, addr)
+	} else {
+		c, err = net.Dial("tcp", addr.String())
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Write(msg)
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if all {
+		b, _ := io.ReadAll(c)
+		return b
+	}
+	buf := make([]byte, 4096)
+	n, _ := c.Read(buf)
+	return buf[:n]
+}
+
+// acceptIS accepts the MOM's IS stream at ep, expects its IS_HELLO,
+// answers with IS_CLUSTER_ADDRS (127.0.0.1) and returns the stream and
+// the first status.
+func acceptIS(t *testing.T, ctx context.Context, ep *rpp.Endpoint) (*rpp.Stream, []string) {
+	t.Helper()
+	is, err := ep.Accept(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expectHello(t, ctx, is)
+	is.Send([]byte("+4+1+2210+2130706433")) // IS_CLUSTER_ADDRS 127.0.0.1
+	return is, recvStatus(t, ctx, is)
+}
+
+// expectHello checks that the next message on s is IS_HELLO.
+func expectHello(t *testing.T, ctx context.Context, s *rpp.Stream) {
+	t.Helper()
+	if b, err := s.Recv(ctx); err != nil || string(b) != "+4+1+1" {
+		t.Fatalf("IS message %q, %v; want IS_HELLO", b, err)
+	}
+}
+
 func recvStatus(t *testing.T, ctx context.Context, s *rpp.Stream) []string {
 	t.Helper()
 	for {
@@ -668,55 +677,26 @@ func TestRM(t *testing.T) {
 	// RM over TCP from a privileged port.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	c, err := DialReserved(ctx, tm.rmTCP)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.Write([]byte("+1+1+2+7loadave+5ncpus"))
-	c.SetReadDeadline(time.Now().Add(5 * time.Second))
-	buf := make([]byte, 256)
-	n, _ := c.Read(buf)
-	rep, err := momproto.DecodeRMReply(buf[:n])
+	reply := tcpExchange(t, ctx, tm.rmTCP, true, []byte("+1+1+2+7loadave+5ncpus"), false)
+	rep, err := momproto.DecodeRMReply(reply)
 	if err != nil || len(rep.Answers) != 2 || !strings.HasPrefix(rep.Answers[1], "ncpus=") {
-		t.Errorf("TCP RM reply %q: %v", buf[:n], err)
+		t.Errorf("TCP RM reply %q: %v", reply, err)
 	}
 
 	// RM_CMD_CONFIG is refused (connection closed) without $remote_reconfig.
-	cc, err := DialReserved(ctx, tm.rmTCP)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cc.Close()
-	cc.Write([]byte("+1+1+3+15CONFIG:$logevent"))
-	cc.SetReadDeadline(time.Now().Add(5 * time.Second))
-	if b, _ := io.ReadAll(cc); len(b) != 0 {
+	if b := tcpExchange(t, ctx, tm.rmTCP, true, []byte("+1+1+3+15CONFIG:$logevent"), true); len(b) != 0 {
 		t.Errorf("RM_CMD_CONFIG answered %q without $remote_reconfig", b)
 	}
 
 	// TM (tasks of multi-node jobs) is refused with TM_ENOTIMPLEMENTED.
-	tmc, err := net.Dial("tcp", tm.rmTCP.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tmc.Close()
-	tmc.Write([]byte("+2+1+4x.vm+3abc3+100+7+0"))
-	tmc.SetReadDeadline(time.Now().Add(5 * time.Second))
-	tmReply, _ := io.ReadAll(tmc)
+	tmReply := tcpExchange(t, ctx, tm.rmTCP, false, []byte("+2+1+4x.vm+3abc3+100+7+0"), true)
 	if string(tmReply) != "+2+13+999+75+17004" {
 		t.Errorf("TM_INIT reply %q, want TM_ERROR 17004 for event 7", tmReply)
 	}
 
 	// From an unprivileged port: closed without a reply.
-	u, err := net.Dial("tcp", tm.rmTCP.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer u.Close()
-	u.Write([]byte("+1+1+2+7loadave"))
-	u.SetReadDeadline(time.Now().Add(5 * time.Second))
-	if n, err := u.Read(buf); n != 0 || err == nil {
-		t.Errorf("unprivileged RM request answered: %q", buf[:n])
+	if b := tcpExchange(t, ctx, tm.rmTCP, false, []byte("+1+1+2+7loadave"), true); len(b) != 0 {
+		t.Errorf("unprivileged RM request answered: %q", b)
 	}
 	if !strings.Contains(tm.log.String(), "bad attempt to connect - unauthorized (port: ") {
 		t.Error("unauthorised attempt not logged")
@@ -803,12 +783,7 @@ func TestRecover(t *testing.T) {
 				}
 				return batchreq.NullReply()
 			})
-			base, err := os.MkdirTemp("", "gopbs-mom-")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer os.RemoveAll(base)
-			os.Chmod(base, 0o755)
+			base := openDir(t, "gopbs-mom-", nil)
 			first := startMomIn(t, srv, "", base, "none")
 			id := "3.testserver"
 			launch(t, first, id, "exec sleep 60\n", os.TempDir())
@@ -855,12 +830,29 @@ func TestRecover(t *testing.T) {
 				}
 				syscall.Kill(-sid, syscall.SIGKILL)
 			}
-			if mode == "r" && syscall.Kill(sid, 0) == nil {
+			if mode == "r" && !gone(sid) {
 				syscall.Kill(-sid, syscall.SIGKILL)
 				t.Error("-r left the job's processes running")
 			}
 		})
 	}
+}
+
+// gone waits up to 5 s for a process to end (a zombie counts as ended:
+// the test process, not the MOM, would have to reap it).
+func gone(pid int) bool {
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return true
+		}
+		if p, err := procfs.ParseStat(stat); err == nil && p.State == 'Z' {
+			return true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return false
 }
 
 // TestStartTime: a recovered job's start is its start_time attribute,
@@ -903,13 +895,7 @@ func TestHealthCheck(t *testing.T) {
 	dumpLogOnFailure(t, tm)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	is, err := srv.ep.Accept(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	is.Recv(ctx)
-	is.Send([]byte("+4+1+2210+2130706433"))
-	status := recvStatus(t, ctx, is)
+	_, status := acceptIS(t, ctx, srv.ep)
 	if !contains(status, "message=ERROR disk full") || !contains(status, "state=down") {
 		t.Errorf("status %q lacks the health check's message and state=down", status)
 	}
@@ -927,17 +913,10 @@ func TestReconfig(t *testing.T) {
 	tm := startMom(t, nil, "$remote_reconfig true\n")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := DialReserved(ctx, tm.rmTCP)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	text := "CONFIG:$remote_reconfig true\n$status_update_time 77\n"
-	c.Write((&momproto.RMRequest{Version: 1, Command: momproto.RM_CMD_CONFIG, Lines: []string{text}}).Append(nil))
-	c.SetReadDeadline(time.Now().Add(5 * time.Second))
-	buf := make([]byte, 64)
-	if n, _ := c.Read(buf); string(buf[:n]) != "3+100" {
-		t.Fatalf("RM_CMD_CONFIG reply %q, want RM_RSP_OK", buf[:n])
+	req := (&momproto.RMRequest{Version: 1, Command: momproto.RM_CMD_CONFIG, Lines: []string{text}}).Append(nil)
+	if b := tcpExchange(t, ctx, tm.rmTCP, true, req, false); string(b) != "3+100" {
+		t.Fatalf("RM_CMD_CONFIG reply %q, want RM_RSP_OK", b)
 	}
 	if got := rmQuery(t, tm.rmUDP, "status_update_time"); got[0] != "status_update_time=77" {
 		t.Errorf("after reconfig: %q", got)
@@ -982,14 +961,8 @@ func TestRerunAndDelFiles(t *testing.T) {
 		}
 	}
 
-	dir, err := os.MkdirTemp("", "gopbs-delfiles-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
+	dir := openDir(t, "gopbs-delfiles-", u)
 	uid, _ := strconv.Atoi(u.Uid)
-	os.Chown(dir, uid, -1)
-	os.Chmod(dir, 0o755)
 	victim := filepath.Join(dir, "stagein.dat")
 	os.WriteFile(victim, []byte("x"), 0o644)
 	os.Chown(victim, uid, -1)
@@ -1043,15 +1016,7 @@ func TestShutdownGoodbye(t *testing.T) {
 	tm := startMom(t, srv, "")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	is, err := srv.ep.Accept(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := is.Recv(ctx); err != nil {
-		t.Fatal(err)
-	}
-	is.Send([]byte("+4+1+2210+2130706433"))
-	recvStatus(t, ctx, is)
+	is, _ := acceptIS(t, ctx, srv.ep)
 	stopped := make(chan struct{})
 	go func() { tm.stop(); close(stopped) }()
 	for {
@@ -1079,21 +1044,13 @@ func TestServerGoodbye(t *testing.T) {
 	dumpLogOnFailure(t, tm)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	is, err := srv.ep.Accept(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	is.Recv(ctx)
-	is.Send([]byte("+4+1+2210+2130706433"))
-	recvStatus(t, ctx, is)
+	is, _ := acceptIS(t, ctx, srv.ep)
 	is.Close()
 	again, err := srv.ep.Accept(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b, err := again.Recv(ctx); err != nil || string(b) != "+4+1+1" {
-		t.Fatalf("first message on the new stream %q, %v; want IS_HELLO", b, err)
-	}
+	expectHello(t, ctx, again)
 	waitLog(t, tm, ";0002;   pbs_mom;n/a;mom_server_check_connection;sending hello to server 127.0.0.1\n",
 		fmt.Sprintf(";0002;   pbs_mom;Svr;im_eof;End of File from addr 127.0.0.1:%d\n", srv.port),
 		";0002;   pbs_mom;n/a;mom_server_check_connection;sending hello to server 127.0.0.1\n")
@@ -1108,13 +1065,7 @@ func TestServerRestartPing(t *testing.T) {
 	tm := startMom(t, srv, "")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	old, err := srv.ep.Accept(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	old.Recv(ctx)
-	old.Send([]byte("+4+1+2210+2130706433"))
-	recvStatus(t, ctx, old)
+	acceptIS(t, ctx, srv.ep)
 
 	// The server process dies without GOODBYE and a new one starts on
 	// the same port.
@@ -1127,10 +1078,7 @@ func TestServerRestartPing(t *testing.T) {
 	defer ep.Close()
 	ping, _ := ep.Open(tm.rmUDP)
 	ping.Send([]byte("+4+1+1")) // IS_HELLO
-	b, err := ping.Recv(ctx)
-	if err != nil || string(b) != "+4+1+1" {
-		t.Fatalf("answer to the ping %q, %v; want IS_HELLO", b, err)
-	}
+	expectHello(t, ctx, ping)
 	ping.Send([]byte("+4+1+2210+2130706433"))
 	status := recvStatus(t, ctx, ping)
 	if !contains(status, "opsys=linux") {
@@ -1149,24 +1097,13 @@ func TestServerRestartPing(t *testing.T) {
 func TestISReopenWhenDead(t *testing.T) {
 	requireRoot(t)
 	srv := newFakeServer(t)
-	base, err := os.MkdirTemp("", "gopbs-mom-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(base)
-	os.Chmod(base, 0o755)
+	base := openDir(t, "gopbs-mom-", nil)
 	startMomIn(t, srv, "$status_update_time 1\n", base, "none", func(o *Options) {
 		o.RPP = &rpp.Options{Timeout: 100 * time.Millisecond, Retry: 10000} // never stale by retries here
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	first, err := srv.ep.Accept(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	first.Recv(ctx)
-	first.Send([]byte("+4+1+2210+2130706433"))
-	recvStatus(t, ctx, first)
+	acceptIS(t, ctx, srv.ep)
 	srv.ep.Close() // the server dies
 	pc, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", srv.port))
 	if err != nil {
@@ -1179,9 +1116,7 @@ func TestISReopenWhenDead(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no new IS stream: %v", err)
 	}
-	if b, err := second.Recv(ctx); err != nil || string(b) != "+4+1+1" {
-		t.Fatalf("new stream starts with %q, %v; want IS_HELLO", b, err)
-	}
+	expectHello(t, ctx, second)
 	if d := time.Since(began); d > 10*time.Second {
 		t.Errorf("reopened after %v", d)
 	}
