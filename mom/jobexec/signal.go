@@ -55,12 +55,9 @@ func (e *Engine) Signal(ctx context.Context, jobID, signal string, rerun bool) e
 	}
 	switch strings.ToLower(signal) {
 	case "suspend":
-		e.mu.Lock()
-		if r.state != StateRunning {
-			e.mu.Unlock()
+		if !e.inState(r, StateRunning) {
 			return ErrBadState
 		}
-		e.mu.Unlock()
 		e.killSession(r, syscall.SIGTSTP)
 		e.killSession(r, syscall.SIGSTOP)
 		e.mu.Lock()
@@ -68,12 +65,9 @@ func (e *Engine) Signal(ctx context.Context, jobID, signal string, rerun bool) e
 		e.mu.Unlock()
 		return nil
 	case "resume":
-		e.mu.Lock()
-		if r.state != StateSuspended {
-			e.mu.Unlock()
+		if !e.inState(r, StateSuspended) {
 			return ErrBadState
 		}
-		e.mu.Unlock()
 		e.killSession(r, syscall.SIGCONT)
 		e.resumed(r)
 		return nil
@@ -187,4 +181,11 @@ func (e *Engine) awaitGone(pid int) byte {
 		}
 		time.Sleep(e.opt.KillCheck)
 	}
+}
+
+// inState reports whether the job is in state s.
+func (e *Engine) inState(r *runningJob, s State) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return r.state == s
 }

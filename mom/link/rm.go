@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -334,13 +333,8 @@ func (m *Mom) diag(level int) string {
 		fmt.Fprintf(&b, "Copy Command:           %s %s\n", rcp, m.conf().RcpArgs)
 	}
 	m.mu.Lock()
-	list := make([]*job, 0, len(m.jobs))
-	for _, j := range m.jobs {
-		list = append(list, j)
-	}
-	sort.Slice(list, func(a, b int) bool { return list[a].order < list[b].order })
 	var lines []string
-	for _, j := range list {
+	for _, j := range m.jobsInOrder() {
 		lines = append(lines, fmt.Sprintf("job[%s]  state=%s  sidlist=%d", j.id, stageName(j.stage), j.sid))
 	}
 	m.mu.Unlock()
