@@ -101,18 +101,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 
 	// -a (default) and -x
-	var all []pbs.Status
-	names := nodes
-	if len(names) == 0 {
-		names = []string{""}
-	}
-	for _, n := range names {
-		st, err := c.StatusNode(n, nil, "")
-		if err != nil {
-			statusError(prog, err, quiet, stderr)
-			return 1
-		}
-		all = append(all, st...)
+	all, ok := statusNodes(c, prog, nodes, quiet, stderr)
+	if !ok {
+		return 1
 	}
 	if len(all) == 0 {
 		if !quiet {
@@ -147,16 +138,30 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func statusError(prog string, err error, quiet bool, stderr io.Writer) {
-	if quiet {
-		return
+// statusNodes asks for the status of the named nodes (all nodes when
+// there are none). After a failure, which it reports unless quiet, ok is
+// false.
+func statusNodes(c *pbs.Conn, prog string, names []string, quiet bool, stderr io.Writer) (all []pbs.Status, ok bool) {
+	if len(names) == 0 {
+		names = []string{""}
 	}
-	if t := pbs.ServerText(err); t != "" {
-		fmt.Fprintf(stderr, "%s: %s\n", prog, t)
-	} else {
-		n := pbs.Errno(err)
-		fmt.Fprintf(stderr, "%s: Error %d (%s)\n", prog, n, pbs.ErrorText(n))
+	for _, n := range names {
+		st, err := c.StatusNode(n, nil, "")
+		if err != nil {
+			if quiet {
+				return nil, false
+			}
+			if t := pbs.ServerText(err); t != "" {
+				fmt.Fprintf(stderr, "%s: %s\n", prog, t)
+			} else {
+				code := pbs.Errno(err)
+				fmt.Fprintf(stderr, "%s: Error %d (%s)\n", prog, code, pbs.ErrorText(code))
+			}
+			return nil, false
+		}
+		all = append(all, st...)
 	}
+	return all, true
 }
 
 // list is "pbsnodes -l [state] [node...]".
@@ -170,17 +175,9 @@ func list(c *pbs.Conn, prog string, args []string, withNote, quiet bool, stdout,
 			args = args[1:]
 		}
 	}
-	var all []pbs.Status
-	if len(args) == 0 {
-		args = []string{""}
-	}
-	for _, n := range args {
-		st, err := c.StatusNode(n, nil, "")
-		if err != nil {
-			statusError(prog, err, quiet, stderr)
-			return 1
-		}
-		all = append(all, st...)
+	all, ok := statusNodes(c, prog, args, quiet, stderr)
+	if !ok {
+		return 1
 	}
 	for _, st := range all {
 		state, _ := st.Get("state", "")
