@@ -489,17 +489,21 @@ func waitLog(t *testing.T, tm *testMom, pieces ...string) {
 	}
 }
 
+// acceptAll answers the MOM's requests as a server that knows no job
+// details: an empty status for StatusJob (the pre-obit), else success.
+func acceptAll(req *batchreq.Request) *batchreq.Reply {
+	if req.Type == batchreq.PBS_BATCH_StatusJob {
+		return &batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_Status, Status: []batchreq.StatusObject{}}
+	}
+	return batchreq.NullReply()
+}
+
 // TestSignalAndDelete covers qdel of a running job: SIGTERM, obit with
 // 256+15, and the error replies of requests MOM does not support.
 func TestSignalAndDelete(t *testing.T) {
 	requireUser(t)
 	srv := newFakeServer(t)
-	srv.serve(func(req *batchreq.Request) *batchreq.Reply {
-		if req.Type == batchreq.PBS_BATCH_StatusJob {
-			return &batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_Status, Status: []batchreq.StatusObject{}}
-		}
-		return batchreq.NullReply()
-	})
+	srv.serve(acceptAll)
 	tm := startMom(t, srv, "")
 	id := "2.testserver"
 	launch(t, tm, id, "exec sleep 60\n", os.TempDir())
@@ -777,12 +781,7 @@ func TestRecover(t *testing.T) {
 	for _, mode := range []string{"", "p", "q", "r"} {
 		t.Run("mode="+mode, func(t *testing.T) {
 			srv := newFakeServer(t)
-			srv.serve(func(req *batchreq.Request) *batchreq.Reply {
-				if req.Type == batchreq.PBS_BATCH_StatusJob {
-					return &batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_Status, Status: []batchreq.StatusObject{}}
-				}
-				return batchreq.NullReply()
-			})
+			srv.serve(acceptAll)
 			base := openDir(t, "gopbs-mom-", nil)
 			first := startMomIn(t, srv, "", base, "none")
 			id := "3.testserver"
@@ -929,12 +928,7 @@ func TestReconfig(t *testing.T) {
 func TestRerunAndDelFiles(t *testing.T) {
 	u := requireUser(t)
 	srv := newFakeServer(t)
-	srv.serve(func(req *batchreq.Request) *batchreq.Reply {
-		if req.Type == batchreq.PBS_BATCH_StatusJob {
-			return &batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_Status, Status: []batchreq.StatusObject{}}
-		}
-		return batchreq.NullReply()
-	})
+	srv.serve(acceptAll)
 	tm := startMom(t, srv, "")
 	dumpLogOnFailure(t, tm)
 	id := "4.testserver"
