@@ -19,13 +19,14 @@ func TestDiskFull(t *testing.T) {
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=3m", "gopbs-diskfull", c.home).CombinedOutput(); err != nil {
 		t.Skipf("cannot mount a tmpfs (needs CAP_SYS_ADMIN): %v %s", err, out)
 	}
-	c2 := newClusterIn(t, c)
+	var c2 *cluster
 	t.Cleanup(func() {
-		if c2.srv != nil {
+		if c2 != nil && c2.srv != nil {
 			c2.srv.kill()
 		}
 		exec.Command("umount", "-l", c.home).Run()
 	})
+	c2 = newClusterIn(t, c)
 	c2.startServer("create")
 	c2.setup()
 
