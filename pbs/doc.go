@@ -8,8 +8,10 @@
 // connects from an ordinary port and has the setuid-root pbs_iff helper
 // vouch for the connection with an AuthenticateUser request (spec 03).
 // Each method sends one batch request, in lock-step, and decodes the reply
-// (spec 02); a server refusal is returned as an *Error carrying the PBSE
-// code and the server's text, which the commands print verbatim.
+// (spec 02); the messages, the protocol constants (PBSE_*, MGR_*, batch
+// operations, ...) and the PBSE texts are those of package batchreq. A
+// server refusal is returned as an *Error carrying the PBSE code and the
+// server's text, which the commands print verbatim.
 //
 //	c, err := pbs.Connect("")
 //	if err != nil { ... }
