@@ -133,7 +133,7 @@ func (e *Engine) localPath(cc *copyCtx, p CopyPair) (string, error) {
 // the local path (after $usecp substitution) if so.
 func (e *Engine) ResolveRemote(remote string) (host, p string, local bool) {
 	host, p = splitHostPath(remote)
-	if host == "" || strings.HasPrefix(host, "localhost") || hostMatches(host, e.opt.Host) {
+	if host == "" || IsLocalHost(host, e.opt.Host) {
 		return host, p, true
 	}
 	for _, u := range e.conf().UseCp {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path"
@@ -503,7 +504,7 @@ func (e *Engine) selectShell(j *Job, cred *Credentials) string {
 				continue
 			}
 			if hasHost {
-				if hostMatches(host, e.opt.Host) {
+				if IsLocalHost(host, e.opt.Host) {
 					return p
 				}
 				continue
@@ -519,14 +520,23 @@ func (e *Engine) selectShell(j *Job, cred *Credentials) string {
 	return cred.Shell
 }
 
-// hostMatches reports whether name denotes this host: equal, or equal to its
-// first component.
-func hostMatches(name, self string) bool {
-	if name == self {
+// IsLocalHost reports whether host (a name or an address) denotes this
+// MOM, whose host name is self: "localhost…", a loopback address, self
+// (in any letter case) or its short form, or the short form of self when
+// host is a longer name of it.
+func IsLocalHost(host, self string) bool {
+	if host == "" {
+		return false
+	}
+	if strings.HasPrefix(host, "localhost") {
 		return true
 	}
-	short, _, _ := strings.Cut(self, ".")
-	return name == short
+	if a, err := netip.ParseAddr(host); err == nil {
+		return a.IsLoopback()
+	}
+	shortHost, _, _ := strings.Cut(host, ".")
+	shortSelf, _, _ := strings.Cut(self, ".")
+	return strings.EqualFold(host, self) || strings.EqualFold(host, shortSelf) || strings.EqualFold(shortHost, self)
 }
 
 // writeNodefile writes aux/<jobid>, one line per virtual node.

@@ -180,3 +180,28 @@ func FuzzParsers(f *testing.F) {
 		_, _ = nodesCounts(execHost)
 	})
 }
+
+func TestIsLocalHost(t *testing.T) {
+	for _, tc := range []struct {
+		host, self string
+		want       bool
+	}{
+		{"vm", "vm", true},
+		{"VM", "vm", true},
+		{"vm", "vm.example.org", true},
+		{"vm.example.org", "vm", true},
+		{"vm.example.org", "vm.example.org", true},
+		{"localhost", "vm", true},
+		{"localhost.localdomain", "vm", true},
+		{"127.0.0.1", "vm", true},
+		{"::1", "vm", true},
+		{"10.0.0.1", "vm", false},
+		{"vm2", "vm", false},
+		{"other.example.org", "vm.example.org", false},
+		{"", "vm", false},
+	} {
+		if got := IsLocalHost(tc.host, tc.self); got != tc.want {
+			t.Errorf("IsLocalHost(%q, %q) = %v, want %v", tc.host, tc.self, got, tc.want)
+		}
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"gopbs/batchreq"
@@ -132,20 +131,4 @@ func (m *Mom) reqCopyFiles(bc *batchConn, req *batchreq.Request) {
 
 func (m *Mom) reqDelFiles(bc *batchConn, req *batchreq.Request) {
 	bc.reply(stageReply(m.exec.DeleteFiles(bc.ctx, copyRequest(req.Body.(*batchreq.CopyFiles)))))
-}
-
-func (m *Mom) isLocalHost(host string) bool {
-	short := func(s string) string {
-		if i := strings.IndexByte(s, '.'); i > 0 {
-			return s[:i]
-		}
-		return s
-	}
-	if host == "localhost" || strings.EqualFold(host, m.opt.Host) || strings.EqualFold(short(host), short(m.opt.Host)) {
-		return true
-	}
-	if a, err := netip.ParseAddr(host); err == nil {
-		return a.IsLoopback() || m.Trusted(a) && a.IsLoopback()
-	}
-	return false
 }

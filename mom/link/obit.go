@@ -154,7 +154,7 @@ func (m *Mom) preobit(ctx context.Context, j *job) (bool, error) {
 			continue
 		}
 		m.log.Record(momlog.EventDebug, momlog.ClassServer, "preobit_reply", "in while loop, no error from job stat")
-		if eh, ok := o.Attrs.Get("exec_host"); ok && !m.isLocalHost(firstExecHost(eh)) {
+		if eh, ok := o.Attrs.Get("exec_host"); ok && !jobexec.IsLocalHost(firstExecHost(eh), m.opt.Host) {
 			return false, nil // rerun elsewhere
 		}
 	}
