@@ -159,20 +159,31 @@ func TestImpersonation(t *testing.T) {
 	})
 	t.Run("non-setuid pbs_iff cannot reach a reserved port", func(t *testing.T) {
 		uid, gid := testUser(t)
-		plain := t.TempDir() + "/pbs_iff"
+		// t.TempDir's parent is private; the test user must reach the file
+		dir, err := os.MkdirTemp("", "gopbs-plain-iff")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(dir)
+		os.Chmod(dir, 0o755)
+		plain := dir + "/pbs_iff"
 		b, err := os.ReadFile(c.b.iff)
 		if err != nil {
 			t.Fatal(err)
 		}
 		os.WriteFile(plain, b, 0o755)
-		os.Chmod(t.TempDir(), 0o755)
 		v := dialRaw(t, addr, 0)
 		f, _ := v.nc.(*net.TCPConn).File()
 		defer f.Close()
 		cmd := exec.Command(plain, "localhost", strconv.Itoa(c.server), "3")
 		cmd.ExtraFiles = []*os.File{f}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: gid}}
-		cmd.Run()
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatalf("could not run the plain pbs_iff as %s: %v", testUserName, err)
+		}
+		t.Logf("plain pbs_iff as %s: %v %q", testUserName, err, out)
 		refused(t, "connection after an unprivileged pbs_iff", v.do(statusSvr(testUserName)))
 	})
 	t.Run("unprivileged connection to the MOM posing as the server", func(t *testing.T) {
