@@ -37,7 +37,13 @@ func ServerList() string {
 	if s := os.Getenv("PBS_SERVER"); s != "" {
 		return s
 	}
-	f, err := os.Open(filepath.Join(Home(), "server_name"))
+	return ServerNameFile(Home())
+}
+
+// ServerNameFile returns the server list kept in <home>/server_name: its
+// non-blank lines joined with commas, "" when there is no such file.
+func ServerNameFile(home string) string {
+	f, err := os.Open(filepath.Join(home, "server_name"))
 	if err != nil {
 		return ""
 	}

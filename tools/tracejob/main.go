@@ -211,12 +211,8 @@ func qualify(id, home string) string {
 	if strings.Contains(id, ".") {
 		return id
 	}
-	b, err := os.ReadFile(filepath.Join(home, "server_name"))
-	if err != nil {
-		return id
-	}
-	name := strings.TrimSpace(strings.SplitN(string(b), ",", 2)[0])
-	name, _, _ = strings.Cut(name, ":")
+	name, _, _ := strings.Cut(pbs.ServerNameFile(home), ",")
+	name, _, _ = strings.Cut(strings.TrimSpace(name), ":")
 	if name == "" {
 		return id
 	}
