@@ -7,11 +7,12 @@ import (
 	"strconv"
 	"strings"
 
+	"gopbs/mom/momd"
 	"gopbs/mom/resc"
 )
 
 // PBSVersion is the value of PBS_VERSION in job environments.
-const PBSVersion = "TORQUE-2.5.13"
+const PBSVersion = "TORQUE-" + momd.Version
 
 // envList is an ordered environment where a later Set replaces the value but
 // keeps the first position.

@@ -36,6 +36,7 @@ import (
 
 	"gopbs/mom/config"
 	"gopbs/mom/jobexec"
+	"gopbs/mom/momd"
 	"gopbs/mom/momlog"
 	"gopbs/mom/procfs"
 	"gopbs/mom/sysinfo"
@@ -49,8 +50,8 @@ const (
 	DefaultRMPort     = 15003
 )
 
-// Version is the version MOM reports.
-const Version = "2.5.13"
+// Version is the version MOM reports (version=, momctl -d).
+const Version = momd.Version
 
 // Executor runs jobs; *jobexec.Engine implements it. Its OnExit callback
 // must call Mom.JobExited.

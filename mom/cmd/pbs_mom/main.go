@@ -53,7 +53,7 @@ type flags struct {
 func parseFlags(args []string) (*flags, error) {
 	f := &flags{home: os.Getenv("PBS_HOME")}
 	if f.home == "" {
-		f.home = "/var/spool/torque"
+		f.home = momd.DefaultHome
 	}
 	fs := flag.NewFlagSet("pbs_mom", flag.ContinueOnError)
 	fs.StringVar(&f.home, "d", f.home, "PBS_HOME directory")
