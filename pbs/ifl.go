@@ -178,12 +178,10 @@ func (c *Conn) RescQuery(queries []string) (avail, alloc, resv, down []int, err 
 	return rp.Resc.Avail, rp.Resc.Alloc, rp.Resc.Resvd, rp.Resc.Down, nil
 }
 
-// ScriptChunk is the size of the JobScript pieces a submission sends.
-const ScriptChunk = 65536
-
 // Submit submits a job: QueueJob with the attributes to destination (""
 // for the default queue), the script in JobScript chunks, then
-// RdytoCommit and Commit. It returns the new job id.
+// RdytoCommit and Commit. It returns the new job id. The script travels
+// in pieces of batchreq.ScriptChunkSize bytes.
 func (c *Conn) Submit(attrs []Attr, script []byte, destination, ext string) (string, error) {
 	rp, err := c.roundTrip(c.request(batchreq.PBS_BATCH_QueueJob,
 		&batchreq.QueueJob{Destination: destination, Attrs: opList(attrs)}, ext))
@@ -192,7 +190,7 @@ func (c *Conn) Submit(attrs []Attr, script []byte, destination, ext string) (str
 	}
 	id := rp.JobID
 	for seq := 0; len(script) > 0; seq++ {
-		n := min(len(script), ScriptChunk)
+		n := min(len(script), batchreq.ScriptChunkSize)
 		chunk := &batchreq.JobFile{Seq: seq, FileType: batchreq.JScript, Data: script[:n]}
 		if _, err := c.roundTrip(c.request(batchreq.PBS_BATCH_jobscript, chunk, "")); err != nil {
 			return "", err

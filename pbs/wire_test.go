@@ -135,3 +135,18 @@ func TestReplies(t *testing.T) {
 		}
 	}
 }
+
+func TestSubmitChunks(t *testing.T) {
+	c, f := newFakeConn("alice", "+2+1+0+0+2+41.vm"+nullReply+nullReply+nullReply+nullReply)
+	script := strings.Repeat("a", batchreq.ScriptChunkSize) + "b"
+	if _, err := c.Submit(nil, []byte(script), "", ""); err != nil {
+		t.Fatal(err)
+	}
+	sent := f.sent.String()
+	first := "+2+1+3+5alice+0+0" + string(dis.AppendUint(nil, batchreq.ScriptChunkSize)) + "+0" +
+		string(dis.AppendString(nil, script[:batchreq.ScriptChunkSize])) + "+0"
+	second := "+2+1+3+5alice+1+0+1+0+1b+0"
+	if !strings.Contains(sent, first+second) {
+		t.Errorf("script chunks not sent as %d + 1 bytes", batchreq.ScriptChunkSize)
+	}
+}
