@@ -22,6 +22,7 @@ import (
 	"gopbs/mom/config"
 	"gopbs/mom/internal/momtest"
 	"gopbs/mom/jobexec"
+	"gopbs/mom/momd"
 	"gopbs/mom/momlog"
 	"gopbs/mom/procfs"
 	"gopbs/momproto"
@@ -209,7 +210,11 @@ func startMomIn(t *testing.T, srv *fakeServer, cfgText, base, recover string, tw
 		t.Fatal(err)
 	}
 	if recover != "none" {
-		if _, err := tm.m.Recover(context.Background(), recover); err != nil {
+		mode, err := momd.ParseRestartMode(recover)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tm.m.Recover(context.Background(), mode); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -15,21 +15,20 @@ import (
 	"gopbs/batchreq"
 	"gopbs/dis"
 	"gopbs/mom/jobexec"
+	"gopbs/mom/momd"
 )
 
 // Recover loads the jobs saved in mom_priv/jobs at start-up (spec 11
-// §11). mode is the restart flag: "p" re-attaches every job (the engine
-// tracks its session by polling /proc and reports its end as usual);
-// "q" reports the jobs to the server as aborted on MOM restart
-// (JOB_EXEC_INITABT) without killing them; "P" kills and forgets them
-// without an obit; "r" kills them and reports JOB_EXEC_INITABT. An empty
-// mode is "p", pbs_mom's default. It returns the number of jobs found.
+// §11). mode is the restart option: RecoverPoll (-p, the default and zero
+// value) re-attaches every job (the engine tracks its session by polling
+// /proc and reports its end as usual); RecoverRequeue (-q) reports the
+// jobs to the server as aborted on MOM restart (JOB_EXEC_INITABT) without
+// killing them; RecoverPurge (-P) kills and forgets them without an obit;
+// RecoverKill (-r) kills them and reports JOB_EXEC_INITABT. It returns the
+// number of jobs found.
 // A re-attached job keeps its start time (the start_time attribute), so
 // its walltime goes on from where it was.
-func (m *Mom) Recover(ctx context.Context, mode string) (int, error) {
-	if mode == "" {
-		mode = "p"
-	}
+func (m *Mom) Recover(ctx context.Context, mode momd.RestartMode) (int, error) {
 	dir := filepath.Join(m.opt.Home, "mom_priv", "jobs")
 	names, err := filepath.Glob(filepath.Join(dir, "*.JB"))
 	if err != nil {
@@ -51,7 +50,7 @@ func (m *Mom) Recover(ctx context.Context, mode string) (int, error) {
 				syscall.Kill(-j.sid, syscall.SIGKILL)
 			}
 		}
-		if mode == "P" || !j.server.IsValid() {
+		if mode == momd.RecoverPurge || !j.server.IsValid() {
 			kill() // -P, or a launch that never committed
 			m.purge(j)
 			continue
@@ -65,13 +64,13 @@ func (m *Mom) Recover(ctx context.Context, mode string) (int, error) {
 		j.stage, j.sidSent = stageRunning, false
 		m.jobs[j.id] = j
 		m.mu.Unlock()
-		if mode == "p" {
+		if mode == momd.RecoverPoll {
 			if err := m.exec.Adopt(&j.spec, j.sid, j.startTime(name)); err == nil {
 				continue
 			}
 			m.logErr("job_recov", err, "cannot re-attach "+j.id)
 		}
-		if mode != "q" {
+		if mode != momd.RecoverRequeue {
 			kill()
 		}
 		m.JobExited(jobexec.Exit{JobID: j.id, SessionID: j.sid, Status: jobexec.JOB_EXEC_INITABT, StartFailed: true,

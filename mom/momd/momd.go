@@ -35,9 +35,28 @@ const (
 	RecoverPurge                      // -P: kill and delete without obit
 )
 
-// String returns the option letter of the mode.
+// String returns the option of the mode ("-p", "-r", "-q" or "-P").
 func (m RestartMode) String() string {
+	if m < RecoverPoll || m > RecoverPurge {
+		return fmt.Sprintf("RestartMode(%d)", int(m))
+	}
 	return [...]string{"-p", "-r", "-q", "-P"}[m]
+}
+
+// ParseRestartMode returns the mode of an option letter, with or without
+// its "-" ("p", "-r", …); "" is the default, RecoverPoll.
+func ParseRestartMode(s string) (RestartMode, error) {
+	switch strings.TrimPrefix(s, "-") {
+	case "", "p":
+		return RecoverPoll, nil
+	case "r":
+		return RecoverKill, nil
+	case "q":
+		return RecoverRequeue, nil
+	case "P":
+		return RecoverPurge, nil
+	}
+	return 0, fmt.Errorf("unknown restart mode %q", s)
 }
 
 // LockFile is the held mom_priv/mom.lock.

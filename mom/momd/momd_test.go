@@ -159,3 +159,24 @@ func TestOOMHelper(t *testing.T) {
 	b, _ := os.ReadFile("/proc/self/oom_score_adj")
 	fmt.Printf("score=%s", b)
 }
+
+func TestParseRestartMode(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want RestartMode
+	}{{"", RecoverPoll}, {"p", RecoverPoll}, {"-p", RecoverPoll}, {"r", RecoverKill}, {"-q", RecoverRequeue}, {"P", RecoverPurge}} {
+		got, err := ParseRestartMode(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("ParseRestartMode(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+		if tc.in != "" && strings.TrimPrefix(got.String(), "-") != strings.TrimPrefix(tc.in, "-") {
+			t.Errorf("%v.String() does not round-trip %q", got, tc.in)
+		}
+	}
+	if _, err := ParseRestartMode("x"); err == nil {
+		t.Error("ParseRestartMode accepted x")
+	}
+	if s := RestartMode(9).String(); s != "RestartMode(9)" {
+		t.Errorf("String of a bad mode %q", s)
+	}
+}

@@ -47,7 +47,7 @@ type flags struct {
 	momPort, rmPort, serverPort     int
 	foreground, noPortForward       bool
 	version, about                  bool
-	recover                         string // "", "p", "r", "q", "P"
+	recover                         momd.RestartMode
 }
 
 func parseFlags(args []string) (*flags, error) {
@@ -76,21 +76,20 @@ func parseFlags(args []string) (*flags, error) {
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
+	given := 0
 	for _, o := range []struct {
 		set  bool
-		name string
-	}{{p, "p"}, {r, "r"}, {q, "q"}, {P, "P"}} {
+		mode momd.RestartMode
+	}{{p, momd.RecoverPoll}, {r, momd.RecoverKill}, {q, momd.RecoverRequeue}, {P, momd.RecoverPurge}} {
 		if o.set {
-			if f.recover != "" {
-				return nil, errors.New("only one of -p, -r, -q, -P may be given")
-			}
-			f.recover = o.name
+			given++
+			f.recover = o.mode
 		}
 	}
-	if f.recover == "" {
-		f.recover = "p" // spec 11 §1.1: -p is the default
+	if given > 1 {
+		return nil, errors.New("only one of -p, -r, -q, -P may be given")
 	}
-	return f, nil
+	return f, nil // without any, -p (the zero mode), as spec 11 §1.1 says
 }
 
 func envPort(name string, def int) int {
@@ -292,7 +291,7 @@ func run(args []string) (err error) {
 		logger.Record(momlog.EventSystem, momlog.ClassServer, "Log", "Log closed")
 		logger.Close()
 		lock.Unlock()
-		args := append([]string{os.Args[0]}, withRestartMode(os.Args[1:], "-p")...)
+		args := append([]string{os.Args[0]}, withRestartMode(os.Args[1:], momd.RecoverPoll.String())...)
 		env := append(os.Environ(), daemonEnv+"=1")
 		return syscall.Exec(exePath, args, env)
 	}

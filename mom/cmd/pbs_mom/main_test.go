@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"gopbs/mom/momd"
 )
 
 // TestForegroundStartStop runs pbs_mom -D in-process on ephemeral ports
@@ -64,11 +66,11 @@ func TestForegroundStartStop(t *testing.T) {
 
 func TestFlags(t *testing.T) {
 	f, err := parseFlags([]string{"-d", "/x", "-r"})
-	if err != nil || f.home != "/x" || f.recover != "r" {
+	if err != nil || f.home != "/x" || f.recover != momd.RecoverKill {
 		t.Errorf("%+v %v", f, err)
 	}
-	if f, _ := parseFlags(nil); f.recover != "p" {
-		t.Errorf("default restart mode %q", f.recover)
+	if f, _ := parseFlags(nil); f.recover != momd.RecoverPoll {
+		t.Errorf("default restart mode %v", f.recover)
 	}
 	if _, err := parseFlags([]string{"-p", "-q"}); err == nil {
 		t.Error("-p -q accepted")
