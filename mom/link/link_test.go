@@ -494,6 +494,36 @@ func waitLog(t *testing.T, tm *testMom, pieces ...string) {
 	}
 }
 
+// TestModifyWalltime: qalter -l walltime on a running job reaches the
+// execution engine, which enforces the new limit; a bad value is refused
+// and changes nothing.
+func TestModifyWalltime(t *testing.T) {
+	requireUser(t)
+	srv := newFakeServer(t)
+	srv.serve(acceptAll)
+	tm := startMom(t, srv, "")
+	dumpLogOnFailure(t, tm)
+	id := "8.testserver"
+	launch(t, tm, id, "exec sleep 60\n", os.TempDir())
+	modify := func(walltime string) int {
+		b := dialBatch(t, tm.batch)
+		defer b.disconnect()
+		return b.do(batchreq.PBS_BATCH_ModifyJob, &batchreq.Manage{ObjType: batchreq.MGR_OBJ_JOB, ObjName: id,
+			Attrs: batchreq.AttrList{batchreq.NewResourceAttr("Resource_List", "walltime", walltime)}}, "").Code
+	}
+	if code := modify("bad:x"); code != batchreq.PBSE_BADATVAL {
+		t.Errorf("ModifyJob walltime=bad:x: code %d, want PBSE_BADATVAL", code)
+	}
+	if code := modify("00:00:01"); code != 0 {
+		t.Fatalf("ModifyJob walltime=00:00:01: code %d", code)
+	}
+	nextReq(t, srv, batchreq.PBS_BATCH_StatusJob)
+	obit := nextReq(t, srv, batchreq.PBS_BATCH_JobObit).req.Body.(*batchreq.JobObit)
+	if obit.ExitStatus != jobexec.JOB_EXEC_OVERLIMIT {
+		t.Errorf("obit exit status %d, want JOB_EXEC_OVERLIMIT (%d)", obit.ExitStatus, jobexec.JOB_EXEC_OVERLIMIT)
+	}
+}
+
 // acceptAll answers the MOM's requests as a server that knows no job
 // details: an empty status for StatusJob (the pre-obit), else success.
 func acceptAll(req *batchreq.Request) *batchreq.Reply {
