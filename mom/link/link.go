@@ -68,7 +68,6 @@ type Executor interface {
 	// the PBSE_NOCOPYFILE reply text.
 	CopyFiles(ctx context.Context, req *jobexec.CopyRequest) error
 	DeleteFiles(ctx context.Context, req *jobexec.CopyRequest) error
-	Sessions() []int
 }
 
 // Modifier is implemented by executors that apply a ModifyJob to a

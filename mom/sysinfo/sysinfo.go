@@ -194,6 +194,9 @@ func (c *Collector) Query(request string) (string, int) {
 	case "gres":
 		return c.gres(), 0
 	case "size":
+		if param == "" {
+			return "", RM_ERR_NOPARAM
+		}
 		fs, ok := strings.CutPrefix(param, "fs=")
 		if !ok {
 			return "", RM_ERR_BADPARAM

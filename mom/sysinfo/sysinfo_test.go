@@ -99,6 +99,7 @@ func TestStatusWithJobsAndConfig(t *testing.T) {
 		"arch": "arch=x86_64", "software": "software=matlab", "max_load": "max_load=4",
 		"ideal_load": "ideal_load=4", "bogusname": "bogusname=? 15201", "ncpus": "ncpus=2",
 		"size[fs=/nonexistent-fs]": "size[fs=/nonexistent-fs]=? 15204", "size[x]": "size[x]=? 15202",
+		"size": "size=? 15203", "validuser": "validuser=? 15203", "validuser[root]": "validuser[root]=yes",
 	}
 	for q, want := range answers {
 		if a := c.Answer(q); a != want {
