@@ -5,9 +5,12 @@
 // periodic status) and the resource monitor (RM) on port 15003 over RPP
 // and TCP.
 //
-// Job execution is delegated to an Executor (normally a *jobexec.Engine);
-// the package only keeps the protocol state of each job (launch stage,
-// server address, attributes, whether session_id was reported).
+// Job execution and file staging are delegated to an Executor (normally a
+// *jobexec.Engine), the system values of the IS status and of the RM
+// answers, the busy/free decision, the node health check and $varattr to
+// package sysinfo; the package keeps the protocol state of each job
+// (launch stage, server address, attributes, what was reported) and the
+// MOM's own status items (state, jobs, message).
 //
 // The RPP socket dispatches every message of an accepted stream by its
 // protocol number (RM 1, IM 3, IS 4). MOM↔MOM IM for multi-node jobs
