@@ -247,10 +247,11 @@ func writeFile(name string, flags int, mode os.FileMode, data []byte) error {
 	return f.Close()
 }
 
+// errnoOf returns the system error number err carries, else 0.
 func errnoOf(err error) int {
-	var en interface{ Errno() uintptr }
+	var en syscall.Errno
 	if errors.As(err, &en) {
-		return int(en.Errno())
+		return int(en)
 	}
 	return 0
 }

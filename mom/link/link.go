@@ -34,9 +34,9 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
+	"gopbs/batchreq"
 	"gopbs/mom/config"
 	"gopbs/mom/jobexec"
 	"gopbs/mom/momd"
@@ -432,10 +432,10 @@ func (m *Mom) resolve(ctx context.Context, host string) (netip.Addr, error) {
 }
 
 // logErr writes a LOG_ERROR line for err in function, as TORQUE does:
-// with the errno and its text when err carries one.
+// with the errno and its C library text when err carries one.
 func (m *Mom) logErr(function string, err error, message string) {
 	if n := errnoOf(err); n != 0 {
-		m.log.Error(n, syscall.Errno(n).Error(), function, message)
+		m.log.Error(n, batchreq.Strerror(n), function, message)
 		return
 	}
 	if message != "" {

@@ -524,6 +524,21 @@ func TestModifyWalltime(t *testing.T) {
 	}
 }
 
+// TestObitFailureLogged: when the server cannot be reached for the
+// pre-obit, the MOM logs the system error in scan_for_exiting as TORQUE
+// does ("LOG_ERROR::<strerror> (<errno>) in scan_for_exiting, ") and
+// tries again.
+func TestObitFailureLogged(t *testing.T) {
+	requireUser(t)
+	srv := newFakeServer(t)
+	srv.ln.Close() // connections to the server are refused
+	tm := startMom(t, srv, "")
+	dumpLogOnFailure(t, tm)
+	launch(t, tm, "9.testserver", "exit 0\n", os.TempDir())
+	line := ";0001;   pbs_mom;Svr;pbs_mom;LOG_ERROR::Connection refused (111) in scan_for_exiting, \n"
+	waitLog(t, tm, line, line) // and again at the retry
+}
+
 // acceptAll answers the MOM's requests as a server that knows no job
 // details: an empty status for StatusJob (the pre-obit), else success.
 func acceptAll(req *batchreq.Request) *batchreq.Reply {

@@ -77,6 +77,9 @@ func (m *Mom) sendObit(ctx context.Context, j *job) {
 	preobitOK := j.preobitOK
 	m.mu.Unlock()
 
+	// A failure is logged where TORQUE logs it: in scan_for_exiting for
+	// the pre-obit, in post_epilogue for the obit.
+	function := "scan_for_exiting"
 	err := func() error {
 		if !preobitOK {
 			keep, err := m.preobit(ctx, j)
@@ -94,10 +97,17 @@ func (m *Mom) sendObit(ctx context.Context, j *job) {
 			j.preobitOK = true
 			m.mu.Unlock()
 		}
+		function = "post_epilogue"
 		return m.jobObit(ctx, j)
 	}()
 	if err != nil {
-		m.logErr("scan_for_exiting", err, j.id)
+		if errnoOf(err) != 0 {
+			// "LOG_ERROR::Cannot assign requested address (99) in
+			// scan_for_exiting, " (captured mom_logs).
+			m.logErr(function, err, "")
+		} else {
+			m.logErr(function, err, j.id)
+		}
 		m.mu.Lock()
 		j.obitDue = true
 		m.mu.Unlock()
@@ -113,7 +123,7 @@ func (m *Mom) serverCall(ctx context.Context, j *job, req *batchreq.Request) (*b
 	defer cancel()
 	c, err := m.opt.Dial(ctx, addr)
 	if err != nil {
-		return nil, fmt.Errorf("%w: connect %v: %v", errRetry, addr, err)
+		return nil, fmt.Errorf("%w: connect %v: %w", errRetry, addr, err)
 	}
 	defer c.Close() // MOM closes without Disconnect
 	stop := context.AfterFunc(ctx, func() { c.Close() })
@@ -124,11 +134,11 @@ func (m *Mom) serverCall(ctx context.Context, j *job, req *batchreq.Request) (*b
 	w := dis.NewWriter(c)
 	req.Encode(w)
 	if err := w.Flush(); err != nil {
-		return nil, fmt.Errorf("%w: send: %v", errRetry, err)
+		return nil, fmt.Errorf("%w: send: %w", errRetry, err)
 	}
 	rep, err := batchreq.ReadReply(dis.NewReader(c))
 	if err != nil {
-		return nil, fmt.Errorf("%w: read reply: %v", errRetry, err)
+		return nil, fmt.Errorf("%w: read reply: %w", errRetry, err)
 	}
 	return rep, nil
 }
