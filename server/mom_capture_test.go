@@ -130,8 +130,7 @@ func replayLifecycle(t *testing.T, file string) {
 		if p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "Scheduler", &batchreq.RunJob{JobID: id})); p.Code != 0 {
 			t.Fatalf("RunJob %s: %d %s", id, p.Code, p.Text)
 		}
-		mom.next(batchreq.PBS_BATCH_StatusJob)
-		mom.next(batchreq.PBS_BATCH_Disconnect)
+		waitFor(t, "first poll of "+id, func() bool { return mom.seen(batchreq.PBS_BATCH_StatusJob, id) && mom.idle() })
 	}
 	for _, r := range obit {
 		mc := privConn(t, s)
@@ -140,11 +139,13 @@ func replayLifecycle(t *testing.T, file string) {
 		}
 		mc.nc.Close()
 		if r.Type == batchreq.PBS_BATCH_JobObit {
-			mom.next(batchreq.PBS_BATCH_DeleteJob)
+			id := r.ObjectID()
+			waitFor(t, "end of "+id, func() bool { return mom.seen(batchreq.PBS_BATCH_DeleteJob, id) && mom.idle() })
 		}
 	}
 	last := len(momConns) - 1
 	waitFor(t, "end connection", func() bool { return len(mom.stream(last)) >= len(momConns[last]) })
+	waitFor(t, "the MOM connections to close", mom.idle)
 	same := 0
 	for i, want := range momConns {
 		if got := mom.stream(i); !bytes.Equal(got, want) {
@@ -266,6 +267,7 @@ func replayTimeline(t *testing.T, file string) {
 			if polled[ev.runJob] {
 				waitFor(t, "first poll of "+ev.runJob, func() bool { return mom.seen(batchreq.PBS_BATCH_StatusJob, ev.runJob) })
 			}
+			waitFor(t, "launch of "+ev.runJob, func() bool { return mom.seen(batchreq.PBS_BATCH_Commit, ev.runJob) })
 		case ev.endDone != "":
 			mom.release(ev.endDone)
 			waitFor(t, "end of "+ev.endDone, func() bool {
@@ -290,6 +292,7 @@ func replayTimeline(t *testing.T, file string) {
 			rc.nc.Close()
 		}
 	}
+	waitFor(t, "the MOM connections to close", mom.idle)
 	same := 0
 	for i, want := range momConns {
 		if got := mom.stream(i); !bytes.Equal(got, want) {

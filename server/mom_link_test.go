@@ -35,6 +35,14 @@ type fakeMom struct {
 	// CopyFiles or DeleteJob) of a job until release is called for it.
 	gating bool
 	gates  map[string]chan struct{}
+	closed int // connections finished
+}
+
+// idle reports whether every accepted connection has been closed.
+func (m *fakeMom) idle() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.closed == len(m.streams)
 }
 
 // gate returns the channel closed when job id's end may proceed.
@@ -99,7 +107,12 @@ func (m *fakeMom) accept() {
 }
 
 func (m *fakeMom) serve(nc net.Conn) {
-	defer nc.Close()
+	defer func() {
+		nc.Close()
+		m.mu.Lock()
+		m.closed++
+		m.mu.Unlock()
+	}()
 	buf := &lockedBuffer{}
 	m.mu.Lock()
 	m.streams = append(m.streams, &buf.b)
@@ -349,7 +362,6 @@ func TestRunJobLaunchAndObit(t *testing.T) {
 	}
 	mom.next(batchreq.PBS_BATCH_RdytoCommit)
 	mom.next(batchreq.PBS_BATCH_Commit)
-	mom.next(batchreq.PBS_BATCH_Disconnect)
 	mom.next(batchreq.PBS_BATCH_StatusJob) // the poll right after the launch
 
 	if st := jobAttr(t, c, id, "job_state"); st != "R" {
@@ -720,6 +732,7 @@ func TestObitFromOtherHostAndUnreachableMom(t *testing.T) {
 	s := runServerWith(t, nil, 0, func(s *Server) {
 		s.run.resolve = func(string) []netip.Addr { return []netip.Addr{netip.MustParseAddr("192.0.2.1")} }
 		s.run.dialer = func(context.Context, string) (net.Conn, error) { return nil, errors.New("connection refused") }
+		s.run.retryDelay = 10 * time.Millisecond
 	})
 	c := privConn(t, s)
 	setupCluster(t, c)

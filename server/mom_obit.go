@@ -388,16 +388,13 @@ func (rl *runLink) endDone(host string) {
 	rl.mu.Unlock()
 }
 
-// firstPoll is the StatusJob right after a launch. TORQUE talks to a
-// MOM over one connection at a time and skips it while an end-of-job
-// exchange with that MOM is in progress (captures 83-87).
-func (rl *runLink) firstPoll(id, host string) {
+// endingWith reports whether an end-of-job exchange with the MOM on host
+// is in progress. The StatusJob right after a launch is skipped then:
+// TORQUE talks to a MOM over one connection at a time (captures 83-85).
+func (rl *runLink) endingWith(host string) bool {
 	rl.mu.Lock()
-	busy := rl.ending[host] > 0
-	rl.mu.Unlock()
-	if !busy {
-		rl.pollJob(id)
-	}
+	defer rl.mu.Unlock()
+	return rl.ending[host] > 0
 }
 
 // pollJob asks a running job's MOM for its status and applies the

@@ -5,6 +5,7 @@ import (
 	"os/user"
 	"strconv"
 	"strings"
+	"time"
 
 	"gopbs/batchreq"
 	"gopbs/server/pbslog"
@@ -152,7 +153,9 @@ func (s *Server) handleRunJob(c *conn, req *batchreq.Request) {
 	}
 	if started {
 		s.run.countStart(c)
-		go s.run.firstPoll(j.id, l.host)
+		if !s.run.endingWith(l.host) {
+			go s.run.pollJob(j.id)
+		}
 	}
 }
 
@@ -251,7 +254,11 @@ func (rl *runLink) sendJob(l *launch) *batchreq.Reply {
 	}
 	var m *momConn
 	var err error
+	// at most two connection attempts, 2 s apart (spec 10 §6.1)
 	for attempt := 0; attempt < 2; attempt++ {
+		if attempt > 0 {
+			time.Sleep(rl.retryDelay)
+		}
 		if m, err = rl.dialMom(l.host); err == nil {
 			break
 		}

@@ -59,6 +59,8 @@ type runLink struct {
 	mailProgram string
 	// nannyInterval is the job nanny's period (tests shorten it).
 	nannyInterval time.Duration
+	// retryDelay separates the two attempts to reach a MOM for a launch.
+	retryDelay time.Duration
 }
 
 func newRunLink(s *Server) *runLink {
@@ -74,6 +76,7 @@ func newRunLink(s *Server) *runLink {
 		pingDelay:     5 * time.Second,
 		mailProgram:   defaultMailProgram,
 		nannyInterval: nannyInterval,
+		retryDelay:    2 * time.Second,
 	}
 }
 

@@ -56,15 +56,17 @@ func (rl *runLink) schedStart() {
 //
 // It must be called without Server.mu held: a "new" request takes note
 // of the jobs queued so far, so that the tick does not ask again.
+// Requests made while scheduling is off are dropped.
 func (rl *runLink) schedNotify(cmd int) {
 	if rl == nil {
 		return
 	}
-	var queued int64
-	if cmd == batchreq.SCH_SCHEDULE_NEW {
-		rl.s.mu.RLock()
-		queued = rl.queuedSeq
-		rl.s.mu.RUnlock()
+	rl.s.mu.RLock()
+	queued := rl.queuedSeq
+	on := rl.s.serverFlag(saScheduling)
+	rl.s.mu.RUnlock()
+	if !on {
+		return // with scheduling off the reason is dropped
 	}
 	rl.mu.Lock()
 	if cmd == batchreq.SCH_SCHEDULE_NEW {
