@@ -51,14 +51,18 @@ func (rl *runLink) nodeByAddr(a netip.Addr) string {
 	}
 	rl.s.mu.RUnlock()
 	a = a.Unmap()
+	loopback := ""
 	for _, name := range names {
 		for _, x := range rl.resolve(name) {
-			if x == a || x.IsLoopback() && a.IsLoopback() {
-				return name
+			if x == a {
+				return name // an exact address wins (several MOMs on 127.0.0.x)
+			}
+			if loopback == "" && x.IsLoopback() && a.IsLoopback() {
+				loopback = name
 			}
 		}
 	}
-	return ""
+	return loopback
 }
 
 // serveIS reads the IS messages of a stream a MOM opened.
