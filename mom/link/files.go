@@ -1,7 +1,6 @@
 package link
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"gopbs/batchreq"
-	"gopbs/dis"
 	"gopbs/mom/jobexec"
 )
 
@@ -39,19 +37,9 @@ func (m *Mom) returnFiles(bc *batchConn, id string, stdout, stderr bool) {
 	if !server.IsValid() {
 		server = bc.peer.Addr()
 	}
-	port := serverPortOf(j.attrs, m.opt.ServerPort)
+	addr := netip.AddrPortFrom(server, uint16(serverPortOf(j.attrs, m.opt.ServerPort)))
 	var sent []string
-	err := func() error {
-		ctx, cancel := context.WithTimeout(bc.ctx, m.tcpTimeout())
-		defer cancel()
-		c, err := m.opt.Dial(ctx, netip.AddrPortFrom(server, uint16(port)))
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		c.SetDeadline(time.Now().Add(m.tcpTimeout()))
-		w := dis.NewWriter(c)
-		r := dis.NewReader(c)
+	err := m.withServer(bc.ctx, addr, func(sc *serverConn) error {
 		for _, f := range []struct {
 			want   bool
 			suffix string
@@ -70,11 +58,7 @@ func (m *Mom) returnFiles(bc *batchConn, id string, stdout, stderr bool) {
 				req := batchreq.NewRequest(batchreq.PBS_BATCH_MvJobFile, "pbs_mom",
 					&batchreq.JobFile{Seq: seq, FileType: f.typ, JobID: id, Data: data[:n]})
 				data = data[n:]
-				req.Encode(w)
-				if err := w.Flush(); err != nil {
-					return err
-				}
-				rep, err := batchreq.ReadReply(r)
+				rep, err := sc.call(req)
 				if err != nil {
 					return err
 				}
@@ -85,7 +69,7 @@ func (m *Mom) returnFiles(bc *batchConn, id string, stdout, stderr bool) {
 			sent = append(sent, name)
 		}
 		return nil
-	}()
+	})
 	if err != nil {
 		m.logErr("return_files", err, id)
 		bc.reply(batchreq.SystemErrorReply("pbs_mom", errnoOf(err), ""))

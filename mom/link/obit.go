@@ -114,33 +114,59 @@ func (m *Mom) sendObit(ctx context.Context, j *job) {
 	}
 }
 
-// serverConn dials the job's server from a privileged port.
+// serverCall sends one request to the job's server on a connection of
+// its own; a failure is an errRetry.
 func (m *Mom) serverCall(ctx context.Context, j *job, req *batchreq.Request) (*batchreq.Reply, error) {
 	m.mu.Lock()
 	addr := netip.AddrPortFrom(j.server, uint16(j.serverPort))
 	m.mu.Unlock()
+	var rep *batchreq.Reply
+	err := m.withServer(ctx, addr, func(sc *serverConn) (err error) {
+		rep, err = sc.call(req)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errRetry, err)
+	}
+	return rep, nil
+}
+
+// serverConn is a connection to a server for the MOM's own requests.
+type serverConn struct {
+	w *dis.Writer
+	r *dis.Reader
+}
+
+// call sends req and reads the reply.
+func (sc *serverConn) call(req *batchreq.Request) (*batchreq.Reply, error) {
+	req.Encode(sc.w)
+	if err := sc.w.Flush(); err != nil {
+		return nil, fmt.Errorf("send: %w", err)
+	}
+	rep, err := batchreq.ReadReply(sc.r)
+	if err != nil {
+		return nil, fmt.Errorf("read reply: %w", err)
+	}
+	return rep, nil
+}
+
+// withServer connects to the server at addr from a privileged port and
+// runs talk on the connection, all within $timeout. The MOM closes the
+// connection without a Disconnect, as TORQUE's does.
+func (m *Mom) withServer(ctx context.Context, addr netip.AddrPort, talk func(*serverConn) error) error {
 	ctx, cancel := context.WithTimeout(ctx, m.tcpTimeout())
 	defer cancel()
 	c, err := m.opt.Dial(ctx, addr)
 	if err != nil {
-		return nil, fmt.Errorf("%w: connect %v: %w", errRetry, addr, err)
+		return fmt.Errorf("connect %v: %w", addr, err)
 	}
-	defer c.Close() // MOM closes without Disconnect
+	defer c.Close()
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
 	if dl, ok := ctx.Deadline(); ok {
 		c.SetDeadline(dl)
 	}
-	w := dis.NewWriter(c)
-	req.Encode(w)
-	if err := w.Flush(); err != nil {
-		return nil, fmt.Errorf("%w: send: %w", errRetry, err)
-	}
-	rep, err := batchreq.ReadReply(dis.NewReader(c))
-	if err != nil {
-		return nil, fmt.Errorf("%w: read reply: %w", errRetry, err)
-	}
-	return rep, nil
+	return talk(&serverConn{w: dis.NewWriter(c), r: dis.NewReader(c)})
 }
 
 // preobit asks the server whether the job is still its own here. It
