@@ -499,10 +499,7 @@ func waitLog(t *testing.T, tm *testMom, pieces ...string) {
 // and changes nothing.
 func TestModifyWalltime(t *testing.T) {
 	requireUser(t)
-	srv := newFakeServer(t)
-	srv.serve(acceptAll)
-	tm := startMom(t, srv, "")
-	dumpLogOnFailure(t, tm)
+	srv, tm := startWithServer(t)
 	id := "8.testserver"
 	launch(t, tm, id, "exec sleep 60\n", os.TempDir())
 	modify := func(walltime string) int {
@@ -539,6 +536,17 @@ func TestObitFailureLogged(t *testing.T) {
 	waitLog(t, tm, line, line) // and again at the retry
 }
 
+// startWithServer starts a MOM reporting to a fake server that accepts
+// everything (acceptAll).
+func startWithServer(t *testing.T) (*fakeServer, *testMom) {
+	t.Helper()
+	srv := newFakeServer(t)
+	srv.serve(acceptAll)
+	tm := startMom(t, srv, "")
+	dumpLogOnFailure(t, tm)
+	return srv, tm
+}
+
 // acceptAll answers the MOM's requests as a server that knows no job
 // details: an empty status for StatusJob (the pre-obit), else success.
 func acceptAll(req *batchreq.Request) *batchreq.Reply {
@@ -552,9 +560,7 @@ func acceptAll(req *batchreq.Request) *batchreq.Reply {
 // 256+15, and the error replies of requests MOM does not support.
 func TestSignalAndDelete(t *testing.T) {
 	requireUser(t)
-	srv := newFakeServer(t)
-	srv.serve(acceptAll)
-	tm := startMom(t, srv, "")
+	srv, tm := startWithServer(t)
 	id := "2.testserver"
 	launch(t, tm, id, "exec sleep 60\n", os.TempDir())
 	b := dialBatch(t, tm.batch)
@@ -977,10 +983,7 @@ func TestReconfig(t *testing.T) {
 // the job's user.
 func TestRerunAndDelFiles(t *testing.T) {
 	u := requireUser(t)
-	srv := newFakeServer(t)
-	srv.serve(acceptAll)
-	tm := startMom(t, srv, "")
-	dumpLogOnFailure(t, tm)
+	srv, tm := startWithServer(t)
 	id := "4.testserver"
 	launch(t, tm, id, "echo out\necho err >&2\n", os.TempDir())
 	nextReq(t, srv, batchreq.PBS_BATCH_StatusJob)
