@@ -16,7 +16,7 @@ import (
 func benchmarkWire(b *testing.B, prefilter bool) {
 	c := newCluster(b, "by_queue: true\nsort_by: shortest_job_first\n", nil)
 	c.d.mu.Lock()
-	c.d.Sched.PrefilterNodes = prefilter
+	c.d.Sched.NoPrefilter = !prefilter
 	c.d.mu.Unlock()
 	for i := 0; i < 1000; i++ {
 		c.srv.Nodes = append(c.srv.Nodes, &fakeserver.Node{Name: fmt.Sprintf("n%04d", i), NP: 8, State: "job-exclusive"})

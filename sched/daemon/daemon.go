@@ -56,9 +56,10 @@ type Options struct {
 	Argv0 string
 	// Stderr receives configuration error messages (default os.Stderr).
 	Stderr io.Writer
-	// PrefilterNodes skips node queries the scheduler's own VP model
-	// rules out (see policy.Scheduler.PrefilterNodes); off by default.
-	PrefilterNodes bool
+	// NoPrefilter makes the scheduler ask the server about every job,
+	// as TORQUE does, even when its own node model says the job cannot
+	// fit now (see policy.Scheduler.NoPrefilter).
+	NoPrefilter bool
 }
 
 // Daemon is a running scheduler.
@@ -179,7 +180,7 @@ func (d *Daemon) LoadPolicy() error {
 	}
 	s := policy.New(cfg, d.Log)
 	s.Holidays, s.Dedicated, s.FairShare = hol, ded, tree
-	s.PrefilterNodes = d.opts.PrefilterNodes
+	s.NoPrefilter = d.opts.NoPrefilter
 	if d.Sched != nil {
 		s.Location = d.Sched.Location
 	}

@@ -135,10 +135,18 @@ type Pool struct {
 	nodes  []*world.Node
 	free   []int
 	byName map[string]int
+	excl   []bool // node taken by exclusive jobs (no #shared job fits)
 	used   []bool // scratch for one query
+	// model: allocations stay in the pool (see NewModel).
+	model bool
+	// upFree is the number of free VPs on nodes that are up: a
+	// non-shared specification asking for more cannot fit now.
+	upFree int
 }
 
-// NewPool builds a pool from the nodes of a world.
+// NewPool builds a pool from the nodes of a world. Its allocations are
+// recorded on the nodes too (UsedSlots, JobExclusive), as the server
+// would record them, so that a pool built later sees them.
 func NewPool(nodes []*world.Node) *Pool {
 	p := &Pool{byName: map[string]int{}}
 	for _, n := range nodes {
@@ -152,8 +160,23 @@ func NewPool(nodes []*world.Node) *Pool {
 		p.byName[n.Name] = len(p.nodes)
 		p.nodes = append(p.nodes, n)
 		p.free = append(p.free, free)
+		p.excl = append(p.excl, n.JobExclusive)
+		if n.Up() {
+			p.upFree += free
+		}
 	}
 	p.used = make([]bool, len(p.nodes))
+	return p
+}
+
+// Len returns the number of cluster nodes in the pool.
+func (p *Pool) Len() int { return len(p.nodes) }
+
+// NewModel builds a pool from the nodes of a world that, unlike NewPool,
+// never writes its allocations back to the nodes: a what-if model.
+func NewModel(nodes []*world.Node) *Pool {
+	p := NewPool(nodes)
+	p.model = true
 	return p
 }
 
@@ -180,7 +203,7 @@ func (p *Pool) fits(i int, e Element, shared, ignoreUse bool) bool {
 		return false
 	}
 	if shared {
-		return !n.JobExclusive && n.NP >= e.PPN
+		return !p.excl[i] && n.NP >= e.PPN
 	}
 	return p.free[i] >= e.PPN
 }
@@ -211,7 +234,7 @@ func (p *Pool) choose(spec Spec, ignoreUse bool) []int {
 
 // Query reports whether spec fits now, later or never.
 func (p *Pool) Query(spec Spec) Availability {
-	if p.choose(spec, false) != nil {
+	if (spec.Shared || spec.Procs() <= p.upFree) && p.choose(spec, false) != nil {
 		return Now
 	}
 	if p.choose(spec, true) != nil {
@@ -223,6 +246,9 @@ func (p *Pool) Query(spec Spec) Availability {
 // Allocate takes the VPs for spec and returns the chosen node names, or
 // false when it does not fit now.
 func (p *Pool) Allocate(spec Spec) ([]string, bool) {
+	if !spec.Shared && spec.Procs() > p.upFree {
+		return nil, false
+	}
 	idx := p.choose(spec, false)
 	if idx == nil {
 		return nil, false
@@ -235,9 +261,13 @@ func (p *Pool) Allocate(spec Spec) ([]string, bool) {
 			k++
 			if !spec.Shared {
 				p.free[i] -= e.PPN
-				p.nodes[i].UsedSlots += e.PPN
+				p.upFree -= e.PPN
 				if p.free[i] == 0 {
-					p.nodes[i].JobExclusive = true
+					p.excl[i] = true
+				}
+				if !p.model {
+					p.nodes[i].UsedSlots += e.PPN
+					p.nodes[i].JobExclusive = p.excl[i]
 				}
 			}
 			names = append(names, p.nodes[i].Name)

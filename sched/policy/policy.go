@@ -57,12 +57,17 @@ type Scheduler struct {
 	Log       Logger
 	// Location is the time zone of comment dates (default time.Local).
 	Location *time.Location
-	// PrefilterNodes makes the cycle keep its own model of the nodes'
-	// free VPs and skip the node query (ResourceQuery) of a job the model
-	// says cannot fit now. It saves a round trip per waiting job on large
-	// systems; the TORQUE scheduler has no such shortcut, so it is off by
-	// default (the request sequence then matches TORQUE's exactly).
-	PrefilterNodes bool
+	// NoPrefilter restores TORQUE's request sequence exactly. By default
+	// the cycle keeps its own model of the cluster nodes' free VPs
+	// (placement.Pool, from StatusNode and the jobs started in the cycle)
+	// and does not ask the server about a job the model says cannot fit
+	// now: a job requesting nodes gets no node query (ResourceQuery), a
+	// job without a nodes request no RunJob; either gets the comment of a
+	// negative node query (CommentNodes). On a full cluster this saves a
+	// node query, or a RunJob the server refuses plus two comment
+	// changes, per waiting job and cycle. A job the model says could
+	// never fit is still left to the server, which decides its deletion.
+	NoPrefilter bool
 
 	lastLBNode int
 }
@@ -133,7 +138,8 @@ type cycle struct {
 	tokens map[string]float64 // tokens in use
 
 	timeShared []*world.Node
-	pool       *placement.Pool // PrefilterNodes model
+	pool       *placement.Pool      // node model; nil with NoPrefilter or without cluster nodes
+	specs      map[string]*specInfo // pool answers per node specification
 
 	states   map[*world.Job]*jobState
 	starving *world.Job
@@ -161,8 +167,10 @@ func (s *Scheduler) Cycle(w *world.World, act Actions) Stats {
 		}
 	}
 
-	if s.PrefilterNodes {
-		c.pool = placement.NewPool(w.Nodes)
+	if !s.NoPrefilter {
+		if p := placement.NewModel(w.Nodes); p.Len() > 0 {
+			c.pool, c.specs = p, map[string]*specInfo{}
+		}
 	}
 	c.countRunning()
 	c.accountUsage()
@@ -501,7 +509,23 @@ func (c *cycle) loop(lists [][]*world.Job) {
 		res := c.check(j)
 		switch {
 		case res.ok:
-			if c.run(j, res.node) {
+			var in *specInfo
+			if res.node == nil && j.Nodes == "" {
+				in = c.runModel(j)
+			}
+			if in.skip() {
+				// The server would refuse the RunJob: no free VP for
+				// the node specification it allocates.
+				c.block("nodes")
+				c.comment(j, CommentNodes)
+				c.logJob(j, LogNodes)
+				break
+			}
+			ran := c.run(j, res.node)
+			if in != nil {
+				c.learn(in, ran)
+			}
+			if ran {
 				if j == c.starving {
 					c.starving = nil
 				}
@@ -596,10 +620,7 @@ func (c *cycle) check(j *world.Job) checkResult {
 	for _, st := range stages {
 		r := st.run(c, j)
 		if !r.ok {
-			if c.stats.Blocked == nil {
-				c.stats.Blocked = map[string]int{}
-			}
-			c.stats.Blocked[st.name]++
+			c.block(st.name)
 			return r
 		}
 		if r.node != nil {
@@ -607,6 +628,14 @@ func (c *cycle) check(j *world.Job) checkResult {
 		}
 	}
 	return checkResult{ok: true, node: node}
+}
+
+// block counts a job stopped by the named stage.
+func (c *cycle) block(stage string) {
+	if c.stats.Blocked == nil {
+		c.stats.Blocked = map[string]int{}
+	}
+	c.stats.Blocked[stage]++
 }
 
 func (c *cycle) serverLimits(j *world.Job) checkResult {
@@ -664,12 +693,14 @@ func (c *cycle) drainForStarving(j *world.Job) checkResult {
 // picks a time-shared node when load balancing.
 func (c *cycle) placeNodes(j *world.Job) checkResult {
 	if j.Nodes != "" {
-		if c.pool != nil {
-			if spec, err := c.pool.Parse(j.Nodes); err == nil && c.pool.Query(spec) == placement.Later {
-				return fail(CommentNodes, LogNodes)
-			}
+		in := c.model(j.Nodes)
+		if in.skip() {
+			return fail(CommentNodes, LogNodes)
 		}
 		avail, err := c.act.QueryNodes(j, j.Nodes)
+		if in != nil && err == nil && avail >= 0 {
+			c.learn(in, avail > 0)
+		}
 		switch {
 		case err != nil:
 			return fail(CommentInternalError, "")
@@ -688,6 +719,96 @@ func (c *cycle) placeNodes(j *world.Job) checkResult {
 		return checkResult{ok: true, node: node}
 	}
 	return okResult
+}
+
+// specInfo is what the node model knows of one node specification in
+// the cycle. VPs are only taken during a cycle, so once a specification
+// does not fit the model it will not fit it for the rest of the cycle.
+type specInfo struct {
+	spec   placement.Spec
+	parsed bool
+	known  bool                   // avail is final for the cycle
+	avail  placement.Availability // Later or Never when known
+	// confirmed: the server, asked once, agreed that the specification
+	// cannot be satisfied now.
+	confirmed bool
+}
+
+// model returns what the node model says of specification s, or nil
+// when there is no model (NoPrefilter, no cluster nodes, a model found
+// stale) or s is not understood.
+func (c *cycle) model(s string) *specInfo {
+	if c.pool == nil {
+		return nil
+	}
+	in := c.specs[s]
+	if in == nil {
+		in = &specInfo{}
+		if sp, err := c.pool.Parse(s); err == nil {
+			in.spec, in.parsed = sp, true
+		}
+		c.specs[s] = in
+	}
+	if !in.parsed {
+		return nil
+	}
+	if !in.known {
+		if a := c.pool.Query(in.spec); a != placement.Now {
+			in.known, in.avail = true, a
+		}
+	}
+	return in
+}
+
+// skip reports whether the server need not be asked about a job whose
+// node specification has model answer in: the model says it cannot fit
+// now and the server already agreed in this cycle.
+func (in *specInfo) skip() bool { return in != nil && in.confirmed }
+
+// notNow reports whether the model says the specification cannot fit now
+// although an idle cluster could satisfy it.
+func (in *specInfo) notNow() bool { return in != nil && in.known && in.avail == placement.Later }
+
+// learn takes the server's answer for a specification the model knows:
+// the first time the model says "not now", the server is asked anyway;
+// if it agrees, later jobs with that specification are not asked about
+// in this cycle. If it disagrees, the node status read at the start of
+// the cycle is out of date (a job ended since), and the model is dropped
+// for the rest of the cycle: every job is then asked about, as TORQUE
+// does.
+func (c *cycle) learn(in *specInfo, fitsNow bool) {
+	if !in.notNow() {
+		return
+	}
+	if fitsNow {
+		c.pool, c.specs = nil, nil
+		return
+	}
+	in.confirmed = true
+}
+
+// allocSpec is the node specification the server allocates for j: its
+// neednodes, its nodes, the server's default_node, or one node.
+func (c *cycle) allocSpec(j *world.Job) string {
+	switch {
+	case j.NeedNodes != "":
+		return j.NeedNodes
+	case j.Nodes != "":
+		return j.Nodes
+	case c.w.Server.DefaultNode != "":
+		return c.w.Server.DefaultNode
+	}
+	return "1"
+}
+
+// runModel returns the model's answer for the VPs the server would give
+// job j, which requests no nodes. Clusters with time-shared nodes are
+// left to the server (a server may place such a job on one).
+func (c *cycle) runModel(j *world.Job) *specInfo {
+	if len(c.timeShared) > 0 {
+		return nil
+	}
+	return c.model(c.allocSpec(j))
 }
 
 func (c *cycle) checkTokens(j *world.Job) checkResult {
@@ -824,9 +945,13 @@ func (c *cycle) run(j *world.Job, node *world.Node) bool {
 	}
 	c.stats.Started++
 	j.State = 'R'
-	if c.pool != nil && j.Nodes != "" {
-		if spec, err := c.pool.Parse(j.Nodes); err == nil {
-			c.pool.Allocate(spec)
+	if node == nil {
+		if in := c.model(c.allocSpec(j)); in != nil {
+			if _, ok := c.pool.Allocate(in.spec); !ok {
+				// The server started a job the model has no room
+				// for: the model is out of date.
+				c.pool, c.specs = nil, nil
+			}
 		}
 	}
 	c.server.add(j)

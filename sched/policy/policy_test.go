@@ -574,29 +574,117 @@ func TestLogMessages(t *testing.T) {
 	}
 }
 
-func TestPrefilterNodes(t *testing.T) {
-	b := newWorld(2, 1)
-	q := b.queue("batch", 0)
-	b.job(q, "1")
-	b.job(q, "2")
-	b.job(q, "3")
-	b.job(q, "4", nodes("1:ppn=2"))
-	s := New(&config.Config{}, nil)
-	s.PrefilterNodes = true
-	sim, _ := runCycle(t, s, b)
-	var queries []string
+// askedAbout lists the jobs of the queries and RunJobs of sim, in order,
+// as "query <id>" and the "run" calls.
+func askedAbout(sim *Simulator) []string {
+	var out []string
 	for _, c := range sim.Calls {
-		if strings.HasPrefix(c, "query ") {
-			queries = append(queries, strings.Fields(c)[1])
+		switch f := strings.Fields(c); f[0] {
+		case "query":
+			out = append(out, f[0]+" "+f[1])
+		case "run":
+			out = append(out, strings.Join(f, " "))
 		}
 	}
-	// Job 3 is known not to fit after 1 and 2 started: no query. Job 4 can
-	// never fit by the model: the server is asked (it decides deletion).
-	if want := []string{"1", "2", "4"}; !reflect.DeepEqual(queries, want) {
-		t.Errorf("queries for %v, want %v", queries, want)
+	return out
+}
+
+func TestPrefilterNodes(t *testing.T) {
+	none := func(j *world.Job) { j.Nodes = "" }
+	tests := []struct {
+		name     string
+		nodes    int // free nodes of 1 VP
+		build    func(b *builder, q *world.Queue)
+		noPre    bool
+		stale    int      // node whose status still shows an ended job (0: none)
+		want     []string // queries and runs
+		comments map[string]string
+	}{
+		{
+			name:  "nodes: one probe per specification, then no queries",
+			nodes: 2,
+			build: func(b *builder, q *world.Queue) {
+				for _, id := range []string{"1", "2", "3", "4"} {
+					b.job(q, id)
+				}
+				b.job(q, "5", nodes("2"))
+				b.job(q, "6", nodes("2"))
+				b.job(q, "7", nodes("1:ppn=2")) // never fits: the server decides
+			},
+			want: []string{"query 1", "run 1", "query 2", "run 2", "query 3", "query 5", "query 7"},
+			comments: map[string]string{"3": CommentNodes, "4": CommentNodes, "5": CommentNodes,
+				"6": CommentNodes},
+		},
+		{
+			name:  "NoPrefilter asks about every job",
+			nodes: 2,
+			noPre: true,
+			build: func(b *builder, q *world.Queue) {
+				for _, id := range []string{"1", "2", "3", "4"} {
+					b.job(q, id)
+				}
+			},
+			want: []string{"query 1", "run 1", "query 2", "run 2", "query 3", "query 4"},
+		},
+		{
+			name:  "no nodes request: one refused RunJob, then none",
+			nodes: 1,
+			build: func(b *builder, q *world.Queue) {
+				b.job(q, "1", none)
+				b.job(q, "2", none)
+				b.job(q, "3", none)
+			},
+			want: []string{"run 1", "run 2 (no nodes)"},
+			comments: map[string]string{"2": CommentRunFailedPrefix + "no nodes can be allocated to job",
+				"3": CommentNodes},
+		},
+		{
+			name:  "no nodes request: default_node is the specification",
+			nodes: 2,
+			build: func(b *builder, q *world.Queue) {
+				b.w.Server.DefaultNode = "2"
+				b.job(q, "1", none)
+				b.job(q, "2", none)
+				b.job(q, "3", none)
+			},
+			want: []string{"run 1", "run 2 (no nodes)"},
+			comments: map[string]string{"1": "Job started on Sun Nov 22 at 01:24",
+				"3": CommentNodes},
+		},
+		{
+			name:  "out-of-date node status: the model is dropped",
+			nodes: 2,
+			build: func(b *builder, q *world.Queue) {
+				b.job(q, "1")
+				b.job(q, "2")
+				b.job(q, "3")
+			},
+			stale: 1, // its job ended after StatusNode
+			want:  []string{"query 1", "run 1", "query 2", "run 2", "query 3"},
+		},
 	}
-	if q.Jobs[2].Comment != CommentNodes {
-		t.Errorf("job 3 comment %q", q.Jobs[2].Comment)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newWorld(tt.nodes, 1)
+			q := b.queue("batch", 0)
+			tt.build(b, q)
+			sim := NewSimulator(b.w)
+			if tt.stale > 0 {
+				b.w.Nodes[tt.stale].UsedSlots = 1 // not in the simulated server
+			}
+			s := New(&config.Config{}, nil)
+			s.Location = time.UTC
+			s.NoPrefilter = tt.noPre
+			s.Cycle(b.w, sim)
+			if got := askedAbout(sim); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("asked about %q, want %q", got, tt.want)
+			}
+			for _, j := range q.Jobs {
+				if want, ok := tt.comments[j.ID]; ok && j.Comment != want {
+					t.Errorf("job %s comment %q, want %q", j.ID, j.Comment, want)
+				}
+			}
+		})
 	}
 }
 

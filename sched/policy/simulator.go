@@ -9,7 +9,10 @@ import (
 )
 
 // Simulator carries out Actions on an in-memory world: node queries and
-// allocations use a placement.Pool built from the world's nodes. It
+// allocations use a placement.Pool built from the world's nodes; like the
+// server, RunJob without a destination allocates the job's neednodes,
+// nodes, the server's default_node or one node (nothing when there are
+// no cluster nodes). It
 // records every call, which makes it the reference for tests and the
 // engine of benchmarks and dry runs.
 type Simulator struct {
@@ -21,11 +24,17 @@ type Simulator struct {
 	Record bool
 	// RunError, if set, makes RunJob of the named job fail.
 	RunError map[string]error
+	// DefaultNode is the server's default_node.
+	DefaultNode string
 }
 
 // NewSimulator returns a Simulator over the nodes of w.
 func NewSimulator(w *world.World) *Simulator {
-	return &Simulator{Pool: placement.NewPool(w.Nodes), Record: true}
+	s := &Simulator{Pool: placement.NewPool(w.Nodes), Record: true}
+	if w.Server != nil {
+		s.DefaultNode = w.Server.DefaultNode
+	}
+	return s
 }
 
 func (s *Simulator) record(format string, args ...any) {
@@ -56,8 +65,8 @@ func (s *Simulator) RunJob(j *world.Job, dest string) error {
 		s.record("run %s %s (refused)", j.ID, dest)
 		return err
 	}
-	if j.Nodes != "" {
-		sp, err := s.Pool.Parse(j.Nodes)
+	if spec := s.allocSpec(j); dest == "" && spec != "" {
+		sp, err := s.Pool.Parse(spec)
 		if err != nil {
 			return errors.New("unknown node")
 		}
@@ -78,4 +87,20 @@ func (s *Simulator) RunJob(j *world.Job, dest string) error {
 func (s *Simulator) DeleteJob(j *world.Job, message string) error {
 	s.record("delete %s %s", j.ID, message)
 	return nil
+}
+
+// allocSpec is the node specification RunJob allocates for j, or "" for
+// none (no cluster nodes).
+func (s *Simulator) allocSpec(j *world.Job) string {
+	switch {
+	case s.Pool.Len() == 0:
+		return ""
+	case j.NeedNodes != "":
+		return j.NeedNodes
+	case j.Nodes != "":
+		return j.Nodes
+	case s.DefaultNode != "":
+		return s.DefaultNode
+	}
+	return "1"
 }

@@ -70,6 +70,9 @@ func unlimited() RunLimits { return RunLimits{Unlimited, Unlimited, Unlimited} }
 type Server struct {
 	Name         string
 	DefaultQueue string
+	// DefaultNode is the default_node attribute: the node specification
+	// the server allocates for a job that requests no nodes ("" if unset).
+	DefaultNode string
 	RunLimits
 	Resources ResourceSet
 	// Tokens is the server's tokens attribute: class → count.
@@ -112,9 +115,12 @@ type Job struct {
 	NCPUs    int64 // -1 if not requested
 	NodeCt   int64
 	Nodes    string // nodes spec, "" if none
-	Host     string
-	Arch     string
-	Tokens   string
+	// NeedNodes is Resource_List.neednodes, the specification the
+	// server allocates from ("" if none).
+	NeedNodes string
+	Host      string
+	Arch      string
+	Tokens    string
 
 	// UsedCPUT is resources_used.cput (-1 if not reported).
 	UsedCPUT time.Duration
@@ -280,6 +286,8 @@ func FromServer(name string, attrs []Attr) *Server {
 		switch a.Name {
 		case "default_queue":
 			s.DefaultQueue = a.Value
+		case "default_node":
+			s.DefaultNode = a.Value
 		case "max_running", "max_user_run", "max_group_run":
 			setLimit(&s.RunLimits, a.Name, a.Value)
 		case "resources_available":
@@ -413,6 +421,8 @@ func (j *Job) setRequest(resource, v string) {
 		}
 	case "nodes":
 		j.Nodes = v
+	case "neednodes":
+		j.NeedNodes = v
 	case "host":
 		j.Host = v
 	case "arch":

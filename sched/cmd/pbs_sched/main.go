@@ -2,7 +2,12 @@
 // policy, driven by pbs_server over the scheduler port.
 //
 //	pbs_sched [-d home] [-L logfile] [-S port] [-R momport] [-p outfile]
-//	          [-c configfile] [-a alarm] [-D] [-prefilter-nodes] [--version]
+//	          [-c configfile] [-a alarm] [-D] [-prefilter-nodes=false] [--version]
+//
+// -prefilter-nodes=false makes it ask the server to run (or query nodes
+// for) every eligible job, as TORQUE does, even when its own node model
+// says the job cannot fit now; by default such jobs only get the comment
+// "Not Running: Not enough of the right type of nodes are available".
 //
 // Without -D it detaches from the terminal (new session, stdin from
 // /dev/null, stdout and stderr to the -p file in sched_priv) once it holds
@@ -61,7 +66,7 @@ func run(args []string, stderr io.Writer) int {
 	cfgFile := fs.String("c", "", "file of $clienthost and $restricted lines")
 	alarm := fs.Int("a", int(daemon.DefaultAlarm/time.Second), "seconds a scheduling cycle may take")
 	foreground := fs.Bool("D", false, "stay in the foreground")
-	prefilter := fs.Bool("prefilter-nodes", false, "skip node queries for jobs the scheduler's own node model rules out (not TORQUE behaviour)")
+	prefilter := fs.Bool("prefilter-nodes", true, "skip the node query or RunJob of jobs the scheduler's own node model says cannot fit now (false: ask the server about every job, as TORQUE)")
 	version := fs.Bool("version", false, "print the version and exit")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 1
@@ -93,7 +98,7 @@ func run(args []string, stderr io.Writer) int {
 
 	opts := daemon.Options{Home: *home, LogFile: *logFile, Port: *port, MomPort: *momPort,
 		ConfigFile: *cfgFile, Alarm: time.Duration(*alarm) * time.Second, Argv0: args[0], Stderr: stderr,
-		PrefilterNodes: *prefilter}
+		NoPrefilter: !*prefilter}
 	ready := func(err error) {}
 	if report != "" {
 		fd, _ := strconv.Atoi(report)
