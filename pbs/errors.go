@@ -60,5 +60,3 @@ func ServerText(err error) string {
 	}
 	return ""
 }
-
-func asErrnoIn(err error, en *syscall.Errno) bool { return errors.As(err, en) }

@@ -2,18 +2,16 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"gopbs/batchreq"
 	"gopbs/dis"
+	"gopbs/iff"
 	"gopbs/rpp"
 	"gopbs/server/store"
 )
@@ -192,38 +190,8 @@ func (rl *runLink) timers() {
 // Without the privilege to bind one (tests as a user) it falls back to
 // an ordinary port.
 func dialReserved(ctx context.Context, addr string) (net.Conn, error) {
-	var last error
-	for port := 1023; port >= 512; port-- {
-		// SO_REUSEADDR lets a port whose last connection is in TIME_WAIT
-		// be bound again (a clash of the whole address pair still fails
-		// and the next port is tried), so the few reserved ports last.
-		d := net.Dialer{LocalAddr: &net.TCPAddr{Port: port}, Control: reuseAddr}
-		c, err := d.DialContext(ctx, "tcp", addr)
-		if err == nil {
-			return c, nil
-		}
-		last = err
-		switch {
-		case errors.Is(err, syscall.EADDRINUSE), errors.Is(err, syscall.EADDRNOTAVAIL):
-			continue
-		case errors.Is(err, os.ErrPermission), errors.Is(err, syscall.EACCES):
-			var d net.Dialer
-			return d.DialContext(ctx, "tcp", addr)
-		}
-		return nil, err
-	}
-	return nil, fmt.Errorf("no free reserved port: %w", last)
-}
-
-// reuseAddr sets SO_REUSEADDR on a socket before it is bound.
-func reuseAddr(_, _ string, c syscall.RawConn) error {
-	var serr error
-	if err := c.Control(func(fd uintptr) {
-		serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1)
-	}); err != nil {
-		return err
-	}
-	return serr
+	d := iff.ReservedDialer{Unprivileged: true}
+	return d.Dial(ctx, addr)
 }
 
 // momConn is one TCP connection to a MOM carrying requests in sequence.

@@ -2,14 +2,13 @@ package momquery
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"strconv"
-	"syscall"
 	"time"
 
 	"gopbs/dis"
+	"gopbs/iff"
 )
 
 // RM protocol numbers (spec 10 §10.2).
@@ -99,29 +98,10 @@ func (q *TCP) Query(ctx context.Context, host string, lines []string) ([]string,
 // 1023; without the privilege to bind one it falls back to an ordinary
 // port (the MOM then answers only in restricted mode, if at all).
 func dialReserved(ctx context.Context, addr string) (net.Conn, error) {
-	reuse := func(network, address string, c syscall.RawConn) error {
-		var serr error
-		c.Control(func(fd uintptr) {
-			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1)
-		})
-		return serr
+	d := iff.ReservedDialer{Unprivileged: true}
+	c, err := d.Dial(ctx, addr)
+	if err != nil {
+		return nil, fmt.Errorf("connect to MOM: %w", err)
 	}
-	var last error
-	for port := 1023; port >= 512; port-- {
-		d := net.Dialer{LocalAddr: &net.TCPAddr{Port: port}, Control: reuse}
-		c, err := d.DialContext(ctx, "tcp", addr)
-		if err == nil {
-			return c, nil
-		}
-		last = err
-		switch {
-		case errors.Is(err, syscall.EADDRINUSE), errors.Is(err, syscall.EADDRNOTAVAIL):
-			continue
-		case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
-			var d net.Dialer
-			return d.DialContext(ctx, "tcp", addr)
-		}
-		break
-	}
-	return nil, fmt.Errorf("connect to MOM %s: %w", addr, last)
+	return c, nil
 }

@@ -20,6 +20,7 @@
 package main
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -33,6 +34,7 @@ import (
 
 	"gopbs/batchreq"
 	"gopbs/dis"
+	"gopbs/iff"
 	"gopbs/pbs"
 )
 
@@ -152,12 +154,12 @@ func run(args []string, stdout io.Writer, stdoutIsTTY bool) int {
 // permitted), retrying up to 10 times a second apart.
 func connect(addr string) (net.Conn, error) {
 	var err error
+	d := iff.ReservedDialer{Unprivileged: true}
 	for try := 0; try < 10; try++ {
 		var nc net.Conn
-		nc, err = pbs.DialReserved(addr, 5*time.Second)
-		if err != nil && os.Geteuid() != 0 {
-			nc, err = net.DialTimeout("tcp4", addr, 5*time.Second)
-		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		nc, err = d.Dial(ctx, addr)
+		cancel()
 		if err == nil {
 			return nc, nil
 		}

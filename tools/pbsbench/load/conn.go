@@ -6,23 +6,16 @@
 package load
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"io"
 	"net"
-	"sync/atomic"
-	"syscall"
+	"sync"
 	"time"
 
 	"gopbs/batchreq"
 	"gopbs/dis"
-)
-
-// Reserved ports are the source ports a privileged AuthenticateUser
-// connection may come from (bindresvport's range).
-const (
-	firstReserved = 512
-	lastReserved  = 1023
+	"gopbs/iff"
 )
 
 // Dialer opens batch connections to one server.
@@ -41,7 +34,8 @@ type Dialer struct {
 	// (default 30 s).
 	Timeout time.Duration
 
-	next atomic.Uint32 // rotating cursor over the reserved ports
+	reserved   iff.ReservedDialer // rotates over the reserved ports
+	spreadOnce sync.Once
 }
 
 func (d *Dialer) timeout() time.Duration {
@@ -110,35 +104,10 @@ func (d *Dialer) authenticate(port int) error {
 
 // dialReserved connects from the next free reserved port.
 func (d *Dialer) dialReserved() (net.Conn, error) {
-	const span = lastReserved - firstReserved + 1
-	var last error
-	for range span {
-		port := lastReserved - int(d.next.Add(1)%span)
-		nd := net.Dialer{
-			Timeout:   d.timeout(),
-			LocalAddr: &net.TCPAddr{Port: port},
-			Control: func(_, _ string, rc syscall.RawConn) error {
-				var serr error
-				err := rc.Control(func(fd uintptr) {
-					serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1)
-				})
-				if err != nil {
-					return err
-				}
-				return serr
-			},
-		}
-		nc, err := nd.Dial("tcp", d.Addr)
-		if err == nil {
-			return nc, nil
-		}
-		last = err
-		if errors.Is(err, syscall.EADDRINUSE) || errors.Is(err, syscall.EADDRNOTAVAIL) {
-			continue
-		}
-		return nil, fmt.Errorf("connect %s from a reserved port: %w", d.Addr, err)
-	}
-	return nil, fmt.Errorf("connect %s: no free reserved port: %w", d.Addr, last)
+	ctx, cancel := context.WithTimeout(context.Background(), d.timeout())
+	defer cancel()
+	d.spreadOnce.Do(func() { d.reserved.Spread = true })
+	return d.reserved.Dial(ctx, d.Addr)
 }
 
 // ReplyError is a reply with a non-zero code.
