@@ -103,7 +103,7 @@ func freePort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-type daemon struct {
+type serverProc struct {
 	t    *testing.T
 	cmd  *exec.Cmd
 	home string
@@ -111,7 +111,7 @@ type daemon struct {
 	done chan error
 }
 
-func startServer(t *testing.T, b bins, home string, port int, init string) *daemon {
+func startServer(t *testing.T, b bins, home string, port int, init string) *serverProc {
 	t.Helper()
 	cmd := exec.Command(b.server, "-D", "-f", "-t", init, "-d", home, "-p", strconv.Itoa(port), "-H", "localhost")
 	var stderr bytes.Buffer
@@ -119,7 +119,7 @@ func startServer(t *testing.T, b bins, home string, port int, init string) *daem
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	d := &daemon{t: t, cmd: cmd, home: home, port: port, done: make(chan error, 1)}
+	d := &serverProc{t: t, cmd: cmd, home: home, port: port, done: make(chan error, 1)}
 	go func() { d.done <- cmd.Wait() }()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -142,7 +142,7 @@ func startServer(t *testing.T, b bins, home string, port int, init string) *daem
 	return d
 }
 
-func (d *daemon) kill() {
+func (d *serverProc) kill() {
 	d.cmd.Process.Signal(syscall.SIGKILL)
 	select {
 	case <-d.done:
@@ -151,7 +151,7 @@ func (d *daemon) kill() {
 }
 
 // wait waits for the process to exit and returns its error.
-func (d *daemon) wait() error {
+func (d *serverProc) wait() error {
 	select {
 	case err := <-d.done:
 		d.done <- err

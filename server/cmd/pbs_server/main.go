@@ -13,13 +13,13 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 
+	"gopbs/internal/daemon"
 	"gopbs/server"
 )
 
@@ -82,7 +82,8 @@ func run() int {
 		}
 		cfg.SchedHost, cfg.SchedPort = h, p
 	}
-	if *init == server.InitCreate && !*force && os.Getenv(daemonEnv) == "" {
+	child := daemon.Child(daemonEnv)
+	if *init == server.InitCreate && !*force && child == nil {
 		if _, err := os.Stat(filepath.Join(*home, "server_priv", "serverdb.bolt")); err == nil {
 			fmt.Print("pbs_server: -t create will remove all jobs and queues; do you wish to continue y/(n)? ")
 			line, _ := bufio.NewReader(os.Stdin).ReadString('\n')
@@ -91,10 +92,24 @@ func run() int {
 			}
 		}
 	}
-	if !*fg && os.Getenv(daemonEnv) == "" {
-		return daemonize()
+	if !*fg && child == nil {
+		// The background copy answers -t create's question with -f: it
+		// has no terminal, and the user has already been asked here.
+		err := daemon.Detach(daemon.Options{Env: daemonEnv, ExtraArgs: []string{"-f"}, WaitReady: true})
+		if err != nil {
+			// A failure the background copy reported already names
+			// the program.
+			msg := err.Error()
+			if !strings.HasPrefix(msg, "pbs_server") {
+				msg = "pbs_server: " + msg
+			}
+			fmt.Fprintln(os.Stderr, msg)
+			return 1
+		}
+		return 0
 	}
 	s, err := server.New(cfg)
+	child.Ready(err)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -110,30 +125,6 @@ func run() int {
 	}()
 	if err := s.Serve(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return 0
-}
-
-// daemonize starts this program again in the background, in a new
-// session, and returns the parent's exit status.
-func daemonize() int {
-	exe, err := os.Executable()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "pbs_server:", err)
-		return 1
-	}
-	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "pbs_server:", err)
-		return 1
-	}
-	cmd := exec.Command(exe, append(os.Args[1:], "-f")...)
-	cmd.Env = append(os.Environ(), daemonEnv+"=1")
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = null, null, null
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, "pbs_server:", err)
 		return 1
 	}
 	return 0
