@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"gopbs/sched/config"
+	"gopbs/sched/placement"
 	"gopbs/sched/world"
 )
 
@@ -35,6 +36,79 @@ func bigWorld() *world.World {
 	}
 	return w
 }
+
+// busyWorld is bigWorld with only the first free nodes free; the others
+// are job-exclusive (their 8 VPs taken by running jobs not in the world).
+// The jobs wait with the comment of earlier cycles.
+func busyWorld(free int) *world.World {
+	w := bigWorld()
+	for i, n := range w.Nodes {
+		if i >= free {
+			n.State, n.UsedSlots, n.JobExclusive = world.NodeJobExclusive, n.NP, true
+		}
+	}
+	for _, q := range w.Queues {
+		for _, j := range q.Jobs {
+			j.Comment = CommentNodes
+		}
+	}
+	return w
+}
+
+// benchmarkBusy measures a cycle over busyWorld(free), without starving
+// jobs (the jobs of a busy system are not all that old), with or without
+// the node prefilter; it reports the requests the cycle would send.
+func benchmarkBusy(b *testing.B, free int, noPrefilter bool) {
+	cfg, _, _ := config.Parse(strings.NewReader(config.Shipped+"help_starving_jobs: false ALL\n"), "bench")
+	b.ReportAllocs()
+	var st Stats
+	requests := 0
+	for b.Loop() {
+		b.StopTimer()
+		w := busyWorld(free)
+		s := New(cfg, nil)
+		s.NoPrefilter = noPrefilter
+		sim := NewSimulator(w)
+		counter := &countingActions{Actions: sim}
+		b.StartTimer()
+		st = s.Cycle(w, counter)
+		requests += counter.n
+	}
+	b.ReportMetric(float64(st.Started), "started/op")
+	b.ReportMetric(float64(requests)/float64(b.N), "requests/op")
+}
+
+// countingActions counts the requests a cycle sends.
+type countingActions struct {
+	Actions
+	n int
+}
+
+func (c *countingActions) QueryNodes(j *world.Job, spec string) (placement.Availability, error) {
+	c.n++
+	return c.Actions.QueryNodes(j, spec)
+}
+func (c *countingActions) SetComment(j *world.Job, comment string) error {
+	c.n++
+	return c.Actions.SetComment(j, comment)
+}
+func (c *countingActions) RunJob(j *world.Job, dest string) error {
+	c.n++
+	return c.Actions.RunJob(j, dest)
+}
+func (c *countingActions) DeleteJob(j *world.Job, message string) error {
+	c.n++
+	return c.Actions.DeleteJob(j, message)
+}
+
+// BenchmarkCycle10kJobsBusy: 10,000 queued jobs, 1,000 nodes all busy.
+func BenchmarkCycle10kJobsBusy(b *testing.B)            { benchmarkBusy(b, 0, false) }
+func BenchmarkCycle10kJobsBusyNoPrefilter(b *testing.B) { benchmarkBusy(b, 0, true) }
+
+// BenchmarkCycle10kJobsHalfFree: 10,000 queued jobs, 500 of 1,000 nodes
+// free.
+func BenchmarkCycle10kJobsHalfFree(b *testing.B)            { benchmarkBusy(b, 500, false) }
+func BenchmarkCycle10kJobsHalfFreeNoPrefilter(b *testing.B) { benchmarkBusy(b, 500, true) }
 
 func benchmarkCycle(b *testing.B, cfgText string) {
 	cfg, errs, err := config.Parse(strings.NewReader(cfgText), "bench")

@@ -62,7 +62,7 @@ type Server struct {
 	Started  []string // job ids in RunJob order
 	Deleted  []string
 
-	pool *placement.Pool // node model answering ResourceQuery, rebuilt after changes
+	pool *placement.Pool // node model answering ResourceQuery and allocating for RunJob, rebuilt after changes
 }
 
 // New returns an empty server called name.
@@ -278,7 +278,10 @@ func (s *Server) handle(req *batchreq.Request) *batchreq.Reply {
 		if spec == "" {
 			spec = "1"
 		}
-		pool := placement.NewPool(s.worldNodes())
+		if s.pool == nil {
+			s.pool = placement.NewPool(s.worldNodes())
+		}
+		pool := s.pool
 		sp, err := pool.Parse(spec)
 		if err != nil {
 			return batchreq.ErrorReply(batchreq.PBSE_UNKNODEATR, "", "")
@@ -300,8 +303,7 @@ func (s *Server) handle(req *batchreq.Request) *batchreq.Reply {
 				k++
 			}
 		}
-		job.State, job.hosts = "R", names
-		s.pool = nil
+		job.State, job.hosts = "R", names // the pool has allocated them too
 		s.Started = append(s.Started, job.ID)
 		return batchreq.NullReply()
 	}
