@@ -497,21 +497,49 @@ func (d *Daemon) ReadWorld(ctx context.Context, conn *svrconn.Conn) (*world.Worl
 	return w, nil
 }
 
-// queryMoms asks the MOM of every node that is not down or offline.
+// momQueries is the number of MOM queries in flight at once.
+const momQueries = 32
+
+// queryMoms asks the MOM of every node that is not down or offline. The
+// queries run concurrently (each on its own RPP stream, with the same
+// messages as one at a time), so a large cluster, or a few silent MOMs
+// each waiting for its timeout, does not add up node by node; answers
+// and failures are applied and logged in node order.
 func (d *Daemon) queryMoms(ctx context.Context, nodes []*world.Node) {
 	if d.Mom == nil {
 		return
 	}
+	var ask []*world.Node
 	for _, n := range nodes {
-		if n.State&(world.NodeDown|world.NodeOffline) != 0 {
-			continue
+		if n.State&(world.NodeDown|world.NodeOffline) == 0 {
+			ask = append(ask, n)
 		}
-		answers, err := d.Mom.Query(ctx, n.Name, momquery.Lines)
-		if err != nil {
+	}
+	answers := make([][]string, len(ask))
+	failed := make([]bool, len(ask))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(momQueries, len(ask)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				a, err := d.Mom.Query(ctx, ask[i].Name, momquery.Lines)
+				answers[i], failed[i] = a, err != nil
+			}
+		}()
+	}
+	for i := range ask {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i, n := range ask {
+		if failed[i] {
 			d.Log.Log(schedlog.EventSystem, schedlog.ClassNode, n.Name, "Can not open connection to mom")
 			continue
 		}
-		momquery.Apply(n, answers)
+		momquery.Apply(n, answers[i])
 	}
 }
 

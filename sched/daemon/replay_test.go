@@ -29,14 +29,17 @@ func (l *eventLog) add(s string) { l.mu.Lock(); l.events = append(l.events, s); 
 // fakeMom answers like the MOM of capture 72.
 type fakeMom struct {
 	log   *eventLog
+	mu    sync.Mutex
 	hosts []string
 	lines [][]string
 }
 
 func (m *fakeMom) Query(ctx context.Context, host string, lines []string) ([]string, error) {
 	m.log.add("mom " + host)
+	m.mu.Lock()
 	m.hosts = append(m.hosts, host)
 	m.lines = append(m.lines, lines)
+	m.mu.Unlock()
 	return []string{"ncpus=2", "arch=linux", "physmem=24731708kb", "loadave=0.21", "max_load=? 15201", "ideal_load=? 15201"}, nil
 }
 

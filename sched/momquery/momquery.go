@@ -17,6 +17,8 @@ var Lines = []string{"ncpus", "arch", "physmem", "loadave", "max_load", "ideal_l
 
 // Querier sends one RM request to the MOM on host and returns its answer
 // lines (one per request line, "name=value" or "name=? <errno>").
+// Implementations must be safe for concurrent use: the scheduler asks
+// many MOMs at once.
 type Querier interface {
 	Query(ctx context.Context, host string, lines []string) ([]string, error)
 }
