@@ -18,8 +18,9 @@ import (
 // isClient keeps the IS stream to one server (spec 10 §5.2): it opens the
 // stream, says IS_HELLO, trusts the addresses of IS_CLUSTER_ADDRS and sends
 // IS_STATUS every status_update_time and on demand. A stream that ends
-// (server GOODBYE, retries exhausted) is reopened at once, then with
-// exponential back-off.
+// after the server had answered (server GOODBYE, retries exhausted) is
+// reopened at once; one the server refused is retried with exponential
+// back-off.
 type isClient struct {
 	m     *Mom
 	name  string // "host[:port]" as configured
@@ -109,21 +110,30 @@ func (c *isClient) run(ctx context.Context) {
 			c.m.log.Record(momlog.EventDebug, momlog.ClassServer, "is_update_stat",
 				fmt.Sprintf("stream to server %s ended: %v", c.name, err))
 		}
+		c.mu.Lock()
+		answered := c.answered
+		c.mu.Unlock()
 		switch {
+		case answered && (err == nil || errors.Is(err, errStreamDead)):
+			// The server closed a working stream in order (qterm), or
+			// the stream was given up after twice status_update_time:
+			// reopen at once.
+			backoff = 0
 		case time.Since(began) > time.Minute:
 			backoff = 0
 		case backoff == 0:
+			// A server that refuses the stream (this node is not in its
+			// node list) closes it at once: retry, but never in a loop.
 			backoff = 2 * time.Second
 		default:
-			backoff = min(2*backoff, 300*time.Second)
-		}
-		if err == nil || errors.Is(err, errStreamDead) {
-			// The server closed in order (qterm), or the stream was
-			// given up after twice status_update_time: reopen at once.
-			backoff = 0
+			backoff = min(2*backoff, maxISBackoff)
 		}
 	}
 }
+
+// maxISBackoff bounds the wait between attempts to open the IS stream to
+// a server that keeps refusing it.
+const maxISBackoff = 60 * time.Second
 
 // errStreamDead ends a session whose server stopped acknowledging.
 var errStreamDead = errors.New("nothing acknowledged for twice status_update_time")

@@ -1168,3 +1168,31 @@ func TestISReopenWhenDead(t *testing.T) {
 		t.Errorf("reopened after %v", d)
 	}
 }
+
+// TestRefusedISBacksOff: a server that closes the IS stream at once,
+// without a word (this node is not in its node list), is retried with
+// back-off, never in a tight loop.
+func TestRefusedISBacksOff(t *testing.T) {
+	requireRoot(t)
+	srv := newFakeServer(t)
+	startMom(t, srv, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	opened := 0
+	for {
+		st, err := srv.ep.Accept(ctx)
+		if err != nil {
+			break
+		}
+		opened++
+		st.Close()
+	}
+	if opened == 0 {
+		t.Fatal("the MOM never opened its IS stream")
+	}
+	// Attempts at 0 s and after 2 s of back-off fit in the 3 s window; a
+	// retry loop would open hundreds.
+	if opened > 3 {
+		t.Fatalf("the MOM opened %d IS streams in 3 s to a server that refuses them", opened)
+	}
+}
