@@ -47,7 +47,11 @@ func (m *Mom) serveBatchConn(ctx context.Context, c net.Conn) {
 	peer = netip.AddrPortFrom(peer.Addr().Unmap(), peer.Port())
 	bc := &batchConn{m: m, ctx: ctx, c: c, peer: peer, w: dis.NewWriter(c)}
 	r := dis.NewReader(bufio.NewReader(c))
-	trusted := m.Trusted(peer.Addr())
+	// Only a trusted host's privileged port may speak for the server: an
+	// ordinary user on a trusted host must not pose as pbs_server (the
+	// hole of CVE-2013-4319 in TORQUE 2.5.13, which checked the address
+	// only).
+	trusted := peer.Port() < 1024 && m.Trusted(peer.Addr())
 	sock := connFD(c)
 	defer m.dropUncommitted(bc)
 	mux := m.batchMux()
