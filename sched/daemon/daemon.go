@@ -501,10 +501,12 @@ func (d *Daemon) ReadWorld(ctx context.Context, conn *svrconn.Conn) (*world.Worl
 const momQueries = 32
 
 // queryMoms asks the MOM of every node that is not down or offline. The
-// queries run concurrently (each on its own RPP stream, with the same
-// messages as one at a time), so a large cluster, or a few silent MOMs
-// each waiting for its timeout, does not add up node by node; answers
-// and failures are applied and logged in node order.
+// MOMs are asked concurrently (each query on its own RPP stream, with the
+// same messages as one at a time), so a large cluster, or a few silent
+// MOMs each waiting for its timeout, does not add up node by node. Nodes
+// with the same momquery.HostKeyer key (the same MOM endpoint) are asked
+// one after the other. Answers and failures are applied and logged in
+// node order.
 func (d *Daemon) queryMoms(ctx context.Context, nodes []*world.Node) {
 	if d.Mom == nil {
 		return
@@ -515,22 +517,37 @@ func (d *Daemon) queryMoms(ctx context.Context, nodes []*world.Node) {
 			ask = append(ask, n)
 		}
 	}
+	keys := d.hostKeys(ask)
+	var hosts [][]int // indexes into ask, per host in order of appearance
+	hostIndex := map[string]int{}
+	for i, n := range ask {
+		key := keys[n.Name]
+		h, ok := hostIndex[key]
+		if !ok {
+			h = len(hosts)
+			hostIndex[key] = h
+			hosts = append(hosts, nil)
+		}
+		hosts[h] = append(hosts[h], i)
+	}
 	answers := make([][]string, len(ask))
 	failed := make([]bool, len(ask))
-	next := make(chan int)
+	next := make(chan []int)
 	var wg sync.WaitGroup
-	for range min(momQueries, len(ask)) {
+	for range min(momQueries, len(hosts)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range next {
-				a, err := d.Mom.Query(ctx, ask[i].Name, momquery.Lines)
-				answers[i], failed[i] = a, err != nil
+			for group := range next {
+				for _, i := range group {
+					a, err := d.Mom.Query(ctx, ask[i].Name, momquery.Lines)
+					answers[i], failed[i] = a, err != nil
+				}
 			}
 		}()
 	}
-	for i := range ask {
-		next <- i
+	for _, group := range hosts {
+		next <- group
 	}
 	close(next)
 	wg.Wait()
@@ -541,6 +558,48 @@ func (d *Daemon) queryMoms(ctx context.Context, nodes []*world.Node) {
 		}
 		momquery.Apply(n, answers[i])
 	}
+}
+
+// hostKeys returns the momquery.HostKeyer key of each node's name,
+// resolving the names concurrently; without a HostKeyer the key is the
+// name.
+func (d *Daemon) hostKeys(nodes []*world.Node) map[string]string {
+	keys := map[string]string{}
+	keyer, ok := d.Mom.(momquery.HostKeyer)
+	if !ok {
+		for _, n := range nodes {
+			keys[n.Name] = n.Name
+		}
+		return keys
+	}
+	var names []string
+	for _, n := range nodes {
+		if _, ok := keys[n.Name]; !ok {
+			keys[n.Name] = ""
+			names = append(names, n.Name)
+		}
+	}
+	resolved := make([]string, len(names))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(momQueries, len(names)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				resolved[i] = keyer.HostKey(names[i])
+			}
+		}()
+	}
+	for i := range names {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i, name := range names {
+		keys[name] = resolved[i]
+	}
+	return keys
 }
 
 // Cycle runs one scheduling cycle over conn.

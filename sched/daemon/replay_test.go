@@ -45,7 +45,7 @@ func (m *fakeMom) Query(ctx context.Context, host string, lines []string) ([]str
 
 // newTestDaemon makes a daemon in a temporary PBS_HOME with the shipped
 // sched_config.
-func newTestDaemon(t *testing.T, schedConfig string, mom *fakeMom, at time.Time) *Daemon {
+func newTestDaemon(t testing.TB, schedConfig string, mom *fakeMom, at time.Time) *Daemon {
 	t.Helper()
 	home := t.TempDir()
 	priv := filepath.Join(home, "sched_priv")

@@ -23,6 +23,14 @@ type Querier interface {
 	Query(ctx context.Context, host string, lines []string) ([]string, error)
 }
 
+// HostKeyer is implemented by a Querier that must not have two queries
+// to the same MOM endpoint in flight at once. HostKey returns what
+// identifies the endpoint of host; hosts with the same key are asked one
+// after the other.
+type HostKeyer interface {
+	HostKey(host string) string
+}
+
 // answerValue strips "name=" from an answer; ok is false for an error
 // answer ("? 15201") or a malformed one.
 func answerValue(answer, name string) (string, bool) {

@@ -84,6 +84,17 @@ func resolve(host string, port int) (netip.AddrPort, error) {
 	return netip.AddrPort{}, fmt.Errorf("resolve %s: no IPv4 address", host)
 }
 
+// HostKey implements HostKeyer: the IPv4 address the query is sent to,
+// or host itself when it does not resolve. An RPP endpoint takes a second
+// stream opened from the same socket as a restart of the peer and drops
+// the first, so one MOM must not be asked twice at once.
+func (q *RPP) HostKey(host string) string {
+	if a, err := resolve(host, q.Port); err == nil {
+		return a.Addr().String()
+	}
+	return host
+}
+
 // Query implements Querier.
 func (q *RPP) Query(ctx context.Context, host string, lines []string) ([]string, error) {
 	if q.Timeout > 0 {

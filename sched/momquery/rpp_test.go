@@ -87,3 +87,16 @@ func TestRPPPayloadMatchesCapture(t *testing.T) {
 		t.Errorf("close %q", got)
 	}
 }
+
+func TestRPPHostKey(t *testing.T) {
+	q := NewRPP(15003)
+	var _ HostKeyer = q
+	for _, host := range []string{"127.0.0.1", "10.1.2.3"} {
+		if got := q.HostKey(host); got != host {
+			t.Errorf("HostKey(%q) = %q", host, got)
+		}
+	}
+	if got := q.HostKey("::ffff:10.1.2.3"); got != "10.1.2.3" {
+		t.Errorf("HostKey of a mapped address = %q", got)
+	}
+}
