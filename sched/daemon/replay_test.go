@@ -77,7 +77,9 @@ func newTestDaemon(t testing.TB, schedConfig string, mom *fakeMom, at time.Time)
 func replay(t *testing.T, d *Daemon, conn *capture.Conn, log *eventLog) {
 	t.Helper()
 	srvSide, schedSide := net.Pipe()
-	done := make(chan bool)
+	// On a mismatch the daemon must not wait for its alarm (180 s).
+	defer srvSide.Close()
+	done := make(chan bool, 1)
 	go func() { done <- d.Handle(context.Background(), schedSide) }()
 	srvSide.SetDeadline(time.Now().Add(10 * time.Second))
 	turns := conn.Turns()
