@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -399,5 +400,55 @@ func TestAlarm(t *testing.T) {
 	}
 	if !strings.Contains(logText(c), "scheduling iteration took too long") {
 		t.Errorf("log:\n%s", logText(c))
+	}
+}
+
+// TestEndToEndFullClusterRequests checks what a cycle over a full cluster
+// costs on the wire: one refused RunJob (or node query) per node
+// specification, then nothing for the other waiting jobs.
+func TestEndToEndFullClusterRequests(t *testing.T) {
+	c := newCluster(t, "", nil)
+	c.nodes(2, 2)
+	c.queue("batch")
+	for i := 0; i < 10; i++ { // no nodes request: the server gives one VP
+		c.srv.AddJob(&fakeserver.Job{ID: fmt.Sprintf("%d.srv", i), Queue: "batch", User: "u", Resources: map[string]string{}})
+	}
+	for i := 10; i < 14; i++ {
+		c.job(fmt.Sprintf("%d.srv", i), "batch", "u", map[string]string{"nodes": "1:ppn=2"})
+	}
+	cycle := func(cmd int) string {
+		t.Helper()
+		c.srv.Requests = nil
+		c.cycle(cmd)
+		return strings.Join(c.srv.Requests, ",")
+	}
+	const status = "21,58,20,51,"
+	// 0–3 start; 4 is refused; 10 gets the node query; the rest only
+	// their comments.
+	if got, want := cycle(batchreq.SCH_SCHEDULE_NEW), status+
+		"11,15,11,15,11,15,11,15,"+"11,15,11,"+"11,11,11,11,11,"+"24,11,11,11,11"; got != want {
+		t.Errorf("first cycle requests\n%s\nwant\n%s", got, want)
+	}
+	for id, want := range map[string]string{"5.srv": policy.CommentNodes, "9.srv": policy.CommentNodes,
+		"11.srv": policy.CommentNodes, "4.srv": policy.CommentRunFailedPrefix} {
+		if got := c.srv.Job(id).Comment; !strings.HasPrefix(got, want) {
+			t.Errorf("%s comment %q", id, got)
+		}
+	}
+	// Steady state: the refused job again, one node query.
+	if got, want := cycle(batchreq.SCH_SCHEDULE_TIME), status+"11,15,11,24"; got != want {
+		t.Errorf("full cluster requests %s, want %s", got, want)
+	}
+	// A job ends: 4 starts, 5 is the one refused.
+	c.srv.Finish("0.srv")
+	if got, want := cycle(batchreq.SCH_SCHEDULE_TERM), status+"11,15,"+"11,15,11,"+"24"; got != want {
+		t.Errorf("after a job ended: requests %s, want %s", got, want)
+	}
+	// As TORQUE: every waiting job is asked about.
+	c.d.mu.Lock()
+	c.d.Sched.NoPrefilter = true
+	c.d.mu.Unlock()
+	if got := cycle(batchreq.SCH_SCHEDULE_TIME); strings.Count(got, "15") != 5 || strings.Count(got, "24") != 4 {
+		t.Errorf("NoPrefilter requests %s", got)
 	}
 }
