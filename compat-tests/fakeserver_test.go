@@ -33,17 +33,13 @@ func isIffConn(c *capture.Conn) bool {
 	return bytes.HasPrefix(c.Stream(true), authenPrefix)
 }
 
-// commandConns returns the connections a scenario's main command made to
-// the batch port: its own (from unprivileged ports) and pbs_iff's, in
-// capture order. Connections of daemons (MOM, scheduler) are left out. In
+// conversationOf returns the connections a scenario's command made to the
+// batch port: its own (from unprivileged ports) and pbs_iff's, in capture
+// order; which < 0 selects the main command, otherwise the extra command
+// with that index. Connections of daemons (MOM, scheduler) are left out. In
 // scenarios with extra commands a client connection belongs to the command
-// started nearest to it, and a pbs_iff connection to the command whose port it names.
-func commandConns(c *capture.Capture, sc *capture.Scenario) []*capture.Conn {
-	return conversationOf(c, sc, -1)
-}
-
-// conversationOf is commandConns for the main command (which < 0) or the
-// extra command with index which.
+// started nearest to it, and a pbs_iff connection to the command whose port
+// it names.
 func conversationOf(c *capture.Capture, sc *capture.Scenario, which int) []*capture.Conn {
 	var start time.Time
 	for _, cn := range c.Conns {
