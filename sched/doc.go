@@ -16,7 +16,11 @@
 //     starving job), run each job through the stages (run limits,
 //     dedicated time, starvation, node placement, resources, tokens) and
 //     run it — acting through the Actions interface; Simulator carries
-//     the actions out in memory.
+//     the actions out in memory. Unlike TORQUE, by default a job that
+//     the node model says cannot fit now costs no request once the
+//     server has agreed for its node specification (one probe per
+//     specification and cycle; Scheduler.NoPrefilter, pbs_sched
+//     -prefilter-nodes=false, restores TORQUE's sequence).
 //   - schedlog: sched_logs in TORQUE's line format.
 //   - svrconn: the batch requests the scheduler sends back over the
 //     connection the server opened, byte for byte as TORQUE's.
