@@ -21,13 +21,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
 
+	daemonize "gopbs/internal/daemon"
 	"gopbs/sched/daemon"
 	"gopbs/sched/momquery"
 )
@@ -35,12 +35,8 @@ import (
 // Version is the TORQUE version GoPBS is compatible with.
 const Version = "2.5.13"
 
-// childEnv marks the detached child process; its value is the number of
-// the descriptor on which the child reports its start-up.
+// childEnv marks the detached child process (see internal/daemon).
 const childEnv = "GOPBS_SCHED_CHILD"
-
-// readyWord is what the child reports when it started.
-const readyWord = "ready\n"
 
 func main() {
 	os.Exit(run(os.Args, os.Stderr))
@@ -87,31 +83,21 @@ func run(args []string, stderr io.Writer) int {
 		return 1
 	}
 	*home = absHome
-	report := os.Getenv(childEnv)
-	if !*foreground && report == "" {
+	child := daemonize.Child(childEnv)
+	if !*foreground && child == nil {
 		return detach(args, *home, *outFile, stderr)
 	}
 	if err := os.Chdir(filepath.Join(*home, "sched_priv")); err != nil {
-		fmt.Fprintf(stderr, "%s: unable to change to directory %s: %v\n", filepath.Base(args[0]), filepath.Join(*home, "sched_priv"), err)
+		err = fmt.Errorf("unable to change to directory %s: %v", filepath.Join(*home, "sched_priv"), err)
+		child.Ready(err)
+		fmt.Fprintf(stderr, "%s: %v\n", filepath.Base(args[0]), err)
 		return 1
 	}
 
 	opts := daemon.Options{Home: *home, LogFile: *logFile, Port: *port, MomPort: *momPort,
 		ConfigFile: *cfgFile, Alarm: time.Duration(*alarm) * time.Second, Argv0: args[0], Stderr: stderr,
 		NoPrefilter: !*prefilter}
-	ready := func(err error) {}
-	if report != "" {
-		fd, _ := strconv.Atoi(report)
-		pipe := os.NewFile(uintptr(fd), "report")
-		ready = func(err error) {
-			if err != nil {
-				fmt.Fprintln(pipe, err)
-			} else {
-				io.WriteString(pipe, readyWord)
-			}
-			pipe.Close()
-		}
-	}
+	ready := child.Ready
 	err = serve(opts, ready)
 	if err != nil && !errors.Is(err, daemon.ErrQuit) {
 		fmt.Fprintf(stderr, "%s: %v\n", filepath.Base(args[0]), err)
@@ -164,48 +150,14 @@ func detach(args []string, home, outFile string, stderr io.Writer) int {
 	if !filepath.IsAbs(outFile) {
 		outFile = filepath.Join(home, "sched_priv", outFile)
 	}
-	out, err := os.OpenFile(outFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
+	err := daemonize.Detach(daemonize.Options{Env: childEnv, Args: args, Output: outFile, WaitReady: true})
+	switch {
+	case errors.Is(err, daemonize.ErrExited):
+		fmt.Fprintf(stderr, "%s: scheduler exited during start-up\n", name)
+		return 1
+	case err != nil:
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return 1
 	}
-	defer out.Close()
-	devnull, err := os.Open(os.DevNull)
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", name, err)
-		return 1
-	}
-	defer devnull.Close()
-	r, w, err := os.Pipe()
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", name, err)
-		return 1
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", name, err)
-		return 1
-	}
-	cmd := exec.Command(exe, args[1:]...)
-	cmd.Args[0] = args[0]
-	cmd.Env = append(os.Environ(), childEnv+"=3")
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, out, out
-	cmd.ExtraFiles = []*os.File{w}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", name, err)
-		return 1
-	}
-	w.Close()
-	msg, _ := io.ReadAll(r)
-	r.Close()
-	if string(msg) != readyWord {
-		if len(msg) == 0 {
-			msg = []byte("scheduler exited during start-up\n")
-		}
-		fmt.Fprintf(stderr, "%s: %s", name, msg)
-		return 1
-	}
-	cmd.Process.Release()
 	return 0
 }
