@@ -53,7 +53,7 @@ func (d *ReservedDialer) Dial(ctx context.Context, addr string) (net.Conn, error
 	}
 	var last error
 	for i := range uint32(span) {
-		port := LastReservedPort - int((start+i)%span)
+		port := reservedPort(start, i)
 		nd := net.Dialer{LocalAddr: &net.TCPAddr{Port: port}, Control: reuseAddr}
 		c, err := nd.DialContext(ctx, "tcp", addr)
 		if err == nil {
@@ -73,6 +73,14 @@ func (d *ReservedDialer) Dial(ctx context.Context, addr string) (net.Conn, error
 		return nil, fmt.Errorf("connect to %s: %w", addr, err)
 	}
 	return nil, fmt.Errorf("connect to %s: no free reserved port: %w", addr, last)
+}
+
+// reservedPort is the i-th port a dial starting at offset start tries:
+// counting down from LastReservedPort, wrapping around after
+// FirstReservedPort.
+func reservedPort(start, i uint32) int {
+	const span = LastReservedPort - FirstReservedPort + 1
+	return LastReservedPort - int((start+i)%span)
 }
 
 // reuseAddr sets SO_REUSEADDR on a socket before it is bound.
