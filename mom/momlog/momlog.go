@@ -16,23 +16,25 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"gopbs/internal/logline"
 )
 
 // Event types (a bit mask, as $logevent selects them).
 const (
-	EventError    = 0x0001
-	EventSystem   = 0x0002
-	EventAdmin    = 0x0004
-	EventJob      = 0x0008
-	EventJobUsage = 0x0010
-	EventSecurity = 0x0020
-	EventSched    = 0x0040
-	EventDebug    = 0x0080
-	EventDebug2   = 0x0100
-	EventForce    = 0x8000
+	EventError    = logline.EventError
+	EventSystem   = logline.EventSystem
+	EventAdmin    = logline.EventAdmin
+	EventJob      = logline.EventJob
+	EventJobUsage = logline.EventJobUsage
+	EventSecurity = logline.EventSecurity
+	EventSched    = logline.EventSched
+	EventDebug    = logline.EventDebug
+	EventDebug2   = logline.EventDebug2
+	EventForce    = logline.EventForce
 
 	// EventAll is the default mask (0x1ff).
-	EventAll = 0x01ff
+	EventAll = logline.EventAll
 )
 
 // Class is the object class field of a log line.
@@ -50,7 +52,8 @@ const (
 	ClassNode
 )
 
-var classNames = [...]string{"n/a", "Svr", "Que", "Job", "Req", "Fil", "Act", "node"}
+var classNames = [...]string{logline.ClassNA, logline.ClassServer, logline.ClassQueue, logline.ClassJob,
+	logline.ClassRequest, logline.ClassFile, logline.ClassAcct, logline.ClassNode}
 
 // String returns the class name written in log lines.
 func (c Class) String() string {
@@ -163,28 +166,10 @@ func (l *Logger) SetClock(now func() time.Time) {
 	l.mu.Unlock()
 }
 
-// Format returns the log line(s) for one record, each terminated by "\n".
-// A text with several lines becomes several log lines; the later ones start
-// with "[continued]".
+// Format returns the log line(s) for one record, each terminated by "\n"
+// (see package logline).
 func Format(t time.Time, event int, daemon string, class Class, object, text string) string {
-	prefix := fmt.Sprintf("%02d/%02d/%04d %02d:%02d:%02d;%04x;%10.10s;%s;%s;",
-		int(t.Month()), t.Day(), t.Year(), t.Hour(), t.Minute(), t.Second(),
-		event&^EventForce, daemon, class, object)
-	text = strings.ReplaceAll(text, "\r\n", "\n")
-	lines := strings.Split(text, "\n")
-	var b strings.Builder
-	for i, ln := range lines {
-		if i > 0 && ln == "" && i == len(lines)-1 {
-			break
-		}
-		b.WriteString(prefix)
-		if i > 0 {
-			b.WriteString("[continued]")
-		}
-		b.WriteString(ln)
-		b.WriteByte('\n')
-	}
-	return b.String()
+	return logline.Format(t, event, daemon, class.String(), object, text)
 }
 
 // Record writes one record if event is enabled by the mask.

@@ -13,35 +13,36 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
+
+	"gopbs/internal/logline"
 )
 
 // Event types (bit mask), as in every TORQUE log.
 const (
-	EventError    = 0x0001
-	EventSystem   = 0x0002
-	EventAdmin    = 0x0004
-	EventJob      = 0x0008
-	EventJobUsage = 0x0010
-	EventSecurity = 0x0020
-	EventSched    = 0x0040
-	EventDebug    = 0x0080
-	EventDebug2   = 0x0100
-	EventForce    = 0x8000
+	EventError    = logline.EventError
+	EventSystem   = logline.EventSystem
+	EventAdmin    = logline.EventAdmin
+	EventJob      = logline.EventJob
+	EventJobUsage = logline.EventJobUsage
+	EventSecurity = logline.EventSecurity
+	EventSched    = logline.EventSched
+	EventDebug    = logline.EventDebug
+	EventDebug2   = logline.EventDebug2
+	EventForce    = logline.EventForce
 )
 
 // Object classes.
 const (
-	ClassNA   = "n/a"
-	ClassSvr  = "Svr"
-	ClassQue  = "Que"
-	ClassJob  = "Job"
-	ClassReq  = "Req"
-	ClassFil  = "Fil"
-	ClassAct  = "Act"
-	ClassNode = "node"
+	ClassNA   = logline.ClassNA
+	ClassSvr  = logline.ClassServer
+	ClassQue  = logline.ClassQueue
+	ClassJob  = logline.ClassJob
+	ClassReq  = logline.ClassRequest
+	ClassFil  = logline.ClassFile
+	ClassAct  = logline.ClassAcct
+	ClassNode = logline.ClassNode
 )
 
 // DaemonName is the name written in the daemon column.
@@ -137,23 +138,10 @@ func (l *Logger) ensure(t time.Time) error {
 	return nil
 }
 
-// Format returns the log line(s) for one message, each ending in '\n'.
-// A multi-line text continues on further lines prefixed "[continued]".
+// Format returns the log line(s) for one message, each ending in '\n'
+// (see package logline).
 func Format(t time.Time, event int, class, object, text string) string {
-	prefix := fmt.Sprintf("%s;%04x;%10.10s;%s;%s;", t.Format("01/02/2006 15:04:05"),
-		event&^EventForce, DaemonName, class, object)
-	text = strings.ReplaceAll(text, "\r\n", "\n")
-	lines := strings.Split(text, "\n")
-	var b strings.Builder
-	for i, ln := range lines {
-		b.WriteString(prefix)
-		if i > 0 {
-			b.WriteString("[continued]")
-		}
-		b.WriteString(ln)
-		b.WriteByte('\n')
-	}
-	return b.String()
+	return logline.Format(t, event, DaemonName, class, object, text)
 }
 
 // Log writes one message unless it is filtered out.

@@ -7,42 +7,43 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
+
+	"gopbs/internal/logline"
 )
 
 // Event types of a log line (the EEEE field; server attribute log_events
 // selects which are written).
 const (
-	EventError    = 0x0001
-	EventSystem   = 0x0002
-	EventAdmin    = 0x0004
-	EventJob      = 0x0008
-	EventJobUsage = 0x0010
-	EventSecurity = 0x0020
-	EventSched    = 0x0040
-	EventDebug    = 0x0080
-	EventDebug2   = 0x0100
+	EventError    = logline.EventError
+	EventSystem   = logline.EventSystem
+	EventAdmin    = logline.EventAdmin
+	EventJob      = logline.EventJob
+	EventJobUsage = logline.EventJobUsage
+	EventSecurity = logline.EventSecurity
+	EventSched    = logline.EventSched
+	EventDebug    = logline.EventDebug
+	EventDebug2   = logline.EventDebug2
 	// EventForce makes a line be written whatever log_events says; the bit
 	// is not printed.
-	EventForce = 0x8000
+	EventForce = logline.EventForce
 )
 
 // Object classes of a log line.
 const (
-	ClassNone   = "n/a"
-	ClassServer = "Svr"
-	ClassQueue  = "Que"
-	ClassJob    = "Job"
-	ClassReq    = "Req"
-	ClassFile   = "Fil"
-	ClassAcct   = "Act"
-	ClassNode   = "node"
+	ClassNone   = logline.ClassNA
+	ClassServer = logline.ClassServer
+	ClassQueue  = logline.ClassQueue
+	ClassJob    = logline.ClassJob
+	ClassReq    = logline.ClassRequest
+	ClassFile   = logline.ClassFile
+	ClassAcct   = logline.ClassAcct
+	ClassNode   = logline.ClassNode
 )
 
 // DefaultEvents is the default value of log_events (all events).
-const DefaultEvents = 0x1ff
+const DefaultEvents = logline.EventAll
 
 // Logger writes daily log files in a directory. It is safe for concurrent
 // use. A nil *Logger discards everything.
@@ -104,24 +105,9 @@ func (l *Logger) Enabled(event int) bool {
 }
 
 // FormatLine returns the log line(s) for one message, each ending in a
-// newline. A message with newlines (a "\r\n" counts as one) becomes several
-// lines; every line after the first carries "[continued]" before its text.
+// newline (see package logline).
 func FormatLine(t time.Time, event int, daemon, class, object, text string) string {
-	prefix := fmt.Sprintf("%02d/%02d/%04d %02d:%02d:%02d;%04x;%s;%s;%s;",
-		int(t.Month()), t.Day(), t.Year(), t.Hour(), t.Minute(), t.Second(),
-		event&^EventForce, daemon, class, object)
-	text = strings.ReplaceAll(text, "\r\n", "\n")
-	parts := strings.Split(text, "\n")
-	var b strings.Builder
-	for i, p := range parts {
-		b.WriteString(prefix)
-		if i > 0 {
-			b.WriteString("[continued]")
-		}
-		b.WriteString(p)
-		b.WriteByte('\n')
-	}
-	return b.String()
+	return logline.Format(t, event, daemon, class, object, text)
 }
 
 // Log writes one message if its event type is enabled.
