@@ -132,7 +132,19 @@ func NewTable() *Table {
 
 // Add registers an accepted connection and classifies it by source port.
 func (t *Table) Add(remote netip.AddrPort) *Conn {
-	c := &Conn{remote: remote, privileged: remote.Port() < 1024}
+	return t.add(remote, remote.Port() < 1024)
+}
+
+// AddPrivileged registers a connection that is privileged whatever its
+// peer port: one the server opened itself from a reserved port, such as
+// its connection to the scheduler (spec 03 §5.1), whose peer is the
+// scheduler's listening port.
+func (t *Table) AddPrivileged(remote netip.AddrPort) *Conn {
+	return t.add(remote, true)
+}
+
+func (t *Table) add(remote netip.AddrPort, privileged bool) *Conn {
+	c := &Conn{remote: remote, privileged: privileged}
 	t.mu.Lock()
 	t.byPort[remote.Port()] = append(t.byPort[remote.Port()], c)
 	close(t.changed)

@@ -34,6 +34,32 @@ func TestPrivilegedConnectionsAreTrusted(t *testing.T) {
 	}
 }
 
+func TestAddPrivileged(t *testing.T) {
+	tab := NewTable()
+	remote := netip.AddrPortFrom(local, 15004)
+	c := tab.AddPrivileged(remote)
+	if !c.Privileged() || c.Remote() != remote {
+		t.Fatalf("privileged %v, remote %v", c.Privileged(), c.Remote())
+	}
+	if err := c.Check("anyone", "anyhost", time.Now(), DefaultLifetime); err != nil {
+		t.Fatal(err)
+	}
+	if tab.Len() != 1 {
+		t.Fatalf("len %d", tab.Len())
+	}
+	// A helper naming the port leaves the privileged connection as it is.
+	if err := tab.Authenticate(local, 15004, "alice", "vm", time.Now(), 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := c.Credential(); ok {
+		t.Fatal("privileged connection bound to a user")
+	}
+	tab.Remove(c)
+	if tab.Len() != 0 {
+		t.Fatalf("len %d after Remove", tab.Len())
+	}
+}
+
 func TestAuthenticateAndCheck(t *testing.T) {
 	now := time.Unix(1795310000, 0)
 	tab := NewTable()

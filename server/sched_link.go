@@ -3,13 +3,11 @@ package server
 import (
 	"context"
 	"net"
-	"net/netip"
 	"strconv"
 	"sync/atomic"
 	"time"
 
 	"gopbs/batchreq"
-	"gopbs/iff"
 	"gopbs/server/pbslog"
 )
 
@@ -187,7 +185,7 @@ func (rl *runLink) schedCycle(cmd int) (int, bool) {
 	// The scheduler connection is a privileged client (spec 03 §5.1):
 	// its requests need no pbs_iff and carry full privileges.
 	s.auth.Remove(c.auth)
-	c.auth = privilegedAuth(c.remote)
+	c.auth = s.auth.AddPrivileged(c.remote)
 	rl.mu.Lock()
 	rl.sched.cur, rl.sched.started = c, 0
 	rl.mu.Unlock()
@@ -199,12 +197,4 @@ func (rl *runLink) schedCycle(cmd int) (int, bool) {
 	rl.sched.cur = nil
 	rl.mu.Unlock()
 	return n, true
-}
-
-// privilegedAuth returns authentication state that passes every check:
-// the server opened the connection itself from a reserved port. The iff
-// table classifies by the peer's source port, so a private table is given
-// a reserved one.
-func privilegedAuth(remote netip.AddrPort) *iff.Conn {
-	return iff.NewTable().Add(netip.AddrPortFrom(remote.Addr(), 1))
 }
