@@ -140,26 +140,12 @@ func OpenBolt(path string) (*Bolt, error) {
 // replay applies the records of a log left behind to bbolt and empties
 // the log.
 func (s *Bolt) replay() error {
-	f, err := os.Open(s.walPath)
+	ops, err := readLog(s.walPath)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("store: open log: %w", err)
-	}
-	defer f.Close()
-	var ops []Op
-	r := bufio.NewReader(f)
-	for {
-		rec, err := readRecord(r)
-		if err != nil {
-			break // end of log, or a torn record that was never acknowledged
-		}
-		more, err := decodeOps(rec)
-		if err != nil {
-			break
-		}
-		ops = append(ops, more...)
+		return err
 	}
 	if len(ops) > 0 {
 		if err := s.db.Update(func(tx *bolt.Tx) error { return applyOps(tx, ops) }); err != nil {
@@ -170,6 +156,31 @@ func (s *Bolt) replay() error {
 		return fmt.Errorf("store: empty log: %w", err)
 	}
 	return nil
+}
+
+// readLog returns the operations of the complete records of the log at
+// path, oldest first; the error wraps os.ErrNotExist if there is no log.
+// A torn or corrupt record ends the log: it is a batch that was never
+// acknowledged.
+func readLog(path string) ([]Op, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("store: open log: %w", err)
+	}
+	defer f.Close()
+	var ops []Op
+	r := bufio.NewReader(f)
+	for {
+		rec, err := readRecord(r)
+		if err != nil {
+			return ops, nil // end of log, or a torn record
+		}
+		more, err := decodeOps(rec)
+		if err != nil {
+			return ops, nil
+		}
+		ops = append(ops, more...)
+	}
 }
 
 // Apply implements Store.
