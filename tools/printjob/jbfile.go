@@ -215,11 +215,7 @@ func (j *torqueJob) print(w io.Writer, noAttrs bool) {
 	if !noAttrs {
 		b.WriteString("--attributes--\n")
 		for _, a := range j.Attrs {
-			name := a.Name
-			if a.Resource != "" {
-				name += "." + a.Resource
-			}
-			fmt.Fprintf(&b, "%s = %s\n", name, a.Value)
+			writeAttr(&b, a.Name, a.Resource, a.Value)
 		}
 		if len(j.Extra) >= 16 {
 			fmt.Fprintf(&b, "--mom tm info--\nstdout\t%d\nstderr\t%d\ntaskid\t%d\nnodeid\t%d\n",
@@ -234,4 +230,17 @@ func (j *torqueJob) print(w io.Writer, noAttrs bool) {
 // ipv4 formats an address kept in host order in a 64-bit field.
 func ipv4(v uint64) string {
 	return fmt.Sprintf("%d.%d.%d.%d", byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
+}
+
+// writeAttr writes the line "name[.resource] = value" of an attribute
+// list (no resource part when resource is empty).
+func writeAttr(b *strings.Builder, name, resource, value string) {
+	b.WriteString(name)
+	if resource != "" {
+		b.WriteString(".")
+		b.WriteString(resource)
+	}
+	b.WriteString(" = ")
+	b.WriteString(value)
+	b.WriteString("\n")
 }

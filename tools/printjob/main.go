@@ -37,11 +37,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"gopbs/pbs"
 	"gopbs/pbs/cli"
+	"gopbs/server"
+	"gopbs/server/store"
 )
 
 const usageText = "usage: printjob [-a] [-s] [-d pbs_home] file|jobid...\n"
@@ -155,38 +156,8 @@ func (p *printer) jobID(id string) error {
 	priv := filepath.Join(p.home, "server_priv")
 	db := filepath.Join(priv, storeFile)
 	if _, err := os.Stat(db); err == nil {
-		st := storeLookup{path: db}
-		val, matches, err := st.get(storeJobs, id)
-		if err != nil {
+		if found, err := p.storeJob(db, id); found || err != nil {
 			return err
-		}
-		key := id
-		if val == nil && len(matches) == 1 {
-			key = matches[0]
-			if val, _, err = st.get(storeJobs, key); err != nil {
-				return err
-			}
-		} else if val == nil && len(matches) > 1 {
-			sort.Strings(matches)
-			return fmt.Errorf("ambiguous job id: %s", strings.Join(matches, ", "))
-		}
-		if val != nil {
-			j, err := parseServerJob(key, val)
-			if err != nil {
-				return err
-			}
-			j.print(p.stdout, p.noAttrs)
-			if p.script {
-				sc, _, err := st.get(storeScripts, key)
-				if err != nil {
-					return err
-				}
-				if sc == nil {
-					return fmt.Errorf("no script stored")
-				}
-				p.printScript(sc)
-			}
-			return nil
 		}
 	}
 	for _, dir := range []string{filepath.Join(priv, "jobs"), filepath.Join(p.home, "mom_priv", "jobs")} {
@@ -204,4 +175,54 @@ func (p *printer) jobID(id string) error {
 		}
 	}
 	return errNoJob
+}
+
+// storeJob prints job id (or the one job whose id starts with "id.") from
+// the GoPBS server database db, reporting whether it is there.
+func (p *printer) storeJob(db, id string) (bool, error) {
+	st, err := store.OpenReadOnly(db)
+	if errors.Is(err, store.ErrLocked) {
+		return false, errServerRunning
+	}
+	if err != nil {
+		return false, err
+	}
+	defer st.Close()
+	key := id
+	val, err := st.Get(store.Jobs, key)
+	if err != nil {
+		return false, err
+	}
+	if val == nil {
+		matches, err := st.Keys(store.Jobs, id+".")
+		if err != nil {
+			return false, err
+		}
+		switch {
+		case len(matches) > 1:
+			return false, fmt.Errorf("ambiguous job id: %s", strings.Join(matches, ", "))
+		case len(matches) == 0:
+			return false, nil
+		}
+		key = matches[0]
+		if val, err = st.Get(store.Jobs, key); err != nil {
+			return false, err
+		}
+	}
+	j, err := server.DecodeJobRecord(key, val)
+	if err != nil {
+		return false, err
+	}
+	printServerJob(p.stdout, j, p.noAttrs)
+	if p.script {
+		sc, err := st.Get(store.Script, key)
+		if err != nil {
+			return false, err
+		}
+		if sc == nil {
+			return false, fmt.Errorf("no script stored")
+		}
+		p.printScript(sc)
+	}
+	return true, nil
 }

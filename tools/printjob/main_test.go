@@ -11,13 +11,14 @@ import (
 
 	"gopbs/batchreq"
 	"gopbs/dis"
+	"gopbs/server"
 	"gopbs/server/store"
 )
 
 // serverRecord encodes a job record of the GoPBS server store (record
 // version 1 of server/persist.go).
 func serverRecord(state, substate int64, queue string, attrs [][3]string) []byte {
-	b := []byte{recordVersion}
+	b := []byte{1} // record version
 	str := func(s string) { b = binary.AppendUvarint(b, uint64(len(s))); b = append(b, s...) }
 	b = binary.AppendVarint(b, 7)        // seq
 	b = binary.AppendVarint(b, state)    // state
@@ -185,8 +186,8 @@ func TestPrintjobErrors(t *testing.T) {
 func FuzzParseServerJob(f *testing.F) {
 	f.Add(serverRecord(1, 10, "batch", [][3]string{{"Job_Name", "", "x"}}))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if j, err := parseServerJob("1.x", b); err == nil {
-			j.print(io.Discard, false)
+		if j, err := server.DecodeJobRecord("1.x", b); err == nil {
+			printServerJob(io.Discard, j, false)
 		}
 	})
 }
