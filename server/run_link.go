@@ -62,7 +62,7 @@ type runLink struct {
 }
 
 func newRunLink(s *Server) *runLink {
-	return &runLink{
+	rl := &runLink{
 		s:             s,
 		streams:       make(map[string]*rpp.Stream),
 		heard:         make(map[string]time.Time),
@@ -76,6 +76,10 @@ func newRunLink(s *Server) *runLink {
 		nannyInterval: nannyInterval,
 		retryDelay:    2 * time.Second,
 	}
+	if s.cfg.ResolveHost != nil {
+		rl.resolve = s.cfg.ResolveHost
+	}
+	return rl
 }
 
 // startRunLink starts the MOM and scheduler links: the IS endpoint on the
@@ -206,9 +210,16 @@ func (rl *runLink) dialMom(host string) (*momConn, error) {
 	defer cancel()
 	var nc net.Conn
 	var err error
-	if rl.dialer != nil {
+	switch {
+	case rl.dialer != nil:
 		nc, err = rl.dialer(ctx, host)
-	} else {
+	case rl.s.cfg.ResolveHost != nil:
+		addrs := rl.s.cfg.ResolveHost(host)
+		if len(addrs) == 0 {
+			return nil, fmt.Errorf("connect to MOM %s: host name does not resolve", host)
+		}
+		nc, err = dialReserved(ctx, netip.AddrPortFrom(addrs[0], uint16(rl.s.cfg.MomPort)).String())
+	default:
 		nc, err = dialReserved(ctx, net.JoinHostPort(host, strconv.Itoa(rl.s.cfg.MomPort)))
 	}
 	if err != nil {

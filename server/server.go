@@ -61,6 +61,12 @@ type Config struct {
 	// 6 s); IdleTimeout closes connections idle between requests (900 s).
 	RequestTimeout time.Duration
 	IdleTimeout    time.Duration
+	// ResolveHost, if set, maps a node (MOM host) name to its addresses
+	// in place of the system resolver. It is used to launch jobs (the MOM
+	// is dialled at the first address and MomPort), to recognise the node
+	// a MOM's IS stream comes from and to ping down nodes (at RMPort).
+	// Tests use it to put a node's MOM on loopback.
+	ResolveHost func(name string) []netip.Addr
 }
 
 // Server is a running pbs_server.
