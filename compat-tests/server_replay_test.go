@@ -2,8 +2,10 @@ package compattests
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,6 +17,8 @@ import (
 	"gopbs/batchreq"
 	"gopbs/dis"
 	"gopbs/internal/capture"
+	"gopbs/momproto"
+	"gopbs/rpp"
 	"gopbs/server"
 )
 
@@ -44,14 +48,9 @@ type replayStep struct {
 	compress bool
 }
 
-// The server has a MOM link, but it finds a node's MOM by resolving the
-// node name: a test MOM for node "vm" cannot be reached without
-// depending on this machine's host name until server.Config offers a
-// resolver (or dialer) hook.
-const (
-	pendingMOM      = "needs jobs 9 and 10 running on node vm's MOM: server.Config has no hook to map node vm to a loopback test MOM"
-	pendingNodeStat = "node status carries the MOM's status attribute: server.Config has no hook to map node vm to a loopback test MOM"
-)
+// pendingMOM marks the scenarios that need jobs 9 and 10 running, as the
+// capture cluster's qrun left them.
+const pendingMOM = "needs jobs 9 and 10 running on node vm: the replay's MOM speaks IS only and does not yet accept job launches (RunJob)"
 
 func mgrReq(cmd, obj int, name string, attrs ...batchreq.Attr) *batchreq.Request {
 	return batchreq.NewRequest(batchreq.PBS_BATCH_Manager, "root", &batchreq.Manage{Command: cmd, ObjType: obj, ObjName: name, Attrs: attrs})
@@ -111,8 +110,8 @@ func round1() (setup []*batchreq.Request, steps []replayStep) {
 		setServer("scheduling", "true"), setServer("next_job_number", "1"))
 	steps = []replayStep{
 		{id: 1}, {id: 2}, {id: 3}, {id: 4}, {id: 6}, {id: 7}, {id: 8}, {id: 9}, {id: 10}, {id: 11},
-		{id: 12}, {id: 14}, {id: 15, pending: pendingNodeStat}, {id: 16}, {id: 17, pending: pendingNodeStat},
-		{id: 18}, {id: 20}, {id: 21}, {id: 22, pending: pendingNodeStat},
+		{id: 12}, {id: 14}, {id: 15}, {id: 16}, {id: 17},
+		{id: 18}, {id: 20}, {id: 21}, {id: 22},
 		{id: 27, before: []*batchreq.Request{setServer("scheduling", "false")}},
 		{id: 28}, {id: 29}, {id: 30}, {id: 31}, {id: 32}, {id: 33}, {id: 34},
 		// Jobs 9 and 10 of the capture run were submitted between 34 and
@@ -158,7 +157,8 @@ func TestServerReplay(t *testing.T) {
 	for _, round := range []struct {
 		name string
 		def  func() ([]*batchreq.Request, []replayStep)
-	}{{"round1", round1}, {"round2", round2}} {
+		mom  bool // node vm's MOM reports to the server after the setup
+	}{{"round1", round1, true}, {"round2", round2, false}} {
 		setup, steps := round.def()
 		t.Run(round.name, func(t *testing.T) {
 			r := newReplayer(t)
@@ -166,6 +166,9 @@ func TestServerReplay(t *testing.T) {
 				if p := r.admin(req); p.Code != 0 {
 					t.Fatalf("setup: %d %s", p.Code, p.Text)
 				}
+			}
+			if round.mom {
+				r.momUp(t, momStatusAt(t, dir))
 			}
 			for _, st := range steps {
 				sc, ok := byID[st.id]
@@ -194,6 +197,7 @@ func TestServerReplay(t *testing.T) {
 type replayer struct {
 	t    *testing.T
 	s    *server.Server
+	mom  *replayMom
 	root *replayConn
 }
 
@@ -207,15 +211,38 @@ func newReplayer(t *testing.T) *replayer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := server.New(server.Config{Home: t.TempDir(), ServerName: captureHost, InitType: server.InitCreate, Listener: ln})
+	mom := newReplayMom(t)
+	s, err := server.New(server.Config{Home: t.TempDir(), ServerName: captureHost, InitType: server.InitCreate, Listener: ln,
+		RMPort: int(mom.udp.Port()), ResolveHost: mom.resolve})
 	if err != nil {
 		t.Fatal(err)
 	}
 	go s.Serve()
 	t.Cleanup(func() { s.Shutdown("Quick") })
-	r := &replayer{t: t, s: s}
+	r := &replayer{t: t, s: s, mom: mom}
 	r.root = r.dialReserved()
 	return r
+}
+
+// momUp has node vm's MOM report status and waits for the node to be
+// free.
+func (r *replayer) momUp(t *testing.T, status []string) {
+	r.mom.report(t, r.s.Addr().(*net.TCPAddr).Port, status)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		p := r.admin(batchreq.NewRequest(batchreq.PBS_BATCH_StatusNode, "root", &batchreq.StatusReq{ID: captureHost}))
+		if p.Code == 0 && len(p.Status) == 1 {
+			for _, a := range p.Status[0].Attrs {
+				if a.Name == "state" && a.Value == "free" {
+					return
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node %s not free after its MOM reported: %+v", captureHost, p)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func (r *replayer) dialReserved() *replayConn {
@@ -477,4 +504,145 @@ func compareReplies(want, got *batchreq.Reply) string {
 		}
 	}
 	return ""
+}
+
+// replayMom is a MOM for node vm on loopback: the replayed server finds
+// it through server.Config.ResolveHost, so the test does not depend on
+// this machine's host name. It speaks IS over RPP (spec 10 §5): HELLO,
+// then one STATUS with the items the capture cluster's MOM reported.
+type replayMom struct {
+	ep  *rpp.Endpoint
+	udp netip.AddrPort // the MOM's RPP address (the server's RMPort)
+}
+
+func newReplayMom(t *testing.T) *replayMom {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := rpp.NewEndpoint(pc, &rpp.Options{Timeout: 200 * time.Millisecond})
+	t.Cleanup(func() { ep.Close() })
+	return &replayMom{ep: ep, udp: netip.MustParseAddrPort(pc.LocalAddr().String())}
+}
+
+// resolve maps node vm to loopback; no other name resolves.
+func (m *replayMom) resolve(name string) []netip.Addr {
+	if name == captureHost {
+		return []netip.Addr{netip.MustParseAddr("127.0.0.1")}
+	}
+	return nil
+}
+
+// report says hello to the server at port and sends one IS_STATUS with
+// the given items; the stream stays open (the node stays up) until the
+// test ends.
+func (m *replayMom) report(t *testing.T, port int, status []string) {
+	st, err := m.ep.Open(netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func(msg *momproto.ISMessage) {
+		msg.Version = momproto.IS_PROTOCOL_VER
+		if err := st.Send(msg.Append(nil)); err != nil {
+			t.Fatalf("MOM: send %s: %v", momproto.ISCommandName(msg.Command), err)
+		}
+	}
+	send(&momproto.ISMessage{Command: momproto.IS_HELLO})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	b, err := st.Recv(ctx)
+	if err != nil {
+		t.Fatalf("MOM: no reply to IS_HELLO: %v", err)
+	}
+	if msg, err := momproto.DecodeIS(b); err != nil || msg.Command != momproto.IS_CLUSTER_ADDRS {
+		t.Fatalf("MOM: reply to IS_HELLO: %+v %v", msg, err)
+	}
+	send(&momproto.ISMessage{Command: momproto.IS_STATUS, Status: status})
+	go func() { // drain pings until the stream or endpoint closes
+		for {
+			if _, err := st.Recv(context.Background()); err != nil {
+				return
+			}
+		}
+	}()
+}
+
+// capturedMomStatus returns the items of the first IS_STATUS the capture
+// cluster's MOM sent in capture file, as the MOM words them.
+func capturedMomStatus(t *testing.T, file string) []string {
+	c, err := capture.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asm rpp.Assembler
+	for _, d := range c.Datagrams {
+		p, err := rpp.Parse(d.Payload)
+		if err != nil {
+			continue
+		}
+		res := asm.Add(d.Src, d.Dst, p)
+		if res.Message == nil || d.Dst.Port() != batchreq.PBS_BATCH_SERVICE_PORT {
+			continue
+		}
+		if msg, err := momproto.DecodeIS(res.Message.Data); err == nil && msg.Command == momproto.IS_STATUS {
+			return msg.Status
+		}
+	}
+	t.Fatalf("%s: no IS_STATUS from the MOM", file)
+	return nil
+}
+
+// capturedNodeStatus returns the status attribute of node vm in the first
+// StatusNode reply of capture file.
+func capturedNodeStatus(t *testing.T, file string) string {
+	c, err := capture.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, conn := range c.Conns {
+		for _, turn := range conn.Turns() {
+			if turn.FromClient {
+				continue
+			}
+			for _, p := range splitReplies(turn.Data) {
+				for _, o := range p.Status {
+					if o.Name != captureHost {
+						continue
+					}
+					for _, a := range o.Attrs {
+						if a.Name == "status" {
+							return a.Value
+						}
+					}
+				}
+			}
+		}
+	}
+	t.Fatalf("%s: no status attribute of node %s", file, captureHost)
+	return ""
+}
+
+// momStatusAt returns the MOM's IS_STATUS items (names, order and wording
+// of capture 75) carrying the values the server showed in the node's
+// status attribute of capture 15: the machine's load, memory and idle
+// time moved between the two captures. Items the status attribute shows
+// blank keep the MOM's wording ("jobs= ").
+func momStatusAt(t *testing.T, dir string) []string {
+	items := capturedMomStatus(t, filepath.Join(dir, "75-idle-65s.pcap"))
+	shown := map[string]string{}
+	for _, kv := range strings.Split(capturedNodeStatus(t, filepath.Join(dir, "15-qmgr-list-node-vm.pcap")), ",") {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			shown[k] = v
+		}
+	}
+	out := make([]string, len(items))
+	for i, kv := range items {
+		out[i] = kv
+		if k, _, ok := strings.Cut(kv, "="); ok {
+			if v := shown[k]; v != "" {
+				out[i] = k + "=" + v
+			}
+		}
+	}
+	return out
 }
