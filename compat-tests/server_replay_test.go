@@ -53,7 +53,7 @@ type replayStep struct {
 // scenario 34 as the capture run's qrun did) do not match yet.
 const (
 	pendingJobAttrs = "jobs 9 and 10 are submitted by the test, not by the captured qsub: their attribute set differs (Checkpoint, submit_args, Variable_List, ...)"
-	pendingCounts   = "state_count differs: Queued:6 Held:2 here, Queued:2 Held:6 in the capture (cause not analysed yet)"
+	pendingCounts   = "the capture shows TORQUE's state_count defect (array 5[]'s four sub-jobs, listed Q, counted as Held: Queued:2 Held:6), which spec 04 §4 and spec README deviation 45 say not to reproduce; GoPBS reports Queued:6 Held:2"
 	pendingUsage    = "the capture's running jobs carry resources_used and session_id from the MOM's status poll; the replay MOM reports no usage"
 )
 
