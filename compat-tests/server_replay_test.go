@@ -53,7 +53,7 @@ type replayStep struct {
 // scenario 34 as the capture run's qrun did) do not match yet.
 const (
 	pendingJobAttrs = "jobs 9 and 10 are submitted by the test, not by the captured qsub: their attribute set differs (Checkpoint, submit_args, Variable_List, ...)"
-	pendingCounts   = "the capture shows TORQUE's state_count defect (array 5[]'s four sub-jobs, listed Q, counted as Held: Queued:2 Held:6), which spec 04 §4 and spec README deviation 45 say not to reproduce; GoPBS reports Queued:6 Held:2"
+	pendingCounts   = "the capture's state_count counts array 5[]'s four sub-jobs, listed Q, as Held (Queued:2 Held:6); GoPBS reports Queued:6 Held:2. Likely the array-count defect spec 04 §4 (README deviation 45) says not to reproduce, seen there later as Queued:-4 Held:4"
 	pendingUsage    = "the capture's running jobs carry resources_used and session_id from the MOM's status poll; the replay MOM reports no usage"
 )
 
