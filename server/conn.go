@@ -13,7 +13,7 @@ import (
 	"gopbs/batchreq"
 	"gopbs/dis"
 	"gopbs/iff"
-	"gopbs/server/pbslog"
+	"gopbs/internal/logline"
 )
 
 // idleTimeout closes connections that send nothing for this long;
@@ -184,7 +184,7 @@ func (c *conn) logReject(p *batchreq.Reply) {
 	if c.req != nil {
 		typ, user = c.req.Type, c.req.User
 	}
-	c.s.log.Logf(pbslog.EventDebug, pbslog.ClassReq, "req_reject", "Reject reply code=%d(%s), aux=0, type=%s, from %s@%s",
+	c.s.log.Logf(logline.EventDebug, logline.ClassRequest, "req_reject", "Reject reply code=%d(%s), aux=0, type=%s, from %s@%s",
 		p.Code, p.Text, batchreq.RequestName(typ), user, c.host)
 }
 
@@ -409,7 +409,7 @@ func (s *Server) handleShutdown(c *conn, req *batchreq.Request) {
 	if how == "" {
 		how = "Quick"
 	}
-	s.log.Logf(pbslog.EventSystem|pbslog.EventAdmin|pbslog.EventDebug, pbslog.ClassServer, "PBS_Server", "Shutdown request from %s ", c.requester())
+	s.log.Logf(logline.EventSystem|logline.EventAdmin|logline.EventDebug, logline.ClassServer, "PBS_Server", "Shutdown request from %s ", c.requester())
 	c.shutdownReq = true
 	s.drainJobs(manner) // immediate/delay: requeue or kill running jobs first (run_shutdown.go)
 	s.Shutdown(how)

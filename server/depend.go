@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"gopbs/batchreq"
-	"gopbs/server/pbslog"
+	"gopbs/internal/logline"
 )
 
 // depEntry is one dependency type with its arguments (job ids, or a count
@@ -251,9 +251,9 @@ func (s *Server) registerDeps(j *Job) (changed []*Job) {
 				keep = append(keep, arg)
 				changed = append(changed, p)
 			case batchreq.PBSE_BADSTATE:
-				s.log.Log(pbslog.EventJob, pbslog.ClassJob, j.id, "Job held for unknown job dep, use 'qrls' to release")
+				s.log.Log(logline.EventJob, logline.ClassJob, j.id, "Job held for unknown job dep, use 'qrls' to release")
 			default:
-				s.log.Log(pbslog.EventJob, pbslog.ClassJob, j.id, "Job held for unknown job dep, use 'qrls' to release")
+				s.log.Log(logline.EventJob, logline.ClassJob, j.id, "Job held for unknown job dep, use 'qrls' to release")
 				if code == batchreq.PBSE_UNKJOBID {
 					userHold = true
 				}

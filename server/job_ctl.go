@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"gopbs/batchreq"
+	"gopbs/internal/logline"
 	"gopbs/server/pbslog"
 	"gopbs/server/store"
 )
@@ -45,13 +46,13 @@ func (s *Server) permitted(c *conn, j *Job) bool {
 	if c.perm.oper || c.perm.mgr || j.ownerUser() == c.req.User {
 		return true
 	}
-	s.log.Logf(pbslog.EventSecurity, pbslog.ClassJob, j.id, "Unauthorized Request, request type: %d, Object: Job, Name: %s, request from: %s",
+	s.log.Logf(logline.EventSecurity, logline.ClassJob, j.id, "Unauthorized Request, request type: %d, Object: Job, Name: %s, request from: %s",
 		c.req.Type, j.id, c.requester())
 	return false
 }
 
 func (s *Server) unknownJob(c *conn, id, msg string) {
-	s.log.Log(pbslog.EventDebug, pbslog.ClassJob, id, "Unknown Job Id")
+	s.log.Log(logline.EventDebug, logline.ClassJob, id, "Unknown Job Id")
 	c.reject(batchreq.PBSE_UNKJOBID, msg)
 }
 
@@ -137,7 +138,7 @@ func (s *Server) flag(idx int) bool {
 // deleteJob deletes a non-running job: it becomes COMPLETE and is purged
 // now or after keep_completed.
 func (s *Server) deleteJob(j *Job, requester string) []store.Op {
-	s.log.Logf(pbslog.EventJob, pbslog.ClassJob, j.id, "Job deleted at request of %s", requester)
+	s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Job deleted at request of %s", requester)
 	s.acct.Record(pbslog.AcctDelete, j.id, "requestor="+requester)
 	return s.completeJob(j, false)
 }
@@ -165,7 +166,7 @@ func (s *Server) completeJob(j *Job, ok bool) []store.Op {
 		}
 	}
 	s.setState(j, stComplete, ssComplete)
-	s.log.Logf(pbslog.EventJob, pbslog.ClassJob, "NULL", "on_job_exit valid pjob: %p (substate=%d)", j, ssComplete)
+	s.log.Logf(logline.EventJob, logline.ClassJob, "NULL", "on_job_exit valid pjob: %p (substate=%d)", j, ssComplete)
 	now := s.now().Unix()
 	j.attrs.set(jaCompTime, strconv.FormatInt(now, 10))
 	keep := s.serverLong(saKeepCompleted, 0)
@@ -184,7 +185,7 @@ func (s *Server) completeJob(j *Job, ok bool) []store.Op {
 		s.touch(j)
 		ops = append(ops, s.saveJobOp(j))
 	} else {
-		s.log.Logf(pbslog.EventDebug2, pbslog.ClassJob, j.id, "dequeuing from %s, state COMPLETE", qname)
+		s.log.Logf(logline.EventDebug2, logline.ClassJob, j.id, "dequeuing from %s, state COMPLETE", qname)
 		ops = append(ops, s.purgeJob(j)...)
 	}
 	for _, x := range changed {
@@ -196,7 +197,7 @@ func (s *Server) completeJob(j *Job, ok bool) []store.Op {
 		if s.jobs[x.id] == nil || x.state == stComplete {
 			continue
 		}
-		s.log.Logf(pbslog.EventJob, pbslog.ClassJob, x.id, "Job deleted as result of dependency on job %s", j.id)
+		s.log.Logf(logline.EventJob, logline.ClassJob, x.id, "Job deleted as result of dependency on job %s", j.id)
 		s.acct.Record(pbslog.AcctAbort, x.id, "")
 		ops = append(ops, s.completeJob(x, false)...)
 	}
@@ -263,7 +264,7 @@ func (s *Server) handleHoldRelease(c *conn, req *batchreq.Request) {
 		}
 		if hold {
 			j.hold |= bits
-			s.log.Logf(pbslog.EventJob, pbslog.ClassJob, j.id, "Holds %s set at request of %s", letters, c.requester())
+			s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Holds %s set at request of %s", letters, c.requester())
 		} else {
 			j.hold &^= bits
 			if bits&holdSystem != 0 {
@@ -272,7 +273,7 @@ func (s *Server) handleHoldRelease(c *conn, req *batchreq.Request) {
 					j.substate = ssHeld
 				}
 			}
-			s.log.Logf(pbslog.EventJob, pbslog.ClassJob, j.id, "Holds %s released at request of %s", letters, c.requester())
+			s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Holds %s released at request of %s", letters, c.requester())
 		}
 		if j.state != stRunning {
 			if j.hold == 0 && (j.substate == ssDepnHold || j.substate == ssSyncHold) {
@@ -315,7 +316,7 @@ func (s *Server) handleModifyJob(c *conn, req *batchreq.Request) {
 			c.send(p)
 			return
 		}
-		s.log.Logf(pbslog.EventJob, pbslog.ClassJob, j.id, "Job Modified at request of %s", c.requester())
+		s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Job Modified at request of %s", c.requester())
 		ops = append(ops, s.saveJobOp(j))
 	}
 	s.commitModify(c, targets, body, ops) // relays resource changes of running jobs (mom_relay.go)
@@ -476,17 +477,17 @@ func (s *Server) handleMoveJob(c *conn, req *batchreq.Request) {
 		return
 	}
 	ops := s.moveJob(j, old, q)
-	s.log.Logf(pbslog.EventJob, pbslog.ClassJob, j.id, "Job moved to %s at request of %s", q.name, c.requester())
+	s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Job moved to %s at request of %s", q.name, c.requester())
 	s.commitAndReply(c, ops, batchreq.NullReply())
 }
 
 // moveJob moves a job between local queues.
 func (s *Server) moveJob(j *Job, from, to *Queue) []store.Op {
-	s.log.Logf(pbslog.EventDebug2, pbslog.ClassJob, j.id, "dequeuing from %s, state %s", from.name, stateName(j.state))
+	s.log.Logf(logline.EventDebug2, logline.ClassJob, j.id, "dequeuing from %s, state %s", from.name, stateName(j.state))
 	s.dequeue(j)
 	s.applyDefaults(j, to)
 	s.enqueue(j, to)
-	s.log.Logf(pbslog.EventDebug2, pbslog.ClassJob, j.id, "enqueuing into %s, state %d hop 1", to.name, j.state)
+	s.log.Logf(logline.EventDebug2, logline.ClassJob, j.id, "enqueuing into %s, state %d hop 1", to.name, j.state)
 	s.acct.Record(pbslog.AcctQueue, j.id, "queue="+to.name)
 	var ops []store.Op
 	if to.isExec() {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"gopbs/batchreq"
+	"gopbs/internal/logline"
 	"gopbs/server/pbslog"
 	"gopbs/server/store"
 )
@@ -49,7 +50,7 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 	}
 	q := s.queueByName[qname]
 	if q == nil {
-		s.log.Log(pbslog.EventError, pbslog.ClassServer, "PBS_Server", "LOG_ERROR::req_quejob, requested queue not found")
+		s.log.Log(logline.EventError, logline.ClassServer, "PBS_Server", "LOG_ERROR::req_quejob, requested queue not found")
 		return batchreq.ErrorReply(batchreq.PBSE_UNKQUE, "", batchreq.MsgCannotLocateQue)
 	}
 	j := &Job{seq: int64(seq), arrayIdx: -1}
@@ -561,8 +562,8 @@ func (s *Server) commitJob(j *Job, requester string) []store.Op {
 	case execTime(j) > s.now().Unix():
 		logState = stWaiting
 	}
-	s.log.Logf(pbslog.EventDebug2, pbslog.ClassJob, j.id, "enqueuing into %s, state %d hop 1", q.name, logState)
-	s.log.Logf(pbslog.EventJob, pbslog.ClassJob, j.id, "Job Queued at request of %s, owner = %s, job name = %s, queue = %s",
+	s.log.Logf(logline.EventDebug2, logline.ClassJob, j.id, "enqueuing into %s, state %d hop 1", q.name, logState)
+	s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Job Queued at request of %s, owner = %s, job name = %s, queue = %s",
 		requester, j.owner(), j.name(), q.name)
 	s.acct.Record(pbslog.AcctQueue, j.id, "queue="+q.name)
 	var ops []store.Op
@@ -660,7 +661,7 @@ func (s *Server) cloneArray(t *Job, hold int) []store.Op {
 		j.state = stQueued
 		s.linkJob(j)
 		s.enqueue(j, t.queue)
-		s.log.Logf(pbslog.EventDebug2, pbslog.ClassJob, j.id, "enqueuing into %s, state %d hop 1", t.queue.name, stHeld)
+		s.log.Logf(logline.EventDebug2, logline.ClassJob, j.id, "enqueuing into %s, state %d hop 1", t.queue.name, stHeld)
 		s.evaluate(j)
 		t.array.subjobs = append(t.array.subjobs, j)
 		t.array.size++

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"gopbs/batchreq"
+	"gopbs/internal/logline"
 	"gopbs/server/pbslog"
 	"gopbs/server/store"
 )
@@ -182,9 +183,9 @@ func (s *Server) manageServer(c *conn, m *batchreq.Manage) (*batchreq.Reply, []s
 	if unset {
 		verb = "unset"
 	}
-	s.log.Logf(pbslog.EventAdmin, pbslog.ClassServer, "PBS_Server", "attributes %s:  at request of %s", verb, c.requester())
+	s.log.Logf(logline.EventAdmin, logline.ClassServer, "PBS_Server", "attributes %s:  at request of %s", verb, c.requester())
 	for _, l := range lines {
-		s.log.Log(pbslog.EventAdmin, pbslog.ClassServer, "PBS_Server", l)
+		s.log.Log(logline.EventAdmin, logline.ClassServer, "PBS_Server", l)
 	}
 	if v := na.get(saNextJobNumber); v != "" {
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
@@ -226,9 +227,9 @@ func (s *Server) manageQueue(c *conn, m *batchreq.Manage) (*batchreq.Reply, []st
 		q.attrs.set(qaMtime, now)
 		s.queues = append(s.queues, q)
 		s.queueByName[name] = q
-		s.log.Logf(pbslog.EventAdmin, pbslog.ClassQueue, name, "created at request of %s", c.requester())
+		s.log.Logf(logline.EventAdmin, logline.ClassQueue, name, "created at request of %s", c.requester())
 		for _, l := range lines {
-			s.log.Log(pbslog.EventAdmin, pbslog.ClassQueue, name, l)
+			s.log.Log(logline.EventAdmin, logline.ClassQueue, name, l)
 		}
 		return nil, []store.Op{store.Put(store.Queues, name, encodeQueue(q))}
 	case batchreq.MGR_CMD_DELETE:
@@ -246,7 +247,7 @@ func (s *Server) manageQueue(c *conn, m *batchreq.Manage) (*batchreq.Reply, []st
 			}
 		}
 		delete(s.queueByName, name)
-		s.log.Logf(pbslog.EventAdmin, pbslog.ClassQueue, name, "deleted at request of %s", c.requester())
+		s.log.Logf(logline.EventAdmin, logline.ClassQueue, name, "deleted at request of %s", c.requester())
 		return nil, []store.Op{store.Del(store.Queues, name)}
 	}
 	var qs []*Queue
@@ -276,9 +277,9 @@ func (s *Server) manageQueue(c *conn, m *batchreq.Manage) (*batchreq.Reply, []st
 			return batchreq.ErrorReply(batchreq.PBSE_QUENOEN, "", ""), nil
 		}
 		q.attrs.set(qaMtime, now)
-		s.log.Logf(pbslog.EventAdmin, pbslog.ClassQueue, q.name, "attributes %s:  at request of %s", verb, c.requester())
+		s.log.Logf(logline.EventAdmin, logline.ClassQueue, q.name, "attributes %s:  at request of %s", verb, c.requester())
 		for _, l := range lines {
-			s.log.Log(pbslog.EventAdmin, pbslog.ClassQueue, q.name, l)
+			s.log.Log(logline.EventAdmin, logline.ClassQueue, q.name, l)
 		}
 		ops = append(ops, store.Put(store.Queues, q.name, encodeQueue(q)))
 	}
@@ -352,7 +353,7 @@ func (s *Server) manageNode(c *conn, m *batchreq.Manage) (*batchreq.Reply, []sto
 			return p, nil
 		} else {
 			for _, l := range lines {
-				s.log.Log(pbslog.EventAdmin, pbslog.ClassNode, name, l)
+				s.log.Log(logline.EventAdmin, logline.ClassNode, name, l)
 			}
 		}
 		s.orderSeq++
@@ -374,7 +375,7 @@ func (s *Server) manageNode(c *conn, m *batchreq.Manage) (*batchreq.Reply, []sto
 			}
 		}
 		delete(s.nodeByName, name)
-		s.log.Logf(pbslog.EventAdmin, pbslog.ClassNode, name, "deleted at request of %s", c.requester())
+		s.log.Logf(logline.EventAdmin, logline.ClassNode, name, "deleted at request of %s", c.requester())
 		if err := s.writeNodesFile(); err != nil {
 			return batchreq.SystemErrorReply("PBS_Server", 5, "cannot write nodes file"), nil
 		}
@@ -399,9 +400,9 @@ func (s *Server) manageNode(c *conn, m *batchreq.Manage) (*batchreq.Reply, []sto
 			*n = old
 			return p, nil
 		}
-		s.log.Logf(pbslog.EventAdmin, pbslog.ClassNode, n.name, "attributes set:  at request of %s", c.requester())
+		s.log.Logf(logline.EventAdmin, logline.ClassNode, n.name, "attributes set:  at request of %s", c.requester())
 		for _, l := range lines {
-			s.log.Log(pbslog.EventAdmin, pbslog.ClassNode, n.name, l)
+			s.log.Log(logline.EventAdmin, logline.ClassNode, n.name, l)
 		}
 		if n.np != old.np || n.attrs.get(naProperties) != old.attrs.get(naProperties) || n.timeShared != old.timeShared {
 			fileChanged = true
@@ -460,7 +461,7 @@ func (s *Server) applyNodeAttrs(c *conn, n *Node, list batchreq.AttrList) (*batc
 				n.state = n.state&^(nsOffline|nsDown|nsReserve) | bits
 			}
 			if old != n.state {
-				s.log.Logf(pbslog.EventAdmin, pbslog.ClassNode, n.name, "node %s state changed from %s to %s", n.name, formatNodeState(old), formatNodeState(n.state))
+				s.log.Logf(logline.EventAdmin, logline.ClassNode, n.name, "node %s state changed from %s to %s", n.name, formatNodeState(old), formatNodeState(n.state))
 			}
 		case naNp:
 			v, err := strconv.Atoi(a.Value)

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"gopbs/batchreq"
+	"gopbs/internal/logline"
 	"gopbs/momproto"
 	"gopbs/rpp"
-	"gopbs/server/pbslog"
 )
 
 // defaultNodeCheckRate is node_check_rate's default (spec 10 §5.6).
@@ -101,7 +101,7 @@ func (rl *runLink) pingNodes(ctx context.Context) {
 	if len(todo) == 0 {
 		return
 	}
-	s.log.Logf(pbslog.EventSched, pbslog.ClassReq, "ping_nodes", "ping attempting to contact %d nodes", len(todo))
+	s.log.Logf(logline.EventSched, logline.ClassRequest, "ping_nodes", "ping attempting to contact %d nodes", len(todo))
 	for _, name := range todo {
 		addrs := rl.resolve(name)
 		if len(addrs) == 0 {
@@ -115,7 +115,7 @@ func (rl *runLink) pingNodes(ctx context.Context) {
 			st.Close()
 			continue
 		}
-		s.log.Logf(pbslog.EventSched, pbslog.ClassReq, "ping_nodes", "successful ping to node %s (stream %d)", name, st.Index())
+		s.log.Logf(logline.EventSched, logline.ClassRequest, "ping_nodes", "successful ping to node %s (stream %d)", name, st.Index())
 		go rl.serveNodeIS(ctx, st, name)
 	}
 }
@@ -161,10 +161,10 @@ func (rl *runLink) serveNodeIS(ctx context.Context, st *rpp.Stream, name string)
 		switch msg.Command {
 		case momproto.IS_NULL:
 		case momproto.IS_HELLO:
-			s.log.Logf(pbslog.EventSystem, pbslog.ClassServer, "is_request", "HELLO received from %s", name)
+			s.log.Logf(logline.EventSystem, logline.ClassServer, "is_request", "HELLO received from %s", name)
 			reply := &momproto.ISMessage{Version: momproto.IS_PROTOCOL_VER, Command: momproto.IS_CLUSTER_ADDRS, Addrs: rl.clusterAddrs()}
 			if err := st.Send(reply.Append(nil)); err == nil {
-				s.log.Logf(pbslog.EventSystem, pbslog.ClassServer, "send_cluster_addrs", "successful addr to node %s", name)
+				s.log.Logf(logline.EventSystem, logline.ClassServer, "send_cluster_addrs", "successful addr to node %s", name)
 			}
 		case momproto.IS_UPDATE:
 			bits := int(msg.State)
@@ -263,7 +263,7 @@ func (rl *runLink) nodeStatus(name string, items []string) {
 				n.state &^= nsDown | nsUnknown | nsBusy
 			default:
 				n.state |= nsUnknown
-				s.log.Logf(pbslog.EventError, pbslog.ClassNode, name, "unknown state %q reported", v)
+				s.log.Logf(logline.EventError, logline.ClassNode, name, "unknown state %q reported", v)
 			}
 		case "ncpus":
 			if s.flag(saAutoNodeNp) {
@@ -308,7 +308,7 @@ func (rl *runLink) checkNodes() {
 		s.mu.Lock()
 		if n := s.nodeByName[name]; n != nil && n.state&nsDown == 0 {
 			n.state |= nsDown
-			s.log.Logf(pbslog.EventSystem|pbslog.EventAdmin, pbslog.ClassNode, name, "node %s not detected in %d seconds, marking node down", name, rate)
+			s.log.Logf(logline.EventSystem|logline.EventAdmin, logline.ClassNode, name, "node %s not detected in %d seconds, marking node down", name, rate)
 		}
 		s.mu.Unlock()
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"gopbs/batchreq"
+	"gopbs/internal/logline"
 	"gopbs/server/pbslog"
 	"gopbs/server/store"
 )
@@ -66,7 +67,7 @@ func (s *Server) handleJobObit(c *conn, req *batchreq.Request) {
 			if s.cfg.InitType == InitCold || s.cfg.InitType == InitCreate {
 				code = batchreq.PBSE_CLEANEDOUT
 			}
-			s.log.Logf(pbslog.EventJob, pbslog.ClassJob, body.JobID, "Job Obit notice received from %s has error %d", c.host, code)
+			s.log.Logf(logline.EventJob, logline.ClassJob, body.JobID, "Job Obit notice received from %s has error %d", c.host, code)
 			c.reject(code, "")
 			return
 		}
@@ -209,7 +210,7 @@ func (rl *runLink) endJob(j *Job, exit int, rerun bool) {
 	var mails []*mail
 	if !rerun {
 		mails = append(mails, s.exitMail(j, exit))
-		s.log.Logf(pbslog.EventJobUsage, pbslog.ClassJob, j.id, "Exit_status=%d", exit)
+		s.log.Logf(logline.EventJobUsage, logline.ClassJob, j.id, "Exit_status=%d", exit)
 		s.acct.Record(pbslog.AcctEnd, j.id, s.acctJobText(j)+"session="+j.attrs.get(jaSessionID)+
 			" end="+strconv.FormatInt(s.now().Unix(), 10)+" Exit_status="+strconv.Itoa(exit))
 		s.logOnJobExit(j, ssExiting)
@@ -253,7 +254,7 @@ func (rl *runLink) endJob(j *Job, exit int, rerun bool) {
 		if copyReq != nil {
 			if p, err := m.call(batchreq.PBS_BATCH_CopyFiles, copyReq, ""); err == nil && p.Code != 0 {
 				text := "Post job file processing error; job " + j.id + " on host " + execHost
-				s.log.Log(pbslog.EventError|pbslog.EventAdmin|pbslog.EventJob, pbslog.ClassJob, j.id, text)
+				s.log.Log(logline.EventError|logline.EventAdmin|logline.EventJob, logline.ClassJob, j.id, text)
 				s.mu.Lock()
 				j.attrs.set(jaSchedHint, text+"\n"+p.Text)
 				mails = append(mails, s.mailJob(j, 'o', true, text+"\n"+p.Text))
@@ -263,7 +264,7 @@ func (rl *runLink) endJob(j *Job, exit int, rerun bool) {
 		if delReq != nil {
 			if p, err := m.call(batchreq.PBS_BATCH_DelFiles, delReq, ""); err == nil && p.Code != 0 {
 				text := "Unable to delete files for job " + j.id + ", on host " + execHost
-				s.log.Log(pbslog.EventError|pbslog.EventAdmin|pbslog.EventJob, pbslog.ClassJob, j.id, text)
+				s.log.Log(logline.EventError|logline.EventAdmin|logline.EventJob, logline.ClassJob, j.id, text)
 				s.mu.Lock()
 				mails = append(mails, s.mailJob(j, 'o', true, text+"\n"+p.Text))
 				s.mu.Unlock()
@@ -339,7 +340,7 @@ func (s *Server) releaseDependents(j *Job, ok bool) ([]store.Op, bool) {
 		if s.jobs[x.id] == nil || x.state == stComplete {
 			continue
 		}
-		s.log.Logf(pbslog.EventJob, pbslog.ClassJob, x.id, "Job deleted as result of dependency on job %s", j.id)
+		s.log.Logf(logline.EventJob, logline.ClassJob, x.id, "Job deleted as result of dependency on job %s", j.id)
 		s.acct.Record(pbslog.AcctAbort, x.id, "")
 		ops = append(ops, s.completeJob(x, false)...)
 	}
@@ -347,7 +348,7 @@ func (s *Server) releaseDependents(j *Job, ok bool) ([]store.Op, bool) {
 }
 
 func (s *Server) logOnJobExit(j *Job, sub int) {
-	s.log.Logf(pbslog.EventJob, pbslog.ClassJob, "NULL", "on_job_exit valid pjob: %p (substate=%d)", j, sub)
+	s.log.Logf(logline.EventJob, logline.ClassJob, "NULL", "on_job_exit valid pjob: %p (substate=%d)", j, sub)
 }
 
 // pollRunning sends a StatusJob to the MOM of each running job once
@@ -425,7 +426,7 @@ func (rl *runLink) pollJob(id string) {
 	var ops []store.Op
 	switch {
 	case p.Code == batchreq.PBSE_UNKJOBID:
-		s.log.Logf(pbslog.EventJob, pbslog.ClassJob, id, "Job does not exist on node")
+		s.log.Logf(logline.EventJob, logline.ClassJob, id, "Job does not exist on node")
 		s.acct.Record(pbslog.AcctAbort, id, "")
 		rl.forget(id)
 		ops = s.completeJob(j, false)

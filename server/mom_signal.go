@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"gopbs/batchreq"
+	"gopbs/internal/logline"
 	"gopbs/server/pbslog"
 	"gopbs/server/store"
 )
@@ -36,7 +37,7 @@ func (s *Server) runningTarget(c *conn, id string, needOper bool) (*Job, string)
 	case j == nil:
 		s.unknownJob(c, id, batchreq.MsgCannotLocateJob)
 	case !c.perm.oper && !c.perm.mgr && (needOper || !owner):
-		s.log.Logf(pbslog.EventSecurity, pbslog.ClassJob, j.id, "Unauthorized Request, request type: %d, Object: Job, Name: %s, request from: %s",
+		s.log.Logf(logline.EventSecurity, logline.ClassJob, j.id, "Unauthorized Request, request type: %d, Object: Job, Name: %s, request from: %s",
 			c.req.Type, j.id, c.requester())
 		c.reject(batchreq.PBSE_PERM, "")
 	case state != stRunning:
@@ -99,7 +100,7 @@ func (s *Server) handleMessJob(c *conn, req *batchreq.Request) {
 	}
 	p, err := s.run.momRequest(host, batchreq.PBS_BATCH_MessJob, &batchreq.MessJob{JobID: j.id, FileOpt: body.FileOpt, Message: body.Message}, "")
 	p = relayReply(p, err)
-	s.log.Logf(pbslog.EventJob, pbslog.ClassJob, j.id, "Message request to job status %d", p.Code)
+	s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Message request to job status %d", p.Code)
 	c.send(p)
 }
 
@@ -165,7 +166,7 @@ func (s *Server) handleRerunJob(c *conn, req *batchreq.Request) {
 		var mail *mail
 		if s.jobs[j.id] == j && j.state == stRunning {
 			s.acct.Record(pbslog.AcctRerun, j.id, "")
-			s.log.Logf(pbslog.EventJob, pbslog.ClassJob, j.id, "Job Rerun at request of %s", c.requester())
+			s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Job Rerun at request of %s", c.requester())
 			mail = s.mailJob(j, 'o', true, fmt.Sprintf("rerun req to %s failed (rc=%d), forcibly requeueing job, previous output files may be lost", host, batchreq.PBSE_NORELYMOM))
 			s.requeue(j)
 			ops = append(ops, s.saveJobOp(j))
@@ -179,7 +180,7 @@ func (s *Server) handleRerunJob(c *conn, req *batchreq.Request) {
 	old := j.substate
 	j.substate = ssRerun
 	s.acct.Record(pbslog.AcctRerun, j.id, "")
-	s.log.Logf(pbslog.EventJob, pbslog.ClassJob, j.id, "Job Rerun at request of %s", c.requester())
+	s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Job Rerun at request of %s", c.requester())
 	s.mu.Unlock()
 	c.ok()
 	p, err := m.call(batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: j.id, Signal: "SIGKILL"}, "rerun")
@@ -218,7 +219,7 @@ func (s *Server) deleteRunning(c *conn, jobs []*Job, ops []store.Op, ext string)
 			c.reject(batchreq.PBSE_IVALREQ, "job cancel in progress")
 			return
 		}
-		s.log.Logf(pbslog.EventJob, pbslog.ClassJob, j.id, "Job deleted at request of %s", c.requester())
+		s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Job deleted at request of %s", c.requester())
 		s.acct.Record(pbslog.AcctDelete, j.id, "requestor="+c.requester())
 		if c.req.User != j.ownerUser() {
 			mails = append(mails, mailFor{j.id, s.mailJob(j, 'd', true, "Job deleted at request of "+c.requester())})
@@ -256,14 +257,14 @@ func (s *Server) deleteRunning(c *conn, jobs []*Job, ops []store.Op, ext string)
 	reply := batchreq.NullReply()
 	for _, t := range ts {
 		p, err := s.run.momRequest(t.host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: t.j.id, Signal: "SIGTERM"}, "")
-		s.log.Logf(pbslog.EventJob, pbslog.ClassJob, t.j.id, "Job sent signal SIGTERM on delete")
+		s.log.Logf(logline.EventJob, logline.ClassJob, t.j.id, "Job sent signal SIGTERM on delete")
 		switch {
 		case err != nil:
 			s.run.forget(t.j.id)
 			reply = batchreq.ErrorReply(batchreq.PBSE_NORELYMOM, "", "")
 			continue
 		case p.Code == batchreq.PBSE_UNKJOBID:
-			s.log.Logf(pbslog.EventJob, pbslog.ClassJob, t.j.id, "MOM rejected signal during delete")
+			s.log.Logf(logline.EventJob, logline.ClassJob, t.j.id, "MOM rejected signal during delete")
 			s.run.purgeDeleted(t.j, "")
 			continue
 		}
@@ -310,7 +311,7 @@ func (rl *runLink) watchDeleted(j *Job, host string, delay time.Duration) {
 			if !alive {
 				return
 			}
-			s.log.Logf(pbslog.EventJob, pbslog.ClassJob, j.id, "exiting job '%s' still exists, sending a SIGKILL", j.id)
+			s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "exiting job '%s' still exists, sending a SIGKILL", j.id)
 			p, err := rl.momRequest(host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: j.id, Signal: "SIGKILL"}, "")
 			if err == nil && p.Code == batchreq.PBSE_UNKJOBID && rl.purgeDeleted(j, "") {
 				return
@@ -330,7 +331,7 @@ func (rl *runLink) purgeDeleted(j *Job, why string) bool {
 		return false
 	}
 	if why != "" {
-		s.log.Log(pbslog.EventJob, pbslog.ClassJob, j.id, why)
+		s.log.Log(logline.EventJob, logline.ClassJob, j.id, why)
 	}
 	rl.forget(j.id)
 	ops := s.completeJob(j, false)
@@ -356,7 +357,7 @@ func (rl *runLink) killLater(j *Job, host string, delay time.Duration) {
 	if !still {
 		return
 	}
-	s.log.Logf(pbslog.EventJob, pbslog.ClassJob, j.id, "Job sent signal SIGKILL on delete")
+	s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Job sent signal SIGKILL on delete")
 	rl.momRequest(host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: j.id, Signal: "SIGKILL"}, "")
 }
 

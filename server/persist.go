@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"gopbs/server/pbslog"
+	"gopbs/internal/logline"
 	"gopbs/server/store"
 )
 
@@ -227,7 +227,7 @@ func (s *Server) recover() error {
 			return fmt.Errorf("pbs_server: server record: %w", d.err)
 		}
 	}
-	s.log.Log(pbslog.EventDebug, pbslog.ClassReq, "setup_nodes", "setup_nodes()")
+	s.log.Log(logline.EventDebug, logline.ClassRequest, "setup_nodes", "setup_nodes()")
 	err = s.store.ForEach(store.Nodes, func(name string, b []byte) error {
 		if len(b) == 0 || b[0] != recordVersion {
 			return errCorrupt
@@ -276,14 +276,14 @@ func (s *Server) recover() error {
 		if q.order >= s.orderSeq {
 			s.orderSeq = q.order + 1
 		}
-		s.log.Logf(pbslog.EventSystem|pbslog.EventAdmin|pbslog.EventDebug, pbslog.ClassServer, "PBS_Server", "Recovered queue %s", q.name)
+		s.log.Logf(logline.EventSystem|logline.EventAdmin|logline.EventDebug, logline.ClassServer, "PBS_Server", "Recovered queue %s", q.name)
 	}
 	for _, n := range s.nodes {
 		if n.order >= s.orderSeq {
 			s.orderSeq = n.order + 1
 		}
 	}
-	s.log.Logf(pbslog.EventSystem, pbslog.ClassServer, "PBS_Server", "Expected %d, recovered %d queues", len(s.queues), len(s.queues))
+	s.log.Logf(logline.EventSystem, logline.ClassServer, "PBS_Server", "Expected %d, recovered %d queues", len(s.queues), len(s.queues))
 
 	var recs []jobRecord
 	var bad []string
@@ -300,7 +300,7 @@ func (s *Server) recover() error {
 		return fmt.Errorf("pbs_server: jobs: %w", err)
 	}
 	for _, id := range bad {
-		s.log.Logf(pbslog.EventError, pbslog.ClassJob, id, "Unable to recover job: corrupt record")
+		s.log.Logf(logline.EventError, logline.ClassJob, id, "Unable to recover job: corrupt record")
 	}
 	sort.Slice(recs, func(a, b int) bool {
 		ja, jb := recs[a].job, recs[b].job
@@ -317,7 +317,7 @@ func (s *Server) recover() error {
 		if q == nil || cold {
 			ops = append(ops, store.Del(store.Jobs, j.id), store.Del(store.Script, j.id))
 			if cold {
-				s.log.Log(pbslog.EventJob, pbslog.ClassJob, j.id, "Job aborted on PBS Server initialization")
+				s.log.Log(logline.EventJob, logline.ClassJob, j.id, "Job aborted on PBS Server initialization")
 			}
 			continue
 		}
@@ -339,7 +339,7 @@ func (s *Server) recover() error {
 	for j := s.head; j != nil; j = j.next {
 		s.watchJob(j)
 	}
-	s.log.Logf(pbslog.EventSystem, pbslog.ClassServer, "PBS_Server", "Expected %d, recovered %d jobs", len(recs), len(s.jobs))
+	s.log.Logf(logline.EventSystem, logline.ClassServer, "PBS_Server", "Expected %d, recovered %d jobs", len(recs), len(s.jobs))
 	if len(ops) > 0 {
 		if err := s.store.Apply(ops...); err != nil {
 			return fmt.Errorf("pbs_server: clean up jobs: %w", err)

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"gopbs/batchreq"
+	"gopbs/internal/logline"
 	"gopbs/server/pbslog"
 	"gopbs/server/store"
 )
@@ -37,7 +38,7 @@ func (s *Server) routeJob(j *Job, now int64) []store.Op {
 	if lt, ok := q.long(qaRouteLifetime); ok && lt > 0 {
 		qt := s.serverLongOf(j.attrs.get(jaQtime))
 		if now-qt > lt {
-			s.log.Log(pbslog.EventJob, pbslog.ClassJob, j.id, "Route queue lifetime exceeded")
+			s.log.Log(logline.EventJob, logline.ClassJob, j.id, "Route queue lifetime exceeded")
 			s.acct.Record(pbslog.AcctAbort, j.id, "")
 			return s.completeJob(j, false)
 		}
@@ -81,7 +82,7 @@ func (s *Server) routeJob(j *Job, now int64) []store.Op {
 		j.routeRetryAt = now + retry
 		return nil
 	}
-	s.log.Logf(pbslog.EventJob, pbslog.ClassJob, j.id, "%s", batchreq.ErrorText(batchreq.PBSE_ROUTEREJ))
+	s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "%s", batchreq.ErrorText(batchreq.PBSE_ROUTEREJ))
 	s.acct.Record(pbslog.AcctAbort, j.id, "")
 	return s.completeJob(j, false)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"gopbs/batchreq"
+	"gopbs/internal/logline"
 	"gopbs/server/pbslog"
 	"gopbs/server/store"
 )
@@ -129,7 +130,7 @@ func (s *Server) handleRunJob(c *conn, req *batchreq.Request) {
 		c.send(bad)
 		return
 	}
-	s.log.Logf(pbslog.EventJob, pbslog.ClassJob, j.id, "Job Run at request of %s", c.requester())
+	s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Job Run at request of %s", c.requester())
 	l, err := s.prepareRun(j, slots)
 	if err != nil {
 		s.mu.Unlock()
@@ -275,7 +276,7 @@ func (rl *runLink) sendJob(l *launch) *batchreq.Reply {
 		return batchreq.ErrorReply(batchreq.PBSE_MOMREJECT, "", "connection to mom timed out")
 	}
 	if p.Code == batchreq.PBSE_JOBEXIST {
-		rl.s.log.Log(pbslog.EventJob, pbslog.ClassJob, l.id, "MOM reports job already running")
+		rl.s.log.Log(logline.EventJob, logline.ClassJob, l.id, "MOM reports job already running")
 		return batchreq.NullReply()
 	}
 	if p.Code != 0 {
@@ -338,7 +339,7 @@ func (s *Server) abandonRun(j *Job, why string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.jobs[j.id] == j && j.state == stRunning {
-		s.log.Logf(pbslog.EventJob, pbslog.ClassJob, j.id, "run abandoned: %s", why)
+		s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "run abandoned: %s", why)
 		s.requeue(j)
 	}
 }

@@ -3,10 +3,9 @@ package server
 import (
 	"errors"
 	"fmt"
+	"gopbs/internal/logline"
 	"os/exec"
 	"strings"
-
-	"gopbs/server/pbslog"
 )
 
 // Standard mail messages per mail point (spec 12 §15.2).
@@ -46,7 +45,7 @@ func (s *Server) mailJob(j *Job, point byte, forced bool, detail string) *mail {
 		wanted = true
 	}
 	if !wanted {
-		s.log.Log(pbslog.EventError|pbslog.EventAdmin|pbslog.EventJob, pbslog.ClassJob, j.id, "Not sending email: User does not want mail of this type.")
+		s.log.Log(logline.EventError|logline.EventAdmin|logline.EventJob, logline.ClassJob, j.id, "Not sending email: User does not want mail of this type.")
 		return nil
 	}
 	var to string
@@ -130,6 +129,6 @@ func (s *Server) sendMail(jobID string, m *mail) {
 	if errors.As(err, &ee) {
 		code = ee.ExitCode()
 	}
-	s.log.Log(pbslog.EventError|pbslog.EventAdmin|pbslog.EventJob, pbslog.ClassJob, jobID,
+	s.log.Log(logline.EventError|logline.EventAdmin|logline.EventJob, logline.ClassJob, jobID,
 		fmt.Sprintf("Email '%c' to %s failed: Child process '%s' returned %d (errno 10:No child processes)", m.point, strings.TrimSpace(m.to), cmdline, code))
 }

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"gopbs/batchreq"
-	"gopbs/server/pbslog"
+	"gopbs/internal/logline"
 )
 
 // drainTimeout bounds how long qterm -t immediate/delay waits for the
@@ -56,7 +56,7 @@ func (s *Server) drainJobs(manner int) {
 			a.rerun = true
 		case manner == batchreq.SHUT_DELAY:
 			a.leaveRun = true
-			s.log.Log(pbslog.EventJob, pbslog.ClassJob, j.id, "job running on at Server shutdown")
+			s.log.Log(logline.EventJob, logline.ClassJob, j.id, "job running on at Server shutdown")
 		}
 		if !a.leaveRun {
 			acts = append(acts, a)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"gopbs/batchreq"
-	"gopbs/server/pbslog"
+	"gopbs/internal/logline"
 )
 
 // defaultSchedulerIteration is scheduler_iteration's default (spec 12
@@ -170,14 +170,14 @@ func (rl *runLink) schedCycle(cmd int) (int, bool) {
 	nc, err := dialReserved(ctx, net.JoinHostPort(host, strconv.Itoa(s.cfg.SchedPort)))
 	cancel()
 	if err != nil {
-		s.log.Logf(pbslog.EventSched, pbslog.ClassServer, s.name, "Could not contact Scheduler - port %d", s.cfg.SchedPort)
+		s.log.Logf(logline.EventSched, logline.ClassServer, s.name, "Could not contact Scheduler - port %d", s.cfg.SchedPort)
 		return 0, false
 	}
 	if err := batchreq.WriteSchedCommand(nc, cmd); err != nil {
 		nc.Close()
 		return 0, false
 	}
-	s.log.Logf(pbslog.EventSched, pbslog.ClassServer, s.name, "Scheduler was sent the command %s", batchreq.SchedCommandName(cmd))
+	s.log.Logf(logline.EventSched, logline.ClassServer, s.name, "Scheduler was sent the command %s", batchreq.SchedCommandName(cmd))
 	c := s.newConn(nc)
 	if c == nil {
 		return 0, false

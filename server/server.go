@@ -27,6 +27,7 @@ import (
 
 	"gopbs/batchreq"
 	"gopbs/iff"
+	"gopbs/internal/logline"
 	"gopbs/server/pbslog"
 	"gopbs/server/store"
 )
@@ -202,9 +203,9 @@ func New(cfg Config) (*Server, error) {
 		s.releaseLock()
 		return nil, err
 	}
-	s.log.Log(pbslog.EventSystem|pbslog.EventForce, pbslog.ClassServer, "Log", "Log opened")
+	s.log.Log(logline.EventSystem|logline.EventForce, logline.ClassServer, "Log", "Log opened")
 	initNum := map[string]int{InitHot: 0, InitWarm: 1, InitCold: 2, InitCreate: 4}[cfg.InitType]
-	s.log.Logf(pbslog.EventSystem|pbslog.EventAdmin, pbslog.ClassServer, "PBS_Server", "Server %s started, initialization type = %d", s.name, initNum)
+	s.log.Logf(logline.EventSystem|logline.EventAdmin, logline.ClassServer, "PBS_Server", "Server %s started, initialization type = %d", s.name, initNum)
 	dbPath := filepath.Join(priv, "serverdb.bolt")
 	if cfg.InitType == InitCreate {
 		if err := os.Remove(dbPath); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -217,7 +218,7 @@ func New(cfg Config) (*Server, error) {
 		s.releaseLock()
 		return nil, err
 	}
-	s.log.Logf(pbslog.EventSystem, pbslog.ClassAcct, "Act", "Account file %s opened", s.acct.Path())
+	s.log.Logf(logline.EventSystem, logline.ClassAcct, "Act", "Account file %s opened", s.acct.Path())
 	if err := s.recover(); err != nil {
 		s.store.Close()
 		s.releaseLock()
@@ -247,9 +248,9 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.ln = ln
 	}
-	s.log.Logf(pbslog.EventSystem|pbslog.EventAdmin, pbslog.ClassServer, "PBS_Server",
+	s.log.Logf(logline.EventSystem|logline.EventAdmin, logline.ClassServer, "PBS_Server",
 		"Using ports Server:%d  Scheduler:%d  MOM:%d (server: '%s')", s.port(), cfg.SchedPort, cfg.MomPort, s.name)
-	s.log.Logf(pbslog.EventSystem, pbslog.ClassServer, "PBS_Server", "Server Ready, pid = %d, loglevel=0", os.Getpid())
+	s.log.Logf(logline.EventSystem, logline.ClassServer, "PBS_Server", "Server Ready, pid = %d, loglevel=0", os.Getpid())
 	return s, nil
 }
 
@@ -340,7 +341,7 @@ func (s *Server) Shutdown(how string) {
 		s.mu.Lock()
 		s.shutting = true
 		s.mu.Unlock()
-		s.log.Logf(pbslog.EventSystem|pbslog.EventAdmin|pbslog.EventDebug, pbslog.ClassServer, "PBS_Server", "Starting to shutdown the server, type is %s", how)
+		s.log.Logf(logline.EventSystem|logline.EventAdmin|logline.EventDebug, logline.ClassServer, "PBS_Server", "Starting to shutdown the server, type is %s", how)
 		s.ln.Close()
 		s.connMu.Lock()
 		for c := range s.conns {
@@ -351,8 +352,8 @@ func (s *Server) Shutdown(how string) {
 		s.connMu.Unlock()
 		s.stopRunLink()
 		s.stopErr = s.store.Close()
-		s.log.Log(pbslog.EventSystem, pbslog.ClassServer, "PBS_Server", "Server shutdown completed")
-		s.log.Log(pbslog.EventSystem|pbslog.EventForce, pbslog.ClassServer, "Log", "Log closed")
+		s.log.Log(logline.EventSystem, logline.ClassServer, "PBS_Server", "Server shutdown completed")
+		s.log.Log(logline.EventSystem|logline.EventForce, logline.ClassServer, "Log", "Log closed")
 		s.log.Close()
 		s.acct.Close()
 		s.releaseLock()

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"gopbs/server/pbslog"
+	"gopbs/internal/logline"
 	"gopbs/server/store"
 )
 
@@ -198,7 +198,7 @@ func (s *Server) purgeJob(j *Job) []store.Op {
 			}
 		}
 		if len(p.array.subjobs) == 0 {
-			s.log.Logf(pbslog.EventDebug2, pbslog.ClassJob, p.id, "dequeuing from %s, state %s", p.queue.name, stateName(p.state))
+			s.log.Logf(logline.EventDebug2, logline.ClassJob, p.id, "dequeuing from %s, state %s", p.queue.name, stateName(p.state))
 			ops = append(ops, s.purgeJob(p)...)
 		}
 	}
@@ -241,7 +241,7 @@ func (s *Server) dropPending(c *conn) {
 		// and never runs (observed behaviour, spec 02 §6.1); it is not
 		// durable: an unacknowledged submission does not survive a
 		// restart.
-		s.log.Logf(pbslog.EventDebug2, pbslog.ClassJob, j.id, "enqueuing into %s, state 1 hop 1", queueName(j))
+		s.log.Logf(logline.EventDebug2, logline.ClassJob, j.id, "enqueuing into %s, state 1 hop 1", queueName(j))
 		j.substate = ssTransIn
 	}
 	// A job only queued (never made ready) was not linked: it vanishes.
@@ -266,7 +266,7 @@ func (s *Server) tick() {
 			ops = append(ops, s.saveJobOp(j))
 		case j.state == stComplete && j.purgeAt != 0:
 			if j.purgeAt <= now {
-				s.log.Logf(pbslog.EventDebug2, pbslog.ClassJob, j.id, "dequeuing from %s, state COMPLETE", queueName(j))
+				s.log.Logf(logline.EventDebug2, logline.ClassJob, j.id, "dequeuing from %s, state COMPLETE", queueName(j))
 				ops = append(ops, s.purgeJob(j)...)
 				delete(s.watch, j)
 			}

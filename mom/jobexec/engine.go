@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"gopbs/internal/logline"
 	"gopbs/mom/config"
 	"gopbs/mom/momlog"
 	"gopbs/mom/procfs"
@@ -487,7 +488,7 @@ func (e *Engine) start(ctx context.Context, r *runningJob) (int, int, error) {
 	r.started = time.Now()
 	r.state = StateRunning
 	e.mu.Unlock()
-	e.log.Record(momlog.EventError, momlog.ClassJob, "TMomFinalizeJob3",
+	e.log.Record(logline.EventError, momlog.ClassJob, "TMomFinalizeJob3",
 		fmt.Sprintf("job %s started, pid = %d", j.ID, r.sid))
 	_ = WriteTaskRecord(e.TaskFilePath(j.Prefix), TaskRecord{JobID: j.ID, TaskID: 1, Status: TaskRunning, SessionID: r.sid})
 	go e.wait(r)
@@ -610,7 +611,7 @@ func (e *Engine) wait(r *runningJob) {
 	if r.inter != nil {
 		r.inter.finish()
 	}
-	e.log.Job(momlog.EventDebug, r.job.ID,
+	e.log.Job(logline.EventDebug, r.job.ID,
 		fmt.Sprintf("scan_for_terminated: job %s task 1 terminated, sid=%d", r.job.ID, r.sid))
 	e.finish(r, status, cpu, "", false)
 }
@@ -650,10 +651,10 @@ func (e *Engine) finish(r *runningJob, status int, cpu int64, msg string, startF
 	r.exit = &ex
 	e.mu.Unlock()
 	if sid > 0 {
-		e.log.Job(momlog.EventJob, r.job.ID, "job was terminated")
+		e.log.Job(logline.EventJob, r.job.ID, "job was terminated")
 		_ = WriteTaskRecord(e.TaskFilePath(r.job.Prefix), TaskRecord{JobID: r.job.ID, TaskID: 1, Status: TaskExited, SessionID: sid, ExitStatus: status})
 	} else {
-		e.log.Job(momlog.EventDebug, r.job.ID, "job start failed: "+msg)
+		e.log.Job(logline.EventDebug, r.job.ID, "job start failed: "+msg)
 	}
 	close(r.done)
 	if e.opt.OnExit != nil {
@@ -849,7 +850,7 @@ func (e *Engine) Purge(jobID string) error {
 		_ = os.Remove(filepath.Join(jobs, r.job.Prefix+suffix))
 	}
 	if err := os.Remove(filepath.Join(jobs, r.job.Prefix+".SC")); err == nil {
-		e.log.Job(momlog.EventDebug, jobID, "removed job script")
+		e.log.Job(logline.EventDebug, jobID, "removed job script")
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"gopbs/internal/logline"
 	"gopbs/mom/config"
 	"gopbs/mom/internal/momtest"
 	"gopbs/mom/momlog"
@@ -70,7 +71,7 @@ func newTestEnv(t *testing.T, cfgText string, opts ...func(*Options)) *testEnv {
 	}
 	opt := Options{
 		Home: te.home, Host: "node1.example.com", Config: cfg,
-		Log: momlog.NewWriter(te.logBuf, "pbs_mom", momlog.EventAll),
+		Log: momlog.NewWriter(te.logBuf, "pbs_mom", logline.EventAll),
 		Lookup: func(name, group string) (*Credentials, error) {
 			if name != testUser {
 				return nil, fmt.Errorf("no user %q", name)

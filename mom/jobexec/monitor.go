@@ -6,6 +6,7 @@ import (
 	"syscall"
 	"time"
 
+	"gopbs/internal/logline"
 	"gopbs/mom/momlog"
 	"gopbs/mom/procfs"
 )
@@ -77,11 +78,11 @@ func (e *Engine) Poll() {
 	for _, a := range actions {
 		switch {
 		case a.exited:
-			e.log.Record(momlog.EventJob, momlog.ClassJob, "scan_non_child_tasks",
+			e.log.Record(logline.EventJob, momlog.ClassJob, "scan_non_child_tasks",
 				fmt.Sprintf("found exited session %d for task 1 in job %s", a.r.sid, a.r.job.ID))
 			e.finish(a.r, 0, 0, "", false)
 		case a.step == 1:
-			e.log.Job(momlog.EventJob, a.r.job.ID, a.msg)
+			e.log.Job(logline.EventJob, a.r.job.ID, a.msg)
 			if p := a.r.stderrPath(); p != "" {
 				if f, err := e.appendOutput(a.r, p); err == nil {
 					fmt.Fprintf(f, "=>> PBS: job killed: %s\n", a.msg)

@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"gopbs/internal/logline"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
-
-	"gopbs/mom/momlog"
 )
 
 // Script results besides the script's own exit code (spec 11 §8.3).
@@ -87,7 +86,7 @@ func (e *Engine) runScript(ctx context.Context, r *runningJob, p string, kind sc
 	}
 	name := filepath.Base(p)
 	if err != nil {
-		e.log.Job(momlog.EventJob, r.job.ID, fmt.Sprintf("%s: permission check failed: %v", name, err))
+		e.log.Job(logline.EventJob, r.job.ID, fmt.Sprintf("%s: permission check failed: %v", name, err))
 		return scriptPermError
 	}
 	cmd := exec.Command(p, args...)
@@ -112,7 +111,7 @@ func (e *Engine) runScript(ctx context.Context, r *runningJob, p string, kind sc
 		cmd.Stderr = stderr
 	}
 	if err := cmd.Start(); err != nil {
-		e.log.Job(momlog.EventJob, r.job.ID, fmt.Sprintf("%s: cannot run: %v", name, err))
+		e.log.Job(logline.EventJob, r.job.ID, fmt.Sprintf("%s: cannot run: %v", name, err))
 		return scriptPermError
 	}
 	done := make(chan error, 1)
@@ -135,7 +134,7 @@ func (e *Engine) runScript(ctx context.Context, r *runningJob, p string, kind sc
 	case <-timer.C:
 	case <-ctx.Done():
 	}
-	e.log.Job(momlog.EventJob, r.job.ID, fmt.Sprintf("%s: timed out after %v", name, e.conf().PrologAlarm))
+	e.log.Job(logline.EventJob, r.job.ID, fmt.Sprintf("%s: timed out after %v", name, e.conf().PrologAlarm))
 	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		<-done
 		return scriptKillFailure
@@ -164,7 +163,7 @@ func (e *Engine) runPrologues(ctx context.Context, r *runningJob, stdout, stderr
 	}
 	for _, s := range scripts {
 		if rc := e.runScript(ctx, r, s.path, s.kind, args, stdout, stderr); rc != 0 {
-			e.log.Job(momlog.EventJob, j.ID, fmt.Sprintf("prologue %s failed with %d", filepath.Base(s.path), rc))
+			e.log.Job(logline.EventJob, j.ID, fmt.Sprintf("prologue %s failed with %d", filepath.Base(s.path), rc))
 			return rc
 		}
 	}
@@ -222,7 +221,7 @@ func (e *Engine) Epilogue(ctx context.Context, jobID string) (int, error) {
 	first := 0
 	for _, s := range scripts {
 		if rc := e.runScript(ctx, r, s.path, s.kind, args, stdout, stderr); rc != 0 {
-			e.log.Job(momlog.EventJob, j.ID, fmt.Sprintf("epilogue %s failed with %d", filepath.Base(s.path), rc))
+			e.log.Job(logline.EventJob, j.ID, fmt.Sprintf("epilogue %s failed with %d", filepath.Base(s.path), rc))
 			if first == 0 {
 				first = rc
 			}

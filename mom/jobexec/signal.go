@@ -3,13 +3,12 @@ package jobexec
 import (
 	"context"
 	"fmt"
+	"gopbs/internal/logline"
 	"os"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
-
-	"gopbs/mom/momlog"
 )
 
 // signalNames maps TORQUE signal names (without "SIG") to numbers.
@@ -140,20 +139,20 @@ func (e *Engine) killSession(r *runningJob, sig syscall.Signal) int {
 				continue
 			}
 			if p.State == 'Z' {
-				e.log.Job(momlog.EventJob, id, fmt.Sprintf("kill_task: not killing process (pid=%d/state=Z) with sig %d", p.PID, sig))
+				e.log.Job(logline.EventJob, id, fmt.Sprintf("kill_task: not killing process (pid=%d/state=Z) with sig %d", p.PID, sig))
 				continue
 			}
 			n++
 			if sig != syscall.SIGKILL {
-				e.log.Job(momlog.EventJob, id, fmt.Sprintf("kill_task: killing pid %d task 1 with sig %d", p.PID, sig))
+				e.log.Job(logline.EventJob, id, fmt.Sprintf("kill_task: killing pid %d task 1 with sig %d", p.PID, sig))
 				_ = syscall.Kill(p.PID, sig)
 				continue
 			}
-			e.log.Job(momlog.EventJob, id, fmt.Sprintf("kill_task: killing pid %d task 1 gracefully with sig %d", p.PID, syscall.SIGTERM))
+			e.log.Job(logline.EventJob, id, fmt.Sprintf("kill_task: killing pid %d task 1 gracefully with sig %d", p.PID, syscall.SIGTERM))
 			_ = syscall.Kill(p.PID, syscall.SIGTERM)
 			state := e.awaitGone(p.PID)
 			if state != 0 {
-				e.log.Job(momlog.EventJob, id, fmt.Sprintf("kill_task: process (pid=%d/state=%c) after sig %d", p.PID, state, syscall.SIGKILL))
+				e.log.Job(logline.EventJob, id, fmt.Sprintf("kill_task: process (pid=%d/state=%c) after sig %d", p.PID, state, syscall.SIGKILL))
 				if state != 'Z' {
 					_ = syscall.Kill(p.PID, syscall.SIGKILL)
 				}

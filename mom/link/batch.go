@@ -16,6 +16,7 @@ import (
 
 	"gopbs/batchreq"
 	"gopbs/dis"
+	"gopbs/internal/logline"
 	"gopbs/mom/jobexec"
 	"gopbs/mom/momlog"
 )
@@ -62,7 +63,7 @@ func (m *Mom) serveBatchConn(ctx context.Context, c net.Conn) {
 		req, err := batchreq.ReadRequest(r)
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !isNetClosed(err) {
-				m.log.Record(momlog.EventDebug, momlog.ClassRequest, "dis_request_read", err.Error())
+				m.log.Record(logline.EventDebug, momlog.ClassRequest, "dis_request_read", err.Error())
 				bc.reply(batchreq.DecodeErrorReply(err))
 			}
 			return
@@ -72,12 +73,12 @@ func (m *Mom) serveBatchConn(ctx context.Context, c net.Conn) {
 		}
 		c.SetReadDeadline(time.Time{})
 		if !trusted {
-			m.log.Record(momlog.EventDebug, momlog.ClassRequest, batchreq.RequestName(req.Type),
+			m.log.Record(logline.EventDebug, momlog.ClassRequest, batchreq.RequestName(req.Type),
 				"request not authorized from "+peer.String())
 			bc.reply(batchreq.ErrorReply(batchreq.PBSE_BADHOST, "", "request not authorized"))
 			return
 		}
-		m.log.Record(momlog.EventDebug, momlog.ClassRequest, batchreq.RequestName(req.Type),
+		m.log.Record(logline.EventDebug, momlog.ClassRequest, batchreq.RequestName(req.Type),
 			fmt.Sprintf("Type %s request received from %s@%s, sock=%d", batchreq.RequestName(req.Type), req.User, peer.Addr(), sock))
 		m.mu.Lock()
 		m.lastBatch, m.lastBatchName = m.opt.Now(), batchreq.RequestName(req.Type)
@@ -345,7 +346,7 @@ func (m *Mom) reqCommit(bc *batchConn, req *batchreq.Request) {
 
 func (m *Mom) started(j *job, sid int, err error) {
 	if err != nil {
-		m.log.Job(momlog.EventJob, j.id, "job start failed: "+err.Error())
+		m.log.Job(logline.EventJob, j.id, "job start failed: "+err.Error())
 		return
 	}
 	m.mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"gopbs/internal/logline"
 	"gopbs/mom/momlog"
 	"gopbs/mom/sysinfo"
 )
@@ -29,7 +30,7 @@ func (m *Mom) runHealthCheck(ctx context.Context) bool {
 	m.message, m.down = res.Message, res.Down
 	m.mu.Unlock()
 	if changed && res.Down {
-		m.log.Record(momlog.EventSystem, momlog.ClassNode, "check_state", "node health check failed: "+res.Message)
+		m.log.Record(logline.EventSystem, momlog.ClassNode, "check_state", "node health check failed: "+res.Message)
 	}
 	return res.Down
 }

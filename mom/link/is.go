@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"gopbs/internal/logline"
 	"gopbs/mom/momlog"
 	"gopbs/momproto"
 	"gopbs/rpp"
@@ -105,9 +106,9 @@ func (c *isClient) run(ctx context.Context) {
 			c.mu.Lock()
 			addr := c.addr
 			c.mu.Unlock()
-			c.m.log.Record(momlog.EventSystem, momlog.ClassServer, "im_eof", "End of File from addr "+addr.String())
+			c.m.log.Record(logline.EventSystem, momlog.ClassServer, "im_eof", "End of File from addr "+addr.String())
 		} else {
-			c.m.log.Record(momlog.EventDebug, momlog.ClassServer, "is_update_stat",
+			c.m.log.Record(logline.EventDebug, momlog.ClassServer, "is_update_stat",
 				fmt.Sprintf("stream to server %s ended: %v", c.name, err))
 		}
 		c.mu.Lock()
@@ -161,7 +162,7 @@ func (c *isClient) session(ctx context.Context) error {
 	c.stream, c.addr, c.answered = s, addr, false
 	c.mu.Unlock()
 	defer func() { s.Close() }() // whichever stream is current at the end
-	c.m.log.Record(momlog.EventSystem, momlog.ClassNA, "mom_server_check_connection", "sending hello to server "+c.host)
+	c.m.log.Record(logline.EventSystem, momlog.ClassNA, "mom_server_check_connection", "sending hello to server "+c.host)
 	c.send(s, &momproto.ISMessage{Version: momproto.IS_PROTOCOL_VER, Command: momproto.IS_HELLO})
 	c.mu.Lock()
 	c.hellosOut++

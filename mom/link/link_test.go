@@ -19,6 +19,7 @@ import (
 
 	"gopbs/batchreq"
 	"gopbs/dis"
+	"gopbs/internal/logline"
 	"gopbs/mom/config"
 	"gopbs/mom/internal/momtest"
 	"gopbs/mom/jobexec"
@@ -164,7 +165,7 @@ func startMomIn(t *testing.T, srv *fakeServer, cfgText, base, recover string, tw
 		t.Fatal(err)
 	}
 	tm := &testMom{home: filepath.Join(base, "torque"), log: &momtest.SyncBuffer{}, done: make(chan struct{})}
-	logger := momlog.NewWriter(tm.log, "pbs_mom", momlog.EventAll)
+	logger := momlog.NewWriter(tm.log, "pbs_mom", logline.EventAll)
 	uhome := filepath.Join(base, "home")
 	os.MkdirAll(uhome, 0o755)
 	if u, err := user.Lookup(testUser); err == nil {

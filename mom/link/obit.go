@@ -9,6 +9,7 @@ import (
 
 	"gopbs/batchreq"
 	"gopbs/dis"
+	"gopbs/internal/logline"
 	"gopbs/mom/jobexec"
 	"gopbs/mom/momlog"
 )
@@ -177,19 +178,19 @@ func (m *Mom) preobit(ctx context.Context, j *job) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	m.log.Record(momlog.EventDebug, momlog.ClassServer, "preobit_reply", "top of preobit_reply")
+	m.log.Record(logline.EventDebug, momlog.ClassServer, "preobit_reply", "top of preobit_reply")
 	switch {
 	case rep.Code == batchreq.PBSE_UNKJOBID || rep.Code == batchreq.PBSE_CLEANEDOUT:
 		return false, nil
 	case rep.Code != 0 || rep.Choice != batchreq.BATCH_REPLY_CHOICE_Status:
 		return false, fmt.Errorf("%w: pre-obit status reply code %d", errRetry, rep.Code)
 	}
-	m.log.Record(momlog.EventDebug, momlog.ClassServer, "preobit_reply", "DIS_reply_read/decode_DIS_replySvr worked, top of while loop")
+	m.log.Record(logline.EventDebug, momlog.ClassServer, "preobit_reply", "DIS_reply_read/decode_DIS_replySvr worked, top of while loop")
 	for _, o := range rep.Status {
 		if o.Name != j.id {
 			continue
 		}
-		m.log.Record(momlog.EventDebug, momlog.ClassServer, "preobit_reply", "in while loop, no error from job stat")
+		m.log.Record(logline.EventDebug, momlog.ClassServer, "preobit_reply", "in while loop, no error from job stat")
 		if eh, ok := o.Attrs.Get("exec_host"); ok && !jobexec.IsLocalHost(firstExecHost(eh), m.opt.Host) {
 			return false, nil // rerun elsewhere
 		}
@@ -222,9 +223,9 @@ func (m *Mom) jobObit(ctx context.Context, j *job) error {
 		j.stage = stageExited
 		j.sidSent = true
 		m.mu.Unlock()
-		m.log.Job(momlog.EventDebug, j.id, "obit sent to server")
+		m.log.Job(logline.EventDebug, j.id, "obit sent to server")
 	default:
-		m.log.Job(momlog.EventJob, j.id, fmt.Sprintf("obit reply code %d, deleting job", rep.Code))
+		m.log.Job(logline.EventJob, j.id, fmt.Sprintf("obit reply code %d, deleting job", rep.Code))
 		m.purge(j)
 	}
 	return nil

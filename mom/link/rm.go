@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"gopbs/dis"
+	"gopbs/internal/logline"
 	"gopbs/mom/config"
 	"gopbs/mom/momlog"
 	"gopbs/mom/sysinfo"
@@ -162,12 +163,12 @@ func (m *Mom) rmAnswer(ctx context.Context, line string, restricted bool) string
 	switch {
 	case lower == "cycle":
 		m.Cycle()
-		m.log.Record(momlog.EventSystem, momlog.ClassNA, "rm_request", "reporting cycle forced")
+		m.log.Record(logline.EventSystem, momlog.ClassNA, "rm_request", "reporting cycle forced")
 		return "cycle forced"
 	case strings.HasPrefix(lower, "diag"):
 		level, _ := strconv.Atoi(strings.TrimPrefix(lower, "diag"))
 		report := m.diag(level)
-		m.log.Record(momlog.EventSystem, momlog.ClassNA, "rm_request", "internal diagnostics complete")
+		m.log.Record(logline.EventSystem, momlog.ClassNA, "rm_request", "internal diagnostics complete")
 		return report
 	case lower == "clearmsg":
 		m.mu.Lock()
@@ -400,7 +401,7 @@ func (m *Mom) serveRMConn(ctx context.Context, c net.Conn) {
 			return
 		}
 		if err != nil || proto != momproto.RM_PROTOCOL {
-			m.log.Record(momlog.EventDebug, momlog.ClassRequest, "tcp_request",
+			m.log.Record(logline.EventDebug, momlog.ClassRequest, "tcp_request",
 				fmt.Sprintf("protocol %d from %v not supported", proto, peer))
 			return
 		}

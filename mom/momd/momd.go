@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"gopbs/internal/logline"
 	"gopbs/mom/config"
 	"gopbs/mom/momlog"
 )
@@ -128,7 +129,7 @@ func Servers(home string, cfg *config.Config) []string {
 
 // LogStartup writes pbs_mom's start-up lines (spec 11 §12, logs/mom_logs).
 func LogStartup(log *momlog.Logger, cfg *config.Config, servers []string, exePath string, exeMtime int64) {
-	sys := momlog.EventSystem
+	sys := logline.EventSystem
 	log.Record(sys, momlog.ClassServer, "Log", "Log opened")
 	versionLine := fmt.Sprintf("Torque Mom Version = %s, loglevel = %d", Version, cfg.LogLevel)
 	log.Record(sys, momlog.ClassServer, "pbs_mom", versionLine)
@@ -141,10 +142,10 @@ func LogStartup(log *momlog.Logger, cfg *config.Config, servers []string, exePat
 		log.Record(sys, momlog.ClassServer, "usecp", u.HostPattern+":"+u.From+" "+u.To)
 	}
 	for _, w := range cfg.Warnings {
-		log.Record(momlog.EventError, momlog.ClassServer, "read_config", w)
+		log.Record(logline.EventError, momlog.ClassServer, "read_config", w)
 	}
 	log.Record(sys, momlog.ClassNA, "initialize", "independent")
-	log.Record(momlog.EventDebug, momlog.ClassServer, "pbs_mom", "before init_abort_jobs")
+	log.Record(logline.EventDebug, momlog.ClassServer, "pbs_mom", "before init_abort_jobs")
 	log.Record(sys, momlog.ClassServer, "pbs_mom", "Is up")
 	log.Record(sys, momlog.ClassServer, "setup_program_environment",
 		fmt.Sprintf("MOM executable path and mtime at launch: %s %d", exePath, exeMtime))
@@ -154,7 +155,7 @@ func LogStartup(log *momlog.Logger, cfg *config.Config, servers []string, exePat
 // LogShutdown writes the lines of a SIGTERM shutdown that leaves jobs
 // running.
 func LogShutdown(log *momlog.Logger, sig int) {
-	sys := momlog.EventSystem
+	sys := logline.EventSystem
 	log.Record(sys, momlog.ClassServer, "pbs_mom", fmt.Sprintf("caught signal %d: leaving jobs running, just exiting", sig))
 	log.Record(sys, momlog.ClassServer, "pbs_mom", "Is down")
 	log.Record(sys, momlog.ClassServer, "Log", "Log closed")

@@ -5,7 +5,7 @@
 //
 // The event field is the event type in four hex digits, the daemon name is
 // right-justified in ten characters. Lines whose event type is not enabled by
-// the mask ($logevent) are dropped unless they carry EventForce.
+// the mask ($logevent) are dropped unless they carry logline.EventForce.
 package momlog
 
 import (
@@ -18,23 +18,6 @@ import (
 	"time"
 
 	"gopbs/internal/logline"
-)
-
-// Event types (a bit mask, as $logevent selects them).
-const (
-	EventError    = logline.EventError
-	EventSystem   = logline.EventSystem
-	EventAdmin    = logline.EventAdmin
-	EventJob      = logline.EventJob
-	EventJobUsage = logline.EventJobUsage
-	EventSecurity = logline.EventSecurity
-	EventSched    = logline.EventSched
-	EventDebug    = logline.EventDebug
-	EventDebug2   = logline.EventDebug2
-	EventForce    = logline.EventForce
-
-	// EventAll is the default mask (0x1ff).
-	EventAll = logline.EventAll
 )
 
 // Class is the object class field of a log line.
@@ -179,7 +162,7 @@ func (l *Logger) Record(event int, class Class, object, text string) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if event&EventForce == 0 && event&l.mask == 0 {
+	if event&logline.EventForce == 0 && event&l.mask == 0 {
 		return
 	}
 	t := l.now()
@@ -205,7 +188,7 @@ func (l *Logger) Error(errno int, errText, function, message string) {
 	} else {
 		text = fmt.Sprintf("LOG_ERROR::%s, %s", function, message)
 	}
-	l.Record(EventError, ClassServer, l.daemon, text)
+	l.Record(logline.EventError, ClassServer, l.daemon, text)
 }
 
 // Close closes the current log file.

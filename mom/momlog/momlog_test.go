@@ -2,6 +2,7 @@ package momlog
 
 import (
 	"bytes"
+	"gopbs/internal/logline"
 	"os"
 	"path/filepath"
 	"testing"
@@ -17,13 +18,13 @@ func TestFormatMatchesCapturedLines(t *testing.T) {
 		text   string
 		want   string
 	}{
-		{EventJob, ClassJob, "31.vm", "walltime 9 exceeded limit 5",
+		{logline.EventJob, ClassJob, "31.vm", "walltime 9 exceeded limit 5",
 			"11/22/2026 02:35:57;0008;   pbs_mom;Job;31.vm;walltime 9 exceeded limit 5\n"},
-		{EventSystem, ClassNA, "initialize", "independent",
+		{logline.EventSystem, ClassNA, "initialize", "independent",
 			"11/22/2026 02:35:57;0002;   pbs_mom;n/a;initialize;independent\n"},
-		{EventError | EventForce, ClassJob, "TMomFinalizeJob3", "job 13.vm started, pid = 21203",
+		{logline.EventError | logline.EventForce, ClassJob, "TMomFinalizeJob3", "job 13.vm started, pid = 21203",
 			"11/22/2026 02:35:57;0001;   pbs_mom;Job;TMomFinalizeJob3;job 13.vm started, pid = 21203\n"},
-		{EventDebug, ClassServer, "x", "a\nb\n",
+		{logline.EventDebug, ClassServer, "x", "a\nb\n",
 			"11/22/2026 02:35:57;0080;   pbs_mom;Svr;x;a\n11/22/2026 02:35:57;0080;   pbs_mom;Svr;x;[continued]b\n"},
 	}
 	for _, tc := range tests {
@@ -37,7 +38,7 @@ func TestMaskAndErrorForm(t *testing.T) {
 	var buf bytes.Buffer
 	l := NewWriter(&buf, "pbs_mom", 0x00ff)
 	l.SetClock(func() time.Time { return time.Date(2026, 11, 22, 2, 27, 58, 0, time.Local) })
-	l.Record(EventDebug2, ClassServer, "x", "dropped")
+	l.Record(logline.EventDebug2, ClassServer, "x", "dropped")
 	l.Error(99, "Cannot assign requested address", "scan_for_exiting", "")
 	want := "11/22/2026 02:27:58;0001;   pbs_mom;Svr;pbs_mom;LOG_ERROR::Cannot assign requested address (99) in scan_for_exiting, \n"
 	if buf.String() != want {
@@ -47,15 +48,15 @@ func TestMaskAndErrorForm(t *testing.T) {
 
 func TestDailyFiles(t *testing.T) {
 	dir := t.TempDir()
-	l, err := New(dir, "", "pbs_mom", EventAll)
+	l, err := New(dir, "", "pbs_mom", logline.EventAll)
 	if err != nil {
 		t.Fatal(err)
 	}
 	day := time.Date(2026, 11, 22, 23, 59, 59, 0, time.Local)
 	l.SetClock(func() time.Time { return day })
-	l.Record(EventSystem, ClassServer, "Log", "Log opened")
+	l.Record(logline.EventSystem, ClassServer, "Log", "Log opened")
 	day = day.Add(2 * time.Second)
-	l.Record(EventSystem, ClassServer, "Log", "next day")
+	l.Record(logline.EventSystem, ClassServer, "Log", "next day")
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func TestDailyFiles(t *testing.T) {
 
 func TestRollingAndKeepDays(t *testing.T) {
 	dir := t.TempDir()
-	l, err := New(dir, "", "pbs_mom", EventAll)
+	l, err := New(dir, "", "pbs_mom", logline.EventAll)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func TestRollingAndKeepDays(t *testing.T) {
 	l.SetRolling(1, 2) // 1 kB, keep .1 and .2
 	long := string(bytes.Repeat([]byte("x"), 600))
 	for i := 0; i < 7; i++ {
-		l.Record(EventSystem, ClassServer, "t", long)
+		l.Record(logline.EventSystem, ClassServer, "t", long)
 	}
 	l.Close()
 	for _, name := range []string{"20261122", "20261122.1", "20261122.2"} {

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"gopbs/batchreq"
+	"gopbs/internal/logline"
 	"gopbs/sched/config"
 	"gopbs/sched/fairshare"
 	"gopbs/sched/momquery"
@@ -129,7 +130,7 @@ func (d *Daemon) openAccounting() error {
 		return fmt.Errorf("scheduler accounting: %w", err)
 	}
 	d.acct = f
-	d.Log.Log(schedlog.EventSystem, schedlog.ClassSvr, "TokenAct", "Account file "+name+" opened")
+	d.Log.Log(logline.EventSystem, logline.ClassServer, "TokenAct", "Account file "+name+" opened")
 	return nil
 }
 
@@ -191,7 +192,7 @@ func (d *Daemon) LoadPolicy() error {
 
 func (d *Daemon) saveUsage() {
 	if err := d.Sched.FairShare.SaveUsageFile(d.PrivPath("usage")); err != nil {
-		d.Log.Log(schedlog.EventError, schedlog.ClassSvr, "usage", err.Error())
+		d.Log.Log(logline.EventError, logline.ClassServer, "usage", err.Error())
 	}
 	d.lastSync = d.Now()
 }
@@ -331,7 +332,7 @@ func (d *Daemon) Started() {
 	if argv0 == "" {
 		argv0 = "pbs_sched"
 	}
-	d.Log.Log(schedlog.EventSystem, schedlog.ClassSvr, "main", fmt.Sprintf("%s startup pid %d", argv0, os.Getpid()))
+	d.Log.Log(logline.EventSystem, logline.ClassServer, "main", fmt.Sprintf("%s startup pid %d", argv0, os.Getpid()))
 }
 
 // Close saves fair-share usage (when this daemon holds the lock file)
@@ -371,7 +372,7 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener) error {
 				return fmt.Errorf("accept: %w", err)
 			}
 			// Transient (e.g. out of descriptors): log, pause, go on.
-			d.Log.Log(schedlog.EventError, schedlog.ClassSvr, "main", "accept: "+err.Error())
+			d.Log.Log(logline.EventError, logline.ClassServer, "main", "accept: "+err.Error())
 			select {
 			case <-time.After(100 * time.Millisecond):
 			case <-ctx.Done():
@@ -380,7 +381,7 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener) error {
 			continue
 		}
 		if reason := d.allowed(c.RemoteAddr()); reason != "" {
-			d.Log.Log(schedlog.EventSystem, schedlog.ClassReq, "server_command", reason+" "+c.RemoteAddr().String())
+			d.Log.Log(logline.EventSystem, logline.ClassRequest, "server_command", reason+" "+c.RemoteAddr().String())
 			c.Close()
 			continue
 		}
@@ -401,7 +402,7 @@ func (d *Daemon) Handle(ctx context.Context, c net.Conn) (quit bool) {
 	defer cancel()
 	cmd, err := conn.ReadCommand()
 	if err != nil {
-		d.Log.Log(schedlog.EventError, schedlog.ClassSvr, "server_command", err.Error())
+		d.Log.Log(logline.EventError, logline.ClassServer, "server_command", err.Error())
 		return false
 	}
 	switch cmd {
@@ -411,14 +412,14 @@ func (d *Daemon) Handle(ctx context.Context, c net.Conn) (quit bool) {
 		if err != nil || !time.Now().Before(deadline) {
 			var ne net.Error
 			if !time.Now().Before(deadline) || errors.As(err, &ne) && ne.Timeout() {
-				d.Log.Log(schedlog.EventSystem, schedlog.ClassSvr, "schedule", "scheduling iteration took too long")
+				d.Log.Log(logline.EventSystem, logline.ClassServer, "schedule", "scheduling iteration took too long")
 			} else {
-				d.Log.Log(schedlog.EventError, schedlog.ClassSvr, "schedule", err.Error())
+				d.Log.Log(logline.EventError, logline.ClassServer, "schedule", err.Error())
 			}
 		}
 	case batchreq.SCH_CONFIGURE:
 		if err := d.LoadPolicy(); err != nil {
-			d.Log.Log(schedlog.EventError, schedlog.ClassSvr, "schedinit", err.Error())
+			d.Log.Log(logline.EventError, logline.ClassServer, "schedinit", err.Error())
 		}
 	case batchreq.SCH_QUIT:
 		return true
@@ -553,7 +554,7 @@ func (d *Daemon) queryMoms(ctx context.Context, nodes []*world.Node) {
 	wg.Wait()
 	for i, n := range ask {
 		if failed[i] {
-			d.Log.Log(schedlog.EventSystem, schedlog.ClassNode, n.Name, "Can not open connection to mom")
+			d.Log.Log(logline.EventSystem, logline.ClassNode, n.Name, "Can not open connection to mom")
 			continue
 		}
 		momquery.Apply(n, answers[i])
@@ -618,7 +619,7 @@ func (d *Daemon) Cycle(ctx context.Context, conn *svrconn.Conn) (policy.Stats, e
 		d.brkLogged = true
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
-		d.Log.Log(schedlog.EventDebug, schedlog.ClassSvr, "main", fmt.Sprintf("brk point %d", ms.HeapSys))
+		d.Log.Log(logline.EventDebug, logline.ClassServer, "main", fmt.Sprintf("brk point %d", ms.HeapSys))
 	}
 	return st, nil
 }

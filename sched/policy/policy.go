@@ -19,10 +19,10 @@ import (
 	"strings"
 	"time"
 
+	"gopbs/internal/logline"
 	"gopbs/sched/config"
 	"gopbs/sched/fairshare"
 	"gopbs/sched/placement"
-	"gopbs/sched/schedlog"
 	"gopbs/sched/timeplan"
 	"gopbs/sched/world"
 )
@@ -561,7 +561,7 @@ func (c *cycle) strictFIFO(j *world.Job) {
 
 func (c *cycle) logJob(j *world.Job, text string) {
 	if c.s.Log != nil && text != "" {
-		c.s.Log.Log(schedlog.EventSched, schedlog.ClassJob, j.ID, text)
+		c.s.Log.Log(logline.EventSched, logline.ClassJob, j.ID, text)
 	}
 }
 

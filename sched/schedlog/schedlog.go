@@ -19,32 +19,6 @@ import (
 	"gopbs/internal/logline"
 )
 
-// Event types (bit mask), as in every TORQUE log.
-const (
-	EventError    = logline.EventError
-	EventSystem   = logline.EventSystem
-	EventAdmin    = logline.EventAdmin
-	EventJob      = logline.EventJob
-	EventJobUsage = logline.EventJobUsage
-	EventSecurity = logline.EventSecurity
-	EventSched    = logline.EventSched
-	EventDebug    = logline.EventDebug
-	EventDebug2   = logline.EventDebug2
-	EventForce    = logline.EventForce
-)
-
-// Object classes.
-const (
-	ClassNA   = logline.ClassNA
-	ClassSvr  = logline.ClassServer
-	ClassQue  = logline.ClassQueue
-	ClassJob  = logline.ClassJob
-	ClassReq  = logline.ClassRequest
-	ClassFil  = logline.ClassFile
-	ClassAct  = logline.ClassAcct
-	ClassNode = logline.ClassNode
-)
-
 // DaemonName is the name written in the daemon column.
 const DaemonName = "pbs_sched"
 
@@ -86,7 +60,7 @@ func (l *Logger) Open() error {
 	if err != nil {
 		return err
 	}
-	l.Log(EventSystem|EventForce, ClassSvr, "Log", "Log opened")
+	l.Log(logline.EventSystem|logline.EventForce, logline.ClassServer, "Log", "Log opened")
 	return nil
 }
 
@@ -103,7 +77,7 @@ func (l *Logger) Reopen() error {
 
 // Close writes "Log closed" and closes the file.
 func (l *Logger) Close() error {
-	l.Log(EventSystem|EventForce, ClassSvr, "Log", "Log closed")
+	l.Log(logline.EventSystem|logline.EventForce, logline.ClassServer, "Log", "Log closed")
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f != nil {
@@ -148,7 +122,7 @@ func Format(t time.Time, event int, class, object, text string) string {
 func (l *Logger) Log(event int, class, object, text string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if event&EventForce == 0 && event&l.filter != 0 {
+	if event&logline.EventForce == 0 && event&l.filter != 0 {
 		return
 	}
 	t := l.now()

@@ -2,6 +2,7 @@ package schedlog
 
 import (
 	"bytes"
+	"gopbs/internal/logline"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,10 +17,10 @@ func TestFormatMatchesCapture(t *testing.T) {
 		class, object string
 		text, want    string
 	}{
-		{EventSched, ClassJob, "12.vm", "Job Run", "11/22/2026 01:24:29;0040; pbs_sched;Job;12.vm;Job Run\n"},
-		{EventSystem | EventForce, ClassSvr, "Log", "Log opened", "11/22/2026 01:24:29;0002; pbs_sched;Svr;Log;Log opened\n"},
-		{EventDebug, ClassSvr, "main", "brk point 94431654903808", "11/22/2026 01:24:29;0080; pbs_sched;Svr;main;brk point 94431654903808\n"},
-		{EventError, ClassSvr, "x", "a\r\nb", "11/22/2026 01:24:29;0001; pbs_sched;Svr;x;a\n11/22/2026 01:24:29;0001; pbs_sched;Svr;x;[continued]b\n"},
+		{logline.EventSched, logline.ClassJob, "12.vm", "Job Run", "11/22/2026 01:24:29;0040; pbs_sched;Job;12.vm;Job Run\n"},
+		{logline.EventSystem | logline.EventForce, logline.ClassServer, "Log", "Log opened", "11/22/2026 01:24:29;0002; pbs_sched;Svr;Log;Log opened\n"},
+		{logline.EventDebug, logline.ClassServer, "main", "brk point 94431654903808", "11/22/2026 01:24:29;0080; pbs_sched;Svr;main;brk point 94431654903808\n"},
+		{logline.EventError, logline.ClassServer, "x", "a\r\nb", "11/22/2026 01:24:29;0001; pbs_sched;Svr;x;a\n11/22/2026 01:24:29;0001; pbs_sched;Svr;x;[continued]b\n"},
 	}
 	for _, tt := range tests {
 		if got := Format(at, tt.event, tt.class, tt.object, tt.text); got != tt.want {
@@ -31,10 +32,10 @@ func TestFormatMatchesCapture(t *testing.T) {
 func TestFilter(t *testing.T) {
 	var buf bytes.Buffer
 	l := NewWriter(&buf)
-	l.SetFilter(EventDebug2)
-	l.Log(EventDebug2, ClassSvr, "x", "dropped")
-	l.Log(EventDebug2|EventForce, ClassSvr, "x", "forced")
-	l.Log(EventSched, ClassJob, "1.vm", "kept")
+	l.SetFilter(logline.EventDebug2)
+	l.Log(logline.EventDebug2, logline.ClassServer, "x", "dropped")
+	l.Log(logline.EventDebug2|logline.EventForce, logline.ClassServer, "x", "forced")
+	l.Log(logline.EventSched, logline.ClassJob, "1.vm", "kept")
 	out := buf.String()
 	if strings.Contains(out, "dropped") || !strings.Contains(out, "forced") || !strings.Contains(out, "kept") {
 		t.Errorf("filter wrong:\n%s", out)
@@ -50,7 +51,7 @@ func TestDailyFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	now = now.Add(2 * time.Second)
-	l.Log(EventSched, ClassJob, "1.vm", "Job Run")
+	l.Log(logline.EventSched, logline.ClassJob, "1.vm", "Job Run")
 	l.Close()
 	a, _ := os.ReadFile(filepath.Join(dir, "20261122"))
 	b, _ := os.ReadFile(filepath.Join(dir, "20261123"))

@@ -13,36 +13,8 @@ import (
 	"gopbs/internal/logline"
 )
 
-// Event types of a log line (the EEEE field; server attribute log_events
-// selects which are written).
-const (
-	EventError    = logline.EventError
-	EventSystem   = logline.EventSystem
-	EventAdmin    = logline.EventAdmin
-	EventJob      = logline.EventJob
-	EventJobUsage = logline.EventJobUsage
-	EventSecurity = logline.EventSecurity
-	EventSched    = logline.EventSched
-	EventDebug    = logline.EventDebug
-	EventDebug2   = logline.EventDebug2
-	// EventForce makes a line be written whatever log_events says; the bit
-	// is not printed.
-	EventForce = logline.EventForce
-)
-
-// Object classes of a log line.
-const (
-	ClassNone   = logline.ClassNA
-	ClassServer = logline.ClassServer
-	ClassQueue  = logline.ClassQueue
-	ClassJob    = logline.ClassJob
-	ClassReq    = logline.ClassRequest
-	ClassFile   = logline.ClassFile
-	ClassAcct   = logline.ClassAcct
-	ClassNode   = logline.ClassNode
-)
-
-// DefaultEvents is the default value of log_events (all events).
+// DefaultEvents is the default value of log_events (all events). Event
+// types and object classes are those of package logline.
 const DefaultEvents = logline.EventAll
 
 // Logger writes daily log files in a directory. It is safe for concurrent
@@ -101,7 +73,7 @@ func (l *Logger) Enabled(event int) bool {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return event&EventForce != 0 || event&l.events != 0
+	return event&logline.EventForce != 0 || event&l.events != 0
 }
 
 // FormatLine returns the log line(s) for one message, each ending in a
@@ -117,7 +89,7 @@ func (l *Logger) Log(event int, class, object, text string) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if event&EventForce == 0 && event&l.events == 0 {
+	if event&logline.EventForce == 0 && event&l.events == 0 {
 		return
 	}
 	t := l.now()

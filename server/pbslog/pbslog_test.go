@@ -2,6 +2,7 @@ package pbslog
 
 import (
 	"bufio"
+	"gopbs/internal/logline"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -97,10 +98,10 @@ func TestLoggerEventsAndContinuation(t *testing.T) {
 	}
 	now := time.Date(2026, 11, 22, 1, 18, 18, 0, time.Local)
 	l.SetClock(func() time.Time { return now })
-	l.SetEvents(EventJob)
-	l.Log(EventSystem, ClassServer, "Log", "dropped")
-	l.Log(EventSystem|EventForce, ClassServer, "Log", "Log opened")
-	l.Log(EventJob, ClassJob, "1.vm", "a\r\nb")
+	l.SetEvents(logline.EventJob)
+	l.Log(logline.EventSystem, logline.ClassServer, "Log", "dropped")
+	l.Log(logline.EventSystem|logline.EventForce, logline.ClassServer, "Log", "Log opened")
+	l.Log(logline.EventJob, logline.ClassJob, "1.vm", "a\r\nb")
 	l.Close()
 	data, err := os.ReadFile(filepath.Join(dir, "20261122"))
 	if err != nil {
@@ -113,7 +114,7 @@ func TestLoggerEventsAndContinuation(t *testing.T) {
 		t.Fatalf("got\n%s\nwant\n%s", data, want)
 	}
 	var nilLogger *Logger
-	nilLogger.Log(EventError, ClassServer, "x", "no panic")
+	nilLogger.Log(logline.EventError, logline.ClassServer, "x", "no panic")
 }
 
 func TestAccountingDailyFile(t *testing.T) {
@@ -141,7 +142,7 @@ func TestFixedFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.Log(EventSystem, ClassServer, "PBS_Server", "hello")
+	l.Log(logline.EventSystem, logline.ClassServer, "PBS_Server", "hello")
 	l.Close()
 	a, err := NewAccountingFile(filepath.Join(dir, "acct"))
 	if err != nil {

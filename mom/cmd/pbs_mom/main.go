@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"gopbs/internal/daemon"
+	"gopbs/internal/logline"
 	"gopbs/mom/config"
 	"gopbs/mom/jobexec"
 	"gopbs/mom/link"
@@ -241,7 +242,7 @@ func run(args []string) (err error) {
 	if n, err := m.Recover(ctx, f.recover); err != nil {
 		logger.Error(0, err.Error(), "init_abort_jobs", "")
 	} else if n > 0 {
-		logger.Record(momlog.EventDebug, momlog.ClassServer, "pbs_mom", fmt.Sprintf("recovered %d jobs", n))
+		logger.Record(logline.EventDebug, momlog.ClassServer, "pbs_mom", fmt.Sprintf("recovered %d jobs", n))
 	}
 
 	var l link.Listeners
@@ -273,7 +274,7 @@ func run(args []string) (err error) {
 				select {
 				case <-t.C:
 					if _, mtime := momd.ExecutableInfo(); mtime != 0 && mtime != exeMtime {
-						logger.Record(momlog.EventSystem, momlog.ClassServer, "pbs_mom",
+						logger.Record(logline.EventSystem, momlog.ClassServer, "pbs_mom",
 							fmt.Sprintf("%s has changed, restarting", exePath))
 						restart.Store(true)
 						stop()
@@ -287,8 +288,8 @@ func run(args []string) (err error) {
 	}
 	err = m.Serve(ctx, l)
 	if restart.Load() {
-		logger.Record(momlog.EventSystem, momlog.ClassServer, "pbs_mom", "Is down")
-		logger.Record(momlog.EventSystem, momlog.ClassServer, "Log", "Log closed")
+		logger.Record(logline.EventSystem, momlog.ClassServer, "pbs_mom", "Is down")
+		logger.Record(logline.EventSystem, momlog.ClassServer, "Log", "Log closed")
 		logger.Close()
 		lock.Unlock()
 		args := append([]string{os.Args[0]}, withRestartMode(os.Args[1:], momd.RecoverPoll.String())...)
