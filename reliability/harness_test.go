@@ -3,6 +3,7 @@ package reliability
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -77,15 +78,18 @@ func moduleRoot() string {
 	return filepath.Join(filepath.Dir(file), "..")
 }
 
-// freePort returns a loopback port free for both TCP and UDP.
+// freePort returns a loopback port free for both TCP and UDP. It picks
+// from below the kernel's ephemeral range (32768 and up), so that the
+// outgoing connections of tests running in parallel cannot take the port
+// between this check and the daemon's bind.
 func freePort(t *testing.T) int {
 	t.Helper()
-	for range 50 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+	for range 200 {
+		port := 20000 + rand.IntN(12000)
+		ln, err := net.Listen("tcp", fmt.Sprintf(":%d", port))
 		if err != nil {
-			t.Fatal(err)
+			continue
 		}
-		port := ln.Addr().(*net.TCPAddr).Port
 		ln.Close()
 		pc, err := net.ListenPacket("udp", fmt.Sprintf(":%d", port))
 		if err != nil {
