@@ -495,18 +495,30 @@ func (s *Server) handleJobScript(c *conn, req *batchreq.Request) {
 	c.ok()
 }
 
-func (s *Server) handleRdytoCommit(c *conn, req *batchreq.Request) {
-	id := req.Body.(*batchreq.JobID).ID
-	s.mu.Lock()
+// pendingJob returns the job the connection is submitting if its id is id
+// and it has reached substate want. It is called with s.mu held; when the
+// job does not qualify it unlocks s.mu, rejects the request and returns nil.
+func (s *Server) pendingJob(c *conn, id string, want int) *Job {
 	j := c.pending
+	code := 0
 	switch {
 	case j == nil || id != j.id:
+		code = batchreq.PBSE_UNKJOBID
+	case j.substate != want:
+		code = batchreq.PBSE_IVALREQ
+	}
+	if code != 0 {
 		s.mu.Unlock()
-		c.reject(batchreq.PBSE_UNKJOBID, "")
-		return
-	case j.substate != ssTransIn:
-		s.mu.Unlock()
-		c.reject(batchreq.PBSE_IVALREQ, "")
+		c.reject(code, "")
+		return nil
+	}
+	return j
+}
+
+func (s *Server) handleRdytoCommit(c *conn, req *batchreq.Request) {
+	s.mu.Lock()
+	j := s.pendingJob(c, req.Body.(*batchreq.JobID).ID, ssTransIn)
+	if j == nil {
 		return
 	}
 	q := j.queue
@@ -519,17 +531,9 @@ func (s *Server) handleRdytoCommit(c *conn, req *batchreq.Request) {
 }
 
 func (s *Server) handleCommit(c *conn, req *batchreq.Request) {
-	id := req.Body.(*batchreq.JobID).ID
 	s.mu.Lock()
-	j := c.pending
-	switch {
-	case j == nil || id != j.id:
-		s.mu.Unlock()
-		c.reject(batchreq.PBSE_UNKJOBID, "")
-		return
-	case j.substate != ssTransICM:
-		s.mu.Unlock()
-		c.reject(batchreq.PBSE_IVALREQ, "")
+	j := s.pendingJob(c, req.Body.(*batchreq.JobID).ID, ssTransICM)
+	if j == nil {
 		return
 	}
 	c.pending = nil
