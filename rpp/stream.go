@@ -55,6 +55,10 @@ type Stream struct {
 	// Per-stream retransmission settings (OpenWith); zero = the endpoint's.
 	rto   time.Duration
 	retry int
+	// backoff is how many times in a row the retransmission interval was
+	// doubled because packets went unanswered; an ACK that acknowledges
+	// something resets it.
+	backoff uint
 
 	wake chan struct{} // closed and replaced on every state change
 	done chan struct{} // closed when the stream's index is released
@@ -277,6 +281,7 @@ func (s *Stream) ack(seq uint32) {
 }
 
 func (s *Stream) setConnected() {
+	s.backoff = 0
 	s.removeUnacked(func(o *outPacket) bool { return o.typ == RPP_HELLO1 || o.typ == RPP_HELLO2 })
 	s.state = stateConnect
 	s.e.connected(s)
@@ -332,6 +337,7 @@ func (s *Stream) handleAck(seq uint32) {
 	}) {
 		return // duplicate ACK
 	}
+	s.backoff = 0 // the peer is answering: back to the spec's interval
 	if goodbye {
 		s.goodbyeAcked = true
 		s.maybeFinish()
@@ -423,6 +429,15 @@ func (s *Stream) maybeFinish() {
 }
 
 // tick retransmits overdue packets and expires streams.
+//
+// The first retransmission comes after the spec's timeout (§2.4); every
+// further round of retransmissions without an ACK in between doubles the
+// interval (up to MaxBackoff doublings), and an ACK that acknowledges
+// something brings it back to the timeout. A stream goes stale when a
+// packet was resent Retry times or has waited timeout × (Retry+1) for
+// its ACK, the moment TORQUE's constant schedule gives up: back-off
+// spaces the retransmissions out on a lossy or dead path without making
+// a dead peer take longer to notice.
 func (s *Stream) tick(now time.Time) {
 	if !s.lingerUntil.IsZero() {
 		if now.After(s.lingerUntil) {
@@ -436,18 +451,26 @@ func (s *Stream) tick(now time.Time) {
 		s.lingerUntil = now.Add(2 * s.timeout())
 		return
 	}
+	interval := s.interval()
+	deadline := s.timeout() * time.Duration(s.retries()+1)
+	resent := false
 	for _, o := range s.unacked {
-		if now.Sub(o.sent) < s.timeout() {
-			continue
-		}
-		if o.tries >= s.retries() {
+		overdue := now.Sub(o.sent) >= interval
+		if now.Sub(o.first) >= deadline || (overdue && o.tries >= s.retries()) {
 			s.e.logf("rpp: stream %d to %v stale after %d retries of %v", s.index, s.remote, o.tries, s.packet(o))
 			s.fail(ErrStale)
 			s.e.free(s)
 			return
 		}
+		if !overdue {
+			continue
+		}
 		o.tries++
 		s.transmit(o, now)
+		resent = true
+	}
+	if resent && s.backoff < MaxBackoff {
+		s.backoff++
 	}
 }
 
@@ -465,6 +488,13 @@ func (s *Stream) timeout() time.Duration {
 		return s.rto
 	}
 	return s.e.opts.Timeout
+}
+
+// interval is the current retransmission interval: the spec's timeout
+// doubled once per consecutive round of unanswered retransmissions, at
+// most MaxBackoff times.
+func (s *Stream) interval() time.Duration {
+	return s.timeout() << s.backoff
 }
 
 func (s *Stream) retries() int {

@@ -17,6 +17,11 @@ const (
 	DefaultRetry   = 48              // resends before a stream goes stale
 	DefaultWindow  = 60              // unacknowledged packets per stream
 
+	// MaxBackoff bounds the doublings of the retransmission interval on
+	// repeated loss: the interval grows to at most 2^MaxBackoff times the
+	// timeout (32 s with the default 4 s).
+	MaxBackoff = 3
+
 	// DefaultMaxStreams is the default bound on an endpoint's streams.
 	DefaultMaxStreams = 4096
 )
@@ -33,11 +38,13 @@ var (
 
 // Options tune an Endpoint. The zero value gives TORQUE's defaults.
 type Options struct {
-	// Timeout is the retransmission interval of unacknowledged packets
-	// (default DefaultTimeout).
+	// Timeout is the first retransmission interval of unacknowledged
+	// packets (default DefaultTimeout); it doubles on repeated loss (at
+	// most MaxBackoff times) and is restored by the next ACK.
 	Timeout time.Duration
-	// Retry is how many times a packet is resent before its stream goes
-	// stale (default DefaultRetry).
+	// Retry is how many times a packet may be resent (default
+	// DefaultRetry); its stream goes stale when they are used up or when
+	// the packet waited Timeout × (Retry+1) for an ACK.
 	Retry int
 	// Window is the number of packets a stream may have unacknowledged
 	// (default DefaultWindow).

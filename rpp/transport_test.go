@@ -331,8 +331,55 @@ func (e *Endpoint) streamCount() int {
 	return e.count()
 }
 
-func TestStaleAfterRetries(t *testing.T) {
-	p := newPair(t, &Options{Timeout: 5 * time.Millisecond, Retry: 3, OpenKey: 1}, fastOpts(2))
+// tickAt runs the endpoint's retransmission timer once as if the clock
+// read now. Tests give the endpoint an hour-long timeout, so its own timer
+// never fires, and drive the schedule with fake times: deterministic
+// however loaded the machine is.
+func tickAt(e *Endpoint, now time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, s := range e.streams {
+		if s != nil {
+			s.tick(now)
+		}
+	}
+}
+
+// firstSent returns when the oldest unacknowledged packet of s was first
+// sent.
+func firstSent(t *testing.T, s *Stream) time.Time {
+	t.Helper()
+	s.e.mu.Lock()
+	defer s.e.mu.Unlock()
+	if len(s.unacked) == 0 {
+		t.Fatal("nothing unacknowledged")
+	}
+	return s.unacked[0].first
+}
+
+func setDisabled(c *faultConn, v bool) {
+	c.mu.Lock()
+	c.disabled = v
+	c.mu.Unlock()
+}
+
+// countSent counts the datagrams of type typ and sequence seq written
+// through c.
+func countSent(c *faultConn, typ Type, seq uint32) int {
+	n := 0
+	for _, pk := range c.packets() {
+		if pk.Type == typ && pk.Seq == seq {
+			n++
+		}
+	}
+	return n
+}
+
+// connectedPair opens a stream from a (hour-long timeout: retransmitted
+// only by tickAt) to b and exchanges one message.
+func connectedPair(t *testing.T, retry int) (*pair, *Stream) {
+	t.Helper()
+	p := newPair(t, &Options{Timeout: time.Hour, Retry: retry, OpenKey: 1}, fastOpts(2))
 	ctx := ctxT(t)
 	s, _ := p.a.Open(addrOf(p.b))
 	s.Send([]byte("hello"))
@@ -343,25 +390,90 @@ func TestStaleAfterRetries(t *testing.T) {
 	if _, err := r.Recv(ctx); err != nil {
 		t.Fatal(err)
 	}
-	p.cb.mu.Lock()
-	p.cb.disabled = true // b stops answering
-	p.cb.mu.Unlock()
+	waitFor(t, func() bool { return s.Unanswered() == 0 })
+	return p, s
+}
+
+// TestBackoff: the first retransmission comes after the timeout, each
+// further unanswered round doubles the interval up to 2^MaxBackoff times
+// the timeout, and an ACK brings it back to the timeout.
+func TestBackoff(t *testing.T) {
+	const T = time.Hour
+	p, s := connectedPair(t, 1000)
+	setDisabled(p.cb, true) // b's ACKs vanish
+	s.Send([]byte("lost"))
+	t0 := firstSent(t, s)
+	// at: fake time of the tick; want: EOD seq 1 transmissions after it.
+	steps := []struct {
+		at   time.Duration
+		want int
+	}{
+		{T - time.Minute, 1},
+		{T, 2},                 // first retransmission after the timeout
+		{3*T - time.Minute, 2}, // then 2T
+		{3 * T, 3},
+		{7*T - time.Minute, 3}, // then 4T
+		{7 * T, 4},
+		{15*T - time.Minute, 4}, // then 8T
+		{15 * T, 5},
+		{23*T - time.Minute, 5}, // bounded: 8T again, not 16T
+		{23 * T, 6},
+		{31 * T, 7},
+	}
+	for _, st := range steps {
+		tickAt(p.a, t0.Add(st.at))
+		if n := countSent(p.ca, RPP_EOD, 1); n != st.want {
+			t.Fatalf("after tick at t0+%v: EOD seq 1 sent %d times, want %d", st.at, n, st.want)
+		}
+	}
+	if 1<<MaxBackoff != 8 {
+		t.Fatalf("MaxBackoff = %d; the table above assumes 3", MaxBackoff)
+	}
+	// b answers again: the next retransmission is acknowledged and the
+	// interval is back to the timeout.
+	setDisabled(p.cb, false)
+	tickAt(p.a, t0.Add(39*T))
+	waitFor(t, func() bool { return s.Unanswered() == 0 })
+	setDisabled(p.cb, true)
+	s.Send([]byte("lost again"))
+	t1 := firstSent(t, s)
+	tickAt(p.a, t1.Add(T-time.Minute))
+	tickAt(p.a, t1.Add(T))
+	if n := countSent(p.ca, RPP_EOD, 2); n != 2 {
+		t.Fatalf("after an ACK the retransmission interval did not reset: EOD seq 2 sent %d times by t1+T, want 2", n)
+	}
+}
+
+// TestStaleAfterRetries: a stream goes stale when a packet waited
+// timeout × (Retry+1) for its ACK, as TORQUE's constant schedule gives up,
+// or when it was resent Retry times; with back-off fewer resends fit in.
+func TestStaleAfterRetries(t *testing.T) {
+	const T = time.Hour
+	p, s := connectedPair(t, 3)
+	setDisabled(p.cb, true) // b stops answering
 	s.Send([]byte("anyone?"))
+	t0 := firstSent(t, s)
+	for _, at := range []time.Duration{T, 3 * T, 4*T - time.Minute} {
+		tickAt(p.a, t0.Add(at))
+	}
+	if err := s.Send([]byte("still there?")); err != nil {
+		t.Fatalf("Send before the deadline = %v", err)
+	}
+	tickAt(p.a, t0.Add(4*T))
+	ctx := ctxT(t)
 	if _, err := s.Recv(ctx); !errors.Is(err, ErrStale) {
 		t.Fatalf("Recv = %v, want ErrStale", err)
 	}
 	if err := s.Send([]byte("x")); !errors.Is(err, ErrStale) {
 		t.Fatalf("Send = %v, want ErrStale", err)
 	}
-	n := 0
-	for _, pk := range p.ca.packets() {
-		if pk.Type == RPP_EOD && pk.Seq == 1 {
-			n++
-		}
+	if n := countSent(p.ca, RPP_EOD, 1); n != 3 { // sent at 0, T, 3T
+		t.Errorf("EOD seq 1 sent %d times, want 3", n)
 	}
-	if n != 4 { // first send plus 3 retries
-		t.Errorf("EOD seq 1 sent %d times, want 4", n)
+	if p.a.streamCount() != 0 {
+		t.Error("stale stream not released")
 	}
+
 }
 
 func TestOpenToNobodyGoesStale(t *testing.T) {
