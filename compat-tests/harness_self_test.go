@@ -13,11 +13,12 @@ func TestLedgerSummary(t *testing.T) {
 	l.add(scenarioResult{suite: "s", name: "a", outcome: Match})
 	l.add(scenarioResult{suite: "s", name: "b", outcome: Differ, detail: "stdout differs:\nmore"})
 	l.add(scenarioResult{suite: "s", name: "c", outcome: Skipped, detail: "pending (issue 6)"})
+	l.add(scenarioResult{suite: "s", name: "d", outcome: Deliberate, detail: "x (spec 04 §4)"})
 	closing, notes := l.summary()
-	if closing != "conformance: 3 scenarios, 1 match, 1 differ, 1 skipped" {
+	if closing != "conformance: 4 scenarios, 1 match, 1 differ, 1 skipped, 1 deliberate" {
 		t.Fatalf("closing line %q", closing)
 	}
-	if len(notes) != 2 || !strings.Contains(notes[0], "s/b: differ stdout differs:") {
+	if len(notes) != 3 || !strings.Contains(notes[0], "s/b: differ stdout differs:") || !strings.Contains(notes[2], "s/d: deliberate x (spec 04") {
 		t.Fatalf("notes %q", notes)
 	}
 }
@@ -59,9 +60,49 @@ func TestLedgerRun(t *testing.T) {
 	l.run(t, "self", "matches", "", func(t *testing.T) string { return "" })
 	l.run(t, "self", "pending-differs", "issue 0: example", func(t *testing.T) string { return "x differs" })
 	l.run(t, "self", "skips", "", func(t *testing.T) string { t.Skip("prerequisite absent"); return "" })
+	// A scenario that corrected the capture and then matched departs
+	// deliberately.
+	l.run(t, "self", "departs", "", func(t *testing.T) string {
+		l.depart(t, "state_count", "spec 04 §4: sub-jobs are counted in their own state")
+		return ""
+	})
+	// A correction does not excuse any other difference: with a pending
+	// mark (so that this test does not fail) it is skipped, not
+	// deliberate; without one it would differ.
+	l.run(t, "self", "departs-and-differs", "issue 0: example", func(t *testing.T) string {
+		l.depart(t, "state_count", "spec 04 §4")
+		return "another attribute differs"
+	})
+	// Departures of a scenario that skipped are forgotten.
+	l.run(t, "self", "departs-and-skips", "", func(t *testing.T) string {
+		l.depart(t, "x", "seed 001")
+		t.Skip("prerequisite absent")
+		return ""
+	})
 	closing, notes := l.summary()
-	if closing != "conformance: 3 scenarios, 1 match, 0 differ, 2 skipped" {
+	if closing != "conformance: 6 scenarios, 1 match, 0 differ, 4 skipped, 1 deliberate" {
 		t.Fatalf("closing line %q (notes %q)", closing, notes)
+	}
+	if len(l.departures) != 0 {
+		t.Fatalf("departures left behind: %v", l.departures)
+	}
+}
+
+func TestCitesSource(t *testing.T) {
+	for _, tc := range []struct {
+		reason string
+		ok     bool
+	}{
+		{"spec 04 §4 counts sub-jobs in their own state", true},
+		{"spec README deviation 45", true},
+		{"seed 001: sync sets are accepted", true},
+		{"TORQUE is wrong here", false},
+		{"spec says so", false},
+		{"", false},
+	} {
+		if got := citesSource(tc.reason); got != tc.ok {
+			t.Errorf("citesSource(%q) = %v, want %v", tc.reason, got, tc.ok)
+		}
 	}
 }
 

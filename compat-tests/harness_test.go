@@ -4,11 +4,15 @@
 // in temporary homes on ephemeral loopback ports, and compares what GoPBS
 // answers and prints with what TORQUE did.
 //
-// Every comparison is a scenario. A scenario matches, differs, or is
+// Every comparison is a scenario. A scenario matches, differs, is
 // skipped (its prerequisites are absent, or it is marked pending with the
-// issue that will close it and still differs). The suite ends with one line
+// issue that will close it and still differs), or departs deliberately:
+// the capture shows a TORQUE behaviour that the spec or a seed says GoPBS
+// must not reproduce, the scenario replaced the captured value with the
+// one the spec requires, and with that one correction everything matched
+// exactly. The suite ends with one line
 //
-//	conformance: N scenarios, N match, N differ, N skipped
+//	conformance: N scenarios, N match, N differ, N skipped, N deliberate
 //
 // and fails on any difference in a scenario that is not marked pending.
 //
@@ -33,10 +37,16 @@ type Outcome string
 
 // The outcomes a scenario can have.
 const (
-	Match   Outcome = "match"
-	Differ  Outcome = "differ"
-	Skipped Outcome = "skipped"
+	Match      Outcome = "match"
+	Differ     Outcome = "differ"
+	Skipped    Outcome = "skipped"
+	Deliberate Outcome = "deliberate"
 )
+
+// citation is what the reason of a deliberate difference must contain: the
+// spec section, spec README deviation or seed that requires GoPBS to depart
+// from the capture.
+var citation = regexp.MustCompile(`\b(spec \d\d|seed \d{3}|deviation \d+)`)
 
 type scenarioResult struct {
 	suite, name string
@@ -49,6 +59,40 @@ type scenarioResult struct {
 type ledger struct {
 	mu      sync.Mutex
 	results []scenarioResult
+	// departures holds, per running scenario (by test name), the
+	// deliberate differences its body applied.
+	departures map[string][]string
+}
+
+// depart records, from inside a scenario body, that the scenario replaced
+// a captured value (what) with the value reason's spec or seed requires,
+// and that GoPBS's reply will be compared with the replaced value. A
+// reason that cites no spec section, deviation or seed fails the test. The
+// scenario ends "deliberate" only when nothing else differs.
+func (l *ledger) depart(t *testing.T, what, reason string) {
+	t.Helper()
+	if !citesSource(reason) {
+		t.Errorf("deliberate difference %q: the reason %q cites no spec section, deviation or seed", what, reason)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.departures == nil {
+		l.departures = map[string][]string{}
+	}
+	l.departures[t.Name()] = append(l.departures[t.Name()], what+" ("+reason+")")
+}
+
+// citesSource reports whether the reason of a deliberate difference names
+// the spec section, spec README deviation or seed that requires it.
+func citesSource(reason string) bool { return citation.MatchString(reason) }
+
+// takeDepartures returns and forgets the departures of one scenario.
+func (l *ledger) takeDepartures(t *testing.T) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	d := l.departures[t.Name()]
+	delete(l.departures, t.Name())
+	return d
 }
 
 func (l *ledger) add(r scenarioResult) {
@@ -70,8 +114,8 @@ func (l *ledger) summary() (closing string, notes []string) {
 		}
 	}
 	sort.Strings(notes)
-	closing = fmt.Sprintf("conformance: %d scenarios, %d match, %d differ, %d skipped",
-		len(l.results), counts[Match], counts[Differ], counts[Skipped])
+	closing = fmt.Sprintf("conformance: %d scenarios, %d match, %d differ, %d skipped, %d deliberate",
+		len(l.results), counts[Match], counts[Differ], counts[Skipped], counts[Deliberate])
 	return closing, notes
 }
 
@@ -99,7 +143,10 @@ func TestMain(m *testing.M) {
 // when everything matches; it may call t.Skip when a prerequisite is
 // absent. pending, when not empty, names the issue that will make the
 // scenario match (e.g. "issue 6: needs pbs_mom"): a pending scenario that
-// differs is recorded as skipped instead of failing the suite.
+// differs is recorded as skipped instead of failing the suite. A body
+// that corrected the capture through l.depart and found nothing else
+// different is recorded as deliberate; any remaining difference makes
+// it differ as usual.
 func (l *ledger) run(t *testing.T, suite, name, pending string, body func(t *testing.T) string) {
 	t.Helper()
 	t.Run(name, func(t *testing.T) {
@@ -109,6 +156,7 @@ func (l *ledger) run(t *testing.T, suite, name, pending string, body func(t *tes
 			// t.Skip and t.Fatal leave through runtime.Goexit: record
 			// what they left behind.
 			if !returned {
+				l.takeDepartures(t)
 				switch {
 				case t.Skipped():
 					res.detail = "skipped by the scenario"
@@ -120,7 +168,13 @@ func (l *ledger) run(t *testing.T, suite, name, pending string, body func(t *tes
 		}()
 		diff := body(t)
 		returned = true
+		departures := l.takeDepartures(t)
 		switch {
+		case diff == "" && !t.Failed() && len(departures) > 0:
+			res.outcome, res.detail = Deliberate, strings.Join(departures, "; ")
+			if pending != "" {
+				t.Logf("scenario now matches up to its deliberate differences; remove its pending mark (%s)", pending)
+			}
 		case diff == "" && !t.Failed():
 			res.outcome = Match
 			if pending != "" {
