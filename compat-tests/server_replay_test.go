@@ -808,7 +808,7 @@ type replayMom struct {
 	ln  net.Listener   // the MOM's batch port (the server's MomPort)
 
 	mu    sync.Mutex
-	jobs  map[string]bool               // jobs launched here
+	jobs  map[string]bool              // jobs launched here
 	attrs map[string]batchreq.AttrList // what status polls report, by job
 }
 
