@@ -1,72 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
 
-	"gopbs/batchreq"
-	"gopbs/dis"
 	"gopbs/server"
 )
-
-// --- GoPBS pbs_mom job files ---------------------------------------------
-
-// momJob is a GoPBS MOM's job file (mom_priv/jobs/<prefix>.JB): DIS
-// strings job id and server address, DIS unsigned server port and session
-// id, then the job's attribute list as in a batch reply.
-type momJob struct {
-	ID     string
-	Server string
-	Port   uint64
-	SID    uint64
-	Attrs  batchreq.AttrList
-}
-
-// parseMomJob decodes a GoPBS MOM job file.
-func parseMomJob(b []byte) (*momJob, error) {
-	r := dis.NewReader(bytes.NewReader(b))
-	j := &momJob{}
-	var err error
-	if j.ID, err = r.Str(); err != nil {
-		return nil, fmt.Errorf("job id: %w", err)
-	}
-	if j.Server, err = r.Str(); err != nil {
-		return nil, fmt.Errorf("server address: %w", err)
-	}
-	if j.Port, err = r.Uint64(); err != nil {
-		return nil, fmt.Errorf("server port: %w", err)
-	}
-	if j.SID, err = r.Uint64(); err != nil {
-		return nil, fmt.Errorf("session id: %w", err)
-	}
-	if j.Attrs, err = batchreq.ReadReplyAttrList(r); err != nil {
-		return nil, fmt.Errorf("attributes: %w", err)
-	}
-	return j, nil
-}
-
-func (j *momJob) print(w io.Writer, noAttrs bool) {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%sjobid:\t%s\n%s", rule, j.ID, rule)
-	b.WriteString("format:\t\tGoPBS pbs_mom job file\n")
-	fmt.Fprintf(&b, "server:\t\t%s:%d\n", j.Server, j.Port)
-	fmt.Fprintf(&b, "session id:\t%d\n", j.SID)
-	if !noAttrs {
-		b.WriteString("--attributes--\n")
-		for _, a := range j.Attrs {
-			name := a.Name
-			if a.HasResource {
-				name += "." + a.Resource
-			}
-			fmt.Fprintf(&b, "%s = %s\n", name, a.Value)
-		}
-	}
-	b.WriteString("\n")
-	io.WriteString(w, b.String())
-}
 
 // --- GoPBS pbs_server store records --------------------------------------
 

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"gopbs/jobfile"
 )
 
 // capturesDir locates ../shared/captures beside the module root.
@@ -108,15 +110,15 @@ func parseHexdump(t *testing.T, lines []string) []byte {
 
 // attrsFromPrintjob reads "name[.res] = value" lines back into attributes
 // (a line without " = " continues the previous value).
-func attrsFromPrintjob(lines []string) []jobAttr {
-	var attrs []jobAttr
+func attrsFromPrintjob(lines []string) []jobfile.Attr {
+	var attrs []jobfile.Attr
 	for _, l := range lines {
 		name, val, ok := strings.Cut(l, " = ")
 		if !ok {
 			attrs[len(attrs)-1].Value += "\n" + l
 			continue
 		}
-		a := jobAttr{Name: name, Value: val, Flags: 1}
+		a := jobfile.Attr{Name: name, Value: val, Flags: 1}
 		if n, r, ok := strings.Cut(name, "."); ok {
 			a.Name, a.Resource = n, r
 		}
@@ -135,14 +137,14 @@ func TestTorqueJobFile(t *testing.T) {
 	if len(prefix) != 4096 {
 		t.Fatalf("hexdump holds %d bytes", len(prefix))
 	}
-	j, err := parseTorqueJob(prefix)
+	j, err := jobfile.Parse(prefix)
 	if !errors.Is(err, io.ErrUnexpectedEOF) || j == nil {
 		t.Fatalf("truncated file: %v", err)
 	}
 	// The dump ends inside the depend record; keep the complete records.
-	end := jobFixedSize
+	end := jobfile.FixedSize
 	for _, a := range j.Attrs {
-		end = len(appendAttrRecord(make([]byte, end), a))
+		end = len(jobfile.AppendAttr(make([]byte, end), a))
 	}
 	if j.Attrs[len(j.Attrs)-1].Name != "ctime" || !bytes.Contains(prefix[end:], []byte("depend\x00afterok:1.vm@vm")) {
 		t.Fatalf("unexpected records before the cut: %v", j.Attrs)
@@ -156,61 +158,38 @@ func TestTorqueJobFile(t *testing.T) {
 		}
 	}
 	// depend: the value in a 2085-byte field (spec 13 §2.3).
-	dep := appendAttrRecord(nil, jobAttr{Name: "depend", Value: "afterok:1.vm@vm" + strings.Repeat("\x00", 2085-16), Flags: 1})
+	dep := jobfile.AppendAttr(nil, jobfile.Attr{Name: "depend", Value: "afterok:1.vm@vm", Size: jobfile.DependFieldSize, Flags: 1})
 	if !bytes.Equal(dep[64:88], prefix[end+64:end+88]) || !bytes.HasPrefix(dep[88:], prefix[end+88:]) {
 		t.Fatalf("rebuilt depend record differs from the dump:\n%x\n%x", dep[64:120], prefix[end+64:end+120])
 	}
 	file = append(file, dep...)
 	for _, a := range attrsFromPrintjob(tail) {
-		file = appendAttrRecord(file, a)
+		file = jobfile.AppendAttr(file, a)
 	}
-	file = appendEndMarker(file)
+	file = jobfile.AppendEndMarker(file)
 
-	j, err = parseTorqueJob(file)
+	j, err = jobfile.Parse(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if j.JobID != "2.vm" || j.Prefix != "2.vm" || j.Queue != "batch" || j.UnType != unionExec || j.State != 2 || j.Substate != 22 {
+	if j.ID != "2.vm" || j.Prefix != "2.vm" || j.Queue != "batch" || j.UnType != jobfile.UnionExec || j.State != 2 || j.Substate != 22 {
 		t.Errorf("fixed part %+v", j)
 	}
 	var got strings.Builder
-	j.print(&got, false)
+	printTorqueJob(&got, j, false)
 	if w := strings.Join(want, "\n") + "\n"; got.String() != w {
 		t.Errorf("printjob output differs:\n got %q\nwant %q", got.String(), w)
 	}
 }
 
-func TestParseTorqueJobErrors(t *testing.T) {
-	good := make([]byte, jobFixedSize)
-	copy(good, []byte{2, 3, 2, 0})
-	good = appendAttrRecord(good, jobAttr{Name: "Job_Name", Value: "x", Flags: 1})
-	good = appendEndMarker(good)
-	if _, err := parseTorqueJob(good); err != nil {
-		t.Fatalf("good file: %v", err)
-	}
-	corrupt := bytes.Clone(good)
-	corrupt[jobFixedSize+68] = 50 // name length beyond the record
-	for name, b := range map[string][]byte{
-		"empty":       nil,
-		"not torque":  []byte("+4abcd"),
-		"short fixed": good[:100],
-		"no marker":   good[:len(good)-88],
-		"corrupt":     corrupt,
-	} {
-		if _, err := parseTorqueJob(b); err == nil {
-			t.Errorf("%s: no error", name)
-		}
-	}
-}
-
 func FuzzParseTorqueJob(f *testing.F) {
-	good := make([]byte, jobFixedSize)
+	good := make([]byte, jobfile.FixedSize)
 	copy(good, []byte{2, 3, 2, 0})
-	good = appendAttrRecord(good, jobAttr{Name: "Resource_List", Resource: "nodes", Value: "1", Flags: 1})
-	f.Add(appendEndMarker(good))
+	good = jobfile.AppendAttr(good, jobfile.Attr{Name: "Resource_List", Resource: "nodes", Value: "1", Flags: 1})
+	f.Add(jobfile.AppendEndMarker(good))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if j, err := parseTorqueJob(b); err == nil {
-			j.print(io.Discard, false)
+		if j, err := jobfile.Parse(b); j != nil {
+			printTorqueJob(io.Discard, j, err != nil)
 		}
 	})
 }

@@ -1,14 +1,14 @@
 // Command printjob prints the saved state of batch jobs: TORQUE 2.5.13
 // job files (server_priv/jobs or mom_priv/jobs <prefix>.JB and .TA, spec 13
-// §6), GoPBS pbs_mom job files and the job records of a GoPBS pbs_server's
-// store.
+// §6; GoPBS's pbs_mom writes the same files) and the job records of a
+// GoPBS pbs_server's store.
 //
 // Usage:
 //
 //	printjob [-a] [-s] [-d pbs_home] file|jobid...
 //
-// An operand naming a file is decoded by its content (TORQUE binary job
-// file or GoPBS MOM job file). Any other operand is a job id, looked up in
+// An operand naming a file is decoded as a TORQUE binary job file
+// (package jobfile). Any other operand is a job id, looked up in
 // the GoPBS server store (pbs_home/server_priv/serverdb.bolt and its
 // write-ahead log, read-only; the server must not be running since it
 // keeps the database locked), then as a TORQUE file
@@ -20,8 +20,8 @@
 // "state:", ... "union type exec:" with its members), "--attributes--",
 // one "name[.resource] = value" line per saved attribute, and an empty
 // line. The union members of the new, route and MOM variants and the
-// GoPBS formats follow the same layout with their own fields (no capture
-// shows them). -a prints the fixed part only; -s also prints the job
+// GoPBS server record follow the same layout with their own fields (no
+// capture shows them). -a prints the fixed part only; -s also prints the job
 // script (the .SC file beside a job file, or the store's script) after a
 // "--script--" line. -d sets PBS_HOME (default $PBS_HOME or the compiled-in
 // home).
@@ -39,6 +39,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"gopbs/jobfile"
 	"gopbs/pbs"
 	"gopbs/pbs/cli"
 	"gopbs/server"
@@ -107,22 +108,17 @@ func (p *printer) file(path string) error {
 	if err != nil {
 		return err
 	}
-	if isTorqueJob(b) {
-		j, err := parseTorqueJob(b)
-		if j == nil {
-			return err
-		}
-		j.print(p.stdout, p.noAttrs)
-		if err != nil {
-			return err
-		}
-		return p.scriptFile(path)
+	if !jobfile.IsJobFile(b) {
+		return jobfile.ErrNotJobFile
 	}
-	j, err := parseMomJob(b)
+	j, err := jobfile.Parse(b)
+	if j == nil {
+		return err
+	}
+	printTorqueJob(p.stdout, j, p.noAttrs)
 	if err != nil {
-		return fmt.Errorf("not a TORQUE or GoPBS job file (%v)", err)
+		return err
 	}
-	j.print(p.stdout, p.noAttrs)
 	return p.scriptFile(path)
 }
 

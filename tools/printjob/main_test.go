@@ -4,13 +4,13 @@ import (
 	"encoding/binary"
 	"hash/crc32"
 	"io"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"gopbs/batchreq"
-	"gopbs/dis"
+	"gopbs/jobfile"
 	"gopbs/server"
 	"gopbs/server/store"
 )
@@ -125,22 +125,31 @@ func TestServerStore(t *testing.T) {
 	}
 }
 
+// TestMomJobFile prints a MOM's job file (union type mom, TM info after
+// the end marker), as pbs_mom writes it, by path and by job id.
 func TestMomJobFile(t *testing.T) {
+	j := &jobfile.Job{Version: jobfile.QSVersion, State: 4, Substate: 42, Svrflags: 1, Stime: 1763780000,
+		ID: "12.vm", Prefix: "12.vm", Queue: "batch",
+		Attrs: []jobfile.Attr{
+			{Name: "Job_Owner", Value: "alice@vm", Flags: 1},
+			{Name: "Resource_List", Resource: "nodes", Value: "1", Flags: 1},
+		}}
+	j.SetMom(jobfile.Mom{ServerAddr: netip.MustParseAddr("127.0.0.1"), ExitStatus: 0, UID: 1000, GID: 100})
+	j.SetTM(jobfile.TM{Stdout: 40000, Stderr: 40000, NextTaskID: 2, NodeID: 0})
+	b, err := j.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
-	b := dis.AppendString(nil, "12.vm")
-	b = dis.AppendString(b, "127.0.0.1")
-	b = dis.AppendUint(b, 15001)
-	b = dis.AppendUint(b, 4242)
-	b = batchreq.AttrList{
-		{Name: "Job_Owner", Value: "alice@vm"},
-		{Name: "Resource_List", Resource: "nodes", HasResource: true, Value: "1"},
-	}.Append(b)
 	path := filepath.Join(dir, "12.vm.JB")
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	want := rule + "jobid:\t12.vm\n" + rule + "format:\t\tGoPBS pbs_mom job file\nserver:\t\t127.0.0.1:15001\n" +
-		"session id:\t4242\n--attributes--\nJob_Owner = alice@vm\nResource_List.nodes = 1\n\n"
+	want := rule + "jobid:\t12.vm\n" + rule + "ji_qs version:\t0x00020302\nstate:\t\t0x4\nsubstate:\t0x2a (42)\n" +
+		"svrflgs:\t0x1 (1)\nordering:\t0\ninter prior:\t0\nstime:\t\t1763780000\nfile base:\t12.vm\n" +
+		"queue:\t\tbatch\ndestin:\t\t\nunion type mom:\n\tsvraddr\t2130706433\n\texitst\t0\n\tuid\t1000\n\tgid\t100\n" +
+		"--attributes--\nJob_Owner = alice@vm\nResource_List.nodes = 1\n" +
+		"--mom tm info--\nstdout\t40000\nstderr\t40000\ntaskid\t2\nnodeid\t0\n\n"
 	status, stdout, stderr := runPrintjob(path)
 	if status != 0 || stdout != want || stderr != "" {
 		t.Errorf("status %d\nstdout %q\nwant   %q\nstderr %q", status, stdout, want, stderr)
@@ -174,7 +183,7 @@ func TestPrintjobErrors(t *testing.T) {
 		{[]string{"-d"}, 2, "printjob: option requires an argument -- 'd'\n" + usageText},
 		{[]string{"not/a/job"}, 2, "printjob: not/a/job: no such file, and not a job id\n" + usageText},
 		{[]string{"-d", home, "99.vm"}, 1, "printjob: 99.vm: no such job\n"},
-		{[]string{garbage}, 1, "printjob: " + garbage + ": not a TORQUE or GoPBS job file"},
+		{[]string{garbage}, 1, "printjob: " + garbage + ": not a TORQUE job file"},
 	} {
 		status, stdout, stderr := runPrintjob(tc.args...)
 		if status != tc.status || stdout != "" || !strings.HasPrefix(stderr, tc.stderr) {
@@ -188,19 +197,6 @@ func FuzzParseServerJob(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if j, err := server.DecodeJobRecord("1.x", b); err == nil {
 			printServerJob(io.Discard, j, false)
-		}
-	})
-}
-
-func FuzzParseMomJob(f *testing.F) {
-	b := dis.AppendString(nil, "12.vm")
-	b = dis.AppendString(b, "127.0.0.1")
-	b = dis.AppendUint(b, 15001)
-	b = dis.AppendUint(b, 1)
-	f.Add(batchreq.AttrList{{Name: "Job_Owner", Value: "a@b"}}.Append(b))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		if j, err := parseMomJob(b); err == nil {
-			j.print(io.Discard, false)
 		}
 	})
 }
