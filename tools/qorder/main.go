@@ -24,7 +24,7 @@ func main() {
 			cli.Exit(1)
 		}
 	}
-	if j1.Server() != j2.Server() {
+	if cli.ServerName(j1.Server()) != cli.ServerName(j2.Server()) {
 		fmt.Fprintln(os.Stderr, "qorder: both jobs ids must specify the same server")
 		cli.Exit(1)
 	}

@@ -1,0 +1,181 @@
+package clitest
+
+import (
+	"testing"
+
+	"gopbs/batchreq"
+)
+
+// TestQdel covers every qdel option (spec 05 §4, 02 §5.x extensions).
+func TestQdel(t *testing.T) {
+	runCases(t, []testCase{
+		{name: "plain", argv: []string{"qdel", "12"},
+			sent: []string{"+2+1+6{U}+1+2+512.vm+0+0", disconnect}},
+		{name: "delay", argv: []string{"qdel", "-W", "3", "12.vm"},
+			sent: []string{"+2+1+6{U}+1+2+512.vm+0+12+10deldelay=3", disconnect}},
+		{name: "purge", argv: []string{"qdel", "-p", "12.vm"},
+			sent: []string{"+2+1+6{U}+1+2+512.vm+0+12+10delpurge=1", disconnect}},
+		{name: "async", argv: []string{"qdel", "-a", "12.vm"},
+			sent: []string{"+2+1+6{U}+1+2+512.vm+0+1+8delasync", disconnect}},
+		{name: "message", argv: []string{"qdel", "-m", "bye now", "12.vm"},
+			sent: []string{"+2+1+6{U}+1+2+512.vm+0+1+7bye now", disconnect}},
+		{name: "array range", argv: []string{"qdel", "-t", "1-3", "5[].vm"},
+			sent: []string{"+2+1+6{U}+1+2+65[].vm+0+12+15array_range=1-3", disconnect}},
+		{name: "several", argv: []string{"qdel", "1", "2.vm"},
+			sent: []string{"+2+1+6{U}+1+2+41.vm+0+0", disconnect, "+2+1+6{U}+1+2+42.vm+0+0", disconnect}},
+		{name: "unknown job", argv: []string{"qdel", "9999.vm"},
+			replies: []*batchreq.Reply{textReply(15001, "Unknown Job Id"), textReply(15001, "Unknown Job Id")},
+			sent: []string{"+2+1+6{U}+1+2+79999.vm+0+0", disconnect,
+				"+2+1+8{U}2+109999.vm@vm+0", disconnect},
+			stderr: "qdel: Unknown Job Id 9999.vm\n", exit: 153},
+		{name: "located elsewhere", argv: []string{"qdel", "7.vm"},
+			replies: []*batchreq.Reply{textReply(15001, "Unknown Job Id"), locateReply("vm2:{P}"), nil},
+			sent: []string{"+2+1+6{U}+1+2+47.vm+0+0", disconnect,
+				"+2+1+8{U}+77.vm@vm+0", disconnect,
+				"+2+1+6{U}+1+2+47.vm+0+0", disconnect}},
+		{name: "permission", argv: []string{"qdel", "0.vm"},
+			replies: []*batchreq.Reply{textReply(15007, "Unauthorized Request  MSG=operation not permitted")},
+			sent:    []string{"+2+1+6{U}+1+2+40.vm+0+0", disconnect},
+			stderr:  "qdel: Unauthorized Request  MSG=operation not permitted 0.vm\n", exit: 159},
+		{name: "no text", argv: []string{"qdel", "0.vm"},
+			replies: []*batchreq.Reply{errReply(15004)},
+			stderr:  "qdel: Server returned error 15004 for job 0.vm\n", exit: 15004 & 0xff},
+		{name: "bad id", argv: []string{"qdel", "{J3}"}, sent: []string{},
+			stderr: "qdel: illegally formed job identifier: {J3}\n", exit: 1},
+		{name: "all", argv: []string{"qdel", "all"},
+			replies: []*batchreq.Reply{statusReply(
+				obj(batchreq.MGR_OBJ_JOB, "1.vm", "job_state=Q"),
+				obj(batchreq.MGR_OBJ_JOB, "2.vm", "job_state=C"),
+				obj(batchreq.MGR_OBJ_JOB, "3.vm", "job_state=R")),
+				textReply(15007, "Unauthorized Request  MSG=operation not permitted"), nil},
+			sent:   []string{"+2+12+51{U}+0+0", "+2+1+6{U}+1+2+41.vm+0+0", "+2+1+6{U}+1+2+43.vm+0+0", disconnect},
+			stdout: "Deletion Error: 15007 (Unauthorized Request )\n",
+			stderr: "qdel: Unauthorized Request  MSG=operation not permitted 1.vm\n"},
+		{name: "all nothing", argv: []string{"qdel", "ALL"},
+			replies: []*batchreq.Reply{statusReply()},
+			sent:    []string{"+2+12+51{U}+0+0", disconnect},
+			stderr:  "qdel: cannot find any jobs to delete\n"},
+		{name: "purge complete", argv: []string{"qdel", "-c"},
+			replies: []*batchreq.Reply{textReply(15007, "Unauthorized Request  MSG=must have operator or manager privilege to use -c parameter")},
+			check: func(t *testing.T, stdout, stderr string) {
+				if stderr != "qdel: Unauthorized Request  MSG=must have operator or manager privilege to use -c parameter \n" {
+					t.Errorf("stderr %q", stderr)
+				}
+			},
+			exit: 159},
+		{name: "conflicting options", argv: []string{"qdel", "-p", "-W", "3", "1"}, sent: []string{},
+			stderr: qdelUsage, exit: 2},
+		{name: "no operand", argv: []string{"qdel"}, sent: []string{}, stderr: qdelUsage, exit: 2},
+		{name: "unknown option", argv: []string{"qdel", "-z", "1"}, sent: []string{},
+			stderr: "{B}/qdel: invalid option -- 'z'\n" + qdelUsage, exit: 2},
+		{name: "bad delay", argv: []string{"qdel", "-W", "x", "1"}, sent: []string{}, stderr: qdelUsage, exit: 2},
+	})
+}
+
+const qdelUsage = "usage: qdel [{ -a | -c | -p | -t | -W delay | -m message}] [<JOBID>[<JOBID>]|'all'|'ALL']...\n"
+
+// TestJobCommands covers the options, requests, error lines and exit
+// statuses of the other job commands (spec 05 §1.3, §4).
+func TestJobCommands(t *testing.T) {
+	unknown := textReply(15001, "Unknown Job Id MSG=cannot locate job")
+	runCases(t, []testCase{
+		// qhold / qrls
+		{name: "qhold", argv: []string{"qhold", "12"},
+			sent: []string{"+2+1+7{U}+2+2+512.vm+12+132+10Hold_Types+0+1u+0+0", disconnect}},
+		{name: "qhold -h os", argv: []string{"qhold", "-h", "os", "12.vm"},
+			sent: []string{"+2+1+7{U}+2+2+512.vm+12+142+10Hold_Types+0+2os+0+0", disconnect}},
+		{name: "qhold -t", argv: []string{"qhold", "-t", "1-2", "5[].vm"},
+			sent: []string{"+2+1+7{U}+2+2+65[].vm+12+132+10Hold_Types+0+1u+0+12+15array_range=1-2", disconnect}},
+		{name: "qhold owner refused", argv: []string{"qhold", "-h", "o", "4000.vm"},
+			replies: []*batchreq.Reply{textReply(15007, "Unauthorized Request ")},
+			stderr:  "qhold: Unauthorized Request  4000.vm\n", exit: 159},
+		{name: "qhold usage", argv: []string{"qhold"}, sent: []string{},
+			stderr: "usage: qhold [-h {u|o|s}] [-t array_range] job_identifier...\n", exit: 2},
+		{name: "qrls -h o -t", argv: []string{"qrls", "-h", "o", "-t", "1-2", "5[].vm"},
+			sent: []string{"+2+12+13{U}+2+2+65[].vm+12+132+10Hold_Types+0+1o+0+12+15array_range=1-2", disconnect}},
+		{name: "qrls usage", argv: []string{"qrls", "-x", "1"}, sent: []string{},
+			stderr: "{B}/qrls: invalid option -- 'x'\nusage: qrls [-h {u|o|s}] [-t array_range] job_identifier...\n", exit: 2},
+
+		// qmove
+		{name: "qmove", argv: []string{"qmove", "batch", "12"},
+			sent: []string{"+2+12+12{U}+512.vm+5batch+0", disconnect}},
+		{name: "qmove unknown queue", argv: []string{"qmove", "nosuch", "4000.vm"},
+			replies: []*batchreq.Reply{textReply(15020, "Unknown queue")},
+			stderr:  "qmove: Unknown queue 4000.vm\n", exit: 172},
+		{name: "qmove bad destination", argv: []string{"qmove", "@", "1"}, sent: []string{},
+			stderr: "qmove: illegally formed destination: @\n", exit: 2},
+		{name: "qmove usage", argv: []string{"qmove", "batch"}, sent: []string{},
+			stderr: "usage: qmove destination job_identifier...\n", exit: 2},
+
+		// qorder
+		{name: "qorder", argv: []string{"qorder", "1", "2.vm"},
+			sent: []string{"+2+12+50{U}+41.vm+42.vm+0", disconnect}},
+		{name: "qorder error", argv: []string{"qorder", "1", "2"},
+			replies: []*batchreq.Reply{textReply(15001, "Unknown Job Id")},
+			stderr:  "qorder: Unknown Job Id \n", exit: 153},
+		{name: "qorder servers differ", argv: []string{"qorder", "1.vm", "2.vm2"}, sent: []string{},
+			stderr: "qorder: both jobs ids must specify the same server\n", exit: 1},
+		{name: "qorder usage", argv: []string{"qorder", "1"}, sent: []string{},
+			stderr: "usage: qorder job_identifier job_identifier\n", exit: 2},
+
+		// qrun
+		{name: "qrun", argv: []string{"qrun", "9"},
+			sent: []string{"+2+12+15{U}+49.vm+0+0+0", disconnect}},
+		{name: "qrun -a -H", argv: []string{"qrun", "-a", "-H", "vm", "9.vm"},
+			sent: []string{"+2+12+23{U}+49.vm+2vm+0+0", disconnect}},
+		{name: "qrun refused", argv: []string{"qrun", "4000.vm"},
+			replies: []*batchreq.Reply{textReply(15007, "Unauthorized Request ")},
+			stderr:  "qrun: Unauthorized Request  4000.vm\n", exit: 2},
+		{name: "qrun unknown node", argv: []string{"qrun", "-H", "nodeaaaaaaaaaaaaaaaaa", "9"},
+			replies: []*batchreq.Reply{errReply(15064)},
+			stderr:  "qrun: Unknown node in hostlist 'nodeaaaaaaaaaaaa...' for job 9.vm\n", exit: 2},
+		{name: "qrun usage", argv: []string{"qrun"}, sent: []string{},
+			stderr: "usage: qrun [-a] [-H <HOST>] <JOBID>[ <JOBID>]...\n", exit: 2},
+
+		// qrerun
+		{name: "qrerun", argv: []string{"qrerun", "9"},
+			sent: []string{"+2+12+14{U}+49.vm+0", disconnect}},
+		{name: "qrerun -f", argv: []string{"qrerun", "-f", "9"},
+			sent: []string{"+2+12+14{U}+49.vm+1+5force", disconnect}},
+		{name: "qrerun -m", argv: []string{"qrerun", "-m", "node died", "9"},
+			sent: []string{"+2+12+14{U}+49.vm+1+9node died", disconnect}},
+		{name: "qrerun unknown", argv: []string{"qrerun", "9.vm"},
+			replies: []*batchreq.Reply{unknown, unknown},
+			stderr:  "qrerun: Unknown Job Id MSG=cannot locate job 9.vm\n", exit: 153},
+		{name: "qrerun queued", argv: []string{"qrerun", "0.vm"},
+			replies: []*batchreq.Reply{textReply(15018, "Request invalid for state of job")},
+			stderr:  "qrerun: Request invalid for state of job 0.vm\n", exit: 170},
+		{name: "qrerun -m with =", argv: []string{"qrerun", "-m", "a=b", "9"}, sent: []string{},
+			stderr: "usage: qrerun [-f] [-m message] job_identifier...\n", exit: 2},
+
+		// qsig
+		{name: "qsig", argv: []string{"qsig", "9"},
+			sent: []string{"+2+12+18{U}+49.vm+7SIGTERM+0", disconnect}},
+		{name: "qsig -s -a", argv: []string{"qsig", "-a", "-s", "suspend", "9"},
+			sent: []string{"+2+12+18{U}+49.vm+7suspend+0", disconnect}},
+		{name: "qsig usage", argv: []string{"qsig", "-s"}, sent: []string{},
+			stderr: "{B}/qsig: option requires an argument -- 's'\nusage: qsig [-s signal] job_identifier...\n", exit: 2},
+
+		// qmsg
+		{name: "qmsg", argv: []string{"qmsg", "hello", "9"},
+			sent: []string{"+2+12+10{U}+49.vm+2+5hello+0", disconnect}},
+		{name: "qmsg -O", argv: []string{"qmsg", "-O", "hello", "9"},
+			sent: []string{"+2+12+10{U}+49.vm+1+5hello+0", disconnect}},
+		{name: "qmsg -E -O", argv: []string{"qmsg", "-E", "-O", "hello", "9"},
+			sent: []string{"+2+12+10{U}+49.vm+3+5hello+0", disconnect}},
+		{name: "qmsg queued", argv: []string{"qmsg", "hi", "0.vm"},
+			replies: []*batchreq.Reply{textReply(15018, "Request invalid for state of job")},
+			stderr:  "qmsg: Request invalid for state of job 0.vm\n", exit: 170},
+		{name: "qmsg usage", argv: []string{"qmsg", "hello"}, sent: []string{},
+			stderr: "usage: qmsg [-O] [-E] msg_string job_identifier...\n", exit: 2},
+
+		// qchkpt
+		{name: "qchkpt", argv: []string{"qchkpt", "11"},
+			sent: []string{"+2+12+27{U}+2+2+511.vm+0+0", disconnect}},
+		{name: "qchkpt not checkpointable", argv: []string{"qchkpt", "11.vm"},
+			replies: []*batchreq.Reply{textReply(15004, "Invalid request MSG=job is not checkpointable")},
+			stderr:  "qchkpt: Invalid request MSG=job is not checkpointable 11.vm\n", exit: 156},
+		{name: "qchkpt usage", argv: []string{"qchkpt"}, sent: []string{},
+			stderr: "usage: qchkpt job_identifier...\n", exit: 2},
+	})
+}
