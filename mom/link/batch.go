@@ -276,26 +276,6 @@ func (m *Mom) reqRdytoCommit(bc *batchConn, req *batchreq.Request) {
 	bc.reply(batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_RdytoCommit, id))
 }
 
-// saveJob writes mom_priv/jobs/<prefix>.JB, what a restarted MOM needs
-// to recover the job: id, server address and port, session id and the
-// attribute list, all DIS-encoded (GoPBS's own layout; the file is
-// private to the MOM).
-func (m *Mom) saveJob(j *job) error {
-	m.mu.Lock()
-	b := dis.AppendString(nil, j.id)
-	server := ""
-	if j.server.IsValid() {
-		server = j.server.String()
-	}
-	b = dis.AppendString(b, server)
-	b = dis.AppendUint(b, uint64(j.serverPort))
-	b = dis.AppendUint(b, uint64(j.sid))
-	b = j.attrs.Append(b)
-	m.mu.Unlock()
-	name := filepath.Join(m.opt.Home, "mom_priv", "jobs", j.prefix+".JB")
-	return writeFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600, b)
-}
-
 func (m *Mom) reqCommit(bc *batchConn, req *batchreq.Request) {
 	id := req.Body.(*batchreq.JobID).ID
 	j := m.launchJob(bc, id, stageTransCM)
@@ -316,6 +296,12 @@ func (m *Mom) reqCommit(bc *batchConn, req *batchreq.Request) {
 	}
 	done := make(chan result, 1)
 	go func() {
+		// Multi-node jobs: join the sisters first (im_ms.go).
+		if err := m.prepareStart(context.Background(), j, &spec); err != nil {
+			m.JobExited(jobexec.Exit{JobID: id, Status: jobexec.JOB_EXEC_RETRY, StartFailed: true, Message: err.Error()})
+			done <- result{0, &jobexec.StartError{Status: jobexec.JOB_EXEC_RETRY, Msg: err.Error()}}
+			return
+		}
 		sid, err := m.exec.Start(context.Background(), &spec)
 		done <- result{sid, err}
 	}()
@@ -486,10 +472,11 @@ func (m *Mom) reqDeleteJob(bc *batchConn, req *batchreq.Request) {
 
 // purge removes a job's files and forgets it in the engine.
 func (m *Mom) purge(j *job) {
+	m.forgetMS(j.id)
 	if err := m.exec.Purge(j.id); err != nil {
 		os.Remove(m.exec.ScriptPath(j.prefix))
 	}
-	os.Remove(filepath.Join(m.opt.Home, "mom_priv", "jobs", j.prefix+".JB"))
+	os.Remove(m.jobFilePath(j.prefix))
 	m.mu.Lock()
 	if m.jobs[j.id] == j {
 		delete(m.jobs, j.id)

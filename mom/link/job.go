@@ -1,11 +1,17 @@
 package link
 
 import (
+	"fmt"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
+	"gopbs/attr"
 	"gopbs/batchreq"
+	"gopbs/jobfile"
 	"gopbs/mom/jobexec"
 )
 
@@ -41,6 +47,7 @@ type job struct {
 	obitDue    bool // the end still has to be reported
 	preobitOK  bool // the server confirmed the job; epilogue done
 	rerun      bool
+	stime      int64 // start time recorded in a recovered job file
 }
 
 // queueJobAttrs are the attribute names a MOM accepts in QueueJob (spec
@@ -152,4 +159,217 @@ func usageAttrs(u jobexec.Usage) batchreq.AttrList {
 		l = append(l, batchreq.NewResourceAttr("resources_used", r.Name, r.Value))
 	}
 	return l
+}
+
+// Job states and substates MOM records in its job files (spec 12 §2).
+const (
+	jobStateTransit  = 0
+	jobStateRunning  = 4
+	jobStateExiting  = 5
+	substateTransIn  = 0
+	substateTransICM = 1
+	substateRunning  = 42
+	substateSuspend  = 43
+	substateExiting  = 50
+	substateExited   = 53
+
+	svrflagHere = 0x01 // JOB_SVFLG_HERE: this MOM is the job's mother superior
+)
+
+// stateOf returns the state and substate TORQUE's MOM keeps for a job at
+// stage s.
+func stateOf(s stage) (state, substate int32) {
+	switch s {
+	case stageTransIn:
+		return jobStateTransit, substateTransIn
+	case stageTransCM:
+		return jobStateTransit, substateTransICM
+	case stageRunning:
+		return jobStateRunning, substateRunning
+	case stageSuspended:
+		return jobStateRunning, substateSuspend
+	case stageExiting:
+		return jobStateExiting, substateExiting
+	}
+	return jobStateExiting, substateExited
+}
+
+// stageOf is the inverse of stateOf for a recovered job file.
+func stageOf(state, substate int32) stage {
+	switch {
+	case state == jobStateTransit && substate == substateTransIn:
+		return stageTransIn
+	case state == jobStateTransit:
+		return stageTransCM
+	case state == jobStateRunning && substate == substateSuspend:
+		return stageSuspended
+	case state == jobStateExiting && substate == substateExited:
+		return stageExited
+	case state == jobStateExiting:
+		return stageExiting
+	}
+	return stageRunning
+}
+
+// jobFilePath returns mom_priv/jobs/<prefix>.JB.
+func (m *Mom) jobFilePath(prefix string) string {
+	return filepath.Join(m.opt.Home, "mom_priv", "jobs", prefix+".JB")
+}
+
+// saveJob writes mom_priv/jobs/<prefix>.JB in TORQUE's layout (spec 13
+// §6, MOM variant), so that a TORQUE MOM and GoPBS's read each other's
+// files: state and substate, the HERE flag once committed, the start
+// time, the union's server address, exit status and execution ids, the
+// attributes as received (string arrays in their newline form, depend in
+// its fixed field), session_id once the job started, and for an
+// interactive job the trailing TM information with its port.
+func (m *Mom) saveJob(j *job) error {
+	m.mu.Lock()
+	f := jobFile(j)
+	user, group := j.spec.User, j.spec.Group
+	m.mu.Unlock()
+	mom := f.Mom()
+	if cred, err := jobexec.LookupUser(user, group); err == nil {
+		mom.UID, mom.GID = cred.UID, cred.GID
+	}
+	f.SetMom(mom)
+	b, err := f.Marshal()
+	if err != nil {
+		return fmt.Errorf("save job %s: %w", j.id, err)
+	}
+	return writeJobFile(m.jobFilePath(j.prefix), b)
+}
+
+// jobFile builds the job file of j. The caller holds m.mu.
+func jobFile(j *job) *jobfile.Job {
+	f := &jobfile.Job{Version: jobfile.QSVersion, ID: j.id, Prefix: j.prefix, Queue: j.spec.Queue}
+	f.State, f.Substate = stateOf(j.stage)
+	if j.stage >= stageRunning {
+		f.Svrflags = svrflagHere
+		if j.stime == 0 {
+			j.stime = j.startTime("").Unix() // start_time, else now
+		}
+		f.Stime = j.stime
+	}
+	mom := jobfile.Mom{ServerAddr: j.server}
+	if j.exit != nil {
+		mom.ExitStatus = int32(j.exit.Status)
+	}
+	f.SetMom(mom)
+	for _, a := range j.attrs {
+		if a.Name == "session_id" {
+			continue // written from j.sid below
+		}
+		f.Attrs = append(f.Attrs, saveAttr(a))
+	}
+	if j.sid > 0 {
+		f.Attrs = append(f.Attrs, jobfile.Attr{Name: "session_id", Value: strconv.Itoa(j.sid), Flags: jobfile.FlagSet})
+	}
+	if j.spec.Interactive {
+		port := int32(j.spec.InteractivePort)
+		f.SetTM(jobfile.TM{Stdout: port, Stderr: port, NextTaskID: 1})
+	}
+	return f
+}
+
+// saveAttr converts a QueueJob attribute into its job file record.
+func saveAttr(a batchreq.Attr) jobfile.Attr {
+	r := jobfile.Attr{Name: a.Name, Value: a.Value, Flags: jobfile.FlagSet}
+	if a.HasResource {
+		r.Resource = a.Resource
+	}
+	if a.Op == batchreq.DFLT {
+		r.Flags |= jobfile.FlagDefault
+	}
+	switch {
+	case a.Name == "depend":
+		r.Size = jobfile.DependFieldSize
+	case isStringArray(a.Name):
+		if v, err := attr.Parse(attr.TypeStringArray, a.Value); err == nil {
+			r.Value = v.Encode(attr.ModeSave)
+		}
+	}
+	return r
+}
+
+// loadAttr converts a job file record back into the attribute as a
+// QueueJob carries it.
+func loadAttr(r jobfile.Attr) batchreq.Attr {
+	a := batchreq.NewAttr(r.Name, r.Value)
+	if r.Resource != "" {
+		a = batchreq.NewResourceAttr(r.Name, r.Resource, r.Value)
+	}
+	if r.Flags&jobfile.FlagDefault != 0 {
+		a.Op = batchreq.DFLT
+	}
+	if isStringArray(r.Name) {
+		if v, err := attr.Parse(attr.TypeStringArray, r.Value); err == nil {
+			a.Value = v.Encode(attr.ModeMOM)
+		}
+	}
+	return a
+}
+
+// isStringArray reports whether the job attribute name holds an array of
+// strings, stored one element per line in job files.
+func isStringArray(name string) bool {
+	d, ok := attr.JobTable().Lookup(name)
+	return ok && d.Type == attr.TypeStringArray
+}
+
+// loadJob reads a job file written by saveJob or by TORQUE's MOM. The
+// file prefix must match the file name, as TORQUE requires.
+func loadJob(name string) (*job, error) {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	f, err := jobfile.Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if want := strings.TrimSuffix(filepath.Base(name), ".JB"); f.Prefix != want {
+		return nil, fmt.Errorf("%s: file prefix %q does not match the file name", name, f.Prefix)
+	}
+	j := &job{id: f.ID, prefix: f.Prefix, stage: stageOf(f.State, f.Substate), stime: f.Stime}
+	if f.UnType == jobfile.UnionMom {
+		mom := f.Mom()
+		j.server = mom.ServerAddr
+	}
+	for _, r := range f.Attrs {
+		if r.Name == "session_id" && r.Resource == "" {
+			j.sid, _ = strconv.Atoi(r.Value)
+			continue
+		}
+		j.attrs = append(j.attrs, loadAttr(r))
+	}
+	j.spec = jobSpec(j.id, j.attrs)
+	j.spec.Prefix = j.prefix
+	return j, nil
+}
+
+// writeJobFile replaces a job file: written beside it under a temporary
+// name, synced, then renamed over it, so that a crash leaves the old or
+// the new file, never a torn one (spec 13 §1.3 allows it).
+func writeJobFile(name string, b []byte) error {
+	tmp := strings.TrimSuffix(name, ".JB") + ".JC"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, name)
 }

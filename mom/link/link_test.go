@@ -850,12 +850,10 @@ func TestRecover(t *testing.T) {
 			sid := st.SessionID
 			first.stop()
 			// The job started 30 s ago as far as the restarted MOM can
-			// tell (no start_time attribute: the job file's time).
+			// tell (no start_time attribute: the job file's stime).
 			started := time.Now().Add(-30 * time.Second).Truncate(time.Second)
 			jb := filepath.Join(first.home, "mom_priv", "jobs", id+".JB")
-			if err := os.Chtimes(jb, started, started); err != nil {
-				t.Fatal(err)
-			}
+			setStime(t, jb, started)
 			adopt := mode == "" || mode == "p"
 
 			second := startMomIn(t, srv, "", base, mode)

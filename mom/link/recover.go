@@ -1,19 +1,13 @@
 package link
 
 import (
-	"bytes"
 	"context"
-	"fmt"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
-	"gopbs/batchreq"
-	"gopbs/dis"
 	"gopbs/mom/jobexec"
 	"gopbs/mom/momd"
 )
@@ -42,15 +36,14 @@ func (m *Mom) Recover(ctx context.Context, mode momd.RestartMode) (int, error) {
 			continue
 		}
 		n++
-		j.prefix = strings.TrimSuffix(filepath.Base(name), ".JB")
-		j.spec.Prefix = j.prefix
+		j.serverPort = serverPortOf(j.attrs, m.opt.ServerPort)
 		alive := j.sid > 0 && syscall.Kill(j.sid, 0) == nil
 		kill := func() {
 			if alive {
 				syscall.Kill(-j.sid, syscall.SIGKILL)
 			}
 		}
-		if mode == momd.RecoverPurge || !j.server.IsValid() {
+		if mode == momd.RecoverPurge || j.stage < stageRunning || !j.server.IsValid() {
 			kill() // -P, or a launch that never committed
 			m.purge(j)
 			continue
@@ -79,45 +72,18 @@ func (m *Mom) Recover(ctx context.Context, mode momd.RestartMode) (int, error) {
 	return n, nil
 }
 
-func loadJob(name string) (*job, error) {
-	b, err := os.ReadFile(name)
-	if err != nil {
-		return nil, err
-	}
-	r := dis.NewReader(bytes.NewReader(b))
-	j := &job{}
-	var server string
-	var port, sid uint64
-	if j.id, err = r.Str(); err == nil {
-		if server, err = r.Str(); err == nil {
-			if port, err = r.Uint64(); err == nil {
-				if sid, err = r.Uint64(); err == nil {
-					j.attrs, err = batchreq.ReadReplyAttrList(r)
-				}
-			}
-		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if server != "" {
-		if j.server, err = netip.ParseAddr(server); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-	}
-	j.serverPort, j.sid = int(port), int(sid)
-	j.spec = jobSpec(j.id, j.attrs)
-	return j, nil
-}
-
 // startTime returns when the job started: its start_time attribute (set
-// by the server at launch), else the time the job file was last saved
-// (at the start), else now.
+// by the server at launch), else the start time of the job file's fixed
+// part, else the time the job file was last saved (at the start), else
+// now.
 func (j *job) startTime(file string) time.Time {
 	if v, ok := j.attrs.Get("start_time"); ok {
 		if sec, err := strconv.ParseInt(v, 10, 64); err == nil && sec > 0 {
 			return time.Unix(sec, 0)
 		}
+	}
+	if j.stime > 0 {
+		return time.Unix(j.stime, 0)
 	}
 	if fi, err := os.Stat(file); err == nil {
 		return fi.ModTime()
