@@ -43,8 +43,17 @@ type replayStep struct {
 	// capture run made between scenarios.
 	before []*batchreq.Request
 	// setNextJob sets next_job_number from the scenario's first captured
-	// Queue reply before replaying (round 2 starts at other numbers).
+	// Queue reply before replaying (round 2 starts at other numbers),
+	// counting back the rejected submissions before it (each consumed a
+	// number).
 	setNextJob bool
+	// ownTraffic: the capture holds connections the capture server
+	// opened itself (to its scheduler or a MOM); they are not replayed.
+	ownTraffic bool
+	// syncJobs replaces the captured rejection of sync-set submissions
+	// (seed 001: accepted) and completes them as qsub would have, then
+	// checks the sync bookkeeping (syncReason).
+	syncJobs bool
 	// compress replays the pauses between connections (those longer than
 	// a second) as short sleeps, for scenarios that wait for timers made
 	// short by the before requests.
@@ -63,6 +72,11 @@ type replayStep struct {
 // The state_count of the capture server counts array 5[]'s four
 // sub-jobs, listed Q, as Held (Queued:2 Held:6 in scenarios 39-41, later
 // Queued:-4 Held:4): the array-count defect GoPBS must not reproduce.
+// TORQUE 2.5.13 rejects qsub -W synccount=N and -W syncwith=ID (the
+// attributes qsub sends for them) with PBSE_NOATTR (capture 88); the issue
+// and seed 001 require sync sets to work.
+const syncReason = "seed 001 (Synchronize Job Starts) and spec 12 §6: synccount and syncwith jobs are accepted and form sync sets; TORQUE 2.5.13 rejected them with 15002"
+
 const stateCountReason = "spec 04 §4 and spec README deviation 45: state_count counts every job, array sub-jobs included, in its own state; the capture server counted array 5[]'s queued sub-jobs as Held, the array-count defect (seen later as Queued:-4) that is not to be reproduced"
 
 func mgrReq(cmd, obj int, name string, attrs ...batchreq.Attr) *batchreq.Request {
@@ -145,7 +159,7 @@ func round2() (setup []*batchreq.Request, steps []replayStep) {
 	steps = []replayStep{
 		{id: 80, before: []*batchreq.Request{setServer("next_job_number", "9")}},
 		{id: 78, setNextJob: true},
-		{id: 88, setNextJob: true, pending: "seed 001 overrides TORQUE here: synccount/syncwith are accepted, TORQUE 2.5.13 rejected them (15002)"},
+		{id: 88, setNextJob: true, ownTraffic: true, syncJobs: true},
 		// routing retries: route_retry_time 1 s instead of the default 30 s,
 		// and the capture's pauses shortened accordingly
 		{id: 79, setNextJob: true, compress: true, before: []*batchreq.Request{
@@ -491,11 +505,17 @@ func (r *replayer) replay(t *testing.T, path string, sc capture.Scenario, st rep
 	}
 	start, _ := time.ParseInLocation("2006-01-02T15:04:05", sc.StartTime, time.Local)
 	shift := time.Now().Unix() - start.Unix()
+	nextSeq := -1 // the job number the next submission takes
 	if st.setNextJob {
-		if id := firstQueuedID(c); id != "" {
-			r.admin(setServer("next_job_number", jobSeq(id)))
+		if n := firstJobNumber(c); n >= 0 {
+			r.admin(setServer("next_job_number", strconv.Itoa(n)))
+			nextSeq = n
 		}
 	}
+	if st.syncJobs && nextSeq < 0 {
+		t.Fatal("sync-job scenarios need setNextJob")
+	}
+	var syncIDs []string // sync-set jobs accepted in place of the capture's rejection
 	var correct *correction
 	if st.stateCount {
 		correct = stateCountCorrection(t, c)
@@ -508,6 +528,9 @@ func (r *replayer) replay(t *testing.T, path string, sc capture.Scenario, st rep
 		}
 		last = conn.Start
 		if conn.Server.Port() != batchreq.PBS_BATCH_SERVICE_PORT {
+			if st.ownTraffic && conn.Client.Port() < 1024 {
+				continue
+			}
 			if st.pending == "" {
 				return fmt.Sprintf("connection to port %d cannot be replayed", conn.Server.Port())
 			}
@@ -549,13 +572,156 @@ func (r *replayer) replay(t *testing.T, path string, sc capture.Scenario, st rep
 				if correct != nil {
 					w = correct.apply(t, w)
 				}
+				var req *batchreq.Request
+				if k < len(reqs) {
+					req = reqs[k]
+				}
+				syncJob := false
+				if req != nil && req.Type == batchreq.PBS_BATCH_QueueJob {
+					switch {
+					case nextSeq < 0:
+					case w.Code == 0 && jobSeq(w.JobID) != strconv.Itoa(nextSeq):
+						t.Fatalf("capture: job %s queued where number %d was next", w.JobID, nextSeq)
+					case st.syncJobs && w.Code == batchreq.PBSE_NOATTR && syncAttr(req) != "":
+						id := fmt.Sprintf("%d.%s", nextSeq, captureHost)
+						results.depart(t, fmt.Sprintf("QueueJob with %s rejected with %d, accepted as %s", syncAttr(req), w.Code, id), syncReason)
+						w = batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_Queue, id)
+						syncJob = true
+					}
+					if nextSeq >= 0 {
+						nextSeq++
+					}
+				}
 				if d := compareReplies(w, got); d != "" {
 					diffs = append(diffs, fmt.Sprintf("%s reply differs: %s", batchreq.RequestName(reqs[min(k, len(reqs)-1)].Type), d))
+				} else if syncJob {
+					if d := r.completeSubmission(rc, req.User, got.JobID, capturedScript(t, path)); d != "" {
+						diffs = append(diffs, d)
+					}
+					syncIDs = append(syncIDs, got.JobID)
 				}
 			}
 		}
 	}
+	if st.syncJobs {
+		diffs = append(diffs, r.checkSyncSets(c, syncIDs)...)
+	}
 	return strings.Join(diffs, "\n")
+}
+
+// syncAttr returns the sync-set attribute (synccount or syncwith) a
+// QueueJob carries, or "".
+func syncAttr(req *batchreq.Request) string {
+	if b, ok := req.Body.(*batchreq.QueueJob); ok {
+		for _, a := range b.Attrs {
+			if a.Name == "synccount" || a.Name == "syncwith" {
+				return a.Name
+			}
+		}
+	}
+	return ""
+}
+
+// completeSubmission sends what qsub sends after an accepted QueueJob
+// (JobScript, RdytoCommit, Commit) and describes any reply that is not
+// the acknowledgement qsub expects.
+func (r *replayer) completeSubmission(rc *replayConn, user, id string, script []byte) string {
+	for _, step := range []struct {
+		req    *batchreq.Request
+		choice int
+	}{
+		{batchreq.NewRequest(batchreq.PBS_BATCH_jobscript, user, &batchreq.JobFile{Data: script}), batchreq.BATCH_REPLY_CHOICE_NULL},
+		{batchreq.NewRequest(batchreq.PBS_BATCH_RdytoCommit, user, &batchreq.JobID{ID: id}), batchreq.BATCH_REPLY_CHOICE_RdytoCommit},
+		{batchreq.NewRequest(batchreq.PBS_BATCH_Commit, user, &batchreq.JobID{ID: id}), batchreq.BATCH_REPLY_CHOICE_Commit},
+	} {
+		p, err := rc.do(step.req.Append(nil))
+		if err != nil {
+			return fmt.Sprintf("sync job %s: %s: %v", id, batchreq.RequestName(step.req.Type), err)
+		}
+		if p.Code != 0 || p.Choice != step.choice {
+			return fmt.Sprintf("sync job %s: %s answered %d/%d %q", id, batchreq.RequestName(step.req.Type), p.Code, p.Choice, p.Text)
+		}
+	}
+	return ""
+}
+
+// checkSyncSets checks the state of the sync-set jobs accepted in place
+// of the capture's rejections (spec 12 §6.2, §6.3): a synccount master
+// waits on system hold for its members; a syncwith job naming a job
+// that is not a master (capture 88 names an ordinary job) has its
+// registration refused with PBSE_NOSYNCMSTR, loses the dependency and is
+// put on user hold.
+func (r *replayer) checkSyncSets(c *capture.Capture, ids []string) []string {
+	var diffs []string
+	var kinds []string
+	for _, conn := range c.Conns {
+		for _, turn := range conn.Turns() {
+			if turn.FromClient {
+				for _, req := range splitRequests(turn.Data) {
+					if k := syncAttr(req); k != "" {
+						kinds = append(kinds, k)
+					}
+				}
+			}
+		}
+	}
+	if len(kinds) != len(ids) {
+		return []string{fmt.Sprintf("%d sync-set submissions in the capture, %d accepted", len(kinds), len(ids))}
+	}
+	for i, id := range ids {
+		want := map[string]string{"job_state": "H", "Hold_Types": "s", "depend": "synccount:1"}
+		if kinds[i] == "syncwith" {
+			want = map[string]string{"job_state": "H", "Hold_Types": "u", "depend": ""}
+		}
+		p := r.admin(batchreq.NewRequest(batchreq.PBS_BATCH_StatusJob, "root", &batchreq.StatusReq{ID: id}))
+		if p.Code != 0 || len(p.Status) != 1 {
+			diffs = append(diffs, fmt.Sprintf("sync job %s: status %d %q", id, p.Code, p.Text))
+			continue
+		}
+		got := map[string]string{}
+		for _, a := range p.Status[0].Attrs {
+			got[a.Name] = a.Value
+		}
+		for name, v := range want {
+			if got[name] != v {
+				diffs = append(diffs, fmt.Sprintf("sync job %s (%s): %s = %q, want %q", id, kinds[i], name, got[name], v))
+			}
+		}
+	}
+	return diffs
+}
+
+// firstJobNumber returns the job number the capture's first submission
+// took: the first Queue reply's number less the rejected submissions
+// before it; -1 when nothing was queued.
+func firstJobNumber(c *capture.Capture) int {
+	rejected := 0
+	for _, conn := range c.Conns {
+		if conn.Server.Port() != batchreq.PBS_BATCH_SERVICE_PORT || conn.Client.Port() < 1024 {
+			continue
+		}
+		turns := conn.Turns()
+		for i, turn := range turns {
+			if !turn.FromClient || i+1 >= len(turns) {
+				continue
+			}
+			reqs, replies := splitRequests(turn.Data), splitReplies(turns[i+1].Data)
+			for k, req := range reqs {
+				if req.Type != batchreq.PBS_BATCH_QueueJob || k >= len(replies) {
+					continue
+				}
+				if replies[k].Choice == batchreq.BATCH_REPLY_CHOICE_Queue {
+					n, err := strconv.Atoi(jobSeq(replies[k].JobID))
+					if err != nil {
+						return -1
+					}
+					return n - rejected
+				}
+				rejected++
+			}
+		}
+	}
+	return -1
 }
 
 // A correction replaces, in the captured replies, the value of one server
@@ -661,26 +827,6 @@ func arrayIndexCount(t *testing.T, req string) int {
 		n += b - a + 1
 	}
 	return n
-}
-
-// firstQueuedID returns the job id of the first Queue reply of a capture.
-func firstQueuedID(c *capture.Capture) string {
-	for _, conn := range c.Conns {
-		if conn.Server.Port() != batchreq.PBS_BATCH_SERVICE_PORT {
-			continue
-		}
-		for _, turn := range conn.Turns() {
-			if turn.FromClient {
-				continue
-			}
-			for _, p := range splitReplies(turn.Data) {
-				if p.Choice == batchreq.BATCH_REPLY_CHOICE_Queue {
-					return p.JobID
-				}
-			}
-		}
-	}
-	return ""
 }
 
 func jobSeq(id string) string {

@@ -250,11 +250,12 @@ func (s *Server) registerDeps(j *Job) (changed []*Job) {
 			case 0:
 				keep = append(keep, arg)
 				changed = append(changed, p)
-			case batchreq.PBSE_BADSTATE:
-				s.log.Log(logline.EventJob, logline.ClassJob, j.id, "Job held for unknown job dep, use 'qrls' to release")
 			default:
+				// Spec 12 §6.2: a user hold for every refusal but
+				// BADSTATE; capture 82 shows none for BADDEPEND (a
+				// before* registration without on:N), and both jobs run.
 				s.log.Log(logline.EventJob, logline.ClassJob, j.id, "Job held for unknown job dep, use 'qrls' to release")
-				if code == batchreq.PBSE_UNKJOBID {
+				if code != batchreq.PBSE_BADSTATE && code != batchreq.PBSE_BADDEPEND {
 					userHold = true
 				}
 			}
