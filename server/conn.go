@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -39,7 +38,6 @@ type conn struct {
 	auth   *iff.Conn
 	remote netip.AddrPort
 	host   string // requesting host name
-	bw     *bufio.Writer
 
 	// state of the request being served
 	req  *batchreq.Request
@@ -51,16 +49,32 @@ type conn struct {
 	pending *Job // job being submitted on this connection
 
 	started bool // bytes of the current request have been read
+	// readLimit is the read deadline last set and readInRequest whether it
+	// was set for a request in progress (tcpTimeout) rather than for an
+	// idle connection; Read refreshes it only when needed (see Read).
+	readLimit     time.Time
+	readInRequest bool
+	writeLimit    time.Time // write deadline last set
+	out           []byte    // reply encoding buffer, reused
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {
-	ap, err := netip.ParseAddrPort(nc.RemoteAddr().String())
-	if err != nil {
+	var ap netip.AddrPort
+	if ta, ok := nc.RemoteAddr().(*net.TCPAddr); ok {
+		ap = ta.AddrPort()
+	} else {
+		var err error
+		if ap, err = netip.ParseAddrPort(nc.RemoteAddr().String()); err != nil {
+			nc.Close()
+			return nil
+		}
+	}
+	if !ap.IsValid() {
 		nc.Close()
 		return nil
 	}
 	ap = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
-	c := &conn{s: s, nc: nc, remote: ap, bw: bufio.NewWriterSize(nc, 4096)}
+	c := &conn{s: s, nc: nc, remote: ap}
 	c.auth = s.auth.Add(ap)
 	c.host = s.hostName(ap.Addr())
 	s.connMu.Lock()
@@ -69,6 +83,12 @@ func (s *Server) newConn(nc net.Conn) *conn {
 	return c
 }
 
+// deadlineSlack is how stale a read deadline may get before Read moves
+// it: a stall is then cut after between the timeout less deadlineSlack
+// and the timeout, and a busy connection re-arms its timer about once per
+// deadlineSlack instead of on every read.
+const deadlineSlack = 500 * time.Millisecond
+
 // Read implements io.Reader for the DIS reader, applying the idle timeout
 // before a request starts and tcpTimeout inside one.
 func (c *conn) Read(p []byte) (int, error) {
@@ -76,7 +96,11 @@ func (c *conn) Read(p []byte) (int, error) {
 	if c.started {
 		d = c.s.cfg.RequestTimeout
 	}
-	c.nc.SetReadDeadline(time.Now().Add(d))
+	now := time.Now()
+	if limit := now.Add(d); c.started != c.readInRequest || limit.Sub(c.readLimit) > min(deadlineSlack, d/4) {
+		c.nc.SetReadDeadline(limit)
+		c.readLimit, c.readInRequest = limit, c.started
+	}
 	n, err := c.nc.Read(p)
 	if n > 0 {
 		c.started = true
@@ -112,7 +136,15 @@ func (c *conn) serve() {
 		c.closeAfter = false
 		now := s.now()
 		s.rate.add(now)
-		if err := c.auth.Check(req.User, c.host, now, s.credentialLifetime()); err != nil {
+		// One read-locked look at the server for everything the checks
+		// below need; they then run in the order TORQUE applies them.
+		s.mu.RLock()
+		lifetime := s.credentialLifetimeLocked()
+		aclCode, aclMsg := s.serverACL(c, req.User)
+		c.perm = s.permFor(c, req.User)
+		shutting := s.shutting
+		s.mu.RUnlock()
+		if err := c.auth.Check(req.User, c.host, now, lifetime); err != nil {
 			var ae *iff.Error
 			if errors.As(err, &ae) {
 				c.reject(ae.Code, ae.Msg)
@@ -121,12 +153,11 @@ func (c *conn) serve() {
 			}
 			return
 		}
-		if code, msg := s.serverACL(c, req.User); code != 0 {
-			c.reject(code, msg)
+		if aclCode != 0 {
+			c.reject(aclCode, aclMsg)
 			return
 		}
-		c.perm = s.permFor(c, req.User)
-		if s.isShutting() {
+		if shutting {
 			switch req.Type {
 			case batchreq.PBS_BATCH_AsyrunJob, batchreq.PBS_BATCH_JobCred, batchreq.PBS_BATCH_MoveJob,
 				batchreq.PBS_BATCH_QueueJob, batchreq.PBS_BATCH_RunJob, batchreq.PBS_BATCH_StageIn,
@@ -157,9 +188,8 @@ func (c *conn) send(p *batchreq.Reply) {
 	if p.Code != 0 {
 		c.logReject(p)
 	}
-	c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
-	c.bw.Write(p.Append(make([]byte, 0, 64)))
-	c.bw.Flush()
+	c.out = p.Append(c.out[:0])
+	c.sendRaw(c.out)
 }
 
 // requester returns "user@host" of the current request.
@@ -188,11 +218,15 @@ func (c *conn) logReject(p *batchreq.Reply) {
 		p.Code, p.Text, batchreq.RequestName(typ), user, c.host)
 }
 
-// sendRaw writes an already encoded (successful) reply.
+// sendRaw writes an already encoded (successful) reply in one write.
+// The write deadline is moved only when it has gone stale by more than
+// deadlineSlack (a timer operation saved on most replies).
 func (c *conn) sendRaw(b []byte) {
-	c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
-	c.bw.Write(b)
-	c.bw.Flush()
+	if limit := time.Now().Add(writeTimeout); limit.Sub(c.writeLimit) > deadlineSlack {
+		c.nc.SetWriteDeadline(limit)
+		c.writeLimit = limit
+	}
+	c.nc.Write(b)
 }
 
 func (c *conn) ok() { c.send(batchreq.NullReply()) }
@@ -238,13 +272,8 @@ func isLocalAddr(a netip.Addr) bool {
 	return false
 }
 
-func (s *Server) isShutting() bool {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.shutting
-}
-
 // permFor computes the requester's privileges (spec 03 §3.2 step 5).
+// Called with s.mu held (read).
 func (s *Server) permFor(c *conn, user string) perm {
 	if c.auth.Privileged() {
 		return perm{oper: true, mgr: true, svr: true}
@@ -252,8 +281,6 @@ func (s *Server) permFor(c *conn, user string) perm {
 	if len(user) > 32 {
 		return perm{}
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
 	var p perm
 	rootHere := user == "root" && strings.EqualFold(c.host, s.name)
 	if rootHere {
@@ -271,10 +298,8 @@ func (s *Server) permFor(c *conn, user string) perm {
 
 // serverACL applies the server's host and user ACLs to a request (spec
 // 02 §5 step 5, spec 03 §3.2): a refusal is answered and the connection
-// closed.
+// closed. Called with s.mu held (read).
 func (s *Server) serverACL(c *conn, user string) (int, string) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
 	if s.flag(saACLHostEnable) && !strings.EqualFold(c.host, s.name) && s.nodeByName[c.host] == nil {
 		ok := false
 		for _, h := range parseArst(s.attrs.get(saACLHosts)) {

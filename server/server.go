@@ -13,6 +13,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -240,7 +241,10 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Listener != nil {
 		s.ln = cfg.Listener
 	} else {
-		ln, err := net.Listen("tcp", ":"+strconv.Itoa(cfg.Port))
+		// No TCP keep-alive: it costs four setsockopt calls per accepted
+		// connection, and idle connections are closed by IdleTimeout.
+		lc := net.ListenConfig{KeepAlive: -1}
+		ln, err := lc.Listen(context.Background(), "tcp", ":"+strconv.Itoa(cfg.Port))
 		if err != nil {
 			s.store.Close()
 			s.releaseLock()
@@ -388,10 +392,9 @@ func (s *Server) serverLong(idx int, def int64) int64 {
 	return def
 }
 
-// credentialLifetime returns the credential lifetime (negative: infinite).
-func (s *Server) credentialLifetime() time.Duration {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+// credentialLifetimeLocked returns the credential lifetime (negative:
+// infinite). Called with s.mu held.
+func (s *Server) credentialLifetimeLocked() time.Duration {
 	n := s.serverLong(saCredentialLifetime, 3600)
 	if n < 0 {
 		return -1

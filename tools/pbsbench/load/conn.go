@@ -63,7 +63,7 @@ func (d *Dialer) Dial() (*Conn, error) {
 		}
 		return d.wrap(nc), nil
 	}
-	nd := net.Dialer{Timeout: d.timeout()}
+	nd := net.Dialer{Timeout: d.timeout(), KeepAlive: -1}
 	nc, err := nd.Dial("tcp", d.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("connect %s: %w", d.Addr, err)
