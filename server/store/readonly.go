@@ -41,7 +41,12 @@ func OpenReadOnly(path string) (*ReadOnly, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	ops, err := readLog(path + ".wal")
+	gen, err := walGeneration(db)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	ops, err := readLog(path+".wal", gen)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		db.Close()
 		return nil, err

@@ -29,9 +29,12 @@ func TestReadOnlyAppliesLogWithoutWriting(t *testing.T) {
 	}
 
 	// Batches left in the log (a crash) are newer than bbolt; a torn
-	// last record was never acknowledged.
-	log := appendRecord(nil, encodeOps([]Op{Put(Jobs, "7.srv", []byte("held")), Del(Jobs, "8.srv")}))
-	log = appendRecord(log, encodeOps([]Op{Put(Jobs, "7.x", []byte("new"))}))
+	// last record was never acknowledged; records of an older generation
+	// after them are already in bbolt.
+	gen := s.walGen
+	log := appendRecord(nil, gen, encodeOps([]Op{Put(Jobs, "7.srv", []byte("held")), Del(Jobs, "8.srv")}))
+	log = appendRecord(log, gen, encodeOps([]Op{Put(Jobs, "7.x", []byte("new"))}))
+	log = appendRecord(log, gen-1, encodeOps([]Op{Put(Jobs, "70.srv", []byte("stale"))}))
 	log = append(log, 0, 0, 0, 40, 1, 2, 3)
 	if err := os.WriteFile(path+".wal", log, 0o600); err != nil {
 		t.Fatal(err)
