@@ -208,6 +208,16 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 	j.attrs.set(jaMtime, now)
 	j.attrs.set(jaQtime, now)
 	j.attrs.set(jaHopCount, "1")
+	// Like TORQUE, a queued job already names the user and group it will
+	// run as (the scheduler's run limits and fair share read them).
+	if !j.attrs.has(jaEuser) {
+		j.attrs.set(jaEuser, j.ownerUser())
+	}
+	if !j.attrs.has(jaEgroup) && s.run != nil {
+		if g := s.run.groupOf(j.attrs.get(jaEuser)); g != "" {
+			j.attrs.set(jaEgroup, g)
+		}
+	}
 	if j.attrs.has(jaInteractive) {
 		j.attrs.set(jaRerunable, "False")
 	}

@@ -63,6 +63,7 @@ func run(args []string, stderr io.Writer) int {
 	alarm := fs.Int("a", int(daemon.DefaultAlarm/time.Second), "seconds a scheduling cycle may take")
 	foreground := fs.Bool("D", false, "stay in the foreground")
 	prefilter := fs.Bool("prefilter-nodes", true, "skip the node query or RunJob of jobs the scheduler's own node model says cannot fit now (false: ask the server about every job, as TORQUE)")
+	listen := fs.String("listen", "", "address to listen on (default: the address the local host name resolves to, as TORQUE)")
 	version := fs.Bool("version", false, "print the version and exit")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 1
@@ -96,7 +97,7 @@ func run(args []string, stderr io.Writer) int {
 
 	opts := daemon.Options{Home: *home, LogFile: *logFile, Port: *port, MomPort: *momPort,
 		ConfigFile: *cfgFile, Alarm: time.Duration(*alarm) * time.Second, Argv0: args[0], Stderr: stderr,
-		NoPrefilter: !*prefilter}
+		NoPrefilter: !*prefilter, ListenAddr: *listen}
 	ready := child.Ready
 	err = serve(opts, ready)
 	if err != nil && !errors.Is(err, daemon.ErrQuit) {

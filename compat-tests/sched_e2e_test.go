@@ -1,0 +1,675 @@
+package compattests
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The scheduler end-to-end suite runs the real daemons built from the
+// tree — pbs_server, pbs_mom and pbs_sched — as processes in temporary
+// homes on loopback ports. Unprivileged users submit jobs with qsub
+// (authenticated by the setuid-root pbs_iff); root configures the server
+// with qmgr. Each scenario writes a sched_config, starts pbs_sched, queues
+// its jobs with scheduling off, turns scheduling on and reads the order in
+// which the jobs started from the server's accounting records (S), and the
+// comments the scheduler gave jobs it could not run from qstat -f.
+//
+// The node has few slots (np=1 for the ordering scenarios), so jobs run
+// one after the other and their order is the policy's.
+
+// schedE2EUsers are the unprivileged accounts that submit jobs.
+var schedE2EUsers = [2]string{"gopbssched1", "gopbssched2"}
+
+// schedCluster is one pbs_server with one pbs_mom (node localhost), and
+// the pbs_sched of the current scenario.
+type schedCluster struct {
+	t                                 *testing.T
+	bin, base, work                   string
+	svHome, momHome, schedHome        string
+	svPort, momPort, rmPort, schdPort int
+	users                             [2]*user.User
+	sched                             *e2eProc
+	acctSeen                          map[string]bool // accounting lines consumed by earlier scenarios
+}
+
+// e2eProc is a daemon started by the test.
+type e2eProc struct {
+	name string
+	cmd  *exec.Cmd
+	out  *lockedBuffer
+	done chan struct{}
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// e2eFreePort returns a loopback port free for TCP and UDP, below the
+// kernel's ephemeral range so that outgoing connections of tests running
+// in parallel cannot take it before the daemon binds it.
+func e2eFreePort(t *testing.T, taken map[int]bool) int {
+	t.Helper()
+	for range 500 {
+		port := 20000 + rand.IntN(12000)
+		if taken[port] {
+			continue
+		}
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue
+		}
+		ln.Close()
+		pc, err := net.ListenPacket("udp", fmt.Sprintf(":%d", port))
+		if err != nil {
+			continue
+		}
+		pc.Close()
+		taken[port] = true
+		return port
+	}
+	t.Fatal("no free port")
+	return 0
+}
+
+// e2eAccount returns the account called name, creating it (with a home
+// directory, where pbs_mom starts its jobs) if needed.
+func e2eAccount(t *testing.T, name string) *user.User {
+	t.Helper()
+	u, err := user.Lookup(name)
+	if err != nil {
+		if out, err := exec.Command("useradd", "-M", "-s", "/bin/sh", name).CombinedOutput(); err != nil {
+			if u, err2 := user.Lookup(name); err2 == nil {
+				return u
+			}
+			t.Skipf("cannot create user %s: %v %s", name, err, out)
+		}
+		if u, err = user.Lookup(name); err != nil {
+			t.Skip(err)
+		}
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	if _, err := os.Stat(u.HomeDir); err != nil {
+		if err := os.MkdirAll(u.HomeDir, 0o755); err != nil {
+			t.Skipf("home of %s: %v", name, err)
+		}
+		_ = os.Chown(u.HomeDir, uid, gid)
+	}
+	return u
+}
+
+// newSchedCluster builds the programs, starts pbs_server and pbs_mom and
+// waits for node localhost to be free.
+func newSchedCluster(t *testing.T) *schedCluster {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: setuid pbs_iff, reserved ports, jobs run as test users")
+	}
+	if testing.Short() {
+		t.Skip("end-to-end test")
+	}
+	root, err := repoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &schedCluster{t: t, acctSeen: map[string]bool{}}
+	for i, name := range schedE2EUsers {
+		c.users[i] = e2eAccount(t, name)
+	}
+	c.base, err = os.MkdirTemp("", "gopbs-sched-e2e-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(c.base) })
+	if err := os.Chmod(c.base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c.bin, c.work = filepath.Join(c.base, "bin"), filepath.Join(c.base, "work")
+	c.svHome, c.momHome, c.schedHome = filepath.Join(c.base, "server"), filepath.Join(c.base, "mom"), filepath.Join(c.base, "sched")
+	for _, d := range []string{c.bin, c.work, c.svHome, filepath.Join(c.momHome, "mom_priv"),
+		filepath.Join(c.schedHome, "sched_priv"), filepath.Join(c.schedHome, "sched_logs")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// both users write job output here
+	if err := os.Chmod(c.work, 0o777|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	pkgs := []string{"./server/cmd/pbs_server", "./mom/cmd/pbs_mom", "./sched/cmd/pbs_sched", "./tools/pbs_iff",
+		"./tools/qsub", "./tools/qstat", "./tools/qmgr", "./tools/pbsnodes"}
+	build := exec.Command("go", append([]string{"build", "-ldflags", "-X gopbs/pbs.SbinDir=" + c.bin, "-o", c.bin + "/"}, pkgs...)...)
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	iff := filepath.Join(c.bin, "pbs_iff")
+	if err := os.Chown(iff, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(iff, 0o755|os.ModeSetuid); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []string{c.svHome, c.momHome, c.schedHome} {
+		if err := os.WriteFile(filepath.Join(h, "server_name"), []byte("localhost\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(c.momHome, "mom_priv", "config"), []byte("$pbsserver localhost\n$status_update_time 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	taken := map[int]bool{}
+	c.svPort, c.momPort, c.rmPort, c.schdPort = e2eFreePort(t, taken), e2eFreePort(t, taken), e2eFreePort(t, taken), e2eFreePort(t, taken)
+	t.Cleanup(func() {
+		if t.Failed() {
+			logs, _ := filepath.Glob(filepath.Join(c.base, "*", "*_logs", "*"))
+			for _, f := range logs {
+				b, _ := os.ReadFile(f)
+				if len(b) > 20000 {
+					b = b[len(b)-20000:]
+				}
+				t.Logf("%s:\n%s", f, b)
+			}
+		}
+	})
+	ps := strconv.Itoa
+	c.start("pbs_server", "-D", "-f", "-t", "create", "-d", c.svHome, "-p", ps(c.svPort), "-M", ps(c.momPort),
+		"-R", ps(c.rmPort), "-S", "127.0.0.1:"+ps(c.schdPort), "-H", "localhost")
+	c.waitListen(c.svPort)
+	c.qmgr("set server scheduling = false",
+		"set server scheduler_iteration = 2",
+		"set server keep_completed = 0",
+		"create node localhost np=1")
+	c.start("pbs_mom", "-D", "-d", c.momHome, "-H", "localhost", "-M", ps(c.momPort), "-R", ps(c.rmPort), "-S", ps(c.svPort))
+	c.waitFor("node localhost to be free", 20*time.Second, func() bool {
+		out, _, _ := c.run(-1, "pbsnodes", "localhost")
+		return strings.Contains(out, "state = free") && strings.Contains(out, "opsys=")
+	})
+	return c
+}
+
+// start runs a daemon of the cluster; it is stopped when the test ends.
+func (c *schedCluster) start(name string, args ...string) *e2eProc {
+	c.t.Helper()
+	p := &e2eProc{name: name, cmd: exec.Command(filepath.Join(c.bin, name), args...), out: &lockedBuffer{}, done: make(chan struct{})}
+	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := p.cmd.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	go func() { _ = p.cmd.Wait(); close(p.done) }()
+	t := c.t
+	t.Cleanup(func() {
+		p.stop()
+		if t.Failed() {
+			t.Logf("%s output:\n%s", name, p.out.String())
+		}
+	})
+	return p
+}
+
+// stop ends the daemon (SIGTERM, then SIGKILL) and waits for it.
+func (p *e2eProc) stop() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(5 * time.Second):
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+	}
+}
+
+func (c *schedCluster) waitListen(port int) {
+	c.t.Helper()
+	c.waitFor(fmt.Sprintf("port %d to listen", port), 10*time.Second, func() bool {
+		nc, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err == nil {
+			nc.Close()
+		}
+		return err == nil
+	})
+}
+
+func (c *schedCluster) waitFor(what string, d time.Duration, cond func() bool) {
+	c.t.Helper()
+	for end := time.Now().Add(d); ; {
+		if cond() {
+			return
+		}
+		if time.Now().After(end) {
+			c.t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// run runs a client command as test user who (an index of users), or as
+// root for who < 0.
+func (c *schedCluster) run(who int, name string, args ...string) (stdout, stderr string, code int) {
+	c.t.Helper()
+	cmd := exec.Command(filepath.Join(c.bin, name), args...)
+	cmd.Dir = c.work
+	env := []string{"PATH=/usr/bin:/bin", "PBS_DEFAULT=localhost:" + strconv.Itoa(c.svPort), "LANG=C"}
+	if who >= 0 {
+		u := c.users[who]
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		cmd.Env = append(env, "HOME="+u.HomeDir, "LOGNAME="+u.Username, "USER="+u.Username)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+	} else {
+		cmd.Env = append(env, "HOME=/root", "LOGNAME=root", "USER=root")
+	}
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+		c.t.Fatalf("%s %q hung", name, args)
+	}
+	return o.String(), e.String(), cmd.ProcessState.ExitCode()
+}
+
+// qmgr runs each qmgr command as root.
+func (c *schedCluster) qmgr(cmds ...string) {
+	c.t.Helper()
+	for _, cmd := range cmds {
+		if out, errOut, code := c.run(-1, "qmgr", "-a", "-c", cmd); code != 0 {
+			c.t.Fatalf("qmgr -c %q: exit %d\n%s%s", cmd, code, out, errOut)
+		}
+	}
+}
+
+// e2eJob is a job of a scenario.
+type e2eJob struct {
+	name  string
+	user  int      // index into schedCluster.users
+	queue string   // -q
+	args  []string // more qsub options (-l, -p)
+	sleep string   // seconds the job runs ("0" by default)
+}
+
+// submit queues job j with qsub as its user and returns the job id.
+func (c *schedCluster) submit(j e2eJob) string {
+	c.t.Helper()
+	sleep := j.sleep
+	if sleep == "" {
+		sleep = "0"
+	}
+	script := filepath.Join(c.work, j.name+".sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nsleep "+sleep+"\n"), 0o644); err != nil {
+		c.t.Fatal(err)
+	}
+	args := []string{"-N", j.name, "-j", "oe", "-o", "localhost:" + filepath.Join(c.work, j.name+".out")}
+	if j.queue != "" {
+		args = append(args, "-q", j.queue)
+	}
+	args = append(append(args, j.args...), script)
+	out, errOut, code := c.run(j.user, "qsub", args...)
+	if code != 0 {
+		c.t.Fatalf("qsub %q as %s: exit %d\n%s%s", args, c.users[j.user].Username, code, out, errOut)
+	}
+	return strings.TrimSpace(out)
+}
+
+// startScheduler writes sched_config (and the other sched_priv files) and
+// starts pbs_sched; the previous scenario's scheduler is stopped first.
+func (c *schedCluster) startScheduler(schedConfig string, files map[string]string) {
+	c.t.Helper()
+	if c.sched != nil {
+		c.sched.stop()
+	}
+	priv := filepath.Join(c.schedHome, "sched_priv")
+	for _, name := range []string{"sched_config", "resource_group", "usage", "holidays", "dedicated_time"} {
+		_ = os.Remove(filepath.Join(priv, name))
+	}
+	if err := os.WriteFile(filepath.Join(priv, "sched_config"), []byte(schedConfig), 0o644); err != nil {
+		c.t.Fatal(err)
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(priv, name), []byte(text), 0o644); err != nil {
+			c.t.Fatal(err)
+		}
+	}
+	ps := strconv.Itoa
+	c.sched = c.start("pbs_sched", "-D", "-d", c.schedHome, "-S", ps(c.schdPort), "-R", ps(c.rmPort), "-listen", "127.0.0.1")
+	c.waitListen(c.schdPort)
+}
+
+// acctRecord is one line of the server's accounting file.
+type acctRecord struct {
+	kind, id string
+}
+
+// accounting returns the accounting records not returned before, in file
+// order.
+func (c *schedCluster) accounting() []acctRecord {
+	files, _ := filepath.Glob(filepath.Join(c.svHome, "server_priv", "accounting", "*"))
+	sort.Strings(files)
+	var out []acctRecord
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		// only complete lines: the server may be writing the last one
+		lines := strings.Split(string(b), "\n")
+		for _, line := range lines[:len(lines)-1] {
+			key := filepath.Base(f) + "\x00" + line
+			fields := strings.SplitN(line, ";", 4)
+			if len(fields) < 3 || c.acctSeen[key] {
+				continue
+			}
+			c.acctSeen[key] = true
+			out = append(out, acctRecord{kind: fields[1], id: fields[2]})
+		}
+	}
+	return out
+}
+
+// jobComment returns the comment attribute of job id (qstat -f, root).
+func (c *schedCluster) jobComment(id string) string {
+	out, _, _ := c.run(-1, "qstat", "-f", id)
+	out = strings.ReplaceAll(out, "\n\t", "")
+	for _, line := range strings.Split(out, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "comment = "); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// schedScenario is one policy check.
+type schedScenario struct {
+	name        string
+	schedConfig string
+	files       map[string]string // other sched_priv files
+	np          int               // slots of node localhost
+	setup       []string          // qmgr commands before the jobs are queued
+	teardown    []string          // qmgr commands after the scenario
+	jobs        []e2eJob
+	// pauseAfter pauses after queueing the job of that index (qtime
+	// differences for starvation).
+	pauseAfter map[int]time.Duration
+	// want is the expected start order (job names).
+	want []string
+	// comments are waited for while the jobs run: job name → the
+	// comment it must get.
+	comments map[string]string
+	// check, when set, makes further checks on the accounting records.
+	check func(t *testing.T, names map[string]string, recs []acctRecord)
+}
+
+// runScenario queues the scenario's jobs with scheduling off, turns
+// scheduling on and checks the start order and comments.
+func (c *schedCluster) runScenario(t *testing.T, sc schedScenario) {
+	c.t = t
+	c.qmgr("set server scheduling = false", fmt.Sprintf("set node localhost np = %d", max(sc.np, 1)))
+	c.qmgr(sc.setup...)
+	c.startScheduler(sc.schedConfig, sc.files)
+	c.accounting()               // forget earlier scenarios' records
+	ids := map[string]string{}   // name → id
+	names := map[string]string{} // id → name
+	for i, j := range sc.jobs {
+		id := c.submit(j)
+		ids[j.name], names[id] = id, j.name
+		if d := sc.pauseAfter[i]; d > 0 {
+			time.Sleep(d)
+		}
+	}
+	c.qmgr("set server scheduling = true")
+	pendingComments := map[string]string{}
+	for name, want := range sc.comments {
+		pendingComments[name] = want
+	}
+	var recs []acctRecord
+	ended := map[string]bool{}
+	c.waitFor("the scenario's jobs to end", 40*time.Second, func() bool {
+		for name, want := range pendingComments {
+			if got := c.jobComment(ids[name]); got == want {
+				delete(pendingComments, name)
+			}
+		}
+		for _, r := range c.accounting() {
+			if names[r.id] == "" {
+				continue
+			}
+			recs = append(recs, r)
+			if r.kind == "E" || r.kind == "D" {
+				ended[r.id] = true
+			}
+		}
+		return len(ended) == len(sc.jobs)
+	})
+	c.qmgr("set server scheduling = false")
+	c.qmgr(sc.teardown...)
+	var got []string
+	for _, r := range recs {
+		if r.kind == "S" {
+			got = append(got, names[r.id])
+		}
+	}
+	if strings.Join(got, " ") != strings.Join(sc.want, " ") {
+		t.Errorf("start order %v, want %v", got, sc.want)
+	}
+	for name, want := range pendingComments {
+		t.Errorf("job %s (%s) never had the comment %q", name, ids[name], want)
+	}
+	if sc.check != nil {
+		sc.check(t, names, recs)
+	}
+}
+
+// Job comments of TORQUE's FIFO scheduler (spec 14 §6.2, §7).
+const (
+	e2eCommentNodes      = "Not Running: Not enough of the right type of nodes are available"
+	e2eCommentStrictFIFO = "Not Running: Strict fifo order"
+	e2eCommentQueueUser  = "Not Running: User has reached queue running job limit."
+)
+
+func schedScenarios() []schedScenario {
+	queue := func(name string, attrs ...string) []string {
+		cmds := []string{"create queue " + name + " queue_type = execution"}
+		for _, a := range append([]string{"enabled = true", "started = true"}, attrs...) {
+			cmds = append(cmds, "set queue "+name+" "+a)
+		}
+		return cmds
+	}
+	// stopQueue keeps a finished scenario's queue from being scheduled
+	// (and listed first) in later scenarios.
+	stopQueue := func(names ...string) []string {
+		var cmds []string
+		for _, n := range names {
+			cmds = append(cmds, "set queue "+n+" started = false")
+		}
+		return cmds
+	}
+	cput := func(v string) []string { return []string{"-l", "cput=" + v} }
+	return []schedScenario{
+		{
+			// No sort: jobs run in the order they were queued, whatever
+			// their priority.
+			name:        "fifo",
+			schedConfig: "sort_by: no_sort\n",
+			np:          1,
+			setup:       queue("fifo"),
+			teardown:    stopQueue("fifo"),
+			jobs: []e2eJob{
+				{name: "f1", queue: "fifo", args: []string{"-p", "-10"}},
+				{name: "f2", queue: "fifo", args: []string{"-p", "10"}},
+				{name: "f3", queue: "fifo"},
+			},
+			want:     []string{"f1", "f2", "f3"},
+			comments: map[string]string{"f3": e2eCommentNodes},
+		},
+		{
+			name:        "sort_by",
+			schedConfig: "sort_by: high_priority_first\n",
+			np:          1,
+			setup:       queue("prio"),
+			teardown:    stopQueue("prio"),
+			jobs: []e2eJob{
+				{name: "p1", queue: "prio", args: []string{"-p", "-10"}},
+				{name: "p2", queue: "prio", args: []string{"-p", "10"}},
+				{name: "p3", queue: "prio"},
+			},
+			want: []string{"p2", "p3", "p1"},
+		},
+		{
+			// by_queue with sort_queues: the higher-priority queue's
+			// jobs first (shortest first within it), though a job of
+			// the other queue is shorter.
+			name:        "by_queue",
+			schedConfig: "by_queue: true\nsort_queues: true\nsort_by: shortest_job_first\n",
+			np:          1,
+			setup:       append(queue("bqlow", "Priority = 10"), queue("bqhigh", "Priority = 20")...),
+			teardown:    stopQueue("bqlow", "bqhigh"),
+			jobs: []e2eJob{
+				{name: "l1", queue: "bqlow", args: cput("5")},
+				{name: "h1", queue: "bqhigh", args: cput("30")},
+				{name: "h2", queue: "bqhigh", args: cput("20")},
+			},
+			want: []string{"h2", "h1", "l1"},
+		},
+		{
+			// round_robin: one job from each queue in turn; three slots
+			// take a1, b1, a2 in the first cycle.
+			name:        "round_robin",
+			schedConfig: "round_robin: true\nsort_queues: true\n",
+			np:          3,
+			setup:       append(queue("rra", "Priority = 20"), queue("rrb", "Priority = 10")...),
+			teardown:    stopQueue("rra", "rrb"),
+			jobs: []e2eJob{
+				{name: "a1", queue: "rra", sleep: "2"}, {name: "a2", queue: "rra", sleep: "2"}, {name: "a3", queue: "rra"},
+				{name: "b1", queue: "rrb", sleep: "2"}, {name: "b2", queue: "rrb"}, {name: "b3", queue: "rrb"},
+			},
+			want: []string{"a1", "b1", "a2", "a3", "b2", "b3"},
+		},
+		{
+			// strict_fifo: the two-slot job cannot run while blk holds
+			// a slot, and the job queued after it must wait too.
+			name:        "strict_fifo",
+			schedConfig: "strict_fifo: true\n",
+			np:          2,
+			setup:       queue("strict"),
+			teardown:    stopQueue("strict"),
+			jobs: []e2eJob{
+				{name: "blk", queue: "strict", sleep: "3"},
+				{name: "big", queue: "strict", args: []string{"-l", "nodes=1:ppn=2"}},
+				{name: "small", queue: "strict"},
+			},
+			want:     []string{"blk", "big", "small"},
+			comments: map[string]string{"big": e2eCommentNodes, "small": e2eCommentStrictFIFO},
+		},
+		{
+			// fair_share: user 1 has three times user 2's shares; every
+			// job charges its requested cput.
+			name:        "fair_share",
+			schedConfig: "fair_share: true\n",
+			files: map[string]string{"resource_group": schedE2EUsers[0] + " 100 root 3\n" +
+				schedE2EUsers[1] + " 200 root 1\n"},
+			np:       1,
+			setup:    queue("fair"),
+			teardown: stopQueue("fair"),
+			jobs: []e2eJob{
+				{name: "y1", user: 1, queue: "fair", args: cput("100")},
+				{name: "y2", user: 1, queue: "fair", args: cput("100")},
+				{name: "y3", user: 1, queue: "fair", args: cput("100")},
+				{name: "x1", user: 0, queue: "fair", args: cput("100")},
+				{name: "x2", user: 0, queue: "fair", args: cput("100")},
+				{name: "x3", user: 0, queue: "fair", args: cput("100")},
+			},
+			want: []string{"y1", "x1", "x2", "x3", "y2", "y3"},
+		},
+		{
+			// help_starving_jobs: old has waited longer than max_starve
+			// and runs before the shorter jobs.
+			name:        "help_starving_jobs",
+			schedConfig: "help_starving_jobs: true\nmax_starve: 3\nsort_by: shortest_job_first\n",
+			np:          1,
+			setup:       queue("starve"),
+			teardown:    stopQueue("starve"),
+			jobs: []e2eJob{
+				{name: "old", queue: "starve", args: cput("100")},
+				{name: "s1", queue: "starve", args: cput("10")},
+				{name: "s2", queue: "starve", args: cput("20")},
+			},
+			pauseAfter: map[int]time.Duration{0: 3200 * time.Millisecond},
+			want:       []string{"old", "s1", "s2"},
+		},
+		{
+			// max_user_run: one running job per user in the queue,
+			// though the node has three slots.
+			name:        "max_user_run",
+			schedConfig: "sort_by: no_sort\n",
+			np:          3,
+			setup:       queue("limit", "max_user_run = 1"),
+			teardown:    stopQueue("limit"),
+			jobs: []e2eJob{
+				{name: "r1", queue: "limit", sleep: "2"},
+				{name: "r2", queue: "limit"},
+				{name: "q1", user: 1, queue: "limit", sleep: "2"},
+			},
+			want:     []string{"r1", "q1", "r2"},
+			comments: map[string]string{"r2": e2eCommentQueueUser},
+			check: func(t *testing.T, names map[string]string, recs []acctRecord) {
+				// r2 starts only after r1 ended
+				var order []string
+				for _, r := range recs {
+					order = append(order, r.kind+":"+names[r.id])
+				}
+				s := " " + strings.Join(order, " ") + " "
+				if i, k := strings.Index(s, " E:r1 "), strings.Index(s, " S:r2 "); i < 0 || k < i {
+					t.Errorf("r2 started while r1 ran: %s", s)
+				}
+			},
+		},
+	}
+}
+
+// TestSchedulerPolicyEndToEnd checks that the jobs of a user run in the
+// order the configured sched_config policy dictates, on the real daemons.
+func TestSchedulerPolicyEndToEnd(t *testing.T) {
+	c := newSchedCluster(t)
+	for _, sc := range schedScenarios() {
+		t.Run(sc.name, func(t *testing.T) { c.runScenario(t, sc) })
+	}
+}
