@@ -106,6 +106,15 @@ func dialOne(server string, opt Options) (*Conn, error) {
 	d := net.Dialer{}
 	if opt.LocalAddr != nil {
 		d.LocalAddr = opt.LocalAddr
+	} else if ifname := ReadTorqueConfig(Home())["TRQ_IFNAME"]; ifname != "" {
+		// torque.cfg's TRQ_IFNAME: connect from that interface's
+		// address (spec 03 §1.1 step 4); an unusable name is a system
+		// call failure, as TORQUE's bind would be.
+		la, err := interfaceAddr(ifname)
+		if err != nil {
+			return nil, &Error{Code: batchreq.PBSE_SYSTEM}
+		}
+		d.LocalAddr = la
 	}
 	nc, err := d.Dial("tcp", net.JoinHostPort(ips[0].String(), strconv.Itoa(port)))
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"syscall"
+	"time"
 
 	"gopbs/batchreq"
 	"gopbs/pbs"
@@ -63,6 +64,37 @@ func Connect(server string) (*pbs.Conn, error) {
 	}
 	return nil, err
 }
+
+// ConnectRetry is Connect for commands that retry a failed connection
+// (qsub -b, $PBS_CLIENTRETRY, torque.cfg CLIENTRETRY): for up to retry
+// seconds it tries again every 5 seconds, after printing "Retrying for
+// <n> seconds" once; the last attempt reports its failure as Connect
+// does. With retry <= 0 it is Connect.
+func ConnectRetry(server string, retry int) (*pbs.Conn, error) {
+	if retry <= 0 {
+		return Connect(server)
+	}
+	deadline := time.Now().Add(time.Duration(retry) * time.Second)
+	for first := true; ; first = false {
+		c, err := pbs.Connect(server)
+		if err == nil {
+			return c, nil
+		}
+		if first {
+			fmt.Fprintf(os.Stderr, "Retrying for %d seconds\n", retry)
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			break
+		}
+		time.Sleep(min(left, retryInterval))
+	}
+	return Connect(server)
+}
+
+// retryInterval is the pause between two connection attempts of
+// ConnectRetry.
+const retryInterval = 5 * time.Second
 
 // ErrText returns the text for err as commands print it after "(errno=N)":
 // the server's text, else the PBSE or errno message.

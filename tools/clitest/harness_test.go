@@ -96,12 +96,15 @@ func loginName(t *testing.T) string {
 
 // fakeServer answers every request with the next scripted reply (a null
 // reply once they run out; none for Disconnect) and records each request
-// as the DIS text the client sent.
+// as the DIS text the client sent, connection by connection in the order
+// they were accepted (the commands make one connection at a time, but the
+// end of one conversation may be read after the next has begun).
 type fakeServer struct {
 	ln      net.Listener
 	mu      sync.Mutex
 	replies []*batchreq.Reply
-	got     []string
+	got     [][]string // per accepted connection
+	other   []string   // records of the interactive call-back
 	wg      sync.WaitGroup
 }
 
@@ -124,11 +127,19 @@ func (f *fakeServer) serve() {
 		if err != nil {
 			return
 		}
+		f.mu.Lock()
+		f.got = append(f.got, nil)
+		idx := len(f.got) - 1
+		f.mu.Unlock()
 		f.wg.Add(1)
 		go func() {
 			defer f.wg.Done()
 			defer nc.Close()
-			f.conversation(nc)
+			f.conversation(nc, func(s string) {
+				f.mu.Lock()
+				defer f.mu.Unlock()
+				f.got[idx] = append(f.got[idx], s)
+			})
 		}()
 	}
 }
@@ -151,33 +162,79 @@ func (r *recorder) take() string {
 	return s
 }
 
-func (f *fakeServer) conversation(nc net.Conn) {
+func (f *fakeServer) conversation(nc net.Conn, record func(string)) {
 	_ = nc.SetDeadline(time.Now().Add(30 * time.Second))
 	rec := &recorder{r: nc}
 	r := dis.NewReader(rec)
+	interactive := 0
 	for {
 		req, err := batchreq.ReadRequest(r)
 		raw := rec.take()
 		if err != nil {
 			if raw != "" {
-				f.record("undecodable request " + strconv.Quote(raw))
+				record("undecodable request " + strconv.Quote(raw))
 			}
 			return
 		}
-		f.record(raw)
+		record(raw)
 		if req.Type == batchreq.PBS_BATCH_Disconnect {
 			return
 		}
-		if _, err := nc.Write(f.next(req.Type).Append(nil)); err != nil {
+		if qj, ok := req.Body.(*batchreq.QueueJob); ok {
+			for _, a := range qj.Attrs {
+				if a.Name == "interactive" {
+					interactive, _ = strconv.Atoi(a.Value)
+				}
+			}
+		}
+		rp := f.next(req.Type)
+		if _, err := nc.Write(rp.Append(nil)); err != nil {
 			return
+		}
+		if req.Type == batchreq.PBS_BATCH_Commit && interactive > 0 && rp.Code == 0 {
+			f.wg.Add(1)
+			go func() {
+				defer f.wg.Done()
+				f.callBack(interactive, rp.JobID)
+			}()
 		}
 	}
 }
 
+// callBack plays the MOM of an interactive job: it connects to the port
+// qsub advertised, sends the job id block, reads the terminal settings
+// (TERM, control characters, window size), writes what the job prints
+// and closes.
+func (f *fakeServer) callBack(port int, jobID string) {
+	nc, err := net.Dial("tcp4", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		f.record("interactive call-back failed: " + err.Error())
+		return
+	}
+	defer nc.Close()
+	_ = nc.SetDeadline(time.Now().Add(30 * time.Second))
+	block := make([]byte, 1047)
+	copy(block, jobID)
+	if _, err := nc.Write(block); err != nil {
+		f.record("interactive call-back: " + err.Error())
+		return
+	}
+	settings := make([]byte, 80+6+80)
+	if _, err := io.ReadFull(nc, settings); err != nil {
+		f.record("interactive call-back: " + err.Error())
+		return
+	}
+	term := strings.TrimRight(string(settings[:80]), "\x00")
+	win := strings.TrimRight(string(settings[86:]), "\x00")
+	f.record("interactive " + term + " " + win)
+	_, _ = io.WriteString(nc, "job output\n")
+}
+
+// record keeps a line of the interactive call-back.
 func (f *fakeServer) record(s string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.got = append(f.got, s)
+	f.other = append(f.other, s)
 }
 
 // next returns the reply to a request of type reqType: the next scripted
@@ -223,7 +280,11 @@ func (f *fakeServer) stop() []string {
 	f.wg.Wait()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.got
+	var all []string
+	for _, conv := range f.got {
+		all = append(all, conv...)
+	}
+	return append(all, f.other...)
 }
 
 // testCase is one command line with the server's replies and what the
@@ -252,6 +313,8 @@ type result struct {
 	sent           []string
 	stdout, stderr string
 	exit           int
+	elapsed        time.Duration
+	work           string // the command's working directory
 }
 
 // environ returns the environment the commands run with: the fake server
@@ -264,7 +327,8 @@ func (tc *testCase) environ(t *testing.T, home, work string, port int) []string 
 		t.Fatal(err)
 	}
 	if tc.cfg != "" {
-		if err := os.WriteFile(filepath.Join(home, "torque.cfg"), []byte(tc.cfg), 0o644); err != nil {
+		cfg := strings.ReplaceAll(tc.cfg, "{W}", work)
+		if err := os.WriteFile(filepath.Join(home, "torque.cfg"), []byte(cfg), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -288,7 +352,11 @@ func (tc *testCase) run(t *testing.T) result {
 	f := newFakeServer(t, tc.replies)
 	home, work := t.TempDir(), t.TempDir()
 	for name, content := range tc.files {
-		if err := os.WriteFile(filepath.Join(work, name), []byte(content), 0o644); err != nil {
+		mode := os.FileMode(0o644)
+		if strings.HasPrefix(content, "#!") {
+			mode = 0o755
+		}
+		if err := os.WriteFile(filepath.Join(work, name), []byte(content), mode); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -310,6 +378,7 @@ func (tc *testCase) run(t *testing.T) result {
 	cmd.Stdin = strings.NewReader(tc.stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -322,8 +391,10 @@ func (tc *testCase) run(t *testing.T) result {
 		<-done
 		t.Errorf("%s did not finish within 30 s", tc.argv[0])
 	}
+	elapsed := time.Since(start)
 	sent := f.stop()
-	return result{sent: sent, stdout: stdout.String(), stderr: stderr.String(), exit: cmd.ProcessState.ExitCode()}
+	return result{sent: sent, stdout: stdout.String(), stderr: stderr.String(),
+		exit: cmd.ProcessState.ExitCode(), elapsed: elapsed, work: work}
 }
 
 // runCases runs a table of cases as subtests.

@@ -18,6 +18,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"gopbs/batchreq"
 	"gopbs/pbs"
 	"gopbs/pbs/cli"
@@ -61,7 +63,10 @@ type qsub struct {
 	prefix      string
 	noPrint     bool
 	interactive bool
-	cfg         map[string]string
+	x11         bool // -X: send the X11 authentication data
+	interCmd    bool // -x: the operand is the command of an interactive job
+	retry       int  // -b: seconds to retry connecting
+	cfg         pbs.TorqueConfig
 	workDir     string
 	initDir     string
 	rootDir     string
@@ -89,7 +94,7 @@ func run(args []string) int {
 		q.prefix = p
 	}
 	opts, operands, bad := cli.Getopt(args[1:], optString, args[0], os.Stderr)
-	if bad || len(operands) > 1 {
+	if bad || len(operands) > 1 && !hasOpt(opts, 'x') {
 		fmt.Fprint(os.Stderr, usageText)
 		return 2
 	}
@@ -115,10 +120,18 @@ func run(args []string) int {
 		cmdAttrs = append(cmdAttrs, attrs...)
 	}
 
-	// The script: a file operand, or standard input.
+	// The script: a file operand, or standard input; with -I -x the
+	// operands are the command the interactive job runs instead.
 	var script []byte
 	jobName := "STDIN"
-	if len(operands) == 1 && operands[0] != "-" {
+	interCmd := ""
+	if q.interCmd && q.interactive && len(operands) > 0 {
+		interCmd = strings.Join(operands, " ")
+		jobName = filepath.Base(operands[0])
+	} else if len(operands) > 1 {
+		fmt.Fprint(os.Stderr, usageText)
+		return 2
+	} else if len(operands) == 1 && operands[0] != "-" {
 		path := operands[0]
 		fi, err := os.Stat(path)
 		if err != nil {
@@ -177,7 +190,7 @@ func run(args []string) int {
 	}
 
 	var list []pbs.Attr
-	if cli.CfgBool(cfg["QSUBSENDGROUPLIST"]) {
+	if cfg.Bool("QSUBSENDGROUPLIST") {
 		if g, err := user.LookupGroupId(strconv.Itoa(os.Getgid())); err == nil {
 			list = append(list, pbs.Attr{Name: "group_list", Value: g.Name + "," + g.Name})
 		}
@@ -186,8 +199,19 @@ func run(args []string) int {
 	if len(args) > 1 {
 		list = append(list, pbs.Attr{Name: "submit_args", Value: strings.Join(args[1:], " ")})
 	}
+	if q.x11 {
+		auth, err := x11Auth(cfg)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "qsub: %v\n", err)
+			return 1
+		}
+		list = append(list, pbs.Attr{Name: "forward_x11", Value: auth})
+	}
 	if !q.given['N'] {
 		list = append(list, pbs.Attr{Name: "Job_Name", Value: jobName})
+	}
+	if interCmd != "" {
+		list = append(list, pbs.Attr{Name: "inter_cmd", Value: interCmd})
 	}
 	list = append(list, dirAttrs...)
 	for _, d := range defaults {
@@ -199,11 +223,11 @@ func run(args []string) int {
 					a.Value = v
 				}
 			case "Rerunable":
-				if v, ok := cfg["RERUNNABLEBYDEFAULT"]; ok && !cli.CfgBool(v) {
+				if cfg.IsFalse("RERUNNABLEBYDEFAULT") {
 					a.Value = "FALSE"
 				}
 			case "fault_tolerant":
-				if cli.CfgBool(cfg["FAULT_TOLERANT_BY_DEFAULT"]) {
+				if cfg.Bool("FAULT_TOLERANT_BY_DEFAULT") {
 					a.Value = "TRUE"
 				}
 			}
@@ -212,14 +236,27 @@ func run(args []string) int {
 	}
 	list = append(list, pbs.Attr{Name: "init_work_dir", Value: initWorkDir()})
 
-	server := pbs.DefaultServer()
-	if _, s, ok := strings.Cut(q.destination, "@"); ok {
-		server = s
+	// The server: the destination's, else torque.cfg's SERVERHOST, else
+	// the default server.
+	_, connServer := cli.SplitDest(q.destination)
+	if connServer == "" {
+		connServer = cfg["SERVERHOST"]
+	}
+	server := connServer
+	if server == "" {
+		server = pbs.DefaultServer()
 	}
 	list = append(list, pbs.Attr{Name: "Variable_List", Value: q.variableList(server)})
-
-	_, connServer := cli.SplitDest(q.destination)
-	c, err := cli.Connect(connServer)
+	if cfg.Bool("VALIDATEGROUP") {
+		if err := validateGroups(list); err != nil {
+			fmt.Fprintf(os.Stderr, "qsub: %v\n", err)
+			return 1
+		}
+	}
+	if n, err := strconv.Atoi(cfg["QSUBSLEEP"]); err == nil && n > 0 {
+		time.Sleep(time.Duration(n) * time.Second)
+	}
+	c, err := cli.ConnectRetry(connServer, q.retryTime())
 	if err != nil {
 		return cli.ConnectFailed(os.Stderr, "qsub", cli.ServerName(connServer), err)
 	}
@@ -269,7 +306,7 @@ func (q *qsub) variableList(server string) string {
 		}
 	}
 	v = append(v, "PBS_SERVER="+server)
-	if cli.CfgBool(q.cfg["QSUBSENDUID"]) {
+	if q.cfg.Bool("QSUBSENDUID") {
 		v = append(v, "PBS_O_UID="+strconv.Itoa(os.Getuid()))
 	}
 	if q.initDir != "" {
@@ -309,6 +346,13 @@ func (q *qsub) option(o cli.Opt, fromDirective bool) ([]pbs.Attr, error) {
 	case 'A':
 		return a("Account_Name", o.Arg), nil
 	case 'b':
+		n, err := strconv.Atoi(o.Arg)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("illegal -b value")
+		}
+		if !fromDirective {
+			q.retry = n
+		}
 		return nil, nil
 	case 'c':
 		for _, item := range strings.Split(o.Arg, ",") {
@@ -329,6 +373,9 @@ func (q *qsub) option(o cli.Opt, fromDirective bool) ([]pbs.Attr, error) {
 		dir := o.Arg
 		if !filepath.IsAbs(dir) {
 			dir = filepath.Join(cli.WorkDir(), dir)
+		}
+		if !q.cfg.IsFalse("VALIDATEPATH") && !isDir(dir) {
+			return nil, fmt.Errorf("illegal -d value")
 		}
 		q.initDir = dir
 		return a("init_work_dir", dir), nil
@@ -419,8 +466,10 @@ func (q *qsub) option(o cli.Opt, fromDirective bool) ([]pbs.Attr, error) {
 	case 'W':
 		return wAttrs(o.Arg)
 	case 'X':
-		return a("forward_x11", os.Getenv("DISPLAY")), nil
+		q.x11 = true
+		return nil, nil
 	case 'x':
+		q.interCmd = true
 		return nil, nil
 	case 'z':
 		q.noPrint = true
@@ -583,7 +632,7 @@ const defaultSubmitFilter = "/usr/local/sbin/torque_submitfilter"
 // arguments and the script on its standard input; its output is the
 // script to submit. It returns a non-zero exit status when the filter
 // rejects the job.
-func submitFilter(cfg map[string]string, args []string, script []byte) ([]byte, int) {
+func submitFilter(cfg pbs.TorqueConfig, args []string, script []byte) ([]byte, int) {
 	path := cfg["SUBMITFILTER"]
 	if path == "" {
 		path = defaultSubmitFilter
@@ -605,4 +654,99 @@ func submitFilter(cfg map[string]string, args []string, script []byte) ([]byte, 
 	}
 	fmt.Fprintln(os.Stderr, "qsub: submit filter returned an error code, aborting job submission.")
 	return nil, 1
+}
+
+func hasOpt(opts []cli.Opt, c byte) bool {
+	for _, o := range opts {
+		if o.C == c {
+			return true
+		}
+	}
+	return false
+}
+
+// retryTime is how long to retry connecting: -b, else $PBS_CLIENTRETRY,
+// else torque.cfg's CLIENTRETRY, else 0.
+func (q *qsub) retryTime() int {
+	if q.retry > 0 {
+		return q.retry
+	}
+	if n, err := strconv.Atoi(os.Getenv("PBS_CLIENTRETRY")); err == nil && n > 0 {
+		return n
+	}
+	if n, err := strconv.Atoi(q.cfg["CLIENTRETRY"]); err == nil && n > 0 {
+		return n
+	}
+	return 0
+}
+
+// isDir reports whether dir is a directory the user can change into (the
+// check of -d unless torque.cfg says VALIDATEPATH false).
+func isDir(dir string) bool {
+	fi, err := os.Stat(dir)
+	return err == nil && fi.IsDir() && unix.Access(dir, unix.X_OK) == nil
+}
+
+// defaultXauth is the xauth program used when torque.cfg names no
+// XAUTHPATH.
+const defaultXauth = "/usr/bin/xauth"
+
+// x11Auth returns the forward_x11 value of "qsub -X":
+// "<protocol>:<hex data>:<screen>" for $DISPLAY, from "xauth list".
+func x11Auth(cfg pbs.TorqueConfig) (string, error) {
+	display := os.Getenv("DISPLAY")
+	if display == "" {
+		return "", fmt.Errorf("DISPLAY not set")
+	}
+	screen := "0"
+	if i := strings.LastIndexByte(display, ':'); i >= 0 {
+		if _, sc, ok := strings.Cut(display[i+1:], "."); ok && sc != "" {
+			screen = sc
+		}
+	}
+	xauth := cfg["XAUTHPATH"]
+	if xauth == "" {
+		xauth = defaultXauth
+	}
+	out, err := exec.Command(xauth, "-q", "list", display).Output()
+	if err != nil {
+		return "", fmt.Errorf("cannot get X11 authentication data from %s: %w", xauth, err)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(line); len(f) == 3 {
+			return f[1] + ":" + f[2] + ":" + screen, nil
+		}
+	}
+	return "", fmt.Errorf("no X11 authentication data for display %s", display)
+}
+
+// validateGroups checks, for torque.cfg's VALIDATEGROUP, that the user
+// belongs to every group the job's group_list names.
+func validateGroups(list []pbs.Attr) error {
+	u, err := user.LookupId(strconv.Itoa(os.Getuid()))
+	if err != nil {
+		return fmt.Errorf("cannot look up the user: %w", err)
+	}
+	gids, err := u.GroupIds()
+	if err != nil {
+		return fmt.Errorf("cannot look up the groups of %s: %w", u.Username, err)
+	}
+	member := map[string]bool{}
+	for _, gid := range gids {
+		if g, err := user.LookupGroupId(gid); err == nil {
+			member[g.Name] = true
+		}
+	}
+	for _, a := range list {
+		if a.Name != "group_list" {
+			continue
+		}
+		for _, item := range strings.Split(a.Value, ",") {
+			g, _, _ := strings.Cut(item, "@")
+			if g != "" && !member[g] {
+				return fmt.Errorf("user %s is not a member of group %s", u.Username, g)
+			}
+		}
+	}
+	return nil
 }
