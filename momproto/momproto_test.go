@@ -58,7 +58,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"IM okay without context", imErr, "+3+1+41.vm+1C+0+1+0+3", 19, ErrNoContext},
 		{"IM unknown command", imErr, "+3+1+41.vm+1C2+50+1+0", 13, ErrUnknownCmd},
 		{"IM join attrs", imErr, "+3+1+41.vm+1C+1+1+0+1+2+3+4+1", 27, dis.ErrEOF},
-		{"TM unknown command", tmErr, "+2+1+41.vm+1C3+101+1+1+0", 13, ErrUnknownCmd},
+		{"TM unknown command", tmErr, "+2+1+41.vm+1C3+110+1+1+0", 13, ErrUnknownCmd},
 		{"TM negative argc", tmErr, "+2+1+41.vm+1C3+102+1+1+0-1", 24, dis.ErrBadSign},
 		{"TM reply without context", tmReplyErr, "+2+1+0+5+0", 8, ErrNoContext},
 		{"TM reply bad code", tmReplyErr, "+2+1+7+5", 4, ErrUnknownCmd},

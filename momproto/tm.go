@@ -82,9 +82,13 @@ func (b *TMSpawn) Append(dst []byte) []byte {
 }
 
 // DecodeTMRequest decodes one TM request from the start of b and returns
-// it with the number of bytes it took. Only the request types seen in the
-// captures are decoded (TM_INIT, TM_SPAWN, TM_OBIT); others are an error
-// wrapping ErrUnknownCmd, since TCP gives no message boundary to skip to.
+// it with the number of bytes it took. The request types seen in the
+// captures (TM_INIT, TM_SPAWN, TM_OBIT) and, after the outline of spec 10
+// §11.2, TM_TASKS, TM_SIGNAL, TM_RESOURCES and TM_FINALIZE are decoded;
+// others are an error wrapping ErrUnknownCmd (the header is still
+// returned), since TCP gives no message boundary to skip to. A request
+// cut short is an error wrapping dis.ErrEOF or dis.ErrEOD: the caller may
+// read more and try again.
 func DecodeTMRequest(b []byte) (*TMRequest, int, error) {
 	m := newReader(b)
 	proto, err := m.int("TM protocol")
@@ -145,6 +149,18 @@ func DecodeTMRequest(b []byte) (*TMRequest, int, error) {
 		if req.Body, err = m.fixedInts(what, 2); err != nil {
 			return req, 0, err
 		}
+	case TM_TASKS, TM_RESOURCES:
+		// The node asked about (outline; not in the captures).
+		if req.Body, err = m.fixedInts(what, 1); err != nil {
+			return req, 0, err
+		}
+	case TM_SIGNAL:
+		// Node, task and signal (outline; not in the captures).
+		if req.Body, err = m.fixedInts(what, 3); err != nil {
+			return req, 0, err
+		}
+	case TM_FINALIZE:
+		req.Body = Empty{}
 	default:
 		m.start = cmdAt
 		return req, 0, m.fail("TM command", fmt.Errorf("%w %d", ErrUnknownCmd, req.Command))
@@ -196,6 +212,20 @@ func (b *TMInitReply) Append(dst []byte) []byte {
 	dst = dis.AppendString(dst, b.JobID)
 	dst = appendInt(dst, b.Parent)
 	return appendInt(dst, b.Last)
+}
+
+// TMTasksReply is the body of the reply to TM_TASKS: the tasks of a node.
+type TMTasksReply struct {
+	Tasks []int // preceded on the wire by their count
+}
+
+// Append implements Body.
+func (b *TMTasksReply) Append(dst []byte) []byte {
+	dst = appendInt(dst, len(b.Tasks))
+	for _, t := range b.Tasks {
+		dst = appendInt(dst, t)
+	}
+	return dst
 }
 
 // maxPrealloc bounds slices sized from counts read off the wire.
@@ -268,6 +298,26 @@ func DecodeTMReply(b []byte, answers func(event int) int) (*TMReply, int, error)
 		if rep.Body, err = m.fixedInts(what, 1); err != nil {
 			return rep, 0, err
 		}
+	case rep.ReplyTo == TM_TASKS:
+		// A count, then the task ids (outline; not in the captures).
+		n, err := m.int(what + " task count")
+		if err != nil {
+			return rep, 0, err
+		}
+		if n < 0 {
+			return rep, 0, m.fail(what+" task count", dis.ErrBadSign)
+		}
+		t := &TMTasksReply{Tasks: make([]int, 0, min(n, maxPrealloc))}
+		rep.Body = t
+		for range n {
+			v, err := m.int(what + " task")
+			if err != nil {
+				return rep, 0, err
+			}
+			t.Tasks = append(t.Tasks, v)
+		}
+	case rep.ReplyTo == TM_SIGNAL:
+		rep.Body = Empty{}
 	default:
 		m.start = m.r.Offset()
 		return rep, 0, m.fail("TM reply body", ErrNoContext)

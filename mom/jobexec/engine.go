@@ -184,6 +184,9 @@ type runningJob struct {
 	rerun        bool
 	finishing    bool
 	noKill       bool
+	tasks        map[int]*task // tasks started through TM/IM (task.go)
+	sister       bool          // joined as a sister node: no top task, no OnExit
+	nodeID       int           // this host's node number in the job
 	exit         *Exit
 	done         chan struct{}
 }
@@ -657,7 +660,7 @@ func (e *Engine) finish(r *runningJob, status int, cpu int64, msg string, startF
 		e.log.Job(logline.EventDebug, r.job.ID, "job start failed: "+msg)
 	}
 	close(r.done)
-	if e.opt.OnExit != nil {
+	if e.opt.OnExit != nil && !r.sister {
 		go e.opt.OnExit(ex)
 	}
 }

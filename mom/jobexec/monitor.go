@@ -47,10 +47,10 @@ func (e *Engine) Poll() {
 	var actions []action
 	e.mu.Lock()
 	for _, r := range e.jobs {
-		if r.sid <= 0 || (r.state != StateRunning && r.state != StateSuspended) {
+		if (r.sid <= 0 && !r.sister) || (r.state != StateRunning && r.state != StateSuspended) {
 			continue
 		}
-		ps := bySession[r.sid]
+		ps := e.jobProcsLocked(r, bySession)
 		e.updateUsageLocked(r, ps)
 		if r.adopted && len(live(ps)) == 0 {
 			actions = append(actions, action{r: r, exited: true})

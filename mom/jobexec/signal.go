@@ -115,9 +115,30 @@ func (e *Engine) resumed(r *runningJob) {
 // killSession sends sig to every process of the job's session (kill_task,
 // spec 11 §9.1) and returns the number of live processes found.
 func (e *Engine) killSession(r *runningJob, sig syscall.Signal) int {
+	type target struct{ sid, task int }
 	e.mu.Lock()
-	sid := r.sid
+	var targets []target
+	if r.sid > 0 {
+		targets = append(targets, target{r.sid, 1})
+	}
+	for _, t := range r.tasks {
+		select {
+		case <-t.done:
+		default:
+			targets = append(targets, target{t.sid, t.id})
+		}
+	}
 	e.mu.Unlock()
+	total := 0
+	for _, t := range targets {
+		total += e.killOne(r, t.sid, t.task, sig)
+	}
+	return total
+}
+
+// killOne sends sig to every process of one task's session and returns
+// the number of live processes found.
+func (e *Engine) killOne(r *runningJob, sid, taskID int, sig syscall.Signal) int {
 	if sid <= 0 {
 		return 0
 	}
@@ -144,11 +165,11 @@ func (e *Engine) killSession(r *runningJob, sig syscall.Signal) int {
 			}
 			n++
 			if sig != syscall.SIGKILL {
-				e.log.Job(logline.EventJob, id, fmt.Sprintf("kill_task: killing pid %d task 1 with sig %d", p.PID, sig))
+				e.log.Job(logline.EventJob, id, fmt.Sprintf("kill_task: killing pid %d task %d with sig %d", p.PID, taskID, sig))
 				_ = syscall.Kill(p.PID, sig)
 				continue
 			}
-			e.log.Job(logline.EventJob, id, fmt.Sprintf("kill_task: killing pid %d task 1 gracefully with sig %d", p.PID, syscall.SIGTERM))
+			e.log.Job(logline.EventJob, id, fmt.Sprintf("kill_task: killing pid %d task %d gracefully with sig %d", p.PID, taskID, syscall.SIGTERM))
 			_ = syscall.Kill(p.PID, syscall.SIGTERM)
 			state := e.awaitGone(p.PID)
 			if state != 0 {

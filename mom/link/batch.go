@@ -296,6 +296,12 @@ func (m *Mom) reqCommit(bc *batchConn, req *batchreq.Request) {
 	}
 	done := make(chan result, 1)
 	go func() {
+		// Multi-node jobs: join the sisters first (im_ms.go).
+		if err := m.prepareStart(context.Background(), j, &spec); err != nil {
+			m.JobExited(jobexec.Exit{JobID: id, Status: jobexec.JOB_EXEC_RETRY, StartFailed: true, Message: err.Error()})
+			done <- result{0, &jobexec.StartError{Status: jobexec.JOB_EXEC_RETRY, Msg: err.Error()}}
+			return
+		}
 		sid, err := m.exec.Start(context.Background(), &spec)
 		done <- result{sid, err}
 	}()
@@ -466,6 +472,7 @@ func (m *Mom) reqDeleteJob(bc *batchConn, req *batchreq.Request) {
 
 // purge removes a job's files and forgets it in the engine.
 func (m *Mom) purge(j *job) {
+	m.forgetMS(j.id)
 	if err := m.exec.Purge(j.id); err != nil {
 		os.Remove(m.exec.ScriptPath(j.prefix))
 	}

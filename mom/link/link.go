@@ -152,6 +152,8 @@ type Mom struct {
 	ctx        context.Context // lives until Serve ends; obituaries use it
 	stop       context.CancelFunc
 
+	mn multiNode // multi-node jobs: mother superior and sister sides (im*.go, tm.go)
+
 	lastBatch     time.Time // last batch request from a server, for diagnostics
 	lastBatchName string
 	lastBad       string // last unauthorised RM attempt, for diagnostics
@@ -246,9 +248,13 @@ func (m *Mom) Serve(ctx context.Context, l Listeners) error {
 		eps = append(eps, ep)
 		m.goFunc(func() { m.acceptRPP(ctx, ep) })
 	}
+	if l.RPP != nil {
+		m.mn.ep = eps[0] // IM to sisters, unless a client socket is given
+	}
 	if l.Client != nil {
 		ep := rpp.NewEndpoint(l.Client, m.rppOptions())
 		eps = append(eps, ep)
+		m.mn.ep = ep // IM goes out from the MOM's RPP client port (captures 105, 106)
 		for _, s := range m.opt.Servers {
 			c := m.newISClient(s, ep)
 			m.mu.Lock()

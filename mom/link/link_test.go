@@ -749,10 +749,10 @@ func TestRM(t *testing.T) {
 		t.Errorf("RM_CMD_CONFIG answered %q without $remote_reconfig", b)
 	}
 
-	// TM (tasks of multi-node jobs) is refused with TM_ENOTIMPLEMENTED.
+	// TM for a job this MOM does not have: TM_ERROR / TM_ENOTFOUND.
 	tmReply := tcpExchange(t, ctx, tm.rmTCP, false, []byte("+2+1+4x.vm+3abc3+100+7+0"), true)
-	if string(tmReply) != "+2+13+999+75+17004" {
-		t.Errorf("TM_INIT reply %q, want TM_ERROR 17004 for event 7", tmReply)
+	if string(tmReply) != "+2+13+999+75+17006" {
+		t.Errorf("TM_INIT reply %q, want TM_ERROR 17006 for event 7", tmReply)
 	}
 
 	// From an unprivileged port: closed without a reply.
@@ -1023,9 +1023,9 @@ func TestRerunAndDelFiles(t *testing.T) {
 	b.disconnect()
 }
 
-// TestIMRefused: without multi-node support every IM request from another
-// MOM is answered IM_ERROR / PBSE_NOSUP, echoing job, cookie and event.
-func TestIMRefused(t *testing.T) {
+// TestIMUnknownJob: an IM request for a job this MOM has not joined is
+// answered with IM_ERROR / PBSE_UNKJOBID.
+func TestIMUnknownJob(t *testing.T) {
 	requireRoot(t)
 	tm := startMom(t, nil, "")
 	pc, err := rpp.ListenReserved(netip.MustParseAddr("127.0.0.1"))
@@ -1049,7 +1049,7 @@ func TestIMRefused(t *testing.T) {
 		t.Fatalf("reply %q: %v", b, err)
 	}
 	ints, _ := rep.Body.(*momproto.Ints)
-	if rep.Command != momproto.IM_ERROR || rep.JobID != "7.vm" || rep.Event != 5 || ints == nil || len(ints.Values) != 1 || ints.Values[0] != batchreq.PBSE_NOSUP {
+	if rep.Command != momproto.IM_ERROR || rep.JobID != "7.vm" || rep.Event != 5 || ints == nil || len(ints.Values) != 1 || ints.Values[0] != batchreq.PBSE_UNKJOBID {
 		t.Errorf("reply %+v body %+v", rep, rep.Body)
 	}
 }

@@ -32,6 +32,15 @@ func (m *Mom) JobExited(ex jobexec.Exit) {
 		return
 	}
 	m.goFunc(func() {
+		// A multi-node job's sisters are told IM_KILL_JOB; their usage
+		// counts in the obit (spec 11 §9.2).
+		if used := m.endSisters(m.ctx, ex.JobID); used != (jobexec.Usage{}) {
+			m.mu.Lock()
+			j.exit.Usage.CPUTime += used.CPUTime
+			j.exit.Usage.Mem += used.Mem
+			j.exit.Usage.VMem += used.VMem
+			m.mu.Unlock()
+		}
 		if m.conf().NodeCheckOnJobEnd {
 			m.runHealthCheck(m.ctx)
 		}

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"gopbs/dis"
 	"gopbs/internal/logline"
 	"gopbs/mom/config"
 	"gopbs/mom/momlog"
@@ -41,6 +40,7 @@ func (m *Mom) handleStream(ctx context.Context, s *rpp.Stream) {
 	defer func() {
 		if !handedOff {
 			s.Close()
+			m.sisterStreamEnded(s) // a sister job's mother superior went away
 		}
 	}()
 	peer := s.RemoteAddr()
@@ -388,16 +388,7 @@ func (m *Mom) serveRMConn(ctx context.Context, c net.Conn) {
 		}
 		proto, err := momproto.Protocol(buf)
 		if err == nil && proto == momproto.TM_PROTOCOL {
-			// Tasks of multi-node jobs are not supported yet: answer
-			// TM_ERROR / TM_ENOTIMPLEMENTED (spec 10 §11.2).
-			event := 0
-			if req, _, err := momproto.DecodeTMRequest(buf); err == nil {
-				event = req.Event
-			}
-			rep := (&momproto.TMReply{Version: momproto.TM_PROTOCOL_VER, Code: momproto.TM_ERROR, Event: event}).Append(nil)
-			rep = dis.AppendInt(rep, momproto.TM_ENOTIMPLEMENTED)
-			c.SetWriteDeadline(time.Now().Add(timeout))
-			c.Write(rep)
+			m.serveTM(ctx, c, buf) // a job's task (tm.go)
 			return
 		}
 		if err != nil || proto != momproto.RM_PROTOCOL {

@@ -161,6 +161,15 @@ func run(args []string) (err error) {
 		_ = logger.RemoveOlderThan(cfg.LogKeepDays)
 	}
 	defer logger.Close()
+	// As TORQUE's pbs_mom: important lines also go to syslog, and the
+	// daemon's memory is locked where permitted (momctl -d reports both).
+	syslog := momlog.NewSyslog("", "pbs_mom")
+	defer syslog.Close()
+	logger.SetSyslog(syslog)
+	memLocked, err := momd.LockMemory()
+	if err != nil {
+		logger.Error(0, "", "pbs_mom", err.Error())
+	}
 
 	if err := os.MkdirAll(filepath.Join(f.home, "mom_priv"), 0o751); err != nil {
 		return err
@@ -229,7 +238,7 @@ func run(args []string) (err error) {
 	m, err = link.New(link.Options{
 		Host: host, Home: f.home, Config: cfg, Log: logger, Exec: engine,
 		Servers: servers, ServerPort: f.serverPort, MomPort: f.momPort, RMPort: f.rmPort,
-		Shutdown: stop, ConfigFile: cfgFile,
+		Shutdown: stop, ConfigFile: cfgFile, MemLocked: memLocked,
 		OnReconfig: func(c *config.Config) { // momctl -r
 			engine.SetConfig(c)
 			logger.SetMask(c.LogEvent)
@@ -245,19 +254,29 @@ func run(args []string) (err error) {
 		logger.Record(logline.EventDebug, momlog.ClassServer, "pbs_mom", fmt.Sprintf("recovered %d jobs", n))
 	}
 
+	// GOPBS_MOM_ADDR (a GoPBS extension, not in TORQUE) binds every socket
+	// to one address, so that several MOMs can share one host with the
+	// same ports on different addresses (multi-node tests on 127.0.0.x).
+	bind, bindIP := "", netip.IPv4Unspecified()
+	if v := os.Getenv("GOPBS_MOM_ADDR"); v != "" {
+		if bindIP, err = netip.ParseAddr(v); err != nil {
+			return fmt.Errorf("GOPBS_MOM_ADDR: %w", err)
+		}
+		bind = bindIP.String()
+	}
 	var l link.Listeners
-	if l.Batch, err = net.Listen("tcp", fmt.Sprintf(":%d", f.momPort)); err != nil {
+	if l.Batch, err = net.Listen("tcp", net.JoinHostPort(bind, strconv.Itoa(f.momPort))); err != nil {
 		return err
 	}
-	if l.RM, err = net.Listen("tcp", fmt.Sprintf(":%d", f.rmPort)); err != nil {
+	if l.RM, err = net.Listen("tcp", net.JoinHostPort(bind, strconv.Itoa(f.rmPort))); err != nil {
 		return err
 	}
-	if l.RPP, err = net.ListenPacket("udp", fmt.Sprintf(":%d", f.rmPort)); err != nil {
+	if l.RPP, err = net.ListenPacket("udp", net.JoinHostPort(bind, strconv.Itoa(f.rmPort))); err != nil {
 		return err
 	}
-	if l.Client, err = rpp.ListenReserved(netip.IPv4Unspecified()); err != nil {
+	if l.Client, err = rpp.ListenReserved(bindIP); err != nil {
 		// Not root: fall back to an ordinary port (servers may refuse it).
-		if l.Client, err = net.ListenPacket("udp", ":0"); err != nil {
+		if l.Client, err = net.ListenPacket("udp", net.JoinHostPort(bind, "0")); err != nil {
 			return err
 		}
 	}

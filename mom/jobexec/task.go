@@ -1,0 +1,392 @@
+package jobexec
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"gopbs/internal/logline"
+	"gopbs/mom/procfs"
+)
+
+// Tasks of multi-node jobs (spec 10 §11, spec 11 §3): besides the top task
+// (the job's shell, task 1 on the mother superior), a job may run tasks
+// started through TM (pbsdsh, MPI launchers) on any of its nodes. A task
+// runs as the job's user in a session of its own, with the job's
+// environment and the TM variables of its node and virtual node.
+
+// ErrUnknownTask is returned for a task id the job does not have.
+var ErrUnknownTask = errors.New("unknown task")
+
+// TaskSpec describes a task to start.
+type TaskSpec struct {
+	TaskID     int      // job-wide task id, chosen by the mother superior
+	ParentTask int      // task that asked for it
+	NodeID     int      // PBS_NODENUM: this host's node number in the job
+	VNode      int      // PBS_VNODENUM: the virtual node it runs on
+	Argv       []string // program and arguments; Argv[0] is looked up in PATH
+	// Env holds NAME=value entries added to (and overriding) the job's
+	// environment.
+	Env []string
+	// Stdout and Stderr receive the task's output; nil appends to the
+	// job's own output files on this host (mother superior).
+	Stdout, Stderr *os.File
+}
+
+// task is one running or exited task.
+type task struct {
+	id     int
+	sid    int
+	cmd    *exec.Cmd
+	done   chan struct{}
+	status int // valid once done is closed
+}
+
+// Join registers a job for which this MOM is a sister node (IM_JOIN_JOB):
+// the user is looked up and the job's limits computed, but no shell is
+// started; tasks come with Spawn. The job ends with KillTasks and Purge and
+// is never reported through OnExit.
+func (e *Engine) Join(spec *Job, nodeID int) error {
+	j := *spec
+	if j.Prefix == "" {
+		j.Prefix = j.ID
+	}
+	var cred *Credentials
+	var err error
+	for i := 0; i <= e.conf().ExtPwdRetry; i++ {
+		if cred, err = e.opt.Lookup(j.User, j.Group); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("no password entry for user %s: %w", j.User, err)
+	}
+	r := &runningJob{job: &j, cred: cred, state: StateRunning, started: time.Now(),
+		sister: true, nodeID: nodeID, done: make(chan struct{})}
+	if r.vnodes, err = ParseExecHost(j.ExecHost); err != nil {
+		return err
+	}
+	if r.limits, err = e.computeLimits(&j, countHosts(r.vnodes)); err != nil {
+		return err
+	}
+	r.out = e.planOutput(&j, cred)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if old, ok := e.jobs[j.ID]; ok && old.state != StateExited {
+		return ErrJobExists
+	}
+	e.jobs[j.ID] = r
+	return nil
+}
+
+func countHosts(vnodes []Vnode) int {
+	hosts := map[string]bool{}
+	for _, v := range vnodes {
+		hosts[v.Host] = true
+	}
+	return len(hosts)
+}
+
+// Spawn starts a task of a running job and returns once it runs (or
+// failed to start).
+func (e *Engine) Spawn(ctx context.Context, jobID string, ts TaskSpec) error {
+	if len(ts.Argv) == 0 || ts.Argv[0] == "" {
+		return errors.New("spawn: empty argument list")
+	}
+	e.mu.Lock()
+	r, ok := e.jobs[jobID]
+	var running bool
+	if ok {
+		running = r.state == StateRunning || r.state == StateSuspended
+		if _, dup := r.tasks[ts.TaskID]; dup || ts.TaskID == 1 && !r.sister {
+			e.mu.Unlock()
+			return fmt.Errorf("spawn: task %d exists", ts.TaskID)
+		}
+	}
+	e.mu.Unlock()
+	if !ok {
+		return ErrUnknownJob
+	}
+	if !running {
+		return ErrBadState
+	}
+	stdout, stderr := ts.Stdout, ts.Stderr
+	if stdout == nil {
+		f, err := e.appendOutput(r, r.stdoutPath())
+		if err != nil {
+			return fmt.Errorf("spawn: open stdout: %w", err)
+		}
+		defer f.Close()
+		stdout = f
+	}
+	if stderr == nil {
+		f, err := e.appendOutput(r, r.stderrPath())
+		if err != nil {
+			return fmt.Errorf("spawn: open stderr: %w", err)
+		}
+		defer f.Close()
+		stderr = f
+	}
+
+	j := r.job
+	shell := e.selectShell(j, r.cred)
+	env := newEnvList()
+	for _, kv := range e.jobEnvironment(r, shell) {
+		n, v, _ := strings.Cut(kv, "=")
+		env.Set(n, v)
+	}
+	env.Set("PBS_TASKNUM", strconv.Itoa(ts.TaskID))
+	env.Set("PBS_NODENUM", strconv.Itoa(ts.NodeID))
+	env.Set("PBS_VNODENUM", strconv.Itoa(ts.VNode))
+	for _, kv := range ts.Env {
+		if n, v, ok := strings.Cut(kv, "="); ok && n != "" {
+			env.Set(n, v)
+		}
+	}
+	environ := env.Environ()
+	dir := r.cred.Home
+	if v, ok := j.Var("PBS_O_INITDIR"); ok && v != "" {
+		dir = v
+	}
+	chroot, _ := j.Var("PBS_O_ROOTDIR")
+	spec := starterSpec{
+		UID: r.cred.UID, GID: r.cred.GID, Groups: r.cred.Groups,
+		Limits: r.limits.rlimits, Nice: r.limits.nice, OOMAdjust: e.conf().JobOOMScoreAdjust,
+		Chroot: chroot, Dir: dir, Umask: e.outputUmask(j),
+		Path: lookPath(ts.Argv[0], env.Get("PATH")), Argv: ts.Argv,
+	}
+	specJSON, err := json.Marshal(&spec)
+	if err != nil {
+		return err
+	}
+	reportR, reportW, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer reportR.Close()
+	cmd := exec.Command(e.opt.StarterPath, starterFlag, string(specJSON))
+	cmd.Env = environ
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.ExtraFiles = []*os.File{reportW}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	err = cmd.Start()
+	reportW.Close()
+	if err != nil {
+		return fmt.Errorf("spawn: start starter: %w", err)
+	}
+	_ = reportR.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if err := readStarterReport(reportR); err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return fmt.Errorf("spawn task %d: %w", ts.TaskID, err)
+	}
+	t := &task{id: ts.TaskID, sid: cmd.Process.Pid, cmd: cmd, done: make(chan struct{})}
+	e.mu.Lock()
+	if r.tasks == nil {
+		r.tasks = map[int]*task{}
+	}
+	r.tasks[t.id] = t
+	e.mu.Unlock()
+	e.log.Job(logline.EventJob, jobID, fmt.Sprintf("task %d started, pid = %d (%s)", t.id, t.sid, strings.Join(ts.Argv, " ")))
+	go e.waitTask(r, t)
+	return nil
+}
+
+// lookPath finds file in the directories of path (a PATH value) as an
+// executable regular file; a name with a slash, or one not found, is
+// returned unchanged (the exec then reports the failure).
+func lookPath(file, path string) string {
+	if strings.Contains(file, "/") {
+		return file
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, file)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	return file
+}
+
+// waitTask reaps a task and records its exit status (encoded as a job's:
+// the exit code, or 256 + signal).
+func (e *Engine) waitTask(r *runningJob, t *task) {
+	_ = t.cmd.Wait()
+	status := 0
+	if ps := t.cmd.ProcessState; ps != nil {
+		if ws, ok := ps.Sys().(syscall.WaitStatus); ok {
+			switch {
+			case ws.Signaled():
+				status = 256 + int(ws.Signal())
+			case ws.Exited():
+				status = ws.ExitStatus()
+			}
+		}
+	}
+	// Leftovers of the task's session go with it.
+	e.killOne(r, t.sid, t.id, syscall.SIGKILL)
+	e.mu.Lock()
+	t.status = status
+	e.mu.Unlock()
+	e.log.Job(logline.EventDebug, r.job.ID, fmt.Sprintf("task %d terminated, sid=%d, status=%d", t.id, t.sid, status))
+	close(t.done)
+}
+
+// WaitTask blocks until a task of the job has exited (or ctx is done) and
+// returns its exit status.
+func (e *Engine) WaitTask(ctx context.Context, jobID string, taskID int) (int, error) {
+	e.mu.Lock()
+	r, ok := e.jobs[jobID]
+	var t *task
+	if ok {
+		t = r.tasks[taskID]
+	}
+	e.mu.Unlock()
+	switch {
+	case !ok:
+		return 0, ErrUnknownJob
+	case t == nil:
+		return 0, ErrUnknownTask
+	}
+	select {
+	case <-t.done:
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return t.status, nil
+}
+
+// Tasks returns the ids of the job's tasks on this host (the top task 1
+// included on the mother superior), sorted.
+func (e *Engine) Tasks(jobID string) ([]int, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	r, ok := e.jobs[jobID]
+	if !ok {
+		return nil, ErrUnknownJob
+	}
+	var ids []int
+	if !r.sister {
+		ids = append(ids, 1)
+	}
+	for id := range r.tasks {
+		ids = append(ids, id)
+	}
+	sort.Ints(ids)
+	return ids, nil
+}
+
+// SignalTask sends sig to every process of one task's session (task 1 is
+// the job's shell).
+func (e *Engine) SignalTask(jobID string, taskID int, sig syscall.Signal) error {
+	e.mu.Lock()
+	r, ok := e.jobs[jobID]
+	sid := 0
+	if ok {
+		if t := r.tasks[taskID]; t != nil {
+			sid = t.sid
+		} else if taskID == 1 && !r.sister {
+			sid = r.sid
+		}
+	}
+	e.mu.Unlock()
+	switch {
+	case !ok:
+		return ErrUnknownJob
+	case sid == 0:
+		return ErrUnknownTask
+	}
+	e.killOne(r, sid, taskID, sig)
+	return nil
+}
+
+// KillTasks kills every task of a sister job (IM_KILL_JOB, IM_ABORT_JOB)
+// and returns the job's usage, sampled before the kill.
+func (e *Engine) KillTasks(jobID string) (Usage, error) {
+	e.mu.Lock()
+	r, ok := e.jobs[jobID]
+	e.mu.Unlock()
+	if !ok {
+		return Usage{}, ErrUnknownJob
+	}
+	if procs, err := e.proc.All(); err == nil {
+		bySession := map[int][]procfs.Proc{}
+		for _, p := range procs {
+			bySession[p.Session] = append(bySession[p.Session], p)
+		}
+		e.mu.Lock()
+		e.updateUsageLocked(r, e.jobProcsLocked(r, bySession))
+		e.mu.Unlock()
+	}
+	e.killSession(r, syscall.SIGKILL)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if r.sister {
+		r.state = StateExited
+	}
+	return r.usage, nil
+}
+
+// AppendOutput opens the job's stdout (or stderr) file on this host for
+// appending: the demultiplexer of a multi-node job writes what remote
+// tasks send there.
+func (e *Engine) AppendOutput(jobID string, stderr bool) (*os.File, error) {
+	e.mu.Lock()
+	r, ok := e.jobs[jobID]
+	e.mu.Unlock()
+	if !ok {
+		return nil, ErrUnknownJob
+	}
+	if stderr {
+		return e.appendOutput(r, r.stderrPath())
+	}
+	return e.appendOutput(r, r.stdoutPath())
+}
+
+// stdoutPath is the file holding the job's stdout.
+func (r *runningJob) stdoutPath() string {
+	if r.out.joined == 'e' {
+		return r.out.errPath
+	}
+	return r.out.outPath
+}
+
+// sessionsLocked returns the sessions of the job's live processes: the top
+// task's and every task's that has not been reaped.
+func (r *runningJob) sessionsLocked() []int {
+	var out []int
+	if r.sid > 0 {
+		out = append(out, r.sid)
+	}
+	for _, t := range r.tasks {
+		select {
+		case <-t.done:
+		default:
+			out = append(out, t.sid)
+		}
+	}
+	return out
+}
+
+// jobProcsLocked returns the processes of all of the job's sessions.
+func (e *Engine) jobProcsLocked(r *runningJob, bySession map[int][]procfs.Proc) []procfs.Proc {
+	var ps []procfs.Proc
+	for _, sid := range r.sessionsLocked() {
+		ps = append(ps, bySession[sid]...)
+	}
+	return ps
+}

@@ -1,0 +1,548 @@
+package link
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"gopbs/batchreq"
+	"gopbs/internal/logline"
+	"gopbs/mom/jobexec"
+	"gopbs/momproto"
+	"gopbs/rpp"
+)
+
+// msJob is a job this MOM is mother superior of, as far as tasks and
+// sisters are concerned (spec 10 §11, spec 11 §3 step 2).
+type msJob struct {
+	id     string
+	cookie string
+	vnodes []jobexec.Vnode
+	hosts  []string // distinct hosts in node order; hosts[0] is this MOM
+
+	mu       sync.Mutex
+	nextTask int // next task id (1 is the top task)
+	event    int // last event number of the MOM's own IM requests
+	sisters  []*sisterLink
+	demux    *demux
+	ended    bool
+}
+
+// nodeOf returns the node number of a virtual node's host.
+func (mj *msJob) nodeOf(vnode int) (int, bool) {
+	if vnode < 0 || vnode >= len(mj.vnodes) {
+		if vnode == 0 && len(mj.vnodes) == 0 {
+			return 0, true
+		}
+		return 0, false
+	}
+	for i, h := range mj.hosts {
+		if h == mj.vnodes[vnode].Host {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// newTask allocates a task id.
+func (mj *msJob) newTask() int {
+	mj.mu.Lock()
+	defer mj.mu.Unlock()
+	id := mj.nextTask
+	mj.nextTask++
+	return id
+}
+
+// newEvent allocates an event number for a request of the MOM's own.
+func (mj *msJob) newEvent() int {
+	mj.mu.Lock()
+	defer mj.mu.Unlock()
+	mj.event++
+	return mj.event
+}
+
+// sisterLink is the IM stream from the mother superior to one sister.
+type sisterLink struct {
+	node   int
+	host   string
+	stream *rpp.Stream
+
+	mu      sync.Mutex
+	pending map[int][]*imCall // by event
+	dead    error
+}
+
+// imCall is a request waiting for its reply.
+type imCall struct {
+	cmd   int
+	reply chan *momproto.IMMessage // gets the reply, or is closed when the stream dies
+}
+
+// jobHosts returns the distinct hosts of an exec_host list in order.
+func jobHosts(vnodes []jobexec.Vnode) []string {
+	var hosts []string
+	seen := map[string]bool{}
+	for _, v := range vnodes {
+		if !seen[v.Host] {
+			seen[v.Host] = true
+			hosts = append(hosts, v.Host)
+		}
+	}
+	return hosts
+}
+
+// newCookie returns a job cookie: 32 upper-case hexadecimal digits.
+func newCookie() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return strings.ToUpper(hex.EncodeToString(b[:]))
+}
+
+// msJobFor returns the mother-superior record of a job, creating it (for
+// a job recovered after a restart, or one started before) when needed.
+func (m *Mom) msJobFor(j *job) *msJob {
+	m.mn.mu.Lock()
+	defer m.mn.mu.Unlock()
+	if mj := m.mn.ms[j.id]; mj != nil {
+		return mj
+	}
+	m.mu.Lock()
+	spec := j.spec
+	m.mu.Unlock()
+	vnodes, _ := jobexec.ParseExecHost(spec.ExecHost)
+	mj := &msJob{id: j.id, cookie: spec.Cookie, vnodes: vnodes, hosts: jobHosts(vnodes), nextTask: 2}
+	if len(mj.hosts) == 0 {
+		mj.hosts = []string{m.opt.Host}
+	}
+	if m.mn.ms == nil {
+		m.mn.ms = map[string]*msJob{}
+	}
+	m.mn.ms[j.id] = mj
+	return mj
+}
+
+// prepareStart runs before a committed job starts: it makes sure the job
+// has a cookie and, for a job on several hosts, starts the output
+// demultiplexer and joins the sisters (IM_JOIN_JOB, waiting for every
+// IM_ALL_OKAY). A failure aborts the sisters already joined.
+func (m *Mom) prepareStart(ctx context.Context, j *job, spec *jobexec.Job) error {
+	if spec.Cookie == "" {
+		spec.Cookie = newCookie()
+		m.mu.Lock()
+		j.spec.Cookie = spec.Cookie
+		m.mu.Unlock()
+	}
+	mj := m.msJobFor(j)
+	if len(mj.hosts) < 2 {
+		return nil
+	}
+	tr := m.tasks()
+	if tr == nil {
+		return errors.New("multi-node jobs are not supported by this executor")
+	}
+	d, err := m.startDemux(j.id, tr)
+	if err != nil {
+		return fmt.Errorf("output demultiplexer: %w", err)
+	}
+	mj.mu.Lock()
+	mj.demux = d
+	mj.mu.Unlock()
+	ep := m.mn.ep
+	if ep == nil {
+		return errors.New("no RPP endpoint for IM")
+	}
+	m.mu.Lock()
+	attrs := append(batchreq.AttrList(nil), j.attrs...)
+	m.mu.Unlock()
+	if _, ok := attrs.Get("cookie"); !ok {
+		attrs = append(attrs, batchreq.NewAttr("cookie", spec.Cookie))
+	}
+	event := mj.newEvent()
+	type joined struct {
+		sl  *sisterLink
+		err error
+	}
+	results := make(chan joined, len(mj.hosts)-1)
+	for node := 1; node < len(mj.hosts); node++ {
+		go func() {
+			sl, err := m.joinSister(ctx, mj, node, event, attrs, d)
+			results <- joined{sl, err}
+		}()
+	}
+	var errs []error
+	for range len(mj.hosts) - 1 {
+		r := <-results
+		if r.sl != nil {
+			mj.mu.Lock()
+			mj.sisters = append(mj.sisters, r.sl)
+			mj.mu.Unlock()
+		}
+		if r.err != nil {
+			errs = append(errs, r.err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		m.abortSisters(mj)
+		return err
+	}
+	m.log.Job(logline.EventJob, j.id, fmt.Sprintf("all %d sisters joined", len(mj.hosts)-1))
+	return nil
+}
+
+// joinSister opens the IM stream to one sister and asks it to join.
+func (m *Mom) joinSister(ctx context.Context, mj *msJob, node, event int, attrs batchreq.AttrList, d *demux) (*sisterLink, error) {
+	host := mj.hosts[node]
+	addr, err := m.resolve(ctx, host)
+	if err != nil {
+		return nil, fmt.Errorf("sister %s: %w", host, err)
+	}
+	st, err := m.mn.ep.Open(netip.AddrPortFrom(addr, uint16(m.opt.RMPort)))
+	if err != nil {
+		return nil, fmt.Errorf("sister %s: open stream: %w", host, err)
+	}
+	sl := &sisterLink{node: node, host: host, stream: st, pending: map[int][]*imCall{}}
+	m.goFunc(func() { m.readSister(mj, sl) })
+	body := &momproto.IMJoinJob{NodeID: node, NumNodes: len(mj.hosts), StdoutPort: d.stdoutPort, StderrPort: d.stderrPort, Attrs: attrs}
+	rep, err := m.imCall(ctx, mj, sl, momproto.IM_JOIN_JOB, event, 0, body)
+	if err != nil {
+		return sl, fmt.Errorf("sister %s: join: %w", host, err)
+	}
+	if rep.Command == momproto.IM_ERROR {
+		return sl, fmt.Errorf("sister %s refused to join: error %d", host, imErrCode(rep))
+	}
+	return sl, nil
+}
+
+func imErrCode(rep *momproto.IMMessage) int {
+	if b, ok := rep.Body.(*momproto.Ints); ok && len(b.Values) > 0 {
+		return b.Values[0]
+	}
+	return 0
+}
+
+// errSisterGone is the error of requests to a sister whose stream ended.
+var errSisterGone = errors.New("stream to sister ended")
+
+// imCall sends a request to a sister and waits for its reply (or for the
+// stream to die, or ctx).
+func (m *Mom) imCall(ctx context.Context, mj *msJob, sl *sisterLink, cmd, event, fromTask int, body momproto.Body) (*momproto.IMMessage, error) {
+	call := &imCall{cmd: cmd, reply: make(chan *momproto.IMMessage, 1)}
+	sl.mu.Lock()
+	if sl.dead != nil {
+		sl.mu.Unlock()
+		return nil, sl.dead
+	}
+	sl.pending[event] = append(sl.pending[event], call)
+	sl.mu.Unlock()
+	msg := &momproto.IMMessage{IMHeader: momproto.IMHeader{Version: momproto.IM_PROTOCOL_VER, JobID: mj.id,
+		Cookie: mj.cookie, Command: cmd, Event: event, FromTask: fromTask}, Body: body}
+	if err := sl.stream.Send(msg.Append(nil)); err != nil {
+		sl.forget(event, call)
+		return nil, err
+	}
+	select {
+	case rep, ok := <-call.reply:
+		if !ok {
+			return nil, errSisterGone
+		}
+		return rep, nil
+	case <-ctx.Done():
+		sl.forget(event, call)
+		return nil, ctx.Err()
+	}
+}
+
+// forget drops a call that no longer waits.
+func (sl *sisterLink) forget(event int, call *imCall) {
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	calls := sl.pending[event]
+	for i, c := range calls {
+		if c == call {
+			sl.pending[event] = append(calls[:i:i], calls[i+1:]...)
+			break
+		}
+	}
+	if len(sl.pending[event]) == 0 {
+		delete(sl.pending, event)
+	}
+}
+
+// readSister delivers the replies of one sister stream to their callers.
+// When the stream dies while the job runs, the job is killed: a sister
+// failure aborts the job, as in TORQUE.
+func (m *Mom) readSister(mj *msJob, sl *sisterLink) {
+	for {
+		b, err := sl.stream.Recv(m.ctx)
+		if err != nil {
+			sl.mu.Lock()
+			if errors.Is(err, io.EOF) {
+				err = errSisterGone
+			}
+			sl.dead = fmt.Errorf("%w: %w", errSisterGone, err)
+			for _, calls := range sl.pending {
+				for _, c := range calls {
+					close(c.reply)
+				}
+			}
+			sl.pending = map[int][]*imCall{}
+			sl.mu.Unlock()
+			mj.mu.Lock()
+			ended := mj.ended
+			mj.mu.Unlock()
+			if !ended && m.ctx.Err() == nil {
+				m.log.Job(logline.EventJob, mj.id, fmt.Sprintf("node %d (%s) failed: %v, killing the job", sl.node, sl.host, err))
+				_ = m.exec.Signal(m.ctx, mj.id, "SIGKILL", false)
+			}
+			return
+		}
+		msg, err := momproto.DecodeIM(b, func(h *momproto.IMHeader) int {
+			sl.mu.Lock()
+			defer sl.mu.Unlock()
+			if calls := sl.pending[h.Event]; len(calls) > 0 {
+				return calls[0].cmd
+			}
+			return -1
+		})
+		if err != nil {
+			m.logErr("im_request", err, "reply from "+sl.host)
+			continue
+		}
+		if msg.Command != momproto.IM_ALL_OKAY && msg.Command != momproto.IM_ERROR {
+			// A sister's own request (TM relayed by a sister): not
+			// supported.
+			_ = sl.stream.Send(imError(msg, batchreq.PBSE_NOSUP).Append(nil))
+			continue
+		}
+		sl.mu.Lock()
+		calls := sl.pending[msg.Event]
+		var call *imCall
+		if len(calls) > 0 {
+			call = calls[0]
+			if len(calls) == 1 {
+				delete(sl.pending, msg.Event)
+			} else {
+				sl.pending[msg.Event] = calls[1:]
+			}
+		}
+		sl.mu.Unlock()
+		if call == nil {
+			m.log.Job(logline.EventDebug, mj.id, fmt.Sprintf("unexpected IM reply event %d from %s", msg.Event, sl.host))
+			continue
+		}
+		call.reply <- msg
+	}
+}
+
+// sister returns the link of a node, or nil.
+func (mj *msJob) sister(node int) *sisterLink {
+	mj.mu.Lock()
+	defer mj.mu.Unlock()
+	for _, sl := range mj.sisters {
+		if sl.node == node {
+			return sl
+		}
+	}
+	return nil
+}
+
+// abortSisters sends IM_ABORT_JOB to the joined sisters and closes the
+// streams and the demultiplexer.
+func (m *Mom) abortSisters(mj *msJob) {
+	mj.mu.Lock()
+	mj.ended = true
+	sisters := mj.sisters
+	mj.sisters = nil
+	d := mj.demux
+	mj.demux = nil
+	mj.mu.Unlock()
+	event := mj.newEvent()
+	for _, sl := range sisters {
+		msg := &momproto.IMMessage{IMHeader: momproto.IMHeader{Version: momproto.IM_PROTOCOL_VER, JobID: mj.id,
+			Cookie: mj.cookie, Command: momproto.IM_ABORT_JOB, Event: event}, Body: momproto.Empty{}}
+		_ = sl.stream.Send(msg.Append(nil))
+		sl.stream.Close()
+	}
+	if d != nil {
+		d.close()
+	}
+}
+
+// endSisters runs when the job's top task has ended: every sister gets
+// IM_KILL_JOB (which kills its tasks) and answers with its usage, which is
+// returned summed; then the streams are closed with GOODBYE and the
+// demultiplexer stopped.
+func (m *Mom) endSisters(ctx context.Context, id string) jobexec.Usage {
+	m.mn.mu.Lock()
+	mj := m.mn.ms[id]
+	m.mn.mu.Unlock()
+	var total jobexec.Usage
+	if mj == nil {
+		return total
+	}
+	mj.mu.Lock()
+	mj.ended = true
+	sisters := mj.sisters
+	mj.sisters = nil
+	d := mj.demux
+	mj.demux = nil
+	mj.mu.Unlock()
+	if len(sisters) > 0 {
+		event := mj.newEvent()
+		type result struct {
+			host string
+			rep  *momproto.IMMessage
+			err  error
+		}
+		results := make(chan result, len(sisters))
+		for _, sl := range sisters {
+			go func() {
+				cctx, cancel := context.WithTimeout(ctx, m.tcpTimeout())
+				defer cancel()
+				rep, err := m.imCall(cctx, mj, sl, momproto.IM_KILL_JOB, event, 0, momproto.Empty{})
+				results <- result{sl.host, rep, err}
+			}()
+		}
+		for range sisters {
+			r := <-results
+			switch {
+			case r.err != nil:
+				m.log.Job(logline.EventJob, id, fmt.Sprintf("kill of sister %s: %v", r.host, r.err))
+			case r.rep.Command == momproto.IM_ERROR:
+				m.log.Job(logline.EventJob, id, fmt.Sprintf("sister %s: kill failed: error %d", r.host, imErrCode(r.rep)))
+			default:
+				if u, ok := r.rep.Body.(*momproto.IMUsage); ok {
+					total.CPUTime += int64(u.CPUT)
+					total.Mem += u.Mem * 1024
+					total.VMem += u.Vmem * 1024
+				}
+			}
+		}
+		for _, sl := range sisters {
+			sl.stream.Close()
+		}
+	}
+	if d != nil {
+		d.close()
+	}
+	return total
+}
+
+// forgetMS drops the mother-superior record of a job (after its obit).
+func (m *Mom) forgetMS(id string) {
+	m.mn.mu.Lock()
+	mj := m.mn.ms[id]
+	delete(m.mn.ms, id)
+	m.mn.mu.Unlock()
+	if mj != nil {
+		m.abortSisters(mj)
+	}
+}
+
+// demux receives the output of the job's tasks on other hosts: one TCP
+// port for stdout, one for stderr; each connection's bytes are appended
+// to the job's file (TORQUE's pbs_demux).
+type demux struct {
+	jobID                  string
+	out, err               net.Listener
+	stdoutPort, stderrPort int
+	wg                     sync.WaitGroup
+}
+
+// startDemux listens on two ephemeral ports of every address.
+func (m *Mom) startDemux(jobID string, tr TaskRunner) (*demux, error) {
+	d := &demux{jobID: jobID}
+	var err error
+	if d.out, err = net.Listen("tcp", ":0"); err != nil {
+		return nil, err
+	}
+	if d.err, err = net.Listen("tcp", ":0"); err != nil {
+		d.out.Close()
+		return nil, err
+	}
+	d.stdoutPort = d.out.Addr().(*net.TCPAddr).Port
+	d.stderrPort = d.err.Addr().(*net.TCPAddr).Port
+	for i, ln := range []net.Listener{d.out, d.err} {
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			m.demuxAccept(d, ln, tr, i == 1)
+		}()
+	}
+	return d, nil
+}
+
+func (m *Mom) demuxAccept(d *demux, ln net.Listener, tr TaskRunner, stderr bool) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		peer, _ := netip.ParseAddrPort(c.RemoteAddr().String())
+		if !m.Trusted(peer.Addr()) && !peer.Addr().IsLoopback() {
+			m.log.Error(0, "", "demux", fmt.Sprintf("job %s: output connection from untrusted %v", d.jobID, peer))
+			c.Close()
+			continue
+		}
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			defer c.Close()
+			m.demuxCopy(d, c, tr, stderr)
+		}()
+	}
+}
+
+// demuxCopy appends what one connection sends to the job's file. The
+// file is opened when the first bytes arrive.
+func (m *Mom) demuxCopy(d *demux, c net.Conn, tr TaskRunner, stderr bool) {
+	buf := make([]byte, 32*1024)
+	for {
+		n, err := c.Read(buf)
+		if n > 0 {
+			f, ferr := tr.AppendOutput(d.jobID, stderr)
+			if ferr != nil {
+				m.logErr("demux", ferr, d.jobID)
+				return
+			}
+			_, werr := f.Write(buf[:n])
+			f.Close()
+			if werr != nil {
+				m.logErr("demux", werr, d.jobID)
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// close stops accepting and waits (briefly) for the open connections to
+// drain: the tasks that write to them are gone by now.
+func (d *demux) close() {
+	d.out.Close()
+	d.err.Close()
+	done := make(chan struct{})
+	go func() {
+		d.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+	}
+}
+
+// vnodeEnv is the environment entry a mother superior adds to a task it
+// asks a sister to start (capture 105).
+func vnodeEnv(vnode int) string { return "PBS_VNODENUM=" + strconv.Itoa(vnode) }

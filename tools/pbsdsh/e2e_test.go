@@ -1,0 +1,406 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"gopbs/batchreq"
+	"gopbs/dis"
+	"gopbs/mom/jobexec"
+)
+
+// The end-to-end test runs pbs_server and two pbs_mom processes, "nodea"
+// on 127.0.0.2 and "nodeb" on 127.0.0.3 (a private /etc/hosts in a mount
+// namespace of their own; each MOM bound to its address with
+// GOPBS_MOM_ADDR, the same ports), and multi-node jobs that run pbsdsh:
+// the mother superior joins the sister over IM, pbsdsh spawns a task on
+// every virtual node over TM, the sister's output reaches the job's output
+// file through the mother superior's demultiplexer, and qdel kills the
+// tasks on both hosts.
+
+const mnUser = "gopbsmntest"
+
+func TestMain(m *testing.M) {
+	jobexec.RunStarterIfRequested()
+	os.Exit(m.Run())
+}
+
+type mnClient struct {
+	t  *testing.T
+	nc net.Conn
+	r  *dis.Reader
+}
+
+func mnDial(t *testing.T, port int) *mnClient {
+	t.Helper()
+	var last error
+	for i := 0; i < 100; i++ {
+		for p := 1023; p > 600; p-- {
+			d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: p}}
+			nc, err := d.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port))
+			if err == nil {
+				return &mnClient{t: t, nc: nc, r: dis.NewReader(nc)}
+			}
+			last = err
+			if !strings.Contains(err.Error(), "address already in use") {
+				break
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("connect to server: %v", last)
+	return nil
+}
+
+func (c *mnClient) do(req *batchreq.Request) *batchreq.Reply {
+	c.t.Helper()
+	c.nc.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.nc.Write(req.Append(nil)); err != nil {
+		c.t.Fatal(err)
+	}
+	p, err := batchreq.ReadReply(c.r)
+	if err != nil {
+		c.t.Fatalf("read reply: %v", err)
+	}
+	return p
+}
+
+func mnMgr(cmd, obj int, name string, attrs ...batchreq.Attr) *batchreq.Request {
+	return batchreq.NewRequest(batchreq.PBS_BATCH_Manager, "root", &batchreq.Manage{Command: cmd, ObjType: obj, ObjName: name, Attrs: attrs})
+}
+
+// status returns the attributes of one job or node ("" name: none).
+func (c *mnClient) status(typ int, id string) map[string]string {
+	c.t.Helper()
+	p := c.do(batchreq.NewRequest(typ, "root", &batchreq.StatusReq{ID: id}))
+	if p.Code != 0 || len(p.Status) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for _, a := range p.Status[0].Attrs {
+		name := a.Name
+		if a.HasResource {
+			name += "." + a.Resource
+		}
+		out[name] = a.Value
+	}
+	return out
+}
+
+func mnPort(t *testing.T) int {
+	t.Helper()
+	for i := 0; i < 50; i++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		free := true
+		for _, a := range []string{"127.0.0.1", "127.0.0.2", "127.0.0.3"} {
+			if pc, err := net.ListenPacket("udp", net.JoinHostPort(a, strconv.Itoa(p))); err == nil {
+				pc.Close()
+			} else {
+				free = false
+			}
+			if l, err := net.Listen("tcp", net.JoinHostPort(a, strconv.Itoa(p))); err == nil {
+				l.Close()
+			} else {
+				free = false
+			}
+		}
+		if free {
+			return p
+		}
+	}
+	t.Fatal("no free port")
+	return 0
+}
+
+type mnDaemon struct {
+	name string
+	cmd  *exec.Cmd
+	out  *bytes.Buffer
+}
+
+// mnStart starts a daemon in a mount namespace of its own whose
+// /etc/hosts is hosts.
+func mnStart(t *testing.T, hosts string, env []string, bin string, args ...string) *mnDaemon {
+	t.Helper()
+	script := `mount --bind "$1" /etc/hosts && shift && exec "$@"`
+	full := append([]string{"--mount", "--propagation", "private", "sh", "-c", script, "sh", hosts, bin}, args...)
+	d := &mnDaemon{name: filepath.Base(bin), cmd: exec.Command("unshare", full...), out: &bytes.Buffer{}}
+	d.cmd.Env = append(os.Environ(), env...)
+	d.cmd.Stdout, d.cmd.Stderr = d.out, d.out
+	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		d.cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { d.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			d.cmd.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("%s output:\n%s", d.name, d.out.String())
+		}
+	})
+	return d
+}
+
+func mnWait(t *testing.T, what string, d time.Duration, cond func() bool) {
+	t.Helper()
+	end := time.Now().Add(d)
+	for time.Now().Before(end) {
+		if cond() {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
+func mnUserAccount(t *testing.T) *user.User {
+	t.Helper()
+	u, err := user.Lookup(mnUser)
+	if err != nil {
+		if out, err := exec.Command("useradd", "-M", "-s", "/bin/sh", mnUser).CombinedOutput(); err != nil {
+			if u, err2 := user.Lookup(mnUser); err2 == nil {
+				return u
+			}
+			t.Skipf("cannot create job user: %v: %s", err, out)
+		}
+		if u, err = user.Lookup(mnUser); err != nil {
+			t.Skipf("job user: %v", err)
+		}
+	}
+	return u
+}
+
+// userProcs returns the command lines of the processes of uid.
+func userProcs(uid int) []string {
+	var out []string
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		var st syscall.Stat_t
+		if syscall.Stat(filepath.Join("/proc", d.Name()), &st) != nil || int(st.Uid) != uid {
+			continue
+		}
+		cmd, _ := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		stat, _ := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
+		if i := bytes.LastIndexByte(stat, ')'); i > 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%d %s", pid, bytes.ReplaceAll(cmd, []byte{0}, []byte{' '})))
+	}
+	return out
+}
+
+func TestMultiNodeEndToEnd(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: reserved ports, mount namespaces and setuid job execution")
+	}
+	if testing.Short() {
+		t.Skip("end-to-end test")
+	}
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("unshare(1) not installed")
+	}
+	for _, a := range []string{"127.0.0.2", "127.0.0.3"} {
+		if l, err := net.Listen("tcp", a+":0"); err != nil {
+			t.Skipf("loopback address %s not usable: %v", a, err)
+		} else {
+			l.Close()
+		}
+	}
+	u := mnUserAccount(t)
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+
+	base, err := os.MkdirTemp("", "gopbs-multinode-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	os.Chmod(base, 0o755)
+	bin := filepath.Join(base, "bin")
+	os.MkdirAll(bin, 0o755)
+	for _, pkg := range []string{"server/cmd/pbs_server", "mom/cmd/pbs_mom", "tools/pbsdsh"} {
+		out := filepath.Join(bin, filepath.Base(pkg))
+		if b, err := exec.Command("go", "build", "-o", out, "gopbs/"+pkg).CombinedOutput(); err != nil {
+			t.Fatalf("build %s: %v: %s", pkg, err, b)
+		}
+	}
+	outDir := filepath.Join(base, "out")
+	os.MkdirAll(outDir, 0o777)
+	os.Chown(outDir, uid, gid)
+	if _, err := os.Stat(u.HomeDir); err != nil {
+		if err := os.MkdirAll(u.HomeDir, 0o755); err != nil {
+			t.Skipf("job user's home: %v", err)
+		}
+		os.Chown(u.HomeDir, uid, gid)
+	}
+	hosts := filepath.Join(base, "hosts")
+	os.WriteFile(hosts, []byte("127.0.0.1\tlocalhost\n127.0.0.2\tnodea\n127.0.0.3\tnodeb\n"), 0o644)
+
+	svPort, momPort, rmPort := mnPort(t), mnPort(t), mnPort(t)
+	svHome := filepath.Join(base, "server")
+	momHome := map[string]string{"nodea": filepath.Join(base, "moma"), "nodeb": filepath.Join(base, "momb")}
+	t.Cleanup(func() {
+		if t.Failed() {
+			logs, _ := filepath.Glob(filepath.Join(base, "*", "*_logs", "*"))
+			for _, f := range logs {
+				b, _ := os.ReadFile(f)
+				t.Logf("%s:\n%s", f, b)
+			}
+		}
+	})
+	os.MkdirAll(svHome, 0o755)
+	os.WriteFile(filepath.Join(svHome, "server_name"), []byte("localhost\n"), 0o644)
+	ps := strconv.Itoa
+	mnStart(t, hosts, nil, filepath.Join(bin, "pbs_server"), "-D", "-f", "-t", "create", "-d", svHome,
+		"-p", ps(svPort), "-M", ps(momPort), "-R", ps(rmPort), "-S", ps(mnPort(t)), "-H", "localhost")
+	c := mnDial(t, svPort)
+	for _, r := range []*batchreq.Request{
+		mnMgr(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_QUEUE, "batch", batchreq.NewAttr("queue_type", "execution")),
+		mnMgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_QUEUE, "batch", batchreq.NewAttr("enabled", "true"), batchreq.NewAttr("started", "true")),
+		mnMgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", batchreq.NewAttr("default_queue", "batch")),
+		mnMgr(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_NODE, "nodea", batchreq.NewAttr("np", "1")),
+		mnMgr(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_NODE, "nodeb", batchreq.NewAttr("np", "1")),
+	} {
+		if p := c.do(r); p.Code != 0 {
+			t.Fatalf("setup: %d %s", p.Code, p.Text)
+		}
+	}
+	for _, node := range []string{"nodea", "nodeb"} {
+		home := momHome[node]
+		os.MkdirAll(filepath.Join(home, "mom_priv"), 0o755)
+		os.WriteFile(filepath.Join(home, "server_name"), []byte("localhost\n"), 0o644)
+		os.WriteFile(filepath.Join(home, "mom_priv", "config"), []byte("$pbsserver localhost\n$status_update_time 2\n"), 0o644)
+		os.WriteFile(filepath.Join(home, "pbs_environment"), []byte("PATH=/usr/bin:/bin\nPBS_MOMHOST="+node+"\n"), 0o644)
+		addr := map[string]string{"nodea": "127.0.0.2", "nodeb": "127.0.0.3"}[node]
+		mnStart(t, hosts, []string{"GOPBS_MOM_ADDR=" + addr}, filepath.Join(bin, "pbs_mom"), "-D", "-d", home, "-H", node,
+			"-M", ps(momPort), "-R", ps(rmPort), "-S", ps(svPort))
+	}
+	for _, node := range []string{"nodea", "nodeb"} {
+		mnWait(t, node+"'s first IS_STATUS", 30*time.Second, func() bool {
+			return strings.Contains(c.status(batchreq.PBS_BATCH_StatusNode, node)["status"], "opsys=linux")
+		})
+	}
+
+	pbsdsh := filepath.Join(bin, "pbsdsh")
+	submit := func(name, nodes, script string) string {
+		t.Helper()
+		list := batchreq.AttrList{
+			batchreq.NewAttr("Job_Name", name), batchreq.NewAttr("Job_Owner", mnUser+"@localhost"),
+			batchreq.NewAttr("Checkpoint", "u"), batchreq.NewAttr("Join_Path", "n"), batchreq.NewAttr("Keep_Files", "n"),
+			batchreq.NewAttr("Output_Path", "localhost:"+filepath.Join(outDir, name+".out")),
+			batchreq.NewAttr("Error_Path", "localhost:"+filepath.Join(outDir, name+".err")),
+			batchreq.NewResourceAttr("Resource_List", "nodes", nodes),
+			batchreq.NewAttr("Variable_List", "PBS_O_HOME="+outDir+",PBS_O_WORKDIR="+outDir+",PBS_O_HOST=localhost"),
+		}
+		p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_QueueJob, "root", &batchreq.QueueJob{Attrs: list}))
+		if p.Code != 0 {
+			t.Fatalf("QueueJob: %d %s", p.Code, p.Text)
+		}
+		id := p.JobID
+		for _, r := range []*batchreq.Request{
+			batchreq.NewRequest(batchreq.PBS_BATCH_jobscript, "root", &batchreq.JobFile{JobID: id, Data: []byte(script)}),
+			batchreq.NewRequest(batchreq.PBS_BATCH_RdytoCommit, "root", &batchreq.JobID{ID: id}),
+			batchreq.NewRequest(batchreq.PBS_BATCH_Commit, "root", &batchreq.JobID{ID: id}),
+			batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id}),
+		} {
+			if p := c.do(r); p.Code != 0 {
+				t.Fatalf("%s: %d %s", batchreq.RequestName(r.Type), p.Code, p.Text)
+			}
+		}
+		return id
+	}
+	gone := func(id string) func() bool {
+		return func() bool { return c.status(batchreq.PBS_BATCH_StatusJob, id) == nil }
+	}
+
+	// nodes=2 and nodes=a:ppn=1+b:ppn=1: one task per virtual node, the
+	// sister's output in the job's output file.
+	script := "#!/bin/sh\necho top on $PBS_MOMHOST\ncat $PBS_NODEFILE\n" + pbsdsh +
+		" -v /bin/sh -c 'echo task $PBS_TASKNUM vnode $PBS_VNODENUM node $PBS_NODENUM on $PBS_MOMHOST as $USER'\necho pbsdsh exit $?\n"
+	for _, tc := range []struct{ name, nodes string }{{"two", "2"}, {"pair", "nodea:ppn=1+nodeb:ppn=1"}} {
+		id := submit(tc.name, tc.nodes, script)
+		var execHost string
+		mnWait(t, "job "+id+" to run", 20*time.Second, func() bool {
+			execHost = c.status(batchreq.PBS_BATCH_StatusJob, id)["exec_host"]
+			return execHost != "" || c.status(batchreq.PBS_BATCH_StatusJob, id) == nil
+		})
+		mnWait(t, "job "+id+" to finish", 40*time.Second, gone(id))
+		out, err := os.ReadFile(filepath.Join(outDir, tc.name+".out"))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		hostsOf := strings.Split(execHost, "+")
+		if len(hostsOf) != 2 {
+			t.Fatalf("%s: exec_host %q", tc.name, execHost)
+		}
+		ms, sister := strings.Split(hostsOf[0], "/")[0], strings.Split(hostsOf[1], "/")[0]
+		if tc.nodes != "2" && (ms != "nodea" || sister != "nodeb") {
+			t.Errorf("%s: exec_host %q", tc.name, execHost)
+		}
+		text := string(out)
+		t.Logf("%s exec_host %s output:\n%s", tc.name, execHost, text)
+		for _, want := range []string{
+			"top on " + ms + "\n", ms + "\n" + sister + "\n",
+			"vnode 0 node 0 on " + ms + " as " + mnUser + "\n",
+			"vnode 1 node 1 on " + sister + " as " + mnUser + "\n",
+			"pbsdsh exit 0\n",
+		} {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s (exec_host %s): output lacks %q:\n%s", tc.name, execHost, want, text)
+			}
+		}
+		if errText, _ := os.ReadFile(filepath.Join(outDir, tc.name+".err")); !strings.Contains(string(errText), "exit status 0") {
+			t.Errorf("%s: stderr %q", tc.name, errText)
+		}
+	}
+
+	// qdel of a running multi-node job kills the tasks on both hosts and
+	// the sister forgets the job.
+	id := submit("long", "nodea:ppn=1+nodeb:ppn=1", "#!/bin/sh\n"+pbsdsh+" /bin/sh -c 'echo started on $PBS_MOMHOST; exec sleep 300'\n")
+	spool := filepath.Join(momHome["nodea"], "spool")
+	mnWait(t, "tasks of "+id+" on both hosts", 20*time.Second, func() bool {
+		b, _ := os.ReadFile(filepath.Join(spool, id+".OU"))
+		return strings.Contains(string(b), "started on nodea") && strings.Contains(string(b), "started on nodeb")
+	})
+	if n := len(userProcs(uid)); n < 3 {
+		t.Errorf("expected the shell, pbsdsh and two tasks running, found %d: %q", n, userProcs(uid))
+	}
+	if p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_DeleteJob, "root", &batchreq.Manage{ObjType: batchreq.MGR_OBJ_JOB, ObjName: id})); p.Code != 0 {
+		t.Fatalf("DeleteJob: %d %s", p.Code, p.Text)
+	}
+	mnWait(t, "job "+id+" to be deleted", 40*time.Second, gone(id))
+	mnWait(t, "the job's processes to be gone", 20*time.Second, func() bool { return len(userProcs(uid)) == 0 })
+	for node, home := range momHome {
+		left, _ := filepath.Glob(filepath.Join(home, "mom_priv", "jobs", id+"*"))
+		aux, _ := filepath.Glob(filepath.Join(home, "aux", id+"*"))
+		if len(left)+len(aux) > 0 {
+			t.Errorf("%s: files of %s left: %q %q", node, id, left, aux)
+		}
+	}
+}
