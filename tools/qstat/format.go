@@ -168,12 +168,39 @@ func right(s string, w, p int) string { return fmt.Sprintf("%*s", w, cut(s, p)) 
 
 const absent = " -- "
 
+// resourceLine is the job line of "qstat -R": the columns of the
+// alternate display without Jobname and SessID, then the BIG, FAST and
+// PFS resources (spec 05 §3.4).
+const resourceLine = "%-23.22s %-11.11s %-8.8s %5.5s %6.6s %6.6s %9.9s %1.1s %9.9s %5.5s %5.5s %5.5s"
+
+// resourceHeader is the header of "qstat -R": labels right-aligned over
+// the columns of resourceLine, as the alternate display's header does.
+var resourceHeader = func() string {
+	widths := []int{-23, -11, -8, 5, 6, 6, 9, 1, 9, 5, 5, 5}
+	rows := [][]string{
+		{"", "", "", "", "", "Req'd", "Req'd", "", "Elap", "", "", ""},
+		{"Job ID", "Username", "Queue", "NDS", "TSK", "Memory", "Time", "S", "Time", "BIG", "FAST", "PFS"},
+	}
+	var b strings.Builder
+	for _, row := range rows {
+		var line []string
+		for i, label := range row {
+			line = append(line, fmt.Sprintf("%*s", widths[i], label))
+		}
+		b.WriteString(strings.TrimRight(strings.Join(line, " "), " ") + "\n")
+	}
+	var dashes []string
+	for _, w := range widths {
+		dashes = append(dashes, strings.Repeat("-", max(w, -w)))
+	}
+	b.WriteString(strings.Join(dashes, " ") + "\n")
+	return b.String()
+}()
+
 func printAltHeader(w io.Writer, header string, o options) {
 	fmt.Fprintf(w, "\n%s\n", header)
 	if o.resources {
-		fmt.Fprintln(w, "                                                                         Req'd  Req'd   Elap")
-		fmt.Fprintln(w, "Job ID               Username Queue    NDS   TSK    Memory Time  S Time     BIG  FAST   PFS")
-		fmt.Fprintln(w, "-------------------- -------- -------- ----- ------ ------ ----- - ----- ----- ----- -----")
+		io.WriteString(w, resourceHeader)
 		return
 	}
 	fmt.Fprintln(w, "                                                                                  Req'd    Req'd       Elap")
@@ -324,7 +351,7 @@ func printAltJob(w io.Writer, st *pbs.Status, o options) {
 	}
 	var line string
 	if o.resources {
-		line = fmt.Sprintf("%-20.20s %-8.8s %-8.8s %5.5s %6.6s %6.6s %5.5s %1.1s %5.5s %5.5s %5.5s %5.5s",
+		line = fmt.Sprintf(resourceLine,
 			st.Name, user, queue, nds, tasks(st), mem, reqTime, state, elap,
 			orAbsent(st.Get("Resource_List", "srfs_big")),
 			orAbsent(st.Get("Resource_List", "srfs_fast")),
