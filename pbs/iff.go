@@ -27,17 +27,26 @@ const IffName = "pbs_iff"
 // works once its pbs_iff is setuid root, as does an installation under any
 // prefix; last, like TORQUE, the first $PATH element.
 func FindIff() (string, error) {
+	exe, _ := os.Executable()
+	return findIff(os.Getenv("PBSBINDIR"), SbinDir, exe, os.Getenv("PATH"))
+}
+
+// findIff is FindIff with its inputs: the PBSBINDIR value, the installed
+// sbin directory, the running executable ("" if unknown) and PATH.
+func findIff(binDir, sbinDir, exe, path string) (string, error) {
 	var candidates []string
-	if d := os.Getenv("PBSBINDIR"); d != "" {
-		candidates = append(candidates, filepath.Join(d, IffName))
+	if binDir != "" {
+		candidates = append(candidates, filepath.Join(binDir, IffName))
 	}
-	candidates = append(candidates, filepath.Join(SbinDir, IffName))
-	if exe, err := os.Executable(); err == nil {
+	if sbinDir != "" {
+		candidates = append(candidates, filepath.Join(sbinDir, IffName))
+	}
+	if exe != "" {
 		dir := filepath.Dir(exe)
 		candidates = append(candidates, filepath.Join(dir, IffName),
 			filepath.Join(filepath.Dir(dir), "sbin", IffName))
 	}
-	if first, _, _ := strings.Cut(os.Getenv("PATH"), ":"); first != "" {
+	if first, _, _ := strings.Cut(path, ":"); first != "" {
 		candidates = append(candidates, filepath.Join(first, IffName))
 	}
 	for _, p := range candidates {
