@@ -469,7 +469,7 @@ func TestMomReplayRPP(t *testing.T) {
 		if len(clientPort) > 0 {
 			port = clientPort[0]
 		}
-		results.run(t, suite, name, pendingFor(id), func(t *testing.T) string {
+		results.run(t, suite, name, "", func(t *testing.T) string {
 			c := loadCapture(t, id)
 			client := newRMClient(t, m, port)
 			r := &rppReplay{t: t, peers: []*rppPeer{client}}
@@ -576,14 +576,6 @@ func TestMomReplayRPP(t *testing.T) {
 		check(rpp.Packet{Type: rpp.RPP_ACK, Stream: 0, Seq: 1}, next())
 		return strings.Join(diffs, "\n")
 	})
-}
-
-// pendingFor names what keeps a scenario from matching yet.
-func pendingFor(id int) string {
-	if id == 23 {
-		return "momctl -d 3: the reference MOM logs to syslog too and locks its memory (NOTE: syslog enabled, MemLocked: TRUE); GoPBS does neither"
-	}
-	return ""
 }
 
 // --- batch replay ---------------------------------------------------------

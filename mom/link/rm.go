@@ -295,6 +295,9 @@ func (m *Mom) diag(level int) string {
 			fmt.Fprintf(&b, "stdout/stderr spool directory: '%s' (%d blocks available)\n", spool, free)
 		}
 	}
+	if m.opt.Log.SyslogEnabled() {
+		b.WriteString("NOTE:  syslog enabled\n")
+	}
 	if m.conf().ConfigVersion != "" {
 		fmt.Fprintf(&b, "ConfigVersion:          %s\n", m.conf().ConfigVersion)
 	}

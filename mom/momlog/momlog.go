@@ -62,6 +62,26 @@ type Logger struct {
 
 	maxSize   int64 // bytes; 0 = no size rolling
 	rollDepth int
+
+	syslog *Syslog // nil: no copy to the system logger
+}
+
+// SetSyslog makes the Logger copy error, system and administrative
+// records that pass its mask to s as well (nil stops it).
+func (l *Logger) SetSyslog(s *Syslog) {
+	l.mu.Lock()
+	l.syslog = s
+	l.mu.Unlock()
+}
+
+// SyslogEnabled reports whether records are copied to the system logger.
+func (l *Logger) SyslogEnabled() bool {
+	if l == nil {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.syslog != nil
 }
 
 // SetRolling enables size-based rolling ($log_file_max_size in kilobytes,
@@ -166,6 +186,11 @@ func (l *Logger) Record(event int, class Class, object, text string) {
 		return
 	}
 	t := l.now()
+	if l.syslog != nil {
+		if sev, ok := severity(event); ok {
+			l.syslog.send(t, sev, syslogText(class, object, text))
+		}
+	}
 	line := Format(t, event, l.daemon, class, object, text)
 	w, err := l.writer(t)
 	if err != nil {

@@ -161,6 +161,15 @@ func run(args []string) (err error) {
 		_ = logger.RemoveOlderThan(cfg.LogKeepDays)
 	}
 	defer logger.Close()
+	// As TORQUE's pbs_mom: important lines also go to syslog, and the
+	// daemon's memory is locked where permitted (momctl -d reports both).
+	syslog := momlog.NewSyslog("", "pbs_mom")
+	defer syslog.Close()
+	logger.SetSyslog(syslog)
+	memLocked, err := momd.LockMemory()
+	if err != nil {
+		logger.Error(0, "", "pbs_mom", err.Error())
+	}
 
 	if err := os.MkdirAll(filepath.Join(f.home, "mom_priv"), 0o751); err != nil {
 		return err
@@ -229,7 +238,7 @@ func run(args []string) (err error) {
 	m, err = link.New(link.Options{
 		Host: host, Home: f.home, Config: cfg, Log: logger, Exec: engine,
 		Servers: servers, ServerPort: f.serverPort, MomPort: f.momPort, RMPort: f.rmPort,
-		Shutdown: stop, ConfigFile: cfgFile,
+		Shutdown: stop, ConfigFile: cfgFile, MemLocked: memLocked,
 		OnReconfig: func(c *config.Config) { // momctl -r
 			engine.SetConfig(c)
 			logger.SetMask(c.LogEvent)
