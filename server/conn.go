@@ -111,7 +111,8 @@ func (c *conn) Read(p []byte) (int, error) {
 func (c *conn) serve() {
 	s := c.s
 	defer c.close()
-	r := dis.NewReader(c)
+	r := s.getReader(c)
+	defer s.putReader(r)
 	for {
 		c.started = r.Buffered() > 0
 		req, err := batchreq.ReadServerRequest(r)
@@ -171,6 +172,23 @@ func (c *conn) serve() {
 			return
 		}
 	}
+}
+
+// getReader returns a DIS reader on c from the server's pool (each holds
+// a 16 KiB buffer: allocating one per connection was the largest
+// allocation of a submission).
+func (s *Server) getReader(c *conn) *dis.Reader {
+	if r, ok := s.readers.Get().(*dis.Reader); ok {
+		r.Reset(c)
+		return r
+	}
+	return dis.NewReader(c)
+}
+
+// putReader returns a reader to the pool, dropping its connection.
+func (s *Server) putReader(r *dis.Reader) {
+	r.Reset(nil)
+	s.readers.Put(r)
 }
 
 func (c *conn) close() {

@@ -53,7 +53,9 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 		s.log.Log(logline.EventError, logline.ClassServer, "PBS_Server", "LOG_ERROR::req_quejob, requested queue not found")
 		return batchreq.ErrorReply(batchreq.PBSE_UNKQUE, "", batchreq.MsgCannotLocateQue)
 	}
-	j := &Job{seq: int64(seq), arrayIdx: -1}
+	// A submitted job ends up with about 30 attribute values; room for
+	// them up front saves the growth copies.
+	j := &Job{seq: int64(seq), arrayIdx: -1, attrs: make(attrList, 0, jobAttrCap)}
 	exec := q.isExec()
 	unknown := false
 	for i := range body.Attrs {
@@ -115,12 +117,13 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 			j.attrs.set(jaDepend, old+a.Value)
 			continue
 		}
+		if idx == jaVariableList {
+			j.attrs.set(idx, a.Value) // kept as sent (escapes are the client's)
+			continue
+		}
 		v, ok := decodeValue(d.typ, a.Value)
 		if !ok {
 			return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
-		}
-		if d.typ == tArst && idx == jaVariableList {
-			v = a.Value // kept as sent (escapes are the client's)
 		}
 		j.attrs.set(idx, v)
 	}
@@ -278,12 +281,31 @@ func (s *Server) formatJobID(seq string, array bool) string {
 	return seq
 }
 
-// envValue returns the value of NAME in a Variable_List string.
+// jobAttrCap is the initial capacity of a submitted job's attribute list.
+const jobAttrCap = 32
+
+// envValue returns the value of NAME in a Variable_List string: items
+// are separated by commas, a backslash escapes the byte after it (as
+// splitEscaped reads them). Items without a backslash are looked at in
+// place, without copying.
 func envValue(vl, name string) string {
-	for _, kv := range splitEscaped(vl, ',') {
-		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
+	for start := 0; start <= len(vl); {
+		end, escaped := start, false
+		for end < len(vl) && vl[end] != ',' {
+			if vl[end] == '\\' && end+1 < len(vl) {
+				escaped = true
+				end++
+			}
+			end++
+		}
+		item := vl[start:end]
+		if escaped {
+			item = splitEscaped(item, ',')[0]
+		}
+		if k, v, ok := strings.Cut(item, "="); ok && k == name {
 			return v
 		}
+		start = end + 1
 	}
 	return ""
 }

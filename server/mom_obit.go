@@ -360,7 +360,7 @@ func (rl *runLink) pollRunning(sec int64) {
 	poll := s.attrs.get(saPollJobs) == "" || s.serverFlag(saPollJobs)
 	var ids []string
 	if poll && rate > 0 {
-		for j := s.head; j != nil; j = j.next {
+		for _, j := range s.holding.list {
 			if j.state == stRunning && j.substate == ssRunning && (j.rank+sec)%rate == 0 {
 				ids = append(ids, j.id)
 			}

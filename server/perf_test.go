@@ -4,6 +4,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -63,4 +64,97 @@ func TestPerformance(t *testing.T) {
 	start = time.Now()
 	s2 := testServer(t, home, InitWarm)
 	t.Logf("warm restart with %d jobs: %v", len(s2.jobs), time.Since(start))
+}
+
+// envValueReference is envValue as it was written before the in-place
+// scan: split the whole list, then look for the name.
+func envValueReference(vl, name string) string {
+	for _, kv := range splitEscaped(vl, ',') {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
+			return v
+		}
+	}
+	return ""
+}
+
+func TestEnvValue(t *testing.T) {
+	for _, tc := range []struct{ vl, name, want string }{
+		{"PBS_O_HOST=vm,PBS_O_WORKDIR=/home/a", "PBS_O_WORKDIR", "/home/a"},
+		{"PBS_O_HOST=vm,PBS_O_WORKDIR=/home/a", "PBS_O_HOST", "vm"},
+		{"PBS_O_HOST=vm", "PBS_O_WORKDIR", ""},
+		{"", "PBS_O_HOST", ""},
+		{"A=x\\,y,PBS_O_HOST=h", "A", "x,y"},
+		{"A=x\\,PBS_O_HOST=h", "PBS_O_HOST", ""},
+		{"PBS_O_HOST=h\\", "PBS_O_HOST", "h\\"},
+		{"X=1,,PBS_O_HOST=", "PBS_O_HOST", ""},
+		{"P\\BS_O_HOST=e", "PBS_O_HOST", "e"},
+	} {
+		if got := envValue(tc.vl, tc.name); got != tc.want {
+			t.Errorf("envValue(%q, %q) = %q, want %q", tc.vl, tc.name, got, tc.want)
+		}
+		if ref := envValueReference(tc.vl, tc.name); ref != tc.want {
+			t.Errorf("reference(%q, %q) = %q, want %q", tc.vl, tc.name, ref, tc.want)
+		}
+	}
+}
+
+func FuzzEnvValue(f *testing.F) {
+	f.Add("PBS_O_HOST=vm,PBS_O_WORKDIR=/home/a\\,b", "PBS_O_WORKDIR")
+	f.Fuzz(func(t *testing.T, vl, name string) {
+		if got, want := envValue(vl, name), envValueReference(vl, name); got != want {
+			t.Fatalf("envValue(%q, %q) = %q, reference %q", vl, name, got, want)
+		}
+	})
+}
+
+// TestHoldingIndex checks that s.holding always holds exactly the linked
+// jobs in state Running or Exiting, whatever the order of state changes,
+// links and unlinks.
+func TestHoldingIndex(t *testing.T) {
+	s := &Server{jobs: map[string]*Job{}}
+	q := &Queue{name: "batch"}
+	var jobs []*Job
+	for i := range 6 {
+		j := &Job{id: strconv.Itoa(i) + ".srv", state: stQueued}
+		if i == 5 {
+			j.state = stRunning // recovered running: linked in that state
+		}
+		jobs = append(jobs, j)
+		s.linkJob(j)
+		s.enqueue(j, q)
+	}
+	check := func(step string) {
+		t.Helper()
+		want := map[*Job]bool{}
+		for j := s.head; j != nil; j = j.next {
+			if j.state == stRunning || j.state == stExiting {
+				want[j] = true
+			}
+		}
+		if len(s.holding.list) != len(want) || len(s.holding.pos) != len(want) {
+			t.Fatalf("%s: holding %d jobs (%d indexed), want %d", step, len(s.holding.list), len(s.holding.pos), len(want))
+		}
+		for i, j := range s.holding.list {
+			if !want[j] || s.holding.pos[j] != i {
+				t.Fatalf("%s: holding[%d] = %s (pos %d), not a running job of the list", step, i, j.id, s.holding.pos[j])
+			}
+		}
+	}
+	check("linked")
+	s.setState(jobs[1], stRunning, ssRunning)
+	s.setState(jobs[2], stRunning, ssRunning)
+	s.setState(jobs[3], stRunning, ssRunning)
+	check("three started")
+	s.setState(jobs[1], stExiting, ssExiting)
+	s.setState(jobs[2], stQueued, ssQueued)
+	check("one exiting, one requeued")
+	s.dequeue(jobs[3])
+	s.unlinkJob(jobs[3])
+	check("running job unlinked")
+	s.setState(jobs[3], stRunning, ssRunning) // not linked: not tracked
+	check("unlinked job changed")
+	s.setState(jobs[1], stComplete, ssComplete)
+	s.setState(jobs[5], stExiting, ssExiting)
+	s.setState(jobs[0], stRunning, ssRunning)
+	check("end")
 }

@@ -65,7 +65,7 @@ func (s *Server) holdsNodes(j *Job) bool {
 // nodes. Called with s.mu held.
 func (s *Server) usedVPs() map[string]map[int]string {
 	used := map[string]map[int]string{}
-	for j := s.head; j != nil; j = j.next {
+	for _, j := range s.holding.list {
 		if !s.holdsNodes(j) {
 			continue
 		}
@@ -119,7 +119,7 @@ func (s *Server) refreshAssigned() {
 	type sums map[string]int64
 	total := sums{}
 	perQueue := map[*Queue]sums{}
-	for j := s.head; j != nil; j = j.next {
+	for _, j := range s.holding.list {
 		if j.state != stRunning && j.state != stExiting || j.queue == nil {
 			continue
 		}

@@ -99,11 +99,13 @@ type Server struct {
 	shutting    bool
 	rate        rateCounter
 	watch       map[*Job]struct{} // jobs with timer work (state.go)
+	holding     jobSet            // jobs in state Running or Exiting (state.go)
 
 	run *runLink // MOM and scheduler links (run_link.go)
 
-	connMu sync.Mutex
-	conns  map[*conn]struct{}
+	connMu  sync.Mutex
+	conns   map[*conn]struct{}
+	readers sync.Pool // *dis.Reader of closed connections, reused
 
 	hostMu    sync.Mutex
 	hostCache map[netip.Addr]string // reverse DNS of peers

@@ -26,9 +26,57 @@ func (s *Server) findJob(id string) *Job {
 	return s.jobs[seq+"."+s.name]
 }
 
+// jobSet is a set of jobs that can be walked in a stable order: the
+// order of insertion, except that a removal moves the last job into the
+// removed one's place.
+type jobSet struct {
+	list []*Job
+	pos  map[*Job]int
+}
+
+func (js *jobSet) add(j *Job) {
+	if _, ok := js.pos[j]; ok {
+		return
+	}
+	if js.pos == nil {
+		js.pos = make(map[*Job]int)
+	}
+	js.pos[j] = len(js.list)
+	js.list = append(js.list, j)
+}
+
+func (js *jobSet) remove(j *Job) {
+	i, ok := js.pos[j]
+	if !ok {
+		return
+	}
+	last := len(js.list) - 1
+	js.list[i] = js.list[last]
+	js.pos[js.list[i]] = i
+	js.list[last] = nil
+	js.list = js.list[:last]
+	delete(js.pos, j)
+}
+
+// holdsState reports whether a job in this state may hold nodes: the
+// jobs that usedVPs, refreshAssigned and the MOM polling look at, kept in
+// s.holding so that they never walk the whole job list.
+func holdsState(state int) bool { return state == stRunning || state == stExiting }
+
+// trackHolding puts a linked job into s.holding or takes it out
+// according to its state.
+func (s *Server) trackHolding(j *Job) {
+	if holdsState(j.state) && s.jobs[j.id] == j {
+		s.holding.add(j)
+	} else {
+		s.holding.remove(j)
+	}
+}
+
 // linkJob appends a job to the all-jobs list and the index.
 func (s *Server) linkJob(j *Job) {
 	s.jobs[j.id] = j
+	s.trackHolding(j)
 	j.prev, j.next = s.tail, nil
 	if s.tail != nil {
 		s.tail.next = j
@@ -40,6 +88,7 @@ func (s *Server) linkJob(j *Job) {
 
 func (s *Server) unlinkJob(j *Job) {
 	delete(s.jobs, j.id)
+	s.holding.remove(j)
 	if j.prev != nil {
 		j.prev.next = j.next
 	} else if s.head == j {
@@ -124,6 +173,7 @@ func (s *Server) setState(j *Job, state, sub int) {
 	}
 	j.state, j.substate = state, sub
 	s.watchJob(j)
+	s.trackHolding(j)
 }
 
 // evaluate recomputes a non-running job's state from its holds, execution

@@ -301,16 +301,24 @@ func (s *Bolt) committer() {
 		s.flushReq = nil
 		s.mu.Unlock()
 		if len(group) > 0 {
-			var ops []Op
+			// One record for the whole group, encoded in place.
+			n := 0
 			for _, b := range group {
-				ops = append(ops, b.ops...)
+				n += len(b.ops)
 			}
-			buf = appendRecord(buf[:0], s.walGen, encodeOps(ops))
+			buf = append(buf[:0], make([]byte, recordHeader)...)
+			buf = binary.AppendUvarint(buf, uint64(n))
+			for _, b := range group {
+				buf = appendOps(buf, b.ops)
+			}
+			sealRecord(buf, s.walGen)
 			err := s.writeLog(buf)
 			s.mu.Lock()
 			s.commits++
 			if err == nil {
-				s.unapplied = append(s.unapplied, ops...)
+				for _, b := range group {
+					s.unapplied = append(s.unapplied, b.ops...)
+				}
 			}
 			s.mu.Unlock()
 			for _, b := range group {
@@ -376,7 +384,8 @@ func (s *Bolt) checkpoint() error {
 		return fmt.Errorf("store: checkpoint: %w", err)
 	}
 	s.mu.Lock()
-	s.unapplied = nil
+	clear(s.unapplied) // drop the values; keep the array for the next round
+	s.unapplied = s.unapplied[:0]
 	s.mu.Unlock()
 	s.walGen++
 	s.walOff = 0
@@ -416,17 +425,23 @@ func applyOps(tx *bolt.Tx, ops []Op) error {
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
 func encodeOps(ops []Op) []byte {
-	b := binary.AppendUvarint(nil, uint64(len(ops)))
+	return appendOps(binary.AppendUvarint(nil, uint64(len(ops))), ops)
+}
+
+// appendOps appends the encoding of ops (without their count).
+func appendOps(b []byte, ops []Op) []byte {
 	for _, op := range ops {
 		kind := byte(0)
 		if op.Delete {
 			kind = 1
 		}
 		b = append(b, kind)
-		for _, f := range [][]byte{[]byte(op.Bucket), []byte(op.Key), op.Value} {
-			b = binary.AppendUvarint(b, uint64(len(f)))
-			b = append(b, f...)
-		}
+		b = binary.AppendUvarint(b, uint64(len(op.Bucket)))
+		b = append(b, op.Bucket...)
+		b = binary.AppendUvarint(b, uint64(len(op.Key)))
+		b = append(b, op.Key...)
+		b = binary.AppendUvarint(b, uint64(len(op.Value)))
+		b = append(b, op.Value...)
 	}
 	return b
 }
@@ -464,18 +479,28 @@ func decodeOps(b []byte) ([]Op, error) {
 	return ops, nil
 }
 
+// recordHeader is the size of a log record's header.
+const recordHeader = 16
+
 func appendRecord(dst []byte, gen uint64, payload []byte) []byte {
-	var g [8]byte
-	binary.BigEndian.PutUint64(g[:], gen)
-	dst = binary.BigEndian.AppendUint32(dst, uint32(len(payload)))
-	dst = binary.BigEndian.AppendUint32(dst, crc32.Update(crc32.Checksum(g[:], crcTable), crcTable, payload))
-	dst = append(dst, g[:]...)
-	return append(dst, payload...)
+	start := len(dst)
+	dst = append(dst, make([]byte, recordHeader)...)
+	dst = append(dst, payload...)
+	sealRecord(dst[start:], gen)
+	return dst
+}
+
+// sealRecord fills in the header of rec, a record whose payload follows
+// recordHeader reserved bytes.
+func sealRecord(rec []byte, gen uint64) {
+	binary.BigEndian.PutUint32(rec, uint32(len(rec)-recordHeader))
+	binary.BigEndian.PutUint64(rec[8:], gen)
+	binary.BigEndian.PutUint32(rec[4:], crc32.Update(crc32.Checksum(rec[8:16], crcTable), crcTable, rec[recordHeader:]))
 }
 
 // readRecord reads one record and returns its generation and payload.
 func readRecord(r io.Reader) (uint64, []byte, error) {
-	var hdr [16]byte
+	var hdr [recordHeader]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
 		return 0, nil, err
 	}
