@@ -16,6 +16,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"gopbs/batchreq"
+	"gopbs/dis"
 )
 
 // The scheduler end-to-end suite runs the real daemons built from the
@@ -42,7 +45,7 @@ type schedCluster struct {
 	svPort, momPort, rmPort, schdPort int
 	users                             [2]*user.User
 	sched                             *e2eProc
-	acctSeen                          map[string]bool // accounting lines consumed by earlier scenarios
+	acctSeen                          map[string]int // accounting file → lines already returned
 }
 
 // e2eProc is a daemon started by the test.
@@ -138,7 +141,7 @@ func newSchedCluster(t *testing.T) *schedCluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &schedCluster{t: t, acctSeen: map[string]bool{}}
+	c := &schedCluster{t: t, acctSeen: map[string]int{}}
 	for i, name := range schedE2EUsers {
 		c.users[i] = e2eAccount(t, name)
 	}
@@ -392,15 +395,13 @@ func (c *schedCluster) accounting() []acctRecord {
 		}
 		// only complete lines: the server may be writing the last one
 		lines := strings.Split(string(b), "\n")
-		for _, line := range lines[:len(lines)-1] {
-			key := filepath.Base(f) + "\x00" + line
-			fields := strings.SplitN(line, ";", 4)
-			if len(fields) < 3 || c.acctSeen[key] {
-				continue
+		lines = lines[:len(lines)-1]
+		for _, line := range lines[min(c.acctSeen[f], len(lines)):] {
+			if fields := strings.SplitN(line, ";", 4); len(fields) >= 3 {
+				out = append(out, acctRecord{kind: fields[1], id: fields[2]})
 			}
-			c.acctSeen[key] = true
-			out = append(out, acctRecord{kind: fields[1], id: fields[2]})
 		}
+		c.acctSeen[f] = len(lines)
 	}
 	return out
 }
@@ -533,7 +534,7 @@ func schedScenarios() []schedScenario {
 			setup:       queue("fifo"),
 			teardown:    stopQueue("fifo"),
 			jobs: []e2eJob{
-				{name: "f1", queue: "fifo", args: []string{"-p", "-10"}},
+				{name: "f1", queue: "fifo", args: []string{"-p", "-10"}, sleep: "2"},
 				{name: "f2", queue: "fifo", args: []string{"-p", "10"}},
 				{name: "f3", queue: "fifo"},
 			},
@@ -671,5 +672,162 @@ func TestSchedulerPolicyEndToEnd(t *testing.T) {
 	c := newSchedCluster(t)
 	for _, sc := range schedScenarios() {
 		t.Run(sc.name, func(t *testing.T) { c.runScenario(t, sc) })
+	}
+	t.Run("plus_external_scheduler", c.testExternalScheduler)
+}
+
+// plusClient is a PluS-style external scheduler: an ordinary client
+// connection (from an unprivileged port) authenticated by running
+// pbs_iff with the connection's port number, as PluS's Java scheduler
+// does (seed 002 §3.6).
+type plusClient struct {
+	t    *testing.T
+	user string
+	nc   net.Conn
+	r    *dis.Reader
+}
+
+// dialPlus connects to the server and authenticates the connection as
+// test user who through the port-number form of pbs_iff.
+func (c *schedCluster) dialPlus(t *testing.T, who int) *plusClient {
+	t.Helper()
+	nc, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", c.svPort))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	port := nc.LocalAddr().(*net.TCPAddr).Port
+	if port < 1024 {
+		t.Fatalf("client port %d is reserved", port)
+	}
+	out, errOut, code := c.run(who, "pbs_iff", "localhost", strconv.Itoa(c.svPort), strconv.Itoa(port))
+	if code != 0 || out != "\x00\x00\x00\x00" {
+		t.Fatalf("pbs_iff localhost %d %d: exit %d, stdout %q, stderr %q", c.svPort, port, code, out, errOut)
+	}
+	return &plusClient{t: t, user: c.users[who].Username, nc: nc, r: dis.NewReader(nc)}
+}
+
+// do sends one request and returns the reply.
+func (p *plusClient) do(reqType int, body batchreq.Body) *batchreq.Reply {
+	p.t.Helper()
+	p.nc.SetDeadline(time.Now().Add(20 * time.Second))
+	if _, err := p.nc.Write(batchreq.NewRequest(reqType, p.user, body).Append(nil)); err != nil {
+		p.t.Fatalf("%s: %v", batchreq.RequestName(reqType), err)
+	}
+	reply, err := batchreq.ReadReply(p.r)
+	if err != nil {
+		p.t.Fatalf("%s: %v", batchreq.RequestName(reqType), err)
+	}
+	return reply
+}
+
+// must sends a request that must succeed.
+func (p *plusClient) must(reqType int, body batchreq.Body) *batchreq.Reply {
+	p.t.Helper()
+	reply := p.do(reqType, body)
+	if reply.Code != 0 {
+		p.t.Fatalf("%s as %s: code %d %s", batchreq.RequestName(reqType), p.user, reply.Code, reply.Text)
+	}
+	return reply
+}
+
+// jobState returns the job's state letter, or "" when the server does not
+// know the job.
+func (p *plusClient) jobState(id string) string {
+	p.t.Helper()
+	reply := p.do(batchreq.PBS_BATCH_StatusJob, &batchreq.StatusReq{ID: id})
+	if reply.Code != 0 || len(reply.Status) != 1 {
+		return ""
+	}
+	for _, a := range reply.Status[0].Attrs {
+		if a.Name == "job_state" {
+			return a.Value
+		}
+	}
+	return ""
+}
+
+func jobOp(id string, attrs ...batchreq.Attr) *batchreq.Manage {
+	return &batchreq.Manage{Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_JOB, ObjName: id, Attrs: attrs}
+}
+
+// testExternalScheduler: with scheduling off, an operator client acting as
+// the scheduler lists the jobs, comments, runs, holds, requeues and
+// releases them on the real server and MOM; the job owner may not run
+// jobs.
+func (c *schedCluster) testExternalScheduler(t *testing.T) {
+	c.t = t
+	operator := c.users[1].Username
+	c.qmgr("set server scheduling = false", "set node localhost np = 1",
+		"set server operators += "+operator+"@*")
+	c.qmgr(append([]string{"create queue plus queue_type = execution"}, "set queue plus enabled = true", "set queue plus started = true")...)
+	defer c.qmgr("set server operators -= "+operator+"@*", "set queue plus started = false")
+	if c.sched != nil {
+		c.sched.stop() // the external scheduler is the only one
+	}
+	c.accounting()
+	// The first run of long sleeps until it is requeued; the second ends
+	// at once.
+	marker := filepath.Join(c.work, "long.ran")
+	script := filepath.Join(c.work, "long.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nif [ -e "+marker+" ]; then exit 0; fi\ntouch "+marker+"\nsleep 60\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := c.run(0, "qsub", "-N", "long", "-q", "plus", "-j", "oe", "-o", "localhost:"+filepath.Join(c.work, "long.out"), script)
+	if code != 0 {
+		t.Fatalf("qsub: %s%s", out, errOut)
+	}
+	long := strings.TrimSpace(out)
+	short := c.submit(e2eJob{name: "short", queue: "plus"})
+
+	// The owner is no operator: the server refuses it the scheduler's
+	// actions.
+	owner := c.dialPlus(t, 0)
+	if p := owner.do(batchreq.PBS_BATCH_RunJob, &batchreq.RunJob{JobID: long}); p.Code != batchreq.PBSE_PERM {
+		t.Errorf("RunJob by the job owner: code %d, want %d (PBSE_PERM)", p.Code, batchreq.PBSE_PERM)
+	}
+
+	plus := c.dialPlus(t, 1)
+	st := plus.must(batchreq.PBS_BATCH_StatusJob, &batchreq.StatusReq{})
+	seen := map[string]bool{}
+	for _, o := range st.Status {
+		seen[o.Name] = true
+	}
+	if !seen[long] || !seen[short] {
+		t.Fatalf("StatusJob as the operator lists %v, want %s and %s", seen, long, short)
+	}
+	plus.must(batchreq.PBS_BATCH_ModifyJob, jobOp(long, batchreq.NewAttr("comment", "started by plus")))
+	plus.must(batchreq.PBS_BATCH_RunJob, &batchreq.RunJob{JobID: long})
+	plus.must(batchreq.PBS_BATCH_HoldJob, jobOp(short, batchreq.NewAttr("Hold_Types", "o")))
+	if s := plus.jobState(short); s != "H" {
+		t.Errorf("held job %s is in state %q", short, s)
+	}
+	c.waitFor("job "+long+" to start its script", 20*time.Second, func() bool {
+		_, err := os.Stat(marker)
+		return err == nil
+	})
+	if got := c.jobComment(long); got != "started by plus" {
+		t.Errorf("comment of %s: %q", long, got)
+	}
+	// requeue the running job
+	plus.must(batchreq.PBS_BATCH_Rerun, &batchreq.JobID{ID: long})
+	c.waitFor("job "+long+" to be requeued", 20*time.Second, func() bool { return plus.jobState(long) == "Q" })
+	plus.must(batchreq.PBS_BATCH_ReleaseJob, jobOp(short, batchreq.NewAttr("Hold_Types", "o")))
+	if s := plus.jobState(short); s != "Q" {
+		t.Errorf("released job %s is in state %q", short, s)
+	}
+	plus.must(batchreq.PBS_BATCH_RunJob, &batchreq.RunJob{JobID: short})
+	c.waitFor("job "+short+" to end", 20*time.Second, func() bool { return plus.jobState(short) == "" })
+	plus.must(batchreq.PBS_BATCH_RunJob, &batchreq.RunJob{JobID: long})
+	c.waitFor("job "+long+" to end", 20*time.Second, func() bool { return plus.jobState(long) == "" })
+	var got []string
+	for _, r := range c.accounting() {
+		if (r.id == long || r.id == short) && r.kind != "Q" {
+			got = append(got, r.kind+":"+r.id)
+		}
+	}
+	want := []string{"S:" + long, "R:" + long, "S:" + short, "E:" + short, "S:" + long, "E:" + long}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("accounting records %v, want %v", got, want)
 	}
 }
