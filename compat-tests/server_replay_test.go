@@ -328,6 +328,26 @@ func (r *replayer) startLongJobs(t *testing.T, dir string) {
 			t.Fatalf("submitted %s, want %s", id, job.id)
 		}
 		r.run(t, id)
+		r.waitJobAttr(t, id, session[0].Name, session[0].Value)
+	}
+}
+
+// waitJobAttr waits until the server reports attribute name of job id
+// with the given value (the server learns a launched job's session id
+// from its first status poll, which follows the launch).
+func (r *replayer) waitJobAttr(t *testing.T, id, name, value string) {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		p := r.admin(batchreq.NewRequest(batchreq.PBS_BATCH_StatusJob, "root", &batchreq.StatusReq{ID: id, Attrs: batchreq.StatusNames(name)}))
+		if p.Code == 0 && len(p.Status) == 1 {
+			if v, _ := p.Status[0].Attrs.Get(name); v == value {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s: %s is not %q: %+v", id, name, value, p)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

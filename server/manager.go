@@ -126,6 +126,11 @@ func (s *Server) applyAttrs(c *conn, defs *defTable, cur attrList, list batchreq
 			return nil, nil, batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
 		}
 		old := na.getRes(idx, res)
+		if typ == tArst && a.Op != batchreq.DECR {
+			if p := s.checkACL(a, v, old); p != nil {
+				return nil, nil, p
+			}
+		}
 		switch a.Op {
 		case batchreq.INCR, batchreq.INCR_OLD:
 			switch typ {
