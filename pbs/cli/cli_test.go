@@ -111,3 +111,33 @@ func TestRequestFailed(t *testing.T) {
 		}
 	}
 }
+
+func TestWAttrs(t *testing.T) {
+	t.Setenv("PBS_DEFAULT", "vm")
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"depend=afterok:1.vm", []string{"depend=afterok:1.vm"}},
+		{"depend=afterok:12:13", []string{"depend=afterok:12.vm:13.vm"}},
+		{"synccount=1", []string{"synccount=1"}},
+		{"umask=022", []string{"umask=18"}},
+		{"stagein=/tmp/a@vm:/home/a,/tmp/b@vm:/home/b", []string{"stagein=/tmp/a@vm:/home/a,/tmp/b@vm:/home/b"}},
+		{"t=0-3,group_list=staff", []string{"job_array_request=0-3", "group_list=staff"}},
+		{"fault_tolerant=yes", []string{"fault_tolerant=TRUE"}},
+	}
+	for _, tt := range tests {
+		attrs, err := WAttrs(tt.in)
+		if err != nil {
+			t.Errorf("%q: %v", tt.in, err)
+			continue
+		}
+		var got []string
+		for _, a := range attrs {
+			got = append(got, a.Name+"="+a.Value)
+		}
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%q: got %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

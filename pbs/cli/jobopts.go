@@ -169,3 +169,81 @@ func VariableListFromV(s string) []string {
 	}
 	return out
 }
+
+// WAttrs converts a -W operand "k=v[,k=v...]" of qsub and qalter into
+// attributes (spec 05 §2.2): depend's job ids are qualified with the
+// default server, t= is job_array_request, a leading 0 makes umask octal
+// (sent in decimal), fault_tolerant becomes TRUE or FALSE, any other key
+// is sent as the attribute of that name, and an item without "=" is
+// "x=<item>".
+func WAttrs(s string) ([]pbs.Attr, error) {
+	var out []pbs.Attr
+	for _, item := range splitW(s) {
+		k, v, ok := strings.Cut(item, "=")
+		if !ok {
+			k, v = "x", item
+		}
+		switch k {
+		case "depend":
+			out = append(out, pbs.Attr{Name: "depend", Value: expandDepend(v)})
+		case "t":
+			out = append(out, pbs.Attr{Name: "job_array_request", Value: v})
+		case "umask":
+			n, err := strconv.ParseInt(v, 0, 32)
+			if err != nil {
+				return nil, fmt.Errorf("illegal -W value")
+			}
+			if strings.HasPrefix(v, "0") {
+				n, _ = strconv.ParseInt(v, 8, 32)
+			}
+			out = append(out, pbs.Attr{Name: "umask", Value: strconv.FormatInt(n, 10)})
+		case "fault_tolerant":
+			val := "FALSE"
+			if v != "" && strings.ContainsRune("tTyY1", rune(v[0])) {
+				val = "TRUE"
+			}
+			out = append(out, pbs.Attr{Name: "fault_tolerant", Value: val})
+		default:
+			out = append(out, pbs.Attr{Name: k, Value: v})
+		}
+	}
+	return out, nil
+}
+
+// splitW splits at commas that start a new "key=" item, so that values
+// such as stage lists keep their own commas.
+func splitW(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		k, _, hasEq := strings.Cut(part, "=")
+		if len(out) > 0 && (!hasEq || strings.ContainsAny(k, "@:/")) {
+			out[len(out)-1] += "," + part
+			continue
+		}
+		out = append(out, part)
+	}
+	return out
+}
+
+// expandDepend qualifies the job ids of a dependency list with the default
+// server: "afterok:12" becomes "afterok:12.<server>".
+func expandDepend(v string) string {
+	deps := strings.Split(v, ",")
+	for i, d := range deps {
+		parts := strings.Split(d, ":")
+		if len(parts) < 2 || parts[0] == "synccount" || parts[0] == "on" {
+			continue
+		}
+		for k := 1; k < len(parts); k++ {
+			id := parts[k]
+			if id == "" || id[0] < '0' || id[0] > '9' || strings.Contains(id, ".") {
+				continue
+			}
+			if j, err := pbs.ParseJobID(id); err == nil {
+				parts[k] = j.Qualified()
+			}
+		}
+		deps[i] = strings.Join(parts, ":")
+	}
+	return strings.Join(deps, ",")
+}

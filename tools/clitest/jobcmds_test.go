@@ -179,3 +179,39 @@ func TestJobCommands(t *testing.T) {
 			stderr: "usage: qchkpt job_identifier...\n", exit: 2},
 	})
 }
+
+const qalterUsage = `usage: qalter [-a date_time] [-A account_string] [-c interval] [-e path] 
+	[-h hold_list] [-j y|n] [-k keep] [-l resource_list] [-m mail_options] 
+	[-M user_list] [-N jobname] [-o path] [-p priority] [-q] [-r y|n] [-S path] 
+	[-u user_list] [-v variable_list] [-W dependency_list] [-t array_range] job_identifier...
+`
+
+// TestQalter covers qalter's options, requests and errors (spec 05 §4).
+func TestQalter(t *testing.T) {
+	runCases(t, []testCase{
+		{name: "resources and name in order", argv: []string{"qalter", "-l", "walltime=00:10:00", "-N", "newname", "12"},
+			sent: []string{"+2+12+11{U}+2+2+512.vm+2" +
+				"2+322+13Resource_List+1+8walltime+800:10:00+0" +
+				"2+17+8Job_Name+0+7newname+0" +
+				"+0", disconnect}},
+		{name: "depend qualified", argv: []string{"qalter", "-W", "depend=afterok:3", "12"},
+			sent: []string{"+2+12+11{U}+2+2+512.vm+12+20+6depend+02+12afterok:3.vm+0+0", disconnect}},
+		{name: "holds, priority, array range", argv: []string{"qalter", "-h", "n", "-p", "-5", "-t", "2", "5[].vm"},
+			sent: []string{"+2+12+11{U}+2+2+65[].vm+2" +
+				"2+132+10Hold_Types+0+1n+0" +
+				"2+12+8Priority+0+2-5+0" +
+				"+12+13array_range=2", disconnect}},
+		{name: "asynchronous", argv: []string{"qalter", "-q", "-A", "acct", "12"},
+			sent: []string{"+2+12+28{U}+2+2+512.vm+12+182+12Account_Name+0+4acct+0+0", disconnect}},
+		{name: "unknown resource", argv: []string{"qalter", "-l", "bogusres=1", "4000.vm"},
+			replies: []*batchreq.Reply{textReply(15037, "Unknown resource type Resource_List.bogusres")},
+			stderr:  "qalter: Unknown resource type Resource_List.bogusres 4000.vm\n", exit: 189},
+		{name: "read only", argv: []string{"qalter", "-x", "vm/0", "4000.vm"},
+			replies: []*batchreq.Reply{textReply(15003, "Cannot set attribute, read only or insufficient permission ")},
+			stderr:  "qalter: Cannot set attribute, read only or insufficient permission  4000.vm\n", exit: 155},
+		{name: "bad name", argv: []string{"qalter", "-N", "1abc", "12"}, sent: []string{}, stderr: qalterUsage, exit: 2},
+		{name: "bad holds", argv: []string{"qalter", "-h", "x", "12"}, sent: []string{}, stderr: qalterUsage, exit: 2},
+		{name: "bad checkpoint", argv: []string{"qalter", "-c", "enabled", "12"}, sent: []string{}, stderr: qalterUsage, exit: 2},
+		{name: "no job", argv: []string{"qalter", "-A", "x"}, sent: []string{}, stderr: qalterUsage, exit: 2},
+	})
+}

@@ -1,5 +1,7 @@
-// Command qalter changes the attributes of batch jobs (ModifyJob; spec 05
-// §4). Its options are those of qsub.
+// Command qalter changes the attributes of batch jobs (ModifyJob, or
+// AsyModifyJob with -q; spec 05 §4). Its options are those of qsub that
+// make sense for an existing job; every attribute is sent with op SET in
+// command-line order.
 package main
 
 import (
@@ -15,15 +17,20 @@ import (
 
 const usageText = `usage: qalter [-a date_time] [-A account_string] [-c interval] [-e path] 
 	[-h hold_list] [-j y|n] [-k keep] [-l resource_list] [-m mail_options] 
-	[-M user_list] [-N jobname] [-o path] [-p priority] [-r y|n] [-S path] 
+	[-M user_list] [-N jobname] [-o path] [-p priority] [-q] [-r y|n] [-S path] 
 	[-u user_list] [-v variable_list] [-W dependency_list] [-t array_range] job_identifier...
 `
 
 func main() {
-	opts, ids, bad := cli.Getopt(os.Args[1:], "a:A:c:e:h:j:k:l:m:M:N:o:p:r:S:t:u:v:W:x:", os.Args[0], os.Stderr)
+	cli.Exit(run(os.Args))
+}
+
+// run is qalter with its arguments; it returns the exit status.
+func run(args []string) int {
+	opts, ids, bad := cli.Getopt(args[1:], "a:A:c:e:h:j:k:l:m:M:N:o:p:qr:S:t:u:v:W:x:", args[0], os.Stderr)
 	var list []pbs.Attr
 	add := func(name, val string) { list = append(list, pbs.Attr{Name: name, Value: val}) }
-	ext := ""
+	ext, async := "", false
 	for _, o := range opts {
 		switch o.C {
 		case 'a':
@@ -36,8 +43,9 @@ func main() {
 		case 'A':
 			add("Account_Name", o.Arg)
 		case 'c':
+			// Only the old single-letter forms and "c=<minutes>".
 			switch {
-			case o.Arg == "n", o.Arg == "s", o.Arg == "c", strings.HasPrefix(o.Arg, "c="):
+			case o.Arg == "n", o.Arg == "s", o.Arg == "c", o.Arg == "u", strings.HasPrefix(o.Arg, "c="):
 				add("Checkpoint", o.Arg)
 			default:
 				bad = true
@@ -45,7 +53,7 @@ func main() {
 		case 'e':
 			add("Error_Path", cli.QualifyPath(o.Arg))
 		case 'h':
-			if strings.Trim(o.Arg, "uosn") != "" {
+			if o.Arg == "" || strings.Trim(o.Arg, "uosn") != "" {
 				bad = true
 			}
 			add("Hold_Types", o.Arg)
@@ -67,8 +75,16 @@ func main() {
 		case 'o':
 			add("Output_Path", cli.QualifyPath(o.Arg))
 		case 'p':
+			if p, err := strconv.Atoi(strings.TrimSpace(o.Arg)); err != nil || p < -1024 || p > 1023 {
+				bad = true
+			}
 			add("Priority", o.Arg)
+		case 'q':
+			async = true
 		case 'r':
+			if o.Arg != "y" && o.Arg != "n" {
+				bad = true
+			}
 			add("Rerunable", o.Arg)
 		case 'S':
 			add("Shell_Path_List", o.Arg)
@@ -79,23 +95,24 @@ func main() {
 		case 'v':
 			add("Variable_List", o.Arg)
 		case 'W':
-			for _, item := range strings.Split(o.Arg, ",") {
-				k, v, ok := strings.Cut(item, "=")
-				if !ok {
-					bad = true
-					continue
-				}
-				add(k, v)
+			attrs, err := cli.WAttrs(o.Arg)
+			if err != nil {
+				bad = true
+				continue
 			}
+			list = append(list, attrs...)
 		case 'x':
 			add("exec_host", o.Arg)
 		}
 	}
 	if bad || len(ids) == 0 {
 		fmt.Fprint(os.Stderr, usageText)
-		cli.Exit(2)
+		return 2
 	}
-	cli.Exit(cli.RunJobOps("qalter", ids, func(c *pbs.Conn, id string) error {
+	return cli.RunJobOps("qalter", ids, func(c *pbs.Conn, id string) error {
+		if async {
+			return c.AsyModifyJob(id, list, ext)
+		}
 		return c.ModifyJob(id, list, ext)
-	}))
+	})
 }
