@@ -201,12 +201,15 @@ func (e *Engine) Spawn(ctx context.Context, jobID string, ts TaskSpec) error {
 	return nil
 }
 
-// lookPath finds file in the directories of path (a PATH value) as an
-// executable regular file; a name with a slash, or one not found, is
-// returned unchanged (the exec then reports the failure).
+// lookPath finds file in the directories of path (a PATH value; empty:
+// execvp's default) as an executable regular file; a name with a slash, or
+// one not found, is returned unchanged (the exec then reports the failure).
 func lookPath(file, path string) string {
 	if strings.Contains(file, "/") {
 		return file
+	}
+	if path == "" {
+		path = "/bin:/usr/bin" // what execvp(3) searches without PATH
 	}
 	for _, dir := range filepath.SplitList(path) {
 		if dir == "" {

@@ -105,7 +105,8 @@ type sisterJob struct {
 	cookie     string
 	spec       jobexec.Job
 	nodeID     int
-	msHost     string // mother-superior host (first exec_host entry)
+	msHost     string     // mother-superior host (first exec_host entry)
+	msAddr     netip.Addr // its address: where the IM stream comes from
 	stdoutPort int    // the mother superior's output demultiplexer
 	stderrPort int
 	stream     *rpp.Stream // the stream the job was joined on
@@ -217,7 +218,7 @@ func (m *Mom) imJoin(ctx context.Context, tr TaskRunner, s *rpp.Stream, msg *mom
 		return imError(msg, batchreq.PBSE_SYSTEM)
 	}
 	sj := &sisterJob{id: msg.JobID, cookie: msg.Cookie, spec: spec, nodeID: body.NodeID,
-		msHost: firstExecHost(spec.ExecHost), stdoutPort: body.StdoutPort, stderrPort: body.StderrPort, stream: s}
+		msHost: firstExecHost(spec.ExecHost), msAddr: s.RemoteAddr().Addr().Unmap(), stdoutPort: body.StdoutPort, stderrPort: body.StderrPort, stream: s}
 	m.mn.mu.Lock()
 	if m.mn.sisters == nil {
 		m.mn.sisters = map[string]*sisterJob{}
@@ -247,7 +248,7 @@ func (m *Mom) imSpawn(ctx context.Context, tr TaskRunner, sj *sisterJob, msg *mo
 		}
 	}()
 	for i, port := range []int{sj.stdoutPort, sj.stderrPort} {
-		f, err := m.dialOutput(ctx, sj.msHost, port)
+		f, err := m.dialOutput(ctx, sj.msAddr, port)
 		if err != nil {
 			m.logErr("im_spawn_task", err, sj.id+": connect to the mother superior's output port")
 			f, err = os.OpenFile(os.DevNull, os.O_WRONLY, 0)
@@ -269,15 +270,12 @@ func (m *Mom) imSpawn(ctx context.Context, tr TaskRunner, sj *sisterJob, msg *mo
 	return imReply(msg, &momproto.Ints{Values: []int{body.TaskID}})
 }
 
-// dialOutput connects to a demultiplexer port of the mother superior and
-// returns the connection as a file to hand to a task.
-func (m *Mom) dialOutput(ctx context.Context, host string, port int) (*os.File, error) {
+// dialOutput connects to a demultiplexer port of the mother superior (at
+// the address its IM stream comes from) and returns the connection as a
+// file to hand to a task.
+func (m *Mom) dialOutput(ctx context.Context, addr netip.Addr, port int) (*os.File, error) {
 	if port <= 0 || port > 65535 {
 		return nil, fmt.Errorf("bad output port %d", port)
-	}
-	addr, err := m.resolve(ctx, host)
-	if err != nil {
-		return nil, err
 	}
 	var d net.Dialer
 	dctx, cancel := context.WithTimeout(ctx, m.tcpTimeout())

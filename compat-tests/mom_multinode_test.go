@@ -1,0 +1,348 @@
+package compattests
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"gopbs/batchreq"
+	"gopbs/dis"
+	"gopbs/internal/capture"
+	"gopbs/mom/link"
+	"gopbs/momproto"
+	"gopbs/rpp"
+)
+
+// The multi-node suite replays the MOM ↔ MOM (IM over RPP) and task ↔ MOM
+// (TM over TCP) traffic of captures 105 and 106 against a GoPBS pbs_mom
+// running as host vm:
+//
+//   - as the sister of capture 105 (vm2 was mother superior there): the
+//     captured IM_JOIN_JOB, IM_SPAWN_TASK, IM_OBIT_TASK and IM_KILL_JOB are
+//     sent from a reserved port and every IM_ALL_OKAY must equal the
+//     captured one; the spawned task's output ("vm\n") must reach the
+//     mother superior's stdout port given in IM_JOIN_JOB;
+//   - as the mother superior of capture 106: pbsdsh's captured TM
+//     connections (TM_INIT, TM_SPAWN ×2, TM_OBIT ×2) are replayed and every
+//     TM reply must equal the captured one.
+
+// imMessages returns the RPP messages sent from one endpoint to another,
+// in capture order.
+func imMessages(t *testing.T, c *capture.Capture, from, to netip.AddrPort) [][]byte {
+	t.Helper()
+	var a rpp.Assembler
+	var out [][]byte
+	for _, d := range c.Datagrams {
+		if d.Src != from || d.Dst != to {
+			continue
+		}
+		p, err := rpp.Parse(d.Payload)
+		if err != nil {
+			t.Fatalf("frame %d: %v", d.Frame, err)
+		}
+		if r := a.Add(d.Src, d.Dst, p); r.Message != nil && !r.Retransmit {
+			out = append(out, r.Message.Data)
+		}
+	}
+	return out
+}
+
+// TestMomMultiNode replays captures 105 and 106.
+func TestMomMultiNode(t *testing.T) {
+	requireCaptures(t)
+	const suite = "mom-multinode"
+	m := startCaptureMom(t, "$check_poll_time 1\n")
+	uid, gid := ensureUser(t, "alice")
+	m.ns.home(t, "alice", uid, gid)
+
+	results.run(t, suite, "105 sister: IM_JOIN_JOB, IM_SPAWN_TASK, IM_OBIT_TASK, IM_KILL_JOB answered IM_ALL_OKAY", "", func(t *testing.T) string {
+		return replaySister(t, m, loadCapture(t, 105))
+	})
+	results.run(t, suite, "106 mother superior: pbsdsh's TM_INIT, TM_SPAWN, TM_OBIT", "", func(t *testing.T) string {
+		return replayTM(t, m, loadCapture(t, 106))
+	})
+}
+
+// replaySister plays the mother superior of capture 105 against the MOM.
+func replaySister(t *testing.T, m *momUnderTest, c *capture.Capture) string {
+	ms := netip.MustParseAddrPort("10.250.0.2:1023")
+	sister := netip.MustParseAddrPort("10.250.0.1:15003")
+	reqs, reps := imMessages(t, c, ms, sister), imMessages(t, c, sister, ms)
+	if len(reqs) != 4 || len(reps) != 4 {
+		t.Fatalf("capture 105: %d IM requests, %d replies; want 4 and 4", len(reqs), len(reps))
+	}
+	// The output ports of the mother superior: listeners of the test.
+	var outputs [2]chan string
+	var ports [2]int
+	for i := range outputs {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		ports[i] = ln.Addr().(*net.TCPAddr).Port
+		outputs[i] = make(chan string, 1)
+		go func() {
+			ln.(*net.TCPListener).SetDeadline(time.Now().Add(20 * time.Second))
+			c, err := ln.Accept()
+			if err != nil {
+				outputs[i] <- "(no connection: " + err.Error() + ")"
+				return
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(20 * time.Second))
+			b, _ := io.ReadAll(c)
+			outputs[i] <- string(b)
+		}()
+	}
+	join, err := momproto.DecodeIM(reqs[0], nil)
+	if err != nil {
+		t.Fatalf("captured IM_JOIN_JOB: %v", err)
+	}
+	jb := join.Body.(*momproto.IMJoinJob)
+	jb.StdoutPort, jb.StderrPort = ports[0], ports[1]
+	reqs[0] = join.Append(nil)
+
+	pc, err := rpp.ListenReserved(netip.MustParseAddr("127.0.0.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := rpp.NewEndpoint(pc, nil)
+	defer ep.Close()
+	s, err := ep.Open(netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(m.rmPort)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var diffs []string
+	for i, req := range reqs {
+		what := "reply to " + momproto.IMCommandName(mustIM(t, req).Command)
+		if err := s.Send(req); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Recv(ctx)
+		if err != nil {
+			diffs = append(diffs, what+": none: "+err.Error())
+			break
+		}
+		want := reps[i]
+		if mustIM(t, req).Command == momproto.IM_KILL_JOB {
+			// The sister's usage differs from run to run.
+			got, want = zeroIMUsage(t, got), zeroIMUsage(t, want)
+		}
+		if !bytes.Equal(got, want) {
+			diffs = append(diffs, fmt.Sprintf("%s:\n got %q\nwant %q", what, got, want))
+		}
+		if i == 1 {
+			// The task ran: its output reached the stdout port (capture
+			// 105: "vm\n" from the sister to the demultiplexer); stderr
+			// stayed empty.
+			if out := <-outputs[0]; out != "vm\n" {
+				diffs = append(diffs, fmt.Sprintf("task stdout at the mother superior's port: %q, want %q", out, "vm\n"))
+			}
+			if out := <-outputs[1]; out != "" {
+				diffs = append(diffs, fmt.Sprintf("task stderr: %q, want nothing", out))
+			}
+		}
+	}
+	s.Close()
+	// The sister has forgotten the job: another IM_KILL_JOB is refused.
+	s2, err := ep.Open(netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(m.rmPort)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	s2.Send(reqs[3])
+	if b, err := s2.Recv(ctx); err != nil || mustIM(t, b).Command != momproto.IM_ERROR {
+		diffs = append(diffs, fmt.Sprintf("IM_KILL_JOB after the end of the job: %q %v, want IM_ERROR", b, err))
+	}
+	return strings.Join(diffs, "\n")
+}
+
+func mustIM(t *testing.T, b []byte) *momproto.IMMessage {
+	t.Helper()
+	msg, err := momproto.DecodeIM(b, func(*momproto.IMHeader) int { return momproto.IM_KILL_JOB })
+	if err != nil {
+		t.Fatalf("IM message %q: %v", b, err)
+	}
+	return msg
+}
+
+// zeroIMUsage re-encodes an IM_KILL_JOB reply with zero usage.
+func zeroIMUsage(t *testing.T, b []byte) []byte {
+	msg := mustIM(t, b)
+	if u, ok := msg.Body.(*momproto.IMUsage); ok {
+		u.CPUT, u.Mem, u.Vmem = 0, 0, 0
+	}
+	return msg.Append(nil)
+}
+
+// replayTM launches capture 106's job and replays pbsdsh's TM connections.
+func replayTM(t *testing.T, m *momUnderTest, c *capture.Capture) string {
+	launches := momConns(c, 15002)
+	if len(launches) == 0 {
+		t.Fatal("capture 106: no launch connection")
+	}
+	// Changes to the captured launch: the job's two virtual nodes are
+	// both on this host (the capture's second one, vm2, was a sister: its
+	// part is the 105 scenario); the job brings the cookie the captured
+	// MOM made up (TORQUE's server sent none), which pbsdsh's requests
+	// carry; the script only sleeps (the capture's ran pbsdsh, whose TM
+	// traffic is replayed here instead).
+	cookie := ""
+	for _, conn := range c.Conns {
+		if conn.Server.Port() == 15003 && bytes.HasPrefix(conn.Stream(true), []byte("+2+1")) {
+			if req, _, err := momproto.DecodeTMRequest(conn.Stream(true)); err == nil {
+				cookie = req.Cookie
+				break
+			}
+		}
+	}
+	launchRewritten(t, m, launches[0], func(req *batchreq.Request) {
+		switch b := req.Body.(type) {
+		case *batchreq.QueueJob:
+			for i := range b.Attrs {
+				if b.Attrs[i].Name == "exec_host" {
+					b.Attrs[i].Value, b.Attrs[i].Size = "vm/0+vm/1", 0
+				}
+			}
+			b.Attrs = append(b.Attrs, batchreq.NewAttr("cookie", cookie))
+		case *batchreq.JobFile:
+			b.Data = []byte("#!/bin/sh\nsleep 30\n")
+		}
+	})
+	defer func() {
+		killJob(t, m, "41.vm")
+		dismissJob(t, m)
+	}()
+	var diffs []string
+	for _, conn := range c.Conns {
+		if conn.Server.Port() != 15003 || !bytes.HasPrefix(conn.Stream(true), []byte("+2+1")) {
+			continue
+		}
+		if d := replayTMConn(t, m, conn); d != "" {
+			diffs = append(diffs, fmt.Sprintf("TM connection at frame %d: %s", conn.FirstFrame, d))
+		}
+	}
+	// Both tasks ran hostname; their output is in the job's stdout.
+	out, _ := os.ReadFile(filepath.Join(m.home, "spool", "41.vm.OU"))
+	if string(out) != "vm\nvm\n" {
+		diffs = append(diffs, fmt.Sprintf("job stdout %q, want the two tasks' \"vm\\n\"", out))
+	}
+	return strings.Join(diffs, "\n")
+}
+
+// replayTMConn sends a captured TM connection's requests and compares the
+// replies, by event (the order of replies to different requests depends
+// on when tasks end).
+func replayTMConn(t *testing.T, m *momUnderTest, conn *capture.Conn) string {
+	c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", m.rmPort))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(20 * time.Second))
+	if _, err := c.Write(conn.Stream(true)); err != nil {
+		t.Fatal(err)
+	}
+	want := conn.Stream(false)
+	got := make([]byte, 0, len(want))
+	buf := make([]byte, 4096)
+	for len(got) < len(want) {
+		n, err := c.Read(buf)
+		got = append(got, buf[:n]...)
+		if err != nil {
+			break
+		}
+	}
+	var tr momproto.TMTracker
+	for b := conn.Stream(true); len(b) > 0; {
+		_, n, err := tr.DecodeRequest(b)
+		if err != nil {
+			t.Fatalf("captured TM request: %v", err)
+		}
+		b = b[n:]
+	}
+	split := func(b []byte) (map[int]string, error) {
+		out := map[int]string{}
+		for len(b) > 0 {
+			rep, n, err := tr.DecodeReply(b)
+			if err != nil {
+				return out, err
+			}
+			out[rep.Event] = string(b[:n])
+			b = b[n:]
+		}
+		return out, nil
+	}
+	wantBy, err := split(want)
+	if err != nil {
+		t.Fatalf("captured TM replies: %v", err)
+	}
+	gotBy, err := split(got)
+	if err != nil {
+		return fmt.Sprintf("replies %q: %v", got, err)
+	}
+	var events []int
+	for e := range wantBy {
+		events = append(events, e)
+	}
+	sort.Ints(events)
+	var diffs []string
+	for _, e := range events {
+		if gotBy[e] != wantBy[e] {
+			diffs = append(diffs, fmt.Sprintf("event %d: got %q, want %q", e, gotBy[e], wantBy[e]))
+		}
+	}
+	if len(gotBy) != len(wantBy) {
+		diffs = append(diffs, fmt.Sprintf("%d replies, want %d", len(gotBy), len(wantBy)))
+	}
+	return strings.Join(diffs, "; ")
+}
+
+// launchRewritten replays a captured launch connection with each request
+// changed by rewrite, requiring success.
+func launchRewritten(t *testing.T, m *momUnderTest, conn *capture.Conn, rewrite func(*batchreq.Request)) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := link.DialReserved(ctx, netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(m.batchPort)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(20 * time.Second))
+	in := dis.NewReader(bytes.NewReader(conn.Stream(true)))
+	replies := dis.NewReader(bufio.NewReader(c))
+	for {
+		req, err := batchreq.ReadRequest(in)
+		if err != nil {
+			t.Fatalf("captured launch: %v", err)
+		}
+		if req.Type == batchreq.PBS_BATCH_Disconnect {
+			return
+		}
+		rewrite(req)
+		if _, err := c.Write(req.Append(nil)); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := batchreq.ReadReply(replies)
+		if err != nil || rep.Code != 0 {
+			t.Fatalf("%s: %v %+v", batchreq.RequestName(req.Type), err, rep)
+		}
+		if req.Type == batchreq.PBS_BATCH_Commit {
+			return
+		}
+	}
+}
