@@ -107,7 +107,7 @@ type sisterJob struct {
 	nodeID     int
 	msHost     string     // mother-superior host (first exec_host entry)
 	msAddr     netip.Addr // its address: where the IM stream comes from
-	stdoutPort int    // the mother superior's output demultiplexer
+	stdoutPort int        // the mother superior's output demultiplexer
 	stderrPort int
 	stream     *rpp.Stream // the stream the job was joined on
 }
