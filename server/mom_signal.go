@@ -17,6 +17,14 @@ import (
 // one (spec 10 §9.2).
 const defaultKillDelay = 2
 
+// staleExtension is the extension of the SignalJob requests TORQUE's
+// server sends for qdel's SIGTERM and for relayed suspend/resume: six
+// bytes of uninitialised memory, the low bytes of a heap address (spec
+// 10 §6, table of requests; captures 62, 99, 100). The bytes carry no
+// meaning and MOMs ignore them; GoPBS sends the ones of captures 99 and
+// 100 so that the requests have TORQUE's size and shape.
+const staleExtension = "\x40\x8e\xf2\x16\xd6\x55"
+
 // runningTarget looks up the job of a relayed request and checks that
 // it is running and that the requester may act on it. It returns the
 // mother superior host or sends the rejection and returns "".
@@ -67,7 +75,11 @@ func (s *Server) handleSignalJob(c *conn, req *batchreq.Request) {
 	if j == nil {
 		return
 	}
-	p, err := s.run.momRequest(host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: j.id, Signal: body.Signal}, "")
+	ext := ""
+	if susp {
+		ext = staleExtension
+	}
+	p, err := s.run.momRequest(host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: j.id, Signal: body.Signal}, ext)
 	p = relayReply(p, err)
 	if p.Code == 0 && susp {
 		s.mu.Lock()
@@ -256,7 +268,7 @@ func (s *Server) deleteRunning(c *conn, jobs []*Job, ops []store.Op, ext string)
 	}
 	reply := batchreq.NullReply()
 	for _, t := range ts {
-		p, err := s.run.momRequest(t.host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: t.j.id, Signal: "SIGTERM"}, "")
+		p, err := s.run.momRequest(t.host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: t.j.id, Signal: "SIGTERM"}, staleExtension)
 		s.log.Logf(logline.EventJob, logline.ClassJob, t.j.id, "Job sent signal SIGTERM on delete")
 		switch {
 		case err != nil:
