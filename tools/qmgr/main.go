@@ -118,9 +118,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return q.status
 	}
 	interactive := isTTY(0) && isTTY(1)
-	if !interactive {
-		fmt.Fprintln(stdout, "Max open servers: 10239")
-	}
+	fmt.Fprintln(stdout, "Max open servers: 10239")
 	sc := bufio.NewScanner(stdin)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for {
@@ -232,11 +230,12 @@ func (q *qmgr) command(line string) (bool, int) {
 		}
 		return false, exitParse
 	}
-	// Names, unless the next word starts the attribute list.
+	// Names, unless the next word starts the attribute list: it is a
+	// known attribute name or holds an operator (no name does).
 	var names []string
 	save := p.pos
 	if w := p.word(); w != "" {
-		if knownAttrs[obj][attrPrefix(w)] {
+		if knownAttrs[obj][attrPrefix(w)] || strings.Contains(w, "=") {
 			p.pos = save
 		} else {
 			names = strings.Split(w, ",")
