@@ -663,6 +663,32 @@ func schedScenarios() []schedScenario {
 				}
 			},
 		},
+		{
+			// a resources line (a key of later PBS schedulers): the
+			// queue's walltime is a consumable the scheduler checks,
+			// so w2 waits for w1 though the node has a free slot.
+			name:        "resources",
+			schedConfig: "resources: \"walltime\"\n",
+			np:          2,
+			setup:       queue("consumable", "resources_available.walltime = 00:01:30"),
+			teardown:    stopQueue("consumable"),
+			jobs: []e2eJob{
+				{name: "w1", queue: "consumable", args: []string{"-l", "walltime=00:01:00"}, sleep: "2"},
+				{name: "w2", queue: "consumable", args: []string{"-l", "walltime=00:01:00"}},
+			},
+			want:     []string{"w1", "w2"},
+			comments: map[string]string{"w2": "Not Running: Not enough walltime available"},
+			check: func(t *testing.T, names map[string]string, recs []acctRecord) {
+				var order []string
+				for _, r := range recs {
+					order = append(order, r.kind+":"+names[r.id])
+				}
+				s := " " + strings.Join(order, " ") + " "
+				if i, k := strings.Index(s, " E:w1 "), strings.Index(s, " S:w2 "); i < 0 || k < i {
+					t.Errorf("w2 started while w1 ran: %s", s)
+				}
+			},
+		},
 	}
 }
 

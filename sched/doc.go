@@ -3,7 +3,11 @@
 // code itself; the work is split into small packages, one job each:
 //
 //   - config: sched_priv/sched_config (every key, prime/non-prime values,
-//     TORQUE's quirks) and the shipped sample.
+//     TORQUE's quirks) and the shipped sample, plus two keys of later PBS
+//     schedulers that TORQUE 2.5.13 rejects (spec 14 §5.2): resources
+//     (the resources checked against what is available) and
+//     smp_cluster_dist (pack, round_robin or lowest_load placement of
+//     jobs that request no nodes).
 //   - timeplan: the holidays file (prime time) and dedicated_time.
 //   - fairshare: the resource_group tree, usage accounting, decay and the
 //     usage file.

@@ -90,6 +90,38 @@ func ParseSortKey(name string) (SortKey, bool) {
 	return NoSort, false
 }
 
+// SMPDist is a smp_cluster_dist value: how the scheduler spreads jobs
+// that request no nodes over the cluster nodes.
+type SMPDist int
+
+// The smp_cluster_dist values. SMPUnset leaves the choice to the server,
+// as TORQUE 2.5.13's scheduler does.
+const (
+	SMPUnset SMPDist = iota
+	SMPPack
+	SMPRoundRobin
+	SMPLowestLoad
+)
+
+var smpNames = [...]string{SMPUnset: "", SMPPack: "pack", SMPRoundRobin: "round_robin", SMPLowestLoad: "lowest_load"}
+
+func (d SMPDist) String() string {
+	if d >= 0 && int(d) < len(smpNames) {
+		return smpNames[d]
+	}
+	return fmt.Sprintf("SMPDist(%d)", int(d))
+}
+
+// ParseSMPDist returns the smp_cluster_dist value called name.
+func ParseSMPDist(name string) (SMPDist, bool) {
+	for i, n := range smpNames {
+		if n == name && i != int(SMPUnset) {
+			return SMPDist(i), true
+		}
+	}
+	return SMPUnset, false
+}
+
 // MaxIgnoreQueues is the number of ignore_queue lines honoured.
 const MaxIgnoreQueues = 16
 
@@ -109,6 +141,14 @@ type Config struct {
 	SortBy           Periodic[SortKey]
 	// Keys are the multi_sort keys, in order.
 	Keys Periodic[[]SortKey]
+	// SMPClusterDist is smp_cluster_dist, a key of later PBS schedulers
+	// that TORQUE 2.5.13 lacks: pack, round_robin or lowest_load.
+	SMPClusterDist Periodic[SMPDist]
+	// Resources is the resources line, a key of later PBS schedulers:
+	// the resources whose requests are checked against what the server
+	// and the queues have available. nil (no resources line) keeps
+	// TORQUE 2.5.13's fixed set: mem, ncpus and nodect.
+	Resources []string
 
 	MaxStarve       time.Duration
 	HalfLife        time.Duration
@@ -221,6 +261,9 @@ func setPeriodic[T any](p *Periodic[T], v T, prime, nonPrime bool) {
 // apply interprets one statement; it returns a reason when the line is
 // unusable.
 func (c *Config) apply(line string) string {
+	if rest, ok := cutKey(line, "resources"); ok {
+		return c.applyResources(rest)
+	}
 	name, value, word, extra := splitLine(line)
 	if extra {
 		return "too many words"
@@ -296,6 +339,12 @@ func (c *Config) apply(line string) string {
 			value = value[:MaxDedicatedPrefix]
 		}
 		c.DedicatedPrefix = value
+	case "smp_cluster_dist":
+		d, ok := ParseSMPDist(value)
+		if !ok {
+			return "unknown smp_cluster_dist " + strconv.Quote(value)
+		}
+		setPeriodic(&c.SMPClusterDist, d, prime, nonPrime)
 	case "ignore_queue":
 		if len(c.IgnoreQueues) >= MaxIgnoreQueues {
 			return "too many ignore_queue lines"
@@ -304,6 +353,39 @@ func (c *Config) apply(line string) string {
 	default:
 		return "unknown keyword " + strconv.Quote(name)
 	}
+	return ""
+}
+
+// cutKey returns what follows key in a statement starting with key and a
+// ':' or blank.
+func cutKey(line, key string) (string, bool) {
+	rest, ok := strings.CutPrefix(line, key)
+	if !ok || rest == "" || !strings.ContainsRune(": \t", rune(rest[0])) {
+		return "", false
+	}
+	return strings.TrimLeft(rest, ": \t"), true
+}
+
+// applyResources reads the value of a resources line: resource names
+// separated by commas or blanks, usually within double quotes, as in
+// resources: "ncpus, mem, arch".
+func (c *Config) applyResources(v string) string {
+	v = strings.TrimSpace(v)
+	if strings.HasPrefix(v, `"`) {
+		end := strings.IndexByte(v[1:], '"')
+		if end < 0 {
+			return "unterminated quote"
+		}
+		if strings.TrimSpace(v[end+2:]) != "" {
+			return "too many words"
+		}
+		v = v[1 : end+1]
+	}
+	names := strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })
+	if len(names) == 0 {
+		return "missing value"
+	}
+	c.Resources = names
 	return ""
 }
 

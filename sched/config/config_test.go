@@ -58,6 +58,16 @@ func TestStatements(t *testing.T) {
 		{"unknown_shares: 7", func(c *Config) bool { return c.UnknownShares == 7 }},
 		{"dedicated_prefix: averyveryverylongprefix", func(c *Config) bool { return c.DedicatedPrefix == "averyveryverylo" }},
 		{"ignore_queue: debug", func(c *Config) bool { return reflect.DeepEqual(c.IgnoreQueues, []string{"debug"}) }},
+		{"smp_cluster_dist: pack", func(c *Config) bool { return c.SMPClusterDist == Periodic[SMPDist]{SMPPack, SMPPack} }},
+		{"smp_cluster_dist: round_robin prime", func(c *Config) bool {
+			return c.SMPClusterDist == Periodic[SMPDist]{SMPRoundRobin, SMPUnset}
+		}},
+		{"smp_cluster_dist lowest_load non_prime", func(c *Config) bool {
+			return c.SMPClusterDist == Periodic[SMPDist]{SMPUnset, SMPLowestLoad}
+		}},
+		{`resources: "ncpus, mem, arch"`, func(c *Config) bool { return reflect.DeepEqual(c.Resources, []string{"ncpus", "mem", "arch"}) }},
+		{"resources: walltime,ncpus", func(c *Config) bool { return reflect.DeepEqual(c.Resources, []string{"walltime", "ncpus"}) }},
+		{`resources "mem"`, func(c *Config) bool { return reflect.DeepEqual(c.Resources, []string{"mem"}) }},
 	}
 	for _, tt := range tests {
 		c, errs, err := Parse(strings.NewReader(tt.line), "f")
@@ -84,7 +94,7 @@ func TestKeyQuirk(t *testing.T) {
 }
 
 func TestBadLines(t *testing.T) {
-	src := "round_robin: maybe\nsmp_cluster_dist: pack\nresources: \"ncpus, mem\"\nsort_by: random\nby_queue true sometimes\nmax_starve: 1::2\nok_line_follows\nbackfill: true ALL\n"
+	src := "round_robin: maybe\nsmp_cluster_dist: spread\nresources: \"ncpus, mem\nsort_by: random\nby_queue true sometimes\nmax_starve: 1::2\nok_line_follows\nbackfill: true ALL\n"
 	_, errs, err := Parse(strings.NewReader(src), "sched_config")
 	if err != nil {
 		t.Fatal(err)
@@ -98,6 +108,15 @@ func TestBadLines(t *testing.T) {
 	}
 	if got := errs[1].Error(); got != "Error reading line 2 of file sched_config" {
 		t.Errorf("message = %q", got)
+	}
+}
+
+func TestBadResources(t *testing.T) {
+	for _, line := range []string{`resources: ""`, `resources: "mem" extra`, `resources:`, `resourcesx: "mem"`} {
+		c, errs, err := Parse(strings.NewReader(line), "f")
+		if err != nil || len(errs) != 1 || c.Resources != nil {
+			t.Errorf("%q: errors %v %v, resources %q", line, err, errs, c.Resources)
+		}
 	}
 }
 
@@ -115,6 +134,7 @@ func TestLimitIgnoreQueues(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	f.Add(Shipped)
 	f.Add("key: fair_share\nmax_starve 1:2:3:4")
+	f.Add("resources: \"ncpus, mem\"\nsmp_cluster_dist: pack prime")
 	f.Fuzz(func(t *testing.T, s string) {
 		_, _, _ = Parse(strings.NewReader(s), "fuzz")
 	})

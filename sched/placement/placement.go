@@ -275,3 +275,36 @@ func (p *Pool) Allocate(spec Spec) ([]string, bool) {
 	}
 	return names, true
 }
+
+// Nodes returns the pool's nodes in server order.
+func (p *Pool) Nodes() []*world.Node { return p.nodes }
+
+// Free returns the number of free VPs of the node called name: 0 for a
+// node that is not in the pool or not up.
+func (p *Pool) Free(name string) int {
+	i, ok := p.byName[name]
+	if !ok || !p.nodes[i].Up() {
+		return 0
+	}
+	return p.free[i]
+}
+
+// Take allocates vps VPs of the node called name, as Allocate does for a
+// specification naming that node; it reports false, taking nothing, when
+// fewer are free.
+func (p *Pool) Take(name string, vps int) bool {
+	i, ok := p.byName[name]
+	if !ok || !p.nodes[i].Up() || p.free[i] < vps {
+		return false
+	}
+	p.free[i] -= vps
+	p.upFree -= vps
+	if p.free[i] == 0 {
+		p.excl[i] = true
+	}
+	if !p.model {
+		p.nodes[i].UsedSlots += vps
+		p.nodes[i].JobExclusive = p.excl[i]
+	}
+	return true
+}

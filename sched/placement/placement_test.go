@@ -94,6 +94,37 @@ func TestQueryAndAllocate(t *testing.T) {
 	}
 }
 
+func TestFreeAndTake(t *testing.T) {
+	nodes := cluster()
+	p := NewPool(nodes)
+	free := func() []int {
+		var out []int
+		for _, n := range p.Nodes() {
+			out = append(out, p.Free(n.Name))
+		}
+		return out
+	}
+	before := free()
+	if !p.Take(nodes[0].Name, 1) {
+		t.Fatalf("Take(%s, 1) failed with %v free", nodes[0].Name, before)
+	}
+	after := free()
+	if after[0] != before[0]-1 || nodes[0].UsedSlots == 0 {
+		t.Errorf("free %v -> %v, UsedSlots %d", before, after, nodes[0].UsedSlots)
+	}
+	if p.Take(nodes[0].Name, after[0]+1) || p.Take("nosuchnode", 1) {
+		t.Error("Take beyond the free VPs or of an unknown node succeeded")
+	}
+	if p.Free("nosuchnode") != 0 {
+		t.Error("unknown node has free VPs")
+	}
+	m := NewModel(cluster())
+	name := m.Nodes()[0].Name
+	if !m.Take(name, 1) || m.Nodes()[0].UsedSlots != 0 {
+		t.Error("a model's Take must not touch the nodes")
+	}
+}
+
 func FuzzParseSpec(f *testing.F) {
 	f.Add("2:ppn=4+n01:big#shared")
 	f.Fuzz(func(t *testing.T, s string) {

@@ -22,6 +22,10 @@ const (
 	CommentDedicatedConflict = "Not Running: Dedicated time conflict"
 	CommentQueueIgnored      = "Not Running: Queue is configured to be ignored"
 	CommentInternalError     = "Not Running: An internal scheduling error has occured"
+	// CommentResourceValuePrefix precedes "name=value" when a job asks
+	// for a value of a string resource (sched_config resources line)
+	// that the server or queue does not have.
+	CommentResourceValuePrefix = "Not Running: Requested resource not available: "
 	// CommentRunFailedPrefix precedes the server's error text when RunJob
 	// fails.
 	CommentRunFailedPrefix = "Not Running - PBS Error: "
@@ -42,12 +46,42 @@ const (
 	LogCPUs             = "Not enough cpus available"
 	LogNodect           = "Not enough nodes available"
 	LogTokens           = "Max token usage reached"
-	LogJobRun           = "Job Run"
-	LogNeverRun         = "Job Deleted because it would never run"
+	// LogResourceValuePrefix goes with CommentResourceValuePrefix.
+	LogResourceValuePrefix = "Requested resource not available: "
+	LogJobRun              = "Job Run"
+	LogNeverRun            = "Job Deleted because it would never run"
 	// MessageNeverRun is the DeleteJob message for a job that can never
 	// run.
 	MessageNeverRun = "Job could never run"
 )
+
+// resourceComment returns the comment for a job whose request for the
+// consumable resource name exceeds what is left: TORQUE's wording for
+// mem, ncpus and nodect, the same pattern for other resources.
+func resourceComment(name string) string {
+	switch name {
+	case "mem":
+		return CommentMemory
+	case "ncpus":
+		return CommentCPUs
+	case "nodect":
+		return CommentNodect
+	}
+	return "Not Running: Not enough " + name + " available"
+}
+
+// resourceLog is the log text that goes with resourceComment.
+func resourceLog(name string) string {
+	switch name {
+	case "mem":
+		return LogMemory
+	case "ncpus":
+		return LogCPUs
+	case "nodect":
+		return LogNodect
+	}
+	return "Not enough " + name + " available"
+}
 
 // startedComment is the comment set just before RunJob: "Job started on
 // Tue Jun 11 at 14:02", or with a load-balancing node "Job run on node n01

@@ -69,7 +69,8 @@ type Scheduler struct {
 	// never fit is still left to the server, which decides its deletion.
 	NoPrefilter bool
 
-	lastLBNode int
+	lastLBNode  int
+	lastSMPNode string // smp_cluster_dist round_robin: the node used last
 }
 
 // New returns a Scheduler for cfg with empty calendars and a fair-share
@@ -138,6 +139,8 @@ type cycle struct {
 	tokens map[string]float64 // tokens in use
 
 	timeShared []*world.Node
+	smpDist    config.SMPDist
+	dist       *placement.Pool      // cluster nodes for smp_cluster_dist; nil when unset
 	pool       *placement.Pool      // node model; nil with NoPrefilter or without cluster nodes
 	specs      map[string]*specInfo // pool answers per node specification
 
@@ -167,6 +170,11 @@ func (s *Scheduler) Cycle(w *world.World, act Actions) Stats {
 		}
 	}
 
+	if c.smpDist = s.Config.SMPClusterDist.At(c.period); c.smpDist != config.SMPUnset {
+		if p := placement.NewModel(w.Nodes); p.Len() > 0 {
+			c.dist = p
+		}
+	}
 	if !s.NoPrefilter {
 		if p := placement.NewModel(w.Nodes); p.Len() > 0 {
 			c.pool, c.specs = p, map[string]*specInfo{}
@@ -609,8 +617,8 @@ var stages = []stage{
 	{"dedicated time", (*cycle).dedicatedTime},
 	{"starving job", (*cycle).drainForStarving},
 	{"nodes", (*cycle).placeNodes},
-	{"queue resources", func(c *cycle, j *world.Job) checkResult { return checkResources(j, j.Queue.Resources) }},
-	{"server resources", func(c *cycle, j *world.Job) checkResult { return checkResources(j, c.w.Server.Resources) }},
+	{"queue resources", func(c *cycle, j *world.Job) checkResult { return c.checkResources(j, &j.Queue.Resources) }},
+	{"server resources", func(c *cycle, j *world.Job) checkResult { return c.checkResources(j, &c.w.Server.Resources) }},
 	{"tokens", (*cycle).checkTokens},
 }
 
@@ -718,7 +726,60 @@ func (c *cycle) placeNodes(j *world.Job) checkResult {
 		}
 		return checkResult{ok: true, node: node}
 	}
+	if c.dist != nil {
+		node := c.pickSMPNode(j)
+		if node == nil {
+			return fail(CommentNodes, LogNodes)
+		}
+		return checkResult{ok: true, node: node}
+	}
 	return okResult
+}
+
+// pickSMPNode places a job that requests no nodes on a cluster node as
+// smp_cluster_dist says: pack fills the node with the fewest free
+// virtual processors first, round_robin takes the next node after the
+// one used last, lowest_load the node with the lowest load average (its
+// MOM's, plus the jobs started on it in this cycle). The node must be up,
+// have a free virtual processor and match a requested host. Ties go to
+// the node listed first.
+func (c *cycle) pickSMPNode(j *world.Job) *world.Node {
+	nodes := c.dist.Nodes()
+	fits := func(n *world.Node) bool {
+		return c.dist.Free(n.Name) > 0 && (j.Host == "" || j.Host == n.Name)
+	}
+	load := func(n *world.Node) float64 { return max(n.LoadAve, 0) }
+	switch c.smpDist {
+	case config.SMPRoundRobin:
+		start := 0
+		for i, n := range nodes {
+			if n.Name == c.s.lastSMPNode {
+				start = i + 1
+				break
+			}
+		}
+		for k := range nodes {
+			if n := nodes[(start+k)%len(nodes)]; fits(n) {
+				return n
+			}
+		}
+		return nil
+	case config.SMPLowestLoad:
+		var best *world.Node
+		for _, n := range nodes {
+			if fits(n) && (best == nil || load(n) < load(best)) {
+				best = n
+			}
+		}
+		return best
+	}
+	var best *world.Node // pack
+	for _, n := range nodes {
+		if fits(n) && (best == nil || c.dist.Free(n.Name) < c.dist.Free(best.Name)) {
+			best = n
+		}
+	}
+	return best
 }
 
 // specInfo is what the node model knows of one node specification in
@@ -837,6 +898,62 @@ func available(avail, max, assigned int64) int64 {
 	return -1
 }
 
+// checkResources checks the job's requests against what r has left: the
+// resources of the sched_config resources line, or without one TORQUE's
+// fixed mem, ncpus and nodect.
+func (c *cycle) checkResources(j *world.Job, r *world.ResourceSet) checkResult {
+	if c.s.Config.Resources == nil {
+		return checkResources(j, *r)
+	}
+	for _, name := range c.s.Config.Resources {
+		req, ok := j.Request[name]
+		if !ok {
+			continue
+		}
+		if want, ok := world.ParseAmount(req); ok {
+			if left, limited := amountLeft(r, name); limited && want > left {
+				return fail(resourceComment(name), resourceLog(name))
+			}
+			continue
+		}
+		// a string resource (arch, host, …) must equal what is available
+		if have := r.Available.Values[name]; have != "" && have != req {
+			return fail(CommentResourceValuePrefix+name+"="+req, LogResourceValuePrefix+name+"="+req)
+		}
+	}
+	return okResult
+}
+
+// amountLeft returns what remains of resource name in r:
+// resources_available (or else resources_max) less resources_assigned;
+// limited is false when neither is set.
+func amountLeft(r *world.ResourceSet, name string) (left float64, limited bool) {
+	total, ok := world.ParseAmount(r.Available.Values[name])
+	if !ok {
+		if total, ok = world.ParseAmount(r.Max.Values[name]); !ok {
+			return 0, false
+		}
+	}
+	used, _ := world.ParseAmount(r.Assigned.Values[name])
+	return total - max(used, 0), true
+}
+
+// assignRequests adds the job's requests for the resources of the
+// sched_config resources line to r's resources_assigned.
+func (c *cycle) assignRequests(j *world.Job, r *world.ResourceSet) {
+	for _, name := range c.s.Config.Resources {
+		want, ok := world.ParseAmount(j.Request[name])
+		if !ok {
+			continue
+		}
+		used, _ := world.ParseAmount(r.Assigned.Values[name])
+		if r.Assigned.Values == nil {
+			r.Assigned.Values = map[string]string{}
+		}
+		r.Assigned.Values[name] = strconv.FormatFloat(max(used, 0)+want, 'f', -1, 64)
+	}
+}
+
 func checkResources(j *world.Job, r world.ResourceSet) checkResult {
 	type item struct {
 		req            int64
@@ -945,6 +1062,12 @@ func (c *cycle) run(j *world.Job, node *world.Node) bool {
 	}
 	c.stats.Started++
 	j.State = 'R'
+	if node == nil && c.dist != nil {
+		// the server placed the job itself: first fit, as the pool does
+		if sp, err := c.dist.Parse(c.allocSpec(j)); err == nil {
+			c.dist.Allocate(sp)
+		}
+	}
 	if node == nil {
 		if in := c.model(c.allocSpec(j)); in != nil {
 			if _, ok := c.pool.Allocate(in.spec); !ok {
@@ -974,6 +1097,18 @@ func (c *cycle) run(j *world.Job, node *world.Node) bool {
 	}
 	assign(&j.Queue.Resources.Assigned)
 	assign(&c.w.Server.Resources.Assigned)
+	c.assignRequests(j, &j.Queue.Resources)
+	c.assignRequests(j, &c.w.Server.Resources)
+	if node != nil && !node.TimeShared {
+		// smp_cluster_dist placed the job on a cluster node
+		c.s.lastSMPNode = node.Name
+		if c.dist != nil {
+			c.dist.Take(node.Name, 1)
+		}
+		if c.pool != nil && !c.pool.Take(node.Name, 1) {
+			c.pool, c.specs = nil, nil
+		}
+	}
 	if node != nil {
 		if node.LoadAve < 0 {
 			node.LoadAve = 0

@@ -3,6 +3,7 @@ package policy
 import (
 	"errors"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -703,4 +704,178 @@ func TestTokens(t *testing.T) {
 	if q.Jobs[2].Comment != CommentTokens || st.Blocked["tokens"] != 1 {
 		t.Errorf("comment %q, blocked %v", q.Jobs[2].Comment, st.Blocked)
 	}
+}
+
+func req(name, value string) jobOpt {
+	return func(j *world.Job) {
+		if j.Request == nil {
+			j.Request = map[string]string{}
+		}
+		j.Request[name] = value
+	}
+}
+
+// TestResourcesLine: with a sched_config resources line exactly the
+// listed resources are checked, numbers against what is left, strings
+// for equality.
+func TestResourcesLine(t *testing.T) {
+	build := func() (*builder, *world.Queue) {
+		b := newWorld(8, 1)
+		q := world.FromQueue("batch", []world.Attr{{Name: "queue_type", Value: "Execution"}, {Name: "started", Value: "True"},
+			{Name: "resources_available", Resource: "walltime", Value: "02:00:00"},
+			{Name: "resources_available", Resource: "mem", Value: "1gb"}})
+		b.w.Queues = append(b.w.Queues, q)
+		b.w.Server = world.FromServer("srv", []world.Attr{{Name: "resources_available", Resource: "arch", Value: "linux"},
+			{Name: "resources_max", Resource: "ncpus", Value: "3"}, {Name: "resources_assigned", Resource: "ncpus", Value: "1"}})
+		b.job(q, "w1", req("walltime", "01:30:00"))
+		b.job(q, "w2", req("walltime", "01:00:00"))
+		b.job(q, "big", req("mem", "10gb"), mem(10<<30))
+		b.job(q, "sol", req("arch", "solaris"))
+		b.job(q, "lin", req("arch", "linux"))
+		b.job(q, "c2", req("ncpus", "2"))
+		b.job(q, "c1", req("ncpus", "1"))
+		return b, q
+	}
+	comments := func(q *world.Queue) map[string]string {
+		out := map[string]string{}
+		for _, j := range q.Jobs {
+			if !strings.HasPrefix(j.Comment, "Job started") {
+				out[j.ID] = j.Comment
+			}
+		}
+		return out
+	}
+	tests := []struct {
+		config   string
+		started  []string
+		comments map[string]string
+	}{
+		{
+			config:  `resources: "walltime, arch, ncpus"`,
+			started: []string{"w1", "big", "lin", "c2"},
+			comments: map[string]string{
+				"w2":  "Not Running: Not enough walltime available",
+				"sol": CommentResourceValuePrefix + "arch=solaris",
+				"c1":  CommentCPUs,
+			},
+		},
+		{
+			// mem only: the 10gb job is refused, walltime and arch are
+			// not looked at
+			config:   "resources: mem",
+			started:  []string{"w1", "w2", "sol", "lin", "c2", "c1"},
+			comments: map[string]string{"big": CommentMemory},
+		},
+		{
+			// no resources line: TORQUE's mem, ncpus and nodect
+			config:   "",
+			started:  []string{"w1", "w2", "sol", "lin", "c2", "c1"},
+			comments: map[string]string{"big": CommentMemory},
+		},
+	}
+	for _, tt := range tests {
+		b, q := build()
+		sim, _ := runCycle(t, New(parseConfig(t, tt.config), nil), b)
+		if got := started(sim); !reflect.DeepEqual(got, tt.started) {
+			t.Errorf("%q: started %v, want %v", tt.config, got, tt.started)
+		}
+		if got := comments(q); !reflect.DeepEqual(got, tt.comments) {
+			t.Errorf("%q: comments %v, want %v", tt.config, got, tt.comments)
+		}
+	}
+}
+
+// TestSMPClusterDist: jobs without a node request go to the node the
+// smp_cluster_dist policy picks, named in RunJob.
+func TestSMPClusterDist(t *testing.T) {
+	noNodes := nodes("")
+	tests := []struct {
+		config string
+		setup  func(b *builder)
+		jobs   int
+		want   []string // "job node"
+	}{
+		{
+			config: "smp_cluster_dist: pack",
+			jobs:   5,
+			want:   []string{"1 na", "2 na", "3 nb", "4 nb", "5 nc"},
+		},
+		{
+			// the partly used node is filled first
+			config: "smp_cluster_dist: pack",
+			setup:  func(b *builder) { b.w.Nodes[1].UsedSlots = 1 },
+			jobs:   3,
+			want:   []string{"1 nb", "2 na", "3 na"},
+		},
+		{
+			config: "smp_cluster_dist: round_robin",
+			setup:  func(b *builder) { b.w.Nodes[0].State = world.NodeDown },
+			jobs:   4,
+			want:   []string{"1 nb", "2 nc", "3 nb", "4 nc"},
+		},
+		{
+			config: "smp_cluster_dist: lowest_load",
+			setup: func(b *builder) {
+				for i, l := range []float64{1.5, 0.2, 0.7} {
+					b.w.Nodes[i].MomOK, b.w.Nodes[i].LoadAve = true, l
+				}
+			},
+			jobs: 5,
+			want: []string{"1 nb", "2 nc", "3 nb", "4 na", "5 nc"},
+		},
+	}
+	for _, tt := range tests {
+		b := newWorld(3, 2)
+		if tt.setup != nil {
+			tt.setup(b)
+		}
+		q := b.queue("batch", 0)
+		for i := 1; i <= tt.jobs; i++ {
+			b.job(q, strconv.Itoa(i), noNodes)
+		}
+		sim, _ := runCycle(t, New(parseConfig(t, tt.config), nil), b)
+		var got []string
+		for _, c := range sim.Calls {
+			if f := strings.Fields(c); f[0] == "run" {
+				got = append(got, strings.Join(f[1:], " "))
+			}
+		}
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%q: runs %v, want %v", tt.config, got, tt.want)
+		}
+	}
+
+	// round_robin goes on where the last cycle stopped; a full cluster
+	// gives the nodes comment; jobs with a node request are left to the
+	// server.
+	s := New(parseConfig(t, "smp_cluster_dist: round_robin"), nil)
+	b := newWorld(3, 1)
+	q := b.queue("batch", 0)
+	b.job(q, "1", noNodes)
+	runCycle(t, s, b)
+	b = newWorld(3, 1)
+	q = b.queue("batch", 0)
+	b.job(q, "2", noNodes)
+	b.job(q, "3", nodes("1"))
+	b.job(q, "4", noNodes)
+	b.job(q, "5", noNodes)
+	sim, _ := runCycle(t, s, b)
+	if got := started(sim); !reflect.DeepEqual(got, []string{"2", "3", "4"}) {
+		t.Errorf("second cycle started %v", got)
+	}
+	if !slicesContain(sim.Calls, "run 2 nb") || !slicesContain(sim.Calls, "run 3") {
+		t.Errorf("calls %v", sim.Calls)
+	}
+	if j := q.Jobs[3]; j.Comment != CommentNodes {
+		t.Errorf("job 5 on a full cluster: comment %q", j.Comment)
+	}
+}
+
+func slicesContain(list []string, s string) bool {
+	for _, e := range list {
+		if e == s {
+			return true
+		}
+	}
+	return false
 }

@@ -12,7 +12,7 @@ import (
 // allocations use a placement.Pool built from the world's nodes; like the
 // server, RunJob without a destination allocates the job's neednodes,
 // nodes, the server's default_node or one node (nothing when there are
-// no cluster nodes). It
+// no cluster nodes), and RunJob to a cluster node one VP of it. It
 // records every call, which makes it the reference for tests and the
 // engine of benchmarks and dry runs.
 type Simulator struct {
@@ -71,6 +71,13 @@ func (s *Simulator) RunJob(j *world.Job, dest string) error {
 			return errors.New("unknown node")
 		}
 		if _, ok := s.Pool.Allocate(sp); !ok {
+			s.record("run %s %s (no nodes)", j.ID, dest)
+			return errors.New("no nodes can be allocated to job")
+		}
+	}
+	if dest != "" && s.Pool.IsNode(dest) {
+		// a cluster node named as destination gives one VP there
+		if !s.Pool.Take(dest, 1) {
 			s.record("run %s %s (no nodes)", j.ID, dest)
 			return errors.New("no nodes can be allocated to job")
 		}

@@ -5,6 +5,7 @@
 package world
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -21,11 +22,13 @@ type Attr struct {
 }
 
 // Limits are the resource amounts the scheduler checks (mem, ncpus,
-// nodect); a negative amount means "not set".
+// nodect); a negative amount means "not set". Values holds every resource
+// as reported, for the checks a sched_config resources line asks for.
 type Limits struct {
 	Mem    int64 // bytes
 	NCPUs  int64
 	NodeCt int64
+	Values map[string]string
 }
 
 // NotSet returns Limits with every amount unset.
@@ -33,6 +36,12 @@ func NotSet() Limits { return Limits{Mem: -1, NCPUs: -1, NodeCt: -1} }
 
 // set stores resource value v into the matching field of l.
 func (l *Limits) set(resource, v string) {
+	if resource != "" {
+		if l.Values == nil {
+			l.Values = map[string]string{}
+		}
+		l.Values[resource] = v
+	}
 	switch resource {
 	case "mem":
 		if n, ok := ParseSize(v); ok {
@@ -124,6 +133,9 @@ type Job struct {
 
 	// UsedCPUT is resources_used.cput (-1 if not reported).
 	UsedCPUT time.Duration
+
+	// Request is every Resource_List entry as reported.
+	Request map[string]string
 }
 
 // Node states the scheduler distinguishes.
@@ -240,6 +252,26 @@ func ParseSize(s string) (int64, bool) {
 		return 0, false
 	}
 	return v << shift, true
+}
+
+// ParseAmount reads the value of a consumable resource as a number: a
+// time ([[HH:]MM:]SS) in seconds, a size (512, 16432940kb, 2gb) in
+// bytes, or a plain decimal number. It reports false for a value that is
+// none of these (a string resource such as arch).
+func ParseAmount(s string) (float64, bool) {
+	s = strings.TrimSpace(s)
+	if strings.Contains(s, ":") {
+		d, ok := ParseDuration(s)
+		return d.Seconds(), ok
+	}
+	if n, ok := ParseSize(s); ok {
+		return float64(n), true
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, false
+	}
+	return f, true
 }
 
 // ParseDuration reads a time resource: [[HH:]MM:]SS or plain seconds.
@@ -398,6 +430,12 @@ func FromJob(id string, q *Queue, attrs []Attr) *Job {
 }
 
 func (j *Job) setRequest(resource, v string) {
+	if resource != "" {
+		if j.Request == nil {
+			j.Request = map[string]string{}
+		}
+		j.Request[resource] = v
+	}
 	switch resource {
 	case "cput":
 		if d, ok := ParseDuration(v); ok {

@@ -40,6 +40,23 @@ func TestParseDuration(t *testing.T) {
 	}
 }
 
+func TestParseAmount(t *testing.T) {
+	tests := []struct {
+		in   string
+		want float64
+		ok   bool
+	}{
+		{"4", 4, true}, {"100mb", 100 << 20, true}, {"01:00:00", 3600, true}, {"1.5", 1.5, true},
+		{"linux", 0, false}, {"", 0, false}, {"NaN", 0, false}, {"1:x", 0, false},
+	}
+	for _, tt := range tests {
+		got, ok := ParseAmount(tt.in)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("ParseAmount(%q) = %v %v, want %v %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
 func TestFromCapturedObjects(t *testing.T) {
 	// Attributes as in the StatusQue / SelStat / StatusNode replies of
 	// capture 72.
