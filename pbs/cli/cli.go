@@ -141,6 +141,27 @@ func RequestFailed(w io.Writer, prog string, err error, textSuffix, action strin
 	return n
 }
 
+// VersionRequested handles the --version and --about arguments of qsub,
+// qstat and pbsnodes (spec 05 §1.5): if args (without the program name)
+// hold one of them it prints "version: 2.5.13" or the build information to
+// w and reports true; the command then exits 0.
+func VersionRequested(args []string, w io.Writer) bool {
+	for _, a := range args {
+		switch a {
+		case "--version":
+			fmt.Fprintln(w, "version: "+Version)
+			return true
+		case "--about":
+			fmt.Fprintf(w, "package: GoPBS, compatible with TORQUE %s\n", Version)
+			return true
+		}
+	}
+	return false
+}
+
+// Version is the TORQUE version the commands report and speak.
+const Version = "2.5.13"
+
 // Exit exits with status as the OS reports it (the low 8 bits).
 func Exit(status int) {
 	os.Exit(status & 0xff)

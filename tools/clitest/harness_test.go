@@ -326,6 +326,9 @@ func (tc *testCase) environ(t *testing.T, home, work string, port int) []string 
 	if err := os.WriteFile(aliases, []byte("vm 127.0.0.1\nvm2 127.0.0.1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(home, "server_name"), []byte("vm\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if tc.cfg != "" {
 		cfg := strings.ReplaceAll(tc.cfg, "{W}", work)
 		if err := os.WriteFile(filepath.Join(home, "torque.cfg"), []byte(cfg), 0o644); err != nil {

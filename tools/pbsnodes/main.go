@@ -23,6 +23,9 @@ func main() {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	prog := args[0]
+	if cli.VersionRequested(args[1:], stderr) {
+		return 0
+	}
 	opts, nodes, bad := cli.Getopt(args[1:], "acdlnopqrs:xN:", prog, stderr)
 	var mode byte = 'a'
 	server, note, quiet, withNote, setNote := "", "", false, false, false

@@ -58,15 +58,8 @@ func main() {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	prog := "qstat"
-	for _, a := range args[1:] {
-		switch a {
-		case "--version":
-			fmt.Fprintln(stderr, "version: 2.5.13")
-			return 0
-		case "--about":
-			fmt.Fprintln(stderr, "package: gopbs (TORQUE 2.5.13 compatible)")
-			return 0
-		}
+	if cli.VersionRequested(args[1:], stderr) {
+		return 0
 	}
 	opts, operands, bad := cli.Getopt(args[1:], "aeE:filn1qrstu:xGMQRBW:", args[0], stderr)
 	var o options

@@ -77,15 +77,8 @@ func main() {
 }
 
 func run(args []string) int {
-	for _, a := range args[1:] {
-		switch a {
-		case "--version":
-			fmt.Fprintln(os.Stderr, "version: 2.5.13")
-			return 0
-		case "--about":
-			fmt.Fprintln(os.Stderr, "package: gopbs (TORQUE 2.5.13 compatible)")
-			return 0
-		}
+	if cli.VersionRequested(args[1:], os.Stderr) {
+		return 0
 	}
 	q := &qsub{given: map[byte]bool{}, directive: map[byte]bool{}, resources: map[string]bool{}, prefix: "#PBS"}
 	cfg := cli.TorqueConfig()
