@@ -120,14 +120,16 @@ func truncate(s string, n int) string {
 // Table is the server's connection table for authentication. It is safe
 // for concurrent use.
 type Table struct {
-	mu      sync.Mutex
-	changed chan struct{} // closed and replaced whenever a connection is added
+	mu sync.Mutex
+	// changed, if not nil, is closed (and dropped) when a connection is
+	// added: Authenticate calls waiting for their connection make it.
+	changed chan struct{}
 	byPort  map[uint16][]*Conn
 }
 
 // NewTable returns an empty table.
 func NewTable() *Table {
-	return &Table{changed: make(chan struct{}), byPort: make(map[uint16][]*Conn)}
+	return &Table{byPort: make(map[uint16][]*Conn)}
 }
 
 // Add registers an accepted connection and classifies it by source port.
@@ -147,8 +149,10 @@ func (t *Table) add(remote netip.AddrPort, privileged bool) *Conn {
 	c := &Conn{remote: remote, privileged: privileged}
 	t.mu.Lock()
 	t.byPort[remote.Port()] = append(t.byPort[remote.Port()], c)
-	close(t.changed)
-	t.changed = make(chan struct{})
+	if t.changed != nil {
+		close(t.changed)
+		t.changed = nil
+	}
 	t.mu.Unlock()
 	return c
 }
@@ -202,7 +206,13 @@ func (t *Table) Authenticate(from netip.Addr, port uint16, user, host string, no
 				break
 			}
 		}
-		changed := t.changed
+		var changed chan struct{}
+		if found == nil {
+			if t.changed == nil {
+				t.changed = make(chan struct{})
+			}
+			changed = t.changed
+		}
 		t.mu.Unlock()
 		if found != nil {
 			if found.privileged {

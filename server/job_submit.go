@@ -217,7 +217,7 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 		j.attrs.set(jaEuser, j.ownerUser())
 	}
 	if !j.attrs.has(jaEgroup) && s.run != nil {
-		if g := s.run.groupOf(j.attrs.get(jaEuser)); g != "" {
+		if g := s.primaryGroup(j.attrs.get(jaEuser)); g != "" {
 			j.attrs.set(jaEgroup, g)
 		}
 	}

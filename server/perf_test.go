@@ -158,3 +158,31 @@ func TestHoldingIndex(t *testing.T) {
 	s.setState(jobs[0], stRunning, ssRunning)
 	check("end")
 }
+
+// TestPrimaryGroupCache checks that submissions reuse a user's primary
+// group for groupCacheTTL, and that failed lookups are not remembered.
+func TestPrimaryGroupCache(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	calls := map[string]int{}
+	s := &Server{now: func() time.Time { return now }, run: &runLink{groupOf: func(u string) string {
+		calls[u]++
+		if u == "nobody-here" {
+			return ""
+		}
+		return u + "grp"
+	}}}
+	for range 3 {
+		if g := s.primaryGroup("alice"); g != "alicegrp" {
+			t.Fatalf("group %q", g)
+		}
+		s.primaryGroup("nobody-here")
+	}
+	if calls["alice"] != 1 || calls["nobody-here"] != 3 {
+		t.Fatalf("lookups %v, want alice once and the unknown user every time", calls)
+	}
+	now = now.Add(groupCacheTTL)
+	s.primaryGroup("alice")
+	if calls["alice"] != 2 {
+		t.Fatalf("lookups after the TTL: %v", calls)
+	}
+}

@@ -98,8 +98,9 @@ type Server struct {
 	orderSeq    int64
 	shutting    bool
 	rate        rateCounter
-	watch       map[*Job]struct{} // jobs with timer work (state.go)
-	holding     jobSet            // jobs in state Running or Exiting (state.go)
+	watch       map[*Job]struct{}     // jobs with timer work (state.go)
+	holding     jobSet                // jobs in state Running or Exiting (state.go)
+	groups      map[string]groupEntry // primary groups of job users (state.go)
 
 	run *runLink // MOM and scheduler links (run_link.go)
 
@@ -109,6 +110,8 @@ type Server struct {
 
 	hostMu    sync.Mutex
 	hostCache map[netip.Addr]string // reverse DNS of peers
+
+	pprof net.Listener // GOPBS_PPROF (debug.go)
 
 	done      chan struct{}
 	closeOnce sync.Once
@@ -303,6 +306,7 @@ func (s *Server) releaseLock() {
 // Serve accepts connections until the server shuts down. It returns nil
 // after a clean shutdown.
 func (s *Server) Serve() error {
+	s.pprof = startPprof()
 	s.startRunLink()
 	go s.timers()
 	for {
@@ -349,6 +353,9 @@ func (s *Server) Shutdown(how string) {
 		s.mu.Unlock()
 		s.log.Logf(logline.EventSystem|logline.EventAdmin|logline.EventDebug, logline.ClassServer, "PBS_Server", "Starting to shutdown the server, type is %s", how)
 		s.ln.Close()
+		if s.pprof != nil {
+			s.pprof.Close()
+		}
 		s.connMu.Lock()
 		for c := range s.conns {
 			if !c.shutdownReq {

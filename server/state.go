@@ -73,6 +73,39 @@ func (s *Server) trackHolding(j *Job) {
 	}
 }
 
+// groupCacheTTL is how long a user's primary group, looked up for the
+// egroup of each submitted job, is reused before the system is asked
+// again; maxGroupCache bounds the number of users remembered.
+const (
+	groupCacheTTL = time.Minute
+	maxGroupCache = 10000
+)
+
+// groupEntry is a remembered primary group.
+type groupEntry struct {
+	group string
+	at    time.Time
+}
+
+// primaryGroup returns the primary group of user (s.run.groupOf: a
+// password and group database lookup, which reads files) and remembers
+// successful answers for groupCacheTTL, so that a burst of submissions
+// does not look the same user up every time. Called with s.mu held.
+func (s *Server) primaryGroup(user string) string {
+	now := s.now()
+	if e, ok := s.groups[user]; ok && now.Sub(e.at) < groupCacheTTL && !now.Before(e.at) {
+		return e.group
+	}
+	g := s.run.groupOf(user)
+	if g != "" {
+		if s.groups == nil || len(s.groups) >= maxGroupCache {
+			s.groups = make(map[string]groupEntry)
+		}
+		s.groups[user] = groupEntry{group: g, at: now}
+	}
+	return g
+}
+
 // linkJob appends a job to the all-jobs list and the index.
 func (s *Server) linkJob(j *Job) {
 	s.jobs[j.id] = j
