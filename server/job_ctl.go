@@ -457,10 +457,12 @@ func (s *Server) handleMoveJob(c *conn, req *batchreq.Request) {
 		c.reject(batchreq.PBSE_BADSTATE, "")
 		return
 	}
-	qname := body.Destination
-	if i := strings.IndexByte(qname, '@'); i >= 0 {
-		qname = qname[:i]
+	dest := s.parseDestination(body.Destination)
+	if dest.addr != "" {
+		s.moveRemote(c, j, dest)
+		return
 	}
+	qname := dest.queue
 	if qname == "" {
 		qname = s.attrs.get(saDefaultQueue)
 	}

@@ -33,10 +33,15 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 		c.pending.conn = nil
 		c.pending = nil
 	}
+	// A job moved here by another server keeps its id, attributes and
+	// hop count (remote.go); it takes no job number.
+	incoming := body.JobID != "" && c.perm.svr
 	seq := s.nextJob
-	s.nextJob++
-	if s.nextJob > maxJobNumber {
-		s.nextJob = 0
+	if !incoming {
+		s.nextJob++
+		if s.nextJob > maxJobNumber {
+			s.nextJob = 0
+		}
 	}
 	qname := body.Destination
 	if i := strings.IndexByte(qname, '@'); i >= 0 {
@@ -191,15 +196,17 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 	// Variable_List: PBS_O_QUEUE and (if absent) PBS_O_HOST at the front.
 	vl := j.attrs.get(jaVariableList)
 	front := "PBS_O_QUEUE=" + q.name
-	if !strings.Contains(","+vl, ",PBS_O_HOST=") {
+	if incoming {
+		front = ""
+	} else if !strings.Contains(","+vl, ",PBS_O_HOST=") {
 		front += ",PBS_O_HOST=" + host
 		if !j.attrs.has(jaSubmitHost) {
 			j.attrs.set(jaSubmitHost, host)
 		}
 	}
-	if vl != "" {
+	if vl != "" && front != "" {
 		vl = front + "," + vl
-	} else {
+	} else if front != "" {
 		vl = front
 	}
 	j.attrs.set(jaVariableList, vl)
@@ -207,10 +214,18 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 	workdir := envValue(vl, "PBS_O_WORKDIR")
 	j.attrs.set(jaOutputPath, defaultPath(j.attrs.get(jaOutputPath), oHost, workdir, j.name(), ".o", seqStr))
 	j.attrs.set(jaErrorPath, defaultPath(j.attrs.get(jaErrorPath), oHost, workdir, j.name(), ".e", seqStr))
-	j.attrs.set(jaCtime, now)
+	if !incoming || !j.attrs.has(jaCtime) {
+		j.attrs.set(jaCtime, now)
+	}
 	j.attrs.set(jaMtime, now)
 	j.attrs.set(jaQtime, now)
-	j.attrs.set(jaHopCount, "1")
+	if incoming {
+		if p := countHop(j); p != nil {
+			return p
+		}
+	} else {
+		j.attrs.set(jaHopCount, "1")
+	}
 	// Like TORQUE, a queued job already names the user and group it will
 	// run as (the scheduler's run limits and fair share read them).
 	if !j.attrs.has(jaEuser) {

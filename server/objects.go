@@ -57,9 +57,12 @@ type Job struct {
 	// completed-job purge time (unix seconds), 0 if none
 	purgeAt int64
 
-	// routing bookkeeping
+	// routing bookkeeping: when to try again, destinations that refused
+	// the job for good, and those (other servers) that refused it for now
+	// in the current round
 	routeRetryAt int64
 	routeTried   map[string]bool
+	routeLater   map[string]bool
 }
 
 type arrayInfo struct {

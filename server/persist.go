@@ -333,8 +333,17 @@ func (s *Server) recover() error {
 		if j.rank >= s.rankCounter {
 			s.rankCounter = j.rank + 1
 		}
+		moving := j.state == stTransit && j.substate == ssTransOut
+		if moving {
+			// a move to another server was cut short (spec 12 §14:
+			// TRNOUT goes back to queued); the job is re-evaluated
+			j.state, j.substate = stQueued, ssQueued
+		}
 		s.linkJob(j)
 		s.enqueue(j, q)
+		if moving {
+			s.evaluate(j)
+		}
 	}
 	for j := s.head; j != nil; j = j.next {
 		s.watchJob(j)

@@ -1,8 +1,6 @@
 package server
 
 import (
-	"strings"
-
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
 	"gopbs/server/pbslog"
@@ -46,15 +44,28 @@ func (s *Server) routeJob(j *Job, now int64) []store.Op {
 	if j.routeTried == nil {
 		j.routeTried = map[string]bool{}
 	}
-	temporary := false
-	for _, dest := range parseArst(q.attrs.get(qaRouteDestinations)) {
-		name := dest
-		if i := strings.IndexByte(name, '@'); i >= 0 {
-			if !strings.EqualFold(name[i+1:], s.name) {
-				continue // remote servers are not supported
+	if j.routeLater == nil {
+		j.routeLater = map[string]bool{}
+	}
+	temporary := len(j.routeLater) > 0
+	for _, entry := range parseArst(q.attrs.get(qaRouteDestinations)) {
+		dest := s.parseDestination(entry)
+		if dest.addr != "" {
+			// another server: the move runs without the lock and
+			// reports back (remote.go)
+			key := dest.String()
+			if j.routeTried[key] || j.routeLater[key] {
+				continue
 			}
-			name = name[:i]
+			m, code := s.beginMove(j, dest)
+			if code != 0 {
+				j.routeTried[key] = true
+				continue
+			}
+			go s.routeRemote(j, m)
+			return nil
 		}
+		name := dest.queue
 		if j.routeTried[name] {
 			continue
 		}
@@ -71,10 +82,11 @@ func (s *Server) routeJob(j *Job, now int64) []store.Op {
 			}
 			continue
 		}
-		j.routeTried = nil
+		j.routeTried, j.routeLater = nil, nil
 		return s.moveJob(j, q, dq)
 	}
 	if temporary {
+		j.routeLater = nil
 		retry := s.serverLongOf(q.attrs.get(qaRouteRetryTime))
 		if retry <= 0 {
 			retry = defaultRouteRetry

@@ -1,0 +1,273 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopbs/batchreq"
+	"gopbs/dis"
+	"gopbs/internal/logline"
+	"gopbs/server/store"
+)
+
+// Jobs move to another server (a route_destinations entry or a qmove
+// destination `queue@server[:port]`) the way a client submits one: the
+// sending server connects from a privileged port, which makes it a
+// trusted daemon for the receiver (spec 03), and sends QueueJob (with the
+// job id, the destination queue and the job's attributes), JobScript,
+// RdytoCommit and Commit (spec 02 §6.1, spec 12 §5). The receiver keeps
+// the job id and counts one more hop; a job that has hopped more than
+// maxHops times is refused with PBSE_HOPCOUNT.
+
+// maxHops is the largest hop_count a server accepts (spec 02 §9:
+// PBSE_HOPCOUNT "max job hop reached" beyond 10).
+const maxHops = 10
+
+// remoteTimeout bounds one server-to-server move.
+const remoteTimeout = 10 * time.Second
+
+// ssTransOut is the substate of a job being sent to another server (spec
+// 12 §2.2 TRNOUT).
+const ssTransOut = 2
+
+// destination is a parsed queue destination.
+type destination struct {
+	queue string
+	addr  string // host:port of another server; "" for this server
+}
+
+// parseDestination splits "queue", "queue@host" or "queue@host:port". A
+// host that names this server, on its own port or without a port, is
+// local; any other host is another server, at port 15001 unless given.
+func (s *Server) parseDestination(d string) destination {
+	queue, at, found := strings.Cut(d, "@")
+	if !found || at == "" {
+		return destination{queue: queue}
+	}
+	host, port := at, ""
+	if h, p, err := net.SplitHostPort(at); err == nil {
+		host, port = h, p
+	}
+	own := ""
+	if a, ok := s.Addr().(*net.TCPAddr); ok {
+		own = strconv.Itoa(a.Port)
+	}
+	if strings.EqualFold(host, s.name) && (port == "" || port == own) {
+		return destination{queue: queue}
+	}
+	if port == "" {
+		port = strconv.Itoa(batchreq.PBS_BATCH_SERVICE_PORT)
+	}
+	return destination{queue: queue, addr: net.JoinHostPort(host, port)}
+}
+
+// String writes the destination as queue@host:port.
+func (d destination) String() string {
+	if d.addr == "" {
+		return d.queue
+	}
+	return d.queue + "@" + d.addr
+}
+
+// notSent are the attributes a server does not send with a moved job: the
+// receiver sets them itself (state, place, times of this queue, the
+// execution of a run that has not happened).
+var notSent = map[int]bool{
+	jaJobState: true, jaQueue: true, jaServer: true, jaHoldTypes: true, jaSubstate: true,
+	jaQueueRank: true, jaQueueType: true, jaQtime: true, jaMtime: true, jaEtime: true,
+	jaExecHost: true, jaSessionID: true,
+}
+
+// outgoing is a job being sent to another server, captured under the
+// lock.
+type outgoing struct {
+	id, owner string
+	dest      destination
+	attrs     batchreq.AttrList
+	scriptKey string
+	// state to return to when the move fails
+	state, substate int
+}
+
+// beginMove puts j in transit to dest and returns what the move sends.
+// Array jobs do not move between servers (PBSE_IVALREQ). Called with s.mu
+// held.
+func (s *Server) beginMove(j *Job, dest destination) (*outgoing, int) {
+	if j.array != nil || j.parent != nil {
+		return nil, batchreq.PBSE_IVALREQ
+	}
+	out := &outgoing{id: j.id, owner: j.ownerUser(), dest: dest, scriptKey: scriptKey(j), state: j.state, substate: j.substate}
+	for _, v := range j.attrs {
+		if notSent[v.idx] {
+			continue
+		}
+		out.attrs = append(out.attrs, wireAttr(jobDefs, v))
+	}
+	out.attrs = append(out.attrs, batchreq.NewAttr("Hold_Types", formatHold(j.hold&(holdUser|holdOther|holdSystem))))
+	s.setState(j, stTransit, ssTransOut)
+	return out, 0
+}
+
+// endMove finishes a move begun by beginMove: on success the job leaves
+// this server; otherwise it returns to the state it had. It reports
+// whether the job was still here. Called with s.mu held.
+func (s *Server) endMove(j *Job, m *outgoing, sent bool) (ops []store.Op, here bool) {
+	if s.jobs[j.id] != j || j.state != stTransit {
+		return nil, false
+	}
+	if sent {
+		s.log.Logf(logline.EventDebug2, logline.ClassJob, j.id, "dequeuing from %s, state TRANSIT", queueName(j))
+		return s.purgeJob(j), true
+	}
+	s.setState(j, m.state, m.substate)
+	s.evaluate(j)
+	return nil, true
+}
+
+// moveRefused wraps the receiving server's refusal of a moved job.
+type moveRefused struct{ reply *batchreq.Reply }
+
+func (e *moveRefused) Error() string {
+	return fmt.Sprintf("refused with %d %s", e.reply.Code, e.reply.Text)
+}
+
+// refusal returns the reply with which another server refused a move,
+// or nil when err is a transport failure.
+func refusal(err error) *batchreq.Reply {
+	var r *moveRefused
+	if errors.As(err, &r) {
+		return r.reply
+	}
+	return nil
+}
+
+// sendJob sends a job to another server (without s.mu held): QueueJob,
+// JobScript, RdytoCommit, Commit, then Disconnect.
+func (s *Server) sendJob(m *outgoing) error {
+	script, err := s.store.Get(store.Script, m.scriptKey)
+	if err != nil {
+		return fmt.Errorf("move %s: read script: %w", m.id, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), remoteTimeout)
+	defer cancel()
+	nc, err := dialReserved(ctx, m.dest.addr)
+	if err != nil {
+		return fmt.Errorf("move %s to %s: %w", m.id, m.dest, err)
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(remoteTimeout))
+	r := dis.NewReader(nc)
+	steps := []struct {
+		typ  int
+		body batchreq.Body
+	}{
+		{batchreq.PBS_BATCH_QueueJob, &batchreq.QueueJob{JobID: m.id, Destination: m.dest.queue, Attrs: m.attrs}},
+		{batchreq.PBS_BATCH_jobscript, &batchreq.JobFile{JobID: m.id, Data: script}},
+		{batchreq.PBS_BATCH_RdytoCommit, &batchreq.JobID{ID: m.id}},
+		{batchreq.PBS_BATCH_Commit, &batchreq.JobID{ID: m.id}},
+	}
+	for _, st := range steps {
+		req := batchreq.NewRequest(st.typ, momUser, st.body)
+		if _, err := nc.Write(req.Append(nil)); err != nil {
+			return fmt.Errorf("move %s to %s: send %s: %w", m.id, m.dest, batchreq.RequestName(st.typ), err)
+		}
+		p, err := batchreq.ReadReply(r)
+		if err != nil {
+			return fmt.Errorf("move %s to %s: reply to %s: %w", m.id, m.dest, batchreq.RequestName(st.typ), err)
+		}
+		if p.Code != 0 {
+			return &moveRefused{p}
+		}
+	}
+	nc.Write(batchreq.NewRequest(batchreq.PBS_BATCH_Disconnect, momUser, nil).Append(nil))
+	return nil
+}
+
+// countHop raises the hop_count of a job received from another server
+// and refuses it when it has hopped too often. Called with s.mu held.
+func countHop(j *Job) *batchreq.Reply {
+	n, _ := strconv.Atoi(j.attrs.get(jaHopCount))
+	n++
+	if n > maxHops {
+		return batchreq.ErrorReply(batchreq.PBSE_HOPCOUNT, "", "max job hop reached")
+	}
+	j.attrs.set(jaHopCount, strconv.Itoa(n))
+	return nil
+}
+
+// moveRemote serves a MoveJob to another server: the reply waits for the
+// move. Called with s.mu held; returns with it released.
+func (s *Server) moveRemote(c *conn, j *Job, dest destination) {
+	m, code := s.beginMove(j, dest)
+	if code != 0 {
+		s.mu.Unlock()
+		c.reject(code, "")
+		return
+	}
+	s.mu.Unlock()
+	err := s.sendJob(m)
+	s.mu.Lock()
+	ops, here := s.endMove(j, m, err == nil)
+	switch {
+	case !here:
+		s.mu.Unlock()
+		c.reject(batchreq.PBSE_UNKJOBID, "")
+		return
+	case err != nil:
+		s.mu.Unlock()
+		s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Job move to %s failed: %v", dest, err)
+		if p := refusal(err); p != nil {
+			c.send(batchreq.ErrorReply(p.Code, "", remoteMessage(p)))
+		} else {
+			c.reject(batchreq.PBSE_ROUTEREJ, "cannot send job to "+dest.addr)
+		}
+		return
+	}
+	s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Job moved to %s at request of %s", dest, c.requester())
+	s.commitAndReply(c, ops, batchreq.NullReply())
+}
+
+// remoteMessage is the MSG part of another server's refusal, passed on to
+// the client.
+func remoteMessage(p *batchreq.Reply) string {
+	if _, msg, ok := strings.Cut(p.Text, " MSG="); ok {
+		return msg
+	}
+	return ""
+}
+
+// routeRemote sends a job of a route queue to another server (run in its
+// own goroutine); on failure the next tick tries the job's next
+// destination.
+func (s *Server) routeRemote(j *Job, m *outgoing) {
+	err := s.sendJob(m)
+	s.mu.Lock()
+	ops, here := s.endMove(j, m, err == nil)
+	if here {
+		key := m.dest.String()
+		switch p := refusal(err); {
+		case err == nil:
+			s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Job routed to %s", m.dest)
+		case p != nil && !temporaryRejection(p.Code):
+			s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Job routing to %s failed: %v", m.dest, err)
+			j.routeTried[key] = true
+		default:
+			s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Job routing to %s failed: %v", m.dest, err)
+			j.routeLater[key] = true
+		}
+		j.routeRetryAt = 0
+	}
+	var wait func() error
+	if len(ops) > 0 {
+		wait = s.store.Submit(ops...)
+	}
+	s.mu.Unlock()
+	if wait != nil {
+		wait()
+	}
+}
