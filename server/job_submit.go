@@ -151,6 +151,9 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 	}
 	j.attrs.set(jaHoldTypes, "")
 
+	if incoming && !j.attrs.has(jaJobOwner) {
+		return batchreq.ErrorReply(batchreq.PBSE_IVALREQ, "", "no job owner specified")
+	}
 	host := c.host
 	owner := c.req.User + "@" + host
 	if !c.perm.svr || !j.attrs.has(jaJobOwner) {

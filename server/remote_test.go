@@ -232,6 +232,12 @@ func TestHopCount(t *testing.T) {
 		}
 		return p
 	}
+	// a job from a server must name its owner
+	p := root.do(batchreq.NewRequest(batchreq.PBS_BATCH_QueueJob, "PBS_Server", &batchreq.QueueJob{JobID: "6.vm", Destination: "batch",
+		Attrs: batchreq.AttrList{attr("Job_Name", "x")}}))
+	if p.Code != batchreq.PBSE_IVALREQ || p.Text != "Invalid request MSG=no job owner specified" {
+		t.Fatalf("job without owner: %d %q", p.Code, p.Text)
+	}
 	if p := send("7.vm", "10"); p.Code != batchreq.PBSE_HOPCOUNT || p.Text != "Job routing over too many hops MSG=max job hop reached" {
 		t.Fatalf("11th hop: %d %q", p.Code, p.Text)
 	}
