@@ -549,27 +549,6 @@ func (s *Server) handleOrderJob(c *conn, req *batchreq.Request) {
 	s.commitAndReply(c, ops, batchreq.NullReply())
 }
 
-func (s *Server) handleLocateJob(c *conn, req *batchreq.Request) {
-	id := req.Body.(*batchreq.JobID).ID
-	s.mu.RLock()
-	j := s.findJob(id)
-	s.mu.RUnlock()
-	if j == nil {
-		c.reject(batchreq.PBSE_UNKJOBID, "")
-		return
-	}
-	c.send(&batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_Locate, Location: s.name})
-}
-
-func (s *Server) handleTrackJob(c *conn, req *batchreq.Request) {
-	if !c.perm.svr {
-		c.reject(batchreq.PBSE_IVALREQ, "")
-		return
-	}
-	c.ok()
-}
-
-// handleRegistDep serves RegisterDependent from another server.
 func (s *Server) handleRegistDep(c *conn, req *batchreq.Request) {
 	if !c.perm.svr {
 		c.reject(batchreq.PBSE_IVALREQ, "")

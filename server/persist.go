@@ -227,6 +227,9 @@ func (s *Server) recover() error {
 			return fmt.Errorf("pbs_server: server record: %w", d.err)
 		}
 	}
+	if err := s.loadTracking(); err != nil {
+		return fmt.Errorf("pbs_server: %w", err)
+	}
 	s.log.Log(logline.EventDebug, logline.ClassRequest, "setup_nodes", "setup_nodes()")
 	err = s.store.ForEach(store.Nodes, func(name string, b []byte) error {
 		if len(b) == 0 || b[0] != recordVersion {

@@ -37,8 +37,9 @@ const ssTransOut = 2
 
 // destination is a parsed queue destination.
 type destination struct {
-	queue string
-	addr  string // host:port of another server; "" for this server
+	queue  string
+	addr   string // host:port of another server; "" for this server
+	server string // the other server as written (host or host:port)
 }
 
 // parseDestination splits "queue", "queue@host" or "queue@host:port". A
@@ -63,7 +64,7 @@ func (s *Server) parseDestination(d string) destination {
 	if port == "" {
 		port = strconv.Itoa(batchreq.PBS_BATCH_SERVICE_PORT)
 	}
-	return destination{queue: queue, addr: net.JoinHostPort(host, port)}
+	return destination{queue: queue, addr: net.JoinHostPort(host, port), server: at}
 }
 
 // String writes the destination as queue@host:port.
@@ -122,7 +123,9 @@ func (s *Server) endMove(j *Job, m *outgoing, sent bool) (ops []store.Op, here b
 	}
 	if sent {
 		s.log.Logf(logline.EventDebug2, logline.ClassJob, j.id, "dequeuing from %s, state TRANSIT", queueName(j))
-		return s.purgeJob(j), true
+		hop, _ := strconv.Atoi(j.attrs.get(jaHopCount))
+		ops = s.track(j.id, trackEntry{hop: hop + 1, location: m.dest.server, state: stateLetters[m.state]})
+		return append(ops, s.purgeJob(j)...), true
 	}
 	s.setState(j, m.state, m.substate)
 	s.evaluate(j)

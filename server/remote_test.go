@@ -282,3 +282,48 @@ func TestInterruptedMoveRequeued(t *testing.T) {
 		t.Fatalf("after the restart %s/%s, want Q/10", st, sub)
 	}
 }
+
+// TestTrackingTable checks LocateJob for jobs that moved away: the
+// destination the move recorded, a later location reported by TrackJob
+// (servers only), and both after a warm restart.
+func TestTrackingTable(t *testing.T) {
+	cl := newCluster(t)
+	other, _ := otherServer(t)
+	id := mustSubmit(t, cl.alice, "alice")
+	if p := cl.alice.do(batchreq.NewRequest(batchreq.PBS_BATCH_MoveJob, "alice", &batchreq.MoveJob{JobID: id, Destination: at("batch", other)})); p.Code != 0 {
+		t.Fatalf("MoveJob: %d %q", p.Code, p.Text)
+	}
+	where := strconv.Itoa(other.Addr().(*net.TCPAddr).Port)
+	locate := func(c *client, id string) *batchreq.Reply {
+		return c.do(batchreq.NewRequest(batchreq.PBS_BATCH_LocateJob, "alice", &batchreq.JobID{ID: id}))
+	}
+	if p := locate(cl.alice, id); p.Code != 0 || p.Choice != batchreq.BATCH_REPLY_CHOICE_Locate || p.Location != "127.0.0.1:"+where {
+		t.Fatalf("LocateJob of the moved job: %+v", p)
+	}
+	track := func(c *client, user, id string, hop int, loc string) *batchreq.Reply {
+		return c.do(batchreq.NewRequest(batchreq.PBS_BATCH_TrackJob, user, &batchreq.TrackJob{JobID: id, HopCount: hop, Location: loc, State: 'Q'}))
+	}
+	if p := track(cl.alice, "alice", "77.vm", 2, "elsewhere"); p.Code != batchreq.PBSE_IVALREQ {
+		t.Fatalf("TrackJob from a user: %d", p.Code)
+	}
+	if p := track(cl.root, "PBS_Server", "77.vm", 2, "elsewhere"); p.Code != 0 {
+		t.Fatalf("TrackJob: %d %q", p.Code, p.Text)
+	}
+	if p := track(cl.root, "PBS_Server", id, 3, "third:15001"); p.Code != 0 {
+		t.Fatalf("TrackJob: %d %q", p.Code, p.Text)
+	}
+	if p := track(cl.root, "PBS_Server", id, 1, "stale"); p.Code != 0 { // fewer hops: older news
+		t.Fatalf("TrackJob: %d %q", p.Code, p.Text)
+	}
+	if p := locate(cl.alice, "99.vm"); p.Code != batchreq.PBSE_UNKJOBID {
+		t.Fatalf("LocateJob of an unknown job: %+v", p)
+	}
+	cl.s.Shutdown("Quick")
+	s2 := testServer(t, cl.home, InitWarm)
+	root := dialPrivileged(t, s2.Addr())
+	for jid, want := range map[string]string{id: "third:15001", "77.vm": "elsewhere"} {
+		if p := locate(root, jid); p.Code != 0 || p.Location != want {
+			t.Errorf("after the restart LocateJob %s: %d %q, want %q", jid, p.Code, p.Location, want)
+		}
+	}
+}

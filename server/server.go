@@ -96,6 +96,7 @@ type Server struct {
 	count       [7]int
 	rankCounter int64
 	orderSeq    int64
+	tracking    map[string]trackEntry // jobs that moved to other servers (tracking.go)
 	shutting    bool
 	rate        rateCounter
 	watch       map[*Job]struct{}     // jobs with timer work (state.go)
