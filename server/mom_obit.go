@@ -227,6 +227,14 @@ func (rl *runLink) endJob(j *Job, exit int, rerun bool) {
 		j.substate = ssStageOut
 		s.logOnJobExit(j, ssStageOut)
 	} else {
+		// RERUN1 and RERUN2 (spec 10 §8.6): stage-out files only,
+		// then the stage-in files are deleted.
+		if pairs := stagePairs(j.attrs.get(jaStageout)); len(pairs) > 0 {
+			copyReq = stageFiles(j, batchreq.STAGE_DIR_OUT, pairs)
+		}
+		if pairs := stagePairs(j.attrs.get(jaStagein)); len(pairs) > 0 {
+			delReq = stageFiles(j, batchreq.STAGE_DIR_IN, pairs)
+		}
 		j.substate = ssRerun3
 	}
 	var released bool
@@ -251,6 +259,17 @@ func (rl *runLink) endJob(j *Job, exit int, rerun bool) {
 	if m, err := rl.dialMom(host); err != nil {
 		s.logError("on_job_exit", err.Error())
 	} else {
+		if rerun && !rl.onServerHost(host) {
+			// RERUN: the MOM returns the job's spooled stdout and
+			// stderr with MvJobFile on a connection of its own.
+			if p, err := m.call(batchreq.PBS_BATCH_Rerun, &batchreq.JobID{ID: j.id}, ""); err == nil && p.Code != 0 {
+				text := "rerun req to " + host + " failed (rc=" + strconv.Itoa(p.Code) + ")"
+				s.log.Log(logline.EventError|logline.EventAdmin|logline.EventJob, logline.ClassJob, j.id, text)
+				s.mu.Lock()
+				mails = append(mails, s.mailJob(j, 'o', true, text))
+				s.mu.Unlock()
+			}
+		}
 		if copyReq != nil {
 			if p, err := m.call(batchreq.PBS_BATCH_CopyFiles, copyReq, ""); err == nil && p.Code != 0 {
 				text := "Post job file processing error; job " + j.id + " on host " + execHost

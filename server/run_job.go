@@ -46,6 +46,8 @@ type launch struct {
 	attrs   batchreq.AttrList
 	script  []byte
 	stageIn *batchreq.CopyFiles // stage-in request sent first, or nil
+	prefix  string              // file prefix (hashname)
+	hasRun  bool                // the job ran before: returned output may wait in the spool
 }
 
 // fileprefix returns the job's file prefix (hashname): the job id with
@@ -89,6 +91,7 @@ func (s *Server) registerRunHandlers() {
 	m.HandleFunc(batchreq.PBS_BATCH_Rerun, s.handleRerunJob)
 	m.HandleFunc(batchreq.PBS_BATCH_CheckpointJob, s.handleCheckpointJob)
 	m.HandleFunc(batchreq.PBS_BATCH_Rescq, s.handleRescQuery)
+	m.HandleFunc(batchreq.PBS_BATCH_MvJobFile, s.handleMvJobFile)
 }
 
 // handleRunJob serves RunJob and AsyrunJob (spec 12 §10.2, spec 10 §6).
@@ -192,7 +195,8 @@ func (s *Server) prepareRun(j *Job, slots []vpSlot) (*launch, error) {
 	s.setState(j, stRunning, ssPrerun)
 	s.touch(j)
 	s.refreshNodeJobs()
-	l := &launch{id: j.id, host: motherSuperior(execHost), script: script, attrs: s.momAttrs(j)}
+	l := &launch{id: j.id, host: motherSuperior(execHost), script: script, attrs: s.momAttrs(j),
+		prefix: j.attrs.get(jaHashname), hasRun: n > 0}
 	if pairs := stagePairs(j.attrs.get(jaStagein)); len(pairs) > 0 {
 		l.stageIn = stageFiles(j, batchreq.STAGE_DIR_IN, pairs)
 	}
@@ -293,6 +297,13 @@ func (rl *runLink) sendJob(l *launch) *batchreq.Reply {
 		}
 		off = end
 	}
+	// A rerun job's returned output goes to a MOM on another host.
+	spool := l.hasRun && !rl.onServerHost(l.host)
+	if spool {
+		if p := rl.sendSpool(m, l); p != nil {
+			return p
+		}
+	}
 	for _, typ := range []int{batchreq.PBS_BATCH_RdytoCommit, batchreq.PBS_BATCH_Commit} {
 		p, err = m.call(typ, &batchreq.JobID{ID: l.id}, "")
 		if err != nil {
@@ -301,6 +312,9 @@ func (rl *runLink) sendJob(l *launch) *batchreq.Reply {
 		if p.Code != 0 {
 			return p
 		}
+	}
+	if spool {
+		rl.removeSpool(l.prefix)
 	}
 	return batchreq.NullReply()
 }

@@ -5,8 +5,12 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"gopbs/batchreq"
@@ -277,4 +281,122 @@ func resolveAddr(host string) []netip.Addr {
 		}
 	}
 	return out
+}
+
+// Output of rerun jobs (spec 10 §6.1 step c, §8.6): when a job that ran
+// on a MOM other than the server's host is rerun, the server asks that
+// MOM for the job's spooled stdout and stderr (Rerun), which the MOM
+// returns with MvJobFile into the server's spool directory; the next
+// launch of the job on a remote MOM sends them on (MvJobFile before
+// RdytoCommit), so the rerun job's output continues the first run's.
+
+// spoolSuffixes maps MvJobFile file types to spool file suffixes, in the
+// order a launch sends them.
+var spoolSuffixes = []struct {
+	typ    int
+	suffix string
+}{{batchreq.StdOut, ".OU"}, {batchreq.StdErr, ".ER"}, {batchreq.Chkpt, ".CK"}}
+
+// spoolPath returns the server's spool file of a job prefix and file
+// type, "" for a type that has none.
+func (s *Server) spoolPath(prefix string, typ int) string {
+	for _, f := range spoolSuffixes {
+		if f.typ == typ {
+			return filepath.Join(s.cfg.Home, "spool", prefix+f.suffix)
+		}
+	}
+	return ""
+}
+
+// onServerHost reports whether a MOM host is the server's own host: an
+// address of the host is one of the server name's.
+func (rl *runLink) onServerHost(host string) bool {
+	own := rl.resolve(rl.s.name)
+	for _, a := range rl.resolve(host) {
+		if slices.Contains(own, a) {
+			return true
+		}
+	}
+	return false
+}
+
+// handleMvJobFile stores one chunk of a job's stdout, stderr or
+// checkpoint file that its mother superior returns (spec 10 §8.6): chunk
+// 0 creates the spool file, later chunks append.
+func (s *Server) handleMvJobFile(c *conn, req *batchreq.Request) {
+	body := req.Body.(*batchreq.JobFile)
+	if !c.perm.svr {
+		c.reject(batchreq.PBSE_PERM, "")
+		return
+	}
+	s.mu.RLock()
+	j := s.findJob(body.JobID)
+	var ms, prefix string
+	if j != nil {
+		ms = motherSuperior(j.attrs.get(jaExecHost))
+		if prefix = j.attrs.get(jaHashname); prefix == "" {
+			prefix = filePrefix(j.id)
+		}
+	}
+	s.mu.RUnlock()
+	if j == nil || ms != "" && !s.run.fromHost(c.remote.Addr(), ms) {
+		c.reject(batchreq.PBSE_UNKJOBID, "")
+		return
+	}
+	name := s.spoolPath(prefix, body.FileType)
+	if name == "" {
+		c.reject(batchreq.PBSE_IVALREQ, "")
+		return
+	}
+	flags := os.O_WRONLY | os.O_APPEND
+	if body.Seq == 0 {
+		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	}
+	err := os.MkdirAll(filepath.Dir(name), 0o755)
+	if err == nil {
+		var f *os.File
+		if f, err = os.OpenFile(name, flags|syscall.O_NOFOLLOW, 0o600); err == nil {
+			_, err = f.Write(body.Data)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+	}
+	if err != nil {
+		s.logError("req_mvjobfile", err.Error())
+		c.send(batchreq.SystemErrorReply("PBS_Server", 5, "cannot save job file"))
+		return
+	}
+	c.send(batchreq.NullReply())
+}
+
+// sendSpool sends the spool files a rerun job's previous MOM returned
+// to the job's new MOM, each that exists, in chunks (spec 10 §6.1 step
+// c). It returns a failure reply, or nil.
+func (rl *runLink) sendSpool(m *momConn, l *launch) *batchreq.Reply {
+	for _, f := range spoolSuffixes {
+		data, err := os.ReadFile(rl.s.spoolPath(l.prefix, f.typ))
+		if err != nil {
+			continue
+		}
+		for seq := 0; seq == 0 || len(data) > 0; seq++ {
+			n := min(len(data), scriptChunk)
+			p, err := m.call(batchreq.PBS_BATCH_MvJobFile, &batchreq.JobFile{Seq: seq, FileType: f.typ, JobID: l.id, Data: data[:n]}, "")
+			if err != nil {
+				return batchreq.ErrorReply(batchreq.PBSE_MOMREJECT, "", "connection to mom timed out")
+			}
+			if p.Code != 0 {
+				return p
+			}
+			data = data[n:]
+		}
+	}
+	return nil
+}
+
+// removeSpool removes a job's spool files once they reached its MOM.
+func (rl *runLink) removeSpool(prefix string) {
+	for _, f := range spoolSuffixes {
+		os.Remove(rl.s.spoolPath(prefix, f.typ))
+	}
 }
