@@ -567,6 +567,9 @@ func (m *Mom) reqModifyJob(bc *batchConn, req *batchreq.Request) {
 	j.spec = jobSpec(j.id, j.attrs)
 	j.spec.Prefix = j.prefix
 	m.mu.Unlock()
+	if err := m.saveJob(j); err != nil { // the new limits survive a restart
+		m.logErr("req_modifyjob", err, "cannot save job")
+	}
 	bc.reply(batchreq.NullReply())
 }
 

@@ -1,6 +1,7 @@
 package link
 
 import (
+	"context"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -186,6 +187,33 @@ func TestSavedJobFile(t *testing.T) {
 	if want := jobAttrs(id, os.TempDir()); !reflect.DeepEqual(j.attrs, want) {
 		t.Errorf("loaded attributes\n got %v\nwant %v", j.attrs, want)
 	}
+}
+
+// TestModifySavesJobFile: limits changed by ModifyJob are in the job
+// file, so they survive a MOM restart.
+func TestModifySavesJobFile(t *testing.T) {
+	requireUser(t)
+	srv := newFakeServer(t)
+	srv.serve(acceptAll)
+	mom := startMomIn(t, srv, "", openDir(t, "gopbs-mom-", nil), "none")
+	dumpLogOnFailure(t, mom)
+	id := "6.testserver"
+	launch(t, mom, id, "exec sleep 60\n", os.TempDir())
+	b := dialBatch(t, mom.batch)
+	rep := b.do(batchreq.PBS_BATCH_ModifyJob, &batchreq.Manage{ObjType: batchreq.MGR_OBJ_JOB, ObjName: id,
+		Attrs: batchreq.AttrList{batchreq.NewResourceAttr("Resource_List", "walltime", "00:05:00")}}, "")
+	if rep.Code != 0 {
+		t.Fatalf("ModifyJob: %d", rep.Code)
+	}
+	b.disconnect()
+	j, err := loadJob(filepath.Join(mom.home, "mom_priv", "jobs", id+".JB"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := j.attrs.GetResource("Resource_List", "walltime"); v != "00:05:00" {
+		t.Errorf("walltime in the job file %q, want 00:05:00", v)
+	}
+	mom.eng.Signal(context.Background(), id, "SIGKILL", false)
 }
 
 // TestJobFileAttrs: attribute values survive the conversion to and from
