@@ -61,7 +61,9 @@ func imMessages(t *testing.T, c *capture.Capture, from, to netip.AddrPort) [][]b
 func TestMomMultiNode(t *testing.T) {
 	requireCaptures(t)
 	const suite = "mom-multinode"
-	m := startCaptureMom(t, "$check_poll_time 1\n")
+	// The MOM binds 127.0.0.1 only, so that the sister of the 106
+	// scenario can have the same RM port on 127.0.0.2.
+	m := startCaptureMom(t, "$check_poll_time 1\n", "GOPBS_MOM_ADDR=127.0.0.1")
 	uid, gid := ensureUser(t, "alice")
 	m.ns.home(t, "alice", uid, gid)
 
@@ -71,6 +73,178 @@ func TestMomMultiNode(t *testing.T) {
 	results.run(t, suite, "106 mother superior: pbsdsh's TM_INIT, TM_SPAWN, TM_OBIT", "", func(t *testing.T) string {
 		return replayTM(t, m, loadCapture(t, 106))
 	})
+	results.run(t, suite, "106 mother superior: IM_JOIN_JOB, IM_SPAWN_TASK, IM_OBIT_TASK, IM_KILL_JOB to the sister vm2", "", func(t *testing.T) string {
+		return replayMotherSuperior(t, m, loadCapture(t, 106))
+	})
+}
+
+// capturedCookie returns the job cookie of the first TM request of c.
+func capturedCookie(t *testing.T, c *capture.Capture) string {
+	for _, conn := range c.Conns {
+		if conn.Server.Port() == 15003 && bytes.HasPrefix(conn.Stream(true), []byte("+2+1")) {
+			if req, _, err := momproto.DecodeTMRequest(conn.Stream(true)); err == nil {
+				return req.Cookie
+			}
+		}
+	}
+	t.Fatal("no TM request in the capture")
+	return ""
+}
+
+// normalIM re-encodes an IM request from a mother superior with the values
+// that must differ between runs fixed: the event of the MOM's own requests
+// (JOIN, KILL: a counter of the whole MOM, which had counted earlier jobs
+// in the capture), the output ports and mtime of IM_JOIN_JOB, and the
+// sister's name (the replay's sister is 127.0.0.2, the capture's vm2).
+func normalIM(t *testing.T, b []byte) string {
+	msg := mustIM(t, b)
+	switch msg.Command {
+	case momproto.IM_JOIN_JOB:
+		msg.Event = 0
+		jb := msg.Body.(*momproto.IMJoinJob)
+		jb.StdoutPort, jb.StderrPort = 0, 0
+		for i := range jb.Attrs {
+			a := &jb.Attrs[i]
+			a.Size = 0
+			switch a.Name {
+			case "exec_host":
+				a.Value = strings.ReplaceAll(a.Value, "127.0.0.2", "vm2")
+			case "mtime":
+				a.Value = "<mtime>"
+			}
+		}
+	case momproto.IM_KILL_JOB:
+		msg.Event = 0
+	}
+	return string(msg.Append(nil))
+}
+
+// replayMotherSuperior launches capture 106's job (vm mother superior,
+// vm2 sister) and plays the sister: every IM request of the MOM must equal
+// the captured one (normalised) and gets the captured reply; pbsdsh's TM
+// connections are replayed as in the TM scenario, which makes the MOM
+// relay the spawn and obit of the task on vm2.
+func replayMotherSuperior(t *testing.T, m *momUnderTest, c *capture.Capture) string {
+	msAddr := netip.MustParseAddrPort("10.250.0.1:1022")
+	sisterAddr := netip.MustParseAddrPort("10.250.0.2:15003")
+	reqs, reps := imMessages(t, c, msAddr, sisterAddr), imMessages(t, c, sisterAddr, msAddr)
+	if len(reqs) != 4 || len(reps) != 4 {
+		t.Fatalf("capture 106: %d IM requests, %d replies; want 4 and 4", len(reqs), len(reps))
+	}
+	pc, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.2:%d", m.rmPort))
+	if err != nil {
+		t.Skipf("the sister's address: %v", err)
+	}
+	ep := rpp.NewEndpoint(pc, nil)
+	defer ep.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	// The sister: each request is recorded and answered with the
+	// captured reply (event as in the request); the spawned task's
+	// output goes to the mother superior's stdout port ("vm2\n").
+	got := make(chan []byte, 8)
+	sisterDone := make(chan error, 1)
+	go func() {
+		s, err := ep.Accept(ctx)
+		if err != nil {
+			sisterDone <- err
+			return
+		}
+		defer s.Close()
+		var outPort, errPort int
+		for i := range reqs {
+			b, err := s.Recv(ctx)
+			if err != nil {
+				sisterDone <- fmt.Errorf("request %d: %w", i+1, err)
+				return
+			}
+			got <- b
+			req, err := momproto.DecodeIM(b, nil)
+			if err != nil {
+				sisterDone <- err
+				return
+			}
+			switch body := req.Body.(type) {
+			case *momproto.IMJoinJob:
+				outPort, errPort = body.StdoutPort, body.StderrPort
+			case *momproto.IMSpawnTask:
+				for port, text := range map[int]string{outPort: "vm2\n", errPort: ""} {
+					if oc, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+						oc.Write([]byte(text))
+						oc.Close()
+					}
+				}
+			}
+			cmd := req.Command
+			rep, err := momproto.DecodeIM(reps[i], func(*momproto.IMHeader) int { return cmd })
+			if err != nil {
+				sisterDone <- fmt.Errorf("captured reply %d: %w", i+1, err)
+				return
+			}
+			rep.Event = req.Event
+			if err := s.Send(rep.Append(nil)); err != nil {
+				sisterDone <- err
+				return
+			}
+		}
+		sisterDone <- nil
+	}()
+
+	cookie := capturedCookie(t, c)
+	spool := filepath.Join(m.home, "spool", "41.vm.OU")
+	os.Remove(spool) // left by the TM scenario's run of the same job
+	launchRewritten(t, m, momConns(c, 15002)[0], func(req *batchreq.Request) {
+		switch b := req.Body.(type) {
+		case *batchreq.QueueJob:
+			for i := range b.Attrs {
+				if b.Attrs[i].Name == "exec_host" {
+					b.Attrs[i].Value, b.Attrs[i].Size = "vm/0+127.0.0.2/0", 0
+				}
+			}
+			b.Attrs = append(b.Attrs, batchreq.NewAttr("cookie", cookie))
+		case *batchreq.JobFile:
+			b.Data = []byte("#!/bin/sh\nsleep 30\n")
+		}
+	})
+	var diffs []string
+	for _, conn := range c.Conns {
+		if conn.Server.Port() != 15003 || !bytes.HasPrefix(conn.Stream(true), []byte("+2+1")) {
+			continue
+		}
+		if d := replayTMConn(t, m, conn); d != "" {
+			diffs = append(diffs, fmt.Sprintf("TM connection at frame %d: %s", conn.FirstFrame, d))
+		}
+	}
+	// The local task's and the sister's output are in the job's stdout.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		out, _ := os.ReadFile(spool)
+		if strings.Contains(string(out), "vm\n") && strings.Contains(string(out), "vm2\n") || time.Now().After(deadline) {
+			if len(out) != len("vm\nvm2\n") {
+				diffs = append(diffs, fmt.Sprintf("job stdout %q, want the local task's \"vm\\n\" and the sister's \"vm2\\n\"", out))
+			}
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	killJob(t, m, "41.vm") // the end of the job: IM_KILL_JOB to the sister
+	if err := <-sisterDone; err != nil {
+		diffs = append(diffs, "sister: "+err.Error())
+	}
+	dismissJob(t, m)
+	momForgets(t, m, "41.vm")
+	close(got)
+	i := 0
+	for b := range got {
+		if w, g := normalIM(t, reqs[i]), normalIM(t, b); w != g {
+			diffs = append(diffs, fmt.Sprintf("%s:\n got %q\nwant %q", momproto.IMCommandName(mustIM(t, b).Command), g, w))
+		}
+		i++
+	}
+	if i != len(reqs) {
+		diffs = append(diffs, fmt.Sprintf("%d IM requests, want %d", i, len(reqs)))
+	}
+	return strings.Join(diffs, "\n")
 }
 
 // replaySister plays the mother superior of capture 105 against the MOM.
@@ -200,15 +374,7 @@ func replayTM(t *testing.T, m *momUnderTest, c *capture.Capture) string {
 	// MOM made up (TORQUE's server sent none), which pbsdsh's requests
 	// carry; the script only sleeps (the capture's ran pbsdsh, whose TM
 	// traffic is replayed here instead).
-	cookie := ""
-	for _, conn := range c.Conns {
-		if conn.Server.Port() == 15003 && bytes.HasPrefix(conn.Stream(true), []byte("+2+1")) {
-			if req, _, err := momproto.DecodeTMRequest(conn.Stream(true)); err == nil {
-				cookie = req.Cookie
-				break
-			}
-		}
-	}
+	cookie := capturedCookie(t, c)
 	launchRewritten(t, m, launches[0], func(req *batchreq.Request) {
 		switch b := req.Body.(type) {
 		case *batchreq.QueueJob:
@@ -225,6 +391,7 @@ func replayTM(t *testing.T, m *momUnderTest, c *capture.Capture) string {
 	defer func() {
 		killJob(t, m, "41.vm")
 		dismissJob(t, m)
+		momForgets(t, m, "41.vm")
 	}()
 	var diffs []string
 	for _, conn := range c.Conns {
@@ -345,4 +512,28 @@ func launchRewritten(t *testing.T, m *momUnderTest, conn *capture.Conn, rewrite 
 			return
 		}
 	}
+}
+
+// momForgets waits until the MOM answers a StatusJob for id with
+// PBSE_UNKJOBID: the job is purged, its id free for the next scenario.
+func momForgets(t *testing.T, m *momUnderTest, id string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		c, err := link.DialReserved(ctx, netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(m.batchPort)))
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		c.Write(batchreq.NewRequest(batchreq.PBS_BATCH_StatusJob, "PBS_Server", &batchreq.StatusReq{ID: id}).Append(nil))
+		rep, err := batchreq.ReadReply(dis.NewReader(bufio.NewReader(c)))
+		c.Close()
+		if err == nil && rep.Code == batchreq.PBSE_UNKJOBID {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("the MOM still has job %s", id)
 }

@@ -81,8 +81,9 @@ func freePorts(t *testing.T, n int) []int {
 }
 
 // startCaptureMom builds pbs_mom and runs it in the capture namespace
-// (host name vm, /home of the capture users) with cfg as mom_priv/config.
-func startCaptureMom(t *testing.T, cfg string) *momUnderTest {
+// (host name vm, /home of the capture users) with cfg as mom_priv/config
+// and env (NAME=value) added to its environment.
+func startCaptureMom(t *testing.T, cfg string, env ...string) *momUnderTest {
 	t.Helper()
 	ns := newCaptureNamespace(t)
 	root, err := repoRoot()
@@ -127,8 +128,9 @@ func startCaptureMom(t *testing.T, cfg string) *momUnderTest {
 			m.serverDatagrams <- udpPacket{netip.AddrPortFrom(from.Addr().Unmap(), from.Port()), bytes.Clone(buf[:n]), time.Now()}
 		}
 	}()
-	m.cmd = ns.command("root", 0, 0, bin, "-D", "-d", m.home, "-M", strconv.Itoa(m.batchPort),
+	args := append(append([]string(nil), env...), bin, "-D", "-d", m.home, "-M", strconv.Itoa(m.batchPort),
 		"-R", strconv.Itoa(m.rmPort), "-S", strconv.Itoa(m.serverPort))
+	m.cmd = ns.command("root", 0, 0, "/usr/bin/env", args...)
 	m.cmd.Stdout, m.cmd.Stderr = m.output, m.output
 	m.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := m.cmd.Start(); err != nil {

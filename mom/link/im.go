@@ -50,6 +50,7 @@ type multiNode struct {
 	ms      map[string]*msJob      // by job id: jobs this MOM is mother superior of
 	sisters map[string]*sisterJob  // by job id: jobs joined as a sister
 	streams map[*rpp.Stream]string // accepted IM streams → job id, for stream ends
+	event   int                    // last event number of the MOM's own IM requests
 }
 
 // tasks returns the executor's TaskRunner, or nil.

@@ -31,7 +31,6 @@ type msJob struct {
 
 	mu       sync.Mutex
 	nextTask int // next task id (1 is the top task)
-	event    int // last event number of the MOM's own IM requests
 	sisters  []*sisterLink
 	demux    *demux
 	ended    bool
@@ -62,14 +61,6 @@ func (mj *msJob) newTask() int {
 	return id
 }
 
-// newEvent allocates an event number for a request of the MOM's own.
-func (mj *msJob) newEvent() int {
-	mj.mu.Lock()
-	defer mj.mu.Unlock()
-	mj.event++
-	return mj.event
-}
-
 // sisterLink is the IM stream from the mother superior to one sister.
 type sisterLink struct {
 	node   int
@@ -85,6 +76,50 @@ type sisterLink struct {
 type imCall struct {
 	cmd   int
 	reply chan *momproto.IMMessage // gets the reply, or is closed when the stream dies
+}
+
+// newEvent allocates an event number for an IM request of the MOM's own
+// (IM_JOIN_JOB, IM_KILL_JOB, IM_ABORT_JOB): one counter for the whole
+// MOM, from 1 (captures 105 and 106).
+func (m *Mom) newEvent() int {
+	m.mn.mu.Lock()
+	defer m.mn.mu.Unlock()
+	m.mn.event++
+	return m.mn.event
+}
+
+// joinAttrs returns the job attributes an IM_JOIN_JOB carries: those the
+// server sent in QueueJob, with job_state (T), mtime and cookie where
+// TORQUE's mother superior puts them (captures 105, 106).
+func joinAttrs(attrs batchreq.AttrList, cookie string, now time.Time) batchreq.AttrList {
+	mtime := strconv.FormatInt(now.Unix(), 10)
+	if v, ok := attrs.Get("start_time"); ok {
+		mtime = v
+	}
+	hasCookie := false
+	out := make(batchreq.AttrList, 0, len(attrs)+3)
+	for _, a := range attrs {
+		switch a.Name {
+		case "job_state", "mtime", "cookie":
+			continue
+		case "start_time":
+			if !hasCookie {
+				out = append(out, batchreq.NewAttr("cookie", cookie))
+				hasCookie = true
+			}
+		}
+		out = append(out, a)
+		switch a.Name {
+		case "Job_Owner":
+			out = append(out, batchreq.NewAttr("job_state", "T"))
+		case "Keep_Files":
+			out = append(out, batchreq.NewAttr("mtime", mtime))
+		}
+	}
+	if !hasCookie {
+		out = append(out, batchreq.NewAttr("cookie", cookie))
+	}
+	return out
 }
 
 // jobHosts returns the distinct hosts of an exec_host list in order.
@@ -161,12 +196,9 @@ func (m *Mom) prepareStart(ctx context.Context, j *job, spec *jobexec.Job) error
 		return errors.New("no RPP endpoint for IM")
 	}
 	m.mu.Lock()
-	attrs := append(batchreq.AttrList(nil), j.attrs...)
+	attrs := joinAttrs(j.attrs, spec.Cookie, m.opt.Now())
 	m.mu.Unlock()
-	if _, ok := attrs.Get("cookie"); !ok {
-		attrs = append(attrs, batchreq.NewAttr("cookie", spec.Cookie))
-	}
-	event := mj.newEvent()
+	event := m.newEvent()
 	type joined struct {
 		sl  *sisterLink
 		err error
@@ -365,7 +397,7 @@ func (m *Mom) abortSisters(mj *msJob) {
 	d := mj.demux
 	mj.demux = nil
 	mj.mu.Unlock()
-	event := mj.newEvent()
+	event := m.newEvent()
 	for _, sl := range sisters {
 		msg := &momproto.IMMessage{IMHeader: momproto.IMHeader{Version: momproto.IM_PROTOCOL_VER, JobID: mj.id,
 			Cookie: mj.cookie, Command: momproto.IM_ABORT_JOB, Event: event}, Body: momproto.Empty{}}
@@ -397,7 +429,7 @@ func (m *Mom) endSisters(ctx context.Context, id string) jobexec.Usage {
 	mj.demux = nil
 	mj.mu.Unlock()
 	if len(sisters) > 0 {
-		event := mj.newEvent()
+		event := m.newEvent()
 		type result struct {
 			host string
 			rep  *momproto.IMMessage
