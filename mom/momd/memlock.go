@@ -2,6 +2,7 @@ package momd
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -14,19 +15,27 @@ import (
 const capIPCLock = 14
 
 // LockMemory locks the daemon's pages in memory, present and future
-// (mlockall(MCL_CURRENT|MCL_FUTURE)), as TORQUE's pbs_mom does so that it
-// keeps answering when the node is swapping ("MemLocked: TRUE  (mlock)"
-// in momctl -d). It does so only where it is permitted without limit —
-// the process holds CAP_IPC_LOCK or RLIMIT_MEMLOCK is unlimited —
-// because with MCL_FUTURE under a finite limit the heap could no longer
-// grow. It reports whether memory is locked; an error means the lock was
-// permitted but failed. Locks are not inherited across fork or exec, so
-// jobs are not affected.
+// (mlockall(MCL_CURRENT|MCL_FUTURE), each page locked when first
+// touched), as TORQUE's pbs_mom does so that it keeps answering when the
+// node is swapping ("MemLocked: TRUE  (mlock)" in momctl -d). It does so
+// only where it is permitted without limit — the process holds
+// CAP_IPC_LOCK or RLIMIT_MEMLOCK is unlimited — because with MCL_FUTURE
+// under a finite limit the heap could no longer grow. It reports whether
+// memory is locked; an error means the lock was permitted but failed.
+// Locks are not inherited across fork or exec, so jobs are not affected.
 func LockMemory() (bool, error) {
 	if !memlockPermitted() {
 		return false, nil
 	}
-	if err := unix.Mlockall(unix.MCL_CURRENT | unix.MCL_FUTURE); err != nil {
+	// MCL_ONFAULT locks pages as they are first touched: the Go
+	// runtime maps large heap regions it may never use, which plain
+	// MCL_CURRENT|MCL_FUTURE would populate (over 100 MB resident
+	// instead of a few). Kernels before 4.4 do not know the flag.
+	err := unix.Mlockall(unix.MCL_CURRENT | unix.MCL_FUTURE | unix.MCL_ONFAULT)
+	if errors.Is(err, unix.EINVAL) {
+		err = unix.Mlockall(unix.MCL_CURRENT | unix.MCL_FUTURE)
+	}
+	if err != nil {
 		return false, fmt.Errorf("mlockall: %w", err)
 	}
 	return true, nil
