@@ -48,6 +48,7 @@ func (s *Server) handleManager(c *conn, req *batchreq.Request) {
 		return
 	}
 	s.commitAndReply(c, ops, batchreq.NullReply())
+	s.run.schedManaged(body)
 }
 
 // logValue renders a value for the "attributes set" log line: booleans

@@ -22,7 +22,6 @@ type schedLink struct {
 	cur       *conn     // the open scheduler connection
 	started   int       // jobs run over cur
 	lastCycle time.Time // when the last cycle was started
-	wasOn     bool      // scheduling was true at the last tick
 	seenQueue int64     // runLink.queuedSeq at the last tick
 	busy      bool      // a cycle is being started or served
 
@@ -39,7 +38,6 @@ func (rl *runLink) schedStart() {
 	on := s.serverFlag(saScheduling)
 	s.mu.RUnlock()
 	rl.mu.Lock()
-	rl.sched.wasOn = on
 	rl.sched.lastCycle = s.now()
 	rl.mu.Unlock()
 	if on {
@@ -80,11 +78,28 @@ func (rl *runLink) schedNotify(cmd int) {
 	}
 }
 
+// schedManaged is called after a Manager request: setting the server's
+// scheduling attribute to true asks for a "cmd" cycle at once, right
+// after the Manager reply (spec 12 §10.1, capture 71), whatever the
+// attribute was before.
+func (rl *runLink) schedManaged(body *batchreq.Manage) {
+	if rl == nil || body.Command != batchreq.MGR_CMD_SET || body.ObjType != batchreq.MGR_OBJ_SERVER {
+		return
+	}
+	for _, a := range body.Attrs {
+		if on, ok := parseBool(a.Value); a.Name == "scheduling" && ok && on {
+			rl.schedNotify(batchreq.SCH_SCHEDULE_CMD)
+			return
+		}
+	}
+}
+
 // schedActive reports whether a scheduling cycle is in progress.
 func (rl *runLink) schedActive() bool { return rl != nil && rl.sched.active.Load() }
 
 // schedTick runs every second: a timed cycle every scheduler_iteration
-// seconds and a "cmd" cycle when scheduling was switched on.
+// seconds, and a "new" cycle for jobs that became queued without asking
+// for one.
 func (rl *runLink) schedTick() {
 	s := rl.s
 	s.mu.RLock()
@@ -94,8 +109,6 @@ func (rl *runLink) schedTick() {
 	s.mu.RUnlock()
 	now := s.now()
 	rl.mu.Lock()
-	turnedOn := on && !rl.sched.wasOn
-	rl.sched.wasOn = on
 	due := iter > 0 && now.Sub(rl.sched.lastCycle) >= time.Duration(iter)*time.Second
 	// jobs that became QUEUED since the last tick (released holds,
 	// routing, execution times, requeues) ask for a "new" cycle
@@ -103,8 +116,6 @@ func (rl *runLink) schedTick() {
 	rl.sched.seenQueue = queued
 	rl.mu.Unlock()
 	switch {
-	case turnedOn:
-		rl.schedNotify(batchreq.SCH_SCHEDULE_CMD)
 	case newJobs && on:
 		rl.schedNotify(batchreq.SCH_SCHEDULE_NEW)
 	case due && on:
