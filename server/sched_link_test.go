@@ -399,3 +399,32 @@ func TestSchedulerNewOnRelease(t *testing.T) {
 	waitSchedIdle(t, s)
 	sched.expectNone(t, 1500*time.Millisecond) // no second "new" for the same job
 }
+
+// TestSchedulingSetTrue: every qmgr "set server scheduling = true" asks
+// for a "cmd" cycle right away (capture 71: right after the Manager
+// reply), also when scheduling already was true; other server
+// attributes, and scheduling false, ask for none.
+func TestSchedulingSetTrue(t *testing.T) {
+	sched := newFakeSched(t)
+	s := runServer(t, newFakeMom(t), sched.ln.Addr().(*net.TCPAddr).Port)
+	c := privConn(t, s)
+	setupCluster(t, c)
+	set := func(name, value string) {
+		t.Helper()
+		if p := c.do(mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", attr(name, value))); p.Code != 0 {
+			t.Fatalf("set %s: %d", name, p.Code)
+		}
+	}
+	for round := 0; round < 2; round++ {
+		set("scheduling", "true")
+		cy := sched.next(t)
+		if cy.cmd != batchreq.SCH_SCHEDULE_CMD {
+			t.Fatalf("round %d: command %d, want cmd", round, cy.cmd)
+		}
+		cy.c.nc.Close()
+		waitSchedIdle(t, s)
+	}
+	set("comment", "no cycle")
+	set("scheduling", "false")
+	sched.expectNone(t, 300*time.Millisecond)
+}
