@@ -424,6 +424,7 @@ func (m *Mom) reqSignalJob(bc *batchConn, req *batchreq.Request) {
 		return
 	}
 	rerun := req.HasExtension && strings.HasPrefix(req.Extension, "rerun")
+	m.signalSisters(body.JobID, body.Signal) // a multi-node job's remote tasks first (im_ms.go)
 	err := m.exec.Signal(bc.ctx, body.JobID, body.Signal, rerun)
 	switch {
 	case err == nil:

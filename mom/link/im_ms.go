@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"gopbs/batchreq"
@@ -30,7 +31,8 @@ type msJob struct {
 	hosts  []string // distinct hosts in node order; hosts[0] is this MOM
 
 	mu       sync.Mutex
-	nextTask int // next task id (1 is the top task)
+	nextTask int           // next task id (1 is the top task)
+	remote   map[int][]int // node → ids of the tasks started there
 	sisters  []*sisterLink
 	demux    *demux
 	ended    bool
@@ -68,13 +70,19 @@ type sisterLink struct {
 	stream *rpp.Stream
 
 	mu      sync.Mutex
-	pending map[int][]*imCall // by event
+	pending map[callKey][]*imCall
 	dead    error
 }
+
+// callKey matches a reply to its request: replies repeat the request's
+// event and originating task (TM-relayed requests carry the task's own
+// event numbers, which may equal the MOM's).
+type callKey struct{ event, task int }
 
 // imCall is a request waiting for its reply.
 type imCall struct {
 	cmd   int
+	key   callKey
 	reply chan *momproto.IMMessage // gets the reply, or is closed when the stream dies
 }
 
@@ -199,6 +207,9 @@ func (m *Mom) prepareStart(ctx context.Context, j *job, spec *jobexec.Job) error
 	attrs := joinAttrs(j.attrs, spec.Cookie, m.opt.Now())
 	m.mu.Unlock()
 	event := m.newEvent()
+	// A sister that does not answer within $timeout fails the start.
+	ctx, cancel := context.WithTimeout(ctx, m.tcpTimeout())
+	defer cancel()
 	type joined struct {
 		sl  *sisterLink
 		err error
@@ -241,7 +252,7 @@ func (m *Mom) joinSister(ctx context.Context, mj *msJob, node, event int, attrs 
 	if err != nil {
 		return nil, fmt.Errorf("sister %s: open stream: %w", host, err)
 	}
-	sl := &sisterLink{node: node, host: host, stream: st, pending: map[int][]*imCall{}}
+	sl := &sisterLink{node: node, host: host, stream: st, pending: map[callKey][]*imCall{}}
 	m.goFunc(func() { m.readSister(mj, sl) })
 	body := &momproto.IMJoinJob{NodeID: node, NumNodes: len(mj.hosts), StdoutPort: d.stdoutPort, StderrPort: d.stderrPort, Attrs: attrs}
 	rep, err := m.imCall(ctx, mj, sl, momproto.IM_JOIN_JOB, event, 0, body)
@@ -267,20 +278,35 @@ var errSisterGone = errors.New("stream to sister ended")
 // imCall sends a request to a sister and waits for its reply (or for the
 // stream to die, or ctx).
 func (m *Mom) imCall(ctx context.Context, mj *msJob, sl *sisterLink, cmd, event, fromTask int, body momproto.Body) (*momproto.IMMessage, error) {
-	call := &imCall{cmd: cmd, reply: make(chan *momproto.IMMessage, 1)}
+	call, err := m.imSend(mj, sl, cmd, event, fromTask, body)
+	if err != nil {
+		return nil, err
+	}
+	return call.wait(ctx, sl)
+}
+
+// imSend sends a request to a sister; its reply comes to the call.
+func (m *Mom) imSend(mj *msJob, sl *sisterLink, cmd, event, fromTask int, body momproto.Body) (*imCall, error) {
+	call := &imCall{cmd: cmd, key: callKey{event, fromTask}, reply: make(chan *momproto.IMMessage, 1)}
 	sl.mu.Lock()
 	if sl.dead != nil {
 		sl.mu.Unlock()
 		return nil, sl.dead
 	}
-	sl.pending[event] = append(sl.pending[event], call)
+	sl.pending[call.key] = append(sl.pending[call.key], call)
 	sl.mu.Unlock()
 	msg := &momproto.IMMessage{IMHeader: momproto.IMHeader{Version: momproto.IM_PROTOCOL_VER, JobID: mj.id,
 		Cookie: mj.cookie, Command: cmd, Event: event, FromTask: fromTask}, Body: body}
 	if err := sl.stream.Send(msg.Append(nil)); err != nil {
-		sl.forget(event, call)
+		sl.forget(call.key, call)
 		return nil, err
 	}
+	return call, nil
+}
+
+// wait waits for the reply to a call.
+func (call *imCall) wait(ctx context.Context, sl *sisterLink) (*momproto.IMMessage, error) {
+	key := call.key
 	select {
 	case rep, ok := <-call.reply:
 		if !ok {
@@ -288,24 +314,24 @@ func (m *Mom) imCall(ctx context.Context, mj *msJob, sl *sisterLink, cmd, event,
 		}
 		return rep, nil
 	case <-ctx.Done():
-		sl.forget(event, call)
+		sl.forget(key, call)
 		return nil, ctx.Err()
 	}
 }
 
 // forget drops a call that no longer waits.
-func (sl *sisterLink) forget(event int, call *imCall) {
+func (sl *sisterLink) forget(key callKey, call *imCall) {
 	sl.mu.Lock()
 	defer sl.mu.Unlock()
-	calls := sl.pending[event]
+	calls := sl.pending[key]
 	for i, c := range calls {
 		if c == call {
-			sl.pending[event] = append(calls[:i:i], calls[i+1:]...)
+			sl.pending[key] = append(calls[:i:i], calls[i+1:]...)
 			break
 		}
 	}
-	if len(sl.pending[event]) == 0 {
-		delete(sl.pending, event)
+	if len(sl.pending[key]) == 0 {
+		delete(sl.pending, key)
 	}
 }
 
@@ -326,7 +352,7 @@ func (m *Mom) readSister(mj *msJob, sl *sisterLink) {
 					close(c.reply)
 				}
 			}
-			sl.pending = map[int][]*imCall{}
+			sl.pending = map[callKey][]*imCall{}
 			sl.mu.Unlock()
 			mj.mu.Lock()
 			ended := mj.ended
@@ -340,7 +366,7 @@ func (m *Mom) readSister(mj *msJob, sl *sisterLink) {
 		msg, err := momproto.DecodeIM(b, func(h *momproto.IMHeader) int {
 			sl.mu.Lock()
 			defer sl.mu.Unlock()
-			if calls := sl.pending[h.Event]; len(calls) > 0 {
+			if calls := sl.pending[callKey{h.Event, h.FromTask}]; len(calls) > 0 {
 				return calls[0].cmd
 			}
 			return -1
@@ -355,15 +381,16 @@ func (m *Mom) readSister(mj *msJob, sl *sisterLink) {
 			_ = sl.stream.Send(imError(msg, batchreq.PBSE_NOSUP).Append(nil))
 			continue
 		}
+		key := callKey{msg.Event, msg.FromTask}
 		sl.mu.Lock()
-		calls := sl.pending[msg.Event]
+		calls := sl.pending[key]
 		var call *imCall
 		if len(calls) > 0 {
 			call = calls[0]
 			if len(calls) == 1 {
-				delete(sl.pending, msg.Event)
+				delete(sl.pending, key)
 			} else {
-				sl.pending[msg.Event] = calls[1:]
+				sl.pending[key] = calls[1:]
 			}
 		}
 		sl.mu.Unlock()
@@ -372,6 +399,76 @@ func (m *Mom) readSister(mj *msJob, sl *sisterLink) {
 			continue
 		}
 		call.reply <- msg
+	}
+}
+
+// addRemote records a task started on a sister's node.
+func (mj *msJob) addRemote(node, taskID int) {
+	mj.mu.Lock()
+	defer mj.mu.Unlock()
+	if mj.remote == nil {
+		mj.remote = map[int][]int{}
+	}
+	mj.remote[node] = append(mj.remote[node], taskID)
+}
+
+// signalSisters passes a SignalJob on to the tasks the job runs on its
+// sisters (IM_SIGNAL_TASK): a signal name or number, or suspend (SIGSTOP)
+// and resume (SIGCONT). The requests are sent before it returns; the
+// answers are not waited for.
+func (m *Mom) signalSisters(id, signal string) {
+	m.mn.mu.Lock()
+	mj := m.mn.ms[id]
+	m.mn.mu.Unlock()
+	if mj == nil {
+		return
+	}
+	var sig syscall.Signal
+	switch strings.ToLower(signal) {
+	case "suspend":
+		sig = syscall.SIGSTOP
+	case "resume":
+		sig = syscall.SIGCONT
+	default:
+		s, err := jobexec.ParseSignal(signal)
+		if err != nil || s == 0 {
+			return
+		}
+		sig = s
+	}
+	mj.mu.Lock()
+	type target struct {
+		sl   *sisterLink
+		task int
+	}
+	var targets []target
+	for _, sl := range mj.sisters {
+		for _, task := range mj.remote[sl.node] {
+			targets = append(targets, target{sl, task})
+		}
+	}
+	mj.mu.Unlock()
+	for _, tg := range targets {
+		// Sent now, in stream order before anything the job's end
+		// brings (IM_KILL_JOB); the answers are awaited in the
+		// background.
+		call, err := m.imSend(mj, tg.sl, momproto.IM_SIGNAL_TASK, m.newEvent(), 0,
+			&momproto.Ints{Values: []int{0, tg.task, int(sig)}})
+		if err != nil {
+			m.log.Job(logline.EventJob, id, fmt.Sprintf("signal %d to task %d on %s: %v", sig, tg.task, tg.sl.host, err))
+			continue
+		}
+		m.goFunc(func() {
+			ctx, cancel := context.WithTimeout(m.ctx, m.tcpTimeout())
+			defer cancel()
+			rep, err := call.wait(ctx, tg.sl)
+			if err == nil && rep.Command == momproto.IM_ERROR {
+				err = fmt.Errorf("error %d", imErrCode(rep))
+			}
+			if err != nil {
+				m.log.Job(logline.EventJob, id, fmt.Sprintf("signal %d to task %d on %s: %v", sig, tg.task, tg.sl.host, err))
+			}
+		})
 	}
 }
 

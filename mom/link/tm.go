@@ -191,6 +191,7 @@ func (m *Mom) tmSpawn(ctx context.Context, tc *tmConn, tr TaskRunner, mj *msJob,
 	env := append([]string{vnodeEnv(sp.Node)}, sp.Env...)
 	body := &momproto.IMSpawnTask{ParentNode: 0, TaskID: taskID, GlobalID: "none", Argv: sp.Argv, Env: env}
 	m.tmRelay(ctx, tc, mj, req, node, momproto.IM_SPAWN_TASK, body, func(*momproto.IMMessage) momproto.Body {
+		mj.addRemote(node, taskID)
 		return &momproto.Ints{Values: []int{taskID}}
 	})
 }

@@ -380,10 +380,31 @@ func TestMultiNodeEndToEnd(t *testing.T) {
 		}
 	}
 
+	// A signal to a running multi-node job (qsig) reaches the tasks on
+	// both hosts: the sister's through IM_SIGNAL_TASK.
+	sigScript := "#!/bin/sh\ntrap 'echo top got usr1' USR1\n" + pbsdsh +
+		" /bin/sh -c 'trap \"echo task got usr1 on $PBS_MOMHOST; exit 0\" USR1; echo started on $PBS_MOMHOST; while :; do sleep 1; done' &\nwait\nwait\n"
+	id := submit("sig", "nodea:ppn=1+nodeb:ppn=1", sigScript)
+	spool := filepath.Join(momHome["nodea"], "spool")
+	mnWait(t, "tasks of "+id+" on both hosts", 20*time.Second, func() bool {
+		b, _ := os.ReadFile(filepath.Join(spool, id+".OU"))
+		return strings.Contains(string(b), "started on nodea") && strings.Contains(string(b), "started on nodeb")
+	})
+	if p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_SignalJob, "root", &batchreq.SignalJob{JobID: id, Signal: "SIGUSR1"})); p.Code != 0 {
+		t.Fatalf("SignalJob: %d %s", p.Code, p.Text)
+	}
+	mnWait(t, "job "+id+" to end", 40*time.Second, gone(id))
+	out, _ := os.ReadFile(filepath.Join(outDir, "sig.out"))
+	for _, want := range []string{"task got usr1 on nodea\n", "task got usr1 on nodeb\n"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("sig: output lacks %q:\n%s", want, out)
+		}
+	}
+	mnWait(t, "the processes of "+id+" to be gone", 20*time.Second, func() bool { return len(userProcs(uid)) == 0 })
+
 	// qdel of a running multi-node job kills the tasks on both hosts and
 	// the sister forgets the job.
-	id := submit("long", "nodea:ppn=1+nodeb:ppn=1", "#!/bin/sh\n"+pbsdsh+" /bin/sh -c 'echo started on $PBS_MOMHOST; exec sleep 300'\n")
-	spool := filepath.Join(momHome["nodea"], "spool")
+	id = submit("long", "nodea:ppn=1+nodeb:ppn=1", "#!/bin/sh\n"+pbsdsh+" /bin/sh -c 'echo started on $PBS_MOMHOST; exec sleep 300'\n")
 	mnWait(t, "tasks of "+id+" on both hosts", 20*time.Second, func() bool {
 		b, _ := os.ReadFile(filepath.Join(spool, id+".OU"))
 		return strings.Contains(string(b), "started on nodea") && strings.Contains(string(b), "started on nodeb")
