@@ -4,6 +4,7 @@ import (
 	"os/user"
 	"strconv"
 	"strings"
+	"unique"
 
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
@@ -643,6 +644,7 @@ func (s *Server) commitJob(j *Job, requester string) []store.Op {
 		s.setState(j, stQueued, j.substate)
 		s.evaluate(j)
 	}
+	compactAttrs(j)
 	ops = append(ops, s.saveJobOp(j), store.Put(store.Script, j.id, script), s.saveServerOp())
 	if j.array != nil {
 		ops = append(ops, s.cloneArray(j, hold)...)
@@ -651,6 +653,32 @@ func (s *Server) commitJob(j *Job, requester string) []store.Op {
 		ops = append(ops, s.routeJob(j, s.now().Unix())...)
 	}
 	return ops
+}
+
+// maxInterned is the length up to which compactAttrs shares a value.
+const maxInterned = 512
+
+// compactAttrs prepares a job that is about to stay queued, perhaps for
+// long and among a million others: its attribute list is copied into an
+// array of exactly its length (it was built with room to spare), and the
+// values that many jobs have in common (owner, Variable_List, job name,
+// the flags qsub always sends, ...) are replaced by one shared copy
+// (package unique), so that the queue holds each only once. Output_Path
+// and Error_Path, which contain the job number, are left alone.
+func compactAttrs(j *Job) {
+	l := make(attrList, len(j.attrs))
+	copy(l, j.attrs)
+	for i := range l {
+		switch v := &l[i]; {
+		case v.idx == jaOutputPath || v.idx == jaErrorPath || len(v.val) > maxInterned:
+		default:
+			v.val = unique.Make(v.val).Value()
+			if v.res != "" {
+				v.res = unique.Make(v.res).Value()
+			}
+		}
+	}
+	j.attrs = l
 }
 
 // parseArrayRequest parses a job_array_request: indexes in request order

@@ -2,13 +2,19 @@
 // queues, nodes, jobs and job scripts. The server describes changes as
 // batches of operations; Apply returns only when the batch is on disk.
 //
-// The implementation is a bbolt database plus a write-ahead log. One
-// committer goroutine takes every batch waiting when it starts a round
-// (group commit: N concurrent clients share one round and nobody waits for
-// an artificial delay), writes them to the log and makes the log durable
-// with a single fdatasync. The logged operations are applied to bbolt in
-// one synchronous transaction at checkpoints (every second or every few
-// thousand operations, and at Close), after which the log starts over.
+// The implementation is a bbolt database plus a write-ahead log. Batches
+// are made durable in rounds (group commit: N concurrent clients share one
+// round and nobody waits for an artificial delay): a round takes every
+// batch waiting when it starts, writes them to the log as one record and
+// makes the log durable with a single fdatasync. The round is run by the
+// first caller that waits for its batch while no round is under way (the
+// leader), on its own goroutine: an idle store commits a lone batch with
+// no hand-off to another goroutine. Callers arriving meanwhile wait for
+// the round after it, which one of them leads. A background goroutine
+// commits batches nobody waits for and applies the logged operations to
+// bbolt in one synchronous transaction at checkpoints (every second or
+// every few thousand operations, and at Close), after which the log starts
+// over.
 // Opening the store replays a log left by a crash; a torn last record is a
 // batch that was never acknowledged and is dropped.
 //
@@ -113,25 +119,30 @@ type Bolt struct {
 	wal     *os.File
 	walPath string
 
-	// Owned by the committer goroutine (and by OpenBolt before it starts).
-	walGen  uint64 // generation of the records being written
-	walOff  int64  // where the next record goes
-	walSize int64  // size of the log file
+	// Owned by whoever has set busy (and by OpenBolt before any round).
+	walGen   uint64 // generation of the records being written
+	walOff   int64  // where the next record goes
+	walSize  int64  // size of the log file
+	buf      []byte // record being written
+	lastCkpt time.Time
 
 	mu        sync.Mutex
+	roundDone *sync.Cond // signalled (on mu) when busy is cleared
+	busy      bool       // a round or a checkpoint is under way
 	pending   []*batch
+	spare     []*batch // the previous round's slice, reused
 	wake      chan struct{}
 	closed    bool
 	done      chan struct{}
 	commits   int64 // log rounds (fsyncs of the log)
 	unapplied []Op  // logged, not yet in bbolt
 	flushReq  []chan error
-	lastCkpt  time.Time
 }
 
 type batch struct {
-	ops []Op
-	err chan error
+	ops  []Op
+	done bool  // set, with err, when its round is over
+	err  error // the round's outcome
 }
 
 // OpenBolt opens (creating if needed) the database file at path and
@@ -154,6 +165,7 @@ func OpenBolt(path string) (*Bolt, error) {
 		return nil, fmt.Errorf("store: create buckets: %w", err)
 	}
 	s := &Bolt{db: db, walPath: path + ".wal", wake: make(chan struct{}, 1), done: make(chan struct{}), lastCkpt: time.Now()}
+	s.roundDone = sync.NewCond(&s.mu)
 	if err := s.replay(); err != nil {
 		db.Close()
 		return nil, err
@@ -259,7 +271,7 @@ func (s *Bolt) Submit(ops ...Op) func() error {
 			return func() error { return err }
 		}
 	}
-	b := &batch{ops: ops, err: make(chan error, 1)}
+	b := &batch{ops: ops}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -267,8 +279,59 @@ func (s *Bolt) Submit(ops ...Op) func() error {
 	}
 	s.pending = append(s.pending, b)
 	s.mu.Unlock()
-	s.poke()
-	return func() error { return <-b.err }
+	return func() error { return s.wait(b) }
+}
+
+// wait returns once b's round is over, leading a round itself whenever
+// none is under way.
+func (s *Bolt) wait(b *batch) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for !b.done {
+		if !s.busy && len(s.pending) > 0 {
+			s.round()
+			continue
+		}
+		s.roundDone.Wait()
+	}
+	return b.err
+}
+
+// round commits every pending batch: one log record, one fdatasync.
+// Called with s.mu held and no round under way; s.mu is released during
+// the write.
+func (s *Bolt) round() {
+	s.busy = true
+	group := s.pending
+	s.pending = s.spare[:0]
+	s.mu.Unlock()
+	// One record for the whole group, encoded in place.
+	n := 0
+	for _, b := range group {
+		n += len(b.ops)
+	}
+	s.buf = append(s.buf[:0], make([]byte, recordHeader)...)
+	s.buf = binary.AppendUvarint(s.buf, uint64(n))
+	for _, b := range group {
+		s.buf = appendOps(s.buf, b.ops)
+	}
+	sealRecord(s.buf, s.walGen)
+	err := s.writeLog(s.buf)
+	s.mu.Lock()
+	s.commits++
+	for _, b := range group {
+		if err == nil {
+			s.unapplied = append(s.unapplied, b.ops...)
+		}
+		b.done, b.err = true, err
+	}
+	clear(group)
+	s.spare = group
+	s.busy = false
+	s.roundDone.Broadcast()
+	if len(s.unapplied) >= checkpointOps {
+		s.poke()
+	}
 }
 
 func knownBucket(b string) bool {
@@ -287,52 +350,42 @@ func (s *Bolt) poke() {
 	}
 }
 
+// committer runs in the background: it commits batches nobody waits for,
+// checkpoints (after checkpointInterval, past checkpointOps operations,
+// on flush requests and at Close) and ends after Close.
 func (s *Bolt) committer() {
 	defer close(s.done)
 	timer := time.NewTicker(checkpointInterval)
 	defer timer.Stop()
-	var buf []byte
 	for {
 		s.mu.Lock()
-		group := s.pending
-		s.pending = nil
+		for s.busy {
+			s.roundDone.Wait()
+		}
+		if len(s.pending) > 0 {
+			s.round()
+		}
 		closed := s.closed
 		flush := s.flushReq
 		s.flushReq = nil
-		s.mu.Unlock()
-		if len(group) > 0 {
-			// One record for the whole group, encoded in place.
-			n := 0
-			for _, b := range group {
-				n += len(b.ops)
-			}
-			buf = append(buf[:0], make([]byte, recordHeader)...)
-			buf = binary.AppendUvarint(buf, uint64(n))
-			for _, b := range group {
-				buf = appendOps(buf, b.ops)
-			}
-			sealRecord(buf, s.walGen)
-			err := s.writeLog(buf)
-			s.mu.Lock()
-			s.commits++
-			if err == nil {
-				for _, b := range group {
-					s.unapplied = append(s.unapplied, b.ops...)
-				}
-			}
-			s.mu.Unlock()
-			for _, b := range group {
-				b.err <- err
-			}
-		}
 		if len(flush) > 0 || closed || len(s.unapplied) >= checkpointOps ||
 			len(s.unapplied) > 0 && time.Since(s.lastCkpt) >= checkpointInterval {
+			for s.busy {
+				s.roundDone.Wait()
+			}
+			s.busy = true
+			s.mu.Unlock()
 			err := s.checkpoint()
+			s.mu.Lock()
+			s.busy = false
+			s.roundDone.Broadcast()
 			for _, c := range flush {
 				c <- err
 			}
 		}
-		if len(group) > 0 || len(flush) > 0 {
+		more := len(s.pending) > 0 || len(s.flushReq) > 0
+		s.mu.Unlock()
+		if more {
 			continue
 		}
 		if closed {
@@ -367,7 +420,8 @@ func (s *Bolt) writeLog(b []byte) error {
 }
 
 // checkpoint applies the logged operations to bbolt (durably) and starts
-// a new log generation at offset 0. Runs on the committer goroutine.
+// a new log generation at offset 0. Runs on the committer goroutine, with
+// busy set.
 func (s *Bolt) checkpoint() error {
 	s.lastCkpt = time.Now()
 	if len(s.unapplied) == 0 {
