@@ -10,6 +10,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"gopbs/batchreq"
 	"gopbs/dis"
@@ -257,4 +258,41 @@ func TestConnectErrors(t *testing.T) {
 			t.Errorf("Connect: %v, want PBSE_PERM", err)
 		}
 	})
+}
+
+func TestReplyTimeout(t *testing.T) {
+	clientEnv(t)
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		// Accept and say nothing.
+		var held []net.Conn
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				for _, c := range held {
+					c.Close()
+				}
+				return
+			}
+			held = append(held, nc)
+		}
+	}()
+	t.Setenv("PBSAPITIMEOUT", "1")
+	c, err := Connect("srva:" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	start := time.Now()
+	_, err = c.StatusServer(nil, "")
+	if Errno(err) != batchreq.PBSE_PROTOCOL {
+		t.Errorf("StatusServer: %v, want PBSE_PROTOCOL", err)
+	}
+	if d := time.Since(start); d < 900*time.Millisecond || d > 10*time.Second {
+		t.Errorf("gave up after %v, want about 1 s ($PBSAPITIMEOUT)", d)
+	}
 }

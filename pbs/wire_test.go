@@ -79,6 +79,54 @@ func TestRequestBytes(t *testing.T) {
 			"+2+1+3+5alice+0+0+8+0+8sleep 1\n+0" +
 			"+2+1+4+5alice+41.vm+0" +
 			"+2+1+5+5alice+41.vm+0"},
+		{"DeleteJob", "alice", nullReply, func(c *Conn) error { return c.DeleteJob("1.vm", "deldelay=3") },
+			"+2+1+6+5alice+1+2+41.vm+0+12+10deldelay=3"},
+		{"HoldJob", "alice", nullReply, func(c *Conn) error { return c.HoldJob("1.vm", "u", "") },
+			"+2+1+7+5alice+2+2+41.vm+12+132+10Hold_Types+0+1u+0+0"},
+		{"ReleaseJob", "alice", nullReply, func(c *Conn) error { return c.ReleaseJob("1.vm", "s", "array_range=1") },
+			"+2+12+13+5alice+2+2+41.vm+12+132+10Hold_Types+0+1s+0+12+13array_range=1"},
+		{"AsyModifyJob", "alice", nullReply, func(c *Conn) error {
+			return c.AsyModifyJob("1.vm", []Attr{{Name: "Priority", Value: "5"}}, "")
+		}, "+2+12+28+5alice+2+2+41.vm+12+11+8Priority+0+15+0+0"},
+		{"CheckpointJob", "alice", nullReply, func(c *Conn) error { return c.CheckpointJob("1.vm", "") },
+			"+2+12+27+5alice+2+2+41.vm+0+0"},
+		{"RerunJob", "root", nullReply, func(c *Conn) error { return c.RerunJob("1.vm", "force") },
+			"+2+12+14+4root+41.vm+1+5force"},
+		{"LocateJob", "alice", "+2+1+0+0+8+2vm", func(c *Conn) error {
+			loc, err := c.LocateJob("1.vm@vm")
+			if err == nil && loc != "vm" {
+				t.Errorf("LocateJob: location %q", loc)
+			}
+			return err
+		}, "+2+1+8+5alice+71.vm@vm+0"},
+		{"MoveJob", "alice", nullReply, func(c *Conn) error { return c.MoveJob("1.vm", "short@vm", "") },
+			"+2+12+12+5alice+41.vm+8short@vm+0"},
+		{"OrderJob", "alice", nullReply, func(c *Conn) error { return c.OrderJob("1.vm", "2.vm", "") },
+			"+2+12+50+5alice+41.vm+42.vm+0"},
+		{"AsyrunJob", "root", nullReply, func(c *Conn) error { return c.RunJob("1.vm", "vm", true, "") },
+			"+2+12+23+4root+41.vm+2vm+0+0"},
+		{"SignalJob", "alice", nullReply, func(c *Conn) error { return c.SignalJob("1.vm", "SIGUSR1", "") },
+			"+2+12+18+5alice+41.vm+7SIGUSR1+0"},
+		{"MessJob", "alice", nullReply, func(c *Conn) error { return c.MessJob("1.vm", batchreq.MSG_BOTH, "hi", "") },
+			"+2+12+10+5alice+41.vm+3+2hi+0"},
+		{"Shutdown", "root", nullReply, func(c *Conn) error { return c.Shutdown(batchreq.SHUT_DELAY, "") },
+			"+2+12+17+4root+1+0"},
+		{"SelStat", "alice", "+2+1+0+0+6+0", func(c *Conn) error {
+			_, err := c.SelStat([]Attr{{Name: "job_state", Value: "RS", Op: batchreq.EQ}}, "summarize_arrays")
+			return err
+		}, "+2+12+51+5alice+12+13+9job_state+0+2RS+4+12+16summarize_arrays"},
+		{"StatusServer", "alice", "+2+1+0+0+6+0", func(c *Conn) error {
+			_, err := c.StatusServer(nil, "")
+			return err
+		}, "+2+12+21+5alice+0+0+0"},
+		// captures 72-74: the scheduler's resource query
+		{"RescQuery", "Scheduler", "+2+1+0+0+9+1+1+0+0+0", func(c *Conn) error {
+			avail, alloc, resv, down, err := c.RescQuery([]string{"nodes=1"})
+			if err == nil && (len(avail) != 1 || avail[0] != 1 || alloc[0] != 0 || resv[0] != 0 || down[0] != 0) {
+				t.Errorf("RescQuery: %v %v %v %v", avail, alloc, resv, down)
+			}
+			return err
+		}, "+2+12+24+9Scheduler+0+1+7nodes=1+0"},
 		{"Close", "alice", "", func(c *Conn) error { return c.Close() }, "+2+12+59+5alice"},
 	}
 	for _, tt := range tests {
