@@ -86,7 +86,8 @@ func FuzzIM(f *testing.F) {
 func FuzzTM(f *testing.F) {
 	const hdr = "+2+1+539.vm2+32A81159280AD1480083AF0921F93C3CE1"
 	for _, s := range []string{hdr + "3+100+1+1", hdr + "3+102+2+1+0+1+8hostname+0", hdr + "3+104+4+1+0+2",
-		"+2+1+0+1+2+0+1+539.vm-1+0", "+2+1+0+2+2", "+2+13+999+95+17004"} {
+		"+2+1+0+1+2+0+1+539.vm-1+0", "+2+1+0+2+2", "+2+13+999+95+17004",
+		hdr + "3+101+6+1+1", hdr + "3+103+7+1+1+32+15", hdr + "3+112+9+1", "+2+1+0+6+2+3+4"} {
 		f.Add([]byte(s), uint8(0))
 	}
 	f.Fuzz(func(t *testing.T, b []byte, replyTo uint8) {

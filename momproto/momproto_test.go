@@ -2,6 +2,7 @@ package momproto
 
 import (
 	"errors"
+	"fmt"
 	"net/netip"
 	"reflect"
 	"testing"
@@ -221,5 +222,51 @@ func TestTMConversation(t *testing.T) {
 	}
 	if TMCommandName(TM_ADOPT_JOBID) != "TM_ADOPT_JOBID" || TMCommandName(99) != "TM_UNKNOWN(99)" {
 		t.Error("TM names")
+	}
+}
+
+// TestTMOutlineRequests: the TM requests outside the captures, after the
+// outline of spec 10 §11.2, round-trip with their replies.
+func TestTMOutlineRequests(t *testing.T) {
+	const hdr = "+2+1+541.vm2+320D86E11CE0191DC7CB7BD159ABA22740"
+	client := hdr + "3+101+6+1+1" + hdr + "3+103+7+1+1+32+15" + hdr + "3+105+8+1+0" + hdr + "3+112+9+1"
+	server := "+2+1+0+6+2+3+4" + "+2+1+0+7" + "+2+13+999+85+17004"
+	var tr TMTracker
+	var reqs []string
+	for off := 0; off < len(client); {
+		req, n, err := tr.DecodeRequest([]byte(client[off:]))
+		if err != nil {
+			t.Fatalf("request at %d: %v", off, err)
+		}
+		if got := string(req.Append(nil)); got != client[off:off+n] {
+			t.Errorf("request re-encoded %q, want %q", got, client[off:off+n])
+		}
+		reqs = append(reqs, fmt.Sprintf("%s %v", TMCommandName(req.Command), req.Body))
+		off += n
+	}
+	wantReqs := []string{"TM_TASKS &{[1]}", "TM_SIGNAL &{[1 3 15]}", "TM_RESOURCES &{[0]}", "TM_FINALIZE {}"}
+	if !reflect.DeepEqual(reqs, wantReqs) {
+		t.Errorf("requests %q, want %q", reqs, wantReqs)
+	}
+	var bodies []Body
+	for off := 0; off < len(server); {
+		rep, n, err := tr.DecodeReply([]byte(server[off:]))
+		if err != nil {
+			t.Fatalf("reply at %d: %v", off, err)
+		}
+		if got := string(rep.Append(nil)); got != server[off:off+n] {
+			t.Errorf("reply re-encoded %q, want %q", got, server[off:off+n])
+		}
+		bodies = append(bodies, rep.Body)
+		off += n
+	}
+	want := []Body{&TMTasksReply{Tasks: []int{3, 4}}, Empty{}, &Ints{Values: []int{TM_ENOTIMPLEMENTED}}}
+	if !reflect.DeepEqual(bodies, want) {
+		t.Errorf("bodies %#v", bodies)
+	}
+	// A request cut short is reported as such, so a reader can wait for
+	// the rest.
+	if _, _, err := DecodeTMRequest([]byte(hdr + "3+103+7+1+1")); !errors.Is(err, dis.ErrEOF) && !errors.Is(err, dis.ErrEOD) {
+		t.Errorf("truncated TM_SIGNAL: %v", err)
 	}
 }
