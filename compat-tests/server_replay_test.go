@@ -50,6 +50,10 @@ type replayStep struct {
 	// ownTraffic: the capture holds connections the capture server
 	// opened itself (to its scheduler or a MOM); they are not replayed.
 	ownTraffic bool
+	// momReports replays the connections node vm's MOM opened to the
+	// server (job status before an obituary, the obituary), from a
+	// reserved port as a MOM does.
+	momReports bool
 	// syncJobs replaces the captured rejection of sync-set submissions
 	// (seed 001: accepted) and completes them as qsub would have, then
 	// checks the sync bookkeeping (syncReason).
@@ -142,11 +146,20 @@ func round1() (setup []*batchreq.Request, steps []replayStep) {
 		{id: 27, before: []*batchreq.Request{setServer("scheduling", "false")}},
 		{id: 28}, {id: 29}, {id: 30}, {id: 31}, {id: 32}, {id: 33}, {id: 34},
 		// Jobs 9 and 10 of the capture run were submitted between 34 and
-		// 35 and then run on node vm's MOM.
-		{id: 36}, {id: 37}, {id: 39, stateCount: true}, {id: 40, stateCount: true},
+		// 35; 35 starts job 9 on node vm's MOM (the server's own traffic
+		// with the MOM is not replayed, the replay MOM answers it).
+		{id: 35, ownTraffic: true},
+		{id: 36}, {id: 37}, {id: 38}, {id: 39, stateCount: true}, {id: 40, stateCount: true},
 		{id: 41, stateCount: true, usage: true}, {id: 44}, {id: 45},
 		{id: 46}, {id: 47}, {id: 48}, {id: 49},
-		{id: 50}, {id: 51}, {id: 52}, {id: 54}, {id: 55}, {id: 61}, {id: 63}, {id: 69},
+		{id: 50}, {id: 51}, {id: 52}, {id: 54}, {id: 55},
+		// the running jobs: a message, then SIGUSR1 ends job 9 (its MOM
+		// reports status and obituary), requests for the ended job, qdel
+		// of job 10 (whose usage the MOM reported meanwhile; obituary
+		// again)
+		{id: 57, ownTraffic: true}, {id: 58, ownTraffic: true, momReports: true}, {id: 59},
+		{id: 60, ownTraffic: true}, {id: 61}, {id: 62, ownTraffic: true, momReports: true, usage: true},
+		{id: 63}, {id: 69},
 	}
 	return setup, steps
 }
@@ -213,10 +226,15 @@ func TestServerReplay(t *testing.T) {
 				results.run(t, "server-replay", strings.TrimSuffix(sc.Pcap, ".pcap"), st.pending, func(t *testing.T) string {
 					return r.replay(t, filepath.Join(dir, sc.Pcap), sc, st)
 				})
-				if st.id == 34 {
-					// jobs 9 and 10 of the capture run, submitted as qsub
-					// did and started by qrun
-					r.startLongJobs(t, dir)
+				switch st.id {
+				case 34:
+					r.submitLongJobs(t, dir)
+				case 35:
+					r.startJob10(t, dir)
+				case 58, 62:
+					// the capture run's next command came seconds
+					// later, when the server had finished the job
+					r.waitJobGone(t, map[int]string{58: "9.vm", 62: "10.vm"}[st.id])
 				}
 			}
 		})
@@ -302,22 +320,24 @@ func (r *replayer) admin(req *batchreq.Request) *batchreq.Reply {
 	return p
 }
 
-// startLongJobs submits jobs 9 (longjob) and 10 (longjob2) of the
-// capture run and starts them on node vm's MOM, whose status poll
+// The capture run's long jobs 9 (longjob) and 10 (longjob2): submitted
+// between scenarios 34 and 35, started by qrun (9 in scenario 35, 10
+// three seconds later, not captured) on node vm's MOM, whose status poll
 // answers carry the session ids the capture shows.
-//
-// The capture corpus has no qsub of these two jobs (they were submitted
-// between scenarios 34 and 35): the submission is the client bytes of
-// scenario 27's qsub (plain script, same user and environment) with the
-// two values `qsub -N NAME long.sh` sends differently, Job_Name and
-// submit_args (as scenario 36's StatusJob reply shows them), and the
-// script the server passed to the MOM in scenario 35.
-func (r *replayer) startLongJobs(t *testing.T, dir string) {
+var longJobs = []struct{ name, id, sessionFrom string }{
+	{"longjob", "9.vm", "35-qrun-queued-job.pcap"}, // the MOM's reply to the poll after the launch
+	{"longjob2", "10.vm", "36-qstat-jobs.pcap"},    // launch not captured: the server's view of it
+}
+
+// submitLongJobs submits jobs 9 and 10. The capture corpus has no qsub of
+// them: the submission is the client bytes of scenario 27's qsub (plain
+// script, same user and environment) with the two values `qsub -N NAME
+// long.sh` sends differently, Job_Name and submit_args (as scenario 36's
+// StatusJob reply shows them), and the script the server passed to the
+// MOM in scenario 35.
+func (r *replayer) submitLongJobs(t *testing.T, dir string) {
 	script := capturedScript(t, filepath.Join(dir, "35-qrun-queued-job.pcap"))
-	for _, job := range []struct{ name, id, sessionFrom string }{
-		{"longjob", "9.vm", "35-qrun-queued-job.pcap"}, // the MOM's reply to the poll after the launch
-		{"longjob2", "10.vm", "36-qstat-jobs.pcap"},    // launch not captured: the server's view of it
-	} {
+	for _, job := range longJobs {
 		session := capturedAttrs(t, filepath.Join(dir, job.sessionFrom), job.id, "session_id")
 		if len(session) != 1 {
 			t.Fatalf("%s: no session_id of %s", job.sessionFrom, job.id)
@@ -327,14 +347,22 @@ func (r *replayer) startLongJobs(t *testing.T, dir string) {
 		if id != job.id {
 			t.Fatalf("submitted %s, want %s", id, job.id)
 		}
-		r.run(t, id)
-		r.waitJobAttr(t, id, session[0].Name, session[0].Value)
+	}
+}
+
+// startJob10 starts job 10 as the capture run's uncaptured qrun did and
+// waits until the server knows both jobs' session ids (it learns them
+// from its first status poll, which follows a launch).
+func (r *replayer) startJob10(t *testing.T, dir string) {
+	r.run(t, longJobs[1].id)
+	for _, job := range longJobs {
+		session := capturedAttrs(t, filepath.Join(dir, job.sessionFrom), job.id, "session_id")
+		r.waitJobAttr(t, job.id, session[0].Name, session[0].Value)
 	}
 }
 
 // waitJobAttr waits until the server reports attribute name of job id
-// with the given value (the server learns a launched job's session id
-// from its first status poll, which follows the launch).
+// with the given value.
 func (r *replayer) waitJobAttr(t *testing.T, id, name, value string) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -346,6 +374,21 @@ func (r *replayer) waitJobAttr(t *testing.T, id, name, value string) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("job %s: %s is not %q: %+v", id, name, value, p)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitJobGone waits until the server no longer knows job id.
+func (r *replayer) waitJobGone(t *testing.T, id string) {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		p := r.admin(batchreq.NewRequest(batchreq.PBS_BATCH_StatusJob, "root", &batchreq.StatusReq{ID: id}))
+		if p.Code == batchreq.PBSE_UNKJOBID {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s still known after its end: %d %+v", id, p.Code, p.Status)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -556,10 +599,11 @@ func (r *replayer) replay(t *testing.T, path string, sc capture.Scenario, st rep
 			}
 			continue
 		}
-		if conn.Client.Port() < 1024 {
-			continue // pbs_iff, MOM or scheduler: replaced by our own authentication
-		}
 		turns := conn.Turns()
+		fromMom := st.momReports && conn.Client.Port() < 1024 && firstUser(turns) == momUser
+		if conn.Client.Port() < 1024 && !fromMom {
+			continue // pbs_iff: replaced by our own authentication
+		}
 		var rc *replayConn
 		for i, turn := range turns {
 			if !turn.FromClient {
@@ -568,6 +612,12 @@ func (r *replayer) replay(t *testing.T, path string, sc capture.Scenario, st rep
 			reqs := splitRequests(turn.Data)
 			if len(reqs) == 0 {
 				continue
+			}
+			if rc == nil && fromMom {
+				// node vm's MOM reporting a job (status, obituary):
+				// a daemon, trusted by its reserved port
+				rc = r.dialReserved()
+				defer rc.nc.Close()
 			}
 			if rc == nil {
 				rc = r.userConn(t, reqs[0].User)
@@ -627,6 +677,21 @@ func (r *replayer) replay(t *testing.T, path string, sc capture.Scenario, st rep
 		diffs = append(diffs, r.checkSyncSets(c, syncIDs)...)
 	}
 	return strings.Join(diffs, "\n")
+}
+
+// momUser is the user name pbs_mom puts in its requests to the server.
+const momUser = "pbs_mom"
+
+// firstUser returns the user of a connection's first request.
+func firstUser(turns []capture.Chunk) string {
+	for _, turn := range turns {
+		if turn.FromClient {
+			if reqs := splitRequests(turn.Data); len(reqs) > 0 {
+				return reqs[0].User
+			}
+		}
+	}
+	return ""
 }
 
 // syncAttr returns the sync-set attribute (synccount or syncwith) a
@@ -890,12 +955,19 @@ func splitReplies(b []byte) []*batchreq.Reply {
 }
 
 // normalizeValue replaces values that must differ between runs: rates,
-// times, and a running job's remaining walltime (seconds left, which
-// depend on when the replay runs).
+// times, a running job's remaining walltime (seconds left, which depend
+// on when the replay runs) and queue_rank, a counter of enqueues whose
+// value depends on the capture server's history (the snapshot shows job 2
+// with rank 3; job 9 had 12) and that only daemons see.
 func normalizeValue(a batchreq.Attr) string {
 	name, v := a.Name, a.Value
 	if name == "net_counter" {
 		return "<RATE>"
+	}
+	if name == "queue_rank" {
+		if _, err := strconv.ParseUint(v, 10, 64); err == nil {
+			return "<RANK>"
+		}
 	}
 	if a.FullName() == "Walltime.Remaining" {
 		if _, err := strconv.ParseUint(v, 10, 64); err == nil {
