@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -97,31 +99,28 @@ func (c *mnClient) status(typ int, id string) map[string]string {
 	return out
 }
 
-func mnPort(t *testing.T) int {
+// mnPort returns a port free for TCP and UDP on every address. It picks
+// from below the kernel's ephemeral range (32768 and up), so that the
+// outgoing connections of tests running in parallel cannot take the port
+// between this check and the daemons' binds.
+func mnPort(t *testing.T, taken ...int) int {
 	t.Helper()
-	for i := 0; i < 50; i++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+	for range 200 {
+		port := 20000 + rand.IntN(12000)
+		if slices.Contains(taken, port) {
+			continue
+		}
+		ln, err := net.Listen("tcp", fmt.Sprintf(":%d", port))
 		if err != nil {
-			t.Fatal(err)
+			continue
 		}
-		p := ln.Addr().(*net.TCPAddr).Port
 		ln.Close()
-		free := true
-		for _, a := range []string{"127.0.0.1", "127.0.0.2", "127.0.0.3"} {
-			if pc, err := net.ListenPacket("udp", net.JoinHostPort(a, strconv.Itoa(p))); err == nil {
-				pc.Close()
-			} else {
-				free = false
-			}
-			if l, err := net.Listen("tcp", net.JoinHostPort(a, strconv.Itoa(p))); err == nil {
-				l.Close()
-			} else {
-				free = false
-			}
+		pc, err := net.ListenPacket("udp", fmt.Sprintf(":%d", port))
+		if err != nil {
+			continue
 		}
-		if free {
-			return p
-		}
+		pc.Close()
+		return port
 	}
 	t.Fatal("no free port")
 	return 0
@@ -262,7 +261,10 @@ func TestMultiNodeEndToEnd(t *testing.T) {
 	hosts := filepath.Join(base, "hosts")
 	os.WriteFile(hosts, []byte("127.0.0.1\tlocalhost\n127.0.0.2\tnodea\n127.0.0.3\tnodeb\n"), 0o644)
 
-	svPort, momPort, rmPort := mnPort(t), mnPort(t), mnPort(t)
+	svPort := mnPort(t)
+	momPort := mnPort(t, svPort)
+	rmPort := mnPort(t, svPort, momPort)
+	schedPort := mnPort(t, svPort, momPort, rmPort)
 	svHome := filepath.Join(base, "server")
 	momHome := map[string]string{"nodea": filepath.Join(base, "moma"), "nodeb": filepath.Join(base, "momb")}
 	t.Cleanup(func() {
@@ -278,7 +280,7 @@ func TestMultiNodeEndToEnd(t *testing.T) {
 	os.WriteFile(filepath.Join(svHome, "server_name"), []byte("localhost\n"), 0o644)
 	ps := strconv.Itoa
 	mnStart(t, hosts, nil, filepath.Join(bin, "pbs_server"), "-D", "-f", "-t", "create", "-d", svHome,
-		"-p", ps(svPort), "-M", ps(momPort), "-R", ps(rmPort), "-S", ps(mnPort(t)), "-H", "localhost")
+		"-p", ps(svPort), "-M", ps(momPort), "-R", ps(rmPort), "-S", ps(schedPort), "-H", "localhost")
 	c := mnDial(t, svPort)
 	for _, r := range []*batchreq.Request{
 		mnMgr(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_QUEUE, "batch", batchreq.NewAttr("queue_type", "execution")),
