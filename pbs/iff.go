@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"gopbs/batchreq"
 )
 
@@ -57,6 +59,28 @@ func findIff(binDir, sbinDir, exe, path string) (string, error) {
 	return "", &Error{Code: batchreq.PBSE_IFF_NOT_FOUND}
 }
 
+// socketFile returns a duplicate of the connection's descriptor, for
+// pbs_iff to inherit. Unlike (*net.TCPConn).File it leaves the connection
+// in non-blocking mode, so that its read deadlines ($PBSAPITIMEOUT) keep
+// working.
+func socketFile(nc *net.TCPConn) (*os.File, error) {
+	rc, err := nc.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	dup := -1
+	var derr error
+	if err := rc.Control(func(fd uintptr) {
+		dup, derr = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0)
+	}); err != nil {
+		return nil, err
+	}
+	if derr != nil {
+		return nil, derr
+	}
+	return os.NewFile(uintptr(dup), "pbs-socket"), nil
+}
+
 // authenticate runs pbs_iff for the connected socket nc, with the server
 // name and port as used for the connection. pbs_iff inherits the socket
 // as descriptor 3 and answers with the 4-byte integer 0 on its stdout.
@@ -66,7 +90,7 @@ func authenticate(nc *net.TCPConn, host string, port int) error {
 	if err != nil {
 		return err
 	}
-	f, err := nc.File()
+	f, err := socketFile(nc)
 	if err != nil {
 		return &Error{Code: batchreq.PBSE_PERM, Text: ""}
 	}
