@@ -665,19 +665,20 @@ func schedScenarios() []schedScenario {
 		},
 		{
 			// a resources line (a key of later PBS schedulers): the
-			// queue's walltime is a consumable the scheduler checks,
-			// so w2 waits for w1 though the node has a free slot.
+			// queue's vmem, which TORQUE 2.5.13's scheduler does not
+			// look at, is checked against what is left, so w2 waits
+			// for w1 though the node has a free slot.
 			name:        "resources",
-			schedConfig: "resources: \"walltime\"\n",
+			schedConfig: "resources: \"vmem\"\n",
 			np:          2,
-			setup:       queue("consumable", "resources_available.walltime = 00:01:30"),
+			setup:       queue("consumable", "resources_available.vmem = 800mb"),
 			teardown:    stopQueue("consumable"),
 			jobs: []e2eJob{
-				{name: "w1", queue: "consumable", args: []string{"-l", "walltime=00:01:00"}, sleep: "2"},
-				{name: "w2", queue: "consumable", args: []string{"-l", "walltime=00:01:00"}},
+				{name: "w1", queue: "consumable", args: []string{"-l", "vmem=500mb"}, sleep: "2"},
+				{name: "w2", queue: "consumable", args: []string{"-l", "vmem=500mb"}},
 			},
 			want:     []string{"w1", "w2"},
-			comments: map[string]string{"w2": "Not Running: Not enough walltime available"},
+			comments: map[string]string{"w2": "Not Running: Not enough vmem available"},
 			check: func(t *testing.T, names map[string]string, recs []acctRecord) {
 				var order []string
 				for _, r := range recs {
