@@ -227,7 +227,12 @@ func run(args []string) int {
 			list = append(list, a)
 		}
 	}
-	list = append(list, pbs.Attr{Name: "init_work_dir", Value: initWorkDir()})
+	// init_work_dir is always sent ($PWD or ""), except that a directory
+	// given with -d or -w is not overridden by it: the server keeps the
+	// last value of an attribute.
+	if !q.given['d'] && !q.given['w'] && !q.directive['d'] && !q.directive['w'] {
+		list = append(list, pbs.Attr{Name: "init_work_dir", Value: initWorkDir()})
+	}
 
 	// The server: the destination's, else torque.cfg's SERVERHOST, else
 	// the default server.
