@@ -394,7 +394,7 @@ func (m *Mom) jobStatus(j *job) (batchreq.AttrList, bool) {
 	// capture 35, unless a poll cycle came in between (capture 86).
 	var attrs batchreq.AttrList
 	if u := st.Usage; u.Mem > 0 || u.VMem > 0 || u.CPUTime > 0 {
-		attrs = usageAttrs(u)
+		attrs = usageAttrs(m.withSisterUsage(j.id, u)) // multi-node: plus the sisters' (im_ms.go)
 	}
 	if st.Terminal != "" && !termSent {
 		// "Send once" attributes, in attribute-table order (spec 10 §7).

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,8 +32,9 @@ type msJob struct {
 	hosts  []string // distinct hosts in node order; hosts[0] is this MOM
 
 	mu       sync.Mutex
-	nextTask int           // next task id (1 is the top task)
-	remote   map[int][]int // node → ids of the tasks started there
+	nextTask int                       // next task id (1 is the top task)
+	remote   map[int][]int             // node → ids of the tasks started there
+	polled   map[int]*momproto.IMUsage // node → last IM_POLL_JOB answer
 	sisters  []*sisterLink
 	demux    *demux
 	ended    bool
@@ -238,7 +240,63 @@ func (m *Mom) prepareStart(ctx context.Context, j *job, spec *jobexec.Job) error
 		return err
 	}
 	m.log.Job(logline.EventJob, j.id, fmt.Sprintf("all %d sisters joined", len(mj.hosts)-1))
+	m.goFunc(func() { m.pollSisters(mj) })
 	return nil
+}
+
+// pollSisters asks every sister for the job's usage there (IM_POLL_JOB)
+// each $check_poll_time until the job ends (spec 11 §9).
+func (m *Mom) pollSisters(mj *msJob) {
+	for {
+		period := max(m.conf().CheckPollTime, time.Second)
+		select {
+		case <-m.ctx.Done():
+			return
+		case <-time.After(period):
+		}
+		mj.mu.Lock()
+		sisters := append([]*sisterLink(nil), mj.sisters...)
+		ended := mj.ended
+		mj.mu.Unlock()
+		if ended {
+			return
+		}
+		for _, sl := range sisters {
+			ctx, cancel := context.WithTimeout(m.ctx, period)
+			rep, err := m.imCall(ctx, mj, sl, momproto.IM_POLL_JOB, m.newEvent(), 0, momproto.Empty{})
+			cancel()
+			if err != nil || rep.Command != momproto.IM_ALL_OKAY {
+				continue
+			}
+			if u, ok := rep.Body.(*momproto.IMUsage); ok {
+				mj.mu.Lock()
+				if mj.polled == nil {
+					mj.polled = map[int]*momproto.IMUsage{}
+				}
+				mj.polled[sl.node] = u
+				mj.mu.Unlock()
+			}
+		}
+	}
+}
+
+// withSisterUsage adds to a job's local usage what its sisters reported
+// in their last IM_POLL_JOB answers.
+func (m *Mom) withSisterUsage(id string, u jobexec.Usage) jobexec.Usage {
+	m.mn.mu.Lock()
+	mj := m.mn.ms[id]
+	m.mn.mu.Unlock()
+	if mj == nil {
+		return u
+	}
+	mj.mu.Lock()
+	defer mj.mu.Unlock()
+	for _, p := range mj.polled {
+		u.CPUTime += int64(p.CPUT)
+		u.Mem += p.Mem * 1024
+		u.VMem += p.Vmem * 1024
+	}
+	return u
 }
 
 // joinSister opens the IM stream to one sister and asks it to join.
@@ -410,6 +468,13 @@ func (mj *msJob) addRemote(node, taskID int) {
 		mj.remote = map[int][]int{}
 	}
 	mj.remote[node] = append(mj.remote[node], taskID)
+}
+
+// removeRemote forgets a task on a sister's node that has ended.
+func (mj *msJob) removeRemote(node, taskID int) {
+	mj.mu.Lock()
+	defer mj.mu.Unlock()
+	mj.remote[node] = slices.DeleteFunc(mj.remote[node], func(id int) bool { return id == taskID })
 }
 
 // signalSisters passes a SignalJob on to the tasks the job runs on its

@@ -226,6 +226,9 @@ func (m *Mom) tmTaskCall(ctx context.Context, tc *tmConn, tr TaskRunner, mj *msJ
 	}
 	body := &momproto.Ints{Values: append([]int{0, taskID}, extra...)}
 	m.tmRelay(ctx, tc, mj, req, node, cmd, body, func(rep *momproto.IMMessage) momproto.Body {
+		if cmd == momproto.IM_OBIT_TASK {
+			mj.removeRemote(node, taskID) // it has ended: no more signals for it
+		}
 		if b, ok := rep.Body.(*momproto.Ints); ok {
 			return b
 		}

@@ -297,7 +297,7 @@ func TestMultiNodeEndToEnd(t *testing.T) {
 		home := momHome[node]
 		os.MkdirAll(filepath.Join(home, "mom_priv"), 0o755)
 		os.WriteFile(filepath.Join(home, "server_name"), []byte("localhost\n"), 0o644)
-		os.WriteFile(filepath.Join(home, "mom_priv", "config"), []byte("$pbsserver localhost\n$status_update_time 2\n"), 0o644)
+		os.WriteFile(filepath.Join(home, "mom_priv", "config"), []byte("$pbsserver localhost\n$status_update_time 2\n$check_poll_time 1\n"), 0o644)
 		os.WriteFile(filepath.Join(home, "pbs_environment"), []byte("PATH=/usr/bin:/bin\nPBS_MOMHOST="+node+"\n"), 0o644)
 		addr := map[string]string{"nodea": "127.0.0.2", "nodeb": "127.0.0.3"}[node]
 		mnStart(t, hosts, []string{"GOPBS_MOM_ADDR=" + addr}, filepath.Join(bin, "pbs_mom"), "-D", "-d", home, "-H", node,
