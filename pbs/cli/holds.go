@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"gopbs/pbs"
 )
@@ -18,6 +19,9 @@ func Holds(prog string, args []string, op func(c *pbs.Conn, id, holds, ext strin
 		switch o.C {
 		case 'h':
 			holds = o.Arg
+			if holds == "" || strings.Trim(holds, "uosn") != "" {
+				bad = true
+			}
 		case 't':
 			ext = "array_range=" + o.Arg
 		}

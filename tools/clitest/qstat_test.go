@@ -37,6 +37,12 @@ func TestQstat(t *testing.T) {
 			stdout: jobHeader +
 				"1.vm                       sleep20.sh       alice                  0 Q batch          \n" +
 				"9.vm                       ...rstuvwxyz0123 alice           00:00:01 R batch          \n"},
+		{name: "long ids", argv: []string{"qstat", "-l"},
+			replies: []*batchreq.Reply{statusReply(obj(batchreq.MGR_OBJ_JOB, "12.srv.example.com", "Job_Name=x", "job_state=Q"))},
+			stdout:  jobHeader + "12.srv.example.com         x                                       0 Q                \n"},
+		{name: "short ids", argv: []string{"qstat"},
+			replies: []*batchreq.Reply{statusReply(obj(batchreq.MGR_OBJ_JOB, "12.srv.example.com", "Job_Name=x", "job_state=Q"))},
+			stdout:  jobHeader + "12.srv                     x                                       0 Q                \n"},
 		{name: "arrays", argv: []string{"qstat", "-t"}, sent: []string{"+2+12+19{U}+0+0+0", disconnect}},
 		{name: "exec queues", argv: []string{"qstat", "-e", "short"},
 			sent: []string{"+2+12+51{U}+12+182+11destination+0+5short+4+12+15exec_queue_only", disconnect}},
