@@ -301,6 +301,12 @@ func (rl *runLink) endJob(j *Job, exit int, rerun bool) {
 	var ops []store.Op
 	if rerun {
 		s.requeue(j)
+		if s.shutting && execHost != "" {
+			// HOTSTART: a job requeued by qterm -t immediate keeps
+			// its hosts, where a hot start runs it again first
+			// (spec 10 §8.6 RERUN3, spec 12 §16.1).
+			j.attrs.set(jaExecHost, execHost)
+		}
 		ops = append(ops, s.saveJobOp(j))
 	} else {
 		s.logOnJobExit(j, ssStageOut)

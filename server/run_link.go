@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"gopbs/batchreq"
 	"gopbs/dis"
 	"gopbs/iff"
+	"gopbs/internal/logline"
 	"gopbs/rpp"
 	"gopbs/server/store"
 )
@@ -63,6 +65,9 @@ type runLink struct {
 	nannyInterval time.Duration
 	// retryDelay separates the two attempts to reach a MOM for a launch.
 	retryDelay time.Duration
+	// hotStartInterval separates a hot start's attempts to run the jobs
+	// requeued by an immediate shutdown on their hosts again.
+	hotStartInterval time.Duration
 }
 
 func newRunLink(s *Server) *runLink {
@@ -79,6 +84,8 @@ func newRunLink(s *Server) *runLink {
 		mailProgram:   defaultMailProgram,
 		nannyInterval: nannyInterval,
 		retryDelay:    2 * time.Second,
+
+		hotStartInterval: 15 * time.Second,
 	}
 	if s.cfg.ResolveHost != nil {
 		rl.resolve = s.cfg.ResolveHost
@@ -112,7 +119,105 @@ func (s *Server) startRunLink() {
 		go f()
 	}
 	go rl.timers()
+	if s.cfg.InitType == InitHot {
+		go rl.hotStart()
+	}
 	rl.schedStart()
+}
+
+// hotStartPeriod is how long a hot start keeps trying to run the jobs
+// requeued by an immediate shutdown on their hosts again.
+const hotStartPeriod = 300 * time.Second
+
+// hotStart runs the jobs that an immediate shutdown requeued with their
+// hosts kept (HOTSTART) on those hosts again: a first attempt at once,
+// then every hotStartInterval for hotStartPeriod, as long as some are
+// left (spec 12 §16.1). A job whose hosts are not up yet waits for the
+// next round; the scheduler may meanwhile run it elsewhere.
+func (rl *runLink) hotStart() {
+	s := rl.s
+	deadline := time.Now().Add(hotStartPeriod)
+	for {
+		s.mu.RLock()
+		var pending []*Job
+		for j := s.head; j != nil; j = j.next {
+			if j.state == stQueued && j.attrs.get(jaExecHost) != "" {
+				pending = append(pending, j)
+			}
+		}
+		s.mu.RUnlock()
+		left := 0
+		for _, j := range pending {
+			if !rl.runOnHosts(j) {
+				left++
+			}
+		}
+		if left == 0 || time.Now().After(deadline) {
+			return
+		}
+		select {
+		case <-s.done:
+			return
+		case <-time.After(rl.hotStartInterval):
+		}
+	}
+}
+
+// hostsSpec turns an exec_host value into the node specification of the
+// same hosts ("vm/0+vm/1+vm2/0" → "vm:ppn=2+vm2").
+func hostsSpec(execHost string) string {
+	var order []string
+	count := map[string]int{}
+	for _, x := range execSlots(execHost) {
+		if count[x.host] == 0 {
+			order = append(order, x.host)
+		}
+		count[x.host]++
+	}
+	parts := make([]string, len(order))
+	for i, h := range order {
+		parts[i] = h
+		if count[h] > 1 {
+			parts[i] += ":ppn=" + strconv.Itoa(count[h])
+		}
+	}
+	return strings.Join(parts, "+")
+}
+
+// runOnHosts runs a hot-start job on the hosts of its exec_host. It
+// reports whether the job no longer waits for that (it started, or it
+// is no longer a queued hot-start job).
+func (rl *runLink) runOnHosts(j *Job) bool {
+	s := rl.s
+	s.mu.Lock()
+	execHost := j.attrs.get(jaExecHost)
+	if s.jobs[j.id] != j || j.state != stQueued || execHost == "" {
+		s.mu.Unlock()
+		return true
+	}
+	slots, bad := s.allocate(j, hostsSpec(execHost))
+	if bad != nil {
+		s.mu.Unlock()
+		return false // its hosts are not up (yet)
+	}
+	s.log.Log(logline.EventJob, logline.ClassJob, j.id, "Job Run at hot start")
+	l, err := s.prepareRun(j, slots)
+	if err != nil {
+		s.mu.Unlock()
+		s.logError("hot_start", err.Error())
+		return true
+	}
+	wait := s.store.Submit(s.saveJobOp(j))
+	s.mu.Unlock()
+	if err := wait(); err != nil {
+		s.abandonRun(j, "cannot save job")
+		return true
+	}
+	p := rl.sendJob(l)
+	if s.finishRun(j, p) && !rl.endingWith(l.host) {
+		go rl.pollJob(j.id)
+	}
+	return true
 }
 
 // recoverRunning settles jobs a previous server left between states: a
