@@ -1,12 +1,18 @@
 package link
 
 import (
+	"context"
+	"net"
+	"net/netip"
+	"os"
 	"slices"
 	"testing"
 	"time"
 
 	"gopbs/batchreq"
 	"gopbs/mom/jobexec"
+	"gopbs/momproto"
+	"gopbs/rpp"
 )
 
 // TestJoinAttrs: IM_JOIN_JOB carries the QueueJob attributes with
@@ -79,4 +85,144 @@ func TestNodeOf(t *testing.T) {
 	if n, ok := single.nodeOf(0); !ok || n != 0 {
 		t.Errorf("job without exec_host: nodeOf(0) = %d %v", n, ok)
 	}
+}
+
+// fakeSister is a sister MOM's IM endpoint on 127.0.0.2.
+type fakeSister struct {
+	ep   *rpp.Endpoint
+	port int
+}
+
+func newFakeSister(t *testing.T) *fakeSister {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", "127.0.0.2:0")
+	if err != nil {
+		t.Skipf("127.0.0.2: %v", err)
+	}
+	fs := &fakeSister{ep: rpp.NewEndpoint(pc, &rpp.Options{Timeout: 50 * time.Millisecond, Retry: 40}),
+		port: pc.LocalAddr().(*net.UDPAddr).Port}
+	t.Cleanup(func() { fs.ep.Close() })
+	return fs
+}
+
+// startMotherSuperior starts a MOM reporting to a fake server whose jobs'
+// second host "sister" is fs.
+func startMotherSuperior(t *testing.T, fs *fakeSister) (*fakeServer, *testMom) {
+	t.Helper()
+	srv := newFakeServer(t)
+	srv.serve(acceptAll)
+	tm := startMomIn(t, srv, "$check_poll_time 1\n", openDir(t, "gopbs-mom-", nil), "none", func(o *Options) {
+		o.RMPort = fs.port
+		o.Resolve = func(_ context.Context, host string) ([]netip.Addr, error) {
+			if host == "sister" {
+				return []netip.Addr{netip.MustParseAddr("127.0.0.2")}, nil
+			}
+			return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+		}
+	})
+	dumpLogOnFailure(t, tm)
+	return srv, tm
+}
+
+// launchMulti launches a job on localhost and sister; it returns the
+// Commit reply.
+func launchMulti(t *testing.T, tm *testMom, id, script string) *batchreq.Reply {
+	t.Helper()
+	attrs := jobAttrs(id, os.TempDir())
+	for i := range attrs {
+		if attrs[i].Name == "exec_host" {
+			attrs[i].Value, attrs[i].Size = "localhost/0+sister/0", 0
+		}
+	}
+	b := dialBatch(t, tm.batch)
+	defer b.disconnect()
+	if rep := b.do(batchreq.PBS_BATCH_QueueJob, &batchreq.QueueJob{JobID: id, Attrs: attrs}, ""); rep.Code != 0 {
+		t.Fatalf("QueueJob: %d", rep.Code)
+	}
+	b.do(batchreq.PBS_BATCH_jobscript, &batchreq.JobFile{JobID: id, Data: []byte(script)}, "")
+	b.do(batchreq.PBS_BATCH_RdytoCommit, &batchreq.JobID{ID: id}, "")
+	return b.do(batchreq.PBS_BATCH_Commit, &batchreq.JobID{ID: id}, "")
+}
+
+// TestJoinRefused: a sister that refuses IM_JOIN_JOB fails the job's
+// start; the obit carries JOB_EXEC_RETRY (the server requeues the job).
+func TestJoinRefused(t *testing.T) {
+	requireUser(t)
+	fs := newFakeSister(t)
+	srv, tm := startMotherSuperior(t, fs)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	go func() {
+		s, err := fs.ep.Accept(ctx)
+		if err != nil {
+			return
+		}
+		b, err := s.Recv(ctx)
+		if err != nil {
+			return
+		}
+		if req, err := momproto.DecodeIM(b, nil); err == nil {
+			s.Send(imError(req, batchreq.PBSE_BADUSER).Append(nil))
+		}
+	}()
+	rep := launchMulti(t, tm, "30.testserver", "exit 0\n")
+	if rep.Choice == batchreq.BATCH_REPLY_CHOICE_Commit {
+		t.Errorf("Commit accepted although the sister refused to join")
+	}
+	nextReq(t, srv, batchreq.PBS_BATCH_StatusJob)
+	obit := nextReq(t, srv, batchreq.PBS_BATCH_JobObit).req.Body.(*batchreq.JobObit)
+	if obit.ExitStatus != jobexec.JOB_EXEC_RETRY {
+		t.Errorf("obit exit status %d, want %d", obit.ExitStatus, jobexec.JOB_EXEC_RETRY)
+	}
+}
+
+// TestSisterFailureKillsJob: when the stream to a sister dies while the
+// job runs (the sister stops answering the usage polls), the mother
+// superior kills the job.
+func TestSisterFailureKillsJob(t *testing.T) {
+	requireUser(t)
+	fs := newFakeSister(t)
+	srv, tm := startMotherSuperior(t, fs)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	joined := make(chan *momproto.IMMessage, 1)
+	go func() {
+		s, err := fs.ep.Accept(ctx)
+		if err != nil {
+			return
+		}
+		b, err := s.Recv(ctx)
+		if err != nil {
+			return
+		}
+		req, err := momproto.DecodeIM(b, nil)
+		if err != nil {
+			return
+		}
+		s.Send(imReply(req, momproto.Empty{}).Append(nil))
+		s.Flush(ctx)
+		joined <- req
+		fs.ep.Close() // the sister dies
+	}()
+	if rep := launchMulti(t, tm, "31.testserver", "exec sleep 60\n"); rep.Choice != batchreq.BATCH_REPLY_CHOICE_Commit {
+		t.Fatalf("Commit: %+v", rep)
+	}
+	select {
+	case req := <-joined:
+		jb := req.Body.(*momproto.IMJoinJob)
+		if req.Command != momproto.IM_JOIN_JOB || jb.NodeID != 1 || jb.NumNodes != 2 || jb.StdoutPort == 0 {
+			t.Errorf("join request %+v %+v", req.IMHeader, jb)
+		}
+		if v, _ := jb.Attrs.Get("cookie"); len(v) != 32 || v != req.Cookie {
+			t.Errorf("cookie attribute %q, header %q", v, req.Cookie)
+		}
+	case <-ctx.Done():
+		t.Fatal("no IM_JOIN_JOB")
+	}
+	nextReq(t, srv, batchreq.PBS_BATCH_StatusJob)
+	obit := nextReq(t, srv, batchreq.PBS_BATCH_JobObit).req.Body.(*batchreq.JobObit)
+	if obit.ExitStatus <= 256 {
+		t.Errorf("obit exit status %d, want a kill by signal", obit.ExitStatus)
+	}
+	waitLog(t, tm, "(sister) failed")
 }
