@@ -139,6 +139,10 @@ func run(args []string) int {
 			fmt.Fprintf(os.Stderr, "qsub: could not open script file %s\n", path)
 			return 1
 		}
+		if !textStart(script) {
+			fmt.Fprintf(os.Stderr, "qsub: file must be an ascii script\n")
+			return 1
+		}
 		jobName = filepath.Base(path)
 	} else if !q.interactive {
 		var err error
@@ -392,10 +396,20 @@ func (q *qsub) option(o cli.Opt, fromDirective bool) ([]pbs.Attr, error) {
 		q.interactive = true
 		return nil, nil
 	case 'j':
+		switch o.Arg {
+		case "oe", "eo", "n":
+		default:
+			return nil, fmt.Errorf("illegal -j value")
+		}
 		return a("Join_Path", o.Arg), nil
 	case 'J':
 		return a("job_id", o.Arg), nil
 	case 'k':
+		switch o.Arg {
+		case "o", "e", "oe", "eo", "n":
+		default:
+			return nil, fmt.Errorf("illegal -k value")
+		}
 		return a("Keep_Files", o.Arg), nil
 	case 'l':
 		if strings.Contains(o.Arg, "nodes=") && strings.Contains(o.Arg, ",procs=") {
@@ -411,6 +425,9 @@ func (q *qsub) option(o cli.Opt, fromDirective bool) ([]pbs.Attr, error) {
 		}
 		return out, nil
 	case 'm':
+		if o.Arg != "n" && (o.Arg == "" || strings.Trim(o.Arg, "abe") != "") {
+			return nil, fmt.Errorf("illegal -m value")
+		}
 		return a("Mail_Points", o.Arg), nil
 	case 'M':
 		return a("Mail_Users", o.Arg), nil
@@ -445,6 +462,9 @@ func (q *qsub) option(o cli.Opt, fromDirective bool) ([]pbs.Attr, error) {
 		}
 		return a("Rerunable", o.Arg), nil
 	case 'S':
+		if !validShellList(o.Arg) {
+			return nil, fmt.Errorf("illegal -S value")
+		}
 		return a("Shell_Path_List", o.Arg), nil
 	case 't':
 		return a("job_array_request", o.Arg), nil
@@ -674,4 +694,29 @@ func validateGroups(list []pbs.Attr) error {
 		}
 	}
 	return nil
+}
+
+// validShellList checks a -S operand "path[@host][,path[@host]...]":
+// absolute paths, each host named once.
+func validShellList(v string) bool {
+	hosts := map[string]bool{}
+	for _, item := range strings.Split(v, ",") {
+		path, host, _ := strings.Cut(item, "@")
+		if !strings.HasPrefix(path, "/") || hosts[host] {
+			return false
+		}
+		hosts[host] = true
+	}
+	return true
+}
+
+// textStart reports whether the first 50 bytes of a script file are
+// printable characters or white space, as qsub requires of script files.
+func textStart(script []byte) bool {
+	for _, c := range script[:min(len(script), 50)] {
+		if (c < ' ' || c > '~') && c != '\n' && c != '\t' && c != '\r' && c != '\f' && c != '\v' {
+			return false
+		}
+	}
+	return true
 }
