@@ -240,6 +240,17 @@ func (m *Mom) saveJob(j *job) error {
 	return writeJobFile(m.jobFilePath(j.prefix), b)
 }
 
+// resaveJob saves a job whose file exists again after a change of state
+// (jobs that never had one, such as a sister's, get none).
+func (m *Mom) resaveJob(j *job, function string) {
+	if _, err := os.Stat(m.jobFilePath(j.prefix)); err != nil {
+		return
+	}
+	if err := m.saveJob(j); err != nil {
+		m.logErr(function, err, "cannot save job")
+	}
+}
+
 // jobFile builds the job file of j. The caller holds m.mu.
 func jobFile(j *job) *jobfile.Job {
 	f := &jobfile.Job{Version: jobfile.QSVersion, ID: j.id, Prefix: j.prefix, Queue: j.spec.Queue}
@@ -332,9 +343,10 @@ func loadJob(name string) (*job, error) {
 		return nil, fmt.Errorf("%s: file prefix %q does not match the file name", name, f.Prefix)
 	}
 	j := &job{id: f.ID, prefix: f.Prefix, stage: stageOf(f.State, f.Substate), stime: f.Stime}
+	exit := int32(0)
 	if f.UnType == jobfile.UnionMom {
 		mom := f.Mom()
-		j.server = mom.ServerAddr
+		j.server, exit = mom.ServerAddr, mom.ExitStatus
 	}
 	for _, r := range f.Attrs {
 		if r.Name == "session_id" && r.Resource == "" {
@@ -342,6 +354,9 @@ func loadJob(name string) (*job, error) {
 			continue
 		}
 		j.attrs = append(j.attrs, loadAttr(r))
+	}
+	if j.stage >= stageExiting {
+		j.exit = &jobexec.Exit{JobID: j.id, SessionID: j.sid, Status: int(exit)}
 	}
 	j.spec = jobSpec(j.id, j.attrs)
 	j.spec.Prefix = j.prefix

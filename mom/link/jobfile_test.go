@@ -189,6 +189,47 @@ func TestSavedJobFile(t *testing.T) {
 	}
 }
 
+// TestRecoverEndedJob: a job that had ended before the MOM restarted
+// (job file in state EXITING with its exit status) is reported with that
+// exit status, whatever the restart mode but -P.
+func TestRecoverEndedJob(t *testing.T) {
+	requireUser(t)
+	for _, mode := range []string{"p", "r"} {
+		t.Run("mode="+mode, func(t *testing.T) {
+			srv := newFakeServer(t)
+			srv.serve(acceptAll)
+			base := openDir(t, "gopbs-mom-", nil)
+			jobs := filepath.Join(base, "torque", "mom_priv", "jobs")
+			if err := os.MkdirAll(jobs, 0o750); err != nil {
+				t.Fatal(err)
+			}
+			id := "8.vm"
+			f, err := jobfile.Parse(torqueJobFile(t, id, 999999, time.Now()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.State, f.Substate = 5, 50
+			m := f.Mom()
+			m.ExitStatus = 7
+			f.SetMom(m)
+			b, err := f.Marshal()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(jobs, id+".JB"), b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			mom := startMomIn(t, srv, "", base, mode)
+			dumpLogOnFailure(t, mom)
+			nextReq(t, srv, batchreq.PBS_BATCH_StatusJob)
+			obit := nextReq(t, srv, batchreq.PBS_BATCH_JobObit).req.Body.(*batchreq.JobObit)
+			if obit.JobID != id || obit.ExitStatus != 7 {
+				t.Errorf("obit %s exit %d, want %s exit 7", obit.JobID, obit.ExitStatus, id)
+			}
+		})
+	}
+}
+
 // TestModifySavesJobFile: limits changed by ModifyJob are in the job
 // file, so they survive a MOM restart.
 func TestModifySavesJobFile(t *testing.T) {

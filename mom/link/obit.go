@@ -31,6 +31,7 @@ func (m *Mom) JobExited(ex jobexec.Exit) {
 	if !ok {
 		return
 	}
+	m.resaveJob(j, "job_exit") // a restarted MOM reports the end it missed
 	m.goFunc(func() {
 		// A multi-node job's sisters are told IM_KILL_JOB; their usage
 		// counts in the obit (spec 11 §9.2).

@@ -48,15 +48,22 @@ func (m *Mom) Recover(ctx context.Context, mode momd.RestartMode) (int, error) {
 			m.purge(j)
 			continue
 		}
+		ended := j.exit
 		m.mu.Lock()
 		m.nextOrder++
 		j.order = m.nextOrder
 		// session_id is "send once" per MOM process: a recovered job
 		// reports it again (the obit after a -p restart carries it,
 		// capture 103).
-		j.stage, j.sidSent = stageRunning, false
+		j.stage, j.sidSent, j.exit = stageRunning, false, nil
 		m.jobs[j.id] = j
 		m.mu.Unlock()
+		if ended != nil && mode != momd.RecoverPurge {
+			// The job had ended before the restart: report that end
+			// (its exit status, from the job file) in any mode.
+			m.JobExited(*ended)
+			continue
+		}
 		if mode == momd.RecoverPoll {
 			if err := m.exec.Adopt(&j.spec, j.sid, j.startTime(name)); err == nil {
 				continue
