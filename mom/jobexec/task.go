@@ -80,11 +80,21 @@ func (e *Engine) Join(spec *Job, nodeID int) error {
 	}
 	r.out = e.planOutput(&j, cred)
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	if old, ok := e.jobs[j.ID]; ok && old.state != StateExited {
+		e.mu.Unlock()
 		return ErrJobExists
 	}
 	e.jobs[j.ID] = r
+	e.mu.Unlock()
+	if e.conf().TmpDir != "" {
+		// The job's $tmpdir exists on every node (removed by Purge).
+		if err := e.makeTmpdir(r); err != nil {
+			e.mu.Lock()
+			delete(e.jobs, j.ID)
+			e.mu.Unlock()
+			return err
+		}
+	}
 	return nil
 }
 

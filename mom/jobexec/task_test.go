@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"gopbs/mom/config"
 )
 
 // TestTasksOfMotherSuperior: tasks spawned in a running job get the job's
@@ -74,6 +76,12 @@ func TestTasksOfMotherSuperior(t *testing.T) {
 // are told, KillTasks ends them, and the job never reaches OnExit.
 func TestSisterJob(t *testing.T) {
 	te := newTestEnv(t, "")
+	tmp := filepath.Join(filepath.Dir(te.uhome), "scratch")
+	if err := os.Mkdir(tmp, 0o1777); err != nil {
+		t.Fatal(err)
+	}
+	_ = os.Chmod(tmp, 0o1777)
+	te.setConfig(func(c *config.Config) { c.TmpDir = tmp })
 	j := te.job("21.srv", "")
 	j.ExecHost = "ms/0+node1/0"
 	if err := te.eng.Join(j, 1); err != nil {
@@ -90,15 +98,15 @@ func TestSisterJob(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	err = te.eng.Spawn(ctx, "21.srv", TaskSpec{TaskID: 3, NodeID: 1, VNode: 1, Stdout: w, Stderr: w,
-		Argv: []string{"sh", "-c", "echo node $PBS_NODENUM task $PBS_TASKNUM; exec sleep 30"}})
+		Argv: []string{"sh", "-c", "echo node $PBS_NODENUM task $PBS_TASKNUM $TMPDIR; exec sleep 30"}})
 	w.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
 	line := make([]byte, 64)
 	n, _ := r.Read(line)
-	if got := string(line[:n]); got != "node 1 task 3\n" {
-		t.Errorf("task output %q", got)
+	if got, want := string(line[:n]), "node 1 task 3 "+filepath.Join(tmp, "21.srv")+"\n"; got != want {
+		t.Errorf("task output %q, want %q", got, want)
 	}
 	if ids, _ := te.eng.Tasks("21.srv"); !slices.Equal(ids, []int{3}) {
 		t.Errorf("Tasks of the sister job: %v", ids)
@@ -119,6 +127,9 @@ func TestSisterJob(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(te.home, "mom_priv", "jobs", "21.srv*")); len(left) > 0 {
 		t.Errorf("files left: %v", left)
+	}
+	if _, err := os.Stat(filepath.Join(tmp, "21.srv")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the job's tmpdir is left: %v", err)
 	}
 }
 
