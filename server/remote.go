@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -42,9 +43,11 @@ type destination struct {
 	server string // the other server as written (host or host:port)
 }
 
-// parseDestination splits "queue", "queue@host" or "queue@host:port". A
-// host that names this server, on its own port or without a port, is
-// local; any other host is another server, at port 15001 unless given.
+// parseDestination splits "queue", "queue@host" or "queue@host:port".
+// The destination is this server when the host is the server's name (on
+// its own port or without a port), or "localhost" or an address of this
+// machine on the server's own port (15001 when not given); any other
+// host is another server, at port 15001 unless given.
 func (s *Server) parseDestination(d string) destination {
 	queue, at, found := strings.Cut(d, "@")
 	if !found || at == "" {
@@ -64,7 +67,25 @@ func (s *Server) parseDestination(d string) destination {
 	if port == "" {
 		port = strconv.Itoa(batchreq.PBS_BATCH_SERVICE_PORT)
 	}
+	if port == own && isThisMachine(host) {
+		return destination{queue: queue}
+	}
 	return destination{queue: queue, addr: net.JoinHostPort(host, port), server: at}
+}
+
+// isThisMachine reports whether host is "localhost" or an address
+// literal of this machine (names are not resolved: a move must not wait
+// for a name service).
+func isThisMachine(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	if err != nil {
+		return false
+	}
+	a = a.Unmap()
+	return a.IsLoopback() || isLocalAddr(a)
 }
 
 // String writes the destination as queue@host:port.

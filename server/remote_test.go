@@ -74,6 +74,11 @@ func TestParseDestination(t *testing.T) {
 		{"batch@other", "batch", "other:15001"},
 		{"short@10.1.2.3:16001", "short", "10.1.2.3:16001"},
 		{"@other", "", "other:15001"},
+		{"batch@localhost:" + own, "batch", ""},
+		{"batch@127.0.0.1:" + own, "batch", ""},
+		{"batch@[::1]:" + own, "batch", ""},
+		{"batch@127.0.0.1:1", "batch", "127.0.0.1:1"},
+		{"batch@localhost", "batch", "localhost:15001"}, // this test server is not on 15001
 	} {
 		d := s.parseDestination(tc.in)
 		if d.queue != tc.queue || d.addr != tc.addr {
