@@ -25,18 +25,31 @@ import (
 // connection and compares every reply with the captured one. What an
 // unmodified TORQUE pbs_sched would read is what the captured one read.
 //
+// Capture 73 goes on with the job's end: the MOM's job status request
+// and obit are replayed from a reserved port, and the "term" cycle that
+// follows is compared too. Capture 74 (an array job) is not replayed:
+// TORQUE's server creates the sub-jobs about a second after the
+// submission, so its scheduler got a "new" cycle with no job and another
+// with the two sub-jobs; GoPBS creates them at once and asks for one
+// cycle.
+//
 // Besides the values that differ between any two runs (times, rates),
-// three values are normalised: the node's status attribute is compared by
+// four values are normalised: the node's status attribute is compared by
 // its item names (its values are the capture machine's load and memory),
 // the server's state_count (the capture shows Queued:-4 Held:4 there, the
-// array-count defect spec 04 §4 says not to reproduce) and queue_rank (a
-// counter of every job the capture server had seen).
+// array-count defect spec 04 §4 says not to reproduce), queue_rank (a
+// counter of every job the capture server had seen), and a running job's
+// session_id is left out (the server learns it from the MOM's answer to
+// its status poll; the replay MOM runs nothing and reports none).
 
 // schedReplayStep is one captured scenario and what the capture run did
 // to the server before it.
 type schedReplayStep struct {
 	id      int
 	pending string
+	// endJob names a running job whose MOM reports its end before the
+	// scenario (the job of the previous capture ended between the two).
+	endJob string
 }
 
 func TestSchedReplay(t *testing.T) {
@@ -72,10 +85,13 @@ func TestSchedReplay(t *testing.T) {
 		}
 	}
 	r.momUp(t, momStatusAt(t, dir))
-	for _, st := range []schedReplayStep{{id: 71}, {id: 72}} {
+	for _, st := range []schedReplayStep{{id: 71}, {id: 72}, {id: 73, endJob: "12.vm"}} {
 		sc, ok := byID[st.id]
 		if !ok {
 			continue
+		}
+		if st.endJob != "" {
+			r.endJob(t, st.endJob, sched)
 		}
 		results.run(t, "sched-replay", strings.TrimSuffix(sc.Pcap, ".pcap"), st.pending, func(t *testing.T) string {
 			return r.replaySched(t, filepath.Join(dir, sc.Pcap), sched)
@@ -118,11 +134,75 @@ func (r *replayer) replaySched(t *testing.T, path string, sched net.Listener) st
 		switch {
 		case conn.Server.Port() == batchreq.PBS_BATCH_SERVICE_PORT && conn.Client.Port() >= 1024:
 			diffs = append(diffs, r.replayClient(t, conn)...)
+		case conn.Server.Port() == batchreq.PBS_BATCH_SERVICE_PORT:
+			diffs = append(diffs, r.replayDaemon(t, conn)...)
 		case conn.Server.Port() == batchreq.PBS_SCHEDULER_SERVICE_PORT:
 			diffs = append(diffs, r.replaySchedConn(t, conn, sched)...)
 		}
 	}
 	return strings.Join(diffs, "\n")
+}
+
+// replayDaemon replays a captured connection from a reserved port: the
+// MOM's job status request and obit (pbs_iff's connections are replaced
+// by the authentication of each replayed client and are skipped).
+func (r *replayer) replayDaemon(t *testing.T, conn *capture.Conn) []string {
+	reqs := splitRequests(conn.Stream(true))
+	if len(reqs) == 0 || reqs[0].Type == batchreq.PBS_BATCH_AuthenUser {
+		return nil
+	}
+	want := splitReplies(conn.Stream(false))
+	rc := r.dialReserved()
+	defer rc.nc.Close()
+	var diffs []string
+	for i, req := range reqs {
+		if req.Type == batchreq.PBS_BATCH_Disconnect {
+			break
+		}
+		got, err := rc.do(req.Append(nil))
+		if err != nil {
+			return append(diffs, fmt.Sprintf("%s %s: %v", req.User, batchreq.RequestName(req.Type), err))
+		}
+		if i < len(want) {
+			normalizeSchedReply(want[i])
+			normalizeSchedReply(got)
+			if d := compareReplies(want[i], got); d != "" {
+				diffs = append(diffs, fmt.Sprintf("%s %s reply differs: %s", req.User, batchreq.RequestName(req.Type), d))
+			}
+		}
+	}
+	return diffs
+}
+
+// endJob has the MOM report the end of a running job, serves the "term"
+// cycle that follows without a request, and waits until the job is gone.
+func (r *replayer) endJob(t *testing.T, id string, sched net.Listener) {
+	mom := r.dialReserved()
+	defer mom.nc.Close()
+	p, err := mom.do(batchreq.NewRequest(batchreq.PBS_BATCH_JobObit, "pbs_mom", &batchreq.JobObit{JobID: id}).Append(nil))
+	if err != nil || p.Code != 0 {
+		t.Fatalf("obit of %s: %v %+v", id, err, p)
+	}
+	sched.(*net.TCPListener).SetDeadline(time.Now().Add(10 * time.Second))
+	nc, err := sched.Accept()
+	if err != nil {
+		t.Fatalf("no scheduler cycle after the end of %s: %v", id, err)
+	}
+	nc.SetDeadline(time.Now().Add(10 * time.Second))
+	if cmd, err := batchreq.ReadSchedCommand(nc); err != nil || cmd != batchreq.SCH_SCHEDULE_TERM {
+		t.Fatalf("after the end of %s: command %d %v, want term", id, cmd, err)
+	}
+	nc.Close()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		p := r.admin(batchreq.NewRequest(batchreq.PBS_BATCH_StatusJob, "root", &batchreq.StatusReq{ID: id}))
+		if p.Code == batchreq.PBSE_UNKJOBID {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s still known after its end: %+v", id, p)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // replayClient sends a captured client connection's requests, as the
@@ -205,11 +285,18 @@ func (r *replayer) replaySchedConn(t *testing.T, conn *capture.Conn, sched net.L
 	return diffs
 }
 
-// normalizeSchedReply rewrites the values that cannot be the same (see
-// the suite's comment).
+// normalizeSchedReply rewrites the values that cannot be the same, and
+// drops session_id (see the suite's comment).
 func normalizeSchedReply(p *batchreq.Reply) {
 	for i := range p.Status {
 		o := &p.Status[i]
+		var kept batchreq.AttrList
+		for _, a := range o.Attrs {
+			if a.Name != "session_id" {
+				kept = append(kept, a)
+			}
+		}
+		o.Attrs = kept
 		for k := range o.Attrs {
 			a := &o.Attrs[k]
 			switch {
