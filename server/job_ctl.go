@@ -489,7 +489,7 @@ func (s *Server) moveJob(j *Job, from, to *Queue) []store.Op {
 	s.dequeue(j)
 	s.applyDefaults(j, to)
 	s.enqueue(j, to)
-	s.log.Logf(logline.EventDebug2, logline.ClassJob, j.id, "enqueuing into %s, state %d hop 1", to.name, j.state)
+	s.log.Logf(logline.EventDebug2, logline.ClassJob, j.id, "enqueuing into %s, state %d hop %s", to.name, j.state, hopCount(j))
 	s.acct.Record(pbslog.AcctQueue, j.id, "queue="+to.name)
 	var ops []store.Op
 	if to.isExec() {

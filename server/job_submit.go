@@ -617,7 +617,7 @@ func (s *Server) commitJob(j *Job, requester string) []store.Op {
 	case execTime(j) > s.now().Unix():
 		logState = stWaiting
 	}
-	s.log.Logf(logline.EventDebug2, logline.ClassJob, j.id, "enqueuing into %s, state %d hop 1", q.name, logState)
+	s.log.Logf(logline.EventDebug2, logline.ClassJob, j.id, "enqueuing into %s, state %d hop %s", q.name, logState, hopCount(j))
 	s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Job Queued at request of %s, owner = %s, job name = %s, queue = %s",
 		requester, j.owner(), j.name(), q.name)
 	s.acct.Record(pbslog.AcctQueue, j.id, "queue="+q.name)

@@ -295,3 +295,12 @@ func (s *Server) routeRemote(j *Job, m *outgoing) {
 		wait()
 	}
 }
+
+// hopCount is a job's hop_count as the "enqueuing into" log line shows
+// it: 1 for a job submitted here.
+func hopCount(j *Job) string {
+	if h := j.attrs.get(jaHopCount); h != "" {
+		return h
+	}
+	return "1"
+}

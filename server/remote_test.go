@@ -2,7 +2,10 @@ package server
 
 import (
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -115,6 +118,9 @@ func TestMoveToOtherServer(t *testing.T) {
 	}
 	if hop, _ := jobHop(other, id); hop != "2" {
 		t.Errorf("hop_count %q, want 2", hop)
+	}
+	if logs := readLogs(t, other); !strings.Contains(logs, ";Job;"+id+";enqueuing into short, state 2 hop 2") {
+		t.Errorf("the other server's log lacks the enqueuing line with hop 2")
 	}
 	if b, err := other.store.Get(store.Script, id); err != nil || string(b) != "#!/bin/sh\nsleep 1\n" {
 		t.Errorf("script on the other server %q %v", b, err)
@@ -331,4 +337,19 @@ func TestTrackingTable(t *testing.T) {
 			t.Errorf("after the restart LocateJob %s: %d %q, want %q", jid, p.Code, p.Location, want)
 		}
 	}
+}
+
+// readLogs returns the contents of a server's log files.
+func readLogs(t *testing.T, s *Server) string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(s.cfg.Home, "server_logs", "*"))
+	var b strings.Builder
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(data)
+	}
+	return b.String()
 }
