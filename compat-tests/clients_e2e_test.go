@@ -209,6 +209,12 @@ func TestClientsEndToEnd(t *testing.T) {
 	if out := expect(true, 153, "qstat", id); out != "qstat: Unknown Job Id "+id+"\n" {
 		t.Fatalf("qstat of the deleted job printed %q", out)
 	}
+	// Purging completed jobs (qdel -c, empty object name) is for
+	// operators and managers only (spec 02 §5 extensions).
+	expect(false, 0, "qdel", "-c")
+	if out := expect(true, 159, "qdel", "-c"); !strings.HasPrefix(out, "qdel: Unauthorized Request  MSG=must have operator or manager privilege to use -c parameter") {
+		t.Fatalf("qdel -c as %s printed %q", e2eClientUser, out)
+	}
 	// An unprivileged user may not shut the server down; root may.
 	if out := expect(true, 2, "qterm"); !strings.HasPrefix(out, "qterm: Unauthorized Request") {
 		t.Fatalf("qterm as %s printed %q", e2eClientUser, out)
