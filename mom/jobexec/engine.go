@@ -718,14 +718,15 @@ func (e *Engine) Jobs() []Status {
 	return out
 }
 
-// Sessions returns the session ids of running jobs.
+// Sessions returns the session ids of running jobs, the sessions of
+// their tasks (multi-node jobs, task.go) included.
 func (e *Engine) Sessions() []int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var out []int
 	for _, r := range e.jobs {
-		if r.sid > 0 && r.state != StateExited {
-			out = append(out, r.sid)
+		if r.state != StateExited {
+			out = append(out, r.sessionsLocked()...)
 		}
 	}
 	sort.Ints(out)
