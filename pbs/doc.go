@@ -24,7 +24,8 @@
 //
 // Configuration, as TORQUE's library reads it: the server list from
 // $PBS_DEFAULT, $PBS_SERVER or <home>/server_name; $PBSBINDIR for pbs_iff;
-// $PBSAPITIMEOUT for the reply timeout. GoPBS additions: $PBS_HOME
+// $PBSAPITIMEOUT for the reply timeout; TRQ_IFNAME in <home>/torque.cfg
+// (ReadTorqueConfig) for the interface to connect from. GoPBS additions: $PBS_HOME
 // overrides the compiled-in home, $PBS_BATCH_SERVICE_PORT the default
 // batch port, and a $HOSTALIASES file maps server names (as the C
 // resolver does). The compiled-in values are link-time variables:

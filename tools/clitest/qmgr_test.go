@@ -1,6 +1,7 @@
 package clitest
 
 import (
+	"strings"
 	"testing"
 
 	"gopbs/batchreq"
@@ -95,6 +96,18 @@ func TestQmgr(t *testing.T) {
 			sent: []string{},
 			stderr: "Cannot connect to default server host 'vm' - check pbs_server daemon.\n" +
 				"qmgr: cannot connect to server  (errno=111) Connection refused\n", exit: 3},
+		{name: "help topic", argv: []string{"qmgr", "-c", "help operators"}, sent: []string{disconnect},
+			stdout: "Operators: = sets a value, += adds to it, -= removes from it.\n"},
+		{name: "help", argv: []string{"qmgr", "-c", "h"}, sent: []string{disconnect},
+			check: func(t *testing.T, stdout, stderr string) {
+				if !strings.Contains(stdout, "Help topics: active create delete set unset list print quit exit operators names "+
+					"values attributes serverpublic serverro queuepublic queueexec queueroute queuero nodeattr\n") || stderr != "" {
+					t.Errorf("stdout %q stderr %q", stdout, stderr)
+				}
+			}},
+		{name: "continued line", argv: []string{"qmgr"}, stdin: "set server \\\nscheduling=true\n",
+			sent:   []string{"+2+1+9{U}+2+0+0+12+162+10scheduling+0+4true+0+0", disconnect},
+			stdout: "Max open servers: 10239\nset server scheduling=true\n"},
 		{name: "usage", argv: []string{"qmgr", "-x"}, sent: []string{},
 			stderr: "{B}/qmgr: invalid option -- 'x'\nUsage: {B}/qmgr [-a] [-c command] [-e] [-n] [-z] [server...]\n", exit: 1},
 	})

@@ -129,7 +129,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			break
 		}
 		text := sc.Text()
-		for strings.HasSuffix(text, "\\") && sc.Scan() {
+		for strings.HasSuffix(text, "\\") {
+			if interactive {
+				fmt.Fprint(stdout, "Qmgr< ")
+			}
+			if !sc.Scan() {
+				break
+			}
 			text = text[:len(text)-1] + sc.Text()
 		}
 		if !interactive {
@@ -206,8 +212,7 @@ func (q *qmgr) command(line string) (bool, int) {
 	case "quit", "exit":
 		return true, 0
 	case "help":
-		fmt.Fprintln(q.stdout, "General syntax: command [object][@server] [name] [attribute[.resource] OP value]")
-		fmt.Fprintln(q.stdout, "Commands: active create delete set unset list print quit exit help")
+		help(q.stdout, p.word())
 		return false, 0
 	}
 	objWord := p.word()
