@@ -504,6 +504,7 @@ const (
 	e2eCommentNodes      = "Not Running: Not enough of the right type of nodes are available"
 	e2eCommentStrictFIFO = "Not Running: Strict fifo order"
 	e2eCommentQueueUser  = "Not Running: User has reached queue running job limit."
+	e2eCommentDraining   = "Not Running: Draining system to allow starving job to run"
 )
 
 func schedScenarios() []schedScenario {
@@ -621,20 +622,25 @@ func schedScenarios() []schedScenario {
 			want: []string{"y1", "x1", "x2", "x3", "y2", "y3"},
 		},
 		{
-			// help_starving_jobs: old has waited longer than max_starve
-			// and runs before the shorter jobs.
+			// help_starving_jobs: blk and old have waited longer than
+			// max_starve; blk, the first of them, runs. While it runs
+			// old is the starving job: it cannot run (the node is
+			// busy), and the later cycles hold the shorter jobs back
+			// for it, with TORQUE's comment.
 			name:        "help_starving_jobs",
 			schedConfig: "help_starving_jobs: true\nmax_starve: 3\nsort_by: shortest_job_first\n",
 			np:          1,
 			setup:       queue("starve"),
 			teardown:    stopQueue("starve"),
 			jobs: []e2eJob{
+				{name: "blk", queue: "starve", args: cput("1"), sleep: "4"},
 				{name: "old", queue: "starve", args: cput("100")},
 				{name: "s1", queue: "starve", args: cput("10")},
 				{name: "s2", queue: "starve", args: cput("20")},
 			},
-			pauseAfter: map[int]time.Duration{0: 3200 * time.Millisecond},
-			want:       []string{"old", "s1", "s2"},
+			pauseAfter: map[int]time.Duration{1: 3200 * time.Millisecond},
+			want:       []string{"blk", "old", "s1", "s2"},
+			comments:   map[string]string{"s1": e2eCommentDraining},
 		},
 		{
 			// max_user_run: one running job per user in the queue,
