@@ -339,6 +339,11 @@ func replaySister(t *testing.T, m *momUnderTest, c *capture.Capture) string {
 		}
 	}
 	s.Close()
+	// The sister's log lines for the job are the captured MOM's
+	// (logs/round2-mom_logs.txt: vm was the sister of 39.vm).
+	if d := sisterLogDiff(t, m, "39.vm"); d != "" {
+		diffs = append(diffs, d)
+	}
 	// The sister has forgotten the job: another IM_KILL_JOB is refused.
 	s2, err := ep.Open(netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(m.rmPort)))
 	if err != nil {
@@ -544,4 +549,50 @@ func momForgets(t *testing.T, m *momUnderTest, id string) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatalf("the MOM still has job %s", id)
+}
+
+// logLineNorm rewrites what differs between two MOM logs of one job: the
+// time stamp and session ids.
+var logLineNorm = (&normalizer{}).
+	add(`^\d\d/\d\d/\d{4} \d\d:\d\d:\d\d;`, "<TIME>;").
+	add(`sid( |=)\d+`, "sid$1<SID>")
+
+// sisterLogDiff compares the MOM's log lines about job id with those of
+// the captured MOM.
+func sisterLogDiff(t *testing.T, m *momUnderTest, id string) string {
+	dir := requireCaptures(t)
+	want := jobLogLines(t, filepath.Join(dir, "logs", "round2-mom_logs.txt"), id)
+	if len(want) != 3 {
+		t.Fatalf("captured log: %d lines of %s, want 3", len(want), id)
+	}
+	logs, _ := filepath.Glob(filepath.Join(m.home, "mom_logs", "*"))
+	var got []string
+	deadline := time.Now().Add(5 * time.Second)
+	for len(logs) > 0 {
+		got = jobLogLines(t, logs[len(logs)-1], id)
+		if len(got) >= len(want) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if d := textDiff("sister log of "+id, strings.Join(want, "\n"), strings.Join(got, "\n")); d != "" {
+		return d
+	}
+	return ""
+}
+
+// jobLogLines returns the normalised lines of a log file whose object is
+// the job id.
+func jobLogLines(t *testing.T, file, id string) []string {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.Contains(line, ";"+id+";") {
+			out = append(out, logLineNorm.apply(line))
+		}
+	}
+	return out
 }

@@ -206,7 +206,7 @@ func (e *Engine) Spawn(ctx context.Context, jobID string, ts TaskSpec) error {
 	}
 	r.tasks[t.id] = t
 	e.mu.Unlock()
-	e.log.Job(logline.EventJob, jobID, fmt.Sprintf("task %d started, pid = %d (%s)", t.id, t.sid, strings.Join(ts.Argv, " ")))
+	e.log.Job(logline.EventJob, jobID, fmt.Sprintf("start_process: task started, tid %d, sid %d, cmd %s", t.id, t.sid, ts.Argv[0]))
 	go e.waitTask(r, t)
 	return nil
 }
@@ -253,7 +253,7 @@ func (e *Engine) waitTask(r *runningJob, t *task) {
 	e.mu.Lock()
 	t.status = status
 	e.mu.Unlock()
-	e.log.Job(logline.EventDebug, r.job.ID, fmt.Sprintf("task %d terminated, sid=%d, status=%d", t.id, t.sid, status))
+	e.log.Job(logline.EventDebug, r.job.ID, fmt.Sprintf("scan_for_terminated: job %s task %d terminated, sid=%d", r.job.ID, t.id, t.sid))
 	close(t.done)
 }
 

@@ -228,7 +228,7 @@ func (m *Mom) imJoin(ctx context.Context, tr TaskRunner, s *rpp.Stream, msg *mom
 	m.mn.sisters[sj.id] = sj
 	m.mn.streams[s] = sj.id
 	m.mn.mu.Unlock()
-	m.log.Job(logline.EventJob, sj.id, fmt.Sprintf("im_join_job: joined as node %d of %d (mother superior %s)", sj.nodeID, body.NumNodes, sj.msHost))
+	m.log.Job(logline.EventJob, sj.id, fmt.Sprintf("JOIN JOB as node %d", sj.nodeID)) // captured mom_logs
 	return imReply(msg, momproto.Empty{})
 }
 
@@ -313,7 +313,6 @@ func (m *Mom) endSisterJob(ctx context.Context, tr TaskRunner, sj *sisterJob, ep
 	if err := m.exec.Purge(sj.id); err != nil && !errors.Is(err, jobexec.ErrUnknownJob) {
 		m.logErr("im_kill_job", err, sj.id)
 	}
-	m.log.Job(logline.EventJob, sj.id, "sister job ended")
 	return used
 }
 

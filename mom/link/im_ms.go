@@ -239,7 +239,6 @@ func (m *Mom) prepareStart(ctx context.Context, j *job, spec *jobexec.Job) error
 		m.abortSisters(mj)
 		return err
 	}
-	m.log.Job(logline.EventJob, j.id, fmt.Sprintf("all %d sisters joined", len(mj.hosts)-1))
 	m.goFunc(func() { m.pollSisters(mj) })
 	return nil
 }
