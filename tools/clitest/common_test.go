@@ -45,6 +45,9 @@ func TestCommon(t *testing.T) {
 		{name: "no server configured", argv: []string{"qstat"}, env: []string{"PBS_DEFAULT=", "PBS_HOME=" + t.TempDir()}, sent: []string{},
 			stderr: "No default server name - check server_name file.\n" +
 				"qstat: cannot connect to server  (errno=15036) No server specified\n", exit: 15036 & 0xff},
+		{name: "TRQ_IFNAME", argv: []string{"qstat", "-B"}, cfg: "TRQ_IFNAME lo\n", sent: []string{statServer, disconnect}},
+		{name: "TRQ_IFNAME unknown", argv: []string{"qstat"}, cfg: "TRQ_IFNAME gopbsnosuch0\n", sent: []string{},
+			stderr: "System call failure.\nqstat: cannot connect to server vm (errno=15012)  System error: \n", exit: 15012 & 0xff},
 		{name: "server_name file", argv: []string{"qstat", "-B"}, env: []string{"PBS_DEFAULT="},
 			files: map[string]string{}, sent: []string{statServer, disconnect}},
 		{name: "PBS_QSTAT_EXECONLY", argv: []string{"qstat"}, env: []string{"PBS_QSTAT_EXECONLY=1"},
