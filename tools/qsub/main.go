@@ -175,6 +175,16 @@ func run(args []string) int {
 				if q.given[o.C] && o.C != 'l' && o.C != 'W' && o.C != 'v' {
 					continue
 				}
+				if o.C == 'I' && ln == nil {
+					// "#PBS -I": the job is interactive as with -I.
+					var port int
+					var err error
+					if ln, port, err = interactiveListener(); err != nil {
+						fmt.Fprintf(os.Stderr, "qsub: cannot create interactive socket: %v\n", err)
+						return 1
+					}
+					dirAttrs = append(dirAttrs, pbs.Attr{Name: "interactive", Value: strconv.Itoa(port)})
+				}
 				attrs, err := q.option(o, true)
 				if err != nil {
 					fmt.Fprintf(os.Stderr, "qsub: %v\n", err)
