@@ -32,6 +32,12 @@ func TestQselect(t *testing.T) {
 				"2+132+10Hold_Types+0+1n+5" +
 				"2+12+8Priority+0+210+6" +
 				"+0", disconnect}},
+		{name: "date and checkpoint", argv: []string{"qselect", "-a", ".gt.202611220321", "-c", "c"}, env: []string{"TZ=UTC"},
+			sent: []string{"+2+12+16{U}+2" +
+				"2+132+10Checkpoint+0+1c+4" +
+				"2+262+14Execution_Time+02+101795317660+7" +
+				"+0", disconnect}},
+		{name: "bad operator", argv: []string{"qselect", "-p", ".xx.1"}, sent: []string{}, stderr: qselectUsage, exit: 2},
 		{name: "exec queues only", argv: []string{"qselect", "-e"},
 			sent: []string{"+2+12+16{U}+0+12+15exec_queue_only", disconnect}},
 		{name: "exec queues by environment", argv: []string{"qselect"}, env: []string{"PBS_QSTAT_EXECONLY=1"},
