@@ -81,7 +81,7 @@ func TestRouteHeldWaitingAndLifetime(t *testing.T) {
 		}
 	}
 	cl.root.do(mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_QUEUE, "route", attr("route_held_jobs", "true"), attr("route_waiting_jobs", "true")))
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
 	for statusAttr(t, cl.root, held, "queue") != "batch" || statusAttr(t, cl.root, waiting, "queue") != "batch" {
 		if time.Now().After(deadline) {
 			t.Fatal("held and waiting jobs not routed once allowed")
@@ -93,7 +93,7 @@ func TestRouteHeldWaitingAndLifetime(t *testing.T) {
 	cl.root.do(mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_QUEUE, "batch", attr("enabled", "false")))
 	cl.root.do(mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_QUEUE, "route", attr("route_lifetime", "1")))
 	id := submitAs(t, cl.alice, "alice", "route").JobID
-	deadline = time.Now().Add(6 * time.Second)
+	deadline = time.Now().Add(20 * time.Second)
 	for {
 		p := cl.root.do(batchreq.NewRequest(batchreq.PBS_BATCH_StatusJob, "root", &batchreq.StatusReq{ID: id}))
 		if p.Code == batchreq.PBSE_UNKJOBID {

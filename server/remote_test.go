@@ -52,7 +52,7 @@ func jobHop(s *Server, id string) (string, bool) {
 
 func waitJobAt(t *testing.T, s *Server, id string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
 	for {
 		if _, ok := jobHop(s, id); ok {
 			return
@@ -204,7 +204,7 @@ func TestRouteToOtherServer(t *testing.T) {
 		t.Fatalf("submit: %d %q", p.Code, p.Text)
 	}
 	id = p.JobID
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
 	for {
 		r := cl.root.do(batchreq.NewRequest(batchreq.PBS_BATCH_StatusJob, "root", &batchreq.StatusReq{ID: id}))
 		if r.Code == batchreq.PBSE_UNKJOBID {
