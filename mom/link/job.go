@@ -1,10 +1,12 @@
 package link
 
 import (
+	"cmp"
 	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -276,11 +278,31 @@ func jobFile(j *job) *jobfile.Job {
 	if j.sid > 0 {
 		f.Attrs = append(f.Attrs, jobfile.Attr{Name: "session_id", Value: strconv.Itoa(j.sid), Flags: jobfile.FlagSet})
 	}
+	sortRecords(f.Attrs)
 	if j.spec.Interactive {
 		port := int32(j.spec.InteractivePort)
 		f.SetTM(jobfile.TM{Stdout: port, Stderr: port, NextTaskID: 1})
 	}
 	return f
+}
+
+// sortRecords puts job file records in the order TORQUE writes them
+// (spec 13 §2.3): attribute-table order, the resources of one attribute
+// by name; names the table does not know keep their order, last.
+func sortRecords(recs []jobfile.Attr) {
+	t := attr.JobTable()
+	rank := func(name string) int {
+		if i := t.Index(name); i >= 0 {
+			return i
+		}
+		return t.Len()
+	}
+	slices.SortStableFunc(recs, func(a, b jobfile.Attr) int {
+		if c := cmp.Compare(rank(a.Name), rank(b.Name)); c != 0 || a.Name != b.Name {
+			return c
+		}
+		return strings.Compare(a.Resource, b.Resource)
+	})
 }
 
 // saveAttr converts a QueueJob attribute into its job file record.

@@ -298,3 +298,22 @@ func waitUntil(t *testing.T, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestSortRecords: records are written in attribute-table order, the
+// resources of one attribute by name, unknown names last in their order.
+func TestSortRecords(t *testing.T) {
+	recs := []jobfile.Attr{
+		{Name: "zz_unknown2"}, {Name: "Variable_List"}, {Name: "Resource_List", Resource: "walltime"},
+		{Name: "zz_unknown1"}, {Name: "Job_Name"}, {Name: "Resource_List", Resource: "nodes"}, {Name: "Job_Owner"},
+	}
+	sortRecords(recs)
+	var got []string
+	for _, r := range recs {
+		got = append(got, r.Name+"."+r.Resource)
+	}
+	want := []string{"Job_Name.", "Job_Owner.", "Resource_List.nodes", "Resource_List.walltime", "Variable_List.",
+		"zz_unknown2.", "zz_unknown1."}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("order %q, want %q", got, want)
+	}
+}
