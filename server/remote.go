@@ -269,7 +269,22 @@ func remoteMessage(p *batchreq.Reply) string {
 // own goroutine); on failure the next tick tries the job's next
 // destination.
 func (s *Server) routeRemote(j *Job, m *outgoing) {
-	err := s.sendJob(m)
+	// A job routed as it is committed is sent only once the commit
+	// (which writes its script) is durable: saving the job in transit
+	// after it orders this write after the commit's (and a warm start
+	// queues a job saved in transit again).
+	s.mu.Lock()
+	var wait func() error
+	if s.jobs[j.id] == j {
+		wait = s.store.Submit(s.saveJobOp(j))
+	}
+	s.mu.Unlock()
+	var err error
+	if wait == nil {
+		err = fmt.Errorf("move %s: job gone", m.id)
+	} else if err = wait(); err == nil {
+		err = s.sendJob(m)
+	}
 	s.mu.Lock()
 	ops, here := s.endMove(j, m, err == nil)
 	if here {
@@ -286,7 +301,7 @@ func (s *Server) routeRemote(j *Job, m *outgoing) {
 		}
 		j.routeRetryAt = 0
 	}
-	var wait func() error
+	wait = nil
 	if len(ops) > 0 {
 		wait = s.store.Submit(ops...)
 	}
