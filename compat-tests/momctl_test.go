@@ -209,10 +209,6 @@ func momctlNormalizer() func(string) string {
 		{regexp.MustCompile(`(Last Msg (From|To) Server|MOM active): +\d+ seconds`), "$1: <N> seconds"},
 		{regexp.MustCompile(`/[^ ']*/(mom_priv|spool/)`), "<HOME>/$1"},
 		{regexp.MustCompile(`\(\d+ blocks available\)`), "(<N> blocks available)"},
-		// The reference MOM reports 20 s, which no setting of its
-		// configuration explains (spec 10 §1 leaves it unverified);
-		// GoPBS reports its $timeout, 60 s by default (spec 11 §2).
-		{regexp.MustCompile(`TCP Timeout: +\d+ seconds`), "TCP Timeout: <N> seconds"},
 	}
 	return func(s string) string {
 		for _, r := range rules {

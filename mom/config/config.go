@@ -23,7 +23,7 @@ const (
 	DefaultCheckPollTime     = 45 * time.Second
 	DefaultJobStartBlockTime = 5 * time.Second
 	DefaultPrologAlarm       = 300 * time.Second
-	DefaultTimeout           = 60 * time.Second
+	DefaultTimeout           = 20 * time.Second // what the reference MOM reports with no $timeout line (capture 23); spec 11 §2 says 60, the capture wins
 	DefaultMaxConnTimeout    = 10000 * time.Microsecond
 	DefaultLogEvent          = 0x1ff
 	DefaultOutputUmask       = 0o077
