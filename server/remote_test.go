@@ -177,6 +177,9 @@ func TestRouteToOtherServer(t *testing.T) {
 	if q := statusAttr(t, oroot, id, "queue"); q != "batch" {
 		t.Fatalf("routed into %s", q)
 	}
+	if b, err := other.store.Get(store.Script, id); err != nil || string(b) != "#!/bin/sh\nsleep 1\n" {
+		t.Errorf("routed job's script on the other server %q %v", b, err)
+	}
 	if hop, _ := jobHop(other, id); hop != "2" {
 		t.Errorf("hop_count %q", hop)
 	}
