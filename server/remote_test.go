@@ -311,8 +311,10 @@ func TestTrackingTable(t *testing.T) {
 	locate := func(c *client, id string) *batchreq.Reply {
 		return c.do(batchreq.NewRequest(batchreq.PBS_BATCH_LocateJob, "alice", &batchreq.JobID{ID: id}))
 	}
-	if p := locate(cl.alice, id); p.Code != 0 || p.Choice != batchreq.BATCH_REPLY_CHOICE_Locate || p.Location != "127.0.0.1:"+where {
-		t.Fatalf("LocateJob of the moved job: %+v", p)
+	for _, form := range []string{id, id + "@vm", jobIDSeq(id)} {
+		if p := locate(cl.alice, form); p.Code != 0 || p.Choice != batchreq.BATCH_REPLY_CHOICE_Locate || p.Location != "127.0.0.1:"+where {
+			t.Fatalf("LocateJob %s of the moved job: %+v", form, p)
+		}
 	}
 	track := func(c *client, user, id string, hop int, loc string) *batchreq.Reply {
 		return c.do(batchreq.NewRequest(batchreq.PBS_BATCH_TrackJob, user, &batchreq.TrackJob{JobID: id, HopCount: hop, Location: loc, State: 'Q'}))

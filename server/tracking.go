@@ -73,6 +73,21 @@ func (s *Server) loadTracking() error {
 	return nil
 }
 
+// findTracked looks a job up in the tracking table by id as clients give
+// it (as findJob does): the full id, with "@server" appended, or the bare
+// sequence number.
+func (s *Server) findTracked(id string) (trackEntry, bool) {
+	if i := strings.IndexByte(id, '@'); i >= 0 {
+		id = id[:i]
+	}
+	if e, ok := s.tracking[id]; ok {
+		return e, true
+	}
+	seq, _, _ := strings.Cut(id, ".")
+	e, ok := s.tracking[seq+"."+s.name]
+	return e, ok
+}
+
 // handleTrackJob records the location another server reports for a job
 // (spec 02 §3.13); only servers may send it.
 func (s *Server) handleTrackJob(c *conn, req *batchreq.Request) {
@@ -102,7 +117,7 @@ func (s *Server) handleLocateJob(c *conn, req *batchreq.Request) {
 	id := req.Body.(*batchreq.JobID).ID
 	s.mu.RLock()
 	here := s.findJob(id) != nil
-	e, tracked := s.tracking[id]
+	e, tracked := s.findTracked(id)
 	s.mu.RUnlock()
 	switch {
 	case here:
