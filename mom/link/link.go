@@ -13,10 +13,12 @@
 // MOM's own status items (state, jobs, message).
 //
 // The RPP socket dispatches every message of an accepted stream by its
-// protocol number (RM 1, IM 3, IS 4). MOM↔MOM IM for multi-node jobs
-// plugs in as Options.IM (an IMHandler); without one, IM requests are
-// refused with IM_ERROR/PBSE_NOSUP and TM requests on the TCP RM port
-// with TM_ERROR/TM_ENOTIMPLEMENTED.
+// protocol number (RM 1, IM 3, IS 4). Multi-node jobs (spec 10 §11): as
+// mother superior the MOM joins the sisters over IM from its RPP client
+// port, relays its tasks' TM requests for other nodes and gathers their
+// output and usage (im_ms.go); as a sister it serves IM (im.go); the TM
+// service for a job's tasks shares the TCP RM port (tm.go). The executor
+// must implement TaskRunner for them; Options.IM replaces the IM service.
 //
 // Use: build the execution engine with OnExit calling Mom.JobExited, New
 // the Mom, Recover the saved jobs, then Serve the listeners.
