@@ -25,7 +25,7 @@ import (
 // the job id and counts one more hop; a job that has hopped more than
 // maxHops times is refused with PBSE_HOPCOUNT.
 
-// maxHops is the largest hop_count a server accepts (spec 02 §9:
+// maxHops is the largest hop_count a server accepts (spec 02 §10:
 // PBSE_HOPCOUNT "max job hop reached" beyond 10).
 const maxHops = 10
 
@@ -108,7 +108,7 @@ var notSent = map[int]bool{
 // outgoing is a job being sent to another server, captured under the
 // lock.
 type outgoing struct {
-	id, owner string
+	id        string
 	dest      destination
 	attrs     batchreq.AttrList
 	scriptKey string
@@ -123,7 +123,7 @@ func (s *Server) beginMove(j *Job, dest destination) (*outgoing, int) {
 	if j.array != nil || j.parent != nil {
 		return nil, batchreq.PBSE_IVALREQ
 	}
-	out := &outgoing{id: j.id, owner: j.ownerUser(), dest: dest, scriptKey: scriptKey(j), state: j.state, substate: j.substate}
+	out := &outgoing{id: j.id, dest: dest, scriptKey: scriptKey(j), state: j.state, substate: j.substate}
 	for _, v := range j.attrs {
 		if notSent[v.idx] {
 			continue

@@ -11,7 +11,7 @@ import (
 
 // The tracking table (spec 13 §10) remembers where jobs that left this
 // server went, so that LocateJob can send clients after them (spec 02
-// §9: "the tracked location"). A move records the destination server;
+// §10: "the tracked location"). A move records the destination server;
 // another server can report a later location with TrackJob. An entry of
 // a job that is back on this server is not consulted. The table is kept in the store under the
 // server record's bucket.
