@@ -3,13 +3,10 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,6 +15,7 @@ import (
 
 	"gopbs/batchreq"
 	"gopbs/dis"
+	"gopbs/internal/e2e"
 	"gopbs/mom/jobexec"
 )
 
@@ -34,9 +32,12 @@ const mnUser = "gopbsmntest"
 
 func TestMain(m *testing.M) {
 	jobexec.RunStarterIfRequested()
-	os.Exit(m.Run())
+	code := m.Run()
+	e2e.RemoveBuilds()
+	os.Exit(code)
 }
 
+// mnClient talks to the server as root from a reserved port.
 type mnClient struct {
 	t  *testing.T
 	nc net.Conn
@@ -51,6 +52,7 @@ func mnDial(t *testing.T, port int) *mnClient {
 			d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: p}}
 			nc, err := d.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port))
 			if err == nil {
+				t.Cleanup(func() { nc.Close() })
 				return &mnClient{t: t, nc: nc, r: dis.NewReader(nc)}
 			}
 			last = err
@@ -81,7 +83,7 @@ func mnMgr(cmd, obj int, name string, attrs ...batchreq.Attr) *batchreq.Request 
 	return batchreq.NewRequest(batchreq.PBS_BATCH_Manager, "root", &batchreq.Manage{Command: cmd, ObjType: obj, ObjName: name, Attrs: attrs})
 }
 
-// status returns the attributes of one job or node ("" name: none).
+// status returns the attributes of one job or node (nil: none).
 func (c *mnClient) status(typ int, id string) map[string]string {
 	c.t.Helper()
 	p := c.do(batchreq.NewRequest(typ, "root", &batchreq.StatusReq{ID: id}))
@@ -99,99 +101,17 @@ func (c *mnClient) status(typ int, id string) map[string]string {
 	return out
 }
 
-// mnPort returns a port free for TCP and UDP on every address. It picks
-// from below the kernel's ephemeral range (32768 and up), so that the
-// outgoing connections of tests running in parallel cannot take the port
-// between this check and the daemons' binds.
-func mnPort(t *testing.T, taken ...int) int {
-	t.Helper()
-	for range 200 {
-		port := 20000 + rand.IntN(12000)
-		if slices.Contains(taken, port) {
-			continue
-		}
-		ln, err := net.Listen("tcp", fmt.Sprintf(":%d", port))
-		if err != nil {
-			continue
-		}
-		ln.Close()
-		pc, err := net.ListenPacket("udp", fmt.Sprintf(":%d", port))
-		if err != nil {
-			continue
-		}
-		pc.Close()
-		return port
-	}
-	t.Fatal("no free port")
-	return 0
-}
-
-type mnDaemon struct {
-	name string
-	cmd  *exec.Cmd
-	out  *bytes.Buffer
-}
-
-// mnStart starts a daemon in a mount namespace of its own whose
-// /etc/hosts is hosts.
-func mnStart(t *testing.T, hosts string, env []string, bin string, args ...string) *mnDaemon {
-	t.Helper()
+// mnCommand returns a command running bin in a mount namespace of its own
+// whose /etc/hosts is hosts, with env added to the environment.
+func mnCommand(hosts string, env []string, bin string, args ...string) *exec.Cmd {
 	script := `mount --bind "$1" /etc/hosts && shift && exec "$@"`
 	full := append([]string{"--mount", "--propagation", "private", "sh", "-c", script, "sh", hosts, bin}, args...)
-	d := &mnDaemon{name: filepath.Base(bin), cmd: exec.Command("unshare", full...), out: &bytes.Buffer{}}
-	d.cmd.Env = append(os.Environ(), env...)
-	d.cmd.Stdout, d.cmd.Stderr = d.out, d.out
-	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := d.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		d.cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { d.cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			d.cmd.Process.Kill()
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("%s output:\n%s", d.name, d.out.String())
-		}
-	})
-	return d
+	cmd := exec.Command("unshare", full...)
+	cmd.Env = append(os.Environ(), env...)
+	return cmd
 }
 
-func mnWait(t *testing.T, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	end := time.Now().Add(d)
-	for time.Now().Before(end) {
-		if cond() {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("timed out waiting for %s", what)
-}
-
-func mnUserAccount(t *testing.T) *user.User {
-	t.Helper()
-	u, err := user.Lookup(mnUser)
-	if err != nil {
-		if out, err := exec.Command("useradd", "-M", "-s", "/bin/sh", mnUser).CombinedOutput(); err != nil {
-			if u, err2 := user.Lookup(mnUser); err2 == nil {
-				return u
-			}
-			t.Skipf("cannot create job user: %v: %s", err, out)
-		}
-		if u, err = user.Lookup(mnUser); err != nil {
-			t.Skipf("job user: %v", err)
-		}
-	}
-	return u
-}
-
-// userProcs returns the command lines of the processes of uid.
+// userProcs returns the command lines of the live processes of uid.
 func userProcs(uid int) []string {
 	var out []string
 	dirs, _ := os.ReadDir("/proc")
@@ -215,15 +135,10 @@ func userProcs(uid int) []string {
 }
 
 func TestMultiNodeEndToEnd(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: reserved ports, mount namespaces and setuid job execution")
-	}
 	if testing.Short() {
 		t.Skip("end-to-end test")
 	}
-	if _, err := exec.LookPath("unshare"); err != nil {
-		t.Skip("unshare(1) not installed")
-	}
+	e2e.RequireNamespaces(t)
 	for _, a := range []string{"127.0.0.2", "127.0.0.3"} {
 		if l, err := net.Listen("tcp", a+":0"); err != nil {
 			t.Skipf("loopback address %s not usable: %v", a, err)
@@ -231,56 +146,35 @@ func TestMultiNodeEndToEnd(t *testing.T) {
 			l.Close()
 		}
 	}
-	u := mnUserAccount(t)
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-
-	base, err := os.MkdirTemp("", "gopbs-multinode-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	os.Chmod(base, 0o755)
-	bin := filepath.Join(base, "bin")
-	os.MkdirAll(bin, 0o755)
-	for _, pkg := range []string{"server/cmd/pbs_server", "mom/cmd/pbs_mom", "tools/pbsdsh"} {
-		out := filepath.Join(bin, filepath.Base(pkg))
-		if b, err := exec.Command("go", "build", "-o", out, "gopbs/"+pkg).CombinedOutput(); err != nil {
-			t.Fatalf("build %s: %v: %s", pkg, err, b)
-		}
-	}
+	u := e2e.User(t, mnUser)
+	u.MakeHome(t)
+	uid := u.UID
+	progs := e2e.Build(t, "pbs_server", "pbs_mom", "pbsdsh")
+	base := e2e.Dir(t)
 	outDir := filepath.Join(base, "out")
 	os.MkdirAll(outDir, 0o777)
-	os.Chown(outDir, uid, gid)
-	if _, err := os.Stat(u.HomeDir); err != nil {
-		if err := os.MkdirAll(u.HomeDir, 0o755); err != nil {
-			t.Skipf("job user's home: %v", err)
-		}
-		os.Chown(u.HomeDir, uid, gid)
-	}
+	os.Chown(outDir, u.UID, u.GID)
 	hosts := filepath.Join(base, "hosts")
-	os.WriteFile(hosts, []byte("127.0.0.1\tlocalhost\n127.0.0.2\tnodea\n127.0.0.3\tnodeb\n"), 0o644)
+	e2e.WriteFile(t, hosts, "127.0.0.1\tlocalhost\n127.0.0.2\tnodea\n127.0.0.3\tnodeb\n")
 
-	svPort := mnPort(t)
-	momPort := mnPort(t, svPort)
-	rmPort := mnPort(t, svPort, momPort)
-	schedPort := mnPort(t, svPort, momPort, rmPort)
-	svHome := filepath.Join(base, "server")
-	momHome := map[string]string{"nodea": filepath.Join(base, "moma"), "nodeb": filepath.Join(base, "momb")}
+	ports := e2e.FreePorts(t, 4)
+	svPort, momPort, rmPort, schedPort := ports[0], ports[1], ports[2], ports[3]
+	svHome := e2e.Home(t, "localhost")
+	momHome := map[string]string{"nodea": e2e.Home(t, "localhost"), "nodeb": e2e.Home(t, "localhost")}
 	t.Cleanup(func() {
 		if t.Failed() {
-			logs, _ := filepath.Glob(filepath.Join(base, "*", "*_logs", "*"))
-			for _, f := range logs {
-				b, _ := os.ReadFile(f)
-				t.Logf("%s:\n%s", f, b)
+			for _, h := range []string{svHome, momHome["nodea"], momHome["nodeb"]} {
+				logs, _ := filepath.Glob(filepath.Join(h, "*_logs", "*"))
+				for _, f := range logs {
+					b, _ := os.ReadFile(f)
+					t.Logf("%s:\n%s", f, b)
+				}
 			}
 		}
 	})
-	os.MkdirAll(svHome, 0o755)
-	os.WriteFile(filepath.Join(svHome, "server_name"), []byte("localhost\n"), 0o644)
 	ps := strconv.Itoa
-	mnStart(t, hosts, nil, filepath.Join(bin, "pbs_server"), "-D", "-f", "-t", "create", "-d", svHome,
-		"-p", ps(svPort), "-M", ps(momPort), "-R", ps(rmPort), "-S", ps(schedPort), "-H", "localhost")
+	e2e.Start(t, "pbs_server", mnCommand(hosts, nil, progs.Path("pbs_server"), "-D", "-f", "-t", "create", "-d", svHome,
+		"-p", ps(svPort), "-M", ps(momPort), "-R", ps(rmPort), "-S", ps(schedPort), "-H", "localhost"))
 	c := mnDial(t, svPort)
 	for _, r := range []*batchreq.Request{
 		mnMgr(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_QUEUE, "batch", batchreq.NewAttr("queue_type", "execution")),
@@ -295,21 +189,19 @@ func TestMultiNodeEndToEnd(t *testing.T) {
 	}
 	for _, node := range []string{"nodea", "nodeb"} {
 		home := momHome[node]
-		os.MkdirAll(filepath.Join(home, "mom_priv"), 0o755)
-		os.WriteFile(filepath.Join(home, "server_name"), []byte("localhost\n"), 0o644)
-		os.WriteFile(filepath.Join(home, "mom_priv", "config"), []byte("$pbsserver localhost\n$status_update_time 2\n$check_poll_time 1\n"), 0o644)
-		os.WriteFile(filepath.Join(home, "pbs_environment"), []byte("PATH=/usr/bin:/bin\nPBS_MOMHOST="+node+"\n"), 0o644)
+		e2e.WriteFile(t, filepath.Join(home, "mom_priv", "config"), "$pbsserver localhost\n$status_update_time 2\n$check_poll_time 1\n")
+		e2e.WriteFile(t, filepath.Join(home, "pbs_environment"), "PATH=/usr/bin:/bin\nPBS_MOMHOST="+node+"\n")
 		addr := map[string]string{"nodea": "127.0.0.2", "nodeb": "127.0.0.3"}[node]
-		mnStart(t, hosts, []string{"GOPBS_MOM_ADDR=" + addr}, filepath.Join(bin, "pbs_mom"), "-D", "-d", home, "-H", node,
-			"-M", ps(momPort), "-R", ps(rmPort), "-S", ps(svPort))
+		e2e.Start(t, "pbs_mom "+node, mnCommand(hosts, []string{"GOPBS_MOM_ADDR=" + addr}, progs.Path("pbs_mom"), "-D", "-d", home, "-H", node,
+			"-M", ps(momPort), "-R", ps(rmPort), "-S", ps(svPort)))
 	}
 	for _, node := range []string{"nodea", "nodeb"} {
-		mnWait(t, node+"'s first IS_STATUS", 30*time.Second, func() bool {
+		e2e.WaitFor(t, node+"'s first IS_STATUS", 30*time.Second, func() bool {
 			return strings.Contains(c.status(batchreq.PBS_BATCH_StatusNode, node)["status"], "opsys=linux")
 		})
 	}
 
-	pbsdsh := filepath.Join(bin, "pbsdsh")
+	pbsdsh := progs.Path("pbsdsh")
 	submit := func(name, nodes, script string) string {
 		t.Helper()
 		list := batchreq.AttrList{
@@ -348,11 +240,11 @@ func TestMultiNodeEndToEnd(t *testing.T) {
 	for _, tc := range []struct{ name, nodes string }{{"two", "2"}, {"pair", "nodea:ppn=1+nodeb:ppn=1"}} {
 		id := submit(tc.name, tc.nodes, script)
 		var execHost string
-		mnWait(t, "job "+id+" to run", 20*time.Second, func() bool {
+		e2e.WaitFor(t, "job "+id+" to run", 20*time.Second, func() bool {
 			execHost = c.status(batchreq.PBS_BATCH_StatusJob, id)["exec_host"]
 			return execHost != "" || c.status(batchreq.PBS_BATCH_StatusJob, id) == nil
 		})
-		mnWait(t, "job "+id+" to finish", 40*time.Second, gone(id))
+		e2e.WaitFor(t, "job "+id+" to finish", 40*time.Second, gone(id))
 		out, err := os.ReadFile(filepath.Join(outDir, tc.name+".out"))
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
@@ -388,26 +280,26 @@ func TestMultiNodeEndToEnd(t *testing.T) {
 		" /bin/sh -c 'trap \"echo task got usr1 on $PBS_MOMHOST; exit 0\" USR1; echo started on $PBS_MOMHOST; while :; do sleep 1; done' &\nwait\nwait\n"
 	id := submit("sig", "nodea:ppn=1+nodeb:ppn=1", sigScript)
 	spool := filepath.Join(momHome["nodea"], "spool")
-	mnWait(t, "tasks of "+id+" on both hosts", 20*time.Second, func() bool {
+	e2e.WaitFor(t, "tasks of "+id+" on both hosts", 20*time.Second, func() bool {
 		b, _ := os.ReadFile(filepath.Join(spool, id+".OU"))
 		return strings.Contains(string(b), "started on nodea") && strings.Contains(string(b), "started on nodeb")
 	})
 	if p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_SignalJob, "root", &batchreq.SignalJob{JobID: id, Signal: "SIGUSR1"})); p.Code != 0 {
 		t.Fatalf("SignalJob: %d %s", p.Code, p.Text)
 	}
-	mnWait(t, "job "+id+" to end", 40*time.Second, gone(id))
+	e2e.WaitFor(t, "job "+id+" to end", 40*time.Second, gone(id))
 	out, _ := os.ReadFile(filepath.Join(outDir, "sig.out"))
 	for _, want := range []string{"task got usr1 on nodea\n", "task got usr1 on nodeb\n"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("sig: output lacks %q:\n%s", want, out)
 		}
 	}
-	mnWait(t, "the processes of "+id+" to be gone", 20*time.Second, func() bool { return len(userProcs(uid)) == 0 })
+	e2e.WaitFor(t, "the processes of "+id+" to be gone", 20*time.Second, func() bool { return len(userProcs(uid)) == 0 })
 
 	// qdel of a running multi-node job kills the tasks on both hosts and
 	// the sister forgets the job.
 	id = submit("long", "nodea:ppn=1+nodeb:ppn=1", "#!/bin/sh\n"+pbsdsh+" /bin/sh -c 'echo started on $PBS_MOMHOST; exec sleep 300'\n")
-	mnWait(t, "tasks of "+id+" on both hosts", 20*time.Second, func() bool {
+	e2e.WaitFor(t, "tasks of "+id+" on both hosts", 20*time.Second, func() bool {
 		b, _ := os.ReadFile(filepath.Join(spool, id+".OU"))
 		return strings.Contains(string(b), "started on nodea") && strings.Contains(string(b), "started on nodeb")
 	})
@@ -417,8 +309,8 @@ func TestMultiNodeEndToEnd(t *testing.T) {
 	if p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_DeleteJob, "root", &batchreq.Manage{ObjType: batchreq.MGR_OBJ_JOB, ObjName: id})); p.Code != 0 {
 		t.Fatalf("DeleteJob: %d %s", p.Code, p.Text)
 	}
-	mnWait(t, "job "+id+" to be deleted", 40*time.Second, gone(id))
-	mnWait(t, "the job's processes to be gone", 20*time.Second, func() bool { return len(userProcs(uid)) == 0 })
+	e2e.WaitFor(t, "job "+id+" to be deleted", 40*time.Second, gone(id))
+	e2e.WaitFor(t, "the job's processes to be gone", 20*time.Second, func() bool { return len(userProcs(uid)) == 0 })
 	for node, home := range momHome {
 		left, _ := filepath.Glob(filepath.Join(home, "mom_priv", "jobs", id+"*"))
 		aux, _ := filepath.Glob(filepath.Join(home, "aux", id+"*"))
