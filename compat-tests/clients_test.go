@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -117,6 +118,7 @@ type clientRun struct {
 	stdout, stderr string
 	exit           int
 	which          int
+	gap            time.Duration // since the scenario's previous command started
 }
 
 // pendingExtra explains why an extra command ("scenario/index") cannot be
@@ -273,7 +275,9 @@ var pendingServerClient = map[int]string{}
 // cluster (the server replay's setup, node vm's MOM reporting the
 // captured status) and compares their stdout, stderr and exit status with
 // the manifest, dates and epoch times normalised. The commands
-// authenticate through the setuid pbs_iff.
+// authenticate through the setuid pbs_iff. Round 1 is the server replay's
+// first-round sequence; of round 2 it runs the scenarios that need
+// neither the scheduler nor timers.
 func TestClientsAgainstServer(t *testing.T) {
 	dir := requireCaptures(t)
 	ns := newCaptureNamespace(t)
@@ -285,41 +289,13 @@ func TestClientsAgainstServer(t *testing.T) {
 	for i := range scenarios {
 		byID[scenarios[i].ID] = &scenarios[i]
 	}
-	setup, steps := round1()
-	r := newReplayer(t)
-	for _, req := range setup {
-		if p := r.admin(req); p.Code != 0 {
-			t.Fatalf("setup: %d %s", p.Code, p.Text)
-		}
-	}
-	r.momUp(t, momStatusAt(t, dir))
-
-	home, err := os.MkdirTemp("", "gopbs-home-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(home) })
-	bin, err := os.MkdirTemp("", "gopbs-clients-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(bin) })
-	for _, d := range []string{home, bin} {
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(home, "server_name"), []byte(captureHost+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	built := buildClients(t, bin, home, r.s.Addr().(*net.TCPAddr).Port)
 	// As in the server replay (normalizeValue, dropHistory): network
 	// counters are rates, and the capture server's zero
 	// resources_assigned entries were left by a job run before the
-	// capture, which a fresh server never ran.
-	// A running job's remaining walltime, and the elapsed time qstat -a
-	// derives from it, depend on when the command runs; qsub -a times
-	// are moved by as much as the replay runs after the capture.
+	// capture, which a fresh server never ran. A running job's remaining
+	// walltime, and the elapsed time qstat -a derives from it, depend on
+	// when the command runs; qsub -a times are moved by as much as the
+	// replay runs after the capture.
 	norm := standardNormalizer().
 		add(`(net_counter = )\d+ \d+ \d+`, "${1}<RATE>").
 		add(`(?m)^[ \t]+resources_assigned\.\w+ = 0\n`, "").
@@ -328,47 +304,84 @@ func TestClientsAgainstServer(t *testing.T) {
 		add(`(?m)( R  )\d\d:\d\d:\d\d$`, "${1}<ELAPSED>").
 		add(`-a \d{12}\b`, "-a <DATETIME>")
 
-	for _, st := range steps {
-		sc, ok := byID[st.id]
-		if !ok || len(sc.Argv) == 0 || !isClientCommand(filepath.Base(sc.Argv[0])) {
-			continue
+	inSequence := map[int]bool{}
+	for _, round := range []struct {
+		name string
+		def  func() ([]*batchreq.Request, []replayStep)
+		mom  bool
+	}{{"round1", round1, true}, {"round2", clientRound2, false}} {
+		setup, steps := round.def()
+		for _, st := range steps {
+			inSequence[st.id] = true
 		}
-		for _, req := range st.before {
-			if p := r.admin(req); p.Code != 0 {
-				t.Fatalf("before %d: %d %s", st.id, p.Code, p.Text)
+		t.Run(round.name, func(t *testing.T) {
+			r := newReplayer(t)
+			for _, req := range setup {
+				if p := r.admin(req); p.Code != 0 {
+					t.Fatalf("setup: %d %s", p.Code, p.Text)
+				}
 			}
-		}
-		if st.usage {
-			r.reportUsage(t, filepath.Join(dir, sc.Pcap))
-		}
-		name := filepath.Base(sc.Argv[0])
-		label := fmt.Sprintf("%03d-%s", sc.ID, strings.Join(sc.Argv, " "))
-		results.run(t, "clients-server", label, pendingServerClient[sc.ID], func(t *testing.T) string {
-			if !built[name] {
-				t.Skipf("%s is not implemented yet", name)
+			if round.mom {
+				r.momUp(t, momStatusAt(t, dir))
 			}
-			return runAgainstServer(t, ns, dir, sc, filepath.Join(bin, name), norm)
+			bin, built := buildClientsFor(t, r.s.Addr().(*net.TCPAddr).Port)
+			for _, st := range steps {
+				sc, ok := byID[st.id]
+				if !ok || len(sc.Argv) == 0 || !isClientCommand(filepath.Base(sc.Argv[0])) {
+					continue
+				}
+				for _, req := range st.before {
+					if p := r.admin(req); p.Code != 0 {
+						t.Fatalf("before %d: %d %s", st.id, p.Code, p.Text)
+					}
+				}
+				if st.setNextJob {
+					c, err := capture.ReadFile(filepath.Join(dir, sc.Pcap))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if n := firstJobNumber(c); n >= 0 {
+						r.admin(setServer("next_job_number", strconv.Itoa(n)))
+					}
+				}
+				if st.usage {
+					r.reportUsage(t, filepath.Join(dir, sc.Pcap))
+				}
+				for k, run := range scenarioRuns(sc) {
+					if st.compress && k > 0 && run.gap > time.Second {
+						time.Sleep(1500 * time.Millisecond)
+					}
+					name := filepath.Base(run.argv[0])
+					label := fmt.Sprintf("%03d-%s", sc.ID, strings.Join(run.argv, " "))
+					if run.which >= 0 {
+						label = fmt.Sprintf("%03d-extra%d-%s", sc.ID, run.which+1, strings.Join(run.argv, " "))
+					}
+					results.run(t, "clients-server", label, pendingServerClient[sc.ID], func(t *testing.T) string {
+						if !built[name] {
+							t.Skipf("%s is not implemented yet", name)
+						}
+						return runAgainstServer(t, ns, dir, sc, run, filepath.Join(bin, name), norm)
+					})
+				}
+				if st.momReports {
+					r.replayMomReports(t, filepath.Join(dir, sc.Pcap), sc)
+				}
+				// What the capture run did between scenarios, as in the
+				// server replay.
+				switch {
+				case round.name != "round1":
+				case st.id == 34:
+					r.submitLongJobs(t, dir)
+				case st.id == 35:
+					r.startJob10(t, dir)
+				case st.id == 58 || st.id == 62:
+					r.waitJobGone(t, map[int]string{58: "9.vm", 62: "10.vm"}[st.id])
+				}
+			}
 		})
-		if st.momReports {
-			r.replayMomReports(t, filepath.Join(dir, sc.Pcap), sc)
-		}
-		// What the capture run did between scenarios, as in the server
-		// replay.
-		switch st.id {
-		case 34:
-			r.submitLongJobs(t, dir)
-		case 35:
-			r.startJob10(t, dir)
-		case 58, 62:
-			r.waitJobGone(t, map[int]string{58: "9.vm", 62: "10.vm"}[st.id])
-		}
 	}
 	// The other client commands of the manifest, with the reason they
 	// are not run here.
-	inSequence := map[int]bool{}
-	for _, st := range steps {
-		inSequence[st.id] = true
-	}
 	for i := range scenarios {
 		sc := &scenarios[i]
 		if inSequence[sc.ID] || len(sc.Argv) == 0 || !isClientCommand(filepath.Base(sc.Argv[0])) {
@@ -381,6 +394,79 @@ func TestClientsAgainstServer(t *testing.T) {
 			return ""
 		})
 	}
+}
+
+// clientRound2 holds the second-round scenarios TestClientsAgainstServer
+// runs: the server replay's round-2 setup, the qmgr session (80) and the
+// submissions to the routing queue (78, with the qstat -f after routing;
+// 79, routing retried while the destination is disabled, with a short
+// route_retry_time and the capture's pauses shortened as in the replay).
+func clientRound2() (setup []*batchreq.Request, steps []replayStep) {
+	setup, all := round2()
+	for _, st := range all {
+		if st.id == 80 || st.id == 78 || st.id == 79 {
+			steps = append(steps, st)
+		}
+	}
+	return setup, steps
+}
+
+// scenarioRuns returns the commands of a scenario in the order they
+// started: the main command and the extra commands.
+func scenarioRuns(sc *capture.Scenario) []clientRun {
+	main := clientRun{user: sc.User, argv: sc.Argv, stdin: sc.Stdin, stdout: sc.Stdout, stderr: sc.Stderr, which: -1}
+	if sc.ExitCode != nil {
+		main.exit = *sc.ExitCode
+	}
+	type timed struct {
+		t   float64
+		run clientRun
+	}
+	var all []timed
+	mainT := 0.0
+	if sc.MainCommandT != nil {
+		mainT = *sc.MainCommandT
+	}
+	all = append(all, timed{mainT, main})
+	for k, ec := range sc.ExtraCommands {
+		if len(ec.Argv) == 0 || !isClientCommand(filepath.Base(ec.Argv[0])) {
+			continue
+		}
+		all = append(all, timed{ec.T, clientRun{user: ec.User, argv: ec.Argv, stdout: ec.Stdout, stderr: ec.Stderr, exit: ec.ExitCode, which: k}})
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].t < all[j].t })
+	runs := make([]clientRun, len(all))
+	for i, a := range all {
+		runs[i] = a.run
+		if i > 0 {
+			runs[i].gap = time.Duration((a.t - all[i-1].t) * float64(time.Second))
+		}
+	}
+	return runs
+}
+
+// buildClientsFor builds the client commands for a server at port, with a
+// PBS home whose server_name is the capture host; it returns the binary
+// directory and which commands were built.
+func buildClientsFor(t *testing.T, port int) (string, map[string]bool) {
+	t.Helper()
+	var dirs [2]string
+	for i, prefix := range []string{"gopbs-home-", "gopbs-clients-"} {
+		d, err := os.MkdirTemp("", prefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(d) })
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		dirs[i] = d
+	}
+	home, bin := dirs[0], dirs[1]
+	if err := os.WriteFile(filepath.Join(home, "server_name"), []byte(captureHost+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return bin, buildClients(t, bin, home, port)
 }
 
 // notAgainstServer says why a client scenario of the manifest is not run
@@ -439,25 +525,25 @@ func (r *replayer) replayMomReports(t *testing.T, path string, sc *capture.Scena
 
 // runAgainstServer runs a scenario's command as the scenario's user and
 // compares what it printed and its exit status with the manifest.
-func runAgainstServer(t *testing.T, ns *captureNamespace, dir string, sc *capture.Scenario, path string, norm *normalizer) string {
+func runAgainstServer(t *testing.T, ns *captureNamespace, dir string, sc *capture.Scenario, run clientRun, path string, norm *normalizer) string {
 	cap, err := capture.ReadFile(filepath.Join(dir, sc.Pcap))
 	if err != nil {
 		t.Fatal(err)
 	}
-	login := sc.User
+	login := run.user
 	uid, gid := 0, 0
 	if login != "root" {
 		uid, gid = ensureUser(t, login)
 	}
 	h := ns.home(t, login, uid, gid)
-	if err := writeScripts(h, sc.Argv, conversationOf(cap, sc, -1), uid, gid); err != nil {
+	if err := writeScripts(h, run.argv, conversationOf(cap, sc, run.which), uid, gid); err != nil {
 		t.Fatal(err)
 	}
-	cmd := ns.commandPath(login, uid, gid, capturePath(cap), path, shiftDateArgs(sc)...)
+	cmd := ns.commandPath(login, uid, gid, capturePath(cap), path, shiftDateArgs(run.argv, sc.StartTime)...)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if sc.Stdin != "" {
-		cmd.Stdin = strings.NewReader(sc.Stdin)
+	if run.stdin != "" {
+		cmd.Stdin = strings.NewReader(run.stdin)
 	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -472,29 +558,26 @@ func runAgainstServer(t *testing.T, ns *captureNamespace, dir string, sc *captur
 		return "command did not finish within 60 s"
 	}
 	var diffs []string
-	want := 0
-	if sc.ExitCode != nil {
-		want = *sc.ExitCode
+	if got := cmd.ProcessState.ExitCode(); got != run.exit {
+		diffs = append(diffs, "exit status "+strconv.Itoa(got)+", want "+strconv.Itoa(run.exit))
 	}
-	if got := cmd.ProcessState.ExitCode(); got != want {
-		diffs = append(diffs, "exit status "+strconv.Itoa(got)+", want "+strconv.Itoa(want))
-	}
-	if d := textDiff("stdout", norm.apply(sc.Stdout), norm.apply(stdout.String())); d != "" {
+	if d := textDiff("stdout", norm.apply(run.stdout), norm.apply(stdout.String())); d != "" {
 		diffs = append(diffs, d)
 	}
-	if d := textDiff("stderr", norm.apply(sc.Stderr), norm.apply(stderr.String())); d != "" {
+	if d := textDiff("stderr", norm.apply(run.stderr), norm.apply(stderr.String())); d != "" {
 		diffs = append(diffs, d)
 	}
 	return strings.Join(diffs, "\n")
 }
 
-// shiftDateArgs returns the arguments of a scenario's command with the
+// shiftDateArgs returns the arguments of a command of a scenario started
+// at startTime with the
 // date of a "-a [[CC]YY]MMDDhhmm" option moved by as much time as has
 // passed since the capture, so that it lies as far in the future as it
 // did then (the server replay shifts the epochs the same way).
-func shiftDateArgs(sc *capture.Scenario) []string {
-	args := append([]string(nil), sc.Argv[1:]...)
-	start, err := time.ParseInLocation("2006-01-02T15:04:05", sc.StartTime, time.Local)
+func shiftDateArgs(argv []string, startTime string) []string {
+	args := append([]string(nil), argv[1:]...)
+	start, err := time.ParseInLocation("2006-01-02T15:04:05", startTime, time.Local)
 	if err != nil {
 		return args
 	}
