@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"gopbs/internal/e2e"
 	"gopbs/tools/pbsbench/load"
 )
 
@@ -22,7 +23,7 @@ func TestDiskFull(t *testing.T) {
 	var c2 *cluster
 	t.Cleanup(func() {
 		if c2 != nil && c2.srv != nil {
-			c2.srv.kill()
+			c2.srv.Kill()
 		}
 		exec.Command("umount", "-l", c.home).Run()
 	})
@@ -52,8 +53,8 @@ func TestDiskFull(t *testing.T) {
 			transport += res.Failed - res.Refused
 			t.Logf("round %d: %s; errors %q", round, res, res.Errors)
 		}
-		if !c2.srv.alive() {
-			t.Fatalf("pbs_server died when the disk filled (%v):\n%s", c2.srv.err, c2.srv.stderr.String())
+		if !c2.srv.Alive() {
+			t.Fatalf("pbs_server died when the disk filled (%v):\n%s", c2.srv.Err(), c2.srv.Output())
 		}
 		if res.OK == 0 {
 			t.Logf("refusals look like: %q", res.Errors)
@@ -90,7 +91,7 @@ func TestDiskFull(t *testing.T) {
 		t.Fatalf("remount: %v %s", err, out)
 	}
 	c2.serving()
-	c2.srv.stop()
+	c2.srv.Stop()
 	c2.startServer("warm")
 	checkAcked("after restart")
 	c2.serving()
@@ -102,6 +103,8 @@ func newClusterIn(t *testing.T, c *cluster) *cluster {
 	t.Helper()
 	n := *c
 	n.t = t
-	makeLayout(n.home)
+	if err := e2e.MakeHome(n.home, "localhost"); err != nil {
+		t.Fatal(err)
+	}
 	return &n
 }

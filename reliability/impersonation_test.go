@@ -6,7 +6,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"os/user"
 	"strconv"
 	"syscall"
 	"testing"
@@ -14,6 +13,7 @@ import (
 
 	"gopbs/batchreq"
 	"gopbs/dis"
+	"gopbs/internal/e2e"
 )
 
 // rawConn is a bare batch connection for hand-made requests.
@@ -138,16 +138,16 @@ func TestImpersonation(t *testing.T) {
 		refused(t, "AuthenticateUser for an unknown port", helper.do(authen("root", 1)))
 	})
 	t.Run("user-run pbs_iff cannot claim another name", func(t *testing.T) {
-		uid, gid := testUser(t)
+		u := e2e.User(t, testUserName)
 		v := dialRaw(t, addr, 0)
 		f, err := v.nc.(*net.TCPConn).File()
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		cmd := exec.Command(c.b.iff, "localhost", strconv.Itoa(c.server), "3")
+		cmd := exec.Command(c.b.Path("pbs_iff"), "localhost", strconv.Itoa(c.server), "3")
 		cmd.ExtraFiles = []*os.File{f}
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: gid}}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: u.Credential()}
 		cmd.Env = []string{"PATH=/usr/bin:/bin"}
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("pbs_iff as %s: %v %q", testUserName, err, out)
@@ -158,16 +158,10 @@ func TestImpersonation(t *testing.T) {
 		refused(t, "user-authenticated connection claiming root", v.do(statusSvr("root")))
 	})
 	t.Run("non-setuid pbs_iff cannot reach a reserved port", func(t *testing.T) {
-		uid, gid := testUser(t)
+		u := e2e.User(t, testUserName)
 		// t.TempDir's parent is private; the test user must reach the file
-		dir, err := os.MkdirTemp("", "gopbs-plain-iff")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer os.RemoveAll(dir)
-		os.Chmod(dir, 0o755)
-		plain := dir + "/pbs_iff"
-		b, err := os.ReadFile(c.b.iff)
+		plain := e2e.Dir(t) + "/pbs_iff"
+		b, err := os.ReadFile(c.b.Path("pbs_iff"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -177,7 +171,7 @@ func TestImpersonation(t *testing.T) {
 		defer f.Close()
 		cmd := exec.Command(plain, "localhost", strconv.Itoa(c.server), "3")
 		cmd.ExtraFiles = []*os.File{f}
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: gid}}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: u.Credential()}
 		out, err := cmd.CombinedOutput()
 		var ee *exec.ExitError
 		if err != nil && !errors.As(err, &ee) {
@@ -198,8 +192,8 @@ func TestImpersonation(t *testing.T) {
 			t.Errorf("pbs_mom served a batch request from unprivileged port %d (reply code %d)", m.port(), p.Code)
 		}
 	})
-	if !mom.alive() {
-		t.Errorf("pbs_mom died:\n%s", mom.stderr.String())
+	if !mom.Alive() {
+		t.Errorf("pbs_mom died:\n%s", mom.Output())
 	}
 	// The server's state is untouched: queue batch still exists and root
 	// still administers it.
@@ -239,21 +233,3 @@ func mustAuth(t *testing.T, c *cluster, conn *rawConn, user string) {
 }
 
 const testUserName = "gopbsrel"
-
-// testUser returns the uid and gid of an unprivileged test user,
-// creating it when absent.
-func testUser(t *testing.T) (uint32, uint32) {
-	t.Helper()
-	u, err := user.Lookup(testUserName)
-	if err != nil {
-		if out, err := exec.Command("useradd", "-M", "-r", "-s", "/bin/false", testUserName).CombinedOutput(); err != nil {
-			t.Skipf("cannot create test user %s: %v %s", testUserName, err, out)
-		}
-		if u, err = user.Lookup(testUserName); err != nil {
-			t.Skip(err)
-		}
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	return uint32(uid), uint32(gid)
-}

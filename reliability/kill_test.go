@@ -47,7 +47,7 @@ func TestKillDuringSubmitStorm(t *testing.T) {
 		}()
 		// Kill at a different point of the storm each round.
 		time.Sleep(time.Duration(150+round*97%900) * time.Millisecond)
-		c.srv.kill()
+		c.srv.Kill()
 		close(stop)
 		res := <-done
 		t.Logf("round %d: %s", round, res)

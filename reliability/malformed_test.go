@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"gopbs/batchreq"
+	"gopbs/internal/e2e"
 	"gopbs/rpp"
 	"gopbs/sched/momquery"
 	"gopbs/tools/pbsbench/load"
@@ -206,9 +207,9 @@ func TestMalformedInput(t *testing.T) {
 	if e := dialErrs.Load(); e > int64(n/100) {
 		t.Errorf("%d connection errors: a daemon stopped accepting", e)
 	}
-	for _, p := range []*proc{c.srv, mom, sched} {
-		if !p.alive() {
-			t.Fatalf("%s died (%v):\n%s", p.name, p.err, p.stderr.String())
+	for _, p := range []*e2e.Daemon{c.srv, mom, sched} {
+		if !p.Alive() {
+			t.Fatalf("%s died (%v):\n%s", p.Name, p.Err(), p.Output())
 		}
 	}
 	c.serving()
