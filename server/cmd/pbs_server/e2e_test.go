@@ -6,9 +6,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +16,7 @@ import (
 
 	"gopbs/batchreq"
 	"gopbs/dis"
+	"gopbs/internal/e2e"
 	"gopbs/server/store"
 )
 
@@ -28,138 +27,39 @@ import (
 
 const e2eUser = "gopbse2e"
 
-type bins struct{ server, iff string }
-
-var (
-	buildOnce sync.Once
-	built     bins
-	buildErr  error
-)
-
 // build compiles pbs_server and pbs_iff once per test binary; pbs_iff is
 // made setuid root.
-func build(t *testing.T) bins {
+func build(t *testing.T) e2e.Programs {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("end-to-end tests need root (setuid pbs_iff, reserved ports, a test user)")
-	}
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "gopbs-e2e-bin")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		os.Chmod(dir, 0o755)
-		root := moduleRoot()
-		built = bins{server: filepath.Join(dir, "pbs_server"), iff: filepath.Join(dir, "pbs_iff")}
-		for out, pkg := range map[string]string{built.server: "./server/cmd/pbs_server", built.iff: "./tools/pbs_iff"} {
-			cmd := exec.Command("go", "build", "-o", out, pkg)
-			cmd.Dir = root
-			if b, err := cmd.CombinedOutput(); err != nil {
-				buildErr = fmt.Errorf("build %s: %v\n%s", pkg, err, b)
-				return
-			}
-		}
-		buildErr = os.Chmod(built.iff, os.ModeSetuid|0o755)
-	})
-	if buildErr != nil {
-		if strings.Contains(buildErr.Error(), "tools/pbs_iff") {
-			t.Skipf("pbs_iff not buildable: %v", buildErr)
-		}
-		t.Fatal(buildErr)
-	}
-	return built
-}
-
-func moduleRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "..")
+	e2e.RequireRoot(t, "end-to-end tests use a setuid pbs_iff, reserved ports and a test user")
+	return e2e.Build(t, "pbs_server", "pbs_iff")
 }
 
 // testUser returns the uid/gid of the unprivileged test user, creating it
 // when absent.
 func testUser(t *testing.T) (uint32, uint32) {
 	t.Helper()
-	u, err := user.Lookup(e2eUser)
-	if err != nil {
-		if out, err := exec.Command("useradd", "-M", "-r", "-s", "/bin/false", e2eUser).CombinedOutput(); err != nil {
-			t.Skipf("cannot create test user %s: %v %s", e2eUser, err, out)
-		}
-		if u, err = user.Lookup(e2eUser); err != nil {
-			t.Skip(err)
-		}
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	return uint32(uid), uint32(gid)
-}
-
-func freePort(t *testing.T) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	u := e2e.User(t, e2eUser)
+	return uint32(u.UID), uint32(u.GID)
 }
 
 type serverProc struct {
-	t    *testing.T
-	cmd  *exec.Cmd
-	home string
-	port int
-	done chan error
+	t *testing.T
+	*e2e.Daemon
 }
 
-func startServer(t *testing.T, b bins, home string, port int, init string) *serverProc {
+func startServer(t *testing.T, b e2e.Programs, home string, port int, init string) *serverProc {
 	t.Helper()
-	cmd := exec.Command(b.server, "-D", "-f", "-t", init, "-d", home, "-p", strconv.Itoa(port), "-H", "localhost")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	d := &serverProc{t: t, cmd: cmd, home: home, port: port, done: make(chan error, 1)}
-	go func() { d.done <- cmd.Wait() }()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		nc, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err == nil {
-			nc.Close()
-			break
-		}
-		select {
-		case err := <-d.done:
-			t.Fatalf("pbs_server exited: %v\n%s", err, stderr.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("pbs_server did not start listening")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Cleanup(func() { d.kill() })
+	cmd := exec.Command(b.Path("pbs_server"), "-D", "-f", "-t", init, "-d", home, "-p", strconv.Itoa(port), "-H", "localhost")
+	d := &serverProc{t: t, Daemon: e2e.Start(t, "pbs_server", cmd)}
+	t.Cleanup(d.Kill)
+	d.WaitListening(t, fmt.Sprintf("127.0.0.1:%d", port), 10*time.Second)
 	return d
-}
-
-func (d *serverProc) kill() {
-	d.cmd.Process.Signal(syscall.SIGKILL)
-	select {
-	case <-d.done:
-	case <-time.After(5 * time.Second):
-	}
 }
 
 // wait waits for the process to exit and returns its error.
 func (d *serverProc) wait() error {
-	select {
-	case err := <-d.done:
-		d.done <- err
-		return err
-	case <-time.After(10 * time.Second):
-		d.t.Fatal("pbs_server did not exit")
-		return nil
-	}
+	return d.Wait(d.t, 10*time.Second)
 }
 
 type clientConn struct {
@@ -171,7 +71,7 @@ type clientConn struct {
 // connect opens a client connection and authenticates it with pbs_iff
 // run with the given credentials (nil: root). portForm selects the
 // port-number form of pbs_iff instead of the inherited descriptor.
-func connect(t *testing.T, b bins, port int, cred *syscall.Credential, portForm bool) *clientConn {
+func connect(t *testing.T, b e2e.Programs, port int, cred *syscall.Credential, portForm bool) *clientConn {
 	t.Helper()
 	nc, err := net.DialTCP("tcp", nil, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port})
 	if err != nil {
@@ -179,14 +79,14 @@ func connect(t *testing.T, b bins, port int, cred *syscall.Credential, portForm 
 	}
 	var cmd *exec.Cmd
 	if portForm {
-		cmd = exec.Command(b.iff, "localhost", strconv.Itoa(port), strconv.Itoa(nc.LocalAddr().(*net.TCPAddr).Port))
+		cmd = exec.Command(b.Path("pbs_iff"), "localhost", strconv.Itoa(port), strconv.Itoa(nc.LocalAddr().(*net.TCPAddr).Port))
 	} else {
 		f, err := nc.File()
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		cmd = exec.Command(b.iff, "localhost", strconv.Itoa(port), "3")
+		cmd = exec.Command(b.Path("pbs_iff"), "localhost", strconv.Itoa(port), "3")
 		cmd.ExtraFiles = []*os.File{f}
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
@@ -252,8 +152,8 @@ func (c *clientConn) jobs(user string) map[string]batchreq.AttrList {
 func TestEndToEnd(t *testing.T) {
 	b := build(t)
 	uid, gid := testUser(t)
-	home := t.TempDir()
-	port := freePort(t)
+	home := e2e.Home(t, "localhost")
+	port := e2e.FreePort(t)
 	d := startServer(t, b, home, port, "create")
 
 	root := connect(t, b, port, nil, false)
@@ -310,7 +210,7 @@ func TestEndToEnd(t *testing.T) {
 	if jobSeq(id2) <= jobSeq(id) {
 		t.Fatalf("job number reused: %s after %s", id2, id)
 	}
-	d.cmd.Process.Signal(syscall.SIGTERM)
+	d.Signal(syscall.SIGTERM)
 	if err := d.wait(); err != nil {
 		t.Fatalf("exit after SIGTERM: %v", err)
 	}
@@ -326,8 +226,8 @@ func jobSeq(id string) int {
 // its script and no half-submitted job remains.
 func TestCrashSafety(t *testing.T) {
 	b := build(t)
-	home := t.TempDir()
-	port := freePort(t)
+	home := e2e.Home(t, "localhost")
+	port := e2e.FreePort(t)
 	d := startServer(t, b, home, port, "create")
 	root := connect(t, b, port, nil, false)
 	root.must(manage("root", batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_QUEUE, "batch", batchreq.NewAttr("queue_type", "execution")))
@@ -362,7 +262,7 @@ func TestCrashSafety(t *testing.T) {
 		}(w, c)
 	}
 	time.Sleep(700 * time.Millisecond)
-	d.cmd.Process.Signal(syscall.SIGKILL)
+	d.Signal(syscall.SIGKILL)
 	d.wait()
 	close(stop)
 	wg.Wait()
@@ -447,8 +347,6 @@ func trySubmit(c *clientConn, script string) (string, error) {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if built.server != "" {
-		os.RemoveAll(filepath.Dir(built.server))
-	}
+	e2e.RemoveBuilds()
 	os.Exit(code)
 }

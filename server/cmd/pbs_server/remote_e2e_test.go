@@ -6,39 +6,16 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"gopbs/batchreq"
-)
-
-var (
-	clientsOnce sync.Once
-	clientsDir  string
-	clientsErr  error
+	"gopbs/internal/e2e"
 )
 
 // buildClients compiles qmove and qstat once per test binary.
 func buildClients(t *testing.T) string {
 	t.Helper()
-	clientsOnce.Do(func() {
-		if clientsDir, clientsErr = os.MkdirTemp("", "gopbs-e2e-clients"); clientsErr != nil {
-			return
-		}
-		for _, name := range []string{"qmove", "qstat"} {
-			cmd := exec.Command("go", "build", "-o", filepath.Join(clientsDir, name), "./tools/"+name)
-			cmd.Dir = moduleRoot()
-			if out, err := cmd.CombinedOutput(); err != nil {
-				clientsErr = err
-				t.Logf("%s", out)
-				return
-			}
-		}
-	})
-	if clientsErr != nil {
-		t.Skipf("clients not buildable: %v", clientsErr)
-	}
-	return clientsDir
+	return e2e.Build(t, "qmove", "qstat").Dir
 }
 
 // TestMoveBetweenServerProcesses runs two pbs_server processes on
@@ -51,7 +28,7 @@ func TestMoveBetweenServerProcesses(t *testing.T) {
 	var ports [2]int
 	var roots [2]*clientConn
 	for i := range ports {
-		ports[i] = freePort(t)
+		ports[i] = e2e.FreePort(t)
 		startServer(t, b, t.TempDir(), ports[i], "create")
 		roots[i] = connect(t, b, ports[i], nil, false)
 		roots[i].must(manage("root", batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_QUEUE, "batch", batchreq.NewAttr("queue_type", "execution")))
@@ -63,7 +40,7 @@ func TestMoveBetweenServerProcesses(t *testing.T) {
 	run := func(port int, name string, args ...string) (string, error) {
 		cmd := exec.Command(filepath.Join(clients, name), args...)
 		cmd.Env = append(os.Environ(), "PBS_DEFAULT=localhost", "PBS_BATCH_SERVICE_PORT="+strconv.Itoa(port),
-			"PBSBINDIR="+filepath.Dir(b.iff))
+			"PBSBINDIR="+b.Dir)
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
