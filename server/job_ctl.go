@@ -458,7 +458,7 @@ func (s *Server) handleMoveJob(c *conn, req *batchreq.Request) {
 		return
 	}
 	dest := s.parseDestination(body.Destination)
-	if dest.addr != "" {
+	if dest.addr != "" || dest.bad {
 		s.moveRemote(c, j, dest)
 		return
 	}

@@ -41,6 +41,7 @@ type destination struct {
 	queue  string
 	addr   string // host:port of another server; "" for this server
 	server string // the other server as written (host or host:port)
+	bad    bool   // the host part is no host name or address
 }
 
 // parseDestination splits "queue", "queue@host" or "queue@host:port".
@@ -70,7 +71,17 @@ func (s *Server) parseDestination(d string) destination {
 	if port == own && isThisMachine(host) {
 		return destination{queue: queue}
 	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil || !validHostPattern(host) && !isAddr(host) || strings.Contains(host, "*") {
+		return destination{queue: queue, server: at, bad: true}
+	}
 	return destination{queue: queue, addr: net.JoinHostPort(host, port), server: at}
+}
+
+// isAddr reports whether host is an IP address literal (without an IPv6
+// zone).
+func isAddr(host string) bool {
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.Zone() == ""
 }
 
 // isThisMachine reports whether host is "localhost" or an address
@@ -227,6 +238,11 @@ func countHop(j *Job) *batchreq.Reply {
 // moveRemote serves a MoveJob to another server: the reply waits for the
 // move. Called with s.mu held; returns with it released.
 func (s *Server) moveRemote(c *conn, j *Job, dest destination) {
+	if dest.bad {
+		s.mu.Unlock()
+		c.reject(batchreq.PBSE_BADHOST, "bad destination server "+dest.server)
+		return
+	}
 	m, code := s.beginMove(j, dest)
 	if code != 0 {
 		s.mu.Unlock()

@@ -67,26 +67,40 @@ func waitJobAt(t *testing.T, s *Server, id string) {
 func TestParseDestination(t *testing.T) {
 	s := testServer(t, "", InitCreate)
 	own := strconv.Itoa(s.Addr().(*net.TCPAddr).Port)
-	for _, tc := range []struct{ in, queue, addr string }{
-		{"batch", "batch", ""},
-		{"", "", ""},
-		{"batch@vm", "batch", ""},
-		{"batch@VM", "batch", ""},
-		{"batch@vm:" + own, "batch", ""},
-		{"batch@vm:1", "batch", "vm:1"},
-		{"batch@other", "batch", "other:15001"},
-		{"short@10.1.2.3:16001", "short", "10.1.2.3:16001"},
-		{"@other", "", "other:15001"},
-		{"batch@localhost:" + own, "batch", ""},
-		{"batch@127.0.0.1:" + own, "batch", ""},
-		{"batch@[::1]:" + own, "batch", ""},
-		{"batch@127.0.0.1:1", "batch", "127.0.0.1:1"},
-		{"batch@localhost", "batch", "localhost:15001"}, // this test server is not on 15001
+	for _, tc := range []struct {
+		in, queue, addr string
+		bad             bool
+	}{
+		{"batch", "batch", "", false},
+		{"", "", "", false},
+		{"batch@vm", "batch", "", false},
+		{"batch@VM", "batch", "", false},
+		{"batch@vm:" + own, "batch", "", false},
+		{"batch@vm:1", "batch", "vm:1", false},
+		{"batch@other", "batch", "other:15001", false},
+		{"short@10.1.2.3:16001", "short", "10.1.2.3:16001", false},
+		{"@other", "", "other:15001", false},
+		{"batch@localhost:" + own, "batch", "", false},
+		{"batch@127.0.0.1:" + own, "batch", "", false},
+		{"batch@[::1]:" + own, "batch", "", false},
+		{"batch@127.0.0.1:1", "batch", "127.0.0.1:1", false},
+		{"batch@localhost", "batch", "localhost:15001", false}, // this test server is not on 15001
+		{"batch@]", "batch", "", true},
+		{"batch@no host", "batch", "", true},
+		{"batch@h:99999", "batch", "", true},
+		{"batch@*.org", "batch", "", true},
 	} {
 		d := s.parseDestination(tc.in)
-		if d.queue != tc.queue || d.addr != tc.addr {
-			t.Errorf("parseDestination(%q) = %+v, want queue %q addr %q", tc.in, d, tc.queue, tc.addr)
+		if d.queue != tc.queue || d.addr != tc.addr || d.bad != tc.bad {
+			t.Errorf("parseDestination(%q) = %+v, want queue %q addr %q bad %v", tc.in, d, tc.queue, tc.addr, tc.bad)
 		}
+	}
+	// a MoveJob to an unusable server is refused at once
+	root := dialPrivileged(t, s.Addr())
+	setupCluster(t, root)
+	id := mustSubmit(t, root, "root")
+	if p := root.do(batchreq.NewRequest(batchreq.PBS_BATCH_MoveJob, "root", &batchreq.MoveJob{JobID: id, Destination: "batch@no host"})); p.Code != batchreq.PBSE_BADHOST {
+		t.Fatalf("MoveJob to a bad host: %d %q", p.Code, p.Text)
 	}
 }
 
@@ -357,4 +371,37 @@ func readLogs(t *testing.T, s *Server) string {
 		b.Write(data)
 	}
 	return b.String()
+}
+
+// FuzzParseDestination checks that any destination a client or a
+// route_destinations entry gives parses without panicking into a queue
+// and, for another server, a dialable host:port.
+func FuzzParseDestination(f *testing.F) {
+	for _, seed := range []string{"batch", "batch@vm", "batch@other:16001", "@", "q@[::1]:1", "q@:", "a@b@c", "q@h:p:q"} {
+		f.Add(seed)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		f.Fatal(err)
+	}
+	s, err := New(Config{Home: f.TempDir(), ServerName: "vm", InitType: InitCreate, Listener: ln})
+	if err != nil {
+		f.Fatal(err)
+	}
+	go s.Serve()
+	f.Cleanup(func() { s.Shutdown("Quick") })
+	f.Fuzz(func(t *testing.T, in string) {
+		d := s.parseDestination(in)
+		if !strings.HasPrefix(in, d.queue) {
+			t.Fatalf("queue %q is not the start of %q", d.queue, in)
+		}
+		if d.addr != "" {
+			if _, _, err := net.SplitHostPort(d.addr); err != nil {
+				t.Fatalf("address %q of %q: %v", d.addr, in, err)
+			}
+			if d.bad {
+				t.Fatalf("%q: both an address and bad", in)
+			}
+		}
+	})
 }

@@ -50,6 +50,9 @@ func (s *Server) routeJob(j *Job, now int64) []store.Op {
 	temporary := len(j.routeLater) > 0
 	for _, entry := range parseArst(q.attrs.get(qaRouteDestinations)) {
 		dest := s.parseDestination(entry)
+		if dest.bad {
+			continue // no server can be reached there
+		}
 		if dest.addr != "" {
 			// another server: the move runs without the lock and
 			// reports back (remote.go)
