@@ -21,6 +21,7 @@ import (
 	"gopbs/batchreq"
 	"gopbs/dis"
 	"gopbs/internal/capture"
+	"gopbs/internal/e2e"
 	"gopbs/mom/link"
 	"gopbs/momproto"
 	"gopbs/rpp"
@@ -41,8 +42,8 @@ type momUnderTest struct {
 	serverPort        int
 	srvTCP            net.Listener
 	srvUDP            *net.UDPConn
-	cmd               *exec.Cmd
-	output            *bytes.Buffer
+	cmd               *exec.Cmd // daemon's
+	daemon            *e2e.Daemon
 	ns                *captureNamespace
 	serverDatagrams   chan udpPacket
 }
@@ -53,58 +54,18 @@ type udpPacket struct {
 	at   time.Time // when it was read
 }
 
-// freePorts returns n ports free for TCP and UDP on all addresses.
-func freePorts(t *testing.T, n int) []int {
-	t.Helper()
-	var ports []int
-	var hold []io.Closer
-	defer func() {
-		for _, c := range hold {
-			c.Close()
-		}
-	}()
-	for len(ports) < n {
-		ln, err := net.Listen("tcp", ":0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		hold = append(hold, ln)
-		p := ln.Addr().(*net.TCPAddr).Port
-		pc, err := net.ListenPacket("udp", fmt.Sprintf(":%d", p))
-		if err != nil {
-			continue
-		}
-		hold = append(hold, pc)
-		ports = append(ports, p)
-	}
-	return ports
-}
-
 // startCaptureMom builds pbs_mom and runs it in the capture namespace
 // (host name vm, /home of the capture users) with cfg as mom_priv/config
 // and env (NAME=value) added to its environment.
 func startCaptureMom(t *testing.T, cfg string, env ...string) *momUnderTest {
 	t.Helper()
 	ns := newCaptureNamespace(t)
-	root, err := repoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(t.TempDir(), "pbs_mom")
-	build := exec.Command("go", "build", "-o", bin, "./mom/cmd/pbs_mom")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building pbs_mom: %v\n%s", err, out)
-	}
-	base, err := os.MkdirTemp("", "gopbs-replay-mom-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.Chmod(base, 0o755)
-	t.Cleanup(func() { os.RemoveAll(base) })
-	ports := freePorts(t, 3)
+	bin := e2e.Build(t, "pbs_mom").Path("pbs_mom")
+	base := e2e.Dir(t)
+	ports := e2e.FreePorts(t, 3)
 	m := &momUnderTest{home: filepath.Join(base, "torque"), batchPort: ports[0], rmPort: ports[1], serverPort: ports[2],
-		output: &bytes.Buffer{}, ns: ns, serverDatagrams: make(chan udpPacket, 256)}
+		ns: ns, serverDatagrams: make(chan udpPacket, 256)}
+	var err error
 	if err := os.MkdirAll(filepath.Join(m.home, "mom_priv"), 0o751); err != nil {
 		t.Fatal(err)
 	}
@@ -130,44 +91,21 @@ func startCaptureMom(t *testing.T, cfg string, env ...string) *momUnderTest {
 	}()
 	args := append(append([]string(nil), env...), bin, "-D", "-d", m.home, "-M", strconv.Itoa(m.batchPort),
 		"-R", strconv.Itoa(m.rmPort), "-S", strconv.Itoa(m.serverPort))
-	m.cmd = ns.command("root", 0, 0, "/usr/bin/env", args...)
-	m.cmd.Stdout, m.cmd.Stderr = m.output, m.output
-	m.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := m.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	// (cleanups run last first: this one after the daemon's stop)
 	t.Cleanup(func() {
-		m.cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { m.cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			syscall.Kill(-m.cmd.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
 		m.srvTCP.Close()
 		m.srvUDP.Close()
 		if t.Failed() {
-			t.Logf("pbs_mom output:\n%s", m.output)
 			if logs, _ := filepath.Glob(filepath.Join(m.home, "mom_logs", "*")); len(logs) > 0 {
 				b, _ := os.ReadFile(logs[len(logs)-1])
 				t.Logf("mom_logs:\n%s", b)
 			}
 		}
 	})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", m.batchPort))
-		if err == nil {
-			c.Close()
-			return m
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("pbs_mom does not listen: %v\n%s", err, m.output)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	m.daemon = e2e.Start(t, "pbs_mom", ns.command("root", 0, 0, "/usr/bin/env", args...))
+	m.cmd = m.daemon.Cmd
+	m.daemon.WaitListening(t, fmt.Sprintf("127.0.0.1:%d", m.batchPort), 10*time.Second)
+	return m
 }
 
 func loadCapture(t *testing.T, id int) *capture.Capture {

@@ -1,22 +1,19 @@
 package compattests
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
-	"os/user"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
 	"gopbs/batchreq"
 	"gopbs/dis"
 	"gopbs/iff"
+	"gopbs/internal/e2e"
 )
 
 // momctlJobUser owns the job run through the server-backed MOM.
@@ -29,35 +26,11 @@ type serverBackedMom struct {
 	rmPort int
 }
 
-// nsDaemon runs one daemon in the capture namespace until the test ends.
-type nsDaemon struct {
-	name string
-	cmd  *exec.Cmd
-	out  *bytes.Buffer
-}
-
-func startNSDaemon(t *testing.T, ns *captureNamespace, bin string, args ...string) *nsDaemon {
+// startNSDaemon runs one daemon in the capture namespace until the test
+// ends.
+func startNSDaemon(t *testing.T, ns *captureNamespace, bin string, args ...string) *e2e.Daemon {
 	t.Helper()
-	d := &nsDaemon{name: filepath.Base(bin), cmd: ns.command("root", 0, 0, bin, args...), out: &bytes.Buffer{}}
-	d.cmd.Stdout, d.cmd.Stderr = d.out, d.out
-	if err := d.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		syscall.Kill(-d.cmd.Process.Pid, syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { d.cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("%s output:\n%s", d.name, d.out)
-		}
-	})
-	return d
+	return e2e.Start(t, filepath.Base(bin), ns.command("root", 0, 0, bin, args...))
 }
 
 // batchClient is a root connection to pbs_server from a reserved port.
@@ -122,15 +95,6 @@ func (c *batchClient) nodeUp() bool {
 	return v == "free"
 }
 
-func waitUntil(t *testing.T, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	for end := time.Now().Add(d); !cond(); time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
-}
-
 // startServerBackedMom starts pbs_server (node vm) and pbs_mom in the
 // capture namespace and replays the history the captured MOM had before
 // capture 23: one hello and the server's cluster addresses at start-up,
@@ -138,47 +102,20 @@ func waitUntil(t *testing.T, what string, d time.Duration, cond func() bool) {
 // request to the MOM.
 func startServerBackedMom(t *testing.T, ns *captureNamespace) *serverBackedMom {
 	t.Helper()
-	root, err := repoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	u, err := user.Lookup(momctlJobUser)
-	if err != nil {
-		if out, err := exec.Command("useradd", "-M", "-s", "/bin/sh", momctlJobUser).CombinedOutput(); err != nil {
-			t.Skipf("cannot create job user %s: %v %s", momctlJobUser, err, out)
-		}
-		if u, err = user.Lookup(momctlJobUser); err != nil {
-			t.Skip(err)
-		}
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	userHome := ns.home(t, momctlJobUser, uid, gid) // /home/<user> in the namespace
+	u := e2e.User(t, momctlJobUser)
+	userHome := ns.home(t, momctlJobUser, u.UID, u.GID) // /home/<user> in the namespace
 
-	base, err := os.MkdirTemp("", "gopbs-momctl-server-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.Chmod(base, 0o755) // the job starter runs as the job user
-	t.Cleanup(func() { os.RemoveAll(base) })
-	bin := filepath.Join(base, "bin")
-	build := exec.Command("go", "build", "-o", bin+"/", "./server/cmd/pbs_server", "./mom/cmd/pbs_mom")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := e2e.Build(t, "pbs_server", "pbs_mom").Dir
+	base := e2e.Dir(t) // the job starter runs as the job user
 	svHome, momHome := filepath.Join(base, "server"), filepath.Join(base, "mom")
-	for _, d := range []string{svHome, filepath.Join(momHome, "mom_priv")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
+	for _, h := range []string{svHome, momHome} {
+		if err := e2e.MakeHome(h, captureHost); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, h := range []string{svHome, momHome} {
-		os.WriteFile(filepath.Join(h, "server_name"), []byte(captureHost+"\n"), 0o644)
-	}
 	// The captured MOM's configuration (captures README).
-	os.WriteFile(filepath.Join(momHome, "mom_priv", "config"),
-		[]byte("$pbsserver "+captureHost+"\n$logevent 255\n$usecp *:/home /home\n"), 0o644)
+	e2e.WriteFile(t, filepath.Join(momHome, "mom_priv", "config"),
+		"$pbsserver "+captureHost+"\n$logevent 255\n$usecp *:/home /home\n")
 	t.Cleanup(func() {
 		if t.Failed() {
 			logs, _ := filepath.Glob(filepath.Join(base, "*", "*_logs", "*"))
@@ -189,7 +126,7 @@ func startServerBackedMom(t *testing.T, ns *captureNamespace) *serverBackedMom {
 		}
 	})
 
-	ports := freePorts(t, 3)
+	ports := e2e.FreePorts(t, 3)
 	sv, mom, rm := strconv.Itoa(ports[0]), strconv.Itoa(ports[1]), strconv.Itoa(ports[2])
 	startNSDaemon(t, ns, filepath.Join(bin, "pbs_server"), "-D", "-f", "-t", "create", "-d", svHome,
 		"-p", sv, "-M", mom, "-R", rm, "-H", captureHost)
@@ -207,7 +144,7 @@ func startServerBackedMom(t *testing.T, ns *captureNamespace) *serverBackedMom {
 		c.must(batchreq.PBS_BATCH_Manager, m)
 	}
 	startNSDaemon(t, ns, filepath.Join(bin, "pbs_mom"), "-D", "-d", momHome, "-M", mom, "-R", rm, "-S", sv)
-	waitUntil(t, "node "+captureHost+" to report its status", 30*time.Second, c.nodeUp)
+	e2e.WaitFor(t, "node "+captureHost+" to report its status", 30*time.Second, c.nodeUp)
 
 	owner := momctlJobUser + "@" + captureHost
 	id := c.must(batchreq.PBS_BATCH_QueueJob, &batchreq.QueueJob{Attrs: batchreq.AttrList{
@@ -222,9 +159,9 @@ func startServerBackedMom(t *testing.T, ns *captureNamespace) *serverBackedMom {
 	c.must(batchreq.PBS_BATCH_RdytoCommit, &batchreq.JobID{ID: id})
 	c.must(batchreq.PBS_BATCH_Commit, &batchreq.JobID{ID: id})
 	c.must(batchreq.PBS_BATCH_RunJob, &batchreq.RunJob{JobID: id})
-	waitUntil(t, "job "+id+" to end", 30*time.Second, func() bool { return c.jobGone(id) })
+	e2e.WaitFor(t, "job "+id+" to end", 30*time.Second, func() bool { return c.jobGone(id) })
 	// The server's DeleteJob makes the MOM forget the job.
-	waitUntil(t, "the MOM to purge job "+id, 30*time.Second, func() bool {
+	e2e.WaitFor(t, "the MOM to purge job "+id, 30*time.Second, func() bool {
 		files, _ := filepath.Glob(filepath.Join(momHome, "mom_priv", "jobs", "*.JB"))
 		return len(files) == 0
 	})

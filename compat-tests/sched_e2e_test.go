@@ -1,24 +1,20 @@
 package compattests
 
 import (
-	"bytes"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"gopbs/batchreq"
 	"gopbs/dis"
+	"gopbs/internal/e2e"
 )
 
 // The scheduler end-to-end suite runs the real daemons built from the
@@ -43,152 +39,43 @@ type schedCluster struct {
 	bin, base, work                   string
 	svHome, momHome, schedHome        string
 	svPort, momPort, rmPort, schdPort int
-	users                             [2]*user.User
-	sched                             *e2eProc
+	users                             [2]*e2e.Account
+	sched                             *e2e.Daemon
 	acctSeen                          map[string]int // accounting file → lines already returned
-}
-
-// e2eProc is a daemon started by the test.
-type e2eProc struct {
-	name string
-	cmd  *exec.Cmd
-	out  *lockedBuffer
-	done chan struct{}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// e2eFreePort returns a loopback port free for TCP and UDP, below the
-// kernel's ephemeral range so that outgoing connections of tests running
-// in parallel cannot take it before the daemon binds it.
-func e2eFreePort(t *testing.T, taken map[int]bool) int {
-	t.Helper()
-	for range 500 {
-		port := 20000 + rand.IntN(12000)
-		if taken[port] {
-			continue
-		}
-		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err != nil {
-			continue
-		}
-		ln.Close()
-		pc, err := net.ListenPacket("udp", fmt.Sprintf(":%d", port))
-		if err != nil {
-			continue
-		}
-		pc.Close()
-		taken[port] = true
-		return port
-	}
-	t.Fatal("no free port")
-	return 0
-}
-
-// e2eAccount returns the account called name, creating it (with a home
-// directory, where pbs_mom starts its jobs) if needed.
-func e2eAccount(t *testing.T, name string) *user.User {
-	t.Helper()
-	u, err := user.Lookup(name)
-	if err != nil {
-		if out, err := exec.Command("useradd", "-M", "-s", "/bin/sh", name).CombinedOutput(); err != nil {
-			if u, err2 := user.Lookup(name); err2 == nil {
-				return u
-			}
-			t.Skipf("cannot create user %s: %v %s", name, err, out)
-		}
-		if u, err = user.Lookup(name); err != nil {
-			t.Skip(err)
-		}
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	if _, err := os.Stat(u.HomeDir); err != nil {
-		if err := os.MkdirAll(u.HomeDir, 0o755); err != nil {
-			t.Skipf("home of %s: %v", name, err)
-		}
-		_ = os.Chown(u.HomeDir, uid, gid)
-	}
-	return u
 }
 
 // newSchedCluster builds the programs, starts pbs_server and pbs_mom and
 // waits for node localhost to be free.
 func newSchedCluster(t *testing.T) *schedCluster {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: setuid pbs_iff, reserved ports, jobs run as test users")
-	}
+	e2e.RequireRoot(t, "setuid pbs_iff, reserved ports, jobs run as test users")
 	if testing.Short() {
 		t.Skip("end-to-end test")
 	}
-	root, err := repoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
 	c := &schedCluster{t: t, acctSeen: map[string]int{}}
 	for i, name := range schedE2EUsers {
-		c.users[i] = e2eAccount(t, name)
+		c.users[i] = e2e.User(t, name)
+		c.users[i].MakeHome(t) // pbs_mom starts the jobs there
 	}
-	c.base, err = os.MkdirTemp("", "gopbs-sched-e2e-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(c.base) })
-	if err := os.Chmod(c.base, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	c.bin, c.work = filepath.Join(c.base, "bin"), filepath.Join(c.base, "work")
+	c.bin = e2e.Build(t, "pbs_server", "pbs_mom", "pbs_sched", "pbs_iff", "qsub", "qstat", "qmgr", "pbsnodes").Dir
+	c.base = e2e.Dir(t)
+	c.work = filepath.Join(c.base, "work")
 	c.svHome, c.momHome, c.schedHome = filepath.Join(c.base, "server"), filepath.Join(c.base, "mom"), filepath.Join(c.base, "sched")
-	for _, d := range []string{c.bin, c.work, c.svHome, filepath.Join(c.momHome, "mom_priv"),
-		filepath.Join(c.schedHome, "sched_priv"), filepath.Join(c.schedHome, "sched_logs")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.MkdirAll(c.work, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	// both users write job output here
 	if err := os.Chmod(c.work, 0o777|os.ModeSticky); err != nil {
 		t.Fatal(err)
 	}
-	pkgs := []string{"./server/cmd/pbs_server", "./mom/cmd/pbs_mom", "./sched/cmd/pbs_sched", "./tools/pbs_iff",
-		"./tools/qsub", "./tools/qstat", "./tools/qmgr", "./tools/pbsnodes"}
-	build := exec.Command("go", append([]string{"build", "-ldflags", "-X gopbs/pbs.SbinDir=" + c.bin, "-o", c.bin + "/"}, pkgs...)...)
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	iff := filepath.Join(c.bin, "pbs_iff")
-	if err := os.Chown(iff, 0, 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(iff, 0o755|os.ModeSetuid); err != nil {
-		t.Fatal(err)
-	}
 	for _, h := range []string{c.svHome, c.momHome, c.schedHome} {
-		if err := os.WriteFile(filepath.Join(h, "server_name"), []byte("localhost\n"), 0o644); err != nil {
+		if err := e2e.MakeHome(h, "localhost"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(c.momHome, "mom_priv", "config"), []byte("$pbsserver localhost\n$status_update_time 2\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	taken := map[int]bool{}
-	c.svPort, c.momPort, c.rmPort, c.schdPort = e2eFreePort(t, taken), e2eFreePort(t, taken), e2eFreePort(t, taken), e2eFreePort(t, taken)
+	e2e.WriteFile(t, filepath.Join(c.momHome, "mom_priv", "config"), "$pbsserver localhost\n$status_update_time 2\n")
+	ports := e2e.FreePorts(t, 4)
+	c.svPort, c.momPort, c.rmPort, c.schdPort = ports[0], ports[1], ports[2], ports[3]
 	t.Cleanup(func() {
 		if t.Failed() {
 			logs, _ := filepath.Glob(filepath.Join(c.base, "*", "*_logs", "*"))
@@ -203,8 +90,7 @@ func newSchedCluster(t *testing.T) *schedCluster {
 	})
 	ps := strconv.Itoa
 	c.start("pbs_server", "-D", "-f", "-t", "create", "-d", c.svHome, "-p", ps(c.svPort), "-M", ps(c.momPort),
-		"-R", ps(c.rmPort), "-S", "127.0.0.1:"+ps(c.schdPort), "-H", "localhost")
-	c.waitListen(c.svPort)
+		"-R", ps(c.rmPort), "-S", "127.0.0.1:"+ps(c.schdPort), "-H", "localhost").WaitListening(t, c.addr(c.svPort), 10*time.Second)
 	c.qmgr("set server scheduling = false",
 		"set server scheduler_iteration = 2",
 		"set server keep_completed = 0",
@@ -217,64 +103,19 @@ func newSchedCluster(t *testing.T) *schedCluster {
 	return c
 }
 
-// start runs a daemon of the cluster; it is stopped when the test ends.
-func (c *schedCluster) start(name string, args ...string) *e2eProc {
+// start runs a daemon of the cluster; it is stopped when the (sub)test
+// c.t ends.
+func (c *schedCluster) start(name string, args ...string) *e2e.Daemon {
 	c.t.Helper()
-	p := &e2eProc{name: name, cmd: exec.Command(filepath.Join(c.bin, name), args...), out: &lockedBuffer{}, done: make(chan struct{})}
-	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := p.cmd.Start(); err != nil {
-		c.t.Fatal(err)
-	}
-	go func() { _ = p.cmd.Wait(); close(p.done) }()
-	t := c.t
-	t.Cleanup(func() {
-		p.stop()
-		if t.Failed() {
-			t.Logf("%s output:\n%s", name, p.out.String())
-		}
-	})
-	return p
+	return e2e.Start(c.t, name, exec.Command(filepath.Join(c.bin, name), args...))
 }
 
-// stop ends the daemon (SIGTERM, then SIGKILL) and waits for it.
-func (p *e2eProc) stop() {
-	select {
-	case <-p.done:
-		return
-	default:
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(5 * time.Second):
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		<-p.done
-	}
-}
-
-func (c *schedCluster) waitListen(port int) {
-	c.t.Helper()
-	c.waitFor(fmt.Sprintf("port %d to listen", port), 10*time.Second, func() bool {
-		nc, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err == nil {
-			nc.Close()
-		}
-		return err == nil
-	})
-}
+// addr is the loopback address of port.
+func (c *schedCluster) addr(port int) string { return fmt.Sprintf("127.0.0.1:%d", port) }
 
 func (c *schedCluster) waitFor(what string, d time.Duration, cond func() bool) {
 	c.t.Helper()
-	for end := time.Now().Add(d); ; {
-		if cond() {
-			return
-		}
-		if time.Now().After(end) {
-			c.t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	e2e.WaitFor(c.t, what, d, cond)
 }
 
 // run runs a client command as test user who (an index of users), or as
@@ -283,32 +124,13 @@ func (c *schedCluster) run(who int, name string, args ...string) (stdout, stderr
 	c.t.Helper()
 	cmd := exec.Command(filepath.Join(c.bin, name), args...)
 	cmd.Dir = c.work
-	env := []string{"PATH=/usr/bin:/bin", "PBS_DEFAULT=localhost:" + strconv.Itoa(c.svPort), "LANG=C"}
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "PBS_DEFAULT=localhost:" + strconv.Itoa(c.svPort), "LANG=C"}
 	if who >= 0 {
-		u := c.users[who]
-		uid, _ := strconv.Atoi(u.Uid)
-		gid, _ := strconv.Atoi(u.Gid)
-		cmd.Env = append(env, "HOME="+u.HomeDir, "LOGNAME="+u.Username, "USER="+u.Username)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+		c.users[who].AsUser(cmd, "")
 	} else {
-		cmd.Env = append(env, "HOME=/root", "LOGNAME=root", "USER=root")
+		cmd.Env = append(cmd.Env, "HOME=/root", "LOGNAME=root", "USER=root")
 	}
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	cmd.WaitDelay = 5 * time.Second
-	if err := cmd.Start(); err != nil {
-		c.t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		_ = cmd.Process.Kill()
-		<-done
-		c.t.Fatalf("%s %q hung", name, args)
-	}
-	return o.String(), e.String(), cmd.ProcessState.ExitCode()
+	return e2e.Run(c.t, cmd, 30*time.Second)
 }
 
 // qmgr runs each qmgr command as root.
@@ -348,7 +170,7 @@ func (c *schedCluster) submit(j e2eJob) string {
 	args = append(append(args, j.args...), script)
 	out, errOut, code := c.run(j.user, "qsub", args...)
 	if code != 0 {
-		c.t.Fatalf("qsub %q as %s: exit %d\n%s%s", args, c.users[j.user].Username, code, out, errOut)
+		c.t.Fatalf("qsub %q as %s: exit %d\n%s%s", args, c.users[j.user].Name, code, out, errOut)
 	}
 	return strings.TrimSpace(out)
 }
@@ -358,7 +180,7 @@ func (c *schedCluster) submit(j e2eJob) string {
 func (c *schedCluster) startScheduler(schedConfig string, files map[string]string) {
 	c.t.Helper()
 	if c.sched != nil {
-		c.sched.stop()
+		c.sched.Stop()
 	}
 	priv := filepath.Join(c.schedHome, "sched_priv")
 	for _, name := range []string{"sched_config", "resource_group", "usage", "holidays", "dedicated_time"} {
@@ -374,7 +196,7 @@ func (c *schedCluster) startScheduler(schedConfig string, files map[string]strin
 	}
 	ps := strconv.Itoa
 	c.sched = c.start("pbs_sched", "-D", "-d", c.schedHome, "-S", ps(c.schdPort), "-R", ps(c.rmPort), "-listen", "127.0.0.1")
-	c.waitListen(c.schdPort)
+	c.sched.WaitListening(c.t, c.addr(c.schdPort), 10*time.Second)
 }
 
 // acctRecord is one line of the server's accounting file.
@@ -737,7 +559,7 @@ func (c *schedCluster) dialPlus(t *testing.T, who int) *plusClient {
 	if code != 0 || out != "\x00\x00\x00\x00" {
 		t.Fatalf("pbs_iff localhost %d %d: exit %d, stdout %q, stderr %q", c.svPort, port, code, out, errOut)
 	}
-	return &plusClient{t: t, user: c.users[who].Username, nc: nc, r: dis.NewReader(nc)}
+	return &plusClient{t: t, user: c.users[who].Name, nc: nc, r: dis.NewReader(nc)}
 }
 
 // do sends one request and returns the reply.
@@ -790,13 +612,13 @@ func jobOp(id string, attrs ...batchreq.Attr) *batchreq.Manage {
 // jobs.
 func (c *schedCluster) testExternalScheduler(t *testing.T) {
 	c.t = t
-	operator := c.users[1].Username
+	operator := c.users[1].Name
 	c.qmgr("set server scheduling = false", "set node localhost np = 1",
 		"set server operators += "+operator+"@*")
 	c.qmgr(append([]string{"create queue plus queue_type = execution"}, "set queue plus enabled = true", "set queue plus started = true")...)
 	defer c.qmgr("set server operators -= "+operator+"@*", "set queue plus started = false")
 	if c.sched != nil {
-		c.sched.stop() // the external scheduler is the only one
+		c.sched.Stop() // the external scheduler is the only one
 	}
 	c.accounting()
 	// The first run of long sleeps until it is requeued; the second ends
