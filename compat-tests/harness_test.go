@@ -30,6 +30,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"gopbs/internal/e2e"
 )
 
 // Outcome is the result of one scenario.
@@ -134,6 +136,7 @@ func TestMain(m *testing.M) {
 		fmt.Println(n)
 	}
 	fmt.Println(closing)
+	e2e.RemoveBuilds()
 	os.Exit(code)
 }
 
@@ -247,25 +250,11 @@ const captureHost = "vm"
 
 // hostCommand returns a command that runs name with args inside a fresh UTS
 // and mount namespace whose host name is host and whose /etc/hosts maps host
-// (and localhost) to 127.0.0.1. It needs root and the unshare(1) program; the
-// test is skipped otherwise.
+// (and localhost) to 127.0.0.1 (e2e.HostCommand). It needs root and the
+// unshare(1) program; the test is skipped otherwise.
 func hostCommand(t *testing.T, host string, name string, args ...string) *exec.Cmd {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to give the programs under test the capture host name")
-	}
-	unshare, err := exec.LookPath("unshare")
-	if err != nil {
-		t.Skip("unshare(1) not installed")
-	}
-	hosts := filepath.Join(t.TempDir(), "hosts")
-	content := fmt.Sprintf("127.0.0.1\t%s localhost\n::1\tlocalhost ip6-localhost ip6-loopback\n", host)
-	if err := os.WriteFile(hosts, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	script := `hostname "$1" && mount --bind "$2" /etc/hosts && shift 2 && exec "$@"`
-	full := append([]string{"--uts", "--mount", "--propagation", "private", "sh", "-c", script, "sh", host, hosts, name}, args...)
-	return exec.Command(unshare, full...)
+	return e2e.HostCommand(t, host, name, args...)
 }
 
 // A normalizer rewrites the parts of a text that must differ between a
