@@ -326,7 +326,15 @@ func TestEndToEndAcceptance(t *testing.T) {
 		if st := ac.attr(queued, "job_state"); st != "Q" {
 			t.Errorf("queued job after the restart: state %q", st)
 		}
-		ac.run(queued)
+		// The node is back once its MOM has said hello to the restarted
+		// server; until then RunJob is refused with PBSE_RESCUNAV (15046).
+		e2eWait(t, "RunJob of the queued job accepted", 30*time.Second, func() bool {
+			p := ac.c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: queued}))
+			if p.Code != 0 && p.Code != batchreq.PBSE_RESCUNAV {
+				t.Fatalf("RunJob %s: %d %s", queued, p.Code, p.Text)
+			}
+			return p.Code == 0
+		})
 		ac.waitState(queued, "C", 30*time.Second)
 	})
 }
