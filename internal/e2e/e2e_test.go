@@ -392,6 +392,18 @@ func TestUser(t *testing.T) {
 	if b := User(t, name); *b != *a {
 		t.Errorf("second lookup %+v, first %+v", b, a)
 	}
+	// an existing account is taken as it is, whatever shell is asked for
+	if b := UserWithShell(t, name, "/bin/sh"); *b != *a {
+		t.Errorf("UserWithShell %+v, User %+v", b, a)
+	}
+	const bashUser = "gopbse2ebash"
+	if _, err := os.Stat("/bin/bash"); err == nil {
+		b := UserWithShell(t, bashUser, "/bin/bash")
+		out, _, _ := Run(t, exec.Command("getent", "passwd", bashUser), 10*time.Second)
+		if !strings.HasSuffix(strings.TrimSpace(out), ":/bin/bash") || !strings.HasPrefix(out, bashUser+":") {
+			t.Errorf("account %+v: passwd entry %q, want login shell /bin/bash", b, out)
+		}
+	}
 	cmd := exec.Command("id", "-u")
 	cmd.Env = []string{"PATH=/usr/bin:/bin"}
 	a.AsUser(cmd, "/tmp")

@@ -20,13 +20,27 @@ type Account struct {
 	HomeDir string
 }
 
+// DefaultShell is the login shell User gives the accounts it creates.
+const DefaultShell = "/bin/sh"
+
 // User returns the account called name, creating it with useradd (no
-// home directory, login shell /bin/sh) when absent. It skips the test
-// unless it runs as root, or when the account cannot be had.
+// home directory, login shell DefaultShell) when absent. It skips the
+// test unless it runs as root, or when the account cannot be had.
 func User(t testing.TB, name string) *Account {
 	t.Helper()
+	return UserWithShell(t, name, DefaultShell)
+}
+
+// UserWithShell is User with the login shell of a created account given
+// (pbs_mom runs jobs with the owner's login shell). An existing account
+// is taken as it is.
+func UserWithShell(t testing.TB, name, shell string) *Account {
+	t.Helper()
 	RequireRoot(t, "test user accounts")
-	a, err := LookupOrAdd(name)
+	if _, err := os.Stat(shell); err != nil {
+		t.Skipf("login shell %s of test user %s: %v", shell, name, err)
+	}
+	a, err := LookupOrAdd(name, shell)
 	if err != nil {
 		t.Skipf("cannot create test user %s: %v", name, err)
 	}
@@ -34,16 +48,16 @@ func User(t testing.TB, name string) *Account {
 }
 
 // LookupOrAdd returns the account called name, creating it with useradd
-// (no home directory, login shell /bin/sh) when absent. useradd is tried
-// again while another process holds the password database, and an
+// (no home directory, the login shell given) when absent. useradd is
+// tried again while another process holds the password database, and an
 // account another process created meanwhile is taken.
-func LookupOrAdd(name string) (*Account, error) {
+func LookupOrAdd(name, shell string) (*Account, error) {
 	if a, err := lookup(name); err == nil {
 		return a, nil
 	}
 	var lastErr error
 	for range 20 {
-		out, err := exec.Command("useradd", "-M", "-s", "/bin/sh", name).CombinedOutput()
+		out, err := exec.Command("useradd", "-M", "-s", shell, name).CombinedOutput()
 		if a, lerr := lookup(name); lerr == nil {
 			return a, nil
 		}
