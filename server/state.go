@@ -311,6 +311,12 @@ func stateName(st int) string {
 // dropPending discards an uncommitted submission when its connection
 // closes (spec 02 §6.1).
 func (s *Server) dropPending(c *conn) {
+	// c.pending is set and cleared only by the connection's own requests,
+	// served on the goroutine that closes it: seeing that there is
+	// nothing to drop needs no lock (two write locks per submission).
+	if c.pending == nil {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	j := c.pending
