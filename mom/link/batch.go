@@ -165,6 +165,14 @@ func (m *Mom) reqQueueJob(bc *batchConn, req *batchreq.Request) {
 		m.mu.Unlock()
 		bc.errorReply(batchreq.PBSE_JOBEXIST, "job is running")
 		return
+	} else if ok {
+		// An ended (or abandoned) instance with the same id: it is
+		// purged now, before the new one has files or an engine
+		// record, so that nothing done later for the old instance
+		// reaches the new one.
+		m.mu.Unlock()
+		m.purge(old)
+		m.mu.Lock()
 	}
 	j := &job{id: body.JobID, attrs: body.Attrs, spec: jobSpec(body.JobID, body.Attrs), stage: stageTransIn, conn: bc}
 	j.prefix = j.spec.Prefix
@@ -471,8 +479,19 @@ func (m *Mom) reqDeleteJob(bc *batchConn, req *batchreq.Request) {
 	bc.reply(batchreq.NullReply())
 }
 
-// purge removes a job's files and forgets it in the engine.
+// purge removes a job's files and forgets it in the engine. It targets
+// the instance j: once another job with the same id has taken its place
+// (a server that reuses ids), the engine record, the files and the
+// sister links are the newer job's and are left alone.
 func (m *Mom) purge(j *job) {
+	m.mu.Lock()
+	cur := m.jobs[j.id]
+	superseded := j.purged || (cur != nil && cur != j)
+	j.purged = true
+	m.mu.Unlock()
+	if superseded {
+		return
+	}
 	m.forgetMS(j.id)
 	if err := m.exec.Purge(j.id); err != nil {
 		os.Remove(m.exec.ScriptPath(j.prefix))

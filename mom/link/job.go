@@ -50,6 +50,7 @@ type job struct {
 	preobitOK  bool // the server confirmed the job; epilogue done
 	rerun      bool
 	stime      int64 // start time recorded in a recovered job file
+	purged     bool  // purge ran for this instance
 }
 
 // queueJobAttrs are the attribute names a MOM accepts in QueueJob (spec
@@ -270,10 +271,15 @@ func jobFile(j *job) *jobfile.Job {
 	}
 	f.SetMom(mom)
 	for _, a := range j.attrs {
-		if a.Name == "session_id" {
-			continue // written from j.sid below
+		if a.Name == "session_id" || a.Name == "cookie" {
+			continue // written from j.sid and j.spec.Cookie below
 		}
 		f.Attrs = append(f.Attrs, saveAttr(a))
+	}
+	if j.spec.Cookie != "" {
+		// The cookie the mother superior made up (or the sister was
+		// given): TM and IM requests after a restart must still match.
+		f.Attrs = append(f.Attrs, jobfile.Attr{Name: "cookie", Value: j.spec.Cookie, Flags: jobfile.FlagSet})
 	}
 	if j.sid > 0 {
 		f.Attrs = append(f.Attrs, jobfile.Attr{Name: "session_id", Value: strconv.Itoa(j.sid), Flags: jobfile.FlagSet})
@@ -365,7 +371,7 @@ func loadJob(name string) (*job, error) {
 		return nil, fmt.Errorf("%s: file prefix %q does not match the file name", name, f.Prefix)
 	}
 	j := &job{id: f.ID, prefix: f.Prefix, stage: stageOf(f.State, f.Substate), stime: f.Stime}
-	exit := int32(0)
+	exit, cookie := int32(0), ""
 	if f.UnType == jobfile.UnionMom {
 		mom := f.Mom()
 		j.server, exit = mom.ServerAddr, mom.ExitStatus
@@ -375,6 +381,10 @@ func loadJob(name string) (*job, error) {
 			j.sid, _ = strconv.Atoi(r.Value)
 			continue
 		}
+		if r.Name == "cookie" && r.Resource == "" {
+			cookie = r.Value
+			continue
+		}
 		j.attrs = append(j.attrs, loadAttr(r))
 	}
 	if j.stage >= stageExiting {
@@ -382,6 +392,7 @@ func loadJob(name string) (*job, error) {
 	}
 	j.spec = jobSpec(j.id, j.attrs)
 	j.spec.Prefix = j.prefix
+	j.spec.Cookie = cookie
 	return j, nil
 }
 

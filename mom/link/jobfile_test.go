@@ -317,3 +317,38 @@ func TestSortRecords(t *testing.T) {
 		t.Errorf("order %q, want %q", got, want)
 	}
 }
+
+// TestPurgeTargetsInstance: purging an instance of a job that another job
+// with the same id has replaced (a server reusing ids) leaves the new job
+// running with its files.
+func TestPurgeTargetsInstance(t *testing.T) {
+	requireUser(t)
+	srv := newFakeServer(t)
+	srv.serve(acceptAll)
+	base := openDir(t, "gopbs-mom-", nil)
+	mom := startMomIn(t, srv, "", base, "none")
+	dumpLogOnFailure(t, mom)
+	id := "6.testserver"
+	launch(t, mom, id, "exec sleep 60\n", os.TempDir())
+	stale := &job{id: id, prefix: id, stage: stageExited}
+	mom.m.purge(stale)
+	st, err := mom.eng.Status(id)
+	if err != nil || st.SessionID == 0 || st.State != jobexec.StateRunning {
+		t.Fatalf("new job after purge of the old instance: %+v %v", st, err)
+	}
+	if _, err := os.Stat(filepath.Join(mom.home, "mom_priv", "jobs", id+".JB")); err != nil {
+		t.Errorf("new job's file: %v", err)
+	}
+	if mom.m.lookup(id) == nil {
+		t.Error("new job forgotten")
+	}
+	// The current instance itself is purged (killed, forgotten).
+	cur := mom.m.lookup(id)
+	mom.m.purge(cur)
+	if _, err := mom.eng.Status(id); err == nil {
+		t.Error("purge of the current instance left the engine record")
+	}
+	if !gone(st.SessionID) {
+		t.Error("purge of the current instance left the job running")
+	}
+}

@@ -855,10 +855,23 @@ func TestRecover(t *testing.T) {
 			jb := filepath.Join(first.home, "mom_priv", "jobs", id+".JB")
 			setStime(t, jb, started)
 			adopt := mode == "" || mode == "p"
+			saved, err := loadJob(jb)
+			if err != nil || len(saved.spec.Cookie) != 32 {
+				t.Fatalf("job file cookie %q: %v", saved.spec.Cookie, err)
+			}
 
 			second := startMomIn(t, srv, "", base, mode)
 			dumpLogOnFailure(t, second)
 			if adopt {
+				// TM still works: the cookie came back from the job file.
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				req := &momproto.TMRequest{Version: momproto.TM_PROTOCOL_VER, JobID: id, Cookie: saved.spec.Cookie,
+					Command: momproto.TM_INIT, Event: 3, FromTask: 1, Body: momproto.Empty{}}
+				tmb := tcpExchange(t, ctx, second.rmTCP, false, req.Append(nil), false)
+				cancel()
+				if rep, _, err := momproto.DecodeTMReply(tmb, func(int) int { return momproto.TM_INIT }); err != nil || rep.Code != momproto.TM_OKAY {
+					t.Errorf("TM_INIT after restart: %q (%v)", tmb, err)
+				}
 				if st, err := second.eng.Status(id); err != nil || !st.Started.Equal(started) {
 					t.Errorf("re-attached job started %v (%v), want %v", st.Started, err, started)
 				}
