@@ -50,6 +50,7 @@ func (e *Engine) Poll() {
 		if (r.sid <= 0 && !r.sister) || (r.state != StateRunning && r.state != StateSuspended) {
 			continue
 		}
+		e.endAdoptedTasksLocked(r, bySession)
 		ps := e.jobProcsLocked(r, bySession)
 		e.updateUsageLocked(r, ps)
 		if r.adopted && len(live(ps)) == 0 {

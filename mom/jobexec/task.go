@@ -31,6 +31,7 @@ var ErrUnknownTask = errors.New("unknown task")
 type TaskSpec struct {
 	TaskID     int      // job-wide task id, chosen by the mother superior
 	ParentTask int      // task that asked for it
+	ParentNode int      // node of the task that asked for it
 	NodeID     int      // PBS_NODENUM: this host's node number in the job
 	VNode      int      // PBS_VNODENUM: the virtual node it runs on
 	Argv       []string // program and arguments; Argv[0] is looked up in PATH
@@ -44,11 +45,103 @@ type TaskSpec struct {
 
 // task is one running or exited task.
 type task struct {
-	id     int
-	sid    int
-	cmd    *exec.Cmd
-	done   chan struct{}
-	status int // valid once done is closed
+	id         int
+	parentNode int
+	parentTask int
+	sid        int
+	cmd        *exec.Cmd // nil for a task adopted after a MOM restart
+	done       chan struct{}
+	status     int // valid once done is closed
+}
+
+// record returns the task file record of t in state status.
+func (t *task) record(jobID string, status int32) TaskRecord {
+	return TaskRecord{JobID: jobID, ParentNode: int32(t.parentNode), ParentTask: uint32(t.parentTask),
+		TaskID: uint32(t.id), Status: status, SessionID: t.sid, ExitStatus: t.status}
+}
+
+// saveTask writes the task's record into the job's task file (spec 13
+// §7), so that a restarted MOM finds the task again.
+func (e *Engine) saveTask(r *runningJob, t *task, status int32) {
+	// Under e.mu, so that a task ending after Purge leaves no file.
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.jobs[r.job.ID] != r {
+		return
+	}
+	if err := WriteTaskRecord(e.TaskFilePath(r.job.Prefix), t.record(r.job.ID, status)); err != nil {
+		e.log.Job(logline.EventJob, r.job.ID, fmt.Sprintf("cannot save task %d: %v", t.id, err))
+	}
+}
+
+// AdoptTasks re-attaches the tasks a job's task file lists after a MOM
+// restart (mode -p), the job itself being re-attached with Adopt (mother
+// superior) or Join (sister): a task recorded as running whose session
+// still has processes is tracked by polling /proc and counts as ended,
+// with exit status 0, when none is left; a task recorded as exited keeps
+// its exit status. The top task (1) of a mother superior is the job's
+// shell, adopted with the job, and is skipped. It returns the highest
+// task id seen.
+func (e *Engine) AdoptTasks(jobID string) (int, error) {
+	e.mu.Lock()
+	r, ok := e.jobs[jobID]
+	e.mu.Unlock()
+	if !ok {
+		return 0, ErrUnknownJob
+	}
+	recs, err := ReadTaskFile(e.TaskFilePath(r.job.Prefix))
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	alive := map[int]bool{}
+	if procs, err := e.proc.All(); err == nil {
+		for _, p := range live(procs) {
+			alive[p.Session] = true
+		}
+	}
+	highest := 0
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, rec := range recs {
+		id := int(rec.TaskID)
+		highest = max(highest, id)
+		if rec.JobID != jobID || (id == 1 && !r.sister) {
+			continue
+		}
+		t := &task{id: id, parentNode: int(rec.ParentNode), parentTask: int(rec.ParentTask), sid: rec.SessionID,
+			status: rec.ExitStatus, done: make(chan struct{})}
+		if rec.Status != TaskRunning || rec.SessionID <= 0 || !alive[rec.SessionID] {
+			close(t.done)
+		}
+		if r.tasks == nil {
+			r.tasks = map[int]*task{}
+		}
+		r.tasks[id] = t
+	}
+	return highest, nil
+}
+
+// endAdoptedTasksLocked marks the adopted tasks of r whose sessions have
+// no live process left as ended. The caller holds e.mu.
+func (e *Engine) endAdoptedTasksLocked(r *runningJob, bySession map[int][]procfs.Proc) {
+	for _, t := range r.tasks {
+		if t.cmd != nil {
+			continue
+		}
+		select {
+		case <-t.done:
+			continue
+		default:
+		}
+		if len(live(bySession[t.sid])) == 0 {
+			close(t.done)
+			_ = WriteTaskRecord(e.TaskFilePath(r.job.Prefix), t.record(r.job.ID, TaskExited))
+			e.log.Job(logline.EventDebug, r.job.ID, fmt.Sprintf("scan_for_terminated: job %s task %d terminated, sid=%d", r.job.ID, t.id, t.sid))
+		}
+	}
 }
 
 // Join registers a job for which this MOM is a sister node (IM_JOIN_JOB):
@@ -199,13 +292,15 @@ func (e *Engine) Spawn(ctx context.Context, jobID string, ts TaskSpec) error {
 		_ = cmd.Wait()
 		return fmt.Errorf("spawn task %d: %w", ts.TaskID, err)
 	}
-	t := &task{id: ts.TaskID, sid: cmd.Process.Pid, cmd: cmd, done: make(chan struct{})}
+	t := &task{id: ts.TaskID, parentNode: ts.ParentNode, parentTask: ts.ParentTask, sid: cmd.Process.Pid, cmd: cmd,
+		done: make(chan struct{})}
 	e.mu.Lock()
 	if r.tasks == nil {
 		r.tasks = map[int]*task{}
 	}
 	r.tasks[t.id] = t
 	e.mu.Unlock()
+	e.saveTask(r, t, TaskRunning)
 	e.log.Job(logline.EventJob, jobID, fmt.Sprintf("start_process: task started, tid %d, sid %d, cmd %s", t.id, t.sid, ts.Argv[0]))
 	go e.waitTask(r, t)
 	return nil
@@ -253,6 +348,7 @@ func (e *Engine) waitTask(r *runningJob, t *task) {
 	e.mu.Lock()
 	t.status = status
 	e.mu.Unlock()
+	e.saveTask(r, t, TaskExited)
 	e.log.Job(logline.EventDebug, r.job.ID, fmt.Sprintf("scan_for_terminated: job %s task %d terminated, sid=%d", r.job.ID, t.id, t.sid))
 	close(t.done)
 }

@@ -150,3 +150,79 @@ func TestLookPath(t *testing.T) {
 		}
 	}
 }
+
+// TestTasksSurviveRestart: tasks are recorded in the job's task file
+// (spec 13 §7); a new engine on the same home (a MOM restarted with -p)
+// re-attaches them: an exited task keeps its exit status, a running one
+// is tracked until its session is gone.
+func TestTasksSurviveRestart(t *testing.T) {
+	var opt Options
+	te := newTestEnv(t, "", func(o *Options) { opt = *o })
+	j := te.job("22.srv", "")
+	j.ExecHost = "ms/0+node1/0"
+	if err := te.eng.Join(j, 1); err != nil {
+		t.Fatal(err)
+	}
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devnull.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	for _, ts := range []TaskSpec{
+		{TaskID: 3, ParentTask: 1, NodeID: 1, Argv: []string{"sleep", "30"}},
+		{TaskID: 4, ParentTask: 1, NodeID: 1, Argv: []string{"sh", "-c", "exit 5"}},
+	} {
+		ts.Stdout, ts.Stderr = devnull, devnull
+		if err := te.eng.Spawn(ctx, "22.srv", ts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st, err := te.eng.WaitTask(ctx, "22.srv", 4); err != nil || st != 5 {
+		t.Fatalf("task 4: %d %v", st, err)
+	}
+	recs, err := ReadTaskFile(te.eng.TaskFilePath("22.srv"))
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("task file: %+v %v", recs, err)
+	}
+	if r := recs[0]; r.TaskID != 3 || r.Status != TaskRunning || r.SessionID <= 0 || r.ParentTask != 1 || r.JobID != "22.srv" {
+		t.Errorf("record of task 3: %+v", r)
+	}
+	if r := recs[1]; r.TaskID != 4 || r.Status != TaskExited || r.ExitStatus != 5 {
+		t.Errorf("record of task 4: %+v", r)
+	}
+	sid := recs[0].SessionID
+	defer syscall.Kill(-sid, syscall.SIGKILL)
+
+	eng2, err := New(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng2.Close()
+	if err := eng2.Join(j, 1); err != nil {
+		t.Fatal(err)
+	}
+	if highest, err := eng2.AdoptTasks("22.srv"); err != nil || highest != 4 {
+		t.Fatalf("AdoptTasks: %d %v", highest, err)
+	}
+	if ids, _ := eng2.Tasks("22.srv"); !slices.Equal(ids, []int{3, 4}) {
+		t.Errorf("adopted tasks %v", ids)
+	}
+	if st, err := eng2.WaitTask(ctx, "22.srv", 4); err != nil || st != 5 {
+		t.Errorf("adopted exited task 4: %d %v", st, err)
+	}
+	if err := eng2.SignalTask("22.srv", 3, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := eng2.WaitTask(ctx, "22.srv", 3); err != nil || st != 0 {
+		t.Errorf("adopted task 3 after its end: %d %v", st, err)
+	}
+	recs, _ = ReadTaskFile(eng2.TaskFilePath("22.srv"))
+	if len(recs) != 2 || recs[0].Status != TaskExited {
+		t.Errorf("task file after the adopted task ended: %+v", recs)
+	}
+	if _, err := eng2.AdoptTasks("nope"); !errors.Is(err, ErrUnknownJob) {
+		t.Errorf("AdoptTasks of an unknown job: %v", err)
+	}
+}
