@@ -17,12 +17,14 @@ import (
 )
 
 // testServer is a fake pbs_server: handle answers each request, and the
-// requests are recorded as "<type> <object>".
+// requests are recorded as "<type> <object>", connection by connection in
+// accept order (a client's Disconnect may be read after its next
+// connection has begun).
 type testServer struct {
 	ln     net.Listener
 	handle func(req *batchreq.Request) *batchreq.Reply
 	mu     sync.Mutex
-	got    []string
+	got    [][]string
 	wg     sync.WaitGroup
 }
 
@@ -39,6 +41,10 @@ func newTestServer(t *testing.T, handle func(*batchreq.Request) *batchreq.Reply)
 			if err != nil {
 				return
 			}
+			s.mu.Lock()
+			s.got = append(s.got, nil)
+			idx := len(s.got) - 1
+			s.mu.Unlock()
 			s.wg.Add(1)
 			go func() {
 				defer s.wg.Done()
@@ -50,7 +56,7 @@ func newTestServer(t *testing.T, handle func(*batchreq.Request) *batchreq.Reply)
 						return
 					}
 					s.mu.Lock()
-					s.got = append(s.got, strings.TrimSpace(batchreq.RequestName(req.Type)+" "+req.ObjectID()))
+					s.got[idx] = append(s.got[idx], strings.TrimSpace(batchreq.RequestName(req.Type)+" "+req.ObjectID()))
 					s.mu.Unlock()
 					if req.Type == batchreq.PBS_BATCH_Disconnect {
 						return
@@ -74,7 +80,11 @@ func (s *testServer) requests() []string {
 	s.wg.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.got
+	var all []string
+	for _, conv := range s.got {
+		all = append(all, conv...)
+	}
+	return all
 }
 
 // clientEnv points the library at a stand-in pbs_iff and maps the server
