@@ -335,6 +335,7 @@ func TestClientsAgainstServer(t *testing.T) {
 						t.Fatalf("before %d: %d %s", st.id, p.Code, p.Text)
 					}
 				}
+				nextSeq := -1 // the job number the scenario's next submission takes
 				if st.setNextJob {
 					c, err := capture.ReadFile(filepath.Join(dir, sc.Pcap))
 					if err != nil {
@@ -342,6 +343,7 @@ func TestClientsAgainstServer(t *testing.T) {
 					}
 					if n := firstJobNumber(c); n >= 0 {
 						r.admin(setServer("next_job_number", strconv.Itoa(n)))
+						nextSeq = n
 					}
 				}
 				if st.usage {
@@ -356,9 +358,23 @@ func TestClientsAgainstServer(t *testing.T) {
 					if run.which >= 0 {
 						label = fmt.Sprintf("%03d-extra%d-%s", sc.ID, run.which+1, strings.Join(run.argv, " "))
 					}
+					// Sync-set submissions, which TORQUE 2.5.13 rejected
+					// (consuming a job number), are accepted (seed 001).
+					departure := ""
+					if st.syncJobs && name == "qsub" && nextSeq >= 0 && run.exit == batchreq.PBSE_NOATTR&0xff && syncOption(run.argv) {
+						id := fmt.Sprintf("%d.%s", nextSeq, captureHost)
+						departure = fmt.Sprintf("%s: rejected with %d, accepted as %s", strings.Join(run.argv, " "), batchreq.PBSE_NOATTR, id)
+						run.stdout, run.stderr, run.exit = id+"\n", "", 0
+					}
+					if name == "qsub" && nextSeq >= 0 {
+						nextSeq++
+					}
 					results.run(t, "clients-server", label, pendingServerClient[sc.ID], func(t *testing.T) string {
 						if !built[name] {
 							t.Skipf("%s is not implemented yet", name)
+						}
+						if departure != "" {
+							results.depart(t, departure, syncReason)
 						}
 						return runAgainstServer(t, ns, dir, sc, run, filepath.Join(bin, name), norm)
 					})
@@ -397,14 +413,15 @@ func TestClientsAgainstServer(t *testing.T) {
 }
 
 // clientRound2 holds the second-round scenarios TestClientsAgainstServer
-// runs: the server replay's round-2 setup, the qmgr session (80) and the
+// runs: the server replay's round-2 setup, the qmgr session (80), the
 // submissions to the routing queue (78, with the qstat -f after routing;
 // 79, routing retried while the destination is disabled, with a short
-// route_retry_time and the capture's pauses shortened as in the replay).
+// route_retry_time and the capture's pauses shortened as in the replay)
+// and the sync-set submissions (88).
 func clientRound2() (setup []*batchreq.Request, steps []replayStep) {
 	setup, all := round2()
 	for _, st := range all {
-		if st.id == 80 || st.id == 78 || st.id == 79 {
+		if st.id == 80 || st.id == 78 || st.id == 79 || st.id == 88 {
 			steps = append(steps, st)
 		}
 	}
@@ -591,4 +608,15 @@ func shiftDateArgs(argv []string, startTime string) []string {
 		}
 	}
 	return args
+}
+
+// syncOption reports whether a qsub command line asks for a sync set
+// (-W synccount=N or -W syncwith=ID).
+func syncOption(argv []string) bool {
+	for i := 1; i+1 < len(argv); i++ {
+		if argv[i] == "-W" && (strings.HasPrefix(argv[i+1], "synccount=") || strings.HasPrefix(argv[i+1], "syncwith=")) {
+			return true
+		}
+	}
+	return false
 }
