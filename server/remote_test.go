@@ -191,7 +191,16 @@ func TestRouteToOtherServer(t *testing.T) {
 	if q := statusAttr(t, oroot, id, "queue"); q != "batch" {
 		t.Fatalf("routed into %s", q)
 	}
-	if b, err := other.store.Get(store.Script, id); err != nil || string(b) != "#!/bin/sh\nsleep 1\n" {
+	// The job is listed from RdytoCommit on; its script is durable once
+	// the Commit that follows has been served.
+	var b []byte
+	var err error
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if b, err = other.store.Get(store.Script, id); err != nil || b != nil {
+			break
+		}
+	}
+	if err != nil || string(b) != "#!/bin/sh\nsleep 1\n" {
 		t.Errorf("routed job's script on the other server %q %v", b, err)
 	}
 	if hop, _ := jobHop(other, id); hop != "2" {
