@@ -42,6 +42,20 @@ func parseArray(text string) []string {
 	return elems
 }
 
+// SplitArray returns the elements of the text form of a string array, as
+// the server decodes a string-array or ACL value it receives: elements
+// separated by ',' or newline, a backslash escaping the next character,
+// unescaped blanks around an element removed and empty elements dropped.
+// It also reads the canonical encoding that JoinArray produces.
+func SplitArray(text string) []string { return parseArray(text) }
+
+// JoinArray returns the canonical encoding of a string array: the
+// elements joined by commas, with double and single quotes, commas,
+// backslashes and newlines escaped by a backslash (what Value.Str returns
+// for string arrays and ACLs). Blanks are not escaped, so an element's
+// trailing blanks do not survive SplitArray.
+func JoinArray(elems []string) string { return joinEscaped(elems) }
+
 // needsEscape reports whether c is escaped inside an encoded element.
 func needsEscape(c byte) bool {
 	return c == '"' || c == '\'' || c == ',' || c == '\\' || c == '\n'
