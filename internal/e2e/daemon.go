@@ -29,8 +29,10 @@ type Daemon struct {
 
 // Start starts cmd as a daemon called name, in a process group of its
 // own. Its standard output and error, unless the caller directed them
-// elsewhere, are kept for Output. When the test ends the daemon is
-// stopped (Stop) and, if the test failed, the end of its output logged.
+// elsewhere, are kept for Output; once the daemon has exited, children
+// still holding them open are not waited for longer than cmd.WaitDelay
+// (5 s if unset). When the test ends the daemon is stopped (Stop) and, if
+// the test failed, the end of its output logged.
 func Start(t testing.TB, name string, cmd *exec.Cmd) *Daemon {
 	t.Helper()
 	d := &Daemon{Name: name, Cmd: cmd, done: make(chan struct{})}
@@ -44,6 +46,9 @@ func Start(t testing.TB, name string, cmd *exec.Cmd) *Daemon {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Setpgid = true
+	if cmd.WaitDelay == 0 {
+		cmd.WaitDelay = 5 * time.Second
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)
 	}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -434,4 +435,40 @@ func TestShared(t *testing.T) {
 	if !filepath.IsAbs(d) || filepath.Base(d) != "shared" {
 		t.Errorf("Shared = %q", d)
 	}
+}
+
+func TestDaemonChildHoldsOutput(t *testing.T) {
+	// the daemon exits at once; its child keeps the output pipe open
+	cmd := exec.Command("sh", "-c", "sleep 30 & echo parent done")
+	cmd.WaitDelay = 200 * time.Millisecond
+	d := Start(t, "parent", cmd)
+	start := time.Now()
+	err := d.Wait(t, 10*time.Second)
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("Wait took %v", took)
+	}
+	if !errors.Is(err, exec.ErrWaitDelay) {
+		t.Errorf("Wait: %v, want ErrWaitDelay", err)
+	}
+	if d.Output() != "parent done\n" {
+		t.Errorf("output %q", d.Output())
+	}
+	_ = syscall.Kill(-d.Cmd.Process.Pid, syscall.SIGKILL) // the sleep
+}
+
+func FuzzPickRange(f *testing.F) {
+	for _, s := range []string{"32768\t60999\n", "", "1024 65535", "20500 60999", "-5 3", "99999999999999999999 1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		low, high := pickRange(s)
+		if low < 1024 || high > portHigh || high-low < 1 {
+			t.Fatalf("pickRange(%q) = [%d, %d)", s, low, high)
+		}
+		if f := strings.Fields(s); len(f) == 2 {
+			if first, err := strconv.Atoi(f[0]); err == nil && first >= low && first < high {
+				t.Fatalf("pickRange(%q) = [%d, %d) holds the ephemeral start %d", s, low, high, first)
+			}
+		}
+	})
 }
