@@ -1,9 +1,7 @@
 package compattests
 
 import (
-	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,9 +9,8 @@ import (
 	"time"
 
 	"gopbs/batchreq"
-	"gopbs/dis"
-	"gopbs/iff"
 	"gopbs/internal/e2e"
+	"gopbs/internal/e2e/batchconn"
 )
 
 // momctlJobUser owns the job run through the server-backed MOM.
@@ -35,49 +32,23 @@ func startNSDaemon(t *testing.T, ns *captureNamespace, bin string, args ...strin
 
 // batchClient is a root connection to pbs_server from a reserved port.
 type batchClient struct {
-	t  *testing.T
-	nc net.Conn
-	r  *dis.Reader
+	t *testing.T
+	*batchconn.Conn
 }
 
 func dialServer(t *testing.T, port int) *batchClient {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		nc, err := iff.DialReserved(ctx, fmt.Sprintf("127.0.0.1:%d", port))
-		cancel()
-		if err == nil {
-			t.Cleanup(func() { nc.Close() })
-			return &batchClient{t: t, nc: nc, r: dis.NewReader(nc)}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("pbs_server does not answer: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return &batchClient{t: t, Conn: batchconn.DialReserved(t, fmt.Sprintf("127.0.0.1:%d", port), 10*time.Second)}
 }
 
 func (c *batchClient) do(typ int, body batchreq.Body) *batchreq.Reply {
 	c.t.Helper()
-	c.nc.SetDeadline(time.Now().Add(20 * time.Second))
-	if _, err := c.nc.Write(batchreq.NewRequest(typ, "root", body).Append(nil)); err != nil {
-		c.t.Fatal(err)
-	}
-	rep, err := batchreq.ReadReply(c.r)
-	if err != nil {
-		c.t.Fatalf("%s reply: %v", batchreq.RequestName(typ), err)
-	}
-	return rep
+	return c.Do(batchreq.NewRequest(typ, "root", body))
 }
 
 func (c *batchClient) must(typ int, body batchreq.Body) *batchreq.Reply {
 	c.t.Helper()
-	rep := c.do(typ, body)
-	if rep.Code != 0 {
-		c.t.Fatalf("%s: error %d %s", batchreq.RequestName(typ), rep.Code, rep.Text)
-	}
-	return rep
+	return c.Must(batchreq.NewRequest(typ, "root", body))
 }
 
 // jobGone reports whether the server no longer knows job id.

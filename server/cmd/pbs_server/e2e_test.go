@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"gopbs/batchreq"
-	"gopbs/dis"
 	"gopbs/internal/e2e"
+	"gopbs/internal/e2e/batchconn"
 	"gopbs/server/store"
 )
 
@@ -62,10 +62,10 @@ func (d *serverProc) wait() error {
 	return d.Wait(d.t, 10*time.Second)
 }
 
+// clientConn is a client connection authenticated by pbs_iff.
 type clientConn struct {
-	t  *testing.T
-	nc *net.TCPConn
-	r  *dis.Reader
+	t *testing.T
+	*batchconn.Conn
 }
 
 // connect opens a client connection and authenticates it with pbs_iff
@@ -96,29 +96,19 @@ func connect(t *testing.T, b e2e.Programs, port int, cred *syscall.Credential, p
 	if err != nil || !bytes.Equal(out, []byte{0, 0, 0, 0}) {
 		t.Fatalf("pbs_iff: %v, output %q, stderr %s", err, out, stderr.String())
 	}
-	return &clientConn{t: t, nc: nc, r: dis.NewReader(nc)}
+	c := &clientConn{t: t, Conn: batchconn.New(t, nc)}
+	c.Timeout = 10 * time.Second
+	return c
 }
 
 func (c *clientConn) do(req *batchreq.Request) *batchreq.Reply {
 	c.t.Helper()
-	c.nc.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := c.nc.Write(req.Append(nil)); err != nil {
-		c.t.Fatal(err)
-	}
-	p, err := batchreq.ReadReply(c.r)
-	if err != nil {
-		c.t.Fatalf("reply to %s: %v", batchreq.RequestName(req.Type), err)
-	}
-	return p
+	return c.Do(req)
 }
 
 func (c *clientConn) must(req *batchreq.Request) *batchreq.Reply {
 	c.t.Helper()
-	p := c.do(req)
-	if p.Code != 0 {
-		c.t.Fatalf("%s: %d %s", batchreq.RequestName(req.Type), p.Code, p.Text)
-	}
-	return p
+	return c.Must(req)
 }
 
 func manage(user string, cmd, obj int, name string, attrs ...batchreq.Attr) *batchreq.Request {
@@ -327,11 +317,7 @@ func trySubmit(c *clientConn, script string) (string, error) {
 	}
 	id := ""
 	for _, step := range steps {
-		c.nc.SetDeadline(time.Now().Add(10 * time.Second))
-		if _, err := c.nc.Write(step(id).Append(nil)); err != nil {
-			return "", err
-		}
-		p, err := batchreq.ReadReply(c.r)
+		p, err := c.Try(step(id))
 		if err != nil {
 			return "", err
 		}
