@@ -12,6 +12,8 @@
 // A test binary that builds programs removes them when it ends if its
 // TestMain calls RemoveBuilds; directories left behind by test binaries
 // that ended without it are removed by the next build.
+//
+// Package batchconn beside this one is the tests' batch-protocol client.
 package e2e
 
 import (

@@ -13,7 +13,9 @@ import (
 
 // Account is a local user account.
 type Account struct {
-	Name     string
+	// Name is the login name.
+	Name string
+	// UID and GID are the user and primary group ids.
 	UID, GID int
 	// HomeDir is the account's home directory as the password database
 	// has it; it need not exist (see MakeHome).
@@ -65,8 +67,9 @@ func LookupOrAdd(name, shell string) (*Account, error) {
 			return nil, fmt.Errorf("useradd %s succeeded but the account is not found", name)
 		}
 		lastErr = fmt.Errorf("useradd %s: %w: %s", name, err, out)
-		// exit status 10: cannot lock the password or group file
-		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 10 {
+		// exit status 1 or 10: the password or group file could not be
+		// updated (another process holds its lock)
+		if ee, ok := err.(*exec.ExitError); !ok || (ee.ExitCode() != 1 && ee.ExitCode() != 10) {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
