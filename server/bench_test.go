@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -258,5 +259,57 @@ func BenchmarkHeapPerQueuedJob(b *testing.B) {
 			f.Close()
 		}
 		s.Shutdown("Quick")
+	}
+}
+
+// allocServer returns a server with nodes nodes of np VPs each, running
+// jobs holding every VP of the first busy nodes (exec_host set), and one
+// queued job asking for one node with np VPs: the state in which a
+// scheduling cycle sends RunJobs.
+func allocServer(nodes, np, busy int) (*Server, *Job) {
+	s := &Server{jobs: map[string]*Job{}, nodeByName: map[string]*Node{}}
+	s.run = &runLink{s: s, suspended: map[string]bool{}}
+	q := &Queue{name: "batch"}
+	for i := range nodes {
+		n := &Node{name: fmt.Sprintf("node%04d", i), np: np}
+		s.nodes = append(s.nodes, n)
+		s.nodeByName[n.name] = n
+	}
+	seq := 0
+	for _, n := range s.nodes[:busy] {
+		for vp := range np {
+			j := &Job{id: fmt.Sprintf("%d.srv", seq), state: stQueued}
+			seq++
+			s.linkJob(j)
+			s.enqueue(j, q)
+			j.attrs.set(jaExecHost, n.name+"/"+strconv.Itoa(vp))
+			s.setState(j, stRunning, ssRunning)
+		}
+	}
+	j := &Job{id: "queued.srv", state: stQueued}
+	s.linkJob(j)
+	s.enqueue(j, q)
+	j.attrs.setRes(jaResourceList, "neednodes", "1:ppn="+strconv.Itoa(np))
+	return s, j
+}
+
+// BenchmarkAllocate1kNodes: what a RunJob costs to choose VPs with 1,000
+// nodes of 8 VPs, 8,000 jobs running on 999 of them (one node free).
+func BenchmarkAllocate1kNodes(b *testing.B) {
+	s, j := allocServer(1000, 8, 999)
+	for b.Loop() {
+		slots, p := s.allocate(j, "")
+		if p != nil || len(slots) != 8 {
+			b.Fatalf("allocate: %v %+v", slots, p)
+		}
+	}
+}
+
+// BenchmarkRefreshNodeJobs1kNodes: the node bookkeeping redone after a
+// job starts or ends, same cluster.
+func BenchmarkRefreshNodeJobs1kNodes(b *testing.B) {
+	s, _ := allocServer(1000, 8, 999)
+	for b.Loop() {
+		s.refreshNodeJobs()
 	}
 }

@@ -186,3 +186,43 @@ func TestPrimaryGroupCache(t *testing.T) {
 		t.Fatalf("lookups after the TTL: %v", calls)
 	}
 }
+
+// TestUsedVPs checks the node bookkeeping built from the running jobs'
+// exec_host: VP order, several hosts per job, hosts revisited, suspended
+// and damaged entries.
+func TestUsedVPs(t *testing.T) {
+	s, _ := allocServer(3, 2, 1) // node0000 full: 0.srv on VP 0, 1.srv on VP 1
+	add := func(id, execHost string) {
+		j := &Job{id: id, state: stQueued}
+		s.linkJob(j)
+		j.attrs.set(jaExecHost, execHost)
+		s.setState(j, stRunning, ssRunning)
+	}
+	add("multi.srv", "node0002/1+node0001/0+node0002/0")
+	add("bad.srv", "node0001/x+node0001/-1+node0001/99999999+nohost")
+	add("susp.srv", "node0001/1")
+	s.run.suspended["susp.srv"] = true
+	s.refreshNodeJobs()
+	want := map[string]string{
+		"node0000": "0/0.srv, 1/1.srv",
+		"node0001": "0/multi.srv",
+		"node0002": "0/multi.srv, 1/multi.srv",
+	}
+	for _, n := range s.nodes {
+		if got := n.attrs.get(naJobs); got != want[n.name] {
+			t.Errorf("%s jobs = %q, want %q", n.name, got, want[n.name])
+		}
+		if excl := n.state&nsJobExclusive != 0; excl != (n.name != "node0001") {
+			t.Errorf("%s job-exclusive = %v", n.name, excl)
+		}
+	}
+	used := s.usedVPs()
+	if got := freeVPs(s.nodes[1], used["node0001"]); len(got) != 1 || got[0] != 1 {
+		t.Errorf("free VPs of node0001 = %v, want [1]", got)
+	}
+	delete(s.run.suspended, "susp.srv")
+	s.refreshNodeJobs()
+	if got := s.nodes[1].attrs.get(naJobs); got != "0/multi.srv, 1/susp.srv" {
+		t.Errorf("node0001 jobs after resume = %q", got)
+	}
+}

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"sort"
 	"strconv"
 	"strings"
 
@@ -61,21 +60,55 @@ func (s *Server) holdsNodes(j *Job) bool {
 	return !s.run.isSuspended(j.id)
 }
 
-// usedVPs maps node name → VP index → job id for every job holding
-// nodes. Called with s.mu held.
-func (s *Server) usedVPs() map[string]map[int]string {
-	used := map[string]map[int]string{}
+// vpJobs lists the jobs holding one node's VPs: index VP, value the job
+// id ("" for a free VP).
+type vpJobs []string
+
+// maxVP bounds the VP indexes usedVPs records: exec_host values come
+// from allocate, so larger (or negative) ones can only be damaged data,
+// which must not make it allocate without bound.
+const maxVP = 1 << 16
+
+// usedVPs returns, per node name, the jobs holding its VPs, for every
+// job holding nodes. It walks only the Running/Exiting jobs, parses
+// exec_host in place and looks each host up once per run of slots on it.
+// Called with s.mu held.
+func (s *Server) usedVPs() map[string]vpJobs {
+	used := make(map[string]vpJobs, len(s.nodes))
 	for _, j := range s.holding.list {
 		if !s.holdsNodes(j) {
 			continue
 		}
-		for _, x := range execSlots(j.attrs.get(jaExecHost)) {
-			m := used[x.host]
-			if m == nil {
-				m = map[int]string{}
-				used[x.host] = m
+		var host string
+		var m vpJobs
+		for rest := j.attrs.get(jaExecHost); rest != ""; {
+			var e string
+			e, rest, _ = strings.Cut(rest, "+")
+			h, n, ok := strings.Cut(e, "/")
+			vp, err := strconv.Atoi(n)
+			if !ok || err != nil || vp < 0 || vp >= maxVP {
+				continue
 			}
-			m[x.vp] = j.id
+			if h != host || m == nil {
+				if m != nil {
+					used[host] = m
+				}
+				host, m = h, used[h]
+				if m == nil {
+					np := 1
+					if n := s.nodeByName[h]; n != nil && n.np > 0 {
+						np = n.np
+					}
+					m = make(vpJobs, 0, np)
+				}
+			}
+			if vp >= len(m) {
+				m = append(m, make(vpJobs, vp+1-len(m))...)
+			}
+			m[vp] = j.id
+		}
+		if m != nil {
+			used[host] = m
 		}
 	}
 	return used
@@ -87,19 +120,26 @@ func (s *Server) usedVPs() map[string]map[int]string {
 func (s *Server) refreshNodeJobs() {
 	s.refreshAssigned()
 	used := s.usedVPs()
+	var buf []byte
 	for _, n := range s.nodes {
-		m := used[n.name]
-		vps := make([]int, 0, len(m))
-		for vp := range m {
-			vps = append(vps, vp)
+		buf = buf[:0]
+		count := 0
+		for vp, id := range used[n.name] {
+			if id == "" {
+				continue
+			}
+			if count > 0 {
+				buf = append(buf, ", "...)
+			}
+			buf = strconv.AppendInt(buf, int64(vp), 10)
+			buf = append(buf, '/')
+			buf = append(buf, id...)
+			count++
 		}
-		sort.Ints(vps)
-		parts := make([]string, len(vps))
-		for i, vp := range vps {
-			parts[i] = strconv.Itoa(vp) + "/" + m[vp]
+		if string(buf) != n.attrs.get(naJobs) {
+			n.attrs.set(naJobs, string(buf))
 		}
-		n.attrs.set(naJobs, strings.Join(parts, ", "))
-		if len(m) >= n.np && n.np > 0 {
+		if count >= n.np && n.np > 0 {
 			n.state |= nsJobExclusive
 		} else {
 			n.state &^= nsJobExclusive
@@ -306,6 +346,9 @@ func (s *Server) eligible(n *Node, e nodeElement) bool {
 	if e.name != "" && n.name != e.name {
 		return false
 	}
+	if len(e.props) == 0 {
+		return true
+	}
 	props := parseArst(n.attrs.get(naProperties))
 	for _, p := range e.props {
 		if p != n.name && !contains(props, p) {
@@ -315,10 +358,10 @@ func (s *Server) eligible(n *Node, e nodeElement) bool {
 	return true
 }
 
-func freeVPs(n *Node, used map[int]string) []int {
+func freeVPs(n *Node, used vpJobs) []int {
 	var out []int
 	for vp := 0; vp < n.np; vp++ {
-		if _, busy := used[vp]; !busy {
+		if vp >= len(used) || used[vp] == "" {
 			out = append(out, vp)
 		}
 	}
