@@ -92,7 +92,7 @@ func (s *Server) applyAttrs(c *conn, defs *defTable, cur attrList, list batchreq
 			return nil, nil, batchreq.BadAttrReply(batchreq.PBSE_NOATTR, a)
 		}
 		d := defs.defs[idx]
-		if d.flags&fComp != 0 || d.typ == tState || !c.perm.writable(d.flags) || d.flags&(wrU|wrO|wrM|wrS) == 0 {
+		if !c.perm.writable(d.flags) || d.flags&(wrU|wrO|wrM|wrS) == 0 {
 			return nil, nil, batchreq.BadAttrReply(batchreq.PBSE_ATTRRO, a)
 		}
 		if check != nil {
@@ -127,15 +127,15 @@ func (s *Server) applyAttrs(c *conn, defs *defTable, cur attrList, list batchreq
 			return nil, nil, batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
 		}
 		old := na.getRes(idx, res)
-		if typ == tArst && a.Op != batchreq.DECR {
+		if isList(typ) && a.Op != batchreq.DECR {
 			if p := s.checkACL(a, v, old); p != nil {
 				return nil, nil, p
 			}
 		}
 		switch a.Op {
 		case batchreq.INCR, batchreq.INCR_OLD:
-			switch typ {
-			case tArst:
+			switch {
+			case isList(typ):
 				l := parseArst(old)
 				for _, x := range parseArst(v) {
 					if !contains(l, x) {
@@ -143,14 +143,14 @@ func (s *Server) applyAttrs(c *conn, defs *defTable, cur attrList, list batchreq
 					}
 				}
 				v = encodeArst(l)
-			case tLong:
+			case isNumber(typ):
 				x, _ := strconv.ParseInt(old, 10, 64)
 				y, _ := strconv.ParseInt(v, 10, 64)
 				v = strconv.FormatInt(x+y, 10)
 			}
 		case batchreq.DECR:
-			switch typ {
-			case tArst:
+			switch {
+			case isList(typ):
 				var l []string
 				rm := parseArst(v)
 				for _, x := range parseArst(old) {
@@ -159,7 +159,7 @@ func (s *Server) applyAttrs(c *conn, defs *defTable, cur attrList, list batchreq
 					}
 				}
 				v = encodeArst(l)
-			case tLong:
+			case isNumber(typ):
 				x, _ := strconv.ParseInt(old, 10, 64)
 				y, _ := strconv.ParseInt(v, 10, 64)
 				v = strconv.FormatInt(x-y, 10)

@@ -1,6 +1,10 @@
 package server
 
-import "testing"
+import (
+	"testing"
+
+	pbsattr "gopbs/attr"
+)
 
 func TestDecodeValue(t *testing.T) {
 	tests := []struct {
@@ -29,20 +33,59 @@ func TestDecodeValue(t *testing.T) {
 		{tHold, "n", "n", true},
 		{tHold, "x", "", false},
 		{tArst, "a, b ,c\\,d,", "a,b,c\\,d", true},
+		{tACL, "root@vm, *@*.example.com", "root@vm,*@*.example.com", true},
+		{tHold, "", "", true},
+		{tStr, "", "", true},
+		{pbsattr.TypeInteractive, "1", "1", true}, // kept as the number; True/False only in status
+		{pbsattr.TypeQueueType, "e", "Execution", true},
+		{pbsattr.TypeQueueType, "x", "", false},
+		{pbsattr.TypeNodeSpec, "2:ppn=4+vm", "2:ppn=4+vm", true},
+		{pbsattr.TypeNodeSpec, "2:ppn=4++", "", false},
 	}
 	for _, tt := range tests {
 		got, ok := decodeValue(tt.typ, tt.in)
 		if got != tt.want || ok != tt.ok {
-			t.Errorf("decodeValue(%d, %q) = %q, %v; want %q, %v", tt.typ, tt.in, got, ok, tt.want, tt.ok)
+			t.Errorf("decodeValue(%v, %q) = %q, %v; want %q, %v", tt.typ, tt.in, got, ok, tt.want, tt.ok)
 		}
 	}
 }
 
 func TestCompareResource(t *testing.T) {
-	if c, _ := compareResource(tTime, "01:00:00", "00:10:00"); c != 1 {
-		t.Fatal("time compare")
+	tests := []struct {
+		typ  valueType
+		a, b string
+		cmp  int
+		ok   bool
+	}{
+		{tTime, "01:00:00", "00:10:00", 1, true},
+		{tTime, "00:10:00", "600", 0, true},
+		{tSize, "1gb", "1024mb", 0, true},
+		{tSize, "4b", "1w", 0, true},
+		{tSize, "1kb", "1025b", -1, true},
+		{tLong, "10", "9", 1, true},
+		{tLongLong, "-1", "1", -1, true},
+		{tLong, "x", "1", 0, false},
+		{tSize, "", "1kb", 0, false},
+		{tStr, "abc", "abd", -1, true},
+		{tBool, "True", "False", 1, true}, // other types: bytewise
 	}
-	if c, _ := compareResource(tSize, "1gb", "1024mb"); c != 0 {
-		t.Fatal("size compare")
+	for _, tt := range tests {
+		cmp, ok := compareResource(tt.typ, tt.a, tt.b)
+		if cmp != tt.cmp || ok != tt.ok {
+			t.Errorf("compareResource(%v, %q, %q) = %d, %v; want %d, %v", tt.typ, tt.a, tt.b, cmp, ok, tt.cmp, tt.ok)
+		}
+	}
+}
+
+func TestSizeBytes(t *testing.T) {
+	tests := []struct {
+		in string
+		n  int64
+		ok bool
+	}{{"2kb", 2048, true}, {"3w", 12, true}, {"1mb", 1 << 20, true}, {"", 0, false}, {"1q", 0, false}, {"16777216pb", 1<<63 - 1, true}}
+	for _, tt := range tests {
+		if n, ok := sizeBytes(tt.in); n != tt.n || ok != tt.ok {
+			t.Errorf("sizeBytes(%q) = %d, %v; want %d, %v", tt.in, n, ok, tt.n, tt.ok)
+		}
 	}
 }
