@@ -61,6 +61,20 @@ func (t DependType) IsAfter() bool { return t <= DependAfterAny }
 // IsBefore reports whether t is one of before, beforeok, beforenotok, beforeany.
 func (t DependType) IsBefore() bool { return t >= DependBefore && t <= DependBeforeAny }
 
+// Mirror returns the type recorded on the other job of a registration
+// (spec 12 §6.2): before… for after… and after… for before…, the array
+// types alike (afterokarray ↔ beforeokarray). ok is false for on,
+// syncwith and synccount, which have no mirror.
+func (t DependType) Mirror() (m DependType, ok bool) {
+	switch {
+	case t.IsAfter(), t >= DependAfterStartArray && t <= DependAfterAnyArray:
+		return t + 4, true
+	case t.IsBefore(), t >= DependBeforeStartArray && t <= DependBeforeAnyArray:
+		return t - 4, true
+	}
+	return t, false
+}
+
 // LookupDependType returns the type named name.
 func LookupDependType(name string) (DependType, bool) {
 	for i, n := range dependNames {

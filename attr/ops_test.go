@@ -204,6 +204,29 @@ func TestDependStructure(t *testing.T) {
 	}
 }
 
+func TestDependMirror(t *testing.T) {
+	pairs := map[string]string{
+		"after": "before", "afterok": "beforeok", "afternotok": "beforenotok", "afterany": "beforeany",
+		"afterstartarray": "beforestartarray", "afterokarray": "beforeokarray",
+		"afternotokarray": "beforenotokarray", "afteranyarray": "beforeanyarray",
+	}
+	for a, b := range pairs {
+		ta, _ := LookupDependType(a)
+		tb, _ := LookupDependType(b)
+		if m, ok := ta.Mirror(); !ok || m != tb {
+			t.Errorf("%v.Mirror() = %v, %v; want %v", ta, m, ok, tb)
+		}
+		if m, ok := tb.Mirror(); !ok || m != ta {
+			t.Errorf("%v.Mirror() = %v, %v; want %v", tb, m, ok, ta)
+		}
+	}
+	for _, ty := range []DependType{DependOn, DependSyncWith, DependSyncCount, numDependTypes} {
+		if _, ok := ty.Mirror(); ok {
+			t.Errorf("%v has a mirror", ty)
+		}
+	}
+}
+
 func TestNodeSpec(t *testing.T) {
 	spec, err := ParseNodeSpec("2:bigmem:ppn=4+node01:gpus=2#shared#ib")
 	if err != nil {
