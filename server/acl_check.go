@@ -3,6 +3,7 @@ package server
 import (
 	"strings"
 
+	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
 )
@@ -31,14 +32,10 @@ var aclLists = map[string]listKind{
 	"disallowed_types": listJobTypes,
 }
 
-// disallowedTypes are the words disallowed_types may hold (spec 04 §3,
-// spec 12 §4.3 check 1e).
-var disallowedTypes = []string{"batch", "interactive", "rerunable", "nonrerunable", "fault_tolerant", "fault_intolerant", "job_array"}
-
 // checkACL checks the elements a Manager set or += puts into an ACL
 // attribute (old is the current value, v the decoded new elements):
 //
-//   - disallowed_types accepts only the words of disallowedTypes, else
+//   - disallowed_types accepts only the words of attr.DisallowedTypes, else
 //     PBSE_BADDISALLOWTYPE (bad-attribute reply);
 //   - acl_hosts elements and the host part of managers/operators entries
 //     must be host names or '*' wildcards, and managers/operators entries
@@ -58,7 +55,7 @@ func (s *Server) checkACL(a *batchreq.Attr, v, old string) *batchreq.Reply {
 	for _, e := range elems {
 		switch kind {
 		case listJobTypes:
-			if !contains(disallowedTypes, e) {
+			if !contains(pbsattr.DisallowedTypes, e) {
 				return batchreq.BadAttrReply(batchreq.PBSE_BADDISALLOWTYPE, a)
 			}
 		case listHosts:

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
 )
@@ -15,26 +16,37 @@ type depEntry struct {
 	args []string
 }
 
-var depTypes = map[string]bool{
-	"after": true, "afterok": true, "afternotok": true, "afterany": true,
-	"before": true, "beforeok": true, "beforenotok": true, "beforeany": true,
-	"on": true, "syncwith": true, "synccount": true,
-	"afterstartarray": true, "afterokarray": true, "afternotokarray": true, "afteranyarray": true,
-	"beforestartarray": true, "beforeokarray": true, "beforenotokarray": true, "beforeanyarray": true,
+// The dependency types, their properties and their mirrors are attr's
+// (attr.DependType); the server keeps a type as its name.
+
+// isDepType reports whether t names a dependency type.
+func isDepType(t string) bool {
+	_, ok := pbsattr.LookupDependType(t)
+	return ok
 }
 
-// mirror gives the type recorded on the other job of a registration.
-var mirror = map[string]string{
-	"after": "before", "afterok": "beforeok", "afternotok": "beforenotok", "afterany": "beforeany",
-	"before": "after", "beforeok": "afterok", "beforenotok": "afternotok", "beforeany": "afterany",
-	"afterstartarray": "beforestartarray", "afterokarray": "beforeokarray",
-	"afternotokarray": "beforenotokarray", "afteranyarray": "beforeanyarray",
-	"beforestartarray": "afterstartarray", "beforeokarray": "afterokarray",
-	"beforenotokarray": "afternotokarray", "beforeanyarray": "afteranyarray",
+// mirror returns the type recorded on the other job of a registration of
+// type t (before… for after… and back), or "" when t has none.
+func mirror(t string) string {
+	if dt, ok := pbsattr.LookupDependType(t); ok {
+		if m, ok := dt.Mirror(); ok {
+			return m.String()
+		}
+	}
+	return ""
 }
 
-func isArrayDep(t string) bool { return strings.HasSuffix(t, "array") }
-func isCountDep(t string) bool { return t == "on" || t == "synccount" }
+// isArrayDep reports whether t is one of the *array types.
+func isArrayDep(t string) bool {
+	dt, ok := pbsattr.LookupDependType(t)
+	return ok && dt.IsArray()
+}
+
+// isCountDep reports whether t takes a count (on, synccount).
+func isCountDep(t string) bool {
+	dt, ok := pbsattr.LookupDependType(t)
+	return ok && dt.IsCount()
+}
 
 // splitEscaped splits on sep, honouring "\:" escapes.
 func splitEscaped(s string, sep byte) []string {
@@ -101,7 +113,7 @@ func (s *Server) parseDependRaw(v string) ([]depEntry, bool) {
 	for _, part := range strings.Split(v, ",") {
 		fields := splitEscaped(part, ':')
 		t := strings.ToLower(fields[0])
-		if !depTypes[t] || len(fields) < 2 {
+		if !isDepType(t) || len(fields) < 2 {
 			return nil, false
 		}
 		e := depEntry{typ: t}
@@ -290,7 +302,7 @@ func (s *Server) registerOne(j, p *Job, t, self string) int {
 		if p.state == stComplete {
 			return batchreq.PBSE_BADSTATE
 		}
-		s.addDep(p, mirror[t], self)
+		s.addDep(p, mirror(t), self)
 		s.touch(p)
 	case strings.HasPrefix(t, "before"):
 		if p.ownerUser() != j.ownerUser() {
@@ -310,7 +322,7 @@ func (s *Server) registerOne(j, p *Job, t, self string) int {
 					deps[i].args[0] = strconv.Itoa(n)
 				}
 				s.setDeps(p, deps)
-				s.addDep(p, mirror[t], self)
+				s.addDep(p, mirror(t), self)
 				s.touch(p)
 				return 0
 			}
@@ -404,7 +416,7 @@ func (s *Server) parentGone(p *Job, ok bool) (changed, doomed []*Job) {
 			default:
 				continue
 			}
-			s.removeDep(c, mirror[e.typ], self)
+			s.removeDep(c, mirror(e.typ), self)
 			if release {
 				s.releaseDepHold(c)
 				changed = append(changed, c)
@@ -464,7 +476,7 @@ func (s *Server) arrayEnded(p *Job, ok bool) (changed, doomed []*Job) {
 			}
 			thr := total
 			for _, ce := range s.jobDeps(c) {
-				if ce.typ == mirror[e.typ] {
+				if ce.typ == mirror(e.typ) {
 					for _, a := range ce.args {
 						if strings.HasPrefix(a, jobIDSeq(p.id)+"[]") {
 							if n := arrayThreshold(a); n > 0 {
@@ -476,7 +488,7 @@ func (s *Server) arrayEnded(p *Job, ok bool) (changed, doomed []*Job) {
 			}
 			switch {
 			case have >= thr:
-				s.removeArrayDep(c, mirror[e.typ], p)
+				s.removeArrayDep(c, mirror(e.typ), p)
 				s.removeDep(p, e.typ, arg)
 				s.releaseDepHold(c)
 				changed = append(changed, c)

@@ -575,11 +575,11 @@ func (s *Server) handleRegistDep(c *conn, req *batchreq.Request) {
 			c.reject(batchreq.PBSE_PERM, "")
 			return
 		}
-		s.addDep(parent, mirror[t], child)
+		s.addDep(parent, mirror(t), child)
 		s.touch(parent)
 		ops = append(ops, s.saveJobOp(parent))
 	case batchreq.JOB_DEPEND_OP_UNREG:
-		s.removeDep(parent, mirror[t], child)
+		s.removeDep(parent, mirror(t), child)
 		ops = append(ops, s.saveJobOp(parent))
 	case batchreq.JOB_DEPEND_OP_RELEASE:
 		s.removeDep(parent, t, child)

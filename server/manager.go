@@ -229,7 +229,6 @@ func (s *Server) manageQueue(c *conn, m *batchreq.Manage) (*batchreq.Reply, []st
 		}
 		s.orderSeq++
 		q.attrs = na
-		normalizeQueueType(q)
 		q.attrs.set(qaMtime, now)
 		s.queues = append(s.queues, q)
 		s.queueByName[name] = q
@@ -277,7 +276,6 @@ func (s *Server) manageQueue(c *conn, m *batchreq.Manage) (*batchreq.Reply, []st
 		}
 		old := q.attrs
 		q.attrs = na
-		normalizeQueueType(q)
 		if isTrue(q.attrs.get(qaEnabled)) && q.attrs.get(qaQueueType) == "" {
 			q.attrs = old
 			return batchreq.ErrorReply(batchreq.PBSE_QUENOEN, "", ""), nil
@@ -305,16 +303,12 @@ func isNameChar(b byte) bool {
 	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
 }
 
-// queueCheck returns the per-attribute check of a queue: queue_type
-// values and attributes that do not fit the queue's type.
+// queueCheck returns the per-attribute check of a queue: a route queue
+// that would route to itself and attributes that do not fit the queue's
+// type. (queue_type values are checked and spelled out by their value
+// type, attr.TypeQueueType.)
 func (s *Server) queueCheck(q *Queue) func(int, *batchreq.Attr) *batchreq.Reply {
 	return func(idx int, a *batchreq.Attr) *batchreq.Reply {
-		if idx == qaQueueType && a.Value != "" {
-			v := strings.ToLower(a.Value)
-			if !strings.HasPrefix("execution", v) && !strings.HasPrefix("route", v) {
-				return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
-			}
-		}
 		if idx == qaRouteDestinations {
 			for _, d := range parseArst(a.Value) {
 				if d == q.name {
@@ -327,17 +321,6 @@ func (s *Server) queueCheck(q *Queue) func(int, *batchreq.Attr) *batchreq.Reply 
 			return batchreq.ErrorReply(batchreq.PBSE_ATTRTYPE, "", "Warning: type of queue "+q.name+" incompatible with attribute "+a.Name)
 		}
 		return nil
-	}
-}
-
-func normalizeQueueType(q *Queue) {
-	v := strings.ToLower(q.attrs.get(qaQueueType))
-	switch {
-	case v == "":
-	case strings.HasPrefix("execution", v):
-		q.attrs.set(qaQueueType, "Execution")
-	case strings.HasPrefix("route", v):
-		q.attrs.set(qaQueueType, "Route")
 	}
 }
 
