@@ -53,7 +53,9 @@ func (e *Engine) Poll() {
 		e.endAdoptedTasksLocked(r, bySession)
 		ps := e.jobProcsLocked(r, bySession)
 		e.updateUsageLocked(r, ps)
-		if r.adopted && len(live(ps)) == 0 {
+		// An adopted job ends with its top task's session; the tasks
+		// it started through TM end with it, as a job's do.
+		if r.adopted && len(live(bySession[r.sid])) == 0 {
 			actions = append(actions, action{r: r, exited: true})
 			continue
 		}

@@ -63,9 +63,15 @@ func (t *task) record(jobID string, status int32) TaskRecord {
 // saveTask writes the task's record into the job's task file (spec 13
 // §7), so that a restarted MOM finds the task again.
 func (e *Engine) saveTask(r *runningJob, t *task, status int32) {
-	// Under e.mu, so that a task ending after Purge leaves no file.
+	// Under e.mu, so that a task ending after Purge leaves no file; a
+	// closed engine (MOM exiting) leaves the files to the next one.
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	select {
+	case <-e.stop:
+		return
+	default:
+	}
 	if e.jobs[r.job.ID] != r {
 		return
 	}

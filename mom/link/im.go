@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
@@ -31,6 +32,7 @@ type IMHandler interface {
 // requests are refused with IM_ERROR/PBSE_NOSUP.
 type TaskRunner interface {
 	Join(spec *jobexec.Job, nodeID int) error
+	AdoptTasks(jobID string) (int, error)
 	Spawn(ctx context.Context, jobID string, ts jobexec.TaskSpec) error
 	WaitTask(ctx context.Context, jobID string, taskID int) (int, error)
 	Tasks(jobID string) ([]int, error)
@@ -51,6 +53,9 @@ type multiNode struct {
 	sisters map[string]*sisterJob  // by job id: jobs joined as a sister
 	streams map[*rpp.Stream]string // accepted IM streams → job id, for stream ends
 	event   int                    // last event number of the MOM's own IM requests
+	// ready is closed once ep is set (Serve): jobs recovered before
+	// that wait for it to reach their sisters.
+	ready chan struct{}
 }
 
 // tasks returns the executor's TaskRunner, or nil.
@@ -110,7 +115,11 @@ type sisterJob struct {
 	msAddr     netip.Addr // its address: where the IM stream comes from
 	stdoutPort int        // the mother superior's output demultiplexer
 	stderrPort int
-	stream     *rpp.Stream // the stream the job was joined on
+	stream     *rpp.Stream       // the stream the job was joined on (nil once recovered, until the MS speaks)
+	attrs      batchreq.AttrList // as IM_JOIN_JOB carried them, for the job file
+	prefix     string            // job file prefix
+	order      uint64            // arrival order among the MOM's jobs (jobs= status)
+	stime      int64             // when it was joined
 }
 
 // serveIM is the Mom's own IM service: the sister side of multi-node jobs
@@ -145,6 +154,7 @@ func (m *Mom) serveIM(ctx context.Context, s *rpp.Stream, msg *momproto.IMMessag
 		m.log.Error(0, "", "im_request", fmt.Sprintf("job %s: bad cookie from %v", msg.JobID, s.RemoteAddr()))
 		return imError(msg, batchreq.PBSE_BADSTATE)
 	}
+	m.adoptSisterStream(sj, s)
 	switch msg.Command {
 	case momproto.IM_SPAWN_TASK:
 		return m.imSpawn(ctx, tr, sj, msg)
@@ -219,16 +229,13 @@ func (m *Mom) imJoin(ctx context.Context, tr TaskRunner, s *rpp.Stream, msg *mom
 		return imError(msg, batchreq.PBSE_SYSTEM)
 	}
 	sj := &sisterJob{id: msg.JobID, cookie: msg.Cookie, spec: spec, nodeID: body.NodeID,
-		msHost: firstExecHost(spec.ExecHost), msAddr: s.RemoteAddr().Addr().Unmap(), stdoutPort: body.StdoutPort, stderrPort: body.StderrPort, stream: s}
-	m.mn.mu.Lock()
-	if m.mn.sisters == nil {
-		m.mn.sisters = map[string]*sisterJob{}
-		m.mn.streams = map[*rpp.Stream]string{}
-	}
-	m.mn.sisters[sj.id] = sj
-	m.mn.streams[s] = sj.id
-	m.mn.mu.Unlock()
+		msHost: firstExecHost(spec.ExecHost), msAddr: s.RemoteAddr().Addr().Unmap(), stdoutPort: body.StdoutPort, stderrPort: body.StderrPort, stream: s,
+		attrs: body.Attrs, prefix: spec.Prefix, stime: m.opt.Now().Unix()}
+	m.addSister(sj)
 	m.log.Job(logline.EventJob, sj.id, fmt.Sprintf("JOIN JOB as node %d", sj.nodeID)) // captured mom_logs
+	if err := m.saveSisterJob(sj); err != nil {
+		m.logErr("im_join_job", err, "cannot save job")
+	}
 	return imReply(msg, momproto.Empty{})
 }
 
@@ -236,7 +243,8 @@ func (m *Mom) imJoin(ctx context.Context, tr TaskRunner, s *rpp.Stream, msg *mom
 // superior's demultiplexer ports.
 func (m *Mom) imSpawn(ctx context.Context, tr TaskRunner, sj *sisterJob, msg *momproto.IMMessage) *momproto.IMMessage {
 	body := msg.Body.(*momproto.IMSpawnTask)
-	ts := jobexec.TaskSpec{TaskID: body.TaskID, ParentTask: msg.FromTask, NodeID: sj.nodeID, Argv: body.Argv, Env: body.Env}
+	ts := jobexec.TaskSpec{TaskID: body.TaskID, ParentTask: msg.FromTask, ParentNode: body.ParentNode, NodeID: sj.nodeID,
+		Argv: body.Argv, Env: body.Env}
 	for _, kv := range body.Env {
 		if v, ok := strings.CutPrefix(kv, "PBS_VNODENUM="); ok {
 			ts.VNode, _ = strconv.Atoi(v)
@@ -299,7 +307,9 @@ func (m *Mom) endSisterJob(ctx context.Context, tr TaskRunner, sj *sisterJob, ep
 		return jobexec.Usage{}
 	}
 	delete(m.mn.sisters, sj.id)
-	delete(m.mn.streams, sj.stream)
+	if sj.stream != nil {
+		delete(m.mn.streams, sj.stream)
+	}
 	m.mn.mu.Unlock()
 	used, err := tr.KillTasks(sj.id)
 	if err != nil {
@@ -313,23 +323,58 @@ func (m *Mom) endSisterJob(ctx context.Context, tr TaskRunner, sj *sisterJob, ep
 	if err := m.exec.Purge(sj.id); err != nil && !errors.Is(err, jobexec.ErrUnknownJob) {
 		m.logErr("im_kill_job", err, sj.id)
 	}
+	m.removeJobFiles(sj.prefix)
 	return used
 }
 
-// sisterStreamEnded is called when an accepted stream ends: a sister job
-// whose mother superior went away is aborted (its tasks are killed).
+// sisterStreamEnded is called when an accepted stream ends. A sister
+// job whose stream to its mother superior it was is not killed at once:
+// the mother superior may be restarting (-p) and come back on a new
+// stream (adoptSisterStream). If it has not within the grace period
+// (twice $timeout or $check_poll_time, whichever is longer), the job is
+// aborted and its tasks killed.
 func (m *Mom) sisterStreamEnded(s *rpp.Stream) {
 	m.mn.mu.Lock()
 	id, ok := m.mn.streams[s]
 	var sj *sisterJob
 	if ok {
-		sj = m.mn.sisters[id]
+		delete(m.mn.streams, s)
+		if sj = m.mn.sisters[id]; sj != nil && sj.stream == s {
+			sj.stream = nil
+		} else {
+			sj = nil
+		}
 	}
 	m.mn.mu.Unlock()
 	tr := m.tasks()
 	if sj == nil || tr == nil {
 		return
 	}
-	m.log.Job(logline.EventJob, sj.id, "stream to mother superior ended, killing the job")
-	m.endSisterJob(m.ctx, tr, sj, false)
+	m.log.Job(logline.EventJob, sj.id, fmt.Sprintf("stream to mother superior ended, waiting %v for it to come back", m.orphanGrace()))
+	m.watchOrphan(tr, sj)
+}
+
+// orphanGrace is how long a sister job waits for its mother superior.
+func (m *Mom) orphanGrace() time.Duration {
+	return 2 * max(m.tcpTimeout(), m.conf().CheckPollTime)
+}
+
+// watchOrphan kills a sister job that has no stream to its mother
+// superior after orphanGrace.
+func (m *Mom) watchOrphan(tr TaskRunner, sj *sisterJob) {
+	grace := m.orphanGrace()
+	m.goFunc(func() {
+		select {
+		case <-m.ctx.Done():
+			return
+		case <-time.After(grace):
+		}
+		m.mn.mu.Lock()
+		orphan := m.mn.sisters[sj.id] == sj && sj.stream == nil
+		m.mn.mu.Unlock()
+		if orphan {
+			m.log.Job(logline.EventJob, sj.id, "mother superior did not come back, killing the job")
+			m.endSisterJob(m.ctx, tr, sj, false)
+		}
+	})
 }

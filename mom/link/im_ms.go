@@ -38,6 +38,9 @@ type msJob struct {
 	sisters  []*sisterLink
 	demux    *demux
 	ended    bool
+	// linked, when not nil, is closed once the streams to the sisters
+	// of a recovered job are open again (im_persist.go).
+	linked chan struct{}
 }
 
 // nodeOf returns the node number of a virtual node's host.
@@ -583,6 +586,15 @@ func (m *Mom) endSisters(ctx context.Context, id string) jobexec.Usage {
 		return total
 	}
 	mj.mu.Lock()
+	linked := mj.linked
+	mj.mu.Unlock()
+	if linked != nil {
+		select {
+		case <-linked:
+		case <-ctx.Done():
+		}
+	}
+	mj.mu.Lock()
 	mj.ended = true
 	sisters := mj.sisters
 	mj.sisters = nil
@@ -653,15 +665,21 @@ type demux struct {
 
 // startDemux listens on two ephemeral ports of every address.
 func (m *Mom) startDemux(jobID string, tr TaskRunner) (*demux, error) {
-	d := &demux{jobID: jobID}
-	var err error
-	if d.out, err = net.Listen("tcp", ":0"); err != nil {
+	out, err := net.Listen("tcp", ":0")
+	if err != nil {
 		return nil, err
 	}
-	if d.err, err = net.Listen("tcp", ":0"); err != nil {
-		d.out.Close()
+	errl, err := net.Listen("tcp", ":0")
+	if err != nil {
+		out.Close()
 		return nil, err
 	}
+	return m.serveDemux(jobID, tr, out, errl), nil
+}
+
+// serveDemux runs the demultiplexer on two listeners.
+func (m *Mom) serveDemux(jobID string, tr TaskRunner, out, errl net.Listener) *demux {
+	d := &demux{jobID: jobID, out: out, err: errl}
 	d.stdoutPort = d.out.Addr().(*net.TCPAddr).Port
 	d.stderrPort = d.err.Addr().(*net.TCPAddr).Port
 	for i, ln := range []net.Listener{d.out, d.err} {
@@ -671,7 +689,7 @@ func (m *Mom) startDemux(jobID string, tr TaskRunner) (*demux, error) {
 			m.demuxAccept(d, ln, tr, i == 1)
 		}()
 	}
-	return d, nil
+	return d
 }
 
 func (m *Mom) demuxAccept(d *demux, ln net.Listener, tr TaskRunner, stderr bool) {

@@ -51,6 +51,12 @@ type job struct {
 	rerun      bool
 	stime      int64 // start time recorded in a recovered job file
 	purged     bool  // purge ran for this instance
+
+	// From a recovered job file: the HERE flag (mother superior) and
+	// the trailing TM information (output ports, next task, node id).
+	here  bool
+	tm    jobfile.TM
+	hasTM bool
 }
 
 // queueJobAttrs are the attribute names a MOM accepts in QueueJob (spec
@@ -227,8 +233,12 @@ func (m *Mom) jobFilePath(prefix string) string {
 // its fixed field), session_id once the job started, and for an
 // interactive job the trailing TM information with its port.
 func (m *Mom) saveJob(j *job) error {
+	tm, multi := m.msTM(j.id)
 	m.mu.Lock()
 	f := jobFile(j)
+	if multi && !j.spec.Interactive {
+		f.SetTM(tm) // the output goes to the demultiplexer's ports
+	}
 	user, group := j.spec.User, j.spec.Group
 	m.mu.Unlock()
 	mom := f.Mom()
@@ -370,7 +380,9 @@ func loadJob(name string) (*job, error) {
 	if want := strings.TrimSuffix(filepath.Base(name), ".JB"); f.Prefix != want {
 		return nil, fmt.Errorf("%s: file prefix %q does not match the file name", name, f.Prefix)
 	}
-	j := &job{id: f.ID, prefix: f.Prefix, stage: stageOf(f.State, f.Substate), stime: f.Stime}
+	j := &job{id: f.ID, prefix: f.Prefix, stage: stageOf(f.State, f.Substate), stime: f.Stime,
+		here: f.Svrflags&svrflagHere != 0}
+	j.tm, j.hasTM = f.TM()
 	exit, cookie := int32(0), ""
 	if f.UnType == jobfile.UnionMom {
 		mom := f.Mom()

@@ -222,6 +222,7 @@ func New(opt Options) (*Mom, error) {
 		start: opt.Now(), pid: os.Getpid(),
 		jobs: map[string]*job{}, trusted: map[netip.Addr]bool{},
 	}
+	m.mn.ready = make(chan struct{})
 	m.cfg.Store(opt.Config)
 	m.ctx, m.stop = context.WithCancel(context.Background())
 	return m, nil
@@ -257,6 +258,12 @@ func (m *Mom) Serve(ctx context.Context, l Listeners) error {
 		ep := rpp.NewEndpoint(l.Client, m.rppOptions())
 		eps = append(eps, ep)
 		m.mn.ep = ep // IM goes out from the MOM's RPP client port (captures 105, 106)
+	}
+	if m.mn.ep != nil {
+		close(m.mn.ready) // recovered multi-node jobs may reach their sisters now
+	}
+	if l.Client != nil {
+		ep := eps[len(eps)-1]
 		for _, s := range m.opt.Servers {
 			c := m.newISClient(s, ep)
 			m.mu.Lock()

@@ -37,6 +37,11 @@ func (m *Mom) Recover(ctx context.Context, mode momd.RestartMode) (int, error) {
 		}
 		n++
 		j.serverPort = serverPortOf(j.attrs, m.opt.ServerPort)
+		if !j.here && j.stage >= stageRunning {
+			// A job joined as a sister (im_persist.go).
+			m.recoverSister(j, mode)
+			continue
+		}
 		alive := j.sid > 0 && syscall.Kill(j.sid, 0) == nil
 		kill := func() {
 			if alive {
@@ -60,16 +65,20 @@ func (m *Mom) Recover(ctx context.Context, mode momd.RestartMode) (int, error) {
 		m.mu.Unlock()
 		if ended != nil && mode != momd.RecoverPurge {
 			// The job had ended before the restart: report that end
-			// (its exit status, from the job file) in any mode.
+			// (its exit status, from the job file) in any mode. Its
+			// sisters are told to end it too.
+			m.recoverMS(j, false)
 			m.JobExited(*ended)
 			continue
 		}
 		if mode == momd.RecoverPoll {
 			if err := m.exec.Adopt(&j.spec, j.sid, j.startTime(name)); err == nil {
+				m.recoverMS(j, true)
 				continue
 			}
 			m.logErr("job_recov", err, "cannot re-attach "+j.id)
 		}
+		m.recoverMS(j, false)
 		if mode != momd.RecoverRequeue {
 			kill()
 		}

@@ -336,12 +336,10 @@ func (m *Mom) diag(level int) string {
 		}
 		fmt.Fprintf(&b, "Copy Command:           %s %s\n", rcp, m.conf().RcpArgs)
 	}
-	m.mu.Lock()
 	var lines []string
-	for _, j := range m.jobsInOrder() {
-		lines = append(lines, fmt.Sprintf("job[%s]  state=%s  sidlist=%d", j.id, stageName(j.stage), j.sid))
+	for _, j := range m.listedJobs() {
+		lines = append(lines, fmt.Sprintf("job[%s]  state=%s  sidlist=%d", j.id, j.state, j.sid))
 	}
-	m.mu.Unlock()
 	if len(lines) == 0 {
 		b.WriteString("NOTE:  no local jobs detected\n")
 	} else {

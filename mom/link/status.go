@@ -2,7 +2,6 @@ package link
 
 import (
 	"context"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -69,23 +68,10 @@ func (m *Mom) stateName() string {
 	return "free"
 }
 
-// jobsInOrder returns the jobs MOM holds in the order they arrived, the
-// order TORQUE lists them in ("jobs=9.vm 10.vm", momctl -d). The caller
-// holds m.mu.
-func (m *Mom) jobsInOrder() []*job {
-	list := make([]*job, 0, len(m.jobs))
-	for _, j := range m.jobs {
-		list = append(list, j)
-	}
-	sort.Slice(list, func(a, b int) bool { return list[a].order < list[b].order })
-	return list
-}
-
-// jobIDs lists the ids of the jobs MOM holds in arrival order.
+// jobIDs lists the ids of the jobs MOM holds in arrival order, sister
+// jobs included.
 func (m *Mom) jobIDs() []string {
-	m.mu.Lock()
-	list := m.jobsInOrder()
-	m.mu.Unlock()
+	list := m.listedJobs()
 	ids := make([]string, len(list))
 	for i, j := range list {
 		ids[i] = j.id

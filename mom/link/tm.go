@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
+	"os"
 	"sync"
 	"syscall"
 	"time"
@@ -180,6 +182,15 @@ func (m *Mom) tmSpawn(ctx context.Context, tc *tmConn, tr TaskRunner, mj *msJob,
 	if node == 0 {
 		ts := jobexec.TaskSpec{TaskID: taskID, ParentTask: int(req.FromTask), NodeID: 0, VNode: sp.Node,
 			Argv: sp.Argv, Env: sp.Env}
+		files := m.demuxFiles(ctx, mj)
+		defer func() {
+			for _, f := range files {
+				f.Close()
+			}
+		}()
+		if len(files) == 2 {
+			ts.Stdout, ts.Stderr = files[0], files[1]
+		}
 		if err := tr.Spawn(ctx, mj.id, ts); err != nil {
 			m.log.Job(logline.EventJob, mj.id, "tm_spawn: "+err.Error())
 			tc.reply(tmError(req.Event, momproto.TM_ESYSTEM))
@@ -261,4 +272,32 @@ func (m *Mom) tmRelay(ctx context.Context, tc *tmConn, mj *msJob, req *momproto.
 			tc.reply(tmOkay(req.Event, okBody(rep)))
 		}
 	})
+}
+
+// demuxFiles returns connections to the output demultiplexer of a job on
+// several hosts, for a task started on this host: TORQUE's tasks on the
+// mother superior send their output through it too, over the loopback
+// (capture 106: one stdout and one stderr connection per task). It
+// returns nil when the job has no demultiplexer or it cannot be reached
+// (the task then writes to the job's files directly).
+func (m *Mom) demuxFiles(ctx context.Context, mj *msJob) []*os.File {
+	mj.mu.Lock()
+	d := mj.demux
+	mj.mu.Unlock()
+	if d == nil {
+		return nil
+	}
+	var files []*os.File
+	for _, port := range []int{d.stdoutPort, d.stderrPort} {
+		f, err := m.dialOutput(ctx, netip.AddrFrom4([4]byte{127, 0, 0, 1}), port)
+		if err != nil {
+			m.logErr("tm_spawn", err, mj.id+": connect to the output demultiplexer")
+			for _, f := range files {
+				f.Close()
+			}
+			return nil
+		}
+		files = append(files, f)
+	}
+	return files
 }

@@ -187,13 +187,17 @@ func TestMultiNodeEndToEnd(t *testing.T) {
 			t.Fatalf("setup: %d %s", p.Code, p.Text)
 		}
 	}
+	moms := map[string]*e2e.Daemon{}
+	startMom := func(node string, extra ...string) {
+		addr := map[string]string{"nodea": "127.0.0.2", "nodeb": "127.0.0.3"}[node]
+		args := append([]string{"-D", "-d", momHome[node], "-H", node, "-M", ps(momPort), "-R", ps(rmPort), "-S", ps(svPort)}, extra...)
+		moms[node] = e2e.Start(t, "pbs_mom "+node, mnCommand(hosts, []string{"GOPBS_MOM_ADDR=" + addr}, progs.Path("pbs_mom"), args...))
+	}
 	for _, node := range []string{"nodea", "nodeb"} {
 		home := momHome[node]
 		e2e.WriteFile(t, filepath.Join(home, "mom_priv", "config"), "$pbsserver localhost\n$status_update_time 2\n$check_poll_time 1\n")
 		e2e.WriteFile(t, filepath.Join(home, "pbs_environment"), "PATH=/usr/bin:/bin\nPBS_MOMHOST="+node+"\n")
-		addr := map[string]string{"nodea": "127.0.0.2", "nodeb": "127.0.0.3"}[node]
-		e2e.Start(t, "pbs_mom "+node, mnCommand(hosts, []string{"GOPBS_MOM_ADDR=" + addr}, progs.Path("pbs_mom"), "-D", "-d", home, "-H", node,
-			"-M", ps(momPort), "-R", ps(rmPort), "-S", ps(svPort)))
+		startMom(node)
 	}
 	for _, node := range []string{"nodea", "nodeb"} {
 		e2e.WaitFor(t, node+"'s first IS_STATUS", 30*time.Second, func() bool {
@@ -294,7 +298,7 @@ func TestMultiNodeEndToEnd(t *testing.T) {
 			t.Errorf("sig: output lacks %q:\n%s", want, out)
 		}
 	}
-	e2e.WaitFor(t, "the processes of "+id+" to be gone", 20*time.Second, func() bool { return len(userProcs(uid)) == 0 })
+	waitNoProcs(t, id, uid)
 
 	// qdel of a running multi-node job kills the tasks on both hosts and
 	// the sister forgets the job.
@@ -318,4 +322,70 @@ func TestMultiNodeEndToEnd(t *testing.T) {
 			t.Errorf("%s: files of %s left: %q %q", node, id, left, aux)
 		}
 	}
+
+	// A mother superior restarted with -p while the job runs takes it
+	// back: the sister listed the job in its jobs= status and kept it on
+	// disk (job and task files), the tasks on both hosts are re-attached,
+	// a signal still reaches the sister's task, and the job's end kills
+	// it there.
+	gofile := filepath.Join(outDir, "go")
+	t.Cleanup(func() {
+		// Whatever happened, the job's processes must not outlive the
+		// test: they belong to the test's own user.
+		os.WriteFile(gofile, nil, 0o644)
+		for _, p := range userProcs(uid) {
+			if pid, err := strconv.Atoi(strings.Fields(p)[0]); err == nil {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	task := "trap \"touch " + outDir + "/usr1.$PBS_MOMHOST\" USR1; echo started on $PBS_MOMHOST; while :; do sleep 1; done"
+	id = submit("restart", "nodea:ppn=1+nodeb:ppn=1", "#!/bin/sh\ntrap 'echo top usr1' USR1\n"+pbsdsh+" /bin/sh -c '"+task+
+		"' &\nwhile [ ! -e "+gofile+" ]; do sleep 0.2; done\n")
+	e2e.WaitFor(t, "tasks of "+id+" on both hosts", 20*time.Second, func() bool {
+		b, _ := os.ReadFile(filepath.Join(spool, id+".OU"))
+		return strings.Contains(string(b), "started on nodea") && strings.Contains(string(b), "started on nodeb")
+	})
+	e2e.WaitFor(t, "nodeb to list "+id+" in jobs=", 20*time.Second, func() bool {
+		return strings.Contains(c.status(batchreq.PBS_BATCH_StatusNode, "nodeb")["status"], "jobs="+id)
+	})
+	for _, suffix := range []string{".JB", ".TK"} {
+		if _, err := os.Stat(filepath.Join(momHome["nodeb"], "mom_priv", "jobs", id+suffix)); err != nil {
+			t.Errorf("sister's %s file: %v", suffix, err)
+		}
+	}
+	moms["nodea"].Stop()
+	startMom("nodea", "-p")
+	e2e.WaitFor(t, "a signal to reach the sister's task after the restart", 30*time.Second, func() bool {
+		c.do(batchreq.NewRequest(batchreq.PBS_BATCH_SignalJob, "root", &batchreq.SignalJob{JobID: id, Signal: "SIGUSR1"}))
+		time.Sleep(time.Second)
+		_, err := os.Stat(filepath.Join(outDir, "usr1.nodeb"))
+		return err == nil
+	})
+	if _, err := os.Stat(filepath.Join(outDir, "usr1.nodea")); err != nil {
+		t.Errorf("the mother superior's re-attached task got no signal: %v", err)
+	}
+	e2e.WriteFile(t, gofile, "")
+	e2e.WaitFor(t, "job "+id+" to end", 40*time.Second, gone(id))
+	waitNoProcs(t, id, uid)
+	for node, home := range momHome {
+		left, _ := filepath.Glob(filepath.Join(home, "mom_priv", "jobs", id+"*"))
+		if len(left) > 0 {
+			t.Errorf("%s: files of %s left: %q", node, id, left)
+		}
+	}
+}
+
+// waitNoProcs waits for the job user's processes to be gone; it reports
+// those left.
+func waitNoProcs(t *testing.T, id string, uid int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if len(userProcs(uid)) == 0 {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("processes of %s left: %q", id, userProcs(uid))
 }
