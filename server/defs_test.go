@@ -329,3 +329,47 @@ func TestHoldBits(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeStates checks the server's node state bits against attr's words.
+func TestNodeStates(t *testing.T) {
+	for _, c := range []struct {
+		bits int
+		text string
+	}{
+		{0, "free"}, {nsUnknown, "state-unknown"}, {nsDown, "down"}, {nsOffline, "offline"},
+		{nsReserve, "reserve"}, {nsJobExclusive, "job-exclusive"}, {nsJobSharing, "job-sharing"},
+		{nsBusy, "busy"}, {nsDown | nsOffline | nsBusy, "down,offline,busy"},
+	} {
+		if got := formatNodeState(c.bits); got != c.text {
+			t.Errorf("formatNodeState(%#x) = %q, want %q", c.bits, got, c.text)
+		}
+		st, err := pbsattr.ParseNodeState(c.text)
+		if err != nil || nodeStateFromAttr(st) != c.bits {
+			t.Errorf("ParseNodeState(%q) = %#x (server %#x), %v; want server bits %#x", c.text, st, nodeStateFromAttr(st), err, c.bits)
+		}
+	}
+}
+
+// TestJobStates checks the server's job state and substate numbers and
+// the state_count text against attr's.
+func TestJobStates(t *testing.T) {
+	for _, c := range []struct{ server, attr int }{
+		{stTransit, int(pbsattr.StateTransit)}, {stQueued, int(pbsattr.StateQueued)}, {stHeld, int(pbsattr.StateHeld)},
+		{stWaiting, int(pbsattr.StateWaiting)}, {stRunning, int(pbsattr.StateRunning)}, {stExiting, int(pbsattr.StateExiting)},
+		{stComplete, int(pbsattr.StateComplete)},
+		{ssTransIn, int(pbsattr.SubTransIn)}, {ssTransICM, int(pbsattr.SubTransICM)}, {ssTrnOut, int(pbsattr.SubTrnOut)},
+		{ssQueued, int(pbsattr.SubQueued)}, {ssHeld, int(pbsattr.SubHeld)}, {ssSyncHold, int(pbsattr.SubSyncHold)},
+		{ssDepnHold, int(pbsattr.SubDepnHold)}, {ssWaiting, int(pbsattr.SubWaiting)}, {ssPrerun, int(pbsattr.SubPreRun)},
+		{ssRunning, int(pbsattr.SubRunning)}, {ssSuspend, int(pbsattr.SubSuspend)}, {ssExiting, int(pbsattr.SubExiting)},
+		{ssStageOut, int(pbsattr.SubStageOut)}, {ssExited, int(pbsattr.SubExited)}, {ssAbort, int(pbsattr.SubAbort)},
+		{ssComplete, int(pbsattr.SubComplete)}, {ssRerun, int(pbsattr.SubRerun)}, {ssRerun3, int(pbsattr.SubRerun3)},
+		{ssArrayTemp, int(pbsattr.SubArrayTemplate)},
+	} {
+		if c.server != c.attr {
+			t.Errorf("server state number %d, attr has %d", c.server, c.attr)
+		}
+	}
+	if got, want := stateCount([7]int{1, 2, 3, 4, 5, 6, 7}), "Transit:1 Queued:2 Held:3 Waiting:4 Running:5 Exiting:6 "; got != want {
+		t.Errorf("stateCount = %q, want %q", got, want)
+	}
+}

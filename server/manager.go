@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
 	"gopbs/server/pbslog"
@@ -427,12 +428,12 @@ func (s *Server) applyNodeAttrs(c *conn, n *Node, list batchreq.AttrList) (*batc
 			free := false
 			for _, w := range strings.Split(a.Value, ",") {
 				w = strings.TrimSpace(w)
-				k := indexOf(nodeStateWords, w)
+				st, err := pbsattr.ParseNodeState(w)
 				switch {
 				case w == "free":
 					free = true
-				case k >= 0:
-					bits |= 1 << k
+				case w != "" && err == nil:
+					bits |= nodeStateFromAttr(st)
 				default:
 					return batchreq.BadAttrReply(batchreq.PBSE_BADNDATVAL, a), nil
 				}
@@ -510,13 +511,4 @@ func (s *Server) applyNodeAttrs(c *conn, n *Node, list batchreq.AttrList) (*batc
 		lines = append(lines, line)
 	}
 	return nil, lines
-}
-
-func indexOf(list []string, s string) int {
-	for i, x := range list {
-		if x == s {
-			return i
-		}
-	}
-	return -1
 }

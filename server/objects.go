@@ -1,6 +1,10 @@
 package server
 
-import "strconv"
+import (
+	"strconv"
+
+	pbsattr "gopbs/attr"
+)
 
 // Job states (spec 12 §2.1).
 const (
@@ -138,11 +142,8 @@ func (q *Queue) long(idx int) (int64, bool) {
 	return n, err == nil
 }
 
-func stateCount(c [7]int) string {
-	return "Transit:" + strconv.Itoa(c[stTransit]) + " Queued:" + strconv.Itoa(c[stQueued]) +
-		" Held:" + strconv.Itoa(c[stHeld]) + " Waiting:" + strconv.Itoa(c[stWaiting]) +
-		" Running:" + strconv.Itoa(c[stRunning]) + " Exiting:" + strconv.Itoa(c[stExiting]) + " "
-}
+// stateCount returns the state_count text of per-state job counts.
+func stateCount(c [7]int) string { return pbsattr.StateCount(c).String() }
 
 // Node state bits (spec 04 §8.1, order of the encoding).
 const (
@@ -155,23 +156,40 @@ const (
 	nsBusy
 )
 
-var nodeStateWords = []string{"state-unknown", "down", "offline", "reserve", "job-exclusive", "job-sharing", "busy"}
+// nodeStateBits gives attr's node state bit for each of the server's
+// (bit i of the server's state is nodeStateBits[i]). The server keeps its
+// own numbering because node records store it.
+var nodeStateBits = [...]pbsattr.NodeState{
+	pbsattr.NodeUnknown, pbsattr.NodeDown, pbsattr.NodeOffline, pbsattr.NodeReserve,
+	pbsattr.NodeJob, pbsattr.NodeJobShare, pbsattr.NodeBusy,
+}
 
-func formatNodeState(s int) string {
-	if s == 0 {
-		return "free"
-	}
-	out := ""
-	for i, w := range nodeStateWords {
+// nodeStateToAttr converts the server's node state bits to attr's.
+func nodeStateToAttr(s int) pbsattr.NodeState {
+	var st pbsattr.NodeState
+	for i, b := range nodeStateBits {
 		if s&(1<<i) != 0 {
-			if out != "" {
-				out += ","
-			}
-			out += w
+			st |= b
 		}
 	}
-	return out
+	return st
 }
+
+// nodeStateFromAttr converts attr's node state bits to the server's; bits
+// the server does not keep are dropped.
+func nodeStateFromAttr(st pbsattr.NodeState) int {
+	s := 0
+	for i, b := range nodeStateBits {
+		if st&b != 0 {
+			s |= 1 << i
+		}
+	}
+	return s
+}
+
+// formatNodeState returns the state words of the server's node state bits
+// ("free" for none).
+func formatNodeState(s int) string { return nodeStateToAttr(s).String() }
 
 // Node is one compute node.
 type Node struct {
