@@ -38,33 +38,43 @@ func globMatch(pattern, name string) bool {
 	return strings.HasSuffix(n, last) && len(n) >= len(last)
 }
 
-// MatchHost reports whether host is allowed by a host ACL: an entry equal
-// to the host name (case-insensitive) or a pattern with '*' wildcards
-// (e.g. *.example.com) that matches it.
+// MatchHost reports whether host is allowed by a host ACL: an entry that
+// MatchHostEntry accepts.
 func MatchHost(acl Value, host string) bool {
 	for _, e := range acl.Elements() {
-		if globMatch(e, host) {
+		if MatchHostEntry(e, host) {
 			return true
 		}
 	}
 	return false
 }
 
-// MatchUser reports whether user at host is allowed by a user ACL. An entry
-// is user[@host]: the user part must equal user (or be "*"); an entry
-// without a host part matches any host, else the host part is matched like
-// a host ACL entry (wildcards allowed).
+// MatchHostEntry reports whether host matches one host ACL entry: a name
+// equal to the host name (case-insensitive) or a pattern in which each '*'
+// stands for any run of characters (e.g. *.example.com, node*).
+func MatchHostEntry(entry, host string) bool { return globMatch(entry, host) }
+
+// MatchUser reports whether user at host is allowed by a user ACL: an entry
+// that MatchUserEntry accepts.
 func MatchUser(acl Value, user, host string) bool {
 	for _, e := range acl.Elements() {
-		u, h, hasHost := strings.Cut(e, "@")
-		if u != user && u != "*" {
-			continue
-		}
-		if !hasHost || globMatch(h, host) {
+		if MatchUserEntry(e, user, host) {
 			return true
 		}
 	}
 	return false
+}
+
+// MatchUserEntry reports whether user at host matches one user ACL entry,
+// user[@host]: the user part must equal user (or be "*"); an entry without
+// a host part matches any host, else the host part is matched like a host
+// ACL entry (MatchHostEntry).
+func MatchUserEntry(entry, user, host string) bool {
+	u, h, hasHost := strings.Cut(entry, "@")
+	if u != user && u != "*" {
+		return false
+	}
+	return !hasHost || globMatch(h, host)
 }
 
 // MatchGroup reports whether group appears in a group ACL.

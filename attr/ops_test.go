@@ -147,6 +147,28 @@ func TestACL(t *testing.T) {
 			t.Errorf("MatchHost(%s) = %v, want %v", h, got, want)
 		}
 	}
+	for _, tt := range []struct {
+		entry, host string
+		want        bool
+	}{
+		{"*", "", true}, {"*", "vm", true}, {"vm", "VM", true}, {"*.org", "a.org", true}, {"*.org", "org", false},
+		{"n*e", "node", true}, {"n*e", "nod", false}, {"a*b*c", "aXbYc", true}, {"a*b*c", "acb", false}, {"", "", true}, {"", "vm", false},
+	} {
+		if got := MatchHostEntry(tt.entry, tt.host); got != tt.want {
+			t.Errorf("MatchHostEntry(%q, %q) = %v, want %v", tt.entry, tt.host, got, tt.want)
+		}
+	}
+	for _, tt := range []struct {
+		entry, user, host string
+		want              bool
+	}{
+		{"root", "root", "any", true}, {"root@vm", "root", "vm", true}, {"root@vm", "root", "vm2", false},
+		{"*@vm", "bob", "vm", true}, {"*", "bob", "x", true}, {"bob@*.org", "bob", "n.org", true}, {"bob", "rob", "vm", false},
+	} {
+		if got := MatchUserEntry(tt.entry, tt.user, tt.host); got != tt.want {
+			t.Errorf("MatchUserEntry(%q, %q, %q) = %v, want %v", tt.entry, tt.user, tt.host, got, tt.want)
+		}
+	}
 	groups := mustParse(t, TypeACL, "staff,wheel")
 	if !MatchGroup(groups, "wheel") || MatchGroup(groups, "users") {
 		t.Error("MatchGroup wrong")
