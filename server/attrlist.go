@@ -93,13 +93,13 @@ func (l attrList) resources(idx int) []attrVal {
 
 func (l attrList) clone() attrList { return append(attrList(nil), l...) }
 
-// wire returns the batchreq entry of a stored value.
+// wireAttr returns the batchreq entry of a stored value.
 func wireAttr(defs *defTable, v attrVal) batchreq.Attr {
 	d := defs.defs[v.idx]
 	if d.typ == tResc {
 		return batchreq.Attr{Name: d.name, Resource: v.res, HasResource: true, Value: v.val}
 	}
-	if d.name == "_other_" {
+	if defs == jobDefs && v.idx == jaOther {
 		name, res, hasRes := strings.Cut(v.res, "\x1f")
 		return batchreq.Attr{Name: name, Resource: res, HasResource: hasRes, Value: v.val}
 	}

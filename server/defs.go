@@ -128,7 +128,7 @@ func newDefTable(t *pbsattr.Table, extra ...attrDef) *defTable {
 		dt.defs = append(dt.defs, attrDef{name: d.Name, typ: d.Type, flags: flagWord(d.Perm, d.Flags, d.Kind)})
 	}
 	for _, d := range extra {
-		dt.extra[d.name] = len(dt.defs)
+		dt.extra[strings.ToLower(d.name)] = len(dt.defs)
 		dt.defs = append(dt.defs, d)
 	}
 	return dt
