@@ -83,6 +83,9 @@ func (s *Server) newConn(nc net.Conn) *conn {
 	return c
 }
 
+// maxHostCache bounds the number of peer addresses hostName remembers.
+const maxHostCache = 4096
+
 // deadlineSlack is how stale a read deadline may get before Read moves
 // it: a stall is then cut after between the timeout less deadlineSlack
 // and the timeout, and a busy connection re-arms its timer about once per
@@ -252,8 +255,12 @@ func (c *conn) ok() { c.send(batchreq.NullReply()) }
 // hostName returns the requesting host name of a peer address: the
 // server's own name for loopback and local addresses, else the reverse
 // DNS name (cached), else the dotted address.
+//
+// The answer for an address is remembered: a local address costs an
+// enumeration of the interfaces (netlink requests) and a remote one a
+// DNS query, and every connection (two per submission) asks.
 func (s *Server) hostName(a netip.Addr) string {
-	if a.IsLoopback() || isLocalAddr(a) {
+	if a.IsLoopback() {
 		return s.name
 	}
 	s.hostMu.Lock()
@@ -262,12 +269,16 @@ func (s *Server) hostName(a netip.Addr) string {
 	if ok {
 		return h
 	}
-	h = a.String()
-	if names, err := net.LookupAddr(h); err == nil && len(names) > 0 {
-		h = strings.TrimSuffix(names[0], ".")
+	if isLocalAddr(a) {
+		h = s.name
+	} else {
+		h = a.String()
+		if names, err := net.LookupAddr(h); err == nil && len(names) > 0 {
+			h = strings.TrimSuffix(names[0], ".")
+		}
 	}
 	s.hostMu.Lock()
-	if s.hostCache == nil {
+	if s.hostCache == nil || len(s.hostCache) >= maxHostCache {
 		s.hostCache = make(map[netip.Addr]string)
 	}
 	s.hostCache[a] = h
