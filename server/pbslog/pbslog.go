@@ -27,8 +27,15 @@ type Logger struct {
 
 	mu     sync.Mutex
 	events int
-	day    string
+	day    int // dayOf the open file's day
 	f      *os.File
+}
+
+// dayOf returns a number naming t's calendar day (YYYYMMDD), computed
+// without formatting: it is compared on every line written.
+func dayOf(t time.Time) int {
+	y, m, d := t.Date()
+	return y*10000 + int(m)*100 + d
 }
 
 // NewLogger returns a logger that writes <dir>/YYYYMMDD files with the given
@@ -108,7 +115,7 @@ func (l *Logger) Logf(event int, class, object, format string, args ...any) {
 }
 
 func (l *Logger) open(t time.Time) error {
-	day := t.Format("20060102")
+	day := dayOf(t)
 	if l.f != nil && (day == l.day || l.fixed != "") {
 		return nil
 	}
@@ -116,7 +123,7 @@ func (l *Logger) open(t time.Time) error {
 		l.f.Close()
 		l.f = nil
 	}
-	path := filepath.Join(l.dir, day)
+	path := filepath.Join(l.dir, t.Format("20060102"))
 	if l.fixed != "" {
 		path = l.fixed
 	}
@@ -162,7 +169,7 @@ type Accounting struct {
 	now   func() time.Time
 
 	mu  sync.Mutex
-	day string
+	day int // dayOf the open file's day
 	f   *os.File
 }
 
@@ -211,7 +218,7 @@ func (a *Accounting) Record(typ byte, jobid, msg string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	t := a.now()
-	day := t.Format("20060102")
+	day := dayOf(t)
 	if a.f == nil || day != a.day && a.fixed == "" {
 		if a.f != nil {
 			a.f.Close()

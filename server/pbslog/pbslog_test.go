@@ -136,6 +136,27 @@ func TestAccountingDailyFile(t *testing.T) {
 	}
 }
 
+func TestLoggerDailyFile(t *testing.T) {
+	dir := t.TempDir()
+	l, err := NewLogger(dir, "PBS_Server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 12, 31, 23, 59, 59, 0, time.Local)
+	l.SetClock(func() time.Time { return now })
+	l.Log(logline.EventSystem, logline.ClassServer, "PBS_Server", "before")
+	l.Log(logline.EventSystem, logline.ClassServer, "PBS_Server", "still before")
+	now = now.Add(time.Second)
+	l.Log(logline.EventSystem, logline.ClassServer, "PBS_Server", "after")
+	l.Close()
+	d1, _ := os.ReadFile(filepath.Join(dir, "20261231"))
+	d2, _ := os.ReadFile(filepath.Join(dir, "20270101"))
+	if strings.Count(string(d1), "\n") != 2 || !strings.Contains(string(d1), "still before") ||
+		strings.Count(string(d2), "\n") != 1 || !strings.Contains(string(d2), ";after") {
+		t.Fatalf("got %q / %q", d1, d2)
+	}
+}
+
 func TestFixedFiles(t *testing.T) {
 	dir := t.TempDir()
 	l, err := NewLoggerFile(filepath.Join(dir, "srv.log"), "PBS_Server")
