@@ -36,12 +36,6 @@ func mirror(t string) string {
 	return ""
 }
 
-// isArrayDep reports whether t is one of the *array types.
-func isArrayDep(t string) bool {
-	dt, ok := pbsattr.LookupDependType(t)
-	return ok && dt.IsArray()
-}
-
 // isCountDep reports whether t takes a count (on, synccount).
 func isCountDep(t string) bool {
 	dt, ok := pbsattr.LookupDependType(t)
@@ -68,37 +62,17 @@ func splitEscaped(s string, sep byte) []string {
 	return append(out, cur.String())
 }
 
-// parseDepend decodes a depend value. Job ids get "@<server>" when they
-// have none. ok is false for a malformed value (PBSE_BADATVAL).
+// parseDepend decodes a depend value a client sent: its syntax and the
+// combination rules (spec 12 §6.1) are attr.ParseDepend's. Job ids get
+// "@<server>" when they have none. ok is false for a malformed value
+// (PBSE_BADATVAL).
 func (s *Server) parseDepend(v string) ([]depEntry, bool) {
-	out, ok := s.parseDependRaw(v)
-	if !ok {
-		return nil, false
-	}
-	seen := map[string]int{}
-	for i, e := range out {
-		seen[e.typ] = i
-	}
-	// combination rules (spec 12 §6.1)
-	has := func(t string) bool { _, ok := seen[t]; return ok }
-	anyAfter, anyArr, anyPlain := false, false, false
-	for _, e := range out {
-		if strings.HasPrefix(e.typ, "after") || e.typ == "on" {
-			anyAfter = true
-		}
-		if isArrayDep(e.typ) {
-			anyArr = true
-		} else if e.typ != "on" && e.typ != "synccount" && e.typ != "syncwith" {
-			anyPlain = true
+	if v != "" {
+		if _, err := pbsattr.ParseDepend(v); err != nil {
+			return nil, false
 		}
 	}
-	if has("syncwith") && (has("synccount") || anyAfter || len(out[seen["syncwith"]].args) > 1) {
-		return nil, false
-	}
-	if anyArr && anyPlain {
-		return nil, false
-	}
-	return out, true
+	return s.parseDependRaw(v)
 }
 
 // parseDependRaw decodes a depend value without the combination rules
