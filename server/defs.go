@@ -32,14 +32,8 @@ const (
 )
 
 // isList reports whether values of type t are string arrays (ACLs
-// included): += and -= add and remove elements.
+// included).
 func isList(t valueType) bool { return t == tArst || t == tACL }
-
-// isNumber reports whether values of type t are decimal integers: += and
-// -= add and subtract.
-func isNumber(t valueType) bool {
-	return t == tLong || t == tLongLong || t == pbsattr.TypeInteractive
-}
 
 // Bits of the server's per-definition flag word. The access bits mirror
 // attr.Perm (spec 04 §2: Read and Write columns), the others attr.Flag and

@@ -133,37 +133,9 @@ func (s *Server) applyAttrs(c *conn, defs *defTable, cur attrList, list batchreq
 				return nil, nil, p
 			}
 		}
-		switch a.Op {
-		case batchreq.INCR, batchreq.INCR_OLD:
-			switch {
-			case isList(typ):
-				l := parseArst(old)
-				for _, x := range parseArst(v) {
-					if !contains(l, x) {
-						l = append(l, x)
-					}
-				}
-				v = encodeArst(l)
-			case isNumber(typ):
-				x, _ := strconv.ParseInt(old, 10, 64)
-				y, _ := strconv.ParseInt(v, 10, 64)
-				v = strconv.FormatInt(x+y, 10)
-			}
-		case batchreq.DECR:
-			switch {
-			case isList(typ):
-				var l []string
-				rm := parseArst(v)
-				for _, x := range parseArst(old) {
-					if !contains(rm, x) {
-						l = append(l, x)
-					}
-				}
-				v = encodeArst(l)
-			case isNumber(typ):
-				x, _ := strconv.ParseInt(old, 10, 64)
-				y, _ := strconv.ParseInt(v, 10, 64)
-				v = strconv.FormatInt(x-y, 10)
+		if a.Op == batchreq.INCR || a.Op == batchreq.INCR_OLD || a.Op == batchreq.DECR {
+			if v, ok = combineValue(typ, old, v, a.Op); !ok {
+				return nil, nil, batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
 			}
 		}
 		na.setRes(idx, res, v)

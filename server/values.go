@@ -22,6 +22,28 @@ func decodeValue(t valueType, v string) (string, bool) {
 	return val.Encode(pbsattr.ModeServer), true
 }
 
+// combineValue applies a += or -= (batch operation INCR, INCR_OLD or
+// DECR) with the canonical operand v to the canonical value old and
+// returns the canonical result: numbers, times and sizes add or subtract,
+// string arrays gain or lose elements, strings are appended to, booleans
+// and bits are or-ed in or cleared (attr.Combine). ok is false when a
+// value does not decode.
+func combineValue(t valueType, old, v string, op int) (string, bool) {
+	o, err := pbsattr.Parse(t, old)
+	if err != nil {
+		return "", false
+	}
+	x, err := pbsattr.Parse(t, v)
+	if err != nil {
+		return "", false
+	}
+	r, err := pbsattr.Combine(o, x, pbsattr.Op(op))
+	if err != nil {
+		return "", false
+	}
+	return r.Encode(pbsattr.ModeServer), true
+}
+
 // parseBool decodes a boolean value (true/false, t/f, y/n, 1/0 in any
 // case); ok is false for anything else.
 func parseBool(v string) (b, ok bool) {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	pbsattr "gopbs/attr"
+	"gopbs/batchreq"
 )
 
 func TestDecodeValue(t *testing.T) {
@@ -122,6 +123,35 @@ func TestParseDepend(t *testing.T) {
 		}
 		if got != tt.want {
 			t.Errorf("parseDepend(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestCombineValue checks qmgr's += and -= on the stored text values.
+func TestCombineValue(t *testing.T) {
+	tests := []struct {
+		typ         valueType
+		old, v      string
+		op          int
+		want        string
+		wantOK      bool
+		description string
+	}{
+		{tLong, "5", "3", batchreq.INCR, "8", true, "numbers add"},
+		{tLong, "", "3", batchreq.DECR, "-3", true, "from unset"},
+		{tLong, "5", "3", batchreq.INCR_OLD, "8", true, "qmgr's +="},
+		{tACL, "a@vm,b@vm", "c@vm,a@vm", batchreq.INCR, "a@vm,b@vm,c@vm", true, "lists gain new elements"},
+		{tACL, "a@vm,b@vm", "a@vm", batchreq.DECR, "b@vm", true, "lists lose elements"},
+		{tArst, "a", "a", batchreq.DECR, "", true, "emptied list unsets"},
+		{tTime, "01:00:00", "00:30:00", batchreq.INCR, "01:30:00", true, "times add"},
+		{tSize, "1gb", "512mb", batchreq.DECR, "512mb", true, "sizes subtract in the smaller unit"},
+		{tStr, "ab", "cd", batchreq.INCR, "abcd", true, "strings append"},
+		{tLong, "x", "1", batchreq.INCR, "", false, "old value does not decode"},
+	}
+	for _, tt := range tests {
+		got, ok := combineValue(tt.typ, tt.old, tt.v, tt.op)
+		if got != tt.want || ok != tt.wantOK {
+			t.Errorf("%s: combineValue(%v, %q, %q, %d) = %q, %v; want %q, %v", tt.description, tt.typ, tt.old, tt.v, tt.op, got, ok, tt.want, tt.wantOK)
 		}
 	}
 }
