@@ -120,6 +120,7 @@ type sisterJob struct {
 	prefix     string            // job file prefix
 	order      uint64            // arrival order among the MOM's jobs (jobs= status)
 	stime      int64             // when it was joined
+	relay      *msJob            // links to the job's other nodes for TM requests of its tasks (guarded by m.mn.mu)
 }
 
 // serveIM is the Mom's own IM service: the sister side of multi-node jobs
@@ -142,27 +143,39 @@ func (m *Mom) serveIM(ctx context.Context, s *rpp.Stream, msg *momproto.IMMessag
 	}
 	m.mn.mu.Lock()
 	sj := m.mn.sisters[msg.JobID]
+	mj := m.mn.ms[msg.JobID]
 	m.mn.mu.Unlock()
-	if sj == nil {
+	if sj == nil && mj == nil {
 		if msg.Command == momproto.IM_ABORT_JOB {
 			return nil
 		}
 		m.log.Job(logline.EventJob, msg.JobID, "im_request: "+momproto.IMCommandName(msg.Command)+" for unknown job")
 		return imError(msg, batchreq.PBSE_UNKJOBID)
 	}
-	if msg.Cookie != sj.cookie {
+	cookie := ""
+	if sj != nil {
+		cookie = sj.cookie
+	} else {
+		cookie = mj.cookie
+	}
+	if msg.Cookie != cookie {
 		m.log.Error(0, "", "im_request", fmt.Sprintf("job %s: bad cookie from %v", msg.JobID, s.RemoteAddr()))
 		return imError(msg, batchreq.PBSE_BADSTATE)
 	}
-	m.adoptSisterStream(sj, s)
+	if sj != nil && s.RemoteAddr().Addr().Unmap() == sj.msAddr {
+		m.adoptSisterStream(sj, s)
+	}
+	// Requests about the tasks of this node: from the mother superior,
+	// or, relayed from a task's TM request, from another node of the
+	// job (tm_sister.go).
 	switch msg.Command {
 	case momproto.IM_SPAWN_TASK:
-		return m.imSpawn(ctx, tr, sj, msg)
+		return m.imSpawn(ctx, tr, sj, mj, msg)
 	case momproto.IM_OBIT_TASK:
 		v := msg.Body.(*momproto.Ints).Values
 		taskID := v[1]
 		m.goFunc(func() {
-			status, err := tr.WaitTask(m.ctx, sj.id, taskID)
+			status, err := tr.WaitTask(m.ctx, msg.JobID, taskID)
 			rep := imReply(msg, &momproto.Ints{Values: []int{status}})
 			if err != nil {
 				rep = imError(msg, batchreq.PBSE_UNKJOBID)
@@ -171,17 +184,42 @@ func (m *Mom) serveIM(ctx context.Context, s *rpp.Stream, msg *momproto.IMMessag
 		})
 		return nil
 	case momproto.IM_GET_TASKS:
-		ids, err := tr.Tasks(sj.id)
+		ids, err := tr.Tasks(msg.JobID)
 		if err != nil {
 			return imError(msg, batchreq.PBSE_UNKJOBID)
 		}
 		return imReply(msg, &momproto.Ints{Values: ids})
 	case momproto.IM_SIGNAL_TASK:
 		v := msg.Body.(*momproto.Ints).Values
-		if err := tr.SignalTask(sj.id, v[1], syscall.Signal(v[2])); err != nil {
+		if err := tr.SignalTask(msg.JobID, v[1], syscall.Signal(v[2])); err != nil {
 			return imError(msg, batchreq.PBSE_UNKJOBID)
 		}
 		return imReply(msg, momproto.Empty{})
+	case momproto.IM_GET_RESC:
+		return imReply(msg, &momproto.IMData{Data: []byte(m.nodeResources(ctx))})
+	case momproto.IM_GET_INFO:
+		// Nothing is ever posted: TM_POSTINFO's body is not defined by
+		// the specification, so the request is refused.
+		return imError(msg, batchreq.PBSE_RMNOPARAM)
+	case momproto.IM_GET_TID:
+		if mj == nil {
+			return imError(msg, batchreq.PBSE_BADSTATE) // only the mother superior numbers tasks
+		}
+		tid := mj.newTask()
+		if v := msg.Body.(*momproto.Ints).Values; len(v) > 0 && v[0] > 0 {
+			mj.addRemote(v[0], tid) // the node the task will run on
+		}
+		return imReply(msg, &momproto.Ints{Values: []int{tid}})
+	}
+	if sj == nil {
+		// IM_KILL_JOB, IM_POLL_JOB, IM_ABORT_JOB go from the mother
+		// superior to its sisters only.
+		if msg.Command == momproto.IM_ABORT_JOB {
+			return nil
+		}
+		return imError(msg, batchreq.PBSE_BADSTATE)
+	}
+	switch msg.Command {
 	case momproto.IM_POLL_JOB:
 		st, _ := m.exec.Status(sj.id)
 		u := usageKB(st.Usage)
@@ -194,7 +232,6 @@ func (m *Mom) serveIM(ctx context.Context, s *rpp.Stream, msg *momproto.IMMessag
 		m.endSisterJob(ctx, tr, sj, false)
 		return nil
 	}
-	// IM_GET_INFO, IM_GET_RESC, IM_GET_TID: not implemented.
 	return imError(msg, batchreq.PBSE_NOSUP)
 }
 
@@ -239,11 +276,13 @@ func (m *Mom) imJoin(ctx context.Context, tr TaskRunner, s *rpp.Stream, msg *mom
 	return imReply(msg, momproto.Empty{})
 }
 
-// imSpawn serves IM_SPAWN_TASK: the task's output goes to the mother
-// superior's demultiplexer ports.
-func (m *Mom) imSpawn(ctx context.Context, tr TaskRunner, sj *sisterJob, msg *momproto.IMMessage) *momproto.IMMessage {
+// imSpawn serves IM_SPAWN_TASK: a task of the job starts on this node.
+// On a sister its output goes to the mother superior's demultiplexer
+// ports; on the mother superior (a task asked for by a task on a sister)
+// through its own demultiplexer.
+func (m *Mom) imSpawn(ctx context.Context, tr TaskRunner, sj *sisterJob, mj *msJob, msg *momproto.IMMessage) *momproto.IMMessage {
 	body := msg.Body.(*momproto.IMSpawnTask)
-	ts := jobexec.TaskSpec{TaskID: body.TaskID, ParentTask: msg.FromTask, ParentNode: body.ParentNode, NodeID: sj.nodeID,
+	ts := jobexec.TaskSpec{TaskID: body.TaskID, ParentTask: msg.FromTask, ParentNode: body.ParentNode,
 		Argv: body.Argv, Env: body.Env}
 	for _, kv := range body.Env {
 		if v, ok := strings.CutPrefix(kv, "PBS_VNODENUM="); ok {
@@ -256,24 +295,27 @@ func (m *Mom) imSpawn(ctx context.Context, tr TaskRunner, sj *sisterJob, msg *mo
 			f.Close()
 		}
 	}()
-	for i, port := range []int{sj.stdoutPort, sj.stderrPort} {
-		f, err := m.dialOutput(ctx, sj.msAddr, port)
-		if err != nil {
-			m.logErr("im_spawn_task", err, sj.id+": connect to the mother superior's output port")
-			f, err = os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if sj != nil {
+		ts.NodeID = sj.nodeID
+		for _, port := range []int{sj.stdoutPort, sj.stderrPort} {
+			f, err := m.dialOutput(ctx, sj.msAddr, port)
 			if err != nil {
-				return imError(msg, batchreq.PBSE_SYSTEM)
+				m.logErr("im_spawn_task", err, sj.id+": connect to the mother superior's output port")
+				f, err = os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+				if err != nil {
+					return imError(msg, batchreq.PBSE_SYSTEM)
+				}
 			}
+			files = append(files, f)
 		}
-		files = append(files, f)
-		if i == 0 {
-			ts.Stdout = f
-		} else {
-			ts.Stderr = f
-		}
+	} else {
+		files = m.demuxFiles(ctx, mj)
 	}
-	if err := tr.Spawn(ctx, sj.id, ts); err != nil {
-		m.log.Job(logline.EventJob, sj.id, "im_spawn_task: "+err.Error())
+	if len(files) == 2 {
+		ts.Stdout, ts.Stderr = files[0], files[1]
+	}
+	if err := tr.Spawn(ctx, msg.JobID, ts); err != nil {
+		m.log.Job(logline.EventJob, msg.JobID, "im_spawn_task: "+err.Error())
 		return imError(msg, batchreq.PBSE_SYSTEM)
 	}
 	return imReply(msg, &momproto.Ints{Values: []int{body.TaskID}})
@@ -310,7 +352,17 @@ func (m *Mom) endSisterJob(ctx context.Context, tr TaskRunner, sj *sisterJob, ep
 	if sj.stream != nil {
 		delete(m.mn.streams, sj.stream)
 	}
+	relay := sj.relay
 	m.mn.mu.Unlock()
+	if relay != nil {
+		relay.mu.Lock()
+		links := relay.sisters
+		relay.sisters, relay.ended = nil, true
+		relay.mu.Unlock()
+		for _, sl := range links {
+			sl.stream.Close()
+		}
+	}
 	used, err := tr.KillTasks(sj.id)
 	if err != nil {
 		m.logErr("im_kill_job", err, sj.id)

@@ -38,6 +38,10 @@ type msJob struct {
 	sisters  []*sisterLink
 	demux    *demux
 	ended    bool
+	// relayOnly marks the links a sister opens to the other nodes of a
+	// job for its tasks' TM requests (tm_sister.go): their failure does
+	// not kill the job.
+	relayOnly bool
 	// linked, when not nil, is closed once the streams to the sisters
 	// of a recovered job are open again (im_persist.go).
 	linked chan struct{}
@@ -417,7 +421,7 @@ func (m *Mom) readSister(mj *msJob, sl *sisterLink) {
 			mj.mu.Lock()
 			ended := mj.ended
 			mj.mu.Unlock()
-			if !ended && m.ctx.Err() == nil {
+			if !ended && !mj.relayOnly && m.ctx.Err() == nil {
 				m.log.Job(logline.EventJob, mj.id, fmt.Sprintf("node %d (%s) failed: %v, killing the job", sl.node, sl.host, err))
 				_ = m.exec.Signal(m.ctx, mj.id, "SIGKILL", false)
 			}

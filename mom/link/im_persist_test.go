@@ -8,9 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"gopbs/batchreq"
 	"gopbs/jobfile"
 	"gopbs/mom/jobexec"
 	"gopbs/momproto"
@@ -160,6 +162,21 @@ func TestSisterJobSurvivesRestart(t *testing.T) {
 			rep := ms.call(s2, id, momproto.IM_GET_TASKS, &momproto.Ints{Values: []int{0}})
 			if ints, _ := rep.Body.(*momproto.Ints); rep.Command != momproto.IM_ALL_OKAY || ints == nil || !slices.Equal(ints.Values, []int{2}) {
 				t.Errorf("IM_GET_TASKS after the restart: %+v %+v", rep, rep.Body)
+			}
+			// IM_GET_RESC describes the node; IM_GET_INFO finds nothing
+			// posted (TM_POSTINFO is not defined by the specification).
+			rep = ms.call(s2, id, momproto.IM_GET_RESC, &momproto.Ints{Values: []int{1}})
+			if d, _ := rep.Body.(*momproto.IMData); rep.Command != momproto.IM_ALL_OKAY || d == nil ||
+				!strings.HasPrefix(string(d.Data), "host=localhost,ncpus=") {
+				t.Errorf("IM_GET_RESC: %+v %+v", rep, rep.Body)
+			}
+			rep = ms.call(s2, id, momproto.IM_GET_INFO, &momproto.IMGetInfo{Node: 1, Task: 2, Name: "x"})
+			if ints, _ := rep.Body.(*momproto.Ints); rep.Command != momproto.IM_ERROR || ints == nil || ints.Values[0] != batchreq.PBSE_RMNOPARAM {
+				t.Errorf("IM_GET_INFO: %+v %+v", rep, rep.Body)
+			}
+			// Only a mother superior numbers tasks.
+			if rep := ms.call(s2, id, momproto.IM_GET_TID, &momproto.Ints{Values: []int{1}}); rep.Command != momproto.IM_ERROR {
+				t.Errorf("IM_GET_TID to a sister: %+v", rep)
 			}
 			if rep := ms.call(s2, id, momproto.IM_KILL_JOB, momproto.Empty{}); rep.Command != momproto.IM_ALL_OKAY {
 				t.Errorf("IM_KILL_JOB after the restart: %+v", rep)

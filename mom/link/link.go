@@ -28,6 +28,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/netip"
 	"os"
@@ -327,6 +328,14 @@ func (m *Mom) rppOptions() *rpp.Options {
 	}
 	if o.Throttle == 0 {
 		o.Throttle = m.conf().RPPThrottle
+	}
+	if o.OpenKey == 0 {
+		// TORQUE starts the open keys at time() & 0xFFF. A MOM restarted
+		// within seconds would then reopen streams to its sisters with
+		// the keys (and low stream indexes) of its previous life, and a
+		// sister would take the new HELLO1 for a retransmission of the
+		// old stream's. A random first key makes that unlikely.
+		o.OpenKey = 1 + uint32(rand.IntN(0xFFF))
 	}
 	o.Indexes = &m.indexes // one stream table for both sockets, as TORQUE has
 	return &o

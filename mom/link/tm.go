@@ -98,6 +98,13 @@ func (m *Mom) tmRequest(ctx context.Context, tc *tmConn, req *momproto.TMRequest
 	}
 	j := m.lookup(req.JobID)
 	if j == nil {
+		m.mn.mu.Lock()
+		sj := m.mn.sisters[req.JobID]
+		m.mn.mu.Unlock()
+		if sj != nil {
+			m.tmSister(ctx, tc, sj, req) // a task on this sister (tm_sister.go)
+			return true
+		}
 		tc.reply(tmError(req.Event, momproto.TM_ENOTFOUND))
 		return true
 	}
@@ -163,6 +170,8 @@ func (m *Mom) tmRequest(ctx context.Context, tc *tmConn, req *momproto.TMRequest
 					return &momproto.TMTasksReply{Tasks: ids}
 				})
 		}
+	case momproto.TM_RESOURCES:
+		m.tmResources(ctx, tc, mj, req)
 	default:
 		tc.reply(tmError(req.Event, momproto.TM_ENOTIMPLEMENTED))
 	}

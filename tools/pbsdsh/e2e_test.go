@@ -278,11 +278,35 @@ func TestMultiNodeEndToEnd(t *testing.T) {
 		}
 	}
 
+	// TM from a task on the sister: pbsdsh started there by pbsdsh asks
+	// the sister's MOM, which relays to the mother superior (task ids,
+	// the task on node 0) and starts its own task itself.
+	inner := pbsdsh + " -v /bin/sh -c \"echo nested task \\$PBS_TASKNUM on \\$PBS_MOMHOST\"; echo inner exit $? on $PBS_MOMHOST"
+	id := submit("nested", "nodea:ppn=1+nodeb:ppn=1", "#!/bin/sh\n"+pbsdsh+" -n 1 /bin/sh -c '"+inner+"'\necho outer exit $?\n")
+	e2e.WaitFor(t, "job "+id+" to finish", 40*time.Second, gone(id))
+	out, err := os.ReadFile(filepath.Join(outDir, "nested.out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"on nodea\n", "on nodeb\n", "inner exit 0 on nodeb\n", "outer exit 0\n"} {
+		if !strings.Contains(string(out), want) {
+			errText, _ := os.ReadFile(filepath.Join(outDir, "nested.err"))
+			t.Errorf("nested: output lacks %q:\n%s\nstderr:\n%s", want, out, errText)
+		}
+	}
+	if n := strings.Count(string(out), "nested task "); n != 2 {
+		t.Errorf("nested: %d nested tasks ran, want 2:\n%s", n, out)
+	}
+
 	// A signal to a running multi-node job (qsig) reaches the tasks on
 	// both hosts: the sister's through IM_SIGNAL_TASK.
+	// The top shell outlives pbsdsh (which the signal ends) until the
+	// test has seen both tasks' answers in the job's output.
+	sigDone := filepath.Join(outDir, "sigdone")
 	sigScript := "#!/bin/sh\ntrap 'echo top got usr1' USR1\n" + pbsdsh +
-		" /bin/sh -c 'trap \"echo task got usr1 on $PBS_MOMHOST; exit 0\" USR1; echo started on $PBS_MOMHOST; while :; do sleep 1; done' &\nwait\nwait\n"
-	id := submit("sig", "nodea:ppn=1+nodeb:ppn=1", sigScript)
+		" /bin/sh -c 'trap \"echo task got usr1 on $PBS_MOMHOST; exit 0\" USR1; echo started on $PBS_MOMHOST; while :; do sleep 1; done' &\n" +
+		"while [ ! -e " + sigDone + " ]; do sleep 0.2; done\n"
+	id = submit("sig", "nodea:ppn=1+nodeb:ppn=1", sigScript)
 	spool := filepath.Join(momHome["nodea"], "spool")
 	e2e.WaitFor(t, "tasks of "+id+" on both hosts", 20*time.Second, func() bool {
 		b, _ := os.ReadFile(filepath.Join(spool, id+".OU"))
@@ -291,8 +315,13 @@ func TestMultiNodeEndToEnd(t *testing.T) {
 	if p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_SignalJob, "root", &batchreq.SignalJob{JobID: id, Signal: "SIGUSR1"})); p.Code != 0 {
 		t.Fatalf("SignalJob: %d %s", p.Code, p.Text)
 	}
+	e2e.WaitFor(t, "both tasks of "+id+" to answer the signal", 20*time.Second, func() bool {
+		b, _ := os.ReadFile(filepath.Join(spool, id+".OU"))
+		return strings.Contains(string(b), "task got usr1 on nodea") && strings.Contains(string(b), "task got usr1 on nodeb")
+	})
+	e2e.WriteFile(t, sigDone, "")
 	e2e.WaitFor(t, "job "+id+" to end", 40*time.Second, gone(id))
-	out, _ := os.ReadFile(filepath.Join(outDir, "sig.out"))
+	out, _ = os.ReadFile(filepath.Join(outDir, "sig.out"))
 	for _, want := range []string{"task got usr1 on nodea\n", "task got usr1 on nodeb\n"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("sig: output lacks %q:\n%s", want, out)
