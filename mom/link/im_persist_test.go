@@ -2,6 +2,7 @@ package link
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/netip"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -190,6 +192,144 @@ func TestSisterJobSurvivesRestart(t *testing.T) {
 			if rep := ms.call(s2, id, momproto.IM_POLL_JOB, momproto.Empty{}); rep.Command != momproto.IM_ERROR {
 				t.Errorf("IM_POLL_JOB after the kill: %+v", rep)
 			}
+		})
+	}
+}
+
+// answeringSister serves the IM requests of every stream opened to fs as
+// a willing sister, and reports each request as "stream#:COMMAND".
+func answeringSister(t *testing.T, fs *fakeSister) <-chan string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	seen := make(chan string, 100)
+	go func() {
+		for n := 1; ; n++ {
+			s, err := fs.ep.Accept(ctx)
+			if err != nil {
+				return
+			}
+			go func() {
+				for {
+					b, err := s.Recv(ctx)
+					if err != nil {
+						return
+					}
+					req, err := momproto.DecodeIM(b, nil)
+					if err != nil {
+						continue
+					}
+					var body momproto.Body = momproto.Empty{}
+					switch req.Command {
+					case momproto.IM_POLL_JOB:
+						body = &momproto.IMUsage{HasExiting: true}
+					case momproto.IM_KILL_JOB:
+						body = &momproto.IMUsage{}
+					case momproto.IM_GET_TASKS:
+						body = &momproto.Ints{Values: []int{3}}
+					}
+					s.Send(imReply(req, body).Append(nil))
+					select {
+					case seen <- fmt.Sprintf("%d:%s", n, momproto.IMCommandName(req.Command)):
+					default:
+					}
+				}
+			}()
+		}
+	}()
+	return seen
+}
+
+// expectIM waits for the sister to get cmd and returns the stream number
+// it came on.
+func expectIM(t *testing.T, seen <-chan string, cmd string) string {
+	t.Helper()
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case s := <-seen:
+			if n, c, _ := strings.Cut(s, ":"); c == cmd {
+				return n
+			}
+		case <-timeout:
+			t.Fatalf("the sister got no %s", cmd)
+		}
+	}
+}
+
+// TestMotherSuperiorRestart: a mother superior saves its output ports and
+// next task id; restarted with -p it reaches its sister on a new stream,
+// learns the tasks there (IM_GET_TASKS), goes on polling, and kills the
+// job there at the end; restarted with -r it kills the job there at once
+// and reports it aborted.
+func TestMotherSuperiorRestart(t *testing.T) {
+	requireUser(t)
+	for _, mode := range []string{"p", "r"} {
+		t.Run("mode="+mode, func(t *testing.T) {
+			fs := newFakeSister(t)
+			seen := answeringSister(t, fs)
+			srv := newFakeServer(t)
+			srv.serve(acceptAll)
+			base := openDir(t, "gopbs-mom-", nil)
+			tweak := func(o *Options) {
+				o.RMPort = fs.port
+				o.Resolve = func(_ context.Context, host string) ([]netip.Addr, error) {
+					if host == "sister" {
+						return []netip.Addr{netip.MustParseAddr("127.0.0.2")}, nil
+					}
+					return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+				}
+			}
+			first := startMomIn(t, srv, "$check_poll_time 1\n", base, "none", tweak)
+			dumpLogOnFailure(t, first)
+			id := "40.testserver"
+			if rep := launchMulti(t, first, id, "exec sleep 60\n"); rep.Choice != batchreq.BATCH_REPLY_CHOICE_Commit {
+				t.Fatalf("Commit: %+v", rep)
+			}
+			joinedOn := expectIM(t, seen, "IM_JOIN_JOB")
+			jb := filepath.Join(first.home, "mom_priv", "jobs", id+".JB")
+			waitUntil(t, func() bool {
+				b, _ := os.ReadFile(jb)
+				f, err := jobfile.Parse(b)
+				_, ok := f.Get("session_id", "")
+				return err == nil && ok
+			})
+			b, _ := os.ReadFile(jb)
+			f, _ := jobfile.Parse(b)
+			if info, ok := f.TM(); !ok || info.Stdout <= 0 || info.Stderr <= 0 || info.NextTaskID != 2 || info.NodeID != 0 {
+				t.Errorf("mother superior's job file TM info %+v (%v)", info, ok)
+			}
+			st, _ := first.eng.Status(id)
+			first.stop()
+
+			second := startMomIn(t, srv, "$check_poll_time 1\n", base, mode, tweak)
+			dumpLogOnFailure(t, second)
+			if mode == "r" {
+				if on := expectIM(t, seen, "IM_KILL_JOB"); on == joinedOn {
+					t.Errorf("IM_KILL_JOB on the old stream %s", on)
+				}
+				nextReq(t, srv, batchreq.PBS_BATCH_StatusJob)
+				obit := nextReq(t, srv, batchreq.PBS_BATCH_JobObit).req.Body.(*batchreq.JobObit)
+				if obit.ExitStatus != jobexec.JOB_EXEC_INITABT {
+					t.Errorf("obit exit status %d", obit.ExitStatus)
+				}
+				return
+			}
+			on := expectIM(t, seen, "IM_GET_TASKS")
+			if on == joinedOn {
+				t.Errorf("IM_GET_TASKS on the old stream %s", on)
+			}
+			expectIM(t, seen, "IM_POLL_JOB")
+			mj := second.m.msJobFor(second.m.lookup(id))
+			waitUntil(t, func() bool {
+				mj.mu.Lock()
+				defer mj.mu.Unlock()
+				return slices.Equal(mj.remote[1], []int{3})
+			})
+			syscall.Kill(-st.SessionID, syscall.SIGKILL)
+			expectIM(t, seen, "IM_KILL_JOB")
+			nextReq(t, srv, batchreq.PBS_BATCH_StatusJob)
+			nextReq(t, srv, batchreq.PBS_BATCH_JobObit)
 		})
 	}
 }

@@ -163,7 +163,9 @@ type Mom struct {
 	message       string // node message (clearmsg)
 	indexes       rpp.IndexSet
 
-	wg sync.WaitGroup
+	wg       sync.WaitGroup
+	wgMu     sync.Mutex // orders goFunc's Add before Serve's final Wait
+	wgClosed bool       // Serve is waiting: no new goroutines
 }
 
 // New returns a Mom. Call Serve to run it.
@@ -309,11 +311,22 @@ wait:
 	for _, ep := range eps {
 		ep.Close()
 	}
+	m.wgMu.Lock()
+	m.wgClosed = true
+	m.wgMu.Unlock()
 	m.wg.Wait()
 	return nil
 }
 
 func (m *Mom) goFunc(f func()) {
+	m.wgMu.Lock()
+	defer m.wgMu.Unlock()
+	if m.wgClosed {
+		// Serve is already waiting for the others: run f untracked
+		// (m.ctx is cancelled, so it ends soon).
+		go f()
+		return
+	}
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
