@@ -95,6 +95,17 @@ func (d *Def) Readable(a Access) bool { return readable(d.Perm, a) }
 // attribute.
 func (d *Def) Writable(a Access) bool { return writable(d.Perm, a) }
 
+// Readable reports whether the permissions p let a requester with access a
+// read: a Read column letter matches one of a's bits; privileged
+// connections may read whatever anyone may. (A manager who is to have the
+// operators' rights too is given AccessOper as well.)
+func (p Perm) Readable(a Access) bool { return readable(p, a) }
+
+// Writable reports whether the permissions p let a requester with access a
+// write: a Write column letter matches one of a's bits; privileged
+// connections may write whatever anyone, or S, may.
+func (p Perm) Writable(a Access) bool { return writable(p, a) }
+
 func readable(p Perm, a Access) bool {
 	if a&AccessPrivileged != 0 {
 		return p&readMask != 0

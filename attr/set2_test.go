@@ -93,6 +93,9 @@ func TestPermissions(t *testing.T) {
 			if d.Readable(a) != tt.read[k] || d.Writable(a) != tt.write[k] {
 				t.Errorf("%s access %b: read %v write %v", tt.name, a, d.Readable(a), d.Writable(a))
 			}
+			if d.Perm.Readable(a) != tt.read[k] || d.Perm.Writable(a) != tt.write[k] {
+				t.Errorf("%s access %b: Perm read %v write %v", tt.name, a, d.Perm.Readable(a), d.Perm.Writable(a))
+			}
 		}
 		if d.SubmitSettable(user) != tt.submitUser || d.SubmitSettable(priv) != tt.submitPriv {
 			t.Errorf("%s: submit settable %v/%v", tt.name, d.SubmitSettable(user), d.SubmitSettable(priv))
