@@ -35,55 +35,43 @@ const (
 // included).
 func isList(t valueType) bool { return t == tArst || t == tACL }
 
-// Bits of the server's per-definition flag word. The access bits mirror
-// attr.Perm (spec 04 §2: Read and Write columns), the others attr.Flag and
-// attr.QueueKind.
+// Bits of the server's per-definition flag word. The access bits are
+// attr.Perm's (spec 04 §2: Read and Write columns), the others stand for
+// attr.Flag and attr.QueueKind bits.
 const (
-	rdU     = 1 << iota // user read
-	rdO                 // operator read
-	rdM                 // manager read
-	wrU                 // user write
-	wrO                 // operator write
-	wrM                 // manager write
-	wrS                 // privileged connections (server, scheduler, MOM)
-	fCreate             // settable by a user at submission
-	fAltRun             // alterable while running
-	fSelEq              // select EQ/NE only
-	fPrivR              // owner/operator/manager read only
-	fNoShow             // never reported
-	fExecQ              // queue attribute for execution queues only
-	fRouteQ             // queue attribute for route queues only
+	rdU      = uint32(pbsattr.ReadUser)    // user read
+	rdO      = uint32(pbsattr.ReadOper)    // operator read
+	rdM      = uint32(pbsattr.ReadMgr)     // manager read
+	wrU      = uint32(pbsattr.WriteUser)   // user write
+	wrO      = uint32(pbsattr.WriteOper)   // operator write
+	wrM      = uint32(pbsattr.WriteMgr)    // manager write
+	wrS      = uint32(pbsattr.WriteServer) // privileged connections (server, scheduler, MOM)
+	permMask = rdU | rdO | rdM | wrU | wrO | wrM | wrS
 )
 
-// permBits and flagBits translate attr's permission and flag bits into
-// the flag word.
-var (
-	permBits = [...]struct {
-		p   pbsattr.Perm
-		bit uint32
-	}{
-		{pbsattr.ReadUser, rdU}, {pbsattr.ReadOper, rdO}, {pbsattr.ReadMgr, rdM},
-		{pbsattr.WriteUser, wrU}, {pbsattr.WriteOper, wrO}, {pbsattr.WriteMgr, wrM},
-		{pbsattr.WriteServer, wrS},
-	}
-	flagBits = [...]struct {
-		f   pbsattr.Flag
-		bit uint32
-	}{
-		{pbsattr.FlagCreate, fCreate}, {pbsattr.FlagAltRun, fAltRun}, {pbsattr.FlagSelEQ, fSelEq},
-		{pbsattr.FlagPrivRead, fPrivR}, {pbsattr.FlagNoReport, fNoShow},
-	}
+const (
+	fCreate uint32 = 1 << (8 + iota) // settable by a user at submission
+	fAltRun                          // alterable while running
+	fSelEq                           // select EQ/NE only
+	fPrivR                           // owner/operator/manager read only
+	fNoShow                          // never reported
+	fExecQ                           // queue attribute for execution queues only
+	fRouteQ                          // queue attribute for route queues only
 )
+
+// flagBits translates attr's flag bits into the flag word.
+var flagBits = [...]struct {
+	f   pbsattr.Flag
+	bit uint32
+}{
+	{pbsattr.FlagCreate, fCreate}, {pbsattr.FlagAltRun, fAltRun}, {pbsattr.FlagSelEQ, fSelEq},
+	{pbsattr.FlagPrivRead, fPrivR}, {pbsattr.FlagNoReport, fNoShow},
+}
 
 // flagWord returns the flag word of a definition with the given
 // permissions, flags and queue kind.
 func flagWord(p pbsattr.Perm, f pbsattr.Flag, k pbsattr.QueueKind) uint32 {
-	var w uint32
-	for _, b := range permBits {
-		if p&b.p != 0 {
-			w |= b.bit
-		}
-	}
+	w := uint32(p) & permMask
 	for _, b := range flagBits {
 		if f&b.f != 0 {
 			w |= b.bit
@@ -96,6 +84,36 @@ func flagWord(p pbsattr.Perm, f pbsattr.Flag, k pbsattr.QueueKind) uint32 {
 		w |= fRouteQ
 	}
 	return w
+}
+
+// access returns the attr access level of a requester: a manager has the
+// operators' rights too.
+func (p perm) access() pbsattr.Access {
+	if p.svr {
+		return pbsattr.AccessPrivileged
+	}
+	a := pbsattr.AccessUser
+	if p.oper || p.mgr {
+		a |= pbsattr.AccessOper
+	}
+	if p.mgr {
+		a |= pbsattr.AccessMgr
+	}
+	return a
+}
+
+// canRead reports whether the requester's access lets it read an
+// attribute or resource with the given flag word, by its permissions alone
+// (see readable for PRIVR and NOREPORT).
+func (p perm) canRead(flags uint32) bool {
+	// Fast path: what users may read, everyone may.
+	return flags&rdU != 0 || pbsattr.Perm(flags&permMask).Readable(p.access())
+}
+
+// writable reports whether the requester may write an attribute or
+// resource with the given flag word.
+func (p perm) writable(flags uint32) bool {
+	return pbsattr.Perm(flags & permMask).Writable(p.access())
 }
 
 // attrDef is the server's view of one attribute definition.

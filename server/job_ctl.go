@@ -322,11 +322,6 @@ func (s *Server) handleModifyJob(c *conn, req *batchreq.Request) {
 	s.commitModify(c, targets, body, ops) // relays resource changes of running jobs (mom_relay.go)
 }
 
-// writable reports whether the requester may write an attribute.
-func (p perm) writable(flags uint32) bool {
-	return flags&wrU != 0 || flags&wrO != 0 && (p.oper || p.mgr) || flags&wrM != 0 && p.mgr || flags&wrS != 0 && p.svr
-}
-
 // modifyJob applies a ModifyJob attribute list atomically.
 func (s *Server) modifyJob(c *conn, j *Job, list batchreq.AttrList) *batchreq.Reply {
 	if j.state == stComplete || j.state == stExiting {

@@ -16,13 +16,7 @@ func (p perm) readable(flags uint32, isOwner bool) bool {
 	if flags&fPrivR != 0 && !isOwner && !p.oper && !p.mgr {
 		return false
 	}
-	if flags&rdU != 0 {
-		return true
-	}
-	if flags&rdO != 0 && (p.oper || p.mgr) {
-		return true
-	}
-	return flags&rdM != 0 && p.mgr
+	return p.canRead(flags)
 }
 
 // jobView returns the job's attributes including the computed ones, in
