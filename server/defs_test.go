@@ -372,4 +372,20 @@ func TestJobStates(t *testing.T) {
 	if got, want := stateCount([7]int{1, 2, 3, 4, 5, 6, 7}), "Transit:1 Queued:2 Held:3 Waiting:4 Running:5 Exiting:6 "; got != want {
 		t.Errorf("stateCount = %q, want %q", got, want)
 	}
+	for _, c := range []struct {
+		state, substate int
+		letter          string
+	}{
+		{stTransit, ssTransIn, "T"}, {stQueued, ssQueued, "Q"}, {stHeld, ssHeld, "H"}, {stWaiting, ssWaiting, "W"},
+		{stRunning, ssRunning, "R"}, {stRunning, ssSuspend, "S"}, {stExiting, ssExiting, "E"},
+		{stComplete, ssComplete, "C"}, {9, 0, "U"},
+	} {
+		j := &Job{state: c.state, substate: c.substate}
+		if got := j.stateLetter(); got != c.letter {
+			t.Errorf("state %d/%d: letter %q, want %q", c.state, c.substate, got, c.letter)
+		}
+		if n := testing.AllocsPerRun(10, func() { _ = j.stateLetter() }); n != 0 {
+			t.Errorf("stateLetter allocates %v times", n)
+		}
+	}
 }

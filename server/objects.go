@@ -17,8 +17,6 @@ const (
 	stComplete
 )
 
-const stateLetters = "TQHWREC"
-
 // Job substates used by the server (spec 12 §2.2).
 const (
 	ssTransIn   = 0
@@ -78,14 +76,10 @@ type arrayInfo struct {
 	started, ok, notOK int
 }
 
+// stateLetter returns the job_state letter; a running job suspended by
+// qsig -s suspend shows S (spec 10 §9.1).
 func (j *Job) stateLetter() string {
-	if j.state == stRunning && j.substate == ssSuspend {
-		return "S" // suspended by qsig -s suspend (spec 10 §9.1)
-	}
-	if j.state >= 0 && j.state < len(stateLetters) {
-		return stateLetters[j.state : j.state+1]
-	}
-	return "U"
+	return pbsattr.JobStateNum(j.state).StateValue(j.substate == ssSuspend).Str()
 }
 
 // owner returns Job_Owner.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/dis"
 	"gopbs/internal/logline"
@@ -156,7 +157,7 @@ func (s *Server) endMove(j *Job, m *outgoing, sent bool) (ops []store.Op, here b
 	if sent {
 		s.log.Logf(logline.EventDebug2, logline.ClassJob, j.id, "dequeuing from %s, state TRANSIT", queueName(j))
 		hop, _ := strconv.Atoi(j.attrs.get(jaHopCount))
-		ops = s.track(j.id, trackEntry{hop: hop + 1, location: m.dest.server, state: stateLetters[m.state]})
+		ops = s.track(j.id, trackEntry{hop: hop + 1, location: m.dest.server, state: pbsattr.JobStateNum(m.state).Letter(false)})
 		return append(ops, s.purgeJob(j)...), true
 	}
 	s.setState(j, m.state, m.substate)
