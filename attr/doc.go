@@ -53,8 +53,15 @@
 // # Other helpers
 //
 // JobStateNum, Substate and StateCount cover job states (spec 04 §4);
-// MatchUser, MatchHost and MatchGroup implement ACL matching;
-// ParseResourceRequests splits a qsub/qalter -l list.
+// MatchUser, MatchHost and MatchGroup implement ACL matching
+// (MatchUserEntry and MatchHostEntry for one decoded entry);
+// ParseResourceRequests splits a qsub/qalter -l list. SplitArray and
+// JoinArray decode and encode string-array text, Perm.Readable and
+// Perm.Writable evaluate permission bits without a Def, and
+// DependType.Mirror names the type recorded on the other job of a
+// dependency registration: pbs_server keeps attribute values as their
+// canonical text and uses these, and its definition tables are built from
+// this package's.
 //
 // The package has no networking and does not import batchreq: the few
 // PBSE numbers it needs are duplicated as unexported constants, and
