@@ -44,6 +44,7 @@ func run() int {
 	setup := fs.Bool("setup", true, "create and start the queue first")
 	stat := fs.Bool("stat", false, "time a full StatusJob at the end")
 	noAuth := fs.Bool("noauth", false, "connect from a reserved port without AuthenticateUser")
+	raw := fs.Bool("raw", true, "submit with pbsbench's raw submitter (one thread, raw system calls; same bytes)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
 	}
@@ -71,6 +72,7 @@ func run() int {
 	res, err := load.Run(load.Config{
 		Mode: load.ModeSubmit, Dialer: d, Ops: *jobs, Clients: *clients,
 		Job:    load.Job{Queue: *queue, Hold: true},
+		Raw:    *raw,
 		Window: *window,
 		Progress: func(w load.WindowStats) {
 			line := fmt.Sprintf("queued=%d failed=%d elapsed=%.1fs window_rate=%.1f/s", base+w.Done-w.Failed, w.Failed, w.Elapsed.Seconds(), w.Rate)
