@@ -356,7 +356,7 @@ func (s *Server) modifyJob(c *conn, j *Job, list batchreq.AttrList) *batchreq.Re
 				}
 				rd = rescDef{typ: tStr}
 			}
-			if rd.flags&(wrU|wrO|wrM) != 0 && !c.perm.writable(rd.flags) {
+			if rd.flags&permMask != 0 && !c.perm.writable(rd.flags) { // known resources only
 				return batchreq.ErrorReply(batchreq.PBSE_ATTRRO, "", "")
 			}
 			v, ok := decodeValue(rd.typ, a.Value)
