@@ -78,9 +78,11 @@ type sisterLink struct {
 	host   string
 	stream *rpp.Stream
 
-	mu      sync.Mutex
-	pending map[callKey][]*imCall
-	dead    error
+	mu       sync.Mutex
+	pending  map[callKey][]*imCall
+	dead     error
+	replaced bool // a new stream took over (relinkSister): its end is no failure
+	misses   int  // usage polls in a row without an answer (pollSisters only)
 }
 
 // callKey matches a reply to its request: replies repeat the request's
@@ -271,9 +273,22 @@ func (m *Mom) pollSisters(mj *msJob) {
 			ctx, cancel := context.WithTimeout(m.ctx, period)
 			rep, err := m.imCall(ctx, mj, sl, momproto.IM_POLL_JOB, m.newEvent(), 0, momproto.Empty{})
 			cancel()
+			if errors.Is(err, context.DeadlineExceeded) {
+				// A sister restarted with -p lost the stream (its
+				// datagrams go nowhere until RPP gives up, minutes
+				// later): after a second poll without an answer, try
+				// a new stream.
+				sl.misses++
+				if sl.misses >= 2 {
+					if nsl, nrep := m.relinkSister(mj, sl, period); nsl != nil {
+						sl, rep, err = nsl, nrep, nil
+					}
+				}
+			}
 			if err != nil || rep.Command != momproto.IM_ALL_OKAY {
 				continue
 			}
+			sl.misses = 0
 			if u, ok := rep.Body.(*momproto.IMUsage); ok {
 				mj.mu.Lock()
 				if mj.polled == nil {
@@ -417,13 +432,13 @@ func (m *Mom) readSister(mj *msJob, sl *sisterLink) {
 				}
 			}
 			sl.pending = map[callKey][]*imCall{}
+			replaced := sl.replaced
 			sl.mu.Unlock()
 			mj.mu.Lock()
 			ended := mj.ended
 			mj.mu.Unlock()
-			if !ended && !mj.relayOnly && m.ctx.Err() == nil {
-				m.log.Job(logline.EventJob, mj.id, fmt.Sprintf("node %d (%s) failed: %v, killing the job", sl.node, sl.host, err))
-				_ = m.exec.Signal(m.ctx, mj.id, "SIGKILL", false)
+			if !ended && !replaced && !mj.relayOnly && m.ctx.Err() == nil {
+				m.goFunc(func() { m.sisterLost(mj, sl, err) })
 			}
 			return
 		}
@@ -761,3 +776,85 @@ func (d *demux) close() {
 // vnodeEnv is the environment entry a mother superior adds to a task it
 // asks a sister to start (capture 105).
 func vnodeEnv(vnode int) string { return "PBS_VNODENUM=" + strconv.Itoa(vnode) }
+
+// relinkSister opens a new stream to a sister that stopped answering and
+// polls it there. If the sister answers (it was restarted and took the
+// job back), the new link replaces the old one, the tasks there are asked
+// for again, and the new link and its answer are returned; otherwise nil.
+func (m *Mom) relinkSister(mj *msJob, old *sisterLink, timeout time.Duration) (*sisterLink, *momproto.IMMessage) {
+	ctx, cancel := context.WithTimeout(m.ctx, timeout)
+	defer cancel()
+	sl, err := m.openSister(ctx, mj, old.node)
+	if err != nil {
+		return nil, nil
+	}
+	rep, err := m.imCall(ctx, mj, sl, momproto.IM_POLL_JOB, m.newEvent(), 0, momproto.Empty{})
+	if err != nil || rep.Command != momproto.IM_ALL_OKAY {
+		sl.mu.Lock()
+		sl.replaced = true // given up: not a failure of the job
+		sl.mu.Unlock()
+		sl.stream.Close()
+		return nil, nil
+	}
+	mj.mu.Lock()
+	found := false
+	for i, s := range mj.sisters {
+		if s == old {
+			mj.sisters[i], found = sl, true
+		}
+	}
+	mj.mu.Unlock()
+	if !found { // replaced meanwhile, or the job ended
+		sl.mu.Lock()
+		sl.replaced = true
+		sl.mu.Unlock()
+		sl.stream.Close()
+		return nil, nil
+	}
+	old.mu.Lock()
+	old.replaced = true
+	old.mu.Unlock()
+	old.stream.Close()
+	m.log.Job(logline.EventJob, mj.id, fmt.Sprintf("node %d (%s) answers on a new stream", sl.node, sl.host))
+	tasks, err := m.imCall(ctx, mj, sl, momproto.IM_GET_TASKS, m.newEvent(), 0, &momproto.Ints{Values: []int{0}})
+	if err == nil && tasks.Command == momproto.IM_ALL_OKAY {
+		if b, ok := tasks.Body.(*momproto.Ints); ok {
+			mj.mu.Lock()
+			if mj.remote == nil {
+				mj.remote = map[int][]int{}
+			}
+			mj.remote[sl.node] = b.Values
+			mj.mu.Unlock()
+		}
+	}
+	return sl, rep
+}
+
+// sisterLost runs when the stream to a sister ended while the job runs:
+// the sister may be restarting (-p) and is tried on a new stream each
+// second for $timeout; if it does not answer, the job is killed, a
+// sister failure aborting the job as in TORQUE.
+func (m *Mom) sisterLost(mj *msJob, sl *sisterLink, cause error) {
+	deadline := time.Now().Add(m.tcpTimeout())
+	for time.Now().Before(deadline) {
+		mj.mu.Lock()
+		ended := mj.ended
+		mj.mu.Unlock()
+		sl.mu.Lock()
+		replaced := sl.replaced
+		sl.mu.Unlock()
+		if ended || replaced {
+			return
+		}
+		if nsl, _ := m.relinkSister(mj, sl, time.Second); nsl != nil {
+			return
+		}
+		select {
+		case <-m.ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+	}
+	m.log.Job(logline.EventJob, mj.id, fmt.Sprintf("node %d (%s) failed: %v, killing the job", sl.node, sl.host, cause))
+	_ = m.exec.Signal(m.ctx, mj.id, "SIGKILL", false)
+}

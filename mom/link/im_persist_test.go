@@ -115,6 +115,9 @@ func TestSisterJobSurvivesRestart(t *testing.T) {
 			if ids := first.m.jobIDs(); !slices.Equal(ids, []string{id}) {
 				t.Errorf("jobs= %v, want the sister job", ids)
 			}
+			if d := first.m.diag(0); !strings.Contains(d, "job["+id+"]  state=RUNNING") || strings.Contains(d, "no local jobs") {
+				t.Errorf("momctl -d does not list the sister job:\n%s", d)
+			}
 			jobs := filepath.Join(first.home, "mom_priv", "jobs")
 			b, err := os.ReadFile(filepath.Join(jobs, id+".JB"))
 			if err != nil {

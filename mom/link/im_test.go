@@ -111,7 +111,7 @@ func startMotherSuperior(t *testing.T, fs *fakeSister) (*fakeServer, *testMom) {
 	t.Helper()
 	srv := newFakeServer(t)
 	srv.serve(acceptAll)
-	tm := startMomIn(t, srv, "$check_poll_time 1\n", openDir(t, "gopbs-mom-", nil), "none", func(o *Options) {
+	tm := startMomIn(t, srv, "$check_poll_time 1\n$timeout 3\n", openDir(t, "gopbs-mom-", nil), "none", func(o *Options) {
 		o.RMPort = fs.port
 		o.Resolve = func(_ context.Context, host string) ([]netip.Addr, error) {
 			if host == "sister" {

@@ -303,7 +303,7 @@ func TestMultiNodeEndToEnd(t *testing.T) {
 	// The top shell outlives pbsdsh (which the signal ends) until the
 	// test has seen both tasks' answers in the job's output.
 	sigDone := filepath.Join(outDir, "sigdone")
-	sigScript := "#!/bin/sh\ntrap 'echo top got usr1' USR1\n" + pbsdsh +
+	sigScript := "#!/bin/sh\ntrap '' USR1\n" + pbsdsh +
 		" /bin/sh -c 'trap \"echo task got usr1 on $PBS_MOMHOST; exit 0\" USR1; echo started on $PBS_MOMHOST; while :; do sleep 1; done' &\n" +
 		"while [ ! -e " + sigDone + " ]; do sleep 0.2; done\n"
 	id = submit("sig", "nodea:ppn=1+nodeb:ppn=1", sigScript)
@@ -368,8 +368,11 @@ func TestMultiNodeEndToEnd(t *testing.T) {
 			}
 		}
 	})
-	task := "trap \"touch " + outDir + "/usr1.$PBS_MOMHOST\" USR1; echo started on $PBS_MOMHOST; while :; do sleep 1; done"
-	id = submit("restart", "nodea:ppn=1+nodeb:ppn=1", "#!/bin/sh\ntrap 'echo top usr1' USR1\n"+pbsdsh+" /bin/sh -c '"+task+
+	// The tasks' output connections to the demultiplexer die with the
+	// mother superior's process: after the start line, nothing more is
+	// written there (the shell would report the killed sleep on stderr).
+	task := "trap \"touch " + outDir + "/usr1.$PBS_MOMHOST\" USR1; echo started on $PBS_MOMHOST; exec >/dev/null 2>&1; while :; do sleep 1; done"
+	id = submit("restart", "nodea:ppn=1+nodeb:ppn=1", "#!/bin/sh\ntrap '' USR1\n"+pbsdsh+" /bin/sh -c '"+task+
 		"' &\nwhile [ ! -e "+gofile+" ]; do sleep 0.2; done\n")
 	e2e.WaitFor(t, "tasks of "+id+" on both hosts", 20*time.Second, func() bool {
 		b, _ := os.ReadFile(filepath.Join(spool, id+".OU"))
@@ -394,6 +397,18 @@ func TestMultiNodeEndToEnd(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(outDir, "usr1.nodea")); err != nil {
 		t.Errorf("the mother superior's re-attached task got no signal: %v", err)
 	}
+	// The sister restarted with -p takes its part back: the mother
+	// superior, its polls unanswered on the old stream, reaches it on a
+	// new one, and a signal gets to the task there again.
+	os.Remove(filepath.Join(outDir, "usr1.nodeb"))
+	moms["nodeb"].Stop()
+	startMom("nodeb", "-p")
+	e2e.WaitFor(t, "a signal to reach the task of the restarted sister", 40*time.Second, func() bool {
+		c.do(batchreq.NewRequest(batchreq.PBS_BATCH_SignalJob, "root", &batchreq.SignalJob{JobID: id, Signal: "SIGUSR1"}))
+		time.Sleep(time.Second)
+		_, err := os.Stat(filepath.Join(outDir, "usr1.nodeb"))
+		return err == nil
+	})
 	e2e.WriteFile(t, gofile, "")
 	e2e.WaitFor(t, "job "+id+" to end", 40*time.Second, gone(id))
 	waitNoProcs(t, id, uid)
