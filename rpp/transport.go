@@ -75,6 +75,7 @@ type Endpoint struct {
 
 	mu      sync.Mutex
 	streams []*Stream // indexed by local stream index; nil = free
+	open    int       // non-nil entries of streams
 	key     uint32    // next open key
 	backlog []*Stream // connected streams not yet accepted
 	closed  bool
@@ -82,6 +83,19 @@ type Endpoint struct {
 	acceptReady chan struct{} // signalled when backlog grows or endpoint closes
 	done        chan struct{}
 	wg          sync.WaitGroup
+}
+
+// SetMaxStreams changes the bound on the endpoint's streams (Options.
+// MaxStreams; n <= 0 restores DefaultMaxStreams). Streams already open
+// stay; opens beyond the new bound are ignored. A server sizes it from
+// its number of nodes, which changes while it runs.
+func (e *Endpoint) SetMaxStreams(n int) {
+	if n <= 0 {
+		n = DefaultMaxStreams
+	}
+	e.mu.Lock()
+	e.opts.MaxStreams = n
+	e.mu.Unlock()
 }
 
 // NewEndpoint starts an RPP endpoint on pc, which it owns from now on: it
@@ -224,6 +238,7 @@ func (e *Endpoint) newStream(addr netip.AddrPort) *Stream {
 		e.streams = append(e.streams, nil)
 	}
 	e.streams[s.index] = s
+	e.open++
 	return s
 }
 
@@ -231,6 +246,7 @@ func (e *Endpoint) newStream(addr netip.AddrPort) *Stream {
 func (e *Endpoint) free(s *Stream) {
 	if int(s.index) < len(e.streams) && e.streams[s.index] == s {
 		e.streams[s.index] = nil
+		e.open--
 		if e.opts.Indexes != nil {
 			e.opts.Indexes.release(s.index)
 		}
@@ -484,12 +500,4 @@ func ListenReserved(ip netip.Addr) (net.PacketConn, error) {
 }
 
 // count returns the number of streams. Called with e.mu held.
-func (e *Endpoint) count() int {
-	n := 0
-	for _, s := range e.streams {
-		if s != nil {
-			n++
-		}
-	}
-	return n
-}
+func (e *Endpoint) count() int { return e.open }

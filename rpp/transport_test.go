@@ -715,6 +715,21 @@ func TestMaxStreams(t *testing.T) {
 	if n := b.streamCount(); n != 2 {
 		t.Errorf("%d streams, want the bound of 2", n)
 	}
+	// A raised bound admits more opens (a server whose nodes grew).
+	b.SetMaxStreams(4)
+	for key := uint32(11); key <= 20; key++ {
+		c, err := net.Dial("udp", b.LocalAddr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.Write(Packet{Type: RPP_HELLO1, Stream: 0, Seq: key}.Marshal())
+	}
+	waitFor(t, func() bool { return b.streamCount() >= 4 })
+	time.Sleep(50 * time.Millisecond)
+	if n := b.streamCount(); n != 4 {
+		t.Errorf("%d streams, want the raised bound of 4", n)
+	}
 }
 
 func TestUnanswered(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"gopbs/batchreq"
@@ -41,28 +42,90 @@ func (rl *runLink) acceptIS() {
 	}
 }
 
+// nodeAddrMaxAge is how long nodeByAddr trusts the addresses it
+// resolved while the node list stays the same; nodeAddrMissRetry is how
+// often an address no node has may make it resolve the names again
+// (a node's host name may have changed address).
+const (
+	nodeAddrMaxAge    = 5 * time.Minute
+	nodeAddrMissRetry = 5 * time.Second
+)
+
+// nodeAddrIndex maps the addresses of the nodes' host names to the
+// nodes, so that a new IS stream does not resolve every node's name
+// (with 10,000 nodes that was 10,000 host lookups per stream).
+type nodeAddrIndex struct {
+	mu       sync.Mutex
+	nodes    []*Node               // the node list the index was built from
+	byAddr   map[netip.Addr]string // first node having each address
+	loopback string                // first node with a loopback address
+	built    time.Time
+}
+
 // nodeByAddr returns the name of the node whose host name resolves to a
-// (spec 10 §3.1). Called without locks.
+// (spec 10 §3.1): the first node with exactly that address, else, for a
+// loopback address, the first node whose name resolves to a loopback
+// address (several MOMs may run on 127.0.0.x). Called without locks.
 func (rl *runLink) nodeByAddr(a netip.Addr) string {
+	a = a.Unmap()
+	ix := &rl.nodeAddrs
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	now := time.Now()
+	if !rl.nodesUnchanged(ix.nodes) || now.Sub(ix.built) > nodeAddrMaxAge {
+		rl.indexNodeAddrs(now)
+	}
+	name, ok := ix.byAddr[a]
+	if !ok && !a.IsLoopback() && now.Sub(ix.built) > nodeAddrMissRetry {
+		rl.indexNodeAddrs(now)
+		name, ok = ix.byAddr[a]
+	}
+	if ok {
+		return name
+	}
+	if a.IsLoopback() {
+		return ix.loopback
+	}
+	return ""
+}
+
+// nodesUnchanged reports whether the server's node list is still nodes.
+func (rl *runLink) nodesUnchanged(nodes []*Node) bool {
 	rl.s.mu.RLock()
-	names := make([]string, 0, len(rl.s.nodes))
-	for _, n := range rl.s.nodes {
-		names = append(names, n.name)
+	defer rl.s.mu.RUnlock()
+	if nodes == nil || len(nodes) != len(rl.s.nodes) {
+		return false
+	}
+	for i, n := range rl.s.nodes {
+		if n != nodes[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// indexNodeAddrs resolves every node's name into rl.nodeAddrs, whose
+// lock the caller holds.
+func (rl *runLink) indexNodeAddrs(now time.Time) {
+	rl.s.mu.RLock()
+	nodes := append([]*Node{}, rl.s.nodes...)
+	names := make([]string, len(nodes))
+	for i, n := range nodes {
+		names[i] = n.name
 	}
 	rl.s.mu.RUnlock()
-	a = a.Unmap()
-	loopback := ""
+	ix := &rl.nodeAddrs
+	ix.nodes, ix.byAddr, ix.loopback, ix.built = nodes, make(map[netip.Addr]string, len(nodes)), "", now
 	for _, name := range names {
 		for _, x := range rl.resolve(name) {
-			if x == a {
-				return name // an exact address wins (several MOMs on 127.0.0.x)
+			if _, dup := ix.byAddr[x]; !dup {
+				ix.byAddr[x] = name
 			}
-			if loopback == "" && x.IsLoopback() && a.IsLoopback() {
-				loopback = name
+			if ix.loopback == "" && x.IsLoopback() {
+				ix.loopback = name
 			}
 		}
 	}
-	return loopback
 }
 
 // serveIS reads the IS messages of a stream a MOM opened.

@@ -55,6 +55,11 @@ type runLink struct {
 	dialer func(ctx context.Context, host string) (net.Conn, error)
 	// resolve returns the addresses of a node name (tests replace it).
 	resolve func(host string) []netip.Addr
+	// nodeAddrs finds the node of an IS stream's address (nodeByAddr).
+	nodeAddrs nodeAddrIndex
+	// maxStreams is the IS endpoint's stream bound last set (sizeStreams;
+	// used by the start-up and the timer goroutine only).
+	maxStreams int
 	// groupOf returns the primary group of a user (tests replace it).
 	groupOf func(user string) string
 	// pingDelay is when, after start, down nodes are sent IS_HELLO.
@@ -109,6 +114,7 @@ func (s *Server) startRunLink() {
 		s.logError("start_rpp", fmt.Sprintf("cannot bind IS port %d: %v", s.port(), err))
 	} else {
 		rl.ep = rpp.NewEndpoint(pc, nil)
+		rl.sizeStreams()
 		go rl.acceptIS()
 	}
 	s.mu.Lock()
@@ -292,9 +298,29 @@ func (rl *runLink) timers() {
 		case <-t.C:
 		}
 		sec++
+		rl.sizeStreams()
 		rl.checkNodes()
 		rl.pollRunning(sec)
 		rl.schedTick()
+	}
+}
+
+// sizeStreams bounds the IS endpoint's streams by the number of nodes:
+// each node's MOM keeps a stream open to the server and the server may
+// open one to it, with rpp.DefaultMaxStreams to spare for the
+// scheduler's and clients' streams (resource queries) and for floods.
+// Called at start and by the one-second timer, which sees created nodes
+// within a second (a MOM's refused HELLO1 is retransmitted).
+func (rl *runLink) sizeStreams() {
+	if rl.ep == nil {
+		return
+	}
+	rl.s.mu.RLock()
+	n := rpp.DefaultMaxStreams + 2*len(rl.s.nodes)
+	rl.s.mu.RUnlock()
+	if n != rl.maxStreams {
+		rl.ep.SetMaxStreams(n)
+		rl.maxStreams = n
 	}
 }
 
