@@ -224,7 +224,14 @@ func (m *Mom) relinkSisters(mj *msJob, tm jobfile.TM, poll bool) {
 			}
 		}
 	}
-	if poll {
+	mj.mu.Lock()
+	ended := mj.ended
+	mj.mu.Unlock()
+	switch {
+	case ended:
+		// Purged meanwhile (-P): the sisters drop the job too.
+		m.abortSisters(mj)
+	case poll:
 		m.goFunc(func() { m.pollSisters(mj) })
 	}
 }

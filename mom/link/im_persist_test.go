@@ -264,10 +264,10 @@ func expectIM(t *testing.T, seen <-chan string, cmd string) string {
 // next task id; restarted with -p it reaches its sister on a new stream,
 // learns the tasks there (IM_GET_TASKS), goes on polling, and kills the
 // job there at the end; restarted with -r it kills the job there at once
-// and reports it aborted.
+// and reports it aborted; with -P it aborts it there (IM_ABORT_JOB).
 func TestMotherSuperiorRestart(t *testing.T) {
 	requireUser(t)
-	for _, mode := range []string{"p", "r"} {
+	for _, mode := range []string{"p", "r", "P"} {
 		t.Run("mode="+mode, func(t *testing.T) {
 			fs := newFakeSister(t)
 			seen := answeringSister(t, fs)
@@ -307,6 +307,16 @@ func TestMotherSuperiorRestart(t *testing.T) {
 
 			second := startMomIn(t, srv, "$check_poll_time 1\n", base, mode, tweak)
 			dumpLogOnFailure(t, second)
+			if mode == "P" {
+				// Purged: no obit, the sister drops the job.
+				if on := expectIM(t, seen, "IM_ABORT_JOB"); on == joinedOn {
+					t.Errorf("IM_ABORT_JOB on the old stream %s", on)
+				}
+				if !gone(st.SessionID) {
+					t.Error("-P left the job running")
+				}
+				return
+			}
 			if mode == "r" {
 				if on := expectIM(t, seen, "IM_KILL_JOB"); on == joinedOn {
 					t.Errorf("IM_KILL_JOB on the old stream %s", on)

@@ -50,6 +50,9 @@ func (m *Mom) Recover(ctx context.Context, mode momd.RestartMode) (int, error) {
 		}
 		if mode == momd.RecoverPurge || j.stage < stageRunning || !j.server.IsValid() {
 			kill() // -P, or a launch that never committed
+			if j.stage >= stageRunning {
+				m.recoverMS(j, false) // its sisters get IM_ABORT_JOB
+			}
 			m.purge(j)
 			continue
 		}
