@@ -16,9 +16,13 @@
 // protocol number (RM 1, IM 3, IS 4). Multi-node jobs (spec 10 §11): as
 // mother superior the MOM joins the sisters over IM from its RPP client
 // port, relays its tasks' TM requests for other nodes and gathers their
-// output and usage (im_ms.go); as a sister it serves IM (im.go); the TM
-// service for a job's tasks shares the TCP RM port (tm.go). The executor
-// must implement TaskRunner for them; Options.IM replaces the IM service.
+// output and usage (im_ms.go); as a sister it serves IM (im.go) and the
+// TM requests of the tasks running there, relayed to the other nodes as
+// IM (tm_sister.go); the TM service for a job's tasks shares the TCP RM
+// port (tm.go). Both sides write their part of a job to mom_priv/jobs
+// (job and task files) and take it back after a restart (im_persist.go).
+// The executor must implement TaskRunner for them; Options.IM replaces the
+// IM service.
 //
 // Use: build the execution engine with OnExit calling Mom.JobExited, New
 // the Mom, Recover the saved jobs, then Serve the listeners.
