@@ -167,8 +167,15 @@ func BenchmarkSubmitParallel8(b *testing.B) {
 	})
 }
 
-// BenchmarkStatusJob10k is a full StatusJob (qstat -f) of 10,000 jobs.
-func BenchmarkStatusJob10k(b *testing.B) {
+// BenchmarkStatusJob10k is a full StatusJob (qstat -f) of 10,000 jobs;
+// BenchmarkStatusJob10kState asks for job_state only.
+func BenchmarkStatusJob10k(b *testing.B) { benchStatusJob10k(b, nil) }
+
+func BenchmarkStatusJob10kState(b *testing.B) {
+	benchStatusJob10k(b, batchreq.StatusNames("job_state"))
+}
+
+func benchStatusJob10k(b *testing.B, want batchreq.AttrList) {
 	s := benchServer(b)
 	var wg sync.WaitGroup
 	for range 8 {
@@ -183,7 +190,7 @@ func BenchmarkStatusJob10k(b *testing.B) {
 	}
 	wg.Wait()
 	c := benchDial(b, s)
-	req := batchreq.NewRequest(batchreq.PBS_BATCH_StatusJob, "root", &batchreq.StatusReq{})
+	req := batchreq.NewRequest(batchreq.PBS_BATCH_StatusJob, "root", &batchreq.StatusReq{Attrs: want})
 	b.ResetTimer()
 	for b.Loop() {
 		if p := c.do(b, req); p.Code != 0 || len(p.Status) != 10000 {

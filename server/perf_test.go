@@ -269,3 +269,46 @@ func TestNodeByAddrIndex(t *testing.T) {
 		t.Errorf("node created later: got %q", got)
 	}
 }
+
+// A StatusJob naming attributes answers from a view of those attributes
+// only; the answer is the one the full view gives.
+func TestStatusWantedAttrs(t *testing.T) {
+	s := testServer(t, t.TempDir(), InitCreate)
+	c := dialPrivileged(t, s.Addr())
+	setupCluster(t, c)
+	mustSubmit(t, c, "root", attr("Hold_Types", "u"), rattr("Resource_List", "walltime", "00:20:00"))
+	mustSubmit(t, c, "root", attr("Job_Name", "second"))
+	for _, want := range []batchreq.AttrList{
+		batchreq.StatusNames("job_state"),
+		batchreq.StatusNames("Job_Name", "queue", "Resource_List", "Hold_Types", "server"),
+		{batchreq.NewResourceAttr("Resource_List", "walltime", ""), batchreq.NewAttr("substate", ""), batchreq.NewAttr("queue_rank", "")},
+		batchreq.StatusNames("Job_Owner", "queue_type", "euser", "Variable_List", "job_state"),
+	} {
+		p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_StatusJob, "root", &batchreq.StatusReq{Attrs: want}))
+		if p.Code != 0 || len(p.Status) != 2 {
+			t.Fatalf("%v: code %d, %d objects", want, p.Code, len(p.Status))
+		}
+		s.mu.RLock()
+		for _, o := range p.Status {
+			j := s.findJob(o.Name)
+			ref, _ := statusList(jobDefs, clientView(s.jobView(j)), perm{mgr: true, oper: true, svr: true}, true, want)
+			if attrText(o.Attrs) != attrText(ref) || len(ref) == 0 {
+				t.Errorf("%s %v:\n got %v\nwant %v", o.Name, want, o.Attrs, ref)
+			}
+		}
+		s.mu.RUnlock()
+	}
+	p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_StatusJob, "root", &batchreq.StatusReq{Attrs: batchreq.StatusNames("job_state", "no_such_attr")}))
+	if p.Code != batchreq.PBSE_NOATTR {
+		t.Errorf("unknown attribute: code %d, want PBSE_NOATTR", p.Code)
+	}
+}
+
+// attrText prints the names, resources and values of l.
+func attrText(l batchreq.AttrList) string {
+	var b strings.Builder
+	for _, a := range l {
+		fmt.Fprintf(&b, "%s.%s=%s;", a.Name, a.Resource, a.Value)
+	}
+	return b.String()
+}

@@ -24,33 +24,56 @@ func (p perm) readable(flags uint32, isOwner bool) bool {
 func (s *Server) jobView(j *Job) attrList { return s.jobViewInto(nil, j) }
 
 // jobViewInto is jobView appending to a reusable buffer.
-func (s *Server) jobViewInto(out attrList, j *Job) attrList {
+func (s *Server) jobViewInto(out attrList, j *Job) attrList { return s.jobViewOf(out, j, nil) }
+
+// jobViewOf is jobViewInto limited to the attributes whose index is set
+// in wanted (nil: all): a status asking for a few attributes neither
+// copies nor computes the others.
+func (s *Server) jobViewOf(out attrList, j *Job, wanted []bool) attrList {
+	want := func(idx int) bool { return wanted == nil || wanted[idx] }
 	var synthBuf [8]attrVal
 	synth := synthBuf[:0]
-	synth = append(synth, attrVal{idx: jaJobState, val: j.stateLetter()})
-	if j.queue != nil {
+	if want(jaJobState) {
+		synth = append(synth, attrVal{idx: jaJobState, val: j.stateLetter()})
+	}
+	if j.queue != nil && want(jaQueue) {
 		synth = append(synth, attrVal{idx: jaQueue, val: j.queue.name})
 	}
-	synth = append(synth, attrVal{idx: jaServer, val: s.name})
-	if h := j.hold & (holdUser | holdOther | holdSystem); h != 0 || j.hold == 0 {
+	if want(jaServer) {
+		synth = append(synth, attrVal{idx: jaServer, val: s.name})
+	}
+	if h := j.hold & (holdUser | holdOther | holdSystem); (h != 0 || j.hold == 0) && want(jaHoldTypes) {
 		synth = append(synth, attrVal{idx: jaHoldTypes, val: formatHold(h)})
 	}
-	synth = append(synth, attrVal{idx: jaSubstate, val: strconv.Itoa(j.substate)})
+	if want(jaSubstate) {
+		synth = append(synth, attrVal{idx: jaSubstate, val: strconv.Itoa(j.substate)})
+	}
 	if j.queue != nil {
-		synth = append(synth, attrVal{idx: jaQueueRank, val: strconv.FormatInt(j.rank, 10)})
-		qt := "E"
-		if j.queue.isRoute() {
-			qt = "R"
+		if want(jaQueueRank) {
+			synth = append(synth, attrVal{idx: jaQueueRank, val: strconv.FormatInt(j.rank, 10)})
 		}
-		synth = append(synth, attrVal{idx: jaQueueType, val: qt})
+		if want(jaQueueType) {
+			qt := "E"
+			if j.queue.isRoute() {
+				qt = "R"
+			}
+			synth = append(synth, attrVal{idx: jaQueueType, val: qt})
+		}
 	}
 	out = out[:0]
 	a, b := j.attrs, synth
 	for len(a) > 0 || len(b) > 0 {
+		if len(a) > 0 && !want(a[0].idx) {
+			a = a[1:] // a stored value not asked for
+			continue
+		}
 		switch {
-		case len(b) == 0:
+		case len(b) == 0 && wanted == nil:
 			out = append(out, a...)
 			a = nil
+		case len(b) == 0:
+			out = append(out, a[0])
+			a = a[1:]
 		case len(a) == 0:
 			out = append(out, b...)
 			b = nil
@@ -315,7 +338,43 @@ func (s *Server) isOwner(c *conn, j *Job) bool {
 
 // jobStatus encodes one job for the requester.
 func (s *Server) jobStatus(c *conn, j *Job, want batchreq.AttrList) (batchreq.StatusObject, *batchreq.Attr) {
-	view := clientView(s.jobView(j))
+	return s.jobStatusOf(c, j, want, nil, nil)
+}
+
+// wantedJobAttrs returns the attribute indexes a status list names (nil
+// for an empty list) and the first name no job attribute has.
+func wantedJobAttrs(want batchreq.AttrList) ([]bool, *batchreq.Attr) {
+	if len(want) == 0 {
+		return nil, nil
+	}
+	wanted := make([]bool, len(jobDefs.defs))
+	for i := range want {
+		idx := jobDefs.find(want[i].Name)
+		if idx < 0 {
+			return nil, &want[i]
+		}
+		wanted[idx] = true
+	}
+	return wanted, nil
+}
+
+// jobStatusOf is jobStatus building the view of the wanted attributes
+// only (wanted from wantedJobAttrs; nil: computed here) into buf.
+func (s *Server) jobStatusOf(c *conn, j *Job, want batchreq.AttrList, wanted []bool, buf *attrList) (batchreq.StatusObject, *batchreq.Attr) {
+	if wanted == nil && len(want) > 0 {
+		var bad *batchreq.Attr
+		if wanted, bad = wantedJobAttrs(want); bad != nil {
+			return batchreq.StatusObject{}, bad
+		}
+	}
+	var view attrList
+	if buf != nil {
+		view = *buf
+	}
+	view = clientView(s.jobViewOf(view, j, wanted))
+	if buf != nil {
+		*buf = view
+	}
 	if len(want) == 0 {
 		view = s.withRemaining(view, j) // run_status.go
 	}
@@ -391,12 +450,19 @@ func (s *Server) statusJobs(c *conn, req *batchreq.Request) (*batchreq.Reply, []
 	if len(body.Attrs) == 0 {
 		return nil, s.appendJobStatuses(c, jobs, single, summarize, execOnly, delta)
 	}
+	// The wanted attributes are looked up once; an unknown one is
+	// refused at the first job listed, as before.
+	wanted, bad := wantedJobAttrs(body.Attrs)
+	var view attrList
 	objs := make([]batchreq.StatusObject, 0, len(jobs))
 	for _, j := range jobs {
 		if !s.jobListed(c, j, single, summarize, execOnly) {
 			continue
 		}
-		o, bad := s.jobStatus(c, j, body.Attrs)
+		if bad != nil {
+			return batchreq.ErrorReply(batchreq.PBSE_NOATTR, "", ""), nil
+		}
+		o, bad := s.jobStatusOf(c, j, body.Attrs, wanted, &view)
 		if bad != nil {
 			return batchreq.ErrorReply(batchreq.PBSE_NOATTR, "", ""), nil
 		}
