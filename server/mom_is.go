@@ -59,6 +59,7 @@ type nodeAddrIndex struct {
 	nodes    []*Node               // the node list the index was built from
 	byAddr   map[netip.Addr]string // first node having each address
 	loopback string                // first node with a loopback address
+	cluster  []uint32              // the nodes' IPv4 addresses, in node order (IS_CLUSTER_ADDRS)
 	built    time.Time
 }
 
@@ -116,8 +117,13 @@ func (rl *runLink) indexNodeAddrs(now time.Time) {
 	rl.s.mu.RUnlock()
 	ix := &rl.nodeAddrs
 	ix.nodes, ix.byAddr, ix.loopback, ix.built = nodes, make(map[netip.Addr]string, len(nodes)), "", now
+	ix.cluster = nil
 	for _, name := range names {
 		for _, x := range rl.resolve(name) {
+			if x.Is4() {
+				b := x.As4()
+				ix.cluster = append(ix.cluster, uint32(b[0])<<24|uint32(b[1])<<16|uint32(b[2])<<8|uint32(b[3]))
+			}
 			if _, dup := ix.byAddr[x]; !dup {
 				ix.byAddr[x] = name
 			}
@@ -256,22 +262,13 @@ func (rl *runLink) serveNodeIS(ctx context.Context, st *rpp.Stream, name string)
 // clusterAddrs returns the IPv4 addresses of every node, in node order,
 // as IS_CLUSTER_ADDRS carries them.
 func (rl *runLink) clusterAddrs() []uint32 {
-	rl.s.mu.RLock()
-	names := make([]string, 0, len(rl.s.nodes))
-	for _, n := range rl.s.nodes {
-		names = append(names, n.name)
+	ix := &rl.nodeAddrs
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if now := time.Now(); !rl.nodesUnchanged(ix.nodes) || now.Sub(ix.built) > nodeAddrMaxAge {
+		rl.indexNodeAddrs(now)
 	}
-	rl.s.mu.RUnlock()
-	var out []uint32
-	for _, name := range names {
-		for _, a := range rl.resolve(name) {
-			if a.Is4() {
-				b := a.As4()
-				out = append(out, uint32(b[0])<<24|uint32(b[1])<<16|uint32(b[2])<<8|uint32(b[3]))
-			}
-		}
-	}
-	return out
+	return ix.cluster // never modified: each rebuild makes a new slice
 }
 
 // setNodeState changes a node's state bits.

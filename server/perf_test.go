@@ -268,6 +268,17 @@ func TestNodeByAddrIndex(t *testing.T) {
 	if got := rl.nodeByAddr(netip.MustParseAddr("10.0.0.8")); got != "late" {
 		t.Errorf("node created later: got %q", got)
 	}
+	// The IS_CLUSTER_ADDRS list comes from the same index.
+	before := lookups
+	for range 3 {
+		addrs := rl.clusterAddrs()
+		if len(addrs) != n+2 || addrs[0] != 127<<24|1<<16 || addrs[n+1] != 10<<24|8 {
+			t.Fatalf("clusterAddrs: %d addresses, first %x, last %x", len(addrs), addrs[0], addrs[len(addrs)-1])
+		}
+	}
+	if lookups != before {
+		t.Errorf("clusterAddrs resolved %d names again", lookups-before)
+	}
 }
 
 // A StatusJob naming attributes answers from a view of those attributes
