@@ -4,6 +4,7 @@ package load
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -236,4 +237,48 @@ func TestRawSubmitSameBytes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The raw submitter's reply decoder never panics, reports a reply cut
+// short as incomplete, and agrees with batchreq.ReadReply on the code
+// and job id of the replies a submission gets.
+func FuzzRawReply(f *testing.F) {
+	for _, p := range []*batchreq.Reply{
+		batchreq.NullReply(),
+		batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_Queue, "12.vm"),
+		batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_Commit, "123456789.server.example.com"),
+		batchreq.TextReply(15007, "Unauthorized Request"),
+		{Choice: batchreq.BATCH_REPLY_CHOICE_Select, JobIDs: []string{"1.vm"}},
+	} {
+		f.Add(p.Append(nil))
+	}
+	f.Add([]byte("+2+1+0+0+2+4"))
+	f.Add([]byte("+2+1-1+0+7+999999999999"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		l := &rawLoop{r: dis.NewReader(nil)}
+		l.r = dis.NewReader(&l.src)
+		s := &rawSlot{step: stepQueueJob, in: append([]byte(nil), b...)}
+		err := l.reply(s)
+		want, werr := batchreq.ReadReply(dis.NewReader(bytes.NewReader(b)))
+		if err == errIncomplete {
+			if werr == nil {
+				t.Fatalf("incomplete, but ReadReply decoded %+v", want)
+			}
+			return
+		}
+		if werr != nil || want.Choice > batchreq.BATCH_REPLY_CHOICE_Commit && want.Choice != batchreq.BATCH_REPLY_CHOICE_Text {
+			return // ReadReply refuses it, or a choice no submission step gets
+		}
+		var re *ReplyError
+		switch {
+		case want.Code != 0:
+			if !errors.As(err, &re) || re.Code != want.Code || re.Text != want.Text {
+				t.Fatalf("code %d %q: got %v", want.Code, want.Text, err)
+			}
+		case err != nil:
+			t.Fatalf("ReadReply accepts %+v, raw decoder: %v", want, err)
+		case want.Choice != batchreq.BATCH_REPLY_CHOICE_NULL && want.Choice != batchreq.BATCH_REPLY_CHOICE_Text && string(s.id) != want.JobID:
+			t.Fatalf("job id %q, want %q", s.id, want.JobID)
+		}
+	})
 }
