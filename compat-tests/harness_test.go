@@ -161,6 +161,8 @@ func (l *ledger) run(t *testing.T, suite, name, pending string, body func(t *tes
 			if !returned {
 				l.takeDepartures(t)
 				switch {
+				case t.Skipped() && pending != "":
+					res.detail = "not run (" + pending + ")"
 				case t.Skipped():
 					res.detail = "skipped by the scenario"
 				case t.Failed():
