@@ -367,10 +367,7 @@ func TestClientsAgainstServer(t *testing.T) {
 						time.Sleep(1500 * time.Millisecond)
 					}
 					name := filepath.Base(run.argv[0])
-					label := fmt.Sprintf("%03d-%s", sc.ID, strings.Join(run.argv, " "))
-					if run.which >= 0 {
-						label = fmt.Sprintf("%03d-extra%d-%s", sc.ID, run.which+1, strings.Join(run.argv, " "))
-					}
+					label := capLabel(sc.ID, run)
 					// Sync-set submissions, which TORQUE 2.5.13 rejected
 					// (consuming a job number), are accepted (seed 001).
 					departure := ""
@@ -413,7 +410,7 @@ func TestClientsAgainstServer(t *testing.T) {
 	// are not run here.
 	for i := range scenarios {
 		sc := &scenarios[i]
-		if inSequence[sc.ID] || len(sc.Argv) == 0 || !isClientCommand(filepath.Base(sc.Argv[0])) {
+		if inSequence[sc.ID] || runsWithMom(sc.ID) || len(sc.Argv) == 0 || !isClientCommand(filepath.Base(sc.Argv[0])) {
 			continue
 		}
 		reason := notAgainstServer(sc)

@@ -1,0 +1,170 @@
+package compattests
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"gopbs/batchreq"
+	"gopbs/internal/capture"
+	"gopbs/internal/e2e"
+)
+
+// momScenarioRun is a round-2 scenario that TestClientsAgainstServerWithMom
+// runs on real daemons (pbs_server, pbs_mom for node vm, pbs_sched).
+type momScenarioRun struct {
+	id int
+	// nextJob, when not zero, is the next_job_number set before the
+	// scenario (the number its first submission took in the capture).
+	nextJob int
+	// completed names a job that the capture showed completed before the
+	// next scenario: the test waits for its state C.
+	completed string
+}
+
+// momScenarios are the round-2 client scenarios that need a job run to
+// completion on a MOM under the scheduler: keep_completed (89-93).
+var momScenarios = []momScenarioRun{
+	{id: 89, nextJob: 28, completed: "28." + captureHost},
+	{id: 90}, {id: 91}, {id: 92}, {id: 93},
+}
+
+// runsWithMom reports whether TestClientsAgainstServerWithMom runs scenario
+// id.
+func runsWithMom(id int) bool {
+	for _, m := range momScenarios {
+		if m.id == id {
+			return true
+		}
+	}
+	return false
+}
+
+// TestClientsAgainstServerWithMom runs the client commands of the
+// round-2 scenarios that need running jobs against GoPBS daemons set up
+// like the capture cluster: pbs_server, pbs_mom for node vm (np=2) and
+// pbs_sched with scheduling on, all in the capture namespace. The job
+// scripts are the captured ones; stdout, stderr and exit status are
+// compared with the manifest after normalising dates, session ids and
+// the times that depend on when the job ran.
+func TestClientsAgainstServerWithMom(t *testing.T) {
+	dir := requireCaptures(t)
+	ns := newCaptureNamespace(t)
+	scenarios, err := capture.ReadManifest(filepath.Join(dir, capture.ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[int]*capture.Scenario{}
+	for i := range scenarios {
+		byID[scenarios[i].ID] = &scenarios[i]
+	}
+	norm := standardNormalizer().
+		add(`(session_id = )\d+`, "${1}<SID>").
+		add(`(<session_id>)\d+(</session_id>)`, "${1}<SID>${2}").
+		// sleep 3 takes 3 s of walltime, 4 s on a loaded machine.
+		add(`(resources_used\.walltime = |<resources_used>.*<walltime>)00:00:0[34]\b`, "${1}00:00:03").
+		add(`(Job started on \w{3} \w{3} [ \d]\d at )\d\d:\d\d`, "${1}<HH:MM>")
+
+	c, port := startMomCluster(t, ns)
+	bin, built := buildClientsFor(t, port)
+	for _, m := range momScenarios {
+		sc, ok := byID[m.id]
+		if !ok {
+			continue
+		}
+		if m.nextJob > 0 {
+			c.must(batchreq.PBS_BATCH_Manager, &batchreq.Manage{Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_SERVER,
+				Attrs: batchreq.AttrList{batchreq.NewAttr("next_job_number", strconv.Itoa(m.nextJob))}})
+		}
+		for _, run := range scenarioRuns(sc) {
+			name := filepath.Base(run.argv[0])
+			label := capLabel(sc.ID, run)
+			results.run(t, "clients-server", label, pendingFor(sc.ID, run.which), func(t *testing.T) string {
+				if !built[name] {
+					t.Skipf("%s is not implemented yet", name)
+				}
+				return runAgainstServer(t, ns, dir, sc, run, filepath.Join(bin, name), norm)
+			})
+		}
+		if m.completed != "" {
+			e2e.WaitFor(t, "job "+m.completed+" to complete", 30*time.Second, func() bool {
+				return c.jobState(m.completed) == "C"
+			})
+		}
+	}
+}
+
+// capLabel names a command of scenario id in the results: the scenario
+// number and the command line, with "extraN" for the N-th extra command.
+func capLabel(id int, run clientRun) string {
+	if run.which >= 0 {
+		return fmt.Sprintf("%03d-extra%d-%s", id, run.which+1, strings.Join(run.argv, " "))
+	}
+	return fmt.Sprintf("%03d-%s", id, strings.Join(run.argv, " "))
+}
+
+// jobState returns a job's job_state, or "" when the server does not
+// report it.
+func (c *batchClient) jobState(id string) string {
+	rep := c.do(batchreq.PBS_BATCH_StatusJob, &batchreq.StatusReq{ID: id})
+	if rep.Code != 0 || len(rep.Status) != 1 {
+		return ""
+	}
+	v, _ := rep.Status[0].Attrs.Get("job_state")
+	return v
+}
+
+// startMomCluster starts pbs_server, pbs_mom for node vm and pbs_sched in
+// the capture namespace, configured as the capture cluster was in round
+// 2 (queues batch, short and route; scheduling on from scenario 82), and
+// returns a root connection to the server and the server's port.
+func startMomCluster(t *testing.T, ns *captureNamespace) (*batchClient, int) {
+	t.Helper()
+	bin := e2e.Build(t, "pbs_server", "pbs_mom", "pbs_sched").Dir
+	base := e2e.Dir(t)
+	svHome, momHome, schedHome := filepath.Join(base, "server"), filepath.Join(base, "mom"), filepath.Join(base, "sched")
+	for _, h := range []string{svHome, momHome, schedHome} {
+		if err := e2e.MakeHome(h, captureHost); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The captured MOM's configuration (captures README).
+	e2e.WriteFile(t, filepath.Join(momHome, "mom_priv", "config"),
+		"$pbsserver "+captureHost+"\n$logevent 255\n$usecp *:/home /home\n")
+	// pbs_sched's FIFO defaults.
+	e2e.WriteFile(t, filepath.Join(schedHome, "sched_priv", "sched_config"), "sort_by: no_sort\n")
+	t.Cleanup(func() {
+		if t.Failed() {
+			logs, _ := filepath.Glob(filepath.Join(base, "*", "*_logs", "*"))
+			for _, f := range logs {
+				b, _ := os.ReadFile(f)
+				t.Logf("%s:\n%s", f, b)
+			}
+		}
+	})
+
+	ports := e2e.FreePorts(t, 4)
+	sv, mom, rm, sched := strconv.Itoa(ports[0]), strconv.Itoa(ports[1]), strconv.Itoa(ports[2]), strconv.Itoa(ports[3])
+	startNSDaemon(t, ns, filepath.Join(bin, "pbs_server"), "-D", "-f", "-t", "create", "-d", svHome,
+		"-p", sv, "-M", mom, "-R", rm, "-S", "127.0.0.1:"+sched, "-H", captureHost).
+		WaitListening(t, net.JoinHostPort("127.0.0.1", sv), 10*time.Second)
+	c := dialServer(t, ports[0])
+	setup, _ := round2() // node vm with np=2 among them
+	for _, req := range setup {
+		if rep := c.Do(req); rep.Code != 0 {
+			t.Fatalf("setup: %d %s", rep.Code, rep.Text)
+		}
+	}
+	startNSDaemon(t, ns, filepath.Join(bin, "pbs_mom"), "-D", "-d", momHome, "-M", mom, "-R", rm, "-S", sv)
+	e2e.WaitFor(t, "node "+captureHost+" to report its status", 30*time.Second, c.nodeUp)
+	startNSDaemon(t, ns, filepath.Join(bin, "pbs_sched"), "-D", "-d", schedHome, "-S", sched, "-R", rm, "-listen", "127.0.0.1").
+		WaitListening(t, net.JoinHostPort("127.0.0.1", sched), 10*time.Second)
+	c.must(batchreq.PBS_BATCH_Manager, &batchreq.Manage{Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_SERVER,
+		Attrs: batchreq.AttrList{batchreq.NewAttr("scheduling", "true")}})
+	return c, ports[0]
+}
