@@ -22,16 +22,42 @@ type momScenarioRun struct {
 	// nextJob, when not zero, is the next_job_number set before the
 	// scenario (the number its first submission took in the capture).
 	nextJob int
+	// running, when set, is a job the capture run submitted outside the
+	// captured scenarios and that ran when the scenario started: it is
+	// submitted (before the next_job_number is set) and waited for.
+	running *outsideJob
 	// completed names a job that the capture showed completed before the
 	// next scenario: the test waits for its state C.
 	completed string
+	// files are written to alice's home before the scenario, as the
+	// capture run had them (name: content).
+	files map[string]string
+	// ended names a job that had left the server (keep_completed 0)
+	// before the capture's next scenario: the test waits for that.
+	ended string
 }
 
-// momScenarios are the round-2 client scenarios that need a job run to
-// completion on a MOM under the scheduler: keep_completed (89-93).
+// outsideJob is a submission the capture run made between scenarios.
+type outsideJob struct {
+	number int      // the job number it took
+	argv   []string // the qsub command line, run as alice
+	script int      // the scenario whose capture holds the job script
+}
+
+// momScenarios are the round-2 client scenarios that need jobs run on a
+// MOM under the scheduler: keep_completed (89-93), the submissions of
+// the staging, prologue, limit and memory scenarios (94-98), each run to
+// its end, and the signals and hold of a running job (99-101).
 var momScenarios = []momScenarioRun{
 	{id: 89, nextJob: 28, completed: "28." + captureHost},
 	{id: 90}, {id: 91}, {id: 92}, {id: 93},
+	{id: 94, nextJob: 29, ended: "29." + captureHost, files: map[string]string{"in.txt": "stage-in data\n"}},
+	{id: 95, ended: "30." + captureHost},
+	{id: 96, ended: "31." + captureHost},
+	{id: 97, ended: "32." + captureHost},
+	{id: 98, ended: "33." + captureHost},
+	{id: 99, running: &outsideJob{number: 36, argv: []string{"qsub", "-N", "sigjob", "sleep120.sh"}, script: 96}},
+	{id: 100}, {id: 101},
 }
 
 // runsWithMom reports whether TestClientsAgainstServerWithMom runs scenario
@@ -68,6 +94,7 @@ func TestClientsAgainstServerWithMom(t *testing.T) {
 		add(`(<session_id>)\d+(</session_id>)`, "${1}<SID>${2}").
 		// sleep 3 takes 3 s of walltime, 4 s on a loaded machine.
 		add(`(resources_used\.walltime = |<resources_used>.*<walltime>)00:00:0[34]\b`, "${1}00:00:03").
+		add(`(Walltime\.Remaining = )\d+`, "${1}<SECONDS>").
 		add(`(Job started on \w{3} \w{3} [ \d]\d at )\d\d:\d\d`, "${1}<HH:MM>")
 
 	c, port := startMomCluster(t, ns)
@@ -77,9 +104,28 @@ func TestClientsAgainstServerWithMom(t *testing.T) {
 		if !ok {
 			continue
 		}
+		if len(m.files) > 0 {
+			uid, gid := ensureUser(t, "alice")
+			h := ns.home(t, "alice", uid, gid)
+			for name, text := range m.files {
+				p := filepath.Join(h, name)
+				e2e.WriteFile(t, p, text)
+				if err := os.Chown(p, uid, gid); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
 		if m.nextJob > 0 {
-			c.must(batchreq.PBS_BATCH_Manager, &batchreq.Manage{Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_SERVER,
-				Attrs: batchreq.AttrList{batchreq.NewAttr("next_job_number", strconv.Itoa(m.nextJob))}})
+			c.setNextJob(m.nextJob)
+		}
+		if j := m.running; j != nil {
+			c.setNextJob(j.number)
+			id := fmt.Sprintf("%d.%s", j.number, captureHost)
+			run := clientRun{user: "alice", argv: j.argv, stdout: id + "\n", which: -1}
+			if d := runAgainstServer(t, ns, dir, byID[j.script], run, filepath.Join(bin, "qsub"), norm); d != "" {
+				t.Fatalf("submitting %s: %s", id, d)
+			}
+			e2e.WaitFor(t, "job "+id+" to run", 30*time.Second, func() bool { return c.jobState(id) == "R" })
 		}
 		for _, run := range scenarioRuns(sc) {
 			name := filepath.Base(run.argv[0])
@@ -96,6 +142,9 @@ func TestClientsAgainstServerWithMom(t *testing.T) {
 				return c.jobState(m.completed) == "C"
 			})
 		}
+		if m.ended != "" {
+			e2e.WaitFor(t, "job "+m.ended+" to end", 60*time.Second, func() bool { return c.jobGone(m.ended) })
+		}
 	}
 }
 
@@ -106,6 +155,12 @@ func capLabel(id int, run clientRun) string {
 		return fmt.Sprintf("%03d-extra%d-%s", id, run.which+1, strings.Join(run.argv, " "))
 	}
 	return fmt.Sprintf("%03d-%s", id, strings.Join(run.argv, " "))
+}
+
+// setNextJob sets the server's next_job_number.
+func (c *batchClient) setNextJob(n int) {
+	c.must(batchreq.PBS_BATCH_Manager, &batchreq.Manage{Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_SERVER,
+		Attrs: batchreq.AttrList{batchreq.NewAttr("next_job_number", strconv.Itoa(n))}})
 }
 
 // jobState returns a job's job_state, or "" when the server does not
