@@ -1,18 +1,16 @@
 package compattests
 
 import (
-	"bytes"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"gopbs/internal/e2e"
 )
 
 // e2eClientUser is the unprivileged account the end-to-end test runs the
@@ -24,9 +22,7 @@ const e2eClientUser = "gopbsclient"
 // queue with qmgr, and an unprivileged user submits, lists and deletes a
 // job, authenticated by the real setuid-root pbs_iff.
 func TestClientsEndToEnd(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: setuid pbs_iff, an unprivileged test user")
-	}
+	e2e.RequireRoot(t, "setuid pbs_iff, an unprivileged test user")
 	root, err := repoRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -34,77 +30,22 @@ func TestClientsEndToEnd(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "server", "cmd", "pbs_server", "main.go")); err != nil {
 		t.Skip("pbs_server not present yet")
 	}
-	u, err := user.Lookup(e2eClientUser)
-	if err != nil {
-		if out, err := exec.Command("useradd", "-M", "-r", "-s", "/bin/false", e2eClientUser).CombinedOutput(); err != nil {
-			t.Skipf("cannot create user %s: %v %s", e2eClientUser, err, out)
-		}
-		if u, err = user.Lookup(e2eClientUser); err != nil {
-			t.Skip(err)
-		}
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-
-	dir, err := os.MkdirTemp("", "gopbs-client-e2e-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	bin, home, work := filepath.Join(dir, "bin"), filepath.Join(dir, "home"), filepath.Join(dir, "work")
-	for _, d := range []string{bin, home, work} {
+	u := e2e.User(t, e2eClientUser)
+	dir := e2e.Dir(t)
+	home, work := filepath.Join(dir, "home"), filepath.Join(dir, "work")
+	for _, d := range []string{home, work} {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	_ = os.Chown(work, uid, gid)
-	pkgs := []string{"./server/cmd/pbs_server", "./tools/pbs_iff", "./tools/qsub", "./tools/qstat", "./tools/qdel", "./tools/qmgr",
-		"./tools/qhold", "./tools/qrls", "./tools/qalter", "./tools/qselect", "./tools/qmove", "./tools/qorder",
-		"./tools/qenable", "./tools/qdisable", "./tools/qterm"}
-	build := exec.Command("go", append([]string{"build", "-ldflags", "-X gopbs/pbs.SbinDir=" + bin, "-o", bin + "/"}, pkgs...)...)
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	iff := filepath.Join(bin, "pbs_iff")
-	if err := os.Chown(iff, 0, 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(iff, 0o755|os.ModeSetuid); err != nil {
-		t.Fatal(err)
-	}
+	_ = os.Chown(work, u.UID, u.GID)
+	bin := e2e.Build(t, "pbs_server", "pbs_iff", "qsub", "qstat", "qdel", "qmgr", "qhold", "qrls", "qalter", "qselect",
+		"qmove", "qorder", "qenable", "qdisable", "qterm").Dir
 
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	srv := exec.Command(filepath.Join(bin, "pbs_server"), "-D", "-f", "-t", "create", "-d", home,
-		"-p", strconv.Itoa(port), "-H", "localhost")
-	var srvErr bytes.Buffer
-	srv.Stderr = &srvErr
-	srv.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = syscall.Kill(-srv.Process.Pid, syscall.SIGKILL)
-		_ = srv.Wait()
-	})
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		if nc, err := net.Dial("tcp4", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
-			nc.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("pbs_server did not listen:\n%s", srvErr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	port := e2e.FreePort(t)
+	srv := e2e.Start(t, "pbs_server", exec.Command(filepath.Join(bin, "pbs_server"), "-D", "-f", "-t", "create", "-d", home,
+		"-p", strconv.Itoa(port), "-H", "localhost"))
+	srv.WaitListening(t, fmt.Sprintf("127.0.0.1:%d", port), 10*time.Second)
 
 	env := []string{"PATH=/usr/bin:/bin", "PBS_DEFAULT=localhost:" + strconv.Itoa(port), "LANG=C"}
 	stdin := ""
@@ -113,34 +54,19 @@ func TestClientsEndToEnd(t *testing.T) {
 		cmd := exec.Command(filepath.Join(bin, name), args...)
 		cmd.Stdin = strings.NewReader(stdin)
 		cmd.Dir = work
+		cmd.Env = append([]string(nil), env...)
 		if asUser {
-			cmd.Env = append(env, "HOME="+work, "LOGNAME="+e2eClientUser, "USER="+e2eClientUser)
-			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+			u.AsUser(cmd, work)
 		} else {
-			cmd.Env = append(env, "HOME=/root", "LOGNAME=root", "USER=root")
+			cmd.Env = append(cmd.Env, "HOME=/root", "LOGNAME=root", "USER=root")
 		}
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		cmd.WaitDelay = 5 * time.Second
-		done := make(chan error, 1)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		go func() { done <- cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-			t.Fatalf("%s %q hung", name, args)
-		}
-		return stdout.String(), stderr.String(), cmd.ProcessState.ExitCode()
+		return e2e.Run(t, cmd, 30*time.Second)
 	}
 	expect := func(asUser bool, wantExit int, name string, args ...string) string {
 		t.Helper()
 		out, errOut, code := run(asUser, name, args...)
 		if code != wantExit {
-			t.Fatalf("%s %q: exit %d, want %d\nstdout: %s\nstderr: %s\nserver: %s", name, args, code, wantExit, out, errOut, srvErr.String())
+			t.Fatalf("%s %q: exit %d, want %d\nstdout: %s\nstderr: %s\nserver: %s", name, args, code, wantExit, out, errOut, srv.Output())
 		}
 		return out + errOut
 	}

@@ -14,7 +14,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -24,6 +23,7 @@ import (
 
 	"gopbs/dis"
 	"gopbs/internal/capture"
+	"gopbs/internal/e2e"
 )
 
 // authenPrefix starts every AuthenticateUser request (pbs_iff).
@@ -399,16 +399,8 @@ func clientEnv(login, home, path string) []string {
 // home directory if needed) and returns its uid and gid.
 func ensureUser(t *testing.T, name string) (uid, gid int) {
 	t.Helper()
-	u, err := user.Lookup(name)
-	if err != nil {
-		out, uerr := exec.Command("useradd", "-M", "-s", "/bin/bash", name).CombinedOutput()
-		if u, err = user.Lookup(name); err != nil {
-			t.Skipf("cannot create user %s: %v %s", name, uerr, out)
-		}
-	}
-	uid, _ = strconv.Atoi(u.Uid)
-	gid, _ = strconv.Atoi(u.Gid)
-	return uid, gid
+	u := e2e.UserWithShell(t, name, "/bin/bash")
+	return u.UID, u.GID
 }
 
 // captureNamespace prepares the files a command runs with: an /etc/hosts
@@ -421,24 +413,12 @@ type captureNamespace struct {
 
 func newCaptureNamespace(t *testing.T) *captureNamespace {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: commands run in a mount and UTS namespace as the capture users")
-	}
-	if _, err := exec.LookPath("unshare"); err != nil {
-		t.Skip("unshare(1) not installed")
-	}
+	e2e.RequireNamespaces(t)
 	if _, err := exec.LookPath("setpriv"); err != nil {
 		t.Skip("setpriv(1) not installed")
 	}
-	if out, err := exec.Command("unshare", "--uts", "--mount", "--propagation", "private", "true").CombinedOutput(); err != nil {
-		t.Skipf("cannot create UTS and mount namespaces here: %v %s", err, out)
-	}
 	dir := t.TempDir()
-	ns := &captureNamespace{hosts: filepath.Join(dir, "hosts"), homes: filepath.Join(dir, "home")}
-	content := fmt.Sprintf("127.0.0.1\t%s localhost\n::1\tlocalhost ip6-localhost ip6-loopback\n", captureHost)
-	if err := os.WriteFile(ns.hosts, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	ns := &captureNamespace{hosts: e2e.HostsFile(t, captureHost), homes: filepath.Join(dir, "home")}
 	if err := os.MkdirAll(ns.homes, 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -3,44 +3,29 @@ package server
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"gopbs/batchreq"
+	"gopbs/internal/e2e"
 )
 
 // acceptCluster is a pbs_server and a pbs_mom run as processes in
 // temporary homes on loopback ports, for the end-to-end acceptance test.
 type acceptCluster struct {
 	t                       *testing.T
-	bins                    map[string]string
+	bins                    e2e.Programs
 	base, svHome, momHome   string
 	outDir                  string
 	svPort, momPort, rmPort int
 	schedPort               int
-	server                  *e2eDaemon
+	server                  *e2e.Daemon
 	c                       *client
 	uid, gid                int
 	userHome                string
-}
-
-// acceptBuild builds pbs_server and pbs_mom.
-func acceptBuild(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	bins := map[string]string{}
-	for _, name := range []string{"server/cmd/pbs_server", "mom/cmd/pbs_mom"} {
-		out := filepath.Join(dir, filepath.Base(name))
-		if b, err := exec.Command("go", "build", "-o", out, "gopbs/"+name).CombinedOutput(); err != nil {
-			t.Fatalf("build %s: %v: %s", name, err, b)
-		}
-		bins[filepath.Base(name)] = out
-	}
-	return bins
 }
 
 func (ac *acceptCluster) startServer(init string) {
@@ -50,7 +35,7 @@ func (ac *acceptCluster) startServer(init string) {
 	if init == "create" {
 		args = append(args, "-f")
 	}
-	ac.server = e2eStart(ac.t, ac.bins["pbs_server"], args...)
+	ac.server = e2eStart(ac.t, ac.bins.Path("pbs_server"), args...)
 	ac.c = e2eDial(ac.t, ac.svPort)
 }
 
@@ -93,7 +78,7 @@ func (ac *acceptCluster) attr(id, name string) string { return jobAttr(ac.t, ac.
 
 func (ac *acceptCluster) waitState(id, state string, d time.Duration) {
 	ac.t.Helper()
-	e2eWait(ac.t, "job "+id+" in state "+state, d, func() bool { return ac.attr(id, "job_state") == state })
+	e2e.WaitFor(ac.t, "job "+id+" in state "+state, d, func() bool { return ac.attr(id, "job_state") == state })
 }
 
 // accounting returns today's accounting records.
@@ -131,43 +116,26 @@ func seqOf(id string) string { s, _, _ := strings.Cut(id, "."); return s }
 // is released; qdel kills the job's whole process tree; walltime overrun
 // is killed; and a server crash and restart while jobs run loses none.
 func TestEndToEndAcceptance(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: reserved ports and setuid job execution")
-	}
+	e2e.RequireRoot(t, "reserved ports and setuid job execution")
 	if testing.Short() {
 		t.Skip("end-to-end test")
 	}
 	u := e2eUser(t)
-	base, err := os.MkdirTemp("", "gopbs-accept-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	os.Chmod(base, 0o755)
+	base := e2e.Dir(t)
+	ports := e2e.FreePorts(t, 4)
 	ac := &acceptCluster{t: t, base: base, svHome: filepath.Join(base, "server"), momHome: filepath.Join(base, "mom"),
-		outDir: filepath.Join(base, "out"), svPort: e2ePort(t), momPort: e2ePort(t), rmPort: e2ePort(t), schedPort: e2ePort(t)}
-	ac.bins = acceptBuild(t, base)
-	ac.uid, _ = strconv.Atoi(u.Uid)
-	ac.gid, _ = strconv.Atoi(u.Gid)
+		outDir: filepath.Join(base, "out"), svPort: ports[0], momPort: ports[1], rmPort: ports[2], schedPort: ports[3]}
+	ac.bins = e2e.Build(t, "pbs_server", "pbs_mom")
+	ac.uid, ac.gid = u.UID, u.GID
 	ac.userHome = u.HomeDir
-	if _, err := os.Stat(u.HomeDir); err != nil {
-		if err := os.MkdirAll(u.HomeDir, 0o755); err != nil {
-			t.Skipf("job user's home: %v", err)
-		}
-		os.Chown(u.HomeDir, ac.uid, ac.gid)
-	}
 	os.MkdirAll(ac.outDir, 0o755)
 	os.Chown(ac.outDir, ac.uid, ac.gid)
-	for _, d := range []string{ac.svHome, filepath.Join(ac.momHome, "mom_priv")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
+	for _, h := range []string{ac.svHome, ac.momHome} {
+		if err := e2e.MakeHome(h, "localhost"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, h := range []string{ac.svHome, ac.momHome} {
-		os.WriteFile(filepath.Join(h, "server_name"), []byte("localhost\n"), 0o644)
-	}
-	os.WriteFile(filepath.Join(ac.momHome, "mom_priv", "config"),
-		[]byte("$pbsserver localhost\n$status_update_time 2\n$check_poll_time 1\n"), 0o644)
+	e2e.WriteFile(t, filepath.Join(ac.momHome, "mom_priv", "config"), "$pbsserver localhost\n$status_update_time 2\n$check_poll_time 1\n")
 	t.Cleanup(func() {
 		if t.Failed() {
 			logs, _ := filepath.Glob(filepath.Join(base, "*", "*_logs", "*"))
@@ -190,9 +158,9 @@ func TestEndToEndAcceptance(t *testing.T) {
 			t.Fatalf("setup: %d %s", p.Code, p.Text)
 		}
 	}
-	e2eStart(t, ac.bins["pbs_mom"], "-D", "-d", ac.momHome, "-H", "localhost", "-M", strconv.Itoa(ac.momPort),
+	e2eStart(t, ac.bins.Path("pbs_mom"), "-D", "-d", ac.momHome, "-H", "localhost", "-M", strconv.Itoa(ac.momPort),
 		"-R", strconv.Itoa(ac.rmPort), "-S", strconv.Itoa(ac.svPort))
-	e2eWait(t, "the MOM's first IS_STATUS", 20*time.Second, func() bool {
+	e2e.WaitFor(t, "the MOM's first IS_STATUS", 20*time.Second, func() bool {
 		return strings.Contains(e2eNodeStatus(t, ac.c), "opsys=linux")
 	})
 
@@ -271,7 +239,7 @@ func TestEndToEndAcceptance(t *testing.T) {
 			"( sleep 300 & echo $! >> "+pids+"; wait ) &\n"+
 			"echo $! >> "+pids+"\nwait\n")
 		ac.run(id)
-		e2eWait(t, "the job's processes", 20*time.Second, func() bool {
+		e2e.WaitFor(t, "the job's processes", 20*time.Second, func() bool {
 			b, _ := os.ReadFile(pids)
 			return strings.Count(string(b), "\n") == 3
 		})
@@ -283,7 +251,7 @@ func TestEndToEndAcceptance(t *testing.T) {
 		b, _ := os.ReadFile(pids)
 		for _, f := range strings.Fields(string(b)) {
 			pid, _ := strconv.Atoi(f)
-			e2eWait(t, "process "+f+" to end", 10*time.Second, func() bool { return processGone(pid) })
+			e2e.WaitFor(t, "process "+f+" to end", 10*time.Second, func() bool { return processGone(pid) })
 		}
 		if e := ac.record("E", id); !strings.Contains(e, "Exit_status=271") {
 			t.Errorf("E record of the deleted job: %q", e)
@@ -312,8 +280,7 @@ func TestEndToEndAcceptance(t *testing.T) {
 		ac.waitState(running, "R", 20*time.Second)
 		// SIGKILL: no orderly shutdown. The job ends while the server is
 		// down; MOM keeps its obit until the server is back.
-		ac.server.cmd.Process.Signal(syscall.SIGKILL)
-		ac.server.cmd.Wait()
+		ac.server.Kill()
 		time.Sleep(5 * time.Second)
 		ac.startServer("warm")
 		ac.waitState(running, "C", 60*time.Second)
@@ -328,7 +295,7 @@ func TestEndToEndAcceptance(t *testing.T) {
 		}
 		// The node is back once its MOM has said hello to the restarted
 		// server; until then RunJob is refused with PBSE_RESCUNAV (15046).
-		e2eWait(t, "RunJob of the queued job accepted", 30*time.Second, func() bool {
+		e2e.WaitFor(t, "RunJob of the queued job accepted", 30*time.Second, func() bool {
 			p := ac.c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: queued}))
 			if p.Code != 0 && p.Code != batchreq.PBSE_RESCUNAV {
 				t.Fatalf("RunJob %s: %d %s", queued, p.Code, p.Text)

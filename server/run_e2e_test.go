@@ -1,116 +1,52 @@
 package server
 
 import (
-	"bytes"
 	"net"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"gopbs/batchreq"
 	"gopbs/dis"
+	"gopbs/internal/e2e"
 )
 
 // The end-to-end test runs pbs_server, pbs_mom and pbs_sched as
-// processes in temporary homes on ephemeral loopback ports: a job
+// processes in temporary homes on free loopback ports: a job
 // submitted to the server runs on the MOM, its obit completes it, and
 // with scheduling on the scheduler starts the next one.
 
 const e2eJobUser = "gopbsruntest"
 
-// e2eBuild builds the three daemons into a temporary directory.
-func e2eBuild(t *testing.T) map[string]string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "gopbs-run-e2e-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	// the MOM's job starter is its own binary, run as the job user
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	bins := map[string]string{}
-	for _, name := range []string{"server/cmd/pbs_server", "mom/cmd/pbs_mom", "sched/cmd/pbs_sched"} {
-		out := filepath.Join(dir, filepath.Base(name))
-		if b, err := exec.Command("go", "build", "-o", out, "gopbs/"+name).CombinedOutput(); err != nil {
-			t.Fatalf("build %s: %v: %s", name, err, b)
-		}
-		bins[filepath.Base(name)] = out
-	}
-	return bins
+// TestMain removes the programs the end-to-end tests built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	e2e.RemoveBuilds()
+	os.Exit(code)
 }
 
-// e2ePort returns a port free for TCP and UDP on loopback.
-func e2ePort(t *testing.T) int {
+// e2eBuild builds the daemons (once per test binary).
+func e2eBuild(t *testing.T) e2e.Programs {
 	t.Helper()
-	for i := 0; i < 50; i++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := ln.Addr().(*net.TCPAddr).Port
-		ln.Close()
-		if pc, err := net.ListenPacket("udp", ":"+strconv.Itoa(p)); err == nil {
-			pc.Close()
-			return p
-		}
-	}
-	t.Fatal("no free port")
-	return 0
+	return e2e.Build(t, "pbs_server", "pbs_mom", "pbs_sched")
 }
 
-type e2eDaemon struct {
-	name string
-	cmd  *exec.Cmd
-	out  *bytes.Buffer
+// e2eStart starts a daemon; it is stopped when the test ends.
+func e2eStart(t *testing.T, bin string, args ...string) *e2e.Daemon {
+	t.Helper()
+	return e2e.Start(t, filepath.Base(bin), exec.Command(bin, args...))
 }
 
-func e2eStart(t *testing.T, bin string, args ...string) *e2eDaemon {
+// e2eUser returns the job user, creating it (and its home directory,
+// where pbs_mom starts jobs) when absent.
+func e2eUser(t *testing.T) *e2e.Account {
 	t.Helper()
-	d := &e2eDaemon{name: filepath.Base(bin), cmd: exec.Command(bin, args...), out: &bytes.Buffer{}}
-	d.cmd.Stdout, d.cmd.Stderr = d.out, d.out
-	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := d.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		d.cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { d.cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			d.cmd.Process.Kill()
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("%s output:\n%s", d.name, d.out.String())
-		}
-	})
-	return d
-}
-
-func e2eUser(t *testing.T) *user.User {
-	t.Helper()
-	u, err := user.Lookup(e2eJobUser)
-	if err != nil {
-		if out, err := exec.Command("useradd", "-M", "-s", "/bin/sh", e2eJobUser).CombinedOutput(); err != nil {
-			if u, err2 := user.Lookup(e2eJobUser); err2 == nil {
-				return u
-			}
-			t.Skipf("cannot create job user: %v: %s", err, out)
-		}
-		if u, err = user.Lookup(e2eJobUser); err != nil {
-			t.Skipf("job user: %v", err)
-		}
-	}
+	u := e2e.User(t, e2eJobUser)
+	u.MakeHome(t)
 	return u
 }
 
@@ -177,48 +113,21 @@ func e2eSubmit(t *testing.T, c *client, name, script, outDir string) string {
 	return id
 }
 
-func e2eWait(t *testing.T, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	end := time.Now().Add(d)
-	for time.Now().Before(end) {
-		if cond() {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("timed out waiting for %s", what)
-}
-
 func TestEndToEndServerMomSched(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: reserved ports and setuid job execution")
-	}
+	e2e.RequireRoot(t, "reserved ports and setuid job execution")
 	if testing.Short() {
 		t.Skip("end-to-end test")
 	}
 	u := e2eUser(t)
 	bins := e2eBuild(t)
-	base, err := os.MkdirTemp("", "gopbs-run-e2e-home-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	os.Chmod(base, 0o755) // the job user must reach out/
+	base := e2e.Dir(t) // the job user must reach out/
 	outDir := filepath.Join(base, "out")
 	os.MkdirAll(outDir, 0o777)
 	os.Chmod(outDir, 0o777)
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	os.Chown(outDir, uid, gid)
-	// MOM starts jobs in the user's home directory.
-	if _, err := os.Stat(u.HomeDir); err != nil {
-		if err := os.MkdirAll(u.HomeDir, 0o755); err != nil {
-			t.Skipf("job user's home: %v", err)
-		}
-		os.Chown(u.HomeDir, uid, gid)
-	}
+	os.Chown(outDir, u.UID, u.GID)
 
-	svPort, momPort, rmPort, schedPort := e2ePort(t), e2ePort(t), e2ePort(t), e2ePort(t)
+	ports := e2e.FreePorts(t, 4)
+	svPort, momPort, rmPort, schedPort := ports[0], ports[1], ports[2], ports[3]
 	svHome, momHome, schedHome := filepath.Join(base, "server"), filepath.Join(base, "mom"), filepath.Join(base, "sched")
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -229,18 +138,15 @@ func TestEndToEndServerMomSched(t *testing.T) {
 			}
 		}
 	})
-	for _, d := range []string{svHome, filepath.Join(momHome, "mom_priv"), filepath.Join(schedHome, "sched_priv"), filepath.Join(schedHome, "sched_logs")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
+	for _, h := range []string{svHome, momHome, schedHome} {
+		if err := e2e.MakeHome(h, "localhost"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, h := range []string{svHome, momHome, schedHome} {
-		os.WriteFile(filepath.Join(h, "server_name"), []byte("localhost\n"), 0o644)
-	}
-	os.WriteFile(filepath.Join(momHome, "mom_priv", "config"), []byte("$pbsserver localhost\n$status_update_time 2\n"), 0o644)
+	e2e.WriteFile(t, filepath.Join(momHome, "mom_priv", "config"), "$pbsserver localhost\n$status_update_time 2\n")
 
 	ps := strconv.Itoa
-	e2eStart(t, bins["pbs_server"], "-D", "-f", "-t", "create", "-d", svHome, "-p", ps(svPort), "-M", ps(momPort),
+	e2eStart(t, bins.Path("pbs_server"), "-D", "-f", "-t", "create", "-d", svHome, "-p", ps(svPort), "-M", ps(momPort),
 		"-R", ps(rmPort), "-S", ps(schedPort), "-H", "localhost")
 	c := e2eDial(t, svPort)
 	for _, r := range []*batchreq.Request{
@@ -253,8 +159,8 @@ func TestEndToEndServerMomSched(t *testing.T) {
 			t.Fatalf("setup: %d %s", p.Code, p.Text)
 		}
 	}
-	e2eStart(t, bins["pbs_mom"], "-D", "-d", momHome, "-H", "localhost", "-M", ps(momPort), "-R", ps(rmPort), "-S", ps(svPort))
-	e2eWait(t, "the MOM's first IS_STATUS", 20*time.Second, func() bool {
+	e2eStart(t, bins.Path("pbs_mom"), "-D", "-d", momHome, "-H", "localhost", "-M", ps(momPort), "-R", ps(rmPort), "-S", ps(svPort))
+	e2e.WaitFor(t, "the MOM's first IS_STATUS", 20*time.Second, func() bool {
 		return strings.Contains(e2eNodeStatus(t, c), "opsys=linux")
 	})
 
@@ -263,7 +169,7 @@ func TestEndToEndServerMomSched(t *testing.T) {
 	if p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id})); p.Code != 0 {
 		t.Fatalf("RunJob: %d %s", p.Code, p.Text)
 	}
-	e2eWait(t, "job "+id+" to finish", 30*time.Second, func() bool { return jobAttr(t, c, id, "job_state") == "" })
+	e2e.WaitFor(t, "job "+id+" to finish", 30*time.Second, func() bool { return jobAttr(t, c, id, "job_state") == "" })
 	out, err := os.ReadFile(filepath.Join(outDir, "hello.out"))
 	if err != nil || string(out) != "hello from "+id+"\n" {
 		t.Errorf("job output %q %v", out, err)
@@ -274,12 +180,12 @@ func TestEndToEndServerMomSched(t *testing.T) {
 	}
 
 	// The scheduler starts a job when scheduling is on.
-	e2eStart(t, bins["pbs_sched"], "-D", "-d", schedHome, "-S", ps(schedPort), "-R", ps(rmPort))
+	e2eStart(t, bins.Path("pbs_sched"), "-D", "-d", schedHome, "-S", ps(schedPort), "-R", ps(rmPort))
 	id2 := e2eSubmit(t, c, "viasched", "#!/bin/sh\necho scheduled\n", outDir)
 	if p := c.do(mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", attr("scheduling", "true"))); p.Code != 0 {
 		t.Fatalf("scheduling: %d", p.Code)
 	}
-	e2eWait(t, "scheduled job "+id2+" to finish", 40*time.Second, func() bool { return jobAttr(t, c, id2, "job_state") == "" })
+	e2e.WaitFor(t, "scheduled job "+id2+" to finish", 40*time.Second, func() bool { return jobAttr(t, c, id2, "job_state") == "" })
 	if out, err := os.ReadFile(filepath.Join(outDir, "viasched.out")); err != nil || string(out) != "scheduled\n" {
 		t.Errorf("scheduled job output %q %v", out, err)
 	}

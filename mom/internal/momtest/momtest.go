@@ -4,11 +4,12 @@ package momtest
 
 import (
 	"os"
-	"os/exec"
 	"os/user"
 	"strings"
 	"sync"
 	"testing"
+
+	"gopbs/internal/e2e"
 )
 
 // SyncBuffer is a strings.Builder safe for concurrent use, for logs that
@@ -47,16 +48,10 @@ func RequireRoot(t testing.TB) {
 func RequireUser(t testing.TB, name string) *user.User {
 	t.Helper()
 	RequireRoot(t)
-	if _, err := os.Stat("/bin/bash"); err != nil {
-		t.Skip("needs /bin/bash")
-	}
-	if u, err := user.Lookup(name); err == nil {
-		return u
-	}
-	out, err := exec.Command("useradd", "-M", "-s", "/bin/bash", name).CombinedOutput()
-	u, lerr := user.Lookup(name)
-	if lerr != nil { // (an error of useradd alone may mean: created concurrently)
-		t.Skipf("cannot create test user %s: %v: %s", name, err, out)
+	a := e2e.UserWithShell(t, name, "/bin/bash")
+	u, err := user.Lookup(a.Name)
+	if err != nil {
+		t.Skipf("test user %s: %v", name, err)
 	}
 	return u
 }
