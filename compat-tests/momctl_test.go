@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"gopbs/internal/capture"
+	"gopbs/internal/e2e"
 	"gopbs/momproto"
 	"gopbs/rpp"
 )
@@ -51,20 +51,10 @@ func momctlScenarios(t *testing.T) (string, []capture.Scenario) {
 	return dir, out
 }
 
-// buildMomctl builds tools/momctl into a temporary directory.
+// buildMomctl builds tools/momctl (once per test binary).
 func buildMomctl(t *testing.T) string {
 	t.Helper()
-	root, err := repoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(t.TempDir(), "momctl")
-	build := exec.Command("go", "build", "-o", bin, "./tools/momctl")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building momctl: %v\n%s", err, out)
-	}
-	return bin
+	return e2e.Build(t, "momctl").Path("momctl")
 }
 
 // rmExchange is the RM messages of one captured momctl run: what momctl
