@@ -44,28 +44,62 @@ type outsideJob struct {
 	script int      // the scenario whose capture holds the job script
 }
 
-// momScenarios are the round-2 client scenarios that need jobs run on a
-// MOM under the scheduler: keep_completed (89-93), the submissions of
-// the staging, prologue, limit and memory scenarios (94-98), each run to
-// its end, and the signals and hold of a running job (99-101).
-var momScenarios = []momScenarioRun{
-	{id: 89, nextJob: 28, completed: "28." + captureHost},
-	{id: 90}, {id: 91}, {id: 92}, {id: 93},
-	{id: 94, nextJob: 29, ended: "29." + captureHost, files: map[string]string{"in.txt": "stage-in data\n"}},
-	{id: 95, ended: "30." + captureHost},
-	{id: 96, ended: "31." + captureHost},
-	{id: 97, ended: "32." + captureHost},
-	{id: 98, ended: "33." + captureHost},
-	{id: 99, running: &outsideJob{number: 36, argv: []string{"qsub", "-N", "sigjob", "sleep120.sh"}, script: 96}},
-	{id: 100}, {id: 101},
+// momPhase is one run of the capture cluster: a fresh pbs_server (with
+// its MOM and scheduler) and the scenarios run against it.
+type momPhase struct {
+	name  string
+	setup func() []*batchreq.Request // manager requests before the MOM starts
+	late  []*batchreq.Request        // manager requests once the scheduler listens
+	steps []momScenarioRun
+	// qterm: the phase's last command stops pbs_server; the test waits
+	// for that and stops the MOM and the scheduler.
+	qterm bool
+}
+
+// momPhases are the client scenarios that need jobs run on a MOM under
+// the scheduler. Round 1's scheduler scenarios (71-76): scheduling
+// switched on, jobs run by the scheduler, qterm -t quick. Round 2 (a new
+// server, scheduling on from scenario 82): keep_completed (89-93), the
+// submissions of the staging, prologue, limit and memory scenarios
+// (94-98), each run to its end, and the signals and hold of a running
+// job (99-101).
+var momPhases = []momPhase{
+	{
+		name: "round1-scheduler",
+		setup: func() []*batchreq.Request {
+			return clusterSetup([]string{"short", "route", "batch"}, setServer("scheduling", "false"))
+		},
+		steps: []momScenarioRun{
+			{id: 71}, {id: 72, nextJob: 12}, {id: 73}, {id: 74}, {id: 76},
+		},
+		qterm: true,
+	},
+	{
+		name:  "round2-mom",
+		setup: func() []*batchreq.Request { s, _ := round2(); return s },
+		late:  []*batchreq.Request{setServer("scheduling", "true")},
+		steps: []momScenarioRun{
+			{id: 89, nextJob: 28, completed: "28." + captureHost},
+			{id: 90}, {id: 91}, {id: 92}, {id: 93},
+			{id: 94, nextJob: 29, ended: "29." + captureHost, files: map[string]string{"in.txt": "stage-in data\n"}},
+			{id: 95, ended: "30." + captureHost},
+			{id: 96, ended: "31." + captureHost},
+			{id: 97, ended: "32." + captureHost},
+			{id: 98, ended: "33." + captureHost},
+			{id: 99, running: &outsideJob{number: 36, argv: []string{"qsub", "-N", "sigjob", "sleep120.sh"}, script: 96}},
+			{id: 100}, {id: 101},
+		},
+	},
 }
 
 // runsWithMom reports whether TestClientsAgainstServerWithMom runs scenario
 // id.
 func runsWithMom(id int) bool {
-	for _, m := range momScenarios {
-		if m.id == id {
-			return true
+	for _, p := range momPhases {
+		for _, m := range p.steps {
+			if m.id == id {
+				return true
+			}
 		}
 	}
 	return false
@@ -97,53 +131,61 @@ func TestClientsAgainstServerWithMom(t *testing.T) {
 		add(`(Walltime\.Remaining = )\d+`, "${1}<SECONDS>").
 		add(`(Job started on \w{3} \w{3} [ \d]\d at )\d\d:\d\d`, "${1}<HH:MM>")
 
-	c, port := startMomCluster(t, ns)
-	bin, built := buildClientsFor(t, port)
-	for _, m := range momScenarios {
-		sc, ok := byID[m.id]
-		if !ok {
-			continue
-		}
-		if len(m.files) > 0 {
-			uid, gid := ensureUser(t, "alice")
-			h := ns.home(t, "alice", uid, gid)
-			for name, text := range m.files {
-				p := filepath.Join(h, name)
-				e2e.WriteFile(t, p, text)
-				if err := os.Chown(p, uid, gid); err != nil {
-					t.Fatal(err)
+	for _, phase := range momPhases {
+		cl := startMomCluster(t, ns, phase.setup(), phase.late)
+		c := cl.client
+		bin, built := buildClientsFor(t, cl.port)
+		for _, m := range phase.steps {
+			sc, ok := byID[m.id]
+			if !ok {
+				continue
+			}
+			if len(m.files) > 0 {
+				uid, gid := ensureUser(t, "alice")
+				h := ns.home(t, "alice", uid, gid)
+				for name, text := range m.files {
+					p := filepath.Join(h, name)
+					e2e.WriteFile(t, p, text)
+					if err := os.Chown(p, uid, gid); err != nil {
+						t.Fatal(err)
+					}
 				}
 			}
-		}
-		if m.nextJob > 0 {
-			c.setNextJob(m.nextJob)
-		}
-		if j := m.running; j != nil {
-			c.setNextJob(j.number)
-			id := fmt.Sprintf("%d.%s", j.number, captureHost)
-			run := clientRun{user: "alice", argv: j.argv, stdout: id + "\n", which: -1}
-			if d := runAgainstServer(t, ns, dir, byID[j.script], run, filepath.Join(bin, "qsub"), norm); d != "" {
-				t.Fatalf("submitting %s: %s", id, d)
+			if m.nextJob > 0 {
+				c.setNextJob(m.nextJob)
 			}
-			e2e.WaitFor(t, "job "+id+" to run", 30*time.Second, func() bool { return c.jobState(id) == "R" })
-		}
-		for _, run := range scenarioRuns(sc) {
-			name := filepath.Base(run.argv[0])
-			label := capLabel(sc.ID, run)
-			results.run(t, "clients-server", label, pendingFor(sc.ID, run.which), func(t *testing.T) string {
-				if !built[name] {
-					t.Skipf("%s is not implemented yet", name)
+			if j := m.running; j != nil {
+				c.setNextJob(j.number)
+				id := fmt.Sprintf("%d.%s", j.number, captureHost)
+				run := clientRun{user: "alice", argv: j.argv, stdout: id + "\n", which: -1}
+				if d := runAgainstServer(t, ns, dir, byID[j.script], run, filepath.Join(bin, "qsub"), norm); d != "" {
+					t.Fatalf("submitting %s: %s", id, d)
 				}
-				return runAgainstServer(t, ns, dir, sc, run, filepath.Join(bin, name), norm)
-			})
+				e2e.WaitFor(t, "job "+id+" to run", 30*time.Second, func() bool { return c.jobState(id) == "R" })
+			}
+			for _, run := range scenarioRuns(sc) {
+				name := filepath.Base(run.argv[0])
+				label := capLabel(sc.ID, run)
+				results.run(t, "clients-server", label, pendingFor(sc.ID, run.which), func(t *testing.T) string {
+					if !built[name] {
+						t.Skipf("%s is not implemented yet", name)
+					}
+					return runAgainstServer(t, ns, dir, sc, run, filepath.Join(bin, name), norm)
+				})
+			}
+			if m.completed != "" {
+				e2e.WaitFor(t, "job "+m.completed+" to complete", 30*time.Second, func() bool {
+					return c.jobState(m.completed) == "C"
+				})
+			}
+			if m.ended != "" {
+				e2e.WaitFor(t, "job "+m.ended+" to end", 60*time.Second, func() bool { return c.jobGone(m.ended) })
+			}
 		}
-		if m.completed != "" {
-			e2e.WaitFor(t, "job "+m.completed+" to complete", 30*time.Second, func() bool {
-				return c.jobState(m.completed) == "C"
-			})
-		}
-		if m.ended != "" {
-			e2e.WaitFor(t, "job "+m.ended+" to end", 60*time.Second, func() bool { return c.jobGone(m.ended) })
+		if phase.qterm {
+			e2e.WaitFor(t, "pbs_server to stop after qterm", 30*time.Second, func() bool { return !cl.server.Alive() })
+			cl.mom.Stop()
+			cl.sched.Stop()
 		}
 	}
 }
@@ -174,11 +216,18 @@ func (c *batchClient) jobState(id string) string {
 	return v
 }
 
-// startMomCluster starts pbs_server, pbs_mom for node vm and pbs_sched in
-// the capture namespace, configured as the capture cluster was in round
-// 2 (queues batch, short and route; scheduling on from scenario 82), and
-// returns a root connection to the server and the server's port.
-func startMomCluster(t *testing.T, ns *captureNamespace) (*batchClient, int) {
+// momCluster is a GoPBS pbs_server, pbs_mom for node vm and pbs_sched
+// running in the capture namespace.
+type momCluster struct {
+	client             *batchClient // root, from a reserved port
+	port               int          // the server's
+	server, mom, sched *e2e.Daemon
+}
+
+// startMomCluster starts pbs_server, applies the setup requests (which
+// create node vm), starts pbs_mom and waits for node vm's status, starts
+// pbs_sched and applies the late requests.
+func startMomCluster(t *testing.T, ns *captureNamespace, setup, late []*batchreq.Request) *momCluster {
 	t.Helper()
 	bin := e2e.Build(t, "pbs_server", "pbs_mom", "pbs_sched").Dir
 	base := e2e.Dir(t)
@@ -205,21 +254,25 @@ func startMomCluster(t *testing.T, ns *captureNamespace) (*batchClient, int) {
 
 	ports := e2e.FreePorts(t, 4)
 	sv, mom, rm, sched := strconv.Itoa(ports[0]), strconv.Itoa(ports[1]), strconv.Itoa(ports[2]), strconv.Itoa(ports[3])
-	startNSDaemon(t, ns, filepath.Join(bin, "pbs_server"), "-D", "-f", "-t", "create", "-d", svHome,
-		"-p", sv, "-M", mom, "-R", rm, "-S", "127.0.0.1:"+sched, "-H", captureHost).
-		WaitListening(t, net.JoinHostPort("127.0.0.1", sv), 10*time.Second)
+	cl := &momCluster{port: ports[0]}
+	cl.server = startNSDaemon(t, ns, filepath.Join(bin, "pbs_server"), "-D", "-f", "-t", "create", "-d", svHome,
+		"-p", sv, "-M", mom, "-R", rm, "-S", "127.0.0.1:"+sched, "-H", captureHost)
+	cl.server.WaitListening(t, net.JoinHostPort("127.0.0.1", sv), 10*time.Second)
 	c := dialServer(t, ports[0])
-	setup, _ := round2() // node vm with np=2 among them
+	cl.client = c
 	for _, req := range setup {
 		if rep := c.Do(req); rep.Code != 0 {
 			t.Fatalf("setup: %d %s", rep.Code, rep.Text)
 		}
 	}
-	startNSDaemon(t, ns, filepath.Join(bin, "pbs_mom"), "-D", "-d", momHome, "-M", mom, "-R", rm, "-S", sv)
+	cl.mom = startNSDaemon(t, ns, filepath.Join(bin, "pbs_mom"), "-D", "-d", momHome, "-M", mom, "-R", rm, "-S", sv)
 	e2e.WaitFor(t, "node "+captureHost+" to report its status", 30*time.Second, c.nodeUp)
-	startNSDaemon(t, ns, filepath.Join(bin, "pbs_sched"), "-D", "-d", schedHome, "-S", sched, "-R", rm, "-listen", "127.0.0.1").
-		WaitListening(t, net.JoinHostPort("127.0.0.1", sched), 10*time.Second)
-	c.must(batchreq.PBS_BATCH_Manager, &batchreq.Manage{Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_SERVER,
-		Attrs: batchreq.AttrList{batchreq.NewAttr("scheduling", "true")}})
-	return c, ports[0]
+	cl.sched = startNSDaemon(t, ns, filepath.Join(bin, "pbs_sched"), "-D", "-d", schedHome, "-S", sched, "-R", rm, "-listen", "127.0.0.1")
+	cl.sched.WaitListening(t, net.JoinHostPort("127.0.0.1", sched), 10*time.Second)
+	for _, req := range late {
+		if rep := c.Do(req); rep.Code != 0 {
+			t.Fatalf("setup: %d %s", rep.Code, rep.Text)
+		}
+	}
+	return cl
 }
