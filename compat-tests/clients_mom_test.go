@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -32,6 +33,12 @@ type momScenarioRun struct {
 	// files are written to alice's home before the scenario, as the
 	// capture run had them (name: content).
 	files map[string]string
+	// deleteJob names a job still running that had ended in the capture
+	// before the scenario: it is deleted and waited for.
+	deleteJob string
+	// mom2 starts node vm2's MOM (on 127.0.0.2) before the scenario's
+	// pbsnodes ("start"), or stops it before the scenario ("stop").
+	mom2 string
 	// ended names a job that had left the server (keep_completed 0)
 	// before the capture's next scenario: the test waits for that.
 	ended string
@@ -61,8 +68,8 @@ type momPhase struct {
 // switched on, jobs run by the scheduler, qterm -t quick. Round 2 (a new
 // server, scheduling on from scenario 82): keep_completed (89-93), the
 // submissions of the staging, prologue, limit and memory scenarios
-// (94-98), each run to its end, and the signals and hold of a running
-// job (99-101).
+// (94-98), each run to its end, the signals and hold of a running job
+// (99-101) and the multi-node scenarios with a second MOM vm2 (104-107).
 var momPhases = []momPhase{
 	{
 		name: "round1-scheduler",
@@ -88,6 +95,12 @@ var momPhases = []momPhase{
 			{id: 98, ended: "33." + captureHost},
 			{id: 99, running: &outsideJob{number: 36, argv: []string{"qsub", "-N", "sigjob", "sleep120.sh"}, script: 96}},
 			{id: 100}, {id: 101},
+			// multi-node (capture: vm2 in a network namespace; here
+			// its MOM listens on 127.0.0.2)
+			{id: 104, deleteJob: "36." + captureHost, mom2: "start"},
+			{id: 105, nextJob: 39, ended: "39." + captureHost},
+			{id: 106, nextJob: 41, ended: "41." + captureHost},
+			{id: 107, mom2: "stop"},
 		},
 	},
 }
@@ -115,6 +128,9 @@ func runsWithMom(id int) bool {
 func TestClientsAgainstServerWithMom(t *testing.T) {
 	dir := requireCaptures(t)
 	ns := newCaptureNamespace(t)
+	// node vm2 of the multi-node scenarios is 127.0.0.2
+	ns.hosts = filepath.Join(t.TempDir(), "hosts")
+	e2e.WriteFile(t, ns.hosts, "127.0.0.1\t"+captureHost+" localhost\n127.0.0.2\t"+captureHost+"2\n")
 	scenarios, err := capture.ReadManifest(filepath.Join(dir, capture.ManifestFile))
 	if err != nil {
 		t.Fatal(err)
@@ -129,6 +145,8 @@ func TestClientsAgainstServerWithMom(t *testing.T) {
 		// sleep 3 takes 3 s of walltime, 4 s on a loaded machine.
 		add(`(resources_used\.walltime = |<resources_used>.*<walltime>)00:00:0[34]\b`, "${1}00:00:03").
 		add(`(Walltime\.Remaining = )\d+`, "${1}<SECONDS>").
+		// node status values of this machine, not of the capture host
+		add(`\b(netload|loadave|ncpus|physmem|availmem|totmem|idletime|nusers|nsessions|sessions|uname)=[^,\n]*`, "${1}=<V>").
 		add(`(Job started on \w{3} \w{3} [ \d]\d at )\d\d:\d\d`, "${1}<HH:MM>")
 
 	for _, phase := range momPhases {
@@ -151,6 +169,13 @@ func TestClientsAgainstServerWithMom(t *testing.T) {
 					}
 				}
 			}
+			if m.deleteJob != "" {
+				c.must(batchreq.PBS_BATCH_DeleteJob, &batchreq.Manage{ObjType: batchreq.MGR_OBJ_JOB, ObjName: m.deleteJob})
+				e2e.WaitFor(t, "job "+m.deleteJob+" to end", 30*time.Second, func() bool { return c.jobGone(m.deleteJob) })
+			}
+			if m.mom2 == "stop" && cl.mom2 != nil {
+				cl.mom2.Stop()
+			}
 			if m.nextJob > 0 {
 				c.setNextJob(m.nextJob)
 			}
@@ -165,6 +190,9 @@ func TestClientsAgainstServerWithMom(t *testing.T) {
 			}
 			for _, run := range scenarioRuns(sc) {
 				name := filepath.Base(run.argv[0])
+				if m.mom2 == "start" && name == "pbsnodes" && cl.mom2 == nil {
+					cl.startMom2(t, ns)
+				}
 				label := capLabel(sc.ID, run)
 				results.run(t, "clients-server", label, pendingFor(sc.ID, run.which), func(t *testing.T) string {
 					if !built[name] {
@@ -205,6 +233,18 @@ func (c *batchClient) setNextJob(n int) {
 		Attrs: batchreq.AttrList{batchreq.NewAttr("next_job_number", strconv.Itoa(n))}})
 }
 
+// nodeReported reports whether node name is free and has sent its
+// status.
+func (c *batchClient) nodeReported(name string) bool {
+	rep := c.do(batchreq.PBS_BATCH_StatusNode, &batchreq.StatusReq{ID: name})
+	if rep.Code != 0 || len(rep.Status) != 1 {
+		return false
+	}
+	state, _ := rep.Status[0].Attrs.Get("state")
+	status, _ := rep.Status[0].Attrs.Get("status")
+	return state == "free" && strings.Contains(status, "uname=")
+}
+
 // jobState returns a job's job_state, or "" when the server does not
 // report it.
 func (c *batchClient) jobState(id string) string {
@@ -222,7 +262,42 @@ type momCluster struct {
 	client             *batchClient // root, from a reserved port
 	port               int          // the server's
 	server, mom, sched *e2e.Daemon
+	mom2               *e2e.Daemon // node vm2's, once started
+
+	bin, base       string // daemon binaries, homes
+	momPort, rmPort string
 }
+
+// momCommand returns the command running pbs_mom with PBS home home for
+// node name, its sockets bound to addr.
+func (cl *momCluster) momCommand(ns *captureNamespace, home, name, addr string) *exec.Cmd {
+	cmd := ns.command("root", 0, 0, filepath.Join(cl.bin, "pbs_mom"), "-D", "-d", home, "-H", name,
+		"-M", cl.momPort, "-R", cl.rmPort, "-S", strconv.Itoa(cl.port))
+	// after env -i: the address, a GoPBS extension
+	for i := 1; i < len(cmd.Args); i++ {
+		if cmd.Args[i-1] == "env" && cmd.Args[i] == "-i" {
+			cmd.Args = append(cmd.Args[:i+1], append([]string{"GOPBS_MOM_ADDR=" + addr}, cmd.Args[i+1:]...)...)
+			break
+		}
+	}
+	return cmd
+}
+
+// startMom2 starts node vm2's MOM on 127.0.0.2 and waits for its status.
+func (cl *momCluster) startMom2(t *testing.T, ns *captureNamespace) {
+	t.Helper()
+	home := filepath.Join(cl.base, "mom2")
+	if err := e2e.MakeHome(home, captureHost); err != nil {
+		t.Fatal(err)
+	}
+	e2e.WriteFile(t, filepath.Join(home, "mom_priv", "config"), momConfig)
+	name := captureHost + "2"
+	cl.mom2 = e2e.Start(t, "pbs_mom "+name, cl.momCommand(ns, home, name, "127.0.0.2"))
+	e2e.WaitFor(t, "node "+name+" to report its status", 30*time.Second, func() bool { return cl.client.nodeReported(name) })
+}
+
+// momConfig is the captured MOMs' mom_priv/config (captures README).
+const momConfig = "$pbsserver " + captureHost + "\n$logevent 255\n$usecp *:/home /home\n"
 
 // startMomCluster starts pbs_server, applies the setup requests (which
 // create node vm), starts pbs_mom and waits for node vm's status, starts
@@ -237,9 +312,7 @@ func startMomCluster(t *testing.T, ns *captureNamespace, setup, late []*batchreq
 			t.Fatal(err)
 		}
 	}
-	// The captured MOM's configuration (captures README).
-	e2e.WriteFile(t, filepath.Join(momHome, "mom_priv", "config"),
-		"$pbsserver "+captureHost+"\n$logevent 255\n$usecp *:/home /home\n")
+	e2e.WriteFile(t, filepath.Join(momHome, "mom_priv", "config"), momConfig)
 	// pbs_sched's FIFO defaults.
 	e2e.WriteFile(t, filepath.Join(schedHome, "sched_priv", "sched_config"), "sort_by: no_sort\n")
 	t.Cleanup(func() {
@@ -254,7 +327,7 @@ func startMomCluster(t *testing.T, ns *captureNamespace, setup, late []*batchreq
 
 	ports := e2e.FreePorts(t, 4)
 	sv, mom, rm, sched := strconv.Itoa(ports[0]), strconv.Itoa(ports[1]), strconv.Itoa(ports[2]), strconv.Itoa(ports[3])
-	cl := &momCluster{port: ports[0]}
+	cl := &momCluster{port: ports[0], bin: bin, base: base, momPort: mom, rmPort: rm}
 	cl.server = startNSDaemon(t, ns, filepath.Join(bin, "pbs_server"), "-D", "-f", "-t", "create", "-d", svHome,
 		"-p", sv, "-M", mom, "-R", rm, "-S", "127.0.0.1:"+sched, "-H", captureHost)
 	cl.server.WaitListening(t, net.JoinHostPort("127.0.0.1", sv), 10*time.Second)
@@ -265,7 +338,7 @@ func startMomCluster(t *testing.T, ns *captureNamespace, setup, late []*batchreq
 			t.Fatalf("setup: %d %s", rep.Code, rep.Text)
 		}
 	}
-	cl.mom = startNSDaemon(t, ns, filepath.Join(bin, "pbs_mom"), "-D", "-d", momHome, "-M", mom, "-R", rm, "-S", sv)
+	cl.mom = e2e.Start(t, "pbs_mom", cl.momCommand(ns, momHome, captureHost, "127.0.0.1"))
 	e2e.WaitFor(t, "node "+captureHost+" to report its status", 30*time.Second, c.nodeUp)
 	cl.sched = startNSDaemon(t, ns, filepath.Join(bin, "pbs_sched"), "-D", "-d", schedHome, "-S", sched, "-R", rm, "-listen", "127.0.0.1")
 	cl.sched.WaitListening(t, net.JoinHostPort("127.0.0.1", sched), 10*time.Second)
