@@ -121,3 +121,21 @@ func validHostPattern(h string) bool {
 	}
 	return true
 }
+
+// aclMatchUser reports whether user@host matches an entry of a user ACL
+// (attr.MatchUserEntry: "user" matches any host, "user@host" may have '*'
+// wildcards in the host part).
+func aclMatchUser(acl []string, who string) bool {
+	u, h, _ := strings.Cut(who, "@")
+	for _, e := range acl {
+		if pbsattr.MatchUserEntry(e, u, h) {
+			return true
+		}
+	}
+	return false
+}
+
+// hostMatch reports whether host matches a host ACL entry: the same name
+// without regard to case, or a pattern with '*' wildcards
+// (attr.MatchHostEntry).
+func hostMatch(pattern, host string) bool { return pbsattr.MatchHostEntry(pattern, host) }

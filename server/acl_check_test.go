@@ -95,3 +95,29 @@ func TestValidHostPattern(t *testing.T) {
 		}
 	}
 }
+
+// TestACLMatch checks user and host ACL matching (attr's rules: '*'
+// stands for any run of characters, host names compare without case).
+func TestACLMatch(t *testing.T) {
+	users := []string{"root@vm", "alice", "bob@*.example.org", "carol@node*", "*@login"}
+	for who, want := range map[string]bool{
+		"root@vm": true, "root@VM": true, "root@vm2": false, "alice@anywhere": true,
+		"bob@n1.example.org": true, "bob@example.org": false, "carol@node12": true, "carol@xnode12": false,
+		"dave@login": true, "dave@vm": false,
+	} {
+		if got := aclMatchUser(users, who); got != want {
+			t.Errorf("aclMatchUser(%q) = %v, want %v", who, got, want)
+		}
+	}
+	for _, c := range []struct {
+		pattern, host string
+		want          bool
+	}{
+		{"vm", "VM", true}, {"*", "any", true}, {"*.example.org", "n1.example.org", true},
+		{"*.example.org", "example.org", false}, {"node*", "node07", true}, {"vm", "vm2", false},
+	} {
+		if got := hostMatch(c.pattern, c.host); got != c.want {
+			t.Errorf("hostMatch(%q, %q) = %v, want %v", c.pattern, c.host, got, c.want)
+		}
+	}
+}

@@ -350,35 +350,6 @@ func (s *Server) serverACL(c *conn, user string) (int, string) {
 	return 0, ""
 }
 
-// aclMatchUser reports whether user@host matches an entry of a user ACL:
-// "user" matches any host, "user@host" with '*' wildcards in the host.
-func aclMatchUser(acl []string, who string) bool {
-	u, h, _ := strings.Cut(who, "@")
-	for _, e := range acl {
-		eu, eh, hasHost := strings.Cut(e, "@")
-		if eu != u && eu != "*" {
-			continue
-		}
-		if !hasHost || hostMatch(eh, h) {
-			return true
-		}
-	}
-	return false
-}
-
-// hostMatch matches a host name against a pattern with a leading "*."
-// style wildcard (TORQUE ACL rule) or exact, case-insensitive.
-func hostMatch(pattern, host string) bool {
-	pattern, host = strings.ToLower(pattern), strings.ToLower(host)
-	if pattern == host || pattern == "*" {
-		return true
-	}
-	if strings.HasPrefix(pattern, "*") {
-		return strings.HasSuffix(host, pattern[1:])
-	}
-	return false
-}
-
 func (s *Server) registerHandlers() {
 	m := &s.mux
 	m.NotFound = batchreq.HandlerFunc[*conn](func(c *conn, req *batchreq.Request) {
