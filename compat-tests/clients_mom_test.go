@@ -96,7 +96,10 @@ var momPhases = []momPhase{
 			{id: 99, running: &outsideJob{number: 36, argv: []string{"qsub", "-N", "sigjob", "sleep120.sh"}, script: 96}},
 			{id: 100}, {id: 101},
 			// multi-node (capture: vm2 in a network namespace; here
-			// its MOM listens on 127.0.0.2)
+			// its MOM listens on 127.0.0.2). Only the commands' output
+			// is compared: job 39 (vm2 mother superior) fails its
+			// start as long as node vm's MOM does not learn vm2's
+			// address (staleNodeStatus).
 			{id: 104, deleteJob: "36." + captureHost, mom2: "start"},
 			{id: 105, nextJob: 39, ended: "39." + captureHost},
 			{id: 106, nextJob: 41, ended: "41." + captureHost},

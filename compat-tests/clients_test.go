@@ -277,7 +277,7 @@ var pendingServerClient = map[string]string{
 }
 
 // staleNodeStatus is why pbsnodes -a of the multi-node scenarios differs.
-const staleNodeStatus = "server/MOM defect: node vm's status still lists job 31.vm (killed for its walltime, obit long sent) when pbsnodes runs; the capture server re-sent IS_CLUSTER_ADDRS to both MOMs about 2 s after vm2's hello and both answered with a fresh IS_STATUS, GoPBS gives no fresh status of vm within 30 s"
+const staleNodeStatus = "server defect: when vm2's MOM says hello the GoPBS server does not re-send IS_CLUSTER_ADDRS to node vm's MOM (the capture server did, about 2 s later, and both MOMs answered with a fresh IS_STATUS), so node vm's status still lists job 31.vm, long ended, when pbsnodes runs (vm's MOM also rejects vm2's IM join of job 39 as a bad connect)"
 
 // pendingFor returns the pending mark of a scenario's command (which is
 // -1 for the main command, else the extra command's index).
