@@ -150,7 +150,7 @@ func TestClientsAgainstServerWithMom(t *testing.T) {
 		add(`(Walltime\.Remaining = )\d+`, "${1}<SECONDS>").
 		// node status values of this machine, not of the capture host
 		add(`\b(netload|loadave|ncpus|physmem|availmem|totmem|idletime|nusers|nsessions|sessions|uname)=[^,\n]*`, "${1}=<V>").
-		add(`(Job started on \w{3} \w{3} [ \d]\d at )\d\d:\d\d`, "${1}<HH:MM>")
+		add(`(Job started on )\w{3} \w{3} [ \d]\d at \d\d:\d\d`, "${1}<DAY AND TIME>")
 
 	for _, phase := range momPhases {
 		cl := startMomCluster(t, ns, phase.setup(), phase.late)
