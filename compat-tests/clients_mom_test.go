@@ -96,10 +96,9 @@ var momPhases = []momPhase{
 			{id: 99, running: &outsideJob{number: 36, argv: []string{"qsub", "-N", "sigjob", "sleep120.sh"}, script: 96}},
 			{id: 100}, {id: 101},
 			// multi-node (capture: vm2 in a network namespace; here
-			// its MOM listens on 127.0.0.2). Only the commands' output
-			// is compared: job 39 (vm2 mother superior) fails its
-			// start as long as node vm's MOM does not learn vm2's
-			// address (staleNodeStatus).
+			// its MOM listens on 127.0.0.2). The commands' output is
+			// compared; jobs 39 (vm2 mother superior) and 41 run to
+			// their end.
 			{id: 104, deleteJob: "36." + captureHost, mom2: "start"},
 			{id: 105, nextJob: 39, ended: "39." + captureHost},
 			{id: 106, nextJob: 41, ended: "41." + captureHost},
@@ -295,8 +294,28 @@ func (cl *momCluster) startMom2(t *testing.T, ns *captureNamespace) {
 	}
 	e2e.WriteFile(t, filepath.Join(home, "mom_priv", "config"), momConfig)
 	name := captureHost + "2"
+	before := cl.client.nodeRectime(captureHost)
 	cl.mom2 = e2e.Start(t, "pbs_mom "+name, cl.momCommand(ns, home, name, "127.0.0.2"))
 	e2e.WaitFor(t, "node "+name+" to report its status", 30*time.Second, func() bool { return cl.client.nodeReported(name) })
+	// The server sends the node addresses again to every MOM 2 s after
+	// the new one's hello, and node vm's MOM answers with a fresh status
+	// (capture 104).
+	e2e.WaitFor(t, "a fresh status of node "+captureHost, 30*time.Second, func() bool { return cl.client.nodeRectime(captureHost) != before })
+}
+
+// nodeRectime returns the rectime item of a node's status ("" if none).
+func (c *batchClient) nodeRectime(name string) string {
+	rep := c.do(batchreq.PBS_BATCH_StatusNode, &batchreq.StatusReq{ID: name})
+	if rep.Code != 0 || len(rep.Status) != 1 {
+		return ""
+	}
+	status, _ := rep.Status[0].Attrs.Get("status")
+	for _, item := range strings.Split(status, ",") {
+		if v, ok := strings.CutPrefix(item, "rectime="); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // momConfig is the captured MOMs' mom_priv/config (captures README).

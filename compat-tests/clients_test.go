@@ -271,13 +271,8 @@ func jobScript(s []byte) ([]byte, bool) {
 // scenario number ("082") for the main command, with "-extraN" for its
 // N-th extra command.
 var pendingServerClient = map[string]string{
-	"104-extra2": staleNodeStatus,
-	"107-extra2": staleNodeStatus,
 	"082-extra4": "server defect: the beforeok registration against job 10, which has no on:N, is rejected (PBSE_BADDEPEND); TORQUE then leaves job 11 a user hold (Hold_Types = u, state still Q; spec 12 §6.2), GoPBS leaves Hold_Types = n",
 }
-
-// staleNodeStatus is why pbsnodes -a of the multi-node scenarios differs.
-const staleNodeStatus = "server defect: when vm2's MOM says hello the GoPBS server does not re-send IS_CLUSTER_ADDRS to node vm's MOM (the capture server did, about 2 s later, and both MOMs answered with a fresh IS_STATUS), so node vm's status still lists job 31.vm, long ended, when pbsnodes runs (vm's MOM also rejects vm2's IM join of job 39 as a bad connect)"
 
 // pendingFor returns the pending mark of a scenario's command (which is
 // -1 for the main command, else the extra command's index).

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/netip"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -235,6 +236,7 @@ func (rl *runLink) serveNodeIS(ctx context.Context, st *rpp.Stream, name string)
 			if err := st.Send(reply.Append(nil)); err == nil {
 				s.log.Logf(logline.EventSystem, logline.ClassServer, "send_cluster_addrs", "successful addr to node %s", name)
 			}
+			rl.announceCluster(name)
 		case momproto.IS_UPDATE:
 			bits := int(msg.State)
 			rl.setNodeState(name, func(st int) int {
@@ -255,6 +257,62 @@ func (rl *runLink) serveNodeIS(ctx context.Context, st *rpp.Stream, name string)
 			rl.setNodeState(name, func(st int) int { return st | nsUnknown })
 			st.Close()
 			return
+		}
+	}
+}
+
+// clusterAddrsDelay is how long after a MOM's hello the server sends the
+// node addresses again to every MOM it has a stream with (capture 104:
+// 2 s after the new node vm2 said hello, both vm and vm2 got
+// IS_CLUSTER_ADDRS and answered with a fresh IS_STATUS).
+const clusterAddrsDelay = 2 * time.Second
+
+// announceCluster schedules, when a MOM says hello while other nodes'
+// MOMs have streams, one re-send of IS_CLUSTER_ADDRS to every node's
+// stream: a MOM accepts IM and RM traffic only from the addresses of
+// that list, so the MOMs that were up before must learn of the new one.
+// Hellos within the delay share one re-send. A lone node (captures 77,
+// 102, 103) gets none.
+func (rl *runLink) announceCluster(from string) {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	others := false
+	for name := range rl.streams {
+		if name != from {
+			others = true
+			break
+		}
+	}
+	if !others || rl.addrsDue {
+		return
+	}
+	rl.addrsDue = true
+	time.AfterFunc(clusterAddrsDelay, rl.sendClusterAddrs)
+}
+
+// sendClusterAddrs sends IS_CLUSTER_ADDRS to every node's IS stream.
+func (rl *runLink) sendClusterAddrs() {
+	select {
+	case <-rl.s.done:
+		return
+	default:
+	}
+	msg := (&momproto.ISMessage{Version: momproto.IS_PROTOCOL_VER, Command: momproto.IS_CLUSTER_ADDRS, Addrs: rl.clusterAddrs()}).Append(nil)
+	rl.mu.Lock()
+	rl.addrsDue = false
+	type target struct {
+		name string
+		st   *rpp.Stream
+	}
+	targets := make([]target, 0, len(rl.streams))
+	for name, st := range rl.streams {
+		targets = append(targets, target{name, st})
+	}
+	rl.mu.Unlock()
+	sort.Slice(targets, func(i, j int) bool { return targets[i].name < targets[j].name })
+	for _, t := range targets {
+		if err := t.st.Send(msg); err == nil {
+			rl.s.log.Logf(logline.EventSystem, logline.ClassServer, "send_cluster_addrs", "successful addr to node %s", t.name)
 		}
 	}
 }

@@ -43,6 +43,9 @@ type runLink struct {
 	heard     map[string]time.Time   // node name → last IS_STATUS
 	suspended map[string]bool        // job id → suspended by qsig -s suspend
 	ending    map[string]int         // MOM host → end-of-job exchanges in progress
+	// addrsDue is set while a re-send of IS_CLUSTER_ADDRS to every
+	// node is scheduled (announceCluster).
+	addrsDue bool
 
 	// queuedSeq counts jobs becoming QUEUED; guarded by Server.mu
 	// (setState), read by the scheduler tick.
