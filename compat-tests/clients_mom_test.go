@@ -238,13 +238,20 @@ func (c *batchClient) setNextJob(n int) {
 // nodeReported reports whether node name is free and has sent its
 // status.
 func (c *batchClient) nodeReported(name string) bool {
+	state, status := c.nodeStatus(name)
+	return state == "free" && strings.Contains(status, "uname=")
+}
+
+// nodeStatus returns a node's state and status attributes ("" where the
+// server reports none).
+func (c *batchClient) nodeStatus(name string) (state, status string) {
 	rep := c.do(batchreq.PBS_BATCH_StatusNode, &batchreq.StatusReq{ID: name})
 	if rep.Code != 0 || len(rep.Status) != 1 {
-		return false
+		return "", ""
 	}
-	state, _ := rep.Status[0].Attrs.Get("state")
-	status, _ := rep.Status[0].Attrs.Get("status")
-	return state == "free" && strings.Contains(status, "uname=")
+	state, _ = rep.Status[0].Attrs.Get("state")
+	status, _ = rep.Status[0].Attrs.Get("status")
+	return state, status
 }
 
 // jobState returns a job's job_state, or "" when the server does not
@@ -305,11 +312,7 @@ func (cl *momCluster) startMom2(t *testing.T, ns *captureNamespace) {
 
 // nodeRectime returns the rectime item of a node's status ("" if none).
 func (c *batchClient) nodeRectime(name string) string {
-	rep := c.do(batchreq.PBS_BATCH_StatusNode, &batchreq.StatusReq{ID: name})
-	if rep.Code != 0 || len(rep.Status) != 1 {
-		return ""
-	}
-	status, _ := rep.Status[0].Attrs.Get("status")
+	_, status := c.nodeStatus(name)
 	for _, item := range strings.Split(status, ",") {
 		if v, ok := strings.CutPrefix(item, "rectime="); ok {
 			return v
