@@ -2,6 +2,7 @@ package pbs
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"gopbs/batchreq"
@@ -13,6 +14,11 @@ type JobID struct {
 	Seq     string // digits, possibly with an array index "[...]"
 	Parent  string // parent server as written, with ":port" if written
 	Current string // server named after "@", as written
+
+	// host is the server part Qualified uses, set by ResolveJobID: the
+	// full host name of the parent (or default) server, with the port
+	// written in the operand. Empty: the name as written, lower-cased.
+	host string
 }
 
 // ErrBadJobID reports an operand that is not a job id.
@@ -65,10 +71,49 @@ func validServer(s string) bool {
 	return true
 }
 
-// Qualified returns the id as sent on the wire: seq + "." + the parent
-// server's name (lower-cased) — the default server's host when no parent
-// was written.
+// ResolveJobID parses a job id operand and normalises its server part as
+// TORQUE's clients do before sending it (spec 05 §1.1): the parent
+// server's host name — the default server's when no parent was written —
+// is replaced by its full, lower-cased name (FullHostName), keeping a
+// ":port" written in the operand; with "@current_server" a written parent
+// is used verbatim. A host name that cannot be resolved makes the operand
+// an illegally formed job identifier (ErrBadJobID).
+func ResolveJobID(s string) (JobID, error) {
+	j, err := ParseJobID(s)
+	if err != nil {
+		return j, err
+	}
+	if j.Current != "" && j.Parent != "" {
+		j.host = j.Parent
+		return j, nil
+	}
+	name, port, hasPort := strings.Cut(j.Parent, ":")
+	if j.Parent == "" {
+		name, _, _ = strings.Cut(DefaultServer(), ":")
+		hasPort = false
+		if name == "" {
+			return j, nil
+		}
+	}
+	full, err := FullHostName(name)
+	if err != nil {
+		return j, fmt.Errorf("%w: %s: %w", ErrBadJobID, s, err)
+	}
+	if hasPort {
+		full += ":" + port
+	}
+	j.host = full
+	return j, nil
+}
+
+// Qualified returns the id as sent on the wire: seq + "." + the server
+// part ResolveJobID computed or, for an id from ParseJobID, the parent
+// server's name as written (lower-cased) — the default server's host when
+// no parent was written.
 func (j JobID) Qualified() string {
+	if j.host != "" {
+		return j.Seq + "." + j.host
+	}
 	parent := j.Parent
 	if parent == "" {
 		parent, _, _ = strings.Cut(DefaultServer(), ":")

@@ -1,6 +1,11 @@
 package pbs
 
 import (
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"gopbs/batchreq"
@@ -73,5 +78,60 @@ func TestUnresolvableServer(t *testing.T) {
 	defer c.Close()
 	if _, err := c.StatusServer(nil, ""); Errno(err) != batchreq.PBSE_PROTOCOL || ServerText(err) != "" {
 		t.Fatalf("StatusServer: %v", err)
+	}
+}
+
+// TestResolveJobID covers the normalisation of spec 05 §1.1: the server
+// part becomes the full, lower-cased name of the parent (or default)
+// server, a written port is kept, a parent written with "@current" is sent
+// verbatim, and an unresolvable name makes the operand illegal. The names
+// resolve through a HOSTALIASES file (an alias is its own full name) and
+// IP literals, so the machine's own names play no part except through the
+// reverse lookup of 127.0.0.1, which the test reads first.
+func TestResolveJobID(t *testing.T) {
+	aliases := filepath.Join(t.TempDir(), "aliases")
+	if err := os.WriteFile(aliases, []byte("srv 127.0.0.1\nother 127.0.0.1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOSTALIASES", aliases)
+	t.Setenv("PBS_DEFAULT", "SRV:15011")
+	loopback := "127.0.0.1"
+	if names, err := net.LookupAddr(loopback); err == nil && len(names) > 0 {
+		loopback = strings.ToLower(strings.TrimSuffix(names[0], "."))
+	}
+	tests := []struct {
+		in, qualified string
+		ok            bool
+	}{
+		{"12", "12.srv", true},
+		{"12.srv", "12.srv", true},
+		{"12.SRV:15005", "12.srv:15005", true},
+		{"12.127.0.0.1", "12." + loopback, true},
+		{"12@other", "12.srv", true},
+		{"12.Srv@other", "12.Srv", true},
+		{"12.bad..host", "", false},
+		{"x.srv", "", false},
+	}
+	for _, tt := range tests {
+		j, err := ResolveJobID(tt.in)
+		if (err == nil) != tt.ok {
+			t.Errorf("%q: err %v", tt.in, err)
+			continue
+		}
+		if !tt.ok {
+			if !errors.Is(err, ErrBadJobID) {
+				t.Errorf("%q: error %v is not ErrBadJobID", tt.in, err)
+			}
+			continue
+		}
+		if got := j.Qualified(); got != tt.qualified {
+			t.Errorf("%q: qualified %q, want %q", tt.in, got, tt.qualified)
+		}
+	}
+	t.Setenv("PBS_DEFAULT", "")
+	t.Setenv("PBS_SERVER", "")
+	t.Setenv("PBS_HOME", t.TempDir())
+	if j, err := ResolveJobID("12"); err != nil || j.Qualified() != "12" {
+		t.Errorf("no default server: %q, %v", j.Qualified(), err)
 	}
 }

@@ -2,6 +2,7 @@ package pbs
 
 import (
 	"bufio"
+	"context"
 	"net"
 	"os"
 	"path/filepath"
@@ -114,7 +115,9 @@ func ResolveHost(host string) ([]net.IP, error) {
 			return []net.IP{ip}, nil
 		}
 	}
-	addrs, err := net.LookupIP(host)
+	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
+	defer cancel()
+	addrs, err := net.DefaultResolver.LookupIP(ctx, "ip", host)
 	if err != nil {
 		return nil, err
 	}

@@ -198,7 +198,7 @@ func RunJobOpsNoConnectText(prog string, ids []string, op func(c *pbs.Conn, id s
 func runJobOps(prog string, ids []string, connectText bool, op func(c *pbs.Conn, id string) error) int {
 	status := 0
 	for _, arg := range ids {
-		j, err := pbs.ParseJobID(arg)
+		j, err := pbs.ResolveJobID(arg)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "%s: illegally formed job identifier: %s\n", prog, arg)
 			status = 1

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"io"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -114,12 +116,21 @@ func TestRequestFailed(t *testing.T) {
 
 func TestWAttrs(t *testing.T) {
 	t.Setenv("PBS_DEFAULT", "vm")
+	// "vm" is the full name of the server whatever this machine calls
+	// 127.0.0.1.
+	aliases := filepath.Join(t.TempDir(), "aliases")
+	if err := os.WriteFile(aliases, []byte("vm 127.0.0.1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOSTALIASES", aliases)
 	tests := []struct {
 		in   string
 		want []string
 	}{
 		{"depend=afterok:1.vm", []string{"depend=afterok:1.vm"}},
 		{"depend=afterok:12:13", []string{"depend=afterok:12.vm:13.vm"}},
+		{"depend=afterok:12.VM", []string{"depend=afterok:12.vm"}},
+		{"depend=afterok:12.bad..host", []string{"depend=afterok:12.bad..host"}},
 		{"synccount=1", []string{"synccount=1"}},
 		{"umask=022", []string{"umask=18"}},
 		{"stagein=/tmp/a@vm:/home/a,/tmp/b@vm:/home/b", []string{"stagein=/tmp/a@vm:/home/a,/tmp/b@vm:/home/b"}},

@@ -225,8 +225,10 @@ func splitW(s string) []string {
 	return out
 }
 
-// expandDepend qualifies the job ids of a dependency list with the default
-// server: "afterok:12" becomes "afterok:12.<server>".
+// expandDepend normalises the job ids of a dependency list as job id
+// operands are (pbs.ResolveJobID): "afterok:12" becomes
+// "afterok:12.<full name of the default server>"; an id that cannot be
+// resolved is sent as written.
 func expandDepend(v string) string {
 	deps := strings.Split(v, ",")
 	for i, d := range deps {
@@ -236,10 +238,10 @@ func expandDepend(v string) string {
 		}
 		for k := 1; k < len(parts); k++ {
 			id := parts[k]
-			if id == "" || id[0] < '0' || id[0] > '9' || strings.Contains(id, ".") {
+			if id == "" || id[0] < '0' || id[0] > '9' {
 				continue
 			}
-			if j, err := pbs.ParseJobID(id); err == nil {
+			if j, err := pbs.ResolveJobID(id); err == nil {
 				parts[k] = j.Qualified()
 			}
 		}

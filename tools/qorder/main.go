@@ -16,8 +16,8 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: qorder job_identifier job_identifier")
 		cli.Exit(2)
 	}
-	j1, err1 := pbs.ParseJobID(args[0])
-	j2, err2 := pbs.ParseJobID(args[1])
+	j1, err1 := pbs.ResolveJobID(args[0])
+	j2, err2 := pbs.ResolveJobID(args[1])
 	for i, err := range []error{err1, err2} {
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "qorder: illegally formed job identifier: %s\n", args[i])

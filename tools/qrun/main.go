@@ -29,7 +29,7 @@ func main() {
 	}
 	status := 0
 	for _, arg := range ids {
-		j, err := pbs.ParseJobID(arg)
+		j, err := pbs.ResolveJobID(arg)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "qrun: illegally formed job identifier: %s\n", arg)
 			status = 1

@@ -217,7 +217,7 @@ func (q *qstat) jobs(operands []string) int {
 	}
 	for _, op := range operands {
 		if isJobID(op) {
-			j, err := pbs.ParseJobID(op)
+			j, err := pbs.ResolveJobID(op)
 			if err != nil {
 				fmt.Fprintf(q.stderr, "qstat: illegally formed job identifier: %s\n", op)
 				q.status = 1
