@@ -46,6 +46,15 @@ func TestQstat(t *testing.T) {
 		{name: "arrays", argv: []string{"qstat", "-t"}, sent: []string{"+2+12+19{U}+0+0+0", disconnect}},
 		{name: "exec queues", argv: []string{"qstat", "-e", "short"},
 			sent: []string{"+2+12+51{U}+12+182+11destination+0+5short+4+12+15exec_queue_only", disconnect}},
+		// The destination criteria accumulate across operands (TORQUE's
+		// quirk): the second SelStat asks for jobs in both queues, and an
+		// "@server" operand after them still carries both.
+		{name: "criteria accumulate", argv: []string{"qstat", "short", "batch", "@vm"},
+			sent: []string{
+				"+2+12+51{U}+12+182+11destination+0+5short+4+12+16summarize_arrays", disconnect,
+				"+2+12+51{U}+22+182+11destination+0+5batch+42+182+11destination+0+5short+4+12+16summarize_arrays", disconnect,
+				"+2+12+51{U}+22+182+11destination+0+5batch+42+182+11destination+0+5short+4+12+16summarize_arrays", disconnect,
+			}},
 		{name: "own extension", argv: []string{"qstat", "-E", "xyz"}, sent: []string{"+2+12+19{U}+0+0+1+3xyz", disconnect}},
 		{name: "job", argv: []string{"qstat", "-f", "2"},
 			sent: []string{"+2+12+19{U}+42.vm+0+12+16summarize_arrays", disconnect}},

@@ -178,6 +178,9 @@ type qstat struct {
 	headerDone     bool   // default job display header printed
 	lastServer     string // alternate display: server of the last header
 	haveLastServer bool
+	// dests are the "destination EQ <queue>" criteria of the destination
+	// operands so far, the latest first: they accumulate across operands.
+	dests []pbs.Attr
 }
 
 func (q *qstat) jobExt() string {
@@ -258,11 +261,13 @@ func (q *qstat) jobs(operands []string) int {
 			q.status = q.serverErr(err, cli.ServerName(server))
 			continue
 		}
-		crit := q.criteria()
-		var list []pbs.Status
 		if queue != "" {
-			crit = append([]pbs.Attr{{Name: "destination", Value: queue, Op: batchreq.EQ}}, crit...)
+			// TORQUE's quirk: the destination criteria of earlier
+			// operands stay in the list (spec 05 §3.1).
+			q.dests = append([]pbs.Attr{{Name: "destination", Value: queue, Op: batchreq.EQ}}, q.dests...)
 		}
+		crit := append(append([]pbs.Attr{}, q.dests...), q.criteria()...)
+		var list []pbs.Status
 		if len(crit) == 0 {
 			list, err = c.StatusJob("", nil, q.jobExt())
 		} else {
