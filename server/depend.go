@@ -236,12 +236,13 @@ func (s *Server) registerDeps(j *Job) (changed []*Job) {
 			case 0:
 				keep = append(keep, arg)
 				changed = append(changed, p)
+			case batchreq.PBSE_BADDEPEND:
+				s.registrationRefused(j, pid, code)
 			default:
 				// Spec 12 §6.2: a user hold for every refusal but
-				// BADSTATE; capture 82 shows none for BADDEPEND (a
-				// before* registration without on:N), and both jobs run.
+				// BADSTATE.
 				s.log.Log(logline.EventJob, logline.ClassJob, j.id, "Job held for unknown job dep, use 'qrls' to release")
-				if code != batchreq.PBSE_BADSTATE && code != batchreq.PBSE_BADDEPEND {
+				if code != batchreq.PBSE_BADSTATE {
 					userHold = true
 				}
 			}
@@ -261,6 +262,33 @@ func (s *Server) registerDeps(j *Job) (changed []*Job) {
 		}
 	}
 	return changed
+}
+
+// registrationRefused handles the refusal of child j's registration by
+// its parent job parent (code PBSE_BADDEPEND: a before* registration
+// against a job without on:N). Capture 82 shows what TORQUE does, and the
+// captures beat spec 12 §6.2's prose: the refusal is logged as a rejected
+// RegisterDependency request, the child logs "Dependency request for job
+// rejected by <parent>", gets a user hold (Hold_Types u) and an abort mail
+// to its owner, and keeps its state: the hold comes after the state was
+// computed, so a queued job stays queued and is run by the scheduler. The
+// hold is real for everything that re-evaluates the state later (qhold,
+// qrls of another hold, qalter, a requeue), and qrls -h u releases it.
+func (s *Server) registrationRefused(j *Job, parent string, code int) {
+	s.log.Logf(logline.EventDebug, logline.ClassRequest, "req_reject", "Reject reply code=%d(%s), aux=0, type=%s, from %s@%s",
+		code, batchreq.ErrorText(code), batchreq.RequestName(batchreq.PBS_BATCH_RegistDep), j.ownerUser(), s.name)
+	msg := "Dependency request for job rejected by " + parent
+	s.log.Log(logline.EventJob, logline.ClassJob, j.id, msg)
+	j.hold |= holdUser
+	if j.state != stRunning {
+		j.lateHold |= holdUser
+	}
+	if s.run == nil {
+		return
+	}
+	if m := s.mailJob(j, 'a', false, msg); m != nil {
+		go s.sendMail(j.id, m) // the caller holds s.mu
+	}
 }
 
 // registerOne registers child j's dependency of type t on parent p.

@@ -40,6 +40,11 @@ type Job struct {
 	state    int
 	substate int
 	hold     int
+	// lateHold holds the bits of hold set after the job's state was
+	// computed, by a dependency registration its parent refused
+	// (capture 82): the evaluation that follows the registration leaves
+	// them out, so the job stays queued; later ones count them.
+	lateHold int
 	queue    *Queue
 	rank     int64
 	attrs    attrList

@@ -210,8 +210,11 @@ func (s *Server) setState(j *Job, state, sub int) {
 }
 
 // evaluate recomputes a non-running job's state from its holds, execution
-// time and dependencies (spec 12 §2.4).
+// time and dependencies (spec 12 §2.4). Holds set late (Job.lateHold)
+// are left out this once.
 func (s *Server) evaluate(j *Job) {
+	hold := j.hold &^ j.lateHold
+	j.lateHold = 0
 	if j.state == stRunning || j.state == stTransit || j.state == stExiting || j.state == stComplete {
 		return
 	}
@@ -224,7 +227,7 @@ func (s *Server) evaluate(j *Job) {
 		return
 	}
 	switch {
-	case j.hold&^holdArray != 0:
+	case hold&^holdArray != 0:
 		sub := ssHeld
 		if j.substate == ssDepnHold || j.substate == ssSyncHold {
 			sub = j.substate
