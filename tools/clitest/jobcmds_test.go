@@ -69,6 +69,19 @@ func TestQdel(t *testing.T) {
 		{name: "unknown option", argv: []string{"qdel", "-z", "1"}, sent: []string{},
 			stderr: "{B}/qdel: invalid option -- 'z'\n" + qdelUsage, exit: 2},
 		{name: "bad delay", argv: []string{"qdel", "-W", "x", "1"}, sent: []string{}, stderr: qdelUsage, exit: 2},
+		{name: "signed delay", argv: []string{"qdel", "-W", "+5", "1"}, sent: []string{}, stderr: qdelUsage, exit: 2},
+		{name: "missing argument", argv: []string{"qdel", "-W"}, sent: []string{},
+			stderr: "{B}/qdel: option requires an argument -- 'W'\n" + qdelUsage, exit: 2},
+		// Job ids are normalised (spec 05 §1.1): the server part is the
+		// lower-cased full name ("vm" is its own through the test's
+		// HOSTALIASES); with "@server" the parent
+		// is sent as written and the request goes to that server.
+		{name: "upper-case server", argv: []string{"qdel", "12.VM"},
+			sent: []string{"+2+1+6{U}+1+2+512.vm+0+0", disconnect}},
+		{name: "current server", argv: []string{"qdel", "12.VM@vm2:{P}"},
+			sent: []string{"+2+1+6{U}+1+2+512.VM+0+0", disconnect}},
+		{name: "unresolvable server", argv: []string{"qdel", "12.bad..host"}, sent: []string{},
+			stderr: "qdel: illegally formed job identifier: 12.bad..host\n", exit: 1},
 	})
 }
 

@@ -185,6 +185,30 @@ func TestQsub(t *testing.T) {
 			variables: "PBS_O_HOME={W},PBS_O_LOGNAME={L},PBS_O_PATH=/usr/bin:/bin,PBS_O_SHELL=/bin/sh," +
 				"PBS_SERVER=vm,PBS_O_INITDIR=/nonexistent,PBS_O_WORKDIR={W}",
 			script: sleepScript, stdout: "1.vm\n"},
+		// -d is made absolute and replaces the trailing init_work_dir
+		// (the server keeps the last value of an attribute, so a trailing
+		// $PWD would undo it); PBS_O_INITDIR carries it too.
+		{name: "relative -d", argv: []string{"qsub", "-d", ".", "job.sh"},
+			files: map[string]string{"job.sh": sleepScript},
+			attrs: with([]string{"init_work_dir={W}", "submit_args=-d . job.sh", "Job_Name=job.sh"},
+				defaultsTail[:len(defaultsTail)-1]...),
+			variables: "PBS_O_HOME={W},PBS_O_LOGNAME={L},PBS_O_PATH=/usr/bin:/bin,PBS_O_SHELL=/bin/sh," +
+				"PBS_SERVER=vm,PBS_O_INITDIR={W},PBS_O_WORKDIR={W}",
+			script: sleepScript, stdout: "1.vm\n"},
+		{name: "-d by directive", argv: []string{"qsub", "job.sh"},
+			files: map[string]string{"job.sh": "#!/bin/sh\n#PBS -d /\nsleep 20\n"},
+			attrs: with([]string{"submit_args=job.sh", "Job_Name=job.sh", "init_work_dir=/"},
+				defaultsTail[:len(defaultsTail)-1]...),
+			variables: "PBS_O_HOME={W},PBS_O_LOGNAME={L},PBS_O_PATH=/usr/bin:/bin,PBS_O_SHELL=/bin/sh," +
+				"PBS_SERVER=vm,PBS_O_INITDIR=/,PBS_O_WORKDIR={W}",
+			script: "#!/bin/sh\n#PBS -d /\nsleep 20\n", stdout: "1.vm\n"},
+		{name: "-w", argv: []string{"qsub", "-w", "/", "job.sh"},
+			files: map[string]string{"job.sh": sleepScript},
+			attrs: with([]string{"init_work_dir=/", "submit_args=-w / job.sh", "Job_Name=job.sh"},
+				defaultsTail[:len(defaultsTail)-1]...),
+			variables: "PBS_O_HOME={W},PBS_O_LOGNAME={L},PBS_O_PATH=/usr/bin:/bin,PBS_O_SHELL=/bin/sh," +
+				"PBS_SERVER=vm,PBS_O_WORKDIR=/",
+			script: sleepScript, stdout: "1.vm\n"},
 		{name: "VALIDATEGROUP", argv: []string{"qsub", "-W", "group_list=gopbs-no-such-group", "job.sh"},
 			cfg: "VALIDATEGROUP true\n", files: map[string]string{"job.sh": sleepScript},
 			stderr: "qsub: user " + login + " is not a member of group gopbs-no-such-group\n", exit: 1},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"gopbs/batchreq"
@@ -35,8 +36,8 @@ func main() {
 		case 't':
 			ext = "array_range=" + o.Arg
 		case 'W':
-			if _, err := strconv.Atoi(o.Arg); err != nil {
-				bad = true
+			if o.Arg == "" || strings.Trim(o.Arg, "0123456789") != "" {
+				bad = true // the delay is digits only
 			}
 			ext = "deldelay=" + o.Arg
 		}
