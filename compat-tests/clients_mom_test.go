@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -66,7 +67,8 @@ type momPhase struct {
 // momPhases are the client scenarios that need jobs run on a MOM under
 // the scheduler. Round 1's scheduler scenarios (71-76): scheduling
 // switched on, jobs run by the scheduler, qterm -t quick. Round 2 (a new
-// server, scheduling on from scenario 82): keep_completed (89-93), the
+// server, scheduling on): the interactive job of qsub -I (81),
+// keep_completed (89-93), the
 // submissions of the staging, prologue, limit and memory scenarios
 // (94-98), each run to its end, the signals and hold of a running job
 // (99-101) and the multi-node scenarios with a second MOM vm2 (104-107).
@@ -86,6 +88,9 @@ var momPhases = []momPhase{
 		setup: func() []*batchreq.Request { s, _ := round2(); return s },
 		late:  []*batchreq.Request{setServer("scheduling", "true")},
 		steps: []momScenarioRun{
+			// qsub -I, run on a terminal; the job's shell exits
+			// when the typed line has run.
+			{id: 81, nextJob: 9, ended: "9." + captureHost},
 			{id: 89, nextJob: 28, completed: "28." + captureHost},
 			{id: 90}, {id: 91}, {id: 92}, {id: 93},
 			{id: 94, nextJob: 29, ended: "29." + captureHost, files: map[string]string{"in.txt": "stage-in data\n"}},
@@ -200,6 +205,9 @@ func TestClientsAgainstServerWithMom(t *testing.T) {
 					if !built[name] {
 						t.Skipf("%s is not implemented yet", name)
 					}
+					if interactive(run.argv) {
+						return runOnTerminal(t, ns, dir, sc, run, filepath.Join(bin, name))
+					}
 					return runAgainstServer(t, ns, dir, sc, run, filepath.Join(bin, name), norm)
 				})
 			}
@@ -218,6 +226,93 @@ func TestClientsAgainstServerWithMom(t *testing.T) {
 			cl.sched.Stop()
 		}
 	}
+}
+
+// interactive reports whether a command line is an interactive
+// submission (qsub -I).
+func interactive(argv []string) bool {
+	if filepath.Base(argv[0]) != "qsub" {
+		return false
+	}
+	for _, a := range argv[1:] {
+		if a == "-I" {
+			return true
+		}
+	}
+	return false
+}
+
+// Terminal of the interactive scenario (capture 81), and how long its
+// steps may take.
+const (
+	termRows, termCols = 24, 80
+	termPromptWait     = 30 * time.Second // for the job's shell to show its prompt
+	termSessionWait    = 60 * time.Second // for the whole session
+)
+
+// runOnTerminal runs an interactive scenario command (qsub -I) as the
+// capture did: as the scenario's user, on a pseudo-terminal of 24x80
+// that is its controlling terminal. Once qsub says the job is ready and
+// the job's shell has shown its first output (the prompt), the
+// scenario's stdin is typed; the transcript (stdout and stderr merged,
+// as the terminal shows them) is read until qsub exits and compared with
+// the manifest's stdout, unnormalised, and the exit status with its exit
+// code.
+func runOnTerminal(t *testing.T, ns *captureNamespace, dir string, sc *capture.Scenario, run clientRun, path string) string {
+	t.Helper()
+	cap, err := capture.ReadFile(filepath.Join(dir, sc.Pcap))
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid, gid := 0, 0
+	if run.user != "root" {
+		uid, gid = ensureUser(t, run.user)
+	}
+	ns.home(t, run.user, uid, gid)
+	cmd := ns.commandPath(run.user, uid, gid, capturePath(cap), path, run.argv[1:]...)
+	term, err := e2e.OpenTerminal(termRows, termCols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer term.Close()
+	term.Attach(cmd)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	term.CloseSlave()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+
+	const ready = " ready\r\n\r\n"
+	if _, err := term.WaitOutput(termPromptWait, func(s string) bool {
+		i := strings.Index(s, ready)
+		return i >= 0 && len(s) > i+len(ready)
+	}); err != nil {
+		t.Logf("typing without a prompt: %v", err)
+	}
+	if err := term.Type(run.stdin); err != nil {
+		t.Logf("%v", err)
+	}
+	transcript, err := term.WaitClosed(termSessionWait)
+	var diffs []string
+	if err != nil {
+		diffs = append(diffs, err.Error())
+	}
+	select {
+	case <-done:
+	case <-time.After(termSessionWait):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		diffs = append(diffs, fmt.Sprintf("qsub did not exit within %v", termSessionWait))
+	}
+	if got := cmd.ProcessState.ExitCode(); got != run.exit {
+		diffs = append(diffs, "exit status "+strconv.Itoa(got)+", want "+strconv.Itoa(run.exit))
+	}
+	// the terminal merges stderr into stdout
+	if d := textDiff("terminal", run.stdout+run.stderr, transcript); d != "" {
+		diffs = append(diffs, d)
+	}
+	return strings.Join(diffs, "\n")
 }
 
 // capLabel names a command of scenario id in the results: the scenario

@@ -513,8 +513,6 @@ func notAgainstServer(sc *capture.Scenario) string {
 		return "needs job 11, a running checkpointable job the capture run submitted outside the captured scenarios"
 	case sc.ID == 67 || sc.ID == 68:
 		return "the server line shows job 11, which this sequence does not submit, and the capture server's state_count with the array-count defect GoPBS does not reproduce"
-	case sc.ID == 81:
-		return "qsub -I needs a terminal: the capture ran it through a pty with the MOM connecting back to qsub, which this runner (pipes for stdin/stdout) does not provide"
 	}
 	return "not part of the sequences run against the server"
 }

@@ -5,9 +5,13 @@ import (
 	"context"
 	"io"
 	"net"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"gopbs/internal/capture"
+	"gopbs/internal/e2e"
 )
 
 // fakeQsub plays qsub -I: it accepts MOM's connection, checks the job id
@@ -94,4 +98,95 @@ func setVar(j *Job, name, value string) {
 		}
 	}
 	j.Variables = append(j.Variables, Var{name, value})
+}
+
+// capturedHandshake returns the blocks of capture 81's connection from
+// the MOM to qsub -I: the MOM's job id block (job 9.vm) and qsub's
+// terminal settings (TERM=unknown with uninitialised bytes after its
+// NUL, ^C ^\ DEL ^U ^D ^Z, WINSIZE 24,80,0,0).
+func capturedHandshake(t *testing.T) (jobID, settings []byte) {
+	t.Helper()
+	dir := filepath.Join(e2e.Shared(t), "captures")
+	scenarios, err := capture.ReadManifest(filepath.Join(dir, capture.ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sc := range scenarios {
+		if sc.ID != 81 {
+			continue
+		}
+		c, err := capture.ReadFile(filepath.Join(dir, sc.Pcap))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cn := range c.Conns {
+			if int(cn.Server.Port()) != sc.QsubListenPort {
+				continue
+			}
+			fromMOM, fromQsub := cn.Stream(true), cn.Stream(false)
+			const n = interTermSize + interControlSize + interWinSize
+			if len(fromMOM) < interJobIDSize || len(fromQsub) < n {
+				t.Fatalf("capture: %d bytes from the MOM, %d from qsub", len(fromMOM), len(fromQsub))
+			}
+			return fromMOM[:interJobIDSize], fromQsub[:n]
+		}
+	}
+	t.Skip("capture 81 (qsub -I) not found")
+	return nil, nil
+}
+
+// TestInteractiveCaptureHandshake plays qsub's side of capture 81 with
+// its very bytes: the MOM's job id block must equal the captured one byte
+// for byte, and the captured settings (garbage after TERM's NUL included)
+// must give the job's shell TERM=unknown, a 24x80 terminal and qsub's
+// control characters.
+func TestInteractiveCaptureHandshake(t *testing.T) {
+	idBlock, settings := capturedHandshake(t)
+	te := newTestEnv(t, "")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	out := make(chan string, 1)
+	go func() {
+		defer close(out)
+		c, err := ln.Accept()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(15 * time.Second))
+		got := make([]byte, interJobIDSize)
+		if _, err := io.ReadFull(c, got); err != nil || !bytes.Equal(got, idBlock) {
+			t.Errorf("job id block differs from the capture (%v):\n got %q\nwant %q", err, bytes.TrimRight(got, "\x00"), bytes.TrimRight(idBlock, "\x00"))
+		}
+		if _, err := c.Write(settings); err != nil {
+			t.Error(err)
+			return
+		}
+		// a non-login shell with no prompt: only the commands' output
+		if _, err := c.Write([]byte("echo TERM=$TERM; stty size; stty -a | tr ';' '\\n' | grep -E '^ *(intr|quit|erase|kill|eof|susp) ' | tr -d ' '; exit\n")); err != nil {
+			t.Error(err)
+			return
+		}
+		var buf bytes.Buffer
+		_, _ = io.Copy(&buf, c)
+		out <- buf.String()
+	}()
+	j := te.job("9.vm", "")
+	j.InteractivePort = ln.Addr().(*net.TCPAddr).Port
+	j.InteractiveCmd = "PS1= exec bash --norc --noprofile -i"
+	setVar(j, "PBS_O_HOST", "127.0.0.1")
+	if _, err := te.eng.Start(context.Background(), j); err != nil {
+		t.Fatal(err)
+	}
+	te.waitExit(15 * time.Second)
+	text := <-out
+	for _, want := range []string{"TERM=unknown\r\n", "24 80\r\n", "intr=^C\r\nquit=^\\\r\nerase=^?\r\nkill=^U\r\neof=^D\r\n", "susp=^Z\r\n"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("terminal output lacks %q:\n%q", want, text)
+		}
+	}
 }
