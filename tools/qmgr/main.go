@@ -68,10 +68,13 @@ func (q *qmgr) closeAll() {
 }
 
 func main() {
-	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr) & 0xff)
+	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr, isTTY(0) && isTTY(1)) & 0xff)
 }
 
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// run is qmgr with its arguments; interactive says whether standard input
+// and output are terminals, which makes qmgr prompt for commands instead
+// of echoing them. It returns the exit status.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer, interactive bool) int {
 	opts, servers, bad := cli.Getopt(args[1:], "+ac:enz", args[0], stderr)
 	q := &qmgr{stdout: stdout, stderr: stderr, conns: map[string]*pbs.Conn{}}
 	var commands []string
@@ -117,7 +120,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return q.status
 	}
-	interactive := isTTY(0) && isTTY(1)
 	fmt.Fprintln(stdout, "Max open servers: 10239")
 	sc := bufio.NewScanner(stdin)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
