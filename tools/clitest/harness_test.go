@@ -298,8 +298,7 @@ type testCase struct {
 	files   map[string]string
 	replies []*batchreq.Reply
 	// sent lists the requests in DIS text; "{U}" stands for the encoded
-	// login name and "{P}" for the fake server's port. A nil sent is not
-	// checked.
+	// login name. A nil sent is not checked.
 	sent   []string
 	stdout string
 	stderr string
@@ -473,3 +472,29 @@ func jobReply(choice int, id string) *batchreq.Reply { return batchreq.JobIDRepl
 
 // disconnect is the Disconnect request.
 const disconnect = "+2+12+59{U}"
+
+// attrList returns the DIS text of an attribute list of
+// "name[.resource]=value" entries, all with op SET, as the job commands
+// send it.
+func attrList(entries ...string) string {
+	var l batchreq.AttrList
+	for _, e := range entries {
+		o := obj(0, "", e)
+		l = append(l, o.Attrs...)
+	}
+	return string(l.Append(nil))
+}
+
+// disString returns the DIS text of a string.
+func disString(s string) string { return string(dis.AppendString(nil, s)) }
+
+// hostName is this machine's host name, which qsub and qalter put in
+// front of -o and -e paths: the tests compare with it rather than
+// depending on what it is.
+func hostName(t *testing.T) string {
+	h, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
