@@ -1,6 +1,7 @@
 package clitest
 
 import (
+	"strings"
 	"testing"
 
 	"gopbs/batchreq"
@@ -109,6 +110,8 @@ func TestPbsnodes(t *testing.T) {
 	node := obj(batchreq.MGR_OBJ_NODE, "vm", "state=free", "np=2", "ntype=cluster",
 		"status=rectime=1,state=free", "note=verif note", "gpus=0")
 	down := obj(batchreq.MGR_OBJ_NODE, "vm2", "state=down,offline", "np=2", "jobs=? 15201")
+	busy := obj(batchreq.MGR_OBJ_NODE, "vm3", "state=job-exclusive", "np=2")
+	unknown := obj(batchreq.MGR_OBJ_NODE, "vm4", "state=state-unknown,down", "np=2")
 	runCases(t, []testCase{
 		{name: "all", argv: []string{"pbsnodes", "-a"},
 			replies: []*batchreq.Reply{statusReply(node, down)},
@@ -131,6 +134,58 @@ func TestPbsnodes(t *testing.T) {
 		{name: "list up", argv: []string{"pbsnodes", "-l", "UP"},
 			replies: []*batchreq.Reply{statusReply(node, down)},
 			stdout:  "vm                   free\n"},
+		{name: "list free", argv: []string{"pbsnodes", "-l", "free"},
+			replies: []*batchreq.Reply{statusReply(node, down, busy, unknown)},
+			stdout:  "vm                   free\n"},
+		{name: "list down includes state-unknown", argv: []string{"pbsnodes", "-l", "down"},
+			replies: []*batchreq.Reply{statusReply(node, down, busy, unknown)},
+			stdout:  "vm2                  down,offline\nvm4                  state-unknown,down\n"},
+		{name: "list offline", argv: []string{"pbsnodes", "-l", "Offline"},
+			replies: []*batchreq.Reply{statusReply(node, down, busy, unknown)},
+			stdout:  "vm2                  down,offline\n"},
+		{name: "list active", argv: []string{"pbsnodes", "-l", "active"},
+			replies: []*batchreq.Reply{statusReply(node, down, busy, unknown)},
+			stdout:  "vm3                  job-exclusive\n"},
+		{name: "list job-exclusive", argv: []string{"pbsnodes", "-l", "job-exclusive"},
+			replies: []*batchreq.Reply{statusReply(node, down, busy, unknown)},
+			stdout:  "vm3                  job-exclusive\n"},
+		{name: "list default", argv: []string{"pbsnodes", "-l"},
+			replies: []*batchreq.Reply{statusReply(node, down, busy, unknown)},
+			stdout:  "vm2                  down,offline\nvm4                  state-unknown,down\n"},
+		// An operand that is no state name is a node: the default filter
+		// applies to the named nodes.
+		{name: "list named nodes", argv: []string{"pbsnodes", "-l", "vm", "vm2"},
+			replies: []*batchreq.Reply{statusReply(node), statusReply(down)},
+			sent:    []string{"+2+12+58{U}+2vm+0+0", "+2+12+58{U}+3vm2+0+0", disconnect},
+			stdout:  "vm2                  down,offline\n"},
+		{name: "list with state and nodes", argv: []string{"pbsnodes", "-l", "all", "vm"},
+			replies: []*batchreq.Reply{statusReply(node)},
+			sent:    []string{"+2+12+58{U}+2vm+0+0", disconnect},
+			stdout:  "vm                   free\n"},
+		{name: "several named", argv: []string{"pbsnodes", "-a", "vm", "vm2"},
+			replies: []*batchreq.Reply{statusReply(node), statusReply(down)},
+			sent:    []string{"+2+12+58{U}+2vm+0+0", "+2+12+58{U}+3vm2+0+0", disconnect},
+			stdout: "vm\n     state = free\n     np = 2\n     ntype = cluster\n     status = rectime=1,state=free\n" +
+				"     note = verif note\n     gpus = 0\n\nvm2\n     state = down,offline\n     np = 2\n\n"},
+		{name: "server option", argv: []string{"pbsnodes", "-s", "vm2:{P}", "-a"},
+			replies: []*batchreq.Reply{statusReply(node)},
+			sent:    []string{"+2+12+58{U}+0+0+0", disconnect},
+			check:   func(*testing.T, string, string) {}},
+		{name: "offline several", argv: []string{"pbsnodes", "-o", "vm", "vm2"},
+			sent: []string{"+2+1+9{U}+2+3+2vm+12+14+5state+0+7offline+2+0",
+				"+2+1+9{U}+2+3+3vm2+12+14+5state+0+7offline+2+0", disconnect}},
+		{name: "long note", argv: []string{"pbsnodes", "-N", strings.Repeat("x", 257), "vm"},
+			stderr: "Warning: note exceeds length limit (256) - server may reject it...\n"},
+		{name: "status error without text", argv: []string{"pbsnodes", "-a"},
+			replies: []*batchreq.Reply{errReply(15033)},
+			stderr:  "{B}/pbsnodes: Error 15033 (Batch protocol error)\n", exit: 1},
+		{name: "note error keeps status 0", argv: []string{"pbsnodes", "-N", "hi", "nosuch"},
+			replies: []*batchreq.Reply{textReply(15062, "Unknown node ")},
+			stderr:  "Error setting note attribute for nosuch - Unknown node \n"},
+		{name: "two modes", argv: []string{"pbsnodes", "-o", "-c", "vm"}, sent: []string{},
+			stderr: pbsnodesUsage, exit: 1},
+		{name: "unknown option", argv: []string{"pbsnodes", "-Z"}, sent: []string{},
+			stderr: "{B}/pbsnodes: invalid option -- 'Z'\n" + pbsnodesUsage, exit: 1},
 		{name: "offline", argv: []string{"pbsnodes", "-o", "vm"},
 			sent: []string{"+2+1+9{U}+2+3+2vm+12+14+5state+0+7offline+2+0", disconnect}},
 		{name: "clear", argv: []string{"pbsnodes", "-c", "vm"},
@@ -155,8 +210,9 @@ func TestPbsnodes(t *testing.T) {
 			replies: []*batchreq.Reply{statusReply()},
 			stderr:  "{B}/pbsnodes: No nodes found\n", exit: 2},
 		{name: "accepted no-ops", argv: []string{"pbsnodes", "-d", "vm"}, sent: []string{disconnect}},
-		{name: "usage", argv: []string{"pbsnodes", "-o"}, sent: []string{},
-			stderr: "usage:\t{B}/pbsnodes [-{c|d|l|o|p|r}] [-s server] [-n] [-N \"note\"] [-q] node ...\n" +
-				"\t{B}/pbsnodes [-{a|x}] [-s server] [-q] [node]\n", exit: 1},
+		{name: "usage", argv: []string{"pbsnodes", "-o"}, sent: []string{}, stderr: pbsnodesUsage, exit: 1},
 	})
 }
+
+const pbsnodesUsage = "usage:\t{B}/pbsnodes [-{c|d|l|o|p|r}] [-s server] [-n] [-N \"note\"] [-q] node ...\n" +
+	"\t{B}/pbsnodes [-{a|x}] [-s server] [-q] [node]\n"
