@@ -485,9 +485,6 @@ func attrList(entries ...string) string {
 	return string(l.Append(nil))
 }
 
-// disString returns the DIS text of a string.
-func disString(s string) string { return string(dis.AppendString(nil, s)) }
-
 // hostName is this machine's host name, which qsub and qalter put in
 // front of -o and -e paths: the tests compare with it rather than
 // depending on what it is.

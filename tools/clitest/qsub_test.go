@@ -98,6 +98,20 @@ func TestQsub(t *testing.T) {
 			variables: "PBS_O_HOME={W},PBS_O_LOGNAME={L},PBS_O_PATH=/usr/bin:/bin,PBS_O_SHELL=/bin/sh,PBS_O_TZ=UTC," +
 				"PBS_SERVER=vm,PBS_O_WORKDIR={W},FOO=bar",
 			script: sleepScript, stdout: "1.vm\n"},
+		// -W (spec 05 §2.2): depend ids expanded, fault_tolerant as
+		// TRUE/FALSE, other keys sent as attributes of that name (Priority
+		// too, and the default Priority=0 still follows), a word without
+		// "=" as x=<word>.
+		{name: "W attributes", argv: []string{"qsub", "-W", "depend=afterok:3:4.VM,stageout=/tmp/o@vm2:/o",
+			"-W", "fault_tolerant=n", "-W", "interactive=true", "-W", "Priority=2000", "-W", "bare", "job.sh"},
+			files: map[string]string{"job.sh": sleepScript},
+			attrs: with([]string{"depend=afterok:3.vm:4.vm", "stageout=/tmp/o@vm2:/o", "fault_tolerant=FALSE",
+				"interactive=true", "Priority=2000", "x=bare",
+				"submit_args=-W depend=afterok:3:4.VM,stageout=/tmp/o@vm2:/o -W fault_tolerant=n -W interactive=true -W Priority=2000 -W bare job.sh",
+				"Job_Name=job.sh"}, defaultsTail...),
+			script: sleepScript, stdout: "1.vm\n"},
+		{name: "bad umask", argv: []string{"qsub", "-W", "umask=abc", "job.sh"}, files: map[string]string{"job.sh": sleepScript},
+			stderr: "qsub: illegal -W value\n" + qsubUsage, exit: 2},
 		{name: "more options", argv: []string{"qsub", "-A", "acct", "-c", "enabled,interval=5", "-D", "/r", "-f", "-F", "a b",
 			"-J", "7", "-k", "oe", "-M", "alice@vm", "-P", "bob:staff", "-S", "/bin/bash", "-T", "typ", "-u", "alice",
 			"-w", "/w", "job.sh"},
@@ -117,6 +131,10 @@ func TestQsub(t *testing.T) {
 		{name: "bad rerunable", argv: []string{"qsub", "-r", "x", "job.sh"}, files: map[string]string{"job.sh": sleepScript},
 			stderr: "qsub: illegal -r value\n" + qsubUsage, exit: 2},
 		{name: "bad name", argv: []string{"qsub", "-N", "a b", "job.sh"}, files: map[string]string{"job.sh": sleepScript},
+			stderr: "qsub: illegal -N value\n" + qsubUsage, exit: 2},
+		{name: "name with a control character", argv: []string{"qsub", "-N", "a\x01b", "job.sh"}, files: map[string]string{"job.sh": sleepScript},
+			stderr: "qsub: illegal -N value\n" + qsubUsage, exit: 2},
+		{name: "name too long", argv: []string{"qsub", "-N", strings.Repeat("n", 257), "job.sh"}, files: map[string]string{"job.sh": sleepScript},
 			stderr: "qsub: illegal -N value\n" + qsubUsage, exit: 2},
 		{name: "bad mail points", argv: []string{"qsub", "-m", "abx", "job.sh"}, files: map[string]string{"job.sh": sleepScript},
 			stderr: "qsub: illegal -m value\n" + qsubUsage, exit: 2},

@@ -442,7 +442,7 @@ func (q *qsub) option(o cli.Opt, fromDirective bool) ([]pbs.Attr, error) {
 	case 'M':
 		return a("Mail_Users", o.Arg), nil
 	case 'N':
-		if o.Arg == "" || len(o.Arg) > 256 || strings.ContainsAny(o.Arg, " \t\n") {
+		if !validJobName(o.Arg) {
 			return nil, fmt.Errorf("illegal -N value")
 		}
 		return a("Job_Name", o.Arg), nil
@@ -725,6 +725,20 @@ func validShellList(v string) bool {
 func textStart(script []byte) bool {
 	for _, c := range script[:min(len(script), 50)] {
 		if (c < ' ' || c > '~') && c != '\n' && c != '\t' && c != '\r' && c != '\f' && c != '\v' {
+			return false
+		}
+	}
+	return true
+}
+
+// validJobName reports whether name is a valid -N value: 1 to 256
+// printable characters other than blanks.
+func validJobName(name string) bool {
+	if name == "" || len(name) > 256 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if name[i] <= ' ' || name[i] > '~' {
 			return false
 		}
 	}
