@@ -124,8 +124,13 @@ type Options struct {
 	// OnExit is called (from its own goroutine) once per job when it ends.
 	OnExit func(Exit)
 
-	// PollInterval overrides $check_poll_time (tests use short intervals).
+	// PollInterval overrides $check_poll_time (tests use short intervals):
+	// the monitor polls this long after the previous poll, whatever
+	// started that one (PollNow).
 	PollInterval time.Duration
+	// Now is the clock for walltime (default time.Now); tests pass a fake
+	// one.
+	Now func() time.Time
 	// KillGrace is how long SIGKILL delivery waits after the preliminary
 	// SIGTERM (default 5 s); KillCheck the re-check period (default 250 ms).
 	KillGrace, KillCheck time.Duration
@@ -138,9 +143,11 @@ type Options struct {
 	// StarterPath is the executable run as job starter; default
 	// os.Executable(). It must call RunStarterIfRequested.
 	StarterPath string
-	// DisableMemEnforcement turns off the GoPBS extension that kills jobs
-	// whose measured memory exceeds their mem/pmem request.
-	DisableMemEnforcement bool
+	// EnforceMem turns on a GoPBS extension: the poll also kills jobs whose
+	// measured memory exceeds their mem/pmem request. TORQUE enforces mem
+	// and pmem only through rlimits set at the start (spec 11 §9, capture
+	// 97), so it is off by default.
+	EnforceMem bool
 }
 
 // Engine runs jobs. Create it with New; it is safe for concurrent use.
@@ -153,6 +160,9 @@ type Engine struct {
 
 	mu   sync.Mutex
 	jobs map[string]*runningJob
+
+	pollMu  sync.Mutex    // one poll cycle at a time
+	pollNow chan struct{} // PollNow's request to the monitor
 
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -215,6 +225,9 @@ func New(opt Options) (*Engine, error) {
 	if opt.PollInterval <= 0 {
 		opt.PollInterval = opt.Config.CheckPollTime
 	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
 	if opt.KillGrace <= 0 {
 		opt.KillGrace = 5 * time.Second
 	}
@@ -255,7 +268,7 @@ func New(opt Options) (*Engine, error) {
 	}
 	e := &Engine{
 		opt: opt, home: opt.Home, log: opt.Log, proc: opt.Proc,
-		jobs: map[string]*runningJob{}, stop: make(chan struct{}),
+		jobs: map[string]*runningJob{}, stop: make(chan struct{}), pollNow: make(chan struct{}, 1),
 	}
 	e.cfg.Store(opt.Config)
 	e.wg.Add(1)
@@ -488,7 +501,7 @@ func (e *Engine) start(ctx context.Context, r *runningJob) (int, int, error) {
 	e.mu.Lock()
 	r.cmd = cmd
 	r.sid = cmd.Process.Pid
-	r.started = time.Now()
+	r.started = e.opt.Now()
 	r.state = StateRunning
 	e.mu.Unlock()
 	e.log.Record(logline.EventError, momlog.ClassJob, "TMomFinalizeJob3",
@@ -633,9 +646,13 @@ func (e *Engine) finish(r *runningJob, status int, cpu int64, msg string, startF
 	if sid > 0 && !r.noKill {
 		e.killSession(r, syscall.SIGKILL)
 	}
+	if sid > 0 {
+		// The job's own processes are gone: this sample gives it its
+		// final walltime and the other running jobs fresh usage.
+		e.sampleAll()
+	}
 	e.mu.Lock()
 	if sid > 0 {
-		e.updateUsageLocked(r, nil)
 		if c := int64(float64(cpu) * e.conf().CputMult); c > r.usage.CPUTime {
 			r.usage.CPUTime = c
 		}
@@ -697,7 +714,7 @@ func (e *Engine) Status(jobID string) (Status, error) {
 func (e *Engine) statusLocked(r *runningJob) Status {
 	u := r.usage
 	if r.state == StateRunning || r.state == StateSuspended {
-		u.Walltime = e.walltimeLocked(r, time.Now())
+		u.Walltime = e.walltimeLocked(r, e.opt.Now())
 	}
 	st := Status{JobID: r.job.ID, SessionID: r.sid, State: r.state, Usage: u, Started: r.started}
 	if r.inter != nil {

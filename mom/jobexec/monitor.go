@@ -11,33 +11,53 @@ import (
 	"gopbs/mom/procfs"
 )
 
-// monitor samples /proc every poll interval, updates usage and enforces
-// limits (spec 11 §9).
+// monitor runs the poll cycle (spec 11 §9): PollInterval after the
+// previous cycle, or at once when PollNow asks for one. TORQUE's MOM polls
+// in step with its status reports: with the default $check_poll_time and
+// $status_update_time (45 s each) the sample comes right after each
+// IS_STATUS (capture 96: the IS_STATUS at 02:35:57.2, "walltime 9 exceeded
+// limit 5" in the same second; capture 45: a job's usage sampled in the
+// second after the IS_STATUS), so pbs_mom calls PollNow after each status
+// it sends and the cycles follow the status cycle.
 func (e *Engine) monitor() {
 	defer e.wg.Done()
-	t := time.NewTicker(e.opt.PollInterval)
+	t := time.NewTimer(e.opt.PollInterval)
 	defer t.Stop()
 	for {
 		select {
 		case <-e.stop:
 			return
 		case <-t.C:
-			e.Poll()
+		case <-e.pollNow:
 		}
+		e.Poll()
+		t.Reset(e.opt.PollInterval)
 	}
 }
 
-// Poll runs one sampling and enforcement cycle now (also called by the
-// monitor every poll interval).
+// PollNow asks the monitor for a poll cycle at once, without waiting for it;
+// the next periodic cycle comes a full poll interval after this one.
+// pbs_mom calls it after each IS_STATUS it sends.
+func (e *Engine) PollNow() {
+	select {
+	case e.pollNow <- struct{}{}:
+	default: // a cycle is already asked for
+	}
+}
+
+// Poll runs one sampling and enforcement cycle now: it raises every running
+// job's usage and acts on the jobs over a limit. A job over a limit for the
+// first time has the message logged and appended to its stderr file and
+// gets SIGTERM (OVERLMT1); the next cycle sends SIGTERM again (OVERLMT2),
+// the one after SIGKILL. The job's exit status becomes JOB_EXEC_OVERLIMIT.
 func (e *Engine) Poll() {
+	e.pollMu.Lock()
+	defer e.pollMu.Unlock()
 	procs, err := e.proc.All()
 	if err != nil {
 		return
 	}
-	bySession := map[int][]procfs.Proc{}
-	for _, p := range procs {
-		bySession[p.Session] = append(bySession[p.Session], p)
-	}
+	bySession := groupBySession(procs)
 	type action struct {
 		r      *runningJob
 		step   int // 1: first kill (message), 2: SIGTERM again, 3: SIGKILL
@@ -45,14 +65,15 @@ func (e *Engine) Poll() {
 		exited bool
 	}
 	var actions []action
+	now := e.opt.Now()
 	e.mu.Lock()
 	for _, r := range e.jobs {
-		if (r.sid <= 0 && !r.sister) || (r.state != StateRunning && r.state != StateSuspended) {
+		if !r.sampledLocked() {
 			continue
 		}
 		e.endAdoptedTasksLocked(r, bySession)
 		ps := e.jobProcsLocked(r, bySession)
-		e.updateUsageLocked(r, ps)
+		e.updateUsageLocked(r, ps, now)
 		// An adopted job ends with its top task's session; the tasks
 		// it started through TM end with it, as a job's do.
 		if r.adopted && len(live(bySession[r.sid])) == 0 {
@@ -101,6 +122,41 @@ func (e *Engine) Poll() {
 	}
 }
 
+// sampleAll raises the usage of every running job from one reading of
+// /proc, without enforcing limits. A job's end does it (finish), as
+// TORQUE's MOM does: the other jobs running then get their usage sampled
+// (captures 82, 87, 74: of two jobs ending together, the second reports
+// the memory it used, the first, gone by then, 0kb).
+func (e *Engine) sampleAll() {
+	procs, err := e.proc.All()
+	if err != nil {
+		return
+	}
+	bySession := groupBySession(procs)
+	now := e.opt.Now()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, r := range e.jobs {
+		if r.sampledLocked() {
+			e.updateUsageLocked(r, e.jobProcsLocked(r, bySession), now)
+		}
+	}
+}
+
+// sampledLocked reports whether polls sample the job: it runs (or is
+// suspended) and has a session, or is a sister's part of a job.
+func (r *runningJob) sampledLocked() bool {
+	return (r.sid > 0 || r.sister) && (r.state == StateRunning || r.state == StateSuspended)
+}
+
+func groupBySession(procs []procfs.Proc) map[int][]procfs.Proc {
+	bySession := map[int][]procfs.Proc{}
+	for _, p := range procs {
+		bySession[p.Session] = append(bySession[p.Session], p)
+	}
+	return bySession
+}
+
 func live(ps []procfs.Proc) []procfs.Proc {
 	var out []procfs.Proc
 	for _, p := range ps {
@@ -112,8 +168,8 @@ func live(ps []procfs.Proc) []procfs.Proc {
 }
 
 // updateUsageLocked raises the high-water marks from a sample of the
-// session's processes and refreshes walltime.
-func (e *Engine) updateUsageLocked(r *runningJob, ps []procfs.Proc) {
+// session's processes and refreshes walltime as of now.
+func (e *Engine) updateUsageLocked(r *runningJob, ps []procfs.Proc, now time.Time) {
 	var ticks, rss, vsize uint64
 	for _, p := range ps {
 		ticks += p.CPUTicks()
@@ -131,22 +187,33 @@ func (e *Engine) updateUsageLocked(r *runningJob, ps []procfs.Proc) {
 		r.usage.VMem = vsize
 	}
 	if !r.started.IsZero() {
-		r.usage.Walltime = e.walltimeLocked(r, time.Now())
+		r.usage.Walltime = e.walltimeLocked(r, now)
 	}
 }
 
+// walltimeLocked returns the job's walltime at now in seconds: the whole
+// seconds of the clock since the start less the time suspended, times
+// $wallmult. TORQUE counts in whole clock seconds: a job started at
+// 02:35:48.23 has walltime 9 at 02:35:57.x and 10 at 02:35:58.2 (capture
+// 96), not the elapsed time rounded down.
 func (e *Engine) walltimeLocked(r *runningJob, now time.Time) int64 {
 	if r.started.IsZero() {
 		return r.usage.Walltime
 	}
-	d := now.Sub(r.started) - r.suspendedFor
+	d := wholeSeconds(r.started, now) - r.suspendedFor
 	if r.state == StateSuspended && !r.suspendedAt.IsZero() {
-		d -= now.Sub(r.suspendedAt)
+		d -= wholeSeconds(r.suspendedAt, now)
 	}
 	if d < 0 {
 		d = 0
 	}
-	return int64(d.Seconds() * e.conf().WallMult)
+	return int64(float64(d/time.Second) * e.conf().WallMult)
+}
+
+// wholeSeconds returns the whole clock seconds from from to to (both
+// truncated to the second), as a duration.
+func wholeSeconds(from, to time.Time) time.Duration {
+	return time.Duration(to.Unix()-from.Unix()) * time.Second
 }
 
 // overLimitLocked returns the over-limit message for the first exceeded
@@ -180,7 +247,7 @@ func (e *Engine) overLimitLocked(r *runningJob, ps []procfs.Proc) string {
 			}
 		}
 	}
-	if !e.opt.DisableMemEnforcement {
+	if e.opt.EnforceMem {
 		// GoPBS extension: TORQUE only sets rlimits for mem/pmem.
 		if l.mem > 0 && rss > l.mem {
 			return fmt.Sprintf("mem %d exceeded limit %d", rss, l.mem)

@@ -60,7 +60,7 @@ func (e *Engine) Signal(ctx context.Context, jobID, signal string, rerun bool) e
 		e.killSession(r, syscall.SIGTSTP)
 		e.killSession(r, syscall.SIGSTOP)
 		e.mu.Lock()
-		r.state, r.suspendedAt = StateSuspended, time.Now()
+		r.state, r.suspendedAt = StateSuspended, e.opt.Now()
 		e.mu.Unlock()
 		return nil
 	case "resume":
@@ -106,7 +106,7 @@ func (e *Engine) resumed(r *runningJob) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if r.state == StateSuspended {
-		r.suspendedFor += time.Since(r.suspendedAt)
+		r.suspendedFor += wholeSeconds(r.suspendedAt, e.opt.Now())
 		r.suspendedAt = time.Time{}
 		r.state = StateRunning
 	}

@@ -169,7 +169,7 @@ func (e *Engine) Join(spec *Job, nodeID int) error {
 	if err != nil {
 		return fmt.Errorf("no password entry for user %s: %w", j.User, err)
 	}
-	r := &runningJob{job: &j, cred: cred, state: StateRunning, started: time.Now(),
+	r := &runningJob{job: &j, cred: cred, state: StateRunning, started: e.opt.Now(),
 		sister: true, nodeID: nodeID, done: make(chan struct{})}
 	if r.vnodes, err = ParseExecHost(j.ExecHost); err != nil {
 		return err
@@ -439,12 +439,9 @@ func (e *Engine) KillTasks(jobID string) (Usage, error) {
 		return Usage{}, ErrUnknownJob
 	}
 	if procs, err := e.proc.All(); err == nil {
-		bySession := map[int][]procfs.Proc{}
-		for _, p := range procs {
-			bySession[p.Session] = append(bySession[p.Session], p)
-		}
+		bySession := groupBySession(procs)
 		e.mu.Lock()
-		e.updateUsageLocked(r, e.jobProcsLocked(r, bySession))
+		e.updateUsageLocked(r, e.jobProcsLocked(r, bySession), e.opt.Now())
 		e.mu.Unlock()
 	}
 	e.killSession(r, syscall.SIGKILL)

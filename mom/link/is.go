@@ -213,6 +213,9 @@ func (c *isClient) session(ctx context.Context) error {
 		case <-soon:
 			soon = nil
 			c.sendStatus(ctx, s)
+			// The periodic reports count from this one (captures 102,
+			// 103: IS_STATUS 2 s after the hello, the next 45 s later).
+			ticker.Reset(c.m.conf().StatusUpdateTime)
 		case <-ticker.C:
 			// A stream on which nothing got through for twice the
 			// status interval is dead: reopen it (spec 10 §5.2).
@@ -239,6 +242,11 @@ func (c *isClient) sendStatus(ctx context.Context, s *rpp.Stream) {
 	c.state, c.stateKnown = c.m.nodeState(), true
 	c.mu.Unlock()
 	c.send(s, &momproto.ISMessage{Version: momproto.IS_PROTOCOL_VER, Command: momproto.IS_STATUS, Status: status})
+	// The usage poll follows the status cycle (TORQUE samples the jobs
+	// right after its status report, captures 45 and 96).
+	if p, ok := c.m.exec.(Poller); ok {
+		p.PollNow()
+	}
 }
 
 // checkState pushes a change between free and busy at once as IS_UPDATE

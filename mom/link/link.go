@@ -86,6 +86,14 @@ type Modifier interface {
 	Modify(jobID string, resources []jobexec.Resource) error
 }
 
+// Poller is implemented by executors that poll their jobs' usage and
+// limits on request (*jobexec.Engine): the MOM asks for a poll after each
+// IS_STATUS it sends, so the polls keep in step with the status reports as
+// TORQUE's do, and limits are enforced when TORQUE would enforce them.
+type Poller interface {
+	PollNow()
+}
+
 // Options configure a Mom.
 type Options struct {
 	Host   string // this MOM's host name (-H, $mom_host or the host name)

@@ -173,6 +173,12 @@ func startMomIn(t *testing.T, srv *fakeServer, cfgText, base, recover string, tw
 		gid, _ := strconv.Atoi(u.Gid)
 		os.Chown(uhome, uid, gid)
 	}
+	// Jobs are polled every 100 ms, unless the test configures a
+	// $check_poll_time longer than the default: then that one.
+	poll := 100 * time.Millisecond
+	if cfg.CheckPollTime > config.DefaultCheckPollTime {
+		poll = 0
+	}
 	tm.eng, err = jobexec.New(jobexec.Options{
 		Home: tm.home, Host: "localhost", Config: cfg, Log: logger,
 		Lookup: func(name, group string) (*jobexec.Credentials, error) {
@@ -182,7 +188,7 @@ func startMomIn(t *testing.T, srv *fakeServer, cfgText, base, recover string, tw
 			}
 			return c, err
 		},
-		PollInterval: 100 * time.Millisecond, KillGrace: 200 * time.Millisecond,
+		PollInterval: poll, KillGrace: 200 * time.Millisecond,
 		OnExit: func(ex jobexec.Exit) { tm.m.JobExited(ex) },
 	})
 	if err != nil {
@@ -1207,4 +1213,48 @@ func TestRefusedISBacksOff(t *testing.T) {
 	if opened > 3 {
 		t.Fatalf("the MOM opened %d IS streams in 3 s to a server that refuses them", opened)
 	}
+}
+
+// TestLimitPollFollowsStatus: the usage poll comes right after each
+// IS_STATUS, as TORQUE's does (capture 96: the IS_STATUS at 02:35:57.2, the
+// job killed for "walltime 9 exceeded limit 5" in the same second). The
+// engine's own poll interval ($check_poll_time 3600) never comes, so only
+// the status cycle can kill the job. The periodic statuses count from the
+// one after the hello (captures 102, 103).
+func TestLimitPollFollowsStatus(t *testing.T) {
+	requireUser(t)
+	srv := newFakeServer(t)
+	srv.serve(acceptAll)
+	tm := startMomIn(t, srv, "$status_update_time 2\n$check_poll_time 3600\n", openDir(t, "gopbs-mom-", nil), "none",
+		func(o *Options) { o.HelloStatusDelay = time.Second })
+	dumpLogOnFailure(t, tm)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	is, _ := acceptIS(t, ctx, srv.ep)
+	first := time.Now()
+
+	id := "31.testserver"
+	launch(t, tm, id, "exec sleep 60\n", os.TempDir())
+	b := dialBatch(t, tm.batch)
+	if rep := b.do(batchreq.PBS_BATCH_ModifyJob, &batchreq.Manage{ObjType: batchreq.MGR_OBJ_JOB, ObjName: id,
+		Attrs: batchreq.AttrList{batchreq.NewResourceAttr("Resource_List", "walltime", "00:00:01")}}, ""); rep.Code != 0 {
+		t.Fatalf("ModifyJob walltime=00:00:01: code %d", rep.Code)
+	}
+	b.disconnect()
+
+	recvStatus(t, ctx, is)
+	if gap := time.Since(first); gap < 1800*time.Millisecond {
+		t.Errorf("periodic IS_STATUS %v after the one that followed the hello, want 2 s", gap)
+	}
+	// Walltime 1 or 2 at this status's poll (whole clock seconds): the
+	// job is killed at this poll or the next status's.
+	nextReq(t, srv, batchreq.PBS_BATCH_StatusJob)
+	obit := nextReq(t, srv, batchreq.PBS_BATCH_JobObit).req.Body.(*batchreq.JobObit)
+	if obit.ExitStatus != jobexec.JOB_EXEC_OVERLIMIT {
+		t.Errorf("obit exit status %d, want JOB_EXEC_OVERLIMIT", obit.ExitStatus)
+	}
+	if d := time.Since(first); d > 7*time.Second {
+		t.Errorf("job killed %v after the first status, want at the second or third (2 s apart)", d)
+	}
+	waitLog(t, tm, ";0008;   pbs_mom;Job;"+id+";walltime ", " exceeded limit 1\n")
 }

@@ -1,0 +1,259 @@
+package jobexec
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeClock is a settable clock for Options.Now.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Set(t time.Time) {
+	c.mu.Lock()
+	c.t = t
+	c.mu.Unlock()
+}
+
+// at returns 2026-11-22 02:35:<sec> UTC plus ms milliseconds (the clock of
+// capture 96).
+func at(min, sec, ms int) time.Time {
+	return time.Date(2026, 11, 22, 2, min, sec, ms*int(time.Millisecond), time.UTC)
+}
+
+func TestWalltimeCountsWholeClockSeconds(t *testing.T) {
+	tests := []struct {
+		name         string
+		cfg          string
+		start, now   time.Time
+		suspendedFor time.Duration
+		suspendedAt  time.Time // the job is suspended since then
+		want         int64
+	}{
+		// capture 96: started 02:35:48.231, polled 02:35:57.x, obit 02:35:58.26
+		{name: "poll of capture 96", start: at(35, 48, 231), now: at(35, 57, 600), want: 9},
+		{name: "obit of capture 96", start: at(35, 48, 231), now: at(35, 58, 264), want: 10},
+		// 8.2 s elapsed, but the clock's second changed 9 times
+		{name: "late in the second", start: at(35, 48, 900), now: at(35, 57, 100), want: 9},
+		{name: "same second", start: at(35, 48, 100), now: at(35, 48, 900), want: 0},
+		{name: "clock behind the start", start: at(35, 48, 0), now: at(35, 47, 0), want: 0},
+		{name: "suspended before", start: at(35, 0, 500), now: at(36, 0, 0), suspendedFor: 20 * time.Second, want: 40},
+		{name: "suspended now", start: at(35, 0, 500), now: at(36, 0, 0), suspendedAt: at(35, 50, 900), want: 50},
+		{name: "wallmult", cfg: "$wallmult 2.5\n", start: at(35, 0, 0), now: at(35, 4, 0), want: 10},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := unitEngine(t, tc.cfg)
+			r := &runningJob{started: tc.start, state: StateRunning, suspendedFor: tc.suspendedFor}
+			if !tc.suspendedAt.IsZero() {
+				r.state, r.suspendedAt = StateSuspended, tc.suspendedAt
+			}
+			if got := e.walltimeLocked(r, tc.now); got != tc.want {
+				t.Errorf("walltime = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+// newClockedEnv is a test engine whose walltime clock is c and whose
+// monitor never polls by itself within a test: polls are the test's.
+func newClockedEnv(t *testing.T, c *fakeClock, cfgText string, opts ...func(*Options)) *testEnv {
+	t.Helper()
+	return newTestEnv(t, cfgText, append([]func(*Options){func(o *Options) {
+		o.Now = c.Now
+		o.PollInterval = time.Hour
+	}}, opts...)...)
+}
+
+func (te *testEnv) start(j *Job) int {
+	te.t.Helper()
+	sid, err := te.eng.Start(context.Background(), j)
+	if err != nil {
+		te.t.Fatalf("Start: %v", err)
+	}
+	return sid
+}
+
+// expectRunning checks that no exit is reported within a short while.
+func (te *testEnv) expectRunning(what string) {
+	te.t.Helper()
+	select {
+	case ex := <-te.exits:
+		te.t.Fatalf("%s: the job ended: %+v", what, ex)
+	case <-time.After(300 * time.Millisecond):
+	}
+}
+
+// TestWalltimeKillAtPoll replays capture 96 with a fake clock: a job with
+// walltime=00:00:05 started at 02:35:48.231 is left alone by a poll at
+// walltime 5 and killed by the poll at 02:35:57 ("walltime 9 exceeded
+// limit 5", SIGTERM, exit status -10).
+func TestWalltimeKillAtPoll(t *testing.T) {
+	clk := &fakeClock{t: at(35, 48, 231)}
+	te := newClockedEnv(t, clk, "")
+	sid := te.start(te.job("31.vm", "sleep 120\n", Resource{"walltime", "00:00:05"}))
+
+	clk.Set(at(35, 53, 900))
+	te.eng.Poll()
+	te.expectRunning("poll at walltime 5")
+	if st, err := te.eng.Status("31.vm"); err != nil || st.Usage.Walltime != 5 || st.State != StateRunning {
+		t.Fatalf("status after the first poll: %+v, %v", st, err)
+	}
+	if strings.Contains(te.logBuf.String(), "exceeded") {
+		t.Fatalf("killed at walltime 5:\n%s", te.logBuf.String())
+	}
+
+	clk.Set(at(35, 57, 247))
+	te.eng.Poll()
+	ex := te.waitExit(10 * time.Second)
+	if ex.Status != JOB_EXEC_OVERLIMIT || ex.Message != "walltime 9 exceeded limit 5" || ex.Usage.Walltime != 9 {
+		t.Errorf("exit %+v; want status -10, message and walltime 9", ex)
+	}
+	if e := te.spool("31.vm.ER"); e != "=>> PBS: job killed: walltime 9 exceeded limit 5\n" {
+		t.Errorf("stderr file %q", e)
+	}
+	log := te.logBuf.String()
+	for _, want := range []string{
+		";0008;   pbs_mom;Job;31.vm;walltime 9 exceeded limit 5\n",
+		fmt.Sprintf(";0008;   pbs_mom;Job;31.vm;kill_task: killing pid %d task 1 with sig 15\n", sid),
+		";0008;   pbs_mom;Job;31.vm;job was terminated\n",
+	} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log lacks %q:\n%s", want, log)
+		}
+	}
+}
+
+// TestOverLimitEscalation: a job that ignores SIGTERM gets the message and
+// SIGTERM at the first poll over its limit, SIGTERM again at the next and
+// SIGKILL at the third (spec 11 §9).
+func TestOverLimitEscalation(t *testing.T) {
+	clk := &fakeClock{t: at(35, 0, 0)}
+	// The script replaces the top shell, so that the whole session
+	// ignores SIGTERM.
+	te := newClockedEnv(t, clk, "$exec_with_exec true\n")
+	ready := filepath.Join(te.uhome, "trapped")
+	sid := te.start(te.job("40.vm", "trap '' TERM\ntouch "+ready+"\nsleep 120\n", Resource{"walltime", "00:00:05"}))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(ready); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the job did not set its trap")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	termLine := fmt.Sprintf("40.vm;kill_task: killing pid %d task 1 with sig 15\n", sid)
+
+	for i, now := range []time.Time{at(35, 10, 0), at(35, 55, 0)} {
+		clk.Set(now)
+		te.eng.Poll()
+		te.expectRunning(fmt.Sprintf("poll %d over the limit", i+1))
+		if n := strings.Count(te.logBuf.String(), termLine); n != i+1 {
+			t.Fatalf("after poll %d over the limit, %d SIGTERMs to the job's shell:\n%s", i+1, n, te.logBuf.String())
+		}
+	}
+	clk.Set(at(36, 40, 0))
+	te.eng.Poll()
+	ex := te.waitExit(10 * time.Second)
+	if ex.Status != JOB_EXEC_OVERLIMIT || ex.Message != "walltime 10 exceeded limit 5" || ex.Usage.Walltime != 100 {
+		t.Errorf("exit %+v; want -10, the first poll's message, walltime 100", ex)
+	}
+	log := te.logBuf.String()
+	if n := strings.Count(log, "exceeded limit"); n != 1 {
+		t.Errorf("%d over-limit messages, want 1:\n%s", n, log)
+	}
+	if !strings.Contains(log, "40.vm;kill_task: killing pid") || !strings.Contains(log, "gracefully with sig 15\n") {
+		t.Errorf("no SIGKILL delivery at the third poll:\n%s", log)
+	}
+	if e := te.spool("40.vm.ER"); e != "=>> PBS: job killed: walltime 10 exceeded limit 5\n" {
+		t.Errorf("stderr file %q", e)
+	}
+}
+
+// TestPollNowRunsCycle: PollNow makes the monitor poll at once, though its
+// interval is an hour.
+func TestPollNowRunsCycle(t *testing.T) {
+	clk := &fakeClock{t: at(35, 0, 0)}
+	te := newClockedEnv(t, clk, "")
+	te.start(te.job("41.vm", "sleep 120\n", Resource{"walltime", "00:00:01"}))
+	clk.Set(at(35, 2, 0))
+	te.expectRunning("before PollNow")
+	te.eng.PollNow()
+	te.eng.PollNow() // a second request while one is pending does not block
+	if ex := te.waitExit(10 * time.Second); ex.Status != JOB_EXEC_OVERLIMIT {
+		t.Errorf("exit %+v, want -10", ex)
+	}
+}
+
+// TestJobEndSamplesOtherJobs: when a job ends, the other running jobs'
+// usage is sampled (as in captures 74, 82 and 87, where of two jobs ending
+// together the first reports mem=0kb and the second what it used).
+func TestJobEndSamplesOtherJobs(t *testing.T) {
+	clk := &fakeClock{t: at(35, 0, 0)}
+	te := newClockedEnv(t, clk, "")
+	te.start(te.job("42.vm", "sleep 120\n"))
+	time.Sleep(200 * time.Millisecond) // the shell and sleep are up
+	clk.Set(at(35, 3, 0))
+	te.start(te.job("43.vm", "exit 0\n"))
+	ex := te.waitExit(10 * time.Second)
+	if ex.JobID != "43.vm" || ex.Usage.Mem != 0 || ex.Usage.Walltime != 0 {
+		t.Errorf("exit %+v, want 43.vm with mem 0 and walltime 0", ex)
+	}
+	st, err := te.eng.Status("42.vm")
+	if err != nil || st.Usage.Mem == 0 || st.Usage.VMem == 0 {
+		t.Errorf("usage of the job left running: %+v, %v; want it sampled", st.Usage, err)
+	}
+	if err := te.eng.Signal(context.Background(), "42.vm", "SIGKILL", false); err != nil {
+		t.Fatal(err)
+	}
+	te.waitExit(10 * time.Second)
+}
+
+// TestMemNotPolledByDefault: as TORQUE, pbs_mom leaves mem to the rlimits
+// (capture 97): a job whose processes together use more than mem= is not
+// killed by the poll unless Options.EnforceMem asks for it.
+func TestMemNotPolledByDefault(t *testing.T) {
+	clk := &fakeClock{t: at(35, 0, 0)}
+	te := newClockedEnv(t, clk, "")
+	hog := `perl -e '$x = "a" x (6*1024*1024); sleep 30' &` + "\n"
+	te.start(te.job("44.vm", hog+hog+hog+"wait\n", Resource{"mem", "20mb"}))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		te.eng.Poll()
+		st, err := te.eng.Status("44.vm")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Usage.Mem > 20<<20 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the job never used more than 20 MB: %+v", st.Usage)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	te.expectRunning("over mem")
+	if strings.Contains(te.logBuf.String(), "exceeded") {
+		t.Errorf("over-limit message:\n%s", te.logBuf.String())
+	}
+	if err := te.eng.Signal(context.Background(), "44.vm", "SIGKILL", false); err != nil {
+		t.Fatal(err)
+	}
+	te.waitExit(10 * time.Second)
+}
