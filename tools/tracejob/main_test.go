@@ -252,3 +252,91 @@ func TestWrap(t *testing.T) {
 		t.Errorf("no wrap: %q", got)
 	}
 }
+
+// syntheticHome builds a PBS_HOME with a small server log and accounting
+// file of 2026-11-22 (no MOM or scheduler log) and server_name "vm".
+func syntheticHome(t *testing.T) string {
+	t.Helper()
+	home := t.TempDir()
+	files := map[string]string{
+		"server_logs": "11/22/2026 10:00:00;0100;PBS_Server;Job;1.vm;enqueuing into batch, state 1 hop 1\n" +
+			"11/22/2026 10:00:01;0008;PBS_Server;Job;1.vm;Job Modified at request of root@vm\n" +
+			"11/22/2026 10:00:02;0008;PBS_Server;Job;1.vm;Job Modified at request of root@vm\n" +
+			"11/22/2026 10:00:03;0001;PBS_Server;Svr;PBS_Server;LOG_ERROR::job 1.vm failed\n" +
+			"11/22/2026 10:00:04;0008;PBS_Server;Job;2.vm;other job\n" +
+			"11/22/2026 10:00:06;0004;PBS_Server;Job;1.vm;a message wrapped by -w 50 at its blanks\n",
+		filepath.Join("server_priv", "accounting"): "11/22/2026 10:00:05;Q;1.vm;queue=batch\n",
+	}
+	for dir, content := range files {
+		if err := os.MkdirAll(filepath.Join(home, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(home, dir, "20261122"), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(home, "server_name"), []byte("vm\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return home
+}
+
+// TestTraceFilters covers -z, -f (class name and numeric mask), -w and
+// the completion of a bare job id with the server name, on a small
+// synthetic log.
+func TestTraceFilters(t *testing.T) {
+	t.Setenv("COLUMNS", "")
+	home := syntheticHome(t)
+	const (
+		enq  = "11/22/2026 10:00:00  S  enqueuing into batch, state 1 hop 1\n"
+		mod  = "11/22/2026 10:00:01  S  Job Modified at request of root@vm\n"
+		mod2 = "11/22/2026 10:00:02  S  Job Modified at request of root@vm\n"
+		fail = "11/22/2026 10:00:03  S  LOG_ERROR::job 1.vm failed\n"
+		acct = "11/22/2026 10:00:05  A  Q    queue=batch\n"
+		long = "11/22/2026 10:00:06  S  a message wrapped by -w 50 at its blanks\n"
+	)
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"1"}, enq + mod + mod2 + fail + acct + long},
+		{[]string{"-z", "1.vm"}, enq + mod + fail + acct + long},
+		{[]string{"-f", "job", "1"}, enq + fail + acct + long},
+		{[]string{"-f", "0x9", "1"}, enq + acct + long},
+		{[]string{"-f", "error", "-f", "256", "-a", "1"}, mod + mod2 + long},
+		{[]string{"-c", "1", "1"}, enq + fail + acct + long},
+		{[]string{"-w", "50", "-s", "1"}, acct},
+		{[]string{"-w", "50", "-a", "-f", "0x109", "1"},
+			"11/22/2026 10:00:06  S  a message wrapped by -w 50\n" +
+				"                        at its blanks\n"},
+	}
+	for _, tt := range tests {
+		args := append([]string{"-p", home}, tt.args...)
+		status, stdout, stderr := runTracejob(captureDay, args...)
+		if want := "Job: 1.vm\n\n" + tt.want; status != 0 || stdout != want || stderr != "" {
+			t.Errorf("%q: status %d, stdout:\n%s\nstderr %q; want:\n%s", tt.args, status, stdout, stderr, want)
+		}
+	}
+}
+
+// TestTraceVerbose checks that -v names every file read or missing.
+func TestTraceVerbose(t *testing.T) {
+	home := syntheticHome(t)
+	status, _, stderr := runTracejob(captureDay, "-v", "-p", home, "1")
+	if status != 0 {
+		t.Fatalf("status %d", status)
+	}
+	for _, want := range []string{
+		"tracejob: reading " + filepath.Join(home, "server_logs", "20261122") + "\n",
+		"tracejob: reading " + filepath.Join(home, "server_priv", "accounting", "20261122") + "\n",
+		"tracejob: " + filepath.Join(home, "mom_logs", "20261122") + ": ",
+		"tracejob: " + filepath.Join(home, "sched_logs", "20261122") + ": ",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if _, _, quiet := runTracejob(captureDay, "-p", home, "1"); quiet != "" {
+		t.Errorf("without -v: stderr %q", quiet)
+	}
+}
