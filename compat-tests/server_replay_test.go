@@ -66,6 +66,10 @@ type replayStep struct {
 	// replies to the counts of the jobs the same capture lists
 	// (stateCountReason) before comparing.
 	stateCount bool
+	// stateCountFrom, for a stateCount scenario whose capture lists no
+	// jobs, names the earlier capture whose job listing shows the
+	// array-count defect (shiftedStateCount).
+	stateCountFrom string
 	// usage makes node vm's MOM report, before the scenario, the
 	// resources_used of the running jobs that the scenario's capture
 	// shows, as the capture run's MOM did in a status poll between
@@ -159,7 +163,14 @@ func round1() (setup []*batchreq.Request, steps []replayStep) {
 		// again)
 		{id: 57, ownTraffic: true}, {id: 58, ownTraffic: true, momReports: true}, {id: 59},
 		{id: 60, ownTraffic: true}, {id: 61}, {id: 62, ownTraffic: true, momReports: true, usage: true},
-		{id: 63}, {id: 69},
+		// job 11, submitted and started after 63 outside the captured
+		// scenarios (startJob11), refuses a checkpoint; it is rerun
+		// (rerunJob11) before qstat -B counts the jobs with the array
+		// 5[] that 69 deletes
+		{id: 63}, {id: 65},
+		{id: 67, stateCount: true, stateCountFrom: "41-qstat-u-alice.pcap"},
+		{id: 68, stateCount: true, stateCountFrom: "41-qstat-u-alice.pcap"},
+		{id: 69},
 	}
 	return setup, steps
 }
@@ -226,15 +237,8 @@ func TestServerReplay(t *testing.T) {
 				results.run(t, "server-replay", strings.TrimSuffix(sc.Pcap, ".pcap"), st.pending, func(t *testing.T) string {
 					return r.replay(t, filepath.Join(dir, sc.Pcap), sc, st)
 				})
-				switch st.id {
-				case 34:
-					r.submitLongJobs(t, dir)
-				case 35:
-					r.startJob10(t, dir)
-				case 58, 62:
-					// the capture run's next command came seconds
-					// later, when the server had finished the job
-					r.waitJobGone(t, map[int]string{58: "9.vm", 62: "10.vm"}[st.id])
+				if round.name == "round1" {
+					r.afterRound1Step(t, dir, st.id)
 				}
 			}
 		})
@@ -320,6 +324,25 @@ func (r *replayer) admin(req *batchreq.Request) *batchreq.Reply {
 	return p
 }
 
+// afterRound1Step does what the capture run did, outside the captured
+// scenarios, after round-1 scenario id.
+func (r *replayer) afterRound1Step(t *testing.T, dir string, id int) {
+	switch id {
+	case 34:
+		r.submitLongJobs(t, dir)
+	case 35:
+		r.startJob10(t, dir)
+	case 58, 62:
+		// the capture run's next command came seconds later, when the
+		// server had finished the job
+		r.waitJobGone(t, map[int]string{58: "9.vm", 62: "10.vm"}[id])
+	case 63:
+		r.startJob11(t, dir)
+	case 65:
+		r.rerunJob11(t, dir)
+	}
+}
+
 // The capture run's long jobs 9 (longjob) and 10 (longjob2): submitted
 // between scenarios 34 and 35, started by qrun (9 in scenario 35, 10
 // three seconds later, not captured) on node vm's MOM, whose status poll
@@ -358,6 +381,91 @@ func (r *replayer) startJob10(t *testing.T, dir string) {
 	for _, job := range longJobs {
 		session := capturedAttrs(t, filepath.Join(dir, job.sessionFrom), job.id, "session_id")
 		r.waitJobAttr(t, job.id, session[0].Name, session[0].Value)
+	}
+}
+
+// job11 is the job the capture run submitted and started between
+// scenarios 63 and 65 (server log and accounting of 01:23:02: job 11.vm,
+// job name longjob3, owner alice, queue batch, "Job Run at request of
+// root@vm", S record with exec_host vm/0).
+const job11 = "11.vm"
+
+// startJob11 submits job 11 as jobs 9 and 10 were submitted (capture 27's
+// qsub with the job name longjob3, the script of the long jobs), starts
+// it as root's qrun did and waits until it runs.
+func (r *replayer) startJob11(t *testing.T, dir string) {
+	script := capturedScript(t, filepath.Join(dir, "35-qrun-queued-job.pcap"))
+	id := r.submitAs27(t, dir, map[string]string{"Job_Name": "longjob3", "submit_args": "-N longjob3 long.sh"}, script)
+	if id != job11 {
+		t.Fatalf("submitted %s, want %s", id, job11)
+	}
+	r.run(t, job11)
+	r.waitJobAttr(t, job11, "job_state", "R")
+}
+
+// rerunJob11 does what scenario 66, absent from the manifest, did after
+// scenario 65 (server log "Job Rerun at request of root@vm" and
+// accounting R record at 01:23:08; the MOM log shows it killing the job):
+// root reruns job 11, its MOM reports the end as node vm's MOM reported
+// job 10's, killed by qdel, in capture 62 (status, then obituary), and
+// the server requeues the job, which stays queued (scheduling is off).
+func (r *replayer) rerunJob11(t *testing.T, dir string) {
+	if p := r.admin(batchreq.NewRequest(batchreq.PBS_BATCH_Rerun, "root", &batchreq.JobID{ID: job11})); p.Code != 0 {
+		t.Fatalf("rerun %s: %d %s", job11, p.Code, p.Text)
+	}
+	r.momReportsAs(t, filepath.Join(dir, "62-qdel-running.pcap"), "10.vm", job11)
+	r.waitJobAttr(t, job11, "job_state", "Q")
+}
+
+// momReportsAs sends the requests node vm's MOM sent to the server in
+// capture file about job from (status before the obituary, the
+// obituary) as reports about job to, from a reserved port as a MOM does,
+// and reads the replies.
+func (r *replayer) momReportsAs(t *testing.T, file, from, to string) {
+	c, err := capture.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := 0
+	for _, conn := range c.Conns {
+		turns := conn.Turns()
+		if conn.Server.Port() != batchreq.PBS_BATCH_SERVICE_PORT || conn.Client.Port() >= 1024 || firstUser(turns) != momUser {
+			continue
+		}
+		rc := r.dialReserved()
+		for _, turn := range turns {
+			if !turn.FromClient {
+				continue
+			}
+			for _, req := range splitRequests(turn.Data) {
+				switch b := req.Body.(type) {
+				case *batchreq.StatusReq:
+					if b.ID != from {
+						continue
+					}
+					b.ID = to
+				case *batchreq.JobObit:
+					if b.JobID != from {
+						continue
+					}
+					b.JobID = to
+				default:
+					continue
+				}
+				p, err := rc.do(req.Append(nil))
+				if err != nil {
+					t.Fatalf("MOM report %s of %s: %v", batchreq.RequestName(req.Type), to, err)
+				}
+				if p.Code != 0 {
+					t.Fatalf("MOM report %s of %s: %d %s", batchreq.RequestName(req.Type), to, p.Code, p.Text)
+				}
+				sent++
+			}
+		}
+		rc.nc.Close()
+	}
+	if sent == 0 {
+		t.Fatalf("%s holds no MOM report of %s", file, from)
 	}
 }
 
@@ -581,7 +689,7 @@ func (r *replayer) replay(t *testing.T, path string, sc capture.Scenario, st rep
 	var syncIDs []string // sync-set jobs accepted in place of the capture's rejection
 	var correct *correction
 	if st.stateCount {
-		correct = stateCountCorrection(t, c)
+		correct = stepStateCount(t, path, c, st)
 	}
 	var diffs []string
 	var last time.Time
@@ -815,6 +923,9 @@ func firstJobNumber(c *capture.Capture) int {
 // replies are then compared exactly.
 type correction struct {
 	attr, value, reason string
+	// counts holds, for a state_count correction, the corrected count
+	// by job_state letter.
+	counts map[string]int
 }
 
 // apply returns want with the correction made, and records the departure
@@ -889,9 +1000,95 @@ func stateCountCorrection(t *testing.T, c *capture.Capture) *correction {
 	if total < 0 || listed != total {
 		t.Fatalf("state_count cannot be derived: the capture lists %d jobs, total_jobs is %d", listed, total)
 	}
-	value := fmt.Sprintf("Transit:%d Queued:%d Held:%d Waiting:%d Running:%d Exiting:%d ",
+	return &correction{attr: "state_count", value: formatStateCount(counts), counts: counts, reason: stateCountReason}
+}
+
+// stepStateCount returns the state_count correction of a stateCount
+// step whose capture c was read from path.
+func stepStateCount(t *testing.T, path string, c *capture.Capture, st replayStep) *correction {
+	if st.stateCountFrom == "" {
+		return stateCountCorrection(t, c)
+	}
+	listing, err := capture.ReadFile(filepath.Join(filepath.Dir(path), st.stateCountFrom))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return shiftedStateCount(t, c, listing)
+}
+
+// shiftedStateCount corrects the state_count of capture c, which lists no
+// jobs, with the defect the earlier capture listing shows: what the
+// listing's jobs add up to (stateCountCorrection) less the state_count
+// the capture server reported beside them. The defect lasts as long as
+// the array behind it: scenarios 67 and 68 (qstat -B) come after 41 and
+// before 69 deletes array 5[], with no array created or changed between
+// (server log). The corrected counts must not be negative and must add
+// up to c's total_jobs.
+func shiftedStateCount(t *testing.T, c, listing *capture.Capture) *correction {
+	listed := stateCountCorrection(t, listing).counts
+	reported, _ := capturedStateCount(t, listing)
+	counts, total := capturedStateCount(t, c)
+	sum := 0
+	for _, k := range stateLetters {
+		counts[k] += listed[k] - reported[k]
+		if counts[k] < 0 {
+			t.Fatalf("state_count cannot be corrected: %d jobs in state %s", counts[k], k)
+		}
+		sum += counts[k]
+	}
+	if sum != total {
+		t.Fatalf("state_count cannot be corrected: %d jobs counted, total_jobs is %d", sum, total)
+	}
+	return &correction{attr: "state_count", value: formatStateCount(counts), counts: counts, reason: stateCountReason}
+}
+
+// stateLetters are the job_state letters of the state_count entries, in
+// their order (spec 04 §4: Transit Queued Held Waiting Running Exiting).
+var stateLetters = []string{"T", "Q", "H", "W", "R", "E"}
+
+func formatStateCount(counts map[string]int) string {
+	return fmt.Sprintf("Transit:%d Queued:%d Held:%d Waiting:%d Running:%d Exiting:%d ",
 		counts["T"], counts["Q"], counts["H"], counts["W"], counts["R"], counts["E"])
-	return &correction{attr: "state_count", value: value, reason: stateCountReason}
+}
+
+// capturedStateCount returns the state_count (by job_state letter) and
+// total_jobs of the first StatusServer reply of a capture that has them.
+func capturedStateCount(t *testing.T, c *capture.Capture) (map[string]int, int) {
+	for _, conn := range c.Conns {
+		for _, turn := range conn.Turns() {
+			if turn.FromClient {
+				continue
+			}
+			for _, p := range splitReplies(turn.Data) {
+				for _, o := range p.Status {
+					if o.ObjType != batchreq.MGR_OBJ_SERVER {
+						continue
+					}
+					v, ok1 := o.Attrs.Get("state_count")
+					tot, ok2 := o.Attrs.Get("total_jobs")
+					if !ok1 || !ok2 {
+						continue
+					}
+					total, err := strconv.Atoi(tot)
+					if err != nil {
+						t.Fatalf("total_jobs %q", tot)
+					}
+					counts := map[string]int{}
+					for _, f := range strings.Fields(v) {
+						name, n, ok := strings.Cut(f, ":")
+						k, err := strconv.Atoi(n)
+						if !ok || err != nil || name == "" {
+							t.Fatalf("state_count %q", v)
+						}
+						counts[name[:1]] = k
+					}
+					return counts, total
+				}
+			}
+		}
+	}
+	t.Fatal("the capture has no server state_count")
+	return nil, 0
 }
 
 // arrayIndexCount counts the indexes of a job_array_request such as
