@@ -2,8 +2,10 @@
 // builds the programs of the module once per test binary (pbs_iff setuid
 // root), creates unprivileged test accounts, temporary PBS_HOME
 // directories and free loopback ports, starts daemons and stops them when
-// the test ends, runs commands with a time limit, and runs programs in a
-// UTS and mount namespace of their own under a chosen host name.
+// the test ends, runs commands with a time limit, runs programs in a
+// UTS and mount namespace of their own under a chosen host name, and runs
+// programs on a pseudo-terminal (Terminal) as a person at a terminal
+// would.
 //
 // Most helpers need root (setuid pbs_iff, useradd, reserved ports,
 // namespaces); they skip the test, saying why, when they cannot do their

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"gopbs/internal/capture"
 	"gopbs/internal/e2e"
 )
@@ -189,4 +191,37 @@ func TestInteractiveCaptureHandshake(t *testing.T) {
 			t.Errorf("terminal output lacks %q:\n%q", want, text)
 		}
 	}
+}
+
+func TestParseWinsize(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want unix.Winsize
+	}{
+		{"WINSIZE 24,80,0,0", unix.Winsize{Row: 24, Col: 80}},
+		{"WINSIZE 50,132,640,480", unix.Winsize{Row: 50, Col: 132, Xpixel: 640, Ypixel: 480}},
+		{"WINSIZE 33,101", unix.Winsize{Row: 33, Col: 101}},
+		// unusable sizes give the default 24x80
+		{"WINSIZE 0,80,0,0", unix.Winsize{Row: 24, Col: 80}},
+		{"WINSIZE 70000,80,0,0", unix.Winsize{Row: 24, Col: 80}},
+		{"WINSIZE x,y", unix.Winsize{Row: 24, Col: 80}},
+		{"", unix.Winsize{Row: 24, Col: 80}},
+	} {
+		if got := parseWinsize(tc.in); got != tc.want {
+			t.Errorf("parseWinsize(%q) = %+v, want %+v", tc.in, got, tc.want)
+		}
+	}
+}
+
+// FuzzParseWinsize: qsub's WINSIZE block comes from the network; any
+// bytes give a usable terminal size.
+func FuzzParseWinsize(f *testing.F) {
+	f.Add([]byte("WINSIZE 24,80,0,0\x00\x00\xd0K"))
+	f.Add([]byte("WINSIZE ,,,,,"))
+	f.Fuzz(func(t *testing.T, block []byte) {
+		ws := parseWinsize(cString(block))
+		if ws.Row == 0 || ws.Col == 0 {
+			t.Errorf("parseWinsize(%q) = %+v", block, ws)
+		}
+	})
 }
