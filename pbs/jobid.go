@@ -48,13 +48,19 @@ func ParseJobID(s string) (JobID, error) {
 	return j, nil
 }
 
+// maxSeqLen is the longest sequence part a job id may have (spec 05
+// §1.1).
+const maxSeqLen = 15
+
+// validSeq reports whether s is a job id's sequence part: up to 15 digits
+// and array brackets, starting with a digit.
 func validSeq(s string) bool {
-	if s[0] < '0' || s[0] > '9' {
+	if len(s) > maxSeqLen || s[0] < '0' || s[0] > '9' {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if (c < '0' || c > '9') && c != '[' && c != ']' && c != '-' {
+		if (c < '0' || c > '9') && c != '[' && c != ']' {
 			return false
 		}
 	}
