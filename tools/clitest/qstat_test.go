@@ -90,6 +90,32 @@ func TestQstat(t *testing.T) {
 			replies: []*batchreq.Reply{server, statusReply(runningJob())},
 			stdout: altHeader +
 				"9.vm                    alice       batch    abcdefghijklmnop  16978     1      2    1gb  01:00:00 R  00:00:11   vm+vm\n"},
+		// -M shows memory in megawords (8-byte words), rounded up:
+		// 100mb = 13107200 words = 12.5 mw -> 13mw.
+		{name: "megawords", argv: []string{"qstat", "-M"},
+			replies: []*batchreq.Reply{server, statusReply(runningJob())},
+			stdout: altHeader +
+				"9.vm                    alice       batch    abcdefghijklmnop  16978     1      2   13mw  01:00:00 R  00:00:11\n"},
+		// -u with a destination: SelStat on both criteria, destination
+		// first; the header's StatusSvr once.
+		{name: "user and destination", argv: []string{"qstat", "-u", "alice", "short"},
+			sent: []string{statServer, "+2+12+51{U}+2" + "2+182+11destination+0+5short+4" + "2+16+9User_List+0+5alice+4" +
+				"+12+16summarize_arrays", disconnect}},
+		// "@server" without criteria: StatusJob of every job at that
+		// server.
+		{name: "server operand", argv: []string{"qstat", "@vm2:{P}"},
+			sent: []string{statJobsAll, disconnect}},
+		{name: "queues full", argv: []string{"qstat", "-Qf", "batch"},
+			replies: []*batchreq.Reply{statusReply(obj(batchreq.MGR_OBJ_QUEUE, "batch", "queue_type=Execution", "mtime=1795310302",
+				"acl_users="+strings.Repeat("user@host,", 8)+"last@host"))},
+			sent: []string{"+2+12+20{U}+5batch+0+0", disconnect},
+			stdout: "Queue: batch\n    queue_type = Execution\n    mtime = 1795310302\n" +
+				"    acl_users = user@host,user@host,user@host,user@host,user@host,user@host,\n" +
+				"\tuser@host,user@host,last@host\n\n"},
+		{name: "full on one line", argv: []string{"qstat", "-f", "-1", "-Q", "batch"},
+			replies: []*batchreq.Reply{statusReply(obj(batchreq.MGR_OBJ_QUEUE, "batch",
+				"acl_users="+strings.Repeat("user@host,", 8)+"last@host"))},
+			stdout: "Queue: batch\n    acl_users = " + strings.Repeat("user@host,", 8) + "last@host\n\n"},
 		{name: "resources", argv: []string{"qstat", "-R"},
 			replies: []*batchreq.Reply{server, statusReply(runningJob())},
 			stdout: "\nvm: \n" +
@@ -167,7 +193,7 @@ func TestQstat(t *testing.T) {
 		{name: "unknown option", argv: []string{"qstat", "-Z"}, sent: []string{},
 			stderr: "{B}/qstat: invalid option -- 'Z'\n" + qstatUsage, exit: 2},
 		{name: "version", argv: []string{"qstat", "--version"}, sent: []string{}, stderr: "version: 2.5.13\n"},
-		{name: "unresolvable server", argv: []string{"qstat", "-B", "nosuchsrv.invalid"}, sent: []string{},
-			stderr: "qstat: Error (15033 - Batch protocol error) getting status of server nosuchsrv.invalid\n", exit: 185},
+		{name: "unresolvable server", argv: []string{"qstat", "-B", "bad..host"}, sent: []string{},
+			stderr: "qstat: Error (15033 - Batch protocol error) getting status of server bad..host\n", exit: 185},
 	})
 }
