@@ -128,6 +128,8 @@ func TestJobCommands(t *testing.T) {
 		{name: "qorder error", argv: []string{"qorder", "1", "2"},
 			replies: []*batchreq.Reply{textReply(15001, "Unknown Job Id")},
 			stderr:  "qorder: Unknown Job Id \n", exit: 153},
+		{name: "qorder same server in other case", argv: []string{"qorder", "1.VM", "2.vm"},
+			sent: []string{"+2+12+50{U}+41.vm+42.vm+0", disconnect}},
 		{name: "qorder servers differ", argv: []string{"qorder", "1.vm", "2.vm2"}, sent: []string{},
 			stderr: "qorder: both jobs ids must specify the same server\n", exit: 1},
 		{name: "qorder usage", argv: []string{"qorder", "1"}, sent: []string{},

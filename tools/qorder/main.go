@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"gopbs/pbs"
 	"gopbs/pbs/cli"
@@ -24,7 +25,7 @@ func main() {
 			cli.Exit(1)
 		}
 	}
-	if cli.ServerName(j1.Server()) != cli.ServerName(j2.Server()) {
+	if serverOf(j1) != serverOf(j2) {
 		fmt.Fprintln(os.Stderr, "qorder: both jobs ids must specify the same server")
 		cli.Exit(1)
 	}
@@ -38,4 +39,14 @@ func main() {
 		c.Close()
 		cli.Exit(n)
 	}
+}
+
+// serverOf is the server a job request goes to, for comparing two ids:
+// the "@" server, else the normalised parent (or default) server with its
+// port.
+func serverOf(j pbs.JobID) string {
+	if j.Current != "" {
+		return strings.ToLower(j.Current)
+	}
+	return strings.TrimPrefix(j.Qualified(), j.Seq+".")
 }
