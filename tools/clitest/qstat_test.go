@@ -136,6 +136,12 @@ func TestQstat(t *testing.T) {
 			stdout: "Queue              Max   Tot   Ena   Str   Que   Run   Hld   Wat   Trn   Ext T         \n" +
 				"----------------   ---   ---   ---   ---   ---   ---   ---   ---   ---   --- -         \n" +
 				"batch                0     1   yes    no     1     0     0     0     0     0 E         \n"},
+		{name: "illegal queue destination", argv: []string{"qstat", "-Q", "bad queue", "batch"},
+			replies: []*batchreq.Reply{statusReply()},
+			sent:    []string{"+2+12+20{U}+5batch+0+0", disconnect},
+			stderr:  "qstat: illegal 'destination' value\n", exit: 1},
+		{name: "illegal job destination", argv: []string{"qstat", "bad queue"}, sent: []string{},
+			stderr: "qstat: illegally formed destination: bad queue\n", exit: 1},
 		{name: "unknown queue", argv: []string{"qstat", "-Q", "nosuchq"},
 			replies: []*batchreq.Reply{textReply(15020, "Unknown queue MSG=cannot locate queue")},
 			stderr:  "qstat: Unknown queue MSG=cannot locate queue nosuchq\n", exit: 172},

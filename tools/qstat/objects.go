@@ -97,6 +97,11 @@ func (q *qstat) queues(operands []string) int {
 	}
 	header := false
 	for _, op := range operands {
+		if queue, _ := cli.SplitDest(op); queue != "" && !validQueue(queue) {
+			fmt.Fprintln(q.stderr, "qstat: illegal 'destination' value")
+			q.status = 1
+			continue
+		}
 		list, _, ok := q.statQueues(op)
 		if !ok {
 			continue
