@@ -81,6 +81,13 @@ func TestQueueCommands(t *testing.T) {
 			stderr:  "qenable: Unknown queue nosuch\n", exit: 2},
 		{name: "qstop bad destination", argv: []string{"qstop", "@vm"}, sent: []string{},
 			stderr: "qstop: illegally formed destination: @vm\n", exit: 1},
+		{name: "qdisable cannot connect", argv: []string{"qdisable", "batch@vm2:1", "short"},
+			sent: []string{"+2+1+9{U}+2+1+5short+12+14+7enabled+0+5FALSE+0+0", disconnect},
+			stderr: "Cannot connect to specified server host 'vm2:1'.\n" +
+				"qdisable: could not connect to server vm2:1 (111) Connection refused\n", exit: 2},
+		{name: "qenable error without text", argv: []string{"qenable", "batch"},
+			replies: []*batchreq.Reply{errReply(15007)},
+			stderr:  "qenable: Unauthorized Request  batch\n", exit: 2},
 		{name: "qstart usage", argv: []string{"qstart"}, sent: []string{},
 			stderr: "usage: qstart destination ...\n", exit: 1},
 	})
@@ -100,6 +107,14 @@ func TestQterm(t *testing.T) {
 				}
 			},
 			exit: 2},
+		{name: "cannot connect", argv: []string{"qterm", "vm2:1"}, sent: []string{},
+			stderr: "Cannot connect to specified server host 'vm2:1'.\n" +
+				"qterm: could not connect to server 'vm2:1' (111) Connection refused\n", exit: 2},
+		{name: "default server refused", argv: []string{"qterm"},
+			replies: []*batchreq.Reply{textReply(15007, "Unauthorized Request ")},
+			stderr:  "qterm: Unauthorized Request vm\n", exit: 2},
+		{name: "unknown option", argv: []string{"qterm", "-x"}, sent: []string{},
+			stderr: "{B}/qterm: invalid option -- 'x'\nusage: qterm [-t immediate|delay|quick] [server ...]\n", exit: 1},
 		{name: "bad manner", argv: []string{"qterm", "-t", "soon"}, sent: []string{},
 			stderr: "usage: qterm [-t immediate|delay|quick] [server ...]\n", exit: 1},
 	})
