@@ -38,6 +38,20 @@ func TestQselect(t *testing.T) {
 				"2+132+10Checkpoint+0+1c+4" +
 				"2+262+14Execution_Time+02+101795317660+7" +
 				"+0", disconnect}},
+		{name: "resource list reversed", argv: []string{"qselect", "-l", "walltime.gt.00:10:00,mem.lt.1gb"},
+			sent: []string{"+2+12+16{U}+2" +
+				"2+222+13Resource_List+1+3mem+31gb+9" +
+				"2+322+13Resource_List+1+8walltime+800:10:00+7" +
+				"+0", disconnect}},
+		{name: "rerunable and holds", argv: []string{"qselect", "-r", "y", "-h", "u"},
+			sent: []string{"+2+12+16{U}+2" +
+				"2+132+10Hold_Types+0+1u+4" +
+				"2+12+9Rerunable+0+1y+4" +
+				"+0", disconnect}},
+		{name: "resource without operator", argv: []string{"qselect", "-l", "walltime=1"}, sent: []string{},
+			stderr: qselectUsage, exit: 2},
+		{name: "unknown option", argv: []string{"qselect", "-Z"}, sent: []string{},
+			stderr: "{B}/qselect: invalid option -- 'Z'\n" + qselectUsage, exit: 2},
 		{name: "bad operator", argv: []string{"qselect", "-p", ".xx.1"}, sent: []string{}, stderr: qselectUsage, exit: 2},
 		{name: "exec queues only", argv: []string{"qselect", "-e"},
 			sent: []string{"+2+12+16{U}+0+12+15exec_queue_only", disconnect}},
