@@ -1,6 +1,7 @@
 package clitest
 
 import (
+	"strings"
 	"testing"
 
 	"gopbs/batchreq"
@@ -247,4 +248,58 @@ func TestQalter(t *testing.T) {
 		{name: "bad checkpoint", argv: []string{"qalter", "-c", "enabled", "12"}, sent: []string{}, stderr: qalterUsage, exit: 2},
 		{name: "no job", argv: []string{"qalter", "-A", "x"}, sent: []string{}, stderr: qalterUsage, exit: 2},
 	})
+}
+
+// TestJobCommandUsage checks, for every job command, that an unknown
+// option prints glibc's complaint and the command's usage and exits 2
+// without contacting the server, and that a malformed job id is reported
+// as "illegally formed job identifier" with exit status 1 (spec 05 §1.4,
+// §3.8) while the other operands are still handled.
+func TestJobCommandUsage(t *testing.T) {
+	usages := map[string]string{
+		"qdel":   qdelUsage,
+		"qhold":  "usage: qhold [-h {u|o|s}] [-t array_range] job_identifier...\n",
+		"qrls":   "usage: qrls [-h {u|o|s}] [-t array_range] job_identifier...\n",
+		"qalter": qalterUsage,
+		"qrerun": "usage: qrerun [-f] [-m message] job_identifier...\n",
+		"qsig":   "usage: qsig [-s signal] job_identifier...\n",
+		"qchkpt": "usage: qchkpt job_identifier...\n",
+		"qrun":   "usage: qrun [-a] [-H <HOST>] <JOBID>[ <JOBID>]...\n",
+	}
+	// The request each command sends for job 2.vm, after a malformed id.
+	second := map[string]string{
+		"qdel":   "+2+1+6{U}+1+2+42.vm+0+0",
+		"qhold":  "+2+1+7{U}+2+2+42.vm+12+132+10Hold_Types+0+1u+0+0",
+		"qrls":   "+2+12+13{U}+2+2+42.vm+12+132+10Hold_Types+0+1u+0+0",
+		"qalter": "+2+12+11{U}+2+2+42.vm+12+182+12Account_Name+0+4acct+0+0",
+		"qrerun": "+2+12+14{U}+42.vm+0",
+		"qsig":   "+2+12+18{U}+42.vm+7SIGTERM+0",
+		"qchkpt": "+2+12+27{U}+2+2+42.vm+0+0",
+		"qrun":   "+2+12+15{U}+42.vm+0+0+0",
+	}
+	var cases []testCase
+	for _, cmd := range []string{"qdel", "qhold", "qrls", "qalter", "qrerun", "qsig", "qchkpt", "qrun"} {
+		cases = append(cases, testCase{name: cmd + " unknown option", argv: []string{cmd, "-Z", "1"}, sent: []string{},
+			stderr: "{B}/" + cmd + ": invalid option -- 'Z'\n" + usages[cmd], exit: 2})
+		argv := []string{cmd, "1x.vm", "2"}
+		if cmd == "qalter" {
+			argv = []string{cmd, "-A", "acct", "1x.vm", "2"}
+		}
+		cases = append(cases, testCase{name: cmd + " malformed id", argv: argv,
+			sent:   []string{second[cmd], disconnect},
+			stderr: cmd + ": illegally formed job identifier: 1x.vm\n", exit: 1})
+	}
+	cases = append(cases,
+		testCase{name: "qmsg unknown option", argv: []string{"qmsg", "-Z", "hi", "1"}, sent: []string{},
+			stderr: "{B}/qmsg: invalid option -- 'Z'\nusage: qmsg [-O] [-E] msg_string job_identifier...\n", exit: 2},
+		testCase{name: "qmsg too long", argv: []string{"qmsg", strings.Repeat("m", 257), "1"}, sent: []string{},
+			stderr: "usage: qmsg [-O] [-E] msg_string job_identifier...\n", exit: 2},
+		testCase{name: "qmove unknown option", argv: []string{"qmove", "-Z", "batch", "1"}, sent: []string{},
+			stderr: "{B}/qmove: invalid option -- 'Z'\nusage: qmove destination job_identifier...\n", exit: 2},
+		testCase{name: "qmove malformed id", argv: []string{"qmove", "batch", "x"}, sent: []string{},
+			stderr: "qmove: illegally formed job identifier: x\n", exit: 1},
+		testCase{name: "qorder malformed id", argv: []string{"qorder", "1", "x"}, sent: []string{},
+			stderr: "qorder: illegally formed job identifier: x\n", exit: 1},
+	)
+	runCases(t, cases)
 }
