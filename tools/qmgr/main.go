@@ -140,10 +140,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, interactive b
 			}
 			text = text[:len(text)-1] + sc.Text()
 		}
+		echo := q.echo
 		if !interactive {
+			// Commands read from a file or pipe are echoed as read;
+			// -e adds no second copy.
 			fmt.Fprintln(stdout, text)
+			q.echo = false
 		}
-		if q.line(text) {
+		stop := q.line(text)
+		q.echo = echo
+		if stop {
 			break
 		}
 	}
