@@ -18,7 +18,9 @@
 //	defer c.Close() // sends Disconnect
 //	jobs, err := c.StatusJob("", nil, "summarize_arrays")
 //
-// Job ids typed by users are parsed and qualified with ParseJobID, and
+// Job ids typed by users are parsed with ParseJobID and normalised as
+// TORQUE's clients send them with ResolveJobID (the server part becomes
+// the full, lower-cased host name of the parent or default server), and
 // requests that fail with PBSE_UNKJOBID can be retried at the job's real
 // location with WithLocate.
 //
