@@ -19,7 +19,7 @@ func Holds(prog string, args []string, op func(c *pbs.Conn, id, holds, ext strin
 		switch o.C {
 		case 'h':
 			holds = o.Arg
-			if holds == "" || strings.Trim(holds, "uosn") != "" {
+			if holds == "" || strings.Trim(holds, "uos") != "" {
 				bad = true
 			}
 		case 't':

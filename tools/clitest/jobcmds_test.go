@@ -105,6 +105,8 @@ func TestJobCommands(t *testing.T) {
 			stderr:  "qhold: Unauthorized Request  4000.vm\n", exit: 159},
 		{name: "qhold bad hold type", argv: []string{"qhold", "-h", "x", "1"}, sent: []string{},
 			stderr: "usage: qhold [-h {u|o|s}] [-t array_range] job_identifier...\n", exit: 2},
+		{name: "qrls none is no hold type", argv: []string{"qrls", "-h", "n", "1"}, sent: []string{},
+			stderr: "usage: qrls [-h {u|o|s}] [-t array_range] job_identifier...\n", exit: 2},
 		{name: "qhold usage", argv: []string{"qhold"}, sent: []string{},
 			stderr: "usage: qhold [-h {u|o|s}] [-t array_range] job_identifier...\n", exit: 2},
 		{name: "qrls -h o -t", argv: []string{"qrls", "-h", "o", "-t", "1-2", "5[].vm"},
