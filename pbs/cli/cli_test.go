@@ -70,14 +70,24 @@ func TestParseDateTime(t *testing.T) {
 }
 
 func TestResourceList(t *testing.T) {
-	got := ResourceList("walltime=00:05:00,nodes=1:ppn=1,mem=100mb")
-	var names []string
-	for _, a := range got {
-		names = append(names, a.Name+"."+a.Resource+"="+a.Value)
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"walltime=00:05:00,nodes=1:ppn=1,mem=100mb",
+			[]string{"Resource_List.walltime=00:05:00", "Resource_List.nodes=1:ppn=1", "Resource_List.mem=100mb"}},
+		{`other="a,b",gres='x,y',arch`, []string{`Resource_List.other="a,b"`, "Resource_List.gres='x,y'", "Resource_List.arch="}},
+		{"mem=1gb,,ncpus=2", []string{"Resource_List.mem=1gb", "Resource_List.ncpus=2"}},
+		{`other="unterminated,x`, []string{`Resource_List.other="unterminated,x`}},
 	}
-	want := []string{"Resource_List.walltime=00:05:00", "Resource_List.nodes=1:ppn=1", "Resource_List.mem=100mb"}
-	if !reflect.DeepEqual(names, want) {
-		t.Errorf("got %q", names)
+	for _, tt := range tests {
+		var names []string
+		for _, a := range ResourceList(tt.in) {
+			names = append(names, a.Name+"."+a.Resource+"="+a.Value)
+		}
+		if !reflect.DeepEqual(names, tt.want) {
+			t.Errorf("%q: got %q, want %q", tt.in, names, tt.want)
+		}
 	}
 }
 

@@ -120,10 +120,11 @@ func WorkDir() string {
 }
 
 // ResourceList splits a -l operand "res=value,res2=value" into
-// Resource_List entries, in the order written.
+// Resource_List entries, in the order written. A value may be quoted
+// with ' or " to hold commas (spec 04 §9); the quotes stay in the value.
 func ResourceList(s string) []pbs.Attr {
 	var out []pbs.Attr
-	for _, item := range strings.Split(s, ",") {
+	for _, item := range splitResources(s) {
 		if item == "" {
 			continue
 		}
@@ -131,6 +132,27 @@ func ResourceList(s string) []pbs.Attr {
 		out = append(out, pbs.Attr{Name: "Resource_List", Resource: name, Value: val})
 	}
 	return out
+}
+
+// splitResources splits a -l operand at the commas outside quotes.
+func splitResources(s string) []string {
+	var items []string
+	start := 0
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == ',':
+			items = append(items, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(items, s[start:])
 }
 
 // EscapeEnvValue backslash-escapes the characters of an environment value

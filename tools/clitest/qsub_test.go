@@ -120,6 +120,15 @@ func TestQsub(t *testing.T) {
 				"submit_args=-W depend=afterok:3:4.VM,stageout=/tmp/o@vm2:/o -W fault_tolerant=n -W interactive=true -W Priority=2000 -W bare job.sh",
 				"Job_Name=job.sh"}, defaultsTail...),
 			script: sleepScript, stdout: "1.vm\n"},
+		// qsub's -l rewrites (spec 04 §9): a walltime range, procs inside
+		// a nodes spec; a quoted value keeps its comma.
+		{name: "resource rewrites", argv: []string{"qsub", "-l", `walltime=00:30:00-01:00:00,nodes=1:procs=2,other="a,b"`, "job.sh"},
+			files: map[string]string{"job.sh": sleepScript},
+			attrs: with([]string{"Resource_List.minwclimit=00:30:00", "Resource_List.walltime=01:00:00",
+				"Resource_List.nodes=1", "Resource_List.procs=2", `Resource_List.other="a,b"`,
+				`submit_args=-l walltime=00:30:00-01:00:00,nodes=1:procs=2,other="a,b" job.sh`,
+				"Job_Name=job.sh"}, defaultsTail...),
+			script: sleepScript, stdout: "1.vm\n"},
 		{name: "bad umask", argv: []string{"qsub", "-W", "umask=abc", "job.sh"}, files: map[string]string{"job.sh": sleepScript},
 			stderr: "qsub: illegal -W value\n" + qsubUsage, exit: 2},
 		{name: "more options", argv: []string{"qsub", "-A", "acct", "-c", "enabled,interval=5", "-D", "/r", "-f", "-F", "a b",

@@ -426,7 +426,7 @@ func (q *qsub) option(o cli.Opt, fromDirective bool) ([]pbs.Attr, error) {
 			return nil, fmt.Errorf("illegal -l value")
 		}
 		var out []pbs.Attr
-		for _, r := range cli.ResourceList(o.Arg) {
+		for _, r := range expandResources(cli.ResourceList(o.Arg)) {
 			if fromDirective && q.resources[r.Resource] {
 				continue
 			}
