@@ -140,6 +140,8 @@ func TestWAttrs(t *testing.T) {
 		{"depend=afterok:1.vm", []string{"depend=afterok:1.vm"}},
 		{"depend=afterok:12:13", []string{"depend=afterok:12.vm:13.vm"}},
 		{"depend=afterok:12.VM", []string{"depend=afterok:12.vm"}},
+		{"depend=afterok:12@other:13", []string{"depend=afterok:12@other:13.vm"}},
+		{"depend=afterokarray:5[]", []string{"depend=afterokarray:5[].vm"}},
 		{"depend=afterok:12.bad..host", []string{"depend=afterok:12.bad..host"}},
 		{"synccount=1", []string{"synccount=1"}},
 		{"umask=022", []string{"umask=18"}},
@@ -158,6 +160,24 @@ func TestWAttrs(t *testing.T) {
 			got = append(got, a.Name+"="+a.Value)
 		}
 		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%q: got %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestVariableListFromV(t *testing.T) {
+	t.Setenv("GOPBS_TEST_VAR", "from env, with comma")
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"A=1,B=x y", []string{"A=1", "B=x y"}},
+		{`A="x,y",C=2`, []string{`A=\"x\,y\"`, "C=2"}},
+		{"GOPBS_TEST_VAR,GOPBS_UNSET_VAR", []string{`GOPBS_TEST_VAR=from env\, with comma`}},
+		{`D=back\slash`, []string{`D=back\\slash`}},
+	}
+	for _, tt := range tests {
+		if got := VariableListFromV(tt.in); !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("%q: got %q, want %q", tt.in, got, tt.want)
 		}
 	}

@@ -134,7 +134,8 @@ func ResourceList(s string) []pbs.Attr {
 	return out
 }
 
-// splitResources splits a -l operand at the commas outside quotes.
+// splitResources splits a -l (or -v) operand at the commas outside
+// quotes.
 func splitResources(s string) []string {
 	var items []string
 	start := 0
@@ -172,10 +173,12 @@ func EscapeEnvValue(v string) string {
 }
 
 // VariableListFromV converts a -v operand "A=1,B,C=x" into list elements;
-// a name without a value takes the value from the environment.
+// a name without a value takes the value from the environment. A value
+// may hold commas inside quotes; values are escaped (EscapeEnvValue), so
+// such a comma is sent as "\," (spec 04 §5.2).
 func VariableListFromV(s string) []string {
 	var out []string
-	for _, item := range strings.Split(s, ",") {
+	for _, item := range splitResources(s) {
 		if item == "" {
 			continue
 		}
@@ -260,8 +263,8 @@ func expandDepend(v string) string {
 		}
 		for k := 1; k < len(parts); k++ {
 			id := parts[k]
-			if id == "" || id[0] < '0' || id[0] > '9' {
-				continue
+			if id == "" || id[0] < '0' || id[0] > '9' || strings.Contains(id, "@") {
+				continue // "id@server" is sent as written (spec 04 §5.6)
 			}
 			if j, err := pbs.ResolveJobID(id); err == nil {
 				parts[k] = j.Qualified()
