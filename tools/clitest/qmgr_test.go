@@ -65,6 +65,9 @@ func TestQmgr(t *testing.T) {
 				"2+18+9acl_users+0+7a@b,c@d+0" + "+0", disconnect}},
 		{name: "every queue of a server", argv: []string{"qmgr", "-c", "list queue @vm"},
 			sent: []string{disconnect, "+2+12+20{U}+0+0+0", disconnect}},
+		// "@active" stands for every active server: here the default one.
+		{name: "queue at the active servers", argv: []string{"qmgr", "-c", "set queue batch@active enabled=true"},
+			sent: []string{"+2+1+9{U}+2+1+5batch+12+13+7enabled+0+4true+0+0", disconnect}},
 		{name: "list queue", argv: []string{"qmgr", "-c", "list queue batch"}, env: []string{"TZ=UTC"},
 			replies: []*batchreq.Reply{statusReply(batch)},
 			sent:    []string{"+2+12+20{U}+5batch+0+0", disconnect},

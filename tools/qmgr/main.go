@@ -292,6 +292,16 @@ func (q *qmgr) command(line string) (bool, int) {
 			if svr == "default" {
 				svr = ""
 			}
+			if svr == "active" {
+				// "name@active" (or the server "active"): every active server.
+				for _, s := range q.servers {
+					if obj == objServer {
+						name = s
+					}
+					targets = append(targets, target{name, s})
+				}
+				continue
+			}
 			targets = append(targets, target{name, svr})
 		}
 	case obj == objServer:
