@@ -752,3 +752,70 @@ func TestUnanswered(t *testing.T) {
 		t.Errorf("Unanswered = %v after 30ms without an ACK", d)
 	}
 }
+
+// TestSetRetransmit: a stream opened with a short retry budget (a ping)
+// lives by the endpoint's defaults once they are given back.
+func TestSetRetransmit(t *testing.T) {
+	pc := listen(t)
+	e := NewEndpoint(pc, &Options{Timeout: 20 * time.Millisecond, Retry: 48})
+	defer e.Close()
+	dead := listen(t)
+	addr := dead.LocalAddr().(*net.UDPAddr).AddrPort()
+	defer dead.Close() // bound but silent: HELLO1s vanish
+	short, _ := e.OpenWith(addr, 20*time.Millisecond, 1)
+	kept, _ := e.OpenWith(addr, 20*time.Millisecond, 1)
+	kept.SetRetransmit(0, 0)
+	if _, err := short.Recv(ctxT(t)); !errors.Is(err, ErrStale) {
+		t.Fatalf("Recv = %v, want ErrStale", err)
+	}
+	// 20 ms × 49 tries is about a second: at 300 ms the stream is alive.
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if _, err := kept.Recv(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Recv on the stream given the defaults back = %v, want the context's deadline", err)
+	}
+}
+
+// TestCrossingOpens: two endpoints open streams to each other at the same
+// moment, between the same two ports (a MOM saying hello while the
+// server pings it). Both streams connect, neither is taken for a peer
+// restart, and each carries its own messages.
+func TestCrossingOpens(t *testing.T) {
+	for round := range 20 {
+		p := newPair(t, fastOpts(uint32(100+round)), fastOpts(uint32(100+round)))
+		var wg sync.WaitGroup
+		var ab, ba *Stream
+		wg.Add(2)
+		go func() { defer wg.Done(); ab, _ = p.a.Open(addrOf(p.b)) }()
+		go func() { defer wg.Done(); ba, _ = p.b.Open(addrOf(p.a)) }()
+		wg.Wait()
+		ctx := ctxT(t)
+		ab.Send([]byte("from a"))
+		ba.Send([]byte("from b"))
+		inB, err := p.b.Accept(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inA, err := p.a.Accept(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			st   *Stream
+			want string
+		}{{inB, "from a"}, {inA, "from b"}} {
+			m, err := c.st.Recv(ctx)
+			if err != nil || string(m) != c.want {
+				t.Fatalf("round %d: got %q, %v; want %q", round, m, err, c.want)
+			}
+		}
+		// both directions still work after the crossing
+		inB.Send([]byte("reply to a"))
+		if m, err := ab.Recv(ctx); err != nil || string(m) != "reply to a" {
+			t.Fatalf("round %d: reply on a's stream: %q, %v", round, m, err)
+		}
+		if m := p.a.streamCount(); m != 2 {
+			t.Errorf("round %d: a has %d streams, want 2", round, m)
+		}
+	}
+}

@@ -39,7 +39,24 @@ func (s *Server) handleManager(c *conn, req *batchreq.Request) {
 	case batchreq.MGR_OBJ_QUEUE:
 		p, ops = s.manageQueue(c, body)
 	case batchreq.MGR_OBJ_NODE:
-		p, ops = s.manageNode(c, body)
+		var nodesFile func() error
+		if p, ops, nodesFile = s.manageNode(c, body); p == nil && nodesFile != nil {
+			// Both the store and server_priv/nodes hold the change
+			// before the reply.
+			wait := s.store.Submit(ops...)
+			s.mu.Unlock()
+			err, ferr := wait(), nodesFile()
+			switch {
+			case err != nil:
+				c.send(batchreq.SystemErrorReply("PBS_Server", 5, "cannot save node"))
+			case ferr != nil:
+				s.logError("mgr_node", ferr.Error())
+				c.send(batchreq.SystemErrorReply("PBS_Server", 5, "cannot write nodes file"))
+			default:
+				c.send(batchreq.NullReply())
+			}
+			return
+		}
 	default:
 		p = batchreq.ErrorReply(batchreq.PBSE_IVALREQ, "", "")
 	}
@@ -297,22 +314,25 @@ func (s *Server) queueCheck(q *Queue) func(int, *batchreq.Attr) *batchreq.Reply 
 	}
 }
 
-func (s *Server) manageNode(c *conn, m *batchreq.Manage) (*batchreq.Reply, []store.Op) {
+// manageNode serves the Manager requests on nodes. Called with the lock
+// held; besides the reply or the store operations, it returns the wait
+// for server_priv/nodes when the change is one the file shows.
+func (s *Server) manageNode(c *conn, m *batchreq.Manage) (*batchreq.Reply, []store.Op, func() error) {
 	name := m.ObjName
 	switch m.Command {
 	case batchreq.MGR_CMD_CREATE:
 		if name == "" || !(name[0] >= 'a' && name[0] <= 'z' || name[0] >= 'A' && name[0] <= 'Z') {
-			return batchreq.ErrorReply(batchreq.PBSE_BADNDATVAL, "", ""), nil
+			return batchreq.ErrorReply(batchreq.PBSE_BADNDATVAL, "", ""), nil, nil
 		}
 		if len(name) > batchreq.PBS_MAXHOSTNAME {
-			return batchreq.ErrorReply(batchreq.PBSE_NODENBIG, "", ""), nil
+			return batchreq.ErrorReply(batchreq.PBSE_NODENBIG, "", ""), nil, nil
 		}
 		if s.nodeByName[name] != nil {
-			return batchreq.ErrorReply(batchreq.PBSE_NODEEXIST, "", ""), nil
+			return batchreq.ErrorReply(batchreq.PBSE_NODEEXIST, "", ""), nil, nil
 		}
 		n := &Node{name: name, np: 1, order: s.orderSeq}
 		if p, lines := s.applyNodeAttrs(c, n, m.Attrs); p != nil {
-			return p, nil
+			return p, nil, nil
 		} else {
 			for _, l := range lines {
 				s.log.Log(logline.EventAdmin, logline.ClassNode, name, l)
@@ -321,14 +341,11 @@ func (s *Server) manageNode(c *conn, m *batchreq.Manage) (*batchreq.Reply, []sto
 		s.orderSeq++
 		s.nodes = append(s.nodes, n)
 		s.nodeByName[name] = n
-		if err := s.writeNodesFile(); err != nil {
-			return batchreq.SystemErrorReply("PBS_Server", 5, "cannot write nodes file"), nil
-		}
-		return nil, []store.Op{store.Put(store.Nodes, name, encodeNode(n))}
+		return nil, []store.Op{store.Put(store.Nodes, name, encodeNode(n))}, s.nodeCreated(n)
 	case batchreq.MGR_CMD_DELETE:
 		n := s.nodeByName[name]
 		if n == nil {
-			return batchreq.ErrorReply(batchreq.PBSE_UNKNODE, "", ""), nil
+			return batchreq.ErrorReply(batchreq.PBSE_UNKNODE, "", ""), nil, nil
 		}
 		for i, x := range s.nodes {
 			if x == n {
@@ -338,12 +355,9 @@ func (s *Server) manageNode(c *conn, m *batchreq.Manage) (*batchreq.Reply, []sto
 		}
 		delete(s.nodeByName, name)
 		s.log.Logf(logline.EventAdmin, logline.ClassNode, name, "deleted at request of %s", c.requester())
-		if err := s.writeNodesFile(); err != nil {
-			return batchreq.SystemErrorReply("PBS_Server", 5, "cannot write nodes file"), nil
-		}
-		return nil, []store.Op{store.Del(store.Nodes, name)}
+		return nil, []store.Op{store.Del(store.Nodes, name)}, s.nodesChanged()
 	case batchreq.MGR_CMD_UNSET:
-		return batchreq.ErrorReply(batchreq.PBSE_IVALREQ, "", ""), nil
+		return batchreq.ErrorReply(batchreq.PBSE_IVALREQ, "", ""), nil, nil
 	}
 	var ns []*Node
 	if name == "" || name == ":ALL" {
@@ -351,7 +365,7 @@ func (s *Server) manageNode(c *conn, m *batchreq.Manage) (*batchreq.Reply, []sto
 	} else if n := s.nodeByName[name]; n != nil {
 		ns = []*Node{n}
 	} else {
-		return batchreq.ErrorReply(batchreq.PBSE_UNKNODE, "", ""), nil
+		return batchreq.ErrorReply(batchreq.PBSE_UNKNODE, "", ""), nil, nil
 	}
 	var ops []store.Op
 	fileChanged := false
@@ -360,7 +374,7 @@ func (s *Server) manageNode(c *conn, m *batchreq.Manage) (*batchreq.Reply, []sto
 		p, lines := s.applyNodeAttrs(c, n, m.Attrs)
 		if p != nil {
 			*n = old
-			return p, nil
+			return p, nil, nil
 		}
 		s.log.Logf(logline.EventAdmin, logline.ClassNode, n.name, "attributes set:  at request of %s", c.requester())
 		for _, l := range lines {
@@ -372,11 +386,9 @@ func (s *Server) manageNode(c *conn, m *batchreq.Manage) (*batchreq.Reply, []sto
 		ops = append(ops, store.Put(store.Nodes, n.name, encodeNode(n)))
 	}
 	if fileChanged {
-		if err := s.writeNodesFile(); err != nil {
-			return batchreq.SystemErrorReply("PBS_Server", 5, "cannot write nodes file"), nil
-		}
+		return nil, ops, s.nodesChanged()
 	}
-	return nil, ops
+	return nil, ops, nil
 }
 
 // applyNodeAttrs applies a node attribute list; it returns an error reply

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/netip"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -61,7 +62,12 @@ type nodeAddrIndex struct {
 	byAddr   map[netip.Addr]string // first node having each address
 	loopback string                // first node with a loopback address
 	cluster  []uint32              // the nodes' IPv4 addresses, in node order (IS_CLUSTER_ADDRS)
-	built    time.Time
+	// clusterGen numbers the contents of cluster: it grows whenever a
+	// rebuild changes the list, so that the streams that got an older
+	// list are known (announceCluster).
+	clusterGen uint64
+	clusterMsg []byte // the IS_CLUSTER_ADDRS message of cluster, encoded once
+	built      time.Time
 }
 
 // nodeByAddr returns the name of the node whose host name resolves to a
@@ -118,12 +124,12 @@ func (rl *runLink) indexNodeAddrs(now time.Time) {
 	rl.s.mu.RUnlock()
 	ix := &rl.nodeAddrs
 	ix.nodes, ix.byAddr, ix.loopback, ix.built = nodes, make(map[netip.Addr]string, len(nodes)), "", now
-	ix.cluster = nil
+	var cluster []uint32
 	for _, name := range names {
 		for _, x := range rl.resolve(name) {
 			if x.Is4() {
 				b := x.As4()
-				ix.cluster = append(ix.cluster, uint32(b[0])<<24|uint32(b[1])<<16|uint32(b[2])<<8|uint32(b[3]))
+				cluster = append(cluster, uint32(b[0])<<24|uint32(b[1])<<16|uint32(b[2])<<8|uint32(b[3]))
 			}
 			if _, dup := ix.byAddr[x]; !dup {
 				ix.byAddr[x] = name
@@ -132,6 +138,11 @@ func (rl *runLink) indexNodeAddrs(now time.Time) {
 				ix.loopback = name
 			}
 		}
+	}
+	if ix.clusterMsg == nil || !slices.Equal(cluster, ix.cluster) {
+		ix.cluster = cluster
+		ix.clusterGen++
+		ix.clusterMsg = (&momproto.ISMessage{Version: momproto.IS_PROTOCOL_VER, Command: momproto.IS_CLUSTER_ADDRS, Addrs: cluster}).Append(nil)
 	}
 }
 
@@ -147,6 +158,14 @@ func (rl *runLink) serveIS(ctx context.Context, st *rpp.Stream) {
 	}
 	rl.serveNodeIS(ctx, st, name)
 }
+
+// Retransmission of the server's start-up ping (spec 10 §2.4, §5.6):
+// 2 s × 2 retries, so that a ping to a MOM that is not up gives up
+// after 6 s; a pinged MOM that answers gets the endpoint's defaults.
+const (
+	pingTimeout = 2 * time.Second
+	pingRetry   = 2
+)
 
 // pingNodes says IS_HELLO to the MOM of every node that is down and has
 // no IS stream, as the server does 5 s after it starts (spec 10 §5.6).
@@ -173,43 +192,63 @@ func (rl *runLink) pingNodes(ctx context.Context) {
 	}
 	s.log.Logf(logline.EventSched, logline.ClassRequest, "ping_nodes", "ping attempting to contact %d nodes", len(todo))
 	for _, name := range todo {
-		addrs := rl.resolve(name)
-		if len(addrs) == 0 {
-			continue
-		}
-		st, err := rl.ep.Open(netip.AddrPortFrom(addrs[0], uint16(s.cfg.RMPort)))
-		if err != nil {
-			continue
-		}
-		if err := st.Send((&momproto.ISMessage{Version: momproto.IS_PROTOCOL_VER, Command: momproto.IS_HELLO}).Append(nil)); err != nil {
-			st.Close()
-			continue
-		}
-		s.log.Logf(logline.EventSched, logline.ClassRequest, "ping_nodes", "successful ping to node %s (stream %d)", name, st.Index())
-		go rl.serveNodeIS(ctx, st, name)
+		rl.pingNode(ctx, name)
 	}
 }
 
-// serveNodeIS reads the IS messages of node name's stream.
-func (rl *runLink) serveNodeIS(ctx context.Context, st *rpp.Stream, name string) {
+// pingNode opens a stream to the MOM of node name and says IS_HELLO on
+// it. The stream becomes the node's IS stream only when the MOM speaks
+// on it (serveNodeIS): a MOM that opened its own stream meanwhile, the
+// two opens crossing between the same two UDP ports, keeps the stream it
+// speaks on, whichever that is.
+func (rl *runLink) pingNode(ctx context.Context, name string) {
 	s := rl.s
+	addrs := rl.resolve(name)
+	if len(addrs) == 0 {
+		return
+	}
+	st, err := rl.ep.OpenWith(netip.AddrPortFrom(addrs[0], uint16(s.cfg.RMPort)), pingTimeout, pingRetry)
+	if err != nil {
+		return
+	}
+	if err := st.Send((&momproto.ISMessage{Version: momproto.IS_PROTOCOL_VER, Command: momproto.IS_HELLO}).Append(nil)); err != nil {
+		st.Close()
+		return
+	}
+	s.log.Logf(logline.EventSched, logline.ClassRequest, "ping_nodes", "successful ping to node %s (stream %d)", name, st.Index())
 	rl.mu.Lock()
-	if old := rl.streams[name]; old != nil && old != st {
+	if old := rl.pings[name]; old != nil {
 		old.Close()
 	}
-	rl.streams[name] = st
+	rl.pings[name] = st
 	rl.mu.Unlock()
+	go rl.serveNodeIS(ctx, st, name)
+}
+
+// serveNodeIS reads the IS messages of a stream to node name's MOM, one
+// the MOM opened or the server's ping. The stream on which the MOM last
+// spoke is the node's stream (rl.streams): a message on another one
+// makes that one the node's and closes the previous stream, whose end
+// then says nothing about the node. Only the end of the node's stream
+// marks it down.
+func (rl *runLink) serveNodeIS(ctx context.Context, st *rpp.Stream, name string) {
+	s := rl.s
 	defer func() {
 		rl.mu.Lock()
 		if rl.streams[name] == st {
 			delete(rl.streams, name)
 		}
+		if rl.pings[name] == st {
+			delete(rl.pings, name)
+		}
+		rl.addrsSent.forget(st)
 		rl.mu.Unlock()
 	}()
 	for {
 		b, err := st.Recv(ctx)
 		if err != nil {
-			if ctx.Err() != nil {
+			if ctx.Err() != nil || !rl.nodeStream(name, st) {
+				st.Close()
 				return
 			}
 			why := "End of File"
@@ -221,6 +260,7 @@ func (rl *runLink) serveNodeIS(ctx context.Context, st *rpp.Stream, name string)
 			st.Close()
 			return
 		}
+		rl.adoptStream(name, st)
 		msg, err := momproto.DecodeIS(b)
 		if err != nil {
 			s.logError("is_request", "bad IS message from "+name+": "+err.Error())
@@ -232,11 +272,16 @@ func (rl *runLink) serveNodeIS(ctx context.Context, st *rpp.Stream, name string)
 		case momproto.IS_NULL:
 		case momproto.IS_HELLO:
 			s.log.Logf(logline.EventSystem, logline.ClassServer, "is_request", "HELLO received from %s", name)
-			reply := &momproto.ISMessage{Version: momproto.IS_PROTOCOL_VER, Command: momproto.IS_CLUSTER_ADDRS, Addrs: rl.clusterAddrs()}
-			if err := st.Send(reply.Append(nil)); err == nil {
+			msg, gen := rl.clusterAddrsMsg()
+			if err := st.Send(msg); err == nil {
 				s.log.Logf(logline.EventSystem, logline.ClassServer, "send_cluster_addrs", "successful addr to node %s", name)
+				rl.mu.Lock()
+				if rl.streams[name] == st {
+					rl.addrsSent.note(st, gen)
+				}
+				rl.mu.Unlock()
 			}
-			rl.announceCluster(name)
+			rl.announceCluster(gen)
 		case momproto.IS_UPDATE:
 			bits := int(msg.State)
 			rl.setNodeState(name, func(st int) int {
@@ -251,6 +296,7 @@ func (rl *runLink) serveNodeIS(ctx context.Context, st *rpp.Stream, name string)
 			})
 		case momproto.IS_STATUS:
 			rl.nodeStatus(name, msg.Status)
+			rl.dropPing(name, st)
 		case momproto.IS_GPU_STATUS:
 		default:
 			s.logError("is_request", "unknown command from "+name)
@@ -261,45 +307,132 @@ func (rl *runLink) serveNodeIS(ctx context.Context, st *rpp.Stream, name string)
 	}
 }
 
+// nodeStream reports whether st is node name's IS stream.
+func (rl *runLink) nodeStream(name string, st *rpp.Stream) bool {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	return rl.streams[name] == st
+}
+
+// adoptStream makes st, on which node name's MOM just spoke, the node's
+// IS stream, closing the one it had before. A ping the MOM answered gets
+// the endpoint's retransmission defaults.
+func (rl *runLink) adoptStream(name string, st *rpp.Stream) {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	old := rl.streams[name]
+	if old == st {
+		return
+	}
+	rl.streams[name] = st
+	if rl.pings[name] == st {
+		delete(rl.pings, name)
+		st.SetRetransmit(0, 0)
+	}
+	if old != nil {
+		old.Close()
+	}
+}
+
+// dropPing closes the server's ping to node name once the MOM reports
+// its status on another stream, st: a MOM that answered the ping would
+// have said IS_HELLO on it first.
+func (rl *runLink) dropPing(name string, st *rpp.Stream) {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	if p := rl.pings[name]; p != nil && p != st {
+		delete(rl.pings, name)
+		p.Close()
+	}
+}
+
 // clusterAddrsDelay is how long after a MOM's hello the server sends the
 // node addresses again to every MOM it has a stream with (capture 104:
 // 2 s after the new node vm2 said hello, both vm and vm2 got
 // IS_CLUSTER_ADDRS and answered with a fresh IS_STATUS).
 const clusterAddrsDelay = 2 * time.Second
 
-// announceCluster schedules, when a MOM says hello while other nodes'
-// MOMs have streams, one re-send of IS_CLUSTER_ADDRS to every node's
-// stream: a MOM accepts IM and RM traffic only from the addresses of
-// that list, so the MOMs that were up before must learn of the new one.
-// Hellos within the delay share one re-send. A lone node (captures 77,
-// 102, 103) gets none.
-func (rl *runLink) announceCluster(from string) {
-	rl.mu.Lock()
-	defer rl.mu.Unlock()
-	others := false
-	for name := range rl.streams {
-		if name != from {
-			others = true
-			break
+// clusterAddrsRate bounds the bytes per second that re-sends of
+// IS_CLUSTER_ADDRS to every MOM may cost: with 10,000 nodes one re-send
+// is 10,000 copies of a 110 KB list, so the next one waits until the
+// previous one's bytes at this rate have passed.
+const clusterAddrsRate = 64 << 20
+
+// addrsSent records which IS_CLUSTER_ADDRS list (the generation of the
+// address index) each IS stream last got, and how many streams hold
+// each generation. Guarded by runLink.mu.
+type addrsSent struct {
+	gen   map[*rpp.Stream]uint64
+	count map[uint64]int
+}
+
+// note records that st got the list of generation gen.
+func (a *addrsSent) note(st *rpp.Stream, gen uint64) {
+	if a.gen == nil {
+		a.gen, a.count = make(map[*rpp.Stream]uint64), make(map[uint64]int)
+	}
+	a.forget(st)
+	a.gen[st] = gen
+	a.count[gen]++
+}
+
+// forget drops a stream that ended.
+func (a *addrsSent) forget(st *rpp.Stream) {
+	old, ok := a.gen[st]
+	if !ok {
+		return
+	}
+	delete(a.gen, st)
+	if a.count[old]--; a.count[old] <= 0 {
+		delete(a.count, old)
+	}
+}
+
+// staleBefore reports whether some stream got a list older than gen.
+func (a *addrsSent) staleBefore(gen uint64) bool {
+	for g := range a.count {
+		if g < gen {
+			return true
 		}
 	}
-	if !others || rl.addrsDue {
+	return false
+}
+
+// announceCluster schedules, when a MOM's hello was answered with the
+// list of generation gen while some other MOM's stream still holds an
+// older list, one re-send of IS_CLUSTER_ADDRS to every node's stream: a
+// MOM accepts IM and RM traffic only from the addresses of that list, so
+// the MOMs that were up before a node was added must learn of it.
+// Hellos within the delay share one re-send. A lone node (captures 77,
+// 102, 103) gets none, and neither do MOMs whose lists are all current
+// (10,000 MOMs saying hello to a server whose nodes were all created
+// before: each got the whole list with its own answer).
+func (rl *runLink) announceCluster(gen uint64) {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	if rl.addrsDue || !rl.addrsSent.staleBefore(gen) {
 		return
 	}
 	rl.addrsDue = true
-	time.AfterFunc(clusterAddrsDelay, rl.sendClusterAddrs)
+	delay := max(clusterAddrsDelay, time.Until(rl.addrsNotBefore))
+	time.AfterFunc(delay, rl.sendClusterAddrs)
 }
 
-// sendClusterAddrs sends IS_CLUSTER_ADDRS to every node's IS stream.
+// sendClusterAddrs sends IS_CLUSTER_ADDRS to every node's IS stream if
+// one of them holds an outdated list.
 func (rl *runLink) sendClusterAddrs() {
 	select {
 	case <-rl.s.done:
 		return
 	default:
 	}
-	msg := (&momproto.ISMessage{Version: momproto.IS_PROTOCOL_VER, Command: momproto.IS_CLUSTER_ADDRS, Addrs: rl.clusterAddrs()}).Append(nil)
+	msg, gen := rl.clusterAddrsMsg()
 	rl.mu.Lock()
 	rl.addrsDue = false
+	if !rl.addrsSent.staleBefore(gen) {
+		rl.mu.Unlock()
+		return
+	}
 	type target struct {
 		name string
 		st   *rpp.Stream
@@ -308,11 +441,18 @@ func (rl *runLink) sendClusterAddrs() {
 	for name, st := range rl.streams {
 		targets = append(targets, target{name, st})
 	}
+	cost := time.Duration(int64(len(msg)) * int64(len(targets)) * int64(time.Second) / clusterAddrsRate)
+	rl.addrsNotBefore = time.Now().Add(cost)
 	rl.mu.Unlock()
 	sort.Slice(targets, func(i, j int) bool { return targets[i].name < targets[j].name })
 	for _, t := range targets {
 		if err := t.st.Send(msg); err == nil {
 			rl.s.log.Logf(logline.EventSystem, logline.ClassServer, "send_cluster_addrs", "successful addr to node %s", t.name)
+			rl.mu.Lock()
+			if rl.streams[t.name] == t.st {
+				rl.addrsSent.note(t.st, gen)
+			}
+			rl.mu.Unlock()
 		}
 	}
 }
@@ -320,13 +460,27 @@ func (rl *runLink) sendClusterAddrs() {
 // clusterAddrs returns the IPv4 addresses of every node, in node order,
 // as IS_CLUSTER_ADDRS carries them.
 func (rl *runLink) clusterAddrs() []uint32 {
+	ix := rl.clusterIndex()
+	defer ix.mu.Unlock()
+	return ix.cluster // never modified: each rebuild makes a new slice
+}
+
+// clusterAddrsMsg returns the encoded IS_CLUSTER_ADDRS message of every
+// node's address and the generation of that list.
+func (rl *runLink) clusterAddrsMsg() ([]byte, uint64) {
+	ix := rl.clusterIndex()
+	defer ix.mu.Unlock()
+	return ix.clusterMsg, ix.clusterGen // never modified: each change makes a new slice
+}
+
+// clusterIndex returns the address index, up to date and locked.
+func (rl *runLink) clusterIndex() *nodeAddrIndex {
 	ix := &rl.nodeAddrs
 	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	if now := time.Now(); !rl.nodesUnchanged(ix.nodes) || now.Sub(ix.built) > nodeAddrMaxAge {
+	if now := time.Now(); ix.clusterMsg == nil || !rl.nodesUnchanged(ix.nodes) || now.Sub(ix.built) > nodeAddrMaxAge {
 		rl.indexNodeAddrs(now)
 	}
-	return ix.cluster // never modified: each rebuild makes a new slice
+	return ix
 }
 
 // setNodeState changes a node's state bits.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"gopbs/server/store"
 )
@@ -99,41 +100,242 @@ func expandNodeName(name string) []string {
 	return out
 }
 
-// writeNodesFile rewrites server_priv/nodes from the node table (through
-// nodes.new and a rename). Called with the lock held.
-func (s *Server) writeNodesFile() error {
+// nodeLine is node n's line in server_priv/nodes (spec 13): the name
+// (":ts" for a time-shared node), np when above 1, gpus when set, then
+// the properties.
+func nodeLine(n *Node) string {
 	var b strings.Builder
-	for _, n := range s.nodes {
-		b.WriteString(n.name)
-		if n.timeShared {
-			b.WriteString(":ts")
+	b.WriteString(n.name)
+	if n.timeShared {
+		b.WriteString(":ts")
+	}
+	if n.np > 1 {
+		b.WriteString(" np=" + strconv.Itoa(n.np))
+	}
+	if g, _ := strconv.Atoi(n.attrs.get(naGpus)); g > 0 {
+		b.WriteString(" gpus=" + strconv.Itoa(g))
+	}
+	for _, p := range parseArst(n.attrs.get(naProperties)) {
+		b.WriteString(" " + p)
+	}
+	return b.String()
+}
+
+// nodeLines returns the lines of server_priv/nodes for the node table.
+// Called with the lock held.
+func (s *Server) nodeLines() []string {
+	lines := make([]string, len(s.nodes))
+	for i, n := range s.nodes {
+		lines[i] = nodeLine(n)
+	}
+	return lines
+}
+
+// nodeCreated records in server_priv/nodes the node just appended to the
+// node table; nodesChanged records any other change of the table. Both
+// are called with the lock held, in the order of the changes, and return
+// a function that waits, without the lock, until the file holding the
+// change is on disk.
+func (s *Server) nodeCreated(n *Node) func() error {
+	return s.run.nodesFile.add(s.nodeLines, nodeLine(n))
+}
+
+func (s *Server) nodesChanged() func() error {
+	return s.run.nodesFile.replace(s.nodeLines())
+}
+
+// nodesFile keeps server_priv/nodes in step with the node table without
+// rewriting it for every created node: a created node is one line
+// appended to the file (the table's order is the file's, and a node is
+// created at the end), any other change rewrites the whole file through
+// nodes.new and a rename. Changes are queued in the table's order and
+// written by the first of their waiters, as many as are queued at once
+// (group commit), each write synced before its waiters return, so that
+// a node whose creation was acknowledged is in the file after a crash.
+type nodesFile struct {
+	path string
+
+	mu       sync.Mutex
+	idle     sync.Cond // signalled when a write ends
+	loaded   bool      // lines holds the table (set by the first change)
+	lines    []string  // the file's lines once every queued change is written
+	onDisk   int       // lines[:onDisk] are the file's content, unless rewrite
+	rewrite  bool      // the file must be written whole
+	queue    []*nodesFileChange
+	flushing bool
+}
+
+// nodesFileChange is one queued change; its fields are guarded by
+// nodesFile.mu.
+type nodesFileChange struct {
+	done bool
+	err  error
+}
+
+func newNodesFile(path string) *nodesFile {
+	f := &nodesFile{path: path}
+	f.idle.L = &f.mu
+	return f
+}
+
+// load starts the model from the node table's lines, of which the file
+// should hold the first onDisk. It is appended to only if it holds
+// exactly those; otherwise (no file, or an administrator's file with
+// comments or ranges) the first write rewrites it.
+func (f *nodesFile) load(lines []string, onDisk int) {
+	f.lines, f.onDisk, f.rewrite, f.loaded = lines, onDisk, true, true
+	if b, err := os.ReadFile(f.path); err == nil && string(b) == joinLines(lines[:onDisk]) {
+		f.rewrite = false
+	}
+}
+
+// add queues the creation of the node of line, the last of the table's
+// lines (all returns them).
+func (f *nodesFile) add(all func() []string, line string) func() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.loaded {
+		lines := all()
+		f.load(lines, max(len(lines)-1, 0))
+	} else {
+		f.lines = append(f.lines, line)
+	}
+	return f.enqueue()
+}
+
+// replace queues a change that leaves the table's lines as lines.
+func (f *nodesFile) replace(lines []string) func() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.loaded, f.lines, f.rewrite = true, lines, true
+	return f.enqueue()
+}
+
+// enqueue queues a change. Called with f.mu held.
+func (f *nodesFile) enqueue() func() error {
+	c := &nodesFileChange{}
+	f.queue = append(f.queue, c)
+	return func() error { return f.wait(c) }
+}
+
+// wait returns once change c is written, writing it (and whatever else
+// is queued) itself unless another waiter is writing.
+func (f *nodesFile) wait(c *nodesFileChange) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for !c.done {
+		if f.flushing {
+			f.idle.Wait()
+			continue
 		}
-		if n.np > 1 {
-			fmt.Fprintf(&b, " np=%d", n.np)
-		}
-		if g, _ := strconv.Atoi(n.attrs.get(naGpus)); g > 0 {
-			fmt.Fprintf(&b, " gpus=%d", g)
-		}
-		for _, p := range parseArst(n.attrs.get(naProperties)) {
-			b.WriteString(" " + p)
-		}
+		f.flush()
+	}
+	return c.err
+}
+
+// flush writes every queued change. Called with f.mu held, which it
+// releases while writing.
+func (f *nodesFile) flush() {
+	batch := f.queue
+	f.queue = nil
+	f.flushing = true
+	whole := f.rewrite
+	// Lines are only ever appended to f.lines or the slice replaced, so
+	// this view stays valid while the lock is released.
+	lines, onDisk := f.lines[:len(f.lines):len(f.lines)], f.onDisk
+	f.rewrite = false // a replace while writing sets it again
+	f.mu.Unlock()
+	var err error
+	if !whole {
+		err = appendFileSynced(f.path, joinLines(lines[onDisk:]))
+	}
+	if whole || err != nil {
+		// An append that failed (the file was removed, say) may have
+		// left part of its data: write the file whole.
+		err = writeFileSynced(f.path, joinLines(lines))
+	}
+	f.mu.Lock()
+	f.flushing = false
+	switch {
+	case err != nil:
+		f.rewrite = true // the file's content is unknown now
+	case !f.rewrite:
+		f.onDisk = len(lines)
+	}
+	for _, c := range batch {
+		c.done, c.err = true, err
+	}
+	f.idle.Broadcast()
+}
+
+func joinLines(lines []string) string {
+	size := 0
+	for _, l := range lines {
+		size += len(l) + 1
+	}
+	var b strings.Builder
+	b.Grow(size)
+	for _, l := range lines {
+		b.WriteString(l)
 		b.WriteByte('\n')
 	}
-	tmp := s.nodesFile() + ".new"
+	return b.String()
+}
+
+// writeFileSynced replaces path with data through path.new and a rename,
+// syncing the file and then the directory.
+func writeFileSynced(path, data string) error {
+	tmp := path + ".new"
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("nodes file: %w", err)
+	}
+	_, err = f.WriteString(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err == nil {
+		err = syncDir(filepath.Dir(path))
+	}
+	if err != nil {
+		return fmt.Errorf("nodes file: %w", err)
+	}
+	return nil
+}
+
+// appendFileSynced appends data to the existing file path and syncs it.
+func appendFileSynced(path, data string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return fmt.Errorf("nodes file: %w", err)
+	}
+	_, err = f.WriteString(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("nodes file: %w", err)
+	}
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
 	if err != nil {
 		return err
 	}
-	if _, err := f.WriteString(b.String()); err != nil {
-		f.Close()
-		return err
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, s.nodesFile())
+	return err
 }

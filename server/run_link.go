@@ -37,15 +37,23 @@ const momTimeout = 10 * time.Second
 type runLink struct {
 	s  *Server
 	ep *rpp.Endpoint // IS over RPP on the server's UDP port; nil if the port could not be bound
+	// nodesFile writes the node table's changes to server_priv/nodes
+	// (Server.nodeCreated, nodesChanged); it has its own lock.
+	nodesFile *nodesFile
 
 	mu        sync.Mutex
 	streams   map[string]*rpp.Stream // node name → its MOM's IS stream
+	pings     map[string]*rpp.Stream // node name → the server's ping to its MOM, not answered yet
 	heard     map[string]time.Time   // node name → last IS_STATUS
 	suspended map[string]bool        // job id → suspended by qsig -s suspend
 	ending    map[string]int         // MOM host → end-of-job exchanges in progress
 	// addrsDue is set while a re-send of IS_CLUSTER_ADDRS to every
-	// node is scheduled (announceCluster).
-	addrsDue bool
+	// node is scheduled (announceCluster); addrsNotBefore is the
+	// earliest time of the next one (clusterAddrsRate), addrsSent which
+	// list each stream holds.
+	addrsDue       bool
+	addrsNotBefore time.Time
+	addrsSent      addrsSent
 
 	// queuedSeq counts jobs becoming QUEUED; guarded by Server.mu
 	// (setState), read by the scheduler tick.
@@ -82,6 +90,8 @@ func newRunLink(s *Server) *runLink {
 	rl := &runLink{
 		s:             s,
 		streams:       make(map[string]*rpp.Stream),
+		pings:         make(map[string]*rpp.Stream),
+		nodesFile:     newNodesFile(s.nodesFile()),
 		heard:         make(map[string]time.Time),
 		suspended:     make(map[string]bool),
 		ending:        make(map[string]int),

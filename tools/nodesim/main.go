@@ -172,6 +172,7 @@ func createNodes(server string, addrs []string, np int) error {
 	}
 	defer c.Close()
 	created := 0
+	start := time.Now()
 	for _, a := range addrs {
 		p, err := c.Do(batchreq.NewRequest(batchreq.PBS_BATCH_Manager, "root", &batchreq.Manage{
 			Command: batchreq.MGR_CMD_CREATE, ObjType: batchreq.MGR_OBJ_NODE, ObjName: a,
@@ -186,6 +187,6 @@ func createNodes(server string, addrs []string, np int) error {
 			return fmt.Errorf("create node %s: %w", a, &load.ReplyError{Type: batchreq.PBS_BATCH_Manager, Code: p.Code, Text: p.Text})
 		}
 	}
-	fmt.Printf("created %d of %d nodes\n", created, len(addrs))
+	fmt.Printf("created %d of %d nodes in %.1fs\n", created, len(addrs), time.Since(start).Seconds())
 	return nil
 }

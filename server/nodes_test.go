@@ -1,0 +1,255 @@
+package server
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"gopbs/batchreq"
+	"gopbs/internal/e2e"
+)
+
+func readNodes(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func inode(t *testing.T, path string) uint64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Sys().(*syscall.Stat_t).Ino
+}
+
+// table is a stand-in for the server's node table and lock.
+type table struct {
+	mu    sync.Mutex
+	lines []string
+	f     *nodesFile
+}
+
+func (tb *table) create(line string) func() error {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	tb.lines = append(tb.lines, line)
+	return tb.f.add(func() []string { return append([]string(nil), tb.lines...) }, line)
+}
+
+func (tb *table) remove(i int) func() error {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	tb.lines = append(tb.lines[:i:i], tb.lines[i+1:]...)
+	return tb.f.replace(append([]string(nil), tb.lines...))
+}
+
+func mustWait(t *testing.T, wait func() error) {
+	t.Helper()
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestNodesFileAppends: the first change writes the file whole; later
+// creations append one line each to the same file (same inode); any
+// other change writes it whole again (a new inode by the rename).
+func TestNodesFileAppends(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "nodes")
+	tb := &table{f: newNodesFile(path)}
+	mustWait(t, tb.create("n1 np=2"))
+	if got := readNodes(t, path); got != "n1 np=2\n" {
+		t.Fatalf("after the first creation: %q", got)
+	}
+	ino := inode(t, path)
+	for i := 2; i <= 5; i++ {
+		mustWait(t, tb.create(fmt.Sprintf("n%d", i)))
+		if got, want := readNodes(t, path), strings.Join(tb.lines, "\n")+"\n"; got != want {
+			t.Fatalf("after creating n%d: %q, want %q", i, got, want)
+		}
+		if inode(t, path) != ino {
+			t.Fatalf("creating n%d rewrote the file instead of appending", i)
+		}
+	}
+	mustWait(t, tb.remove(1))
+	if got := readNodes(t, path); got != "n1 np=2\nn3\nn4\nn5\n" {
+		t.Fatalf("after deleting n2: %q", got)
+	}
+	if inode(t, path) == ino {
+		t.Error("a deletion did not rewrite the file")
+	}
+	ino = inode(t, path)
+	mustWait(t, tb.create("n6:ts gpus=1 big"))
+	if got := readNodes(t, path); got != "n1 np=2\nn3\nn4\nn5\nn6:ts gpus=1 big\n" || inode(t, path) != ino {
+		t.Fatalf("creation after a rewrite: %q (rewritten: %v)", got, inode(t, path) != ino)
+	}
+	if _, err := os.Stat(path + ".new"); err == nil {
+		t.Error("nodes.new left behind")
+	}
+}
+
+// TestNodesFileStartsFromDisk: a file holding exactly the table's lines
+// is appended to from the start; one that differs (an administrator's
+// file with comments and ranges) is written whole at the first change.
+func TestNodesFileStartsFromDisk(t *testing.T) {
+	dir := t.TempDir()
+	same := filepath.Join(dir, "same")
+	os.WriteFile(same, []byte("a np=2\n"), 0o644)
+	ino := inode(t, same)
+	tb := &table{lines: []string{"a np=2"}, f: newNodesFile(same)}
+	mustWait(t, tb.create("b"))
+	mustWait(t, tb.create("c"))
+	if got := readNodes(t, same); got != "a np=2\nb\nc\n" || inode(t, same) != ino {
+		t.Errorf("matching file: %q (rewritten: %v)", got, inode(t, same) != ino)
+	}
+	admin := filepath.Join(dir, "admin")
+	os.WriteFile(admin, []byte("# cluster\nn[1-2] np=2\n"), 0o644)
+	tb = &table{lines: []string{"n1 np=2", "n2 np=2"}, f: newNodesFile(admin)}
+	mustWait(t, tb.create("n3"))
+	if got := readNodes(t, admin); got != "n1 np=2\nn2 np=2\nn3\n" {
+		t.Errorf("administrator's file: %q", got)
+	}
+}
+
+// TestNodesFileConcurrent: creations from many clients at once are all
+// in the file, in the order of the table, when their waits return.
+func TestNodesFileConcurrent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "nodes")
+	tb := &table{f: newNodesFile(path)}
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for i := range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			name := fmt.Sprintf("node%02d", i)
+			if err := tb.create(name)(); err != nil {
+				errs <- err
+				return
+			}
+			// acknowledged: the line is in the file now
+			if !strings.Contains(readNodes(t, path), name+"\n") {
+				errs <- fmt.Errorf("%s acknowledged but not in the file", name)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if got, want := readNodes(t, path), strings.Join(tb.lines, "\n")+"\n"; got != want {
+		t.Errorf("file after 64 concurrent creations:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestNodesFileRecovers: a write that fails reports the error to its
+// waiter; the next change writes the whole file, including the failed
+// change; a file removed behind the server's back is written whole.
+func TestNodesFileRecovers(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "priv")
+	path := filepath.Join(dir, "nodes")
+	tb := &table{f: newNodesFile(path)}
+	if err := tb.create("a")(); err == nil {
+		t.Fatal("write into a missing directory succeeded")
+	}
+	os.MkdirAll(dir, 0o755)
+	mustWait(t, tb.create("b"))
+	if got := readNodes(t, path); got != "a\nb\n" {
+		t.Fatalf("after the failed write: %q", got)
+	}
+	os.Remove(path)
+	mustWait(t, tb.create("c"))
+	if got := readNodes(t, path); got != "a\nb\nc\n" {
+		t.Fatalf("after the file was removed: %q", got)
+	}
+}
+
+// TestNodesFileManager: qmgr's node operations through the server keep
+// server_priv/nodes in TORQUE's format, each change in the file by the
+// time it is acknowledged.
+func TestNodesFileManager(t *testing.T) {
+	cl := newCluster(t)
+	path := filepath.Join(cl.home, "server_priv", "nodes")
+	// setupCluster created node vm
+	if got := readNodes(t, path); got != "vm np=2\n" {
+		t.Fatalf("nodes file of the set-up: %q", got)
+	}
+	for _, r := range []struct {
+		req  *batchreq.Request
+		want string
+	}{
+		{mgr(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_NODE, "n1", attr("np", "4"), attr("properties", "fast")), "vm np=2\nn1 np=4 fast\n"},
+		{mgr(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_NODE, "n2"), "vm np=2\nn1 np=4 fast\nn2\n"},
+		{mgr(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_NODE, "n3", attr("ntype", "time-shared"), attr("gpus", "2")), "vm np=2\nn1 np=4 fast\nn2\nn3:ts gpus=2\n"},
+		{mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_NODE, "n2", attr("np", "2")), "vm np=2\nn1 np=4 fast\nn2 np=2\nn3:ts gpus=2\n"},
+		{mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_NODE, "n2", attr("note", "no change to the file")), "vm np=2\nn1 np=4 fast\nn2 np=2\nn3:ts gpus=2\n"},
+		{mgr(batchreq.MGR_CMD_DELETE, batchreq.MGR_OBJ_NODE, "n1"), "vm np=2\nn2 np=2\nn3:ts gpus=2\n"},
+		{mgr(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_NODE, "n4", attr("np", "8")), "vm np=2\nn2 np=2\nn3:ts gpus=2\nn4 np=8\n"},
+	} {
+		if p := cl.root.do(r.req); p.Code != 0 {
+			t.Fatalf("%s %s: %d %q", batchreq.RequestName(r.req.Type), r.req.Body.(*batchreq.Manage).ObjName, p.Code, p.Text)
+		}
+		if got := readNodes(t, path); got != r.want {
+			t.Fatalf("after %s: %q, want %q", r.req.Body.(*batchreq.Manage).ObjName, got, r.want)
+		}
+	}
+}
+
+// TestNodesFileSurvivesKill: pbs_server is killed with SIGKILL right
+// after acknowledging the last of a series of node creations: every
+// acknowledged node is in server_priv/nodes, and a warm restart has all
+// of them.
+func TestNodesFileSurvivesKill(t *testing.T) {
+	e2e.RequireRoot(t, "reserved ports")
+	if testing.Short() {
+		t.Skip("end-to-end test")
+	}
+	bins := e2e.Build(t, "pbs_server")
+	home := filepath.Join(e2e.Dir(t), "server")
+	if err := e2e.MakeHome(home, "localhost"); err != nil {
+		t.Fatal(err)
+	}
+	ports := e2e.FreePorts(t, 4)
+	ps := strconv.Itoa
+	start := func(init string) *e2e.Daemon {
+		args := []string{"-D", "-d", home, "-p", ps(ports[0]), "-M", ps(ports[1]), "-R", ps(ports[2]), "-S", ps(ports[3]), "-H", "localhost", "-a", "false", "-t", init}
+		if init == "create" {
+			args = append(args, "-f")
+		}
+		return e2eStart(t, bins.Path("pbs_server"), args...)
+	}
+	server := start("create")
+	c := e2eDial(t, ports[0])
+	const n = 300
+	var want strings.Builder
+	for i := 1; i <= n; i++ {
+		name := fmt.Sprintf("sim%04d", i)
+		if p := c.do(mgr(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_NODE, name, attr("np", "8"))); p.Code != 0 {
+			t.Fatalf("create %s: %d %q", name, p.Code, p.Text)
+		}
+		want.WriteString(name + " np=8\n")
+	}
+	server.Kill()
+	c.nc.Close()
+	if got := readNodes(t, filepath.Join(home, "server_priv", "nodes")); got != want.String() {
+		t.Fatalf("nodes file after SIGKILL: %d lines, want %d", strings.Count(got, "\n"), n)
+	}
+	start("warm")
+	c = e2eDial(t, ports[0])
+	c.nc.SetDeadline(time.Now().Add(30 * time.Second))
+	p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_StatusNode, "root", &batchreq.StatusReq{}))
+	if p.Code != 0 || len(p.Status) != n {
+		t.Fatalf("nodes after the warm restart: %d, code %d", len(p.Status), p.Code)
+	}
+}
