@@ -56,6 +56,13 @@ type conn struct {
 	readInRequest bool
 	writeLimit    time.Time // write deadline last set
 	out           []byte    // reply encoding buffer, reused
+
+	// lc is the event loop's state of a connection the loop serves
+	// (netloop_linux.go); nil for one served by its own goroutine.
+	lc *loopConn
+	// pre holds bytes the loop received but did not use before it handed
+	// the connection to a goroutine; Read returns them first.
+	pre []byte
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {
@@ -95,6 +102,12 @@ const deadlineSlack = 500 * time.Millisecond
 // Read implements io.Reader for the DIS reader, applying the idle timeout
 // before a request starts and tcpTimeout inside one.
 func (c *conn) Read(p []byte) (int, error) {
+	if len(c.pre) > 0 {
+		n := copy(p, c.pre)
+		c.pre = c.pre[n:]
+		c.started = true
+		return n, nil
+	}
 	d := c.s.cfg.IdleTimeout
 	if c.started {
 		d = c.s.cfg.RequestTimeout
@@ -120,61 +133,90 @@ func (c *conn) serve() {
 		c.started = r.Buffered() > 0
 		req, err := batchreq.ReadServerRequest(r)
 		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return
+			if p := c.decodeFailure(err); p != nil {
+				c.send(p)
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && !ne.Timeout() || errors.Is(err, net.ErrClosed) {
-				return
-			}
-			if !c.started {
-				return // idle timeout or reset before a request
-			}
-			c.send(batchreq.DecodeErrorReply(err))
 			return
 		}
 		if req.Type == batchreq.PBS_BATCH_Disconnect {
 			return
 		}
-		c.req = req
-		c.closeAfter = false
-		now := s.now()
-		s.rate.add(now)
-		// One read-locked look at the server for everything the checks
-		// below need; they then run in the order TORQUE applies them.
-		s.mu.RLock()
-		lifetime := s.credentialLifetimeLocked()
-		aclCode, aclMsg := s.serverACL(c, req.User)
-		c.perm = s.permFor(c, req.User)
-		shutting := s.shutting
-		s.mu.RUnlock()
-		if err := c.auth.Check(req.User, c.host, now, lifetime); err != nil {
-			var ae *iff.Error
-			if errors.As(err, &ae) {
-				c.reject(ae.Code, ae.Msg)
-			} else {
-				c.reject(batchreq.PBSE_BADCRED, "")
+		if !c.vet(req) {
+			if c.closeAfter {
+				return
 			}
-			return
-		}
-		if aclCode != 0 {
-			c.reject(aclCode, aclMsg)
-			return
-		}
-		if shutting {
-			switch req.Type {
-			case batchreq.PBS_BATCH_AsyrunJob, batchreq.PBS_BATCH_JobCred, batchreq.PBS_BATCH_MoveJob,
-				batchreq.PBS_BATCH_QueueJob, batchreq.PBS_BATCH_RunJob, batchreq.PBS_BATCH_StageIn,
-				batchreq.PBS_BATCH_jobscript:
-				c.reject(batchreq.PBSE_SVRDOWN, "")
-				continue
-			}
+			continue
 		}
 		s.mux.ServeBatch(c, req)
 		if c.closeAfter {
 			return
 		}
 	}
+}
+
+// decodeFailure returns the reply to a request that could not be read
+// (err from batchreq.ReadServerRequest), or nil when the connection is
+// closed without one: at the end of the stream, on a broken connection,
+// or on a timeout before the request's first byte (c.started false).
+// Either way the connection is closed afterwards.
+func (c *conn) decodeFailure(err error) *batchreq.Reply {
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && !ne.Timeout() || errors.Is(err, net.ErrClosed) {
+		return nil
+	}
+	if !c.started {
+		return nil // idle timeout or reset before a request
+	}
+	return batchreq.DecodeErrorReply(err)
+}
+
+// vet makes req the connection's current request and applies the checks
+// that precede every handler: the requester's credential, the server's
+// ACLs and a shutdown under way. It reports whether the handler is to
+// run; if not, the request has been answered and c.closeAfter tells
+// whether the connection must be closed.
+func (c *conn) vet(req *batchreq.Request) bool {
+	s := c.s
+	c.req = req
+	c.closeAfter = false
+	now := s.now()
+	s.rate.add(now)
+	// One read-locked look at the server for everything the checks
+	// below need; they then run in the order TORQUE applies them.
+	s.mu.RLock()
+	lifetime := s.credentialLifetimeLocked()
+	aclCode, aclMsg := s.serverACL(c, req.User)
+	c.perm = s.permFor(c, req.User)
+	shutting := s.shutting
+	s.mu.RUnlock()
+	if err := c.auth.Check(req.User, c.host, now, lifetime); err != nil {
+		var ae *iff.Error
+		if errors.As(err, &ae) {
+			c.reject(ae.Code, ae.Msg)
+		} else {
+			c.reject(batchreq.PBSE_BADCRED, "")
+		}
+		c.closeAfter = true
+		return false
+	}
+	if aclCode != 0 {
+		c.reject(aclCode, aclMsg)
+		c.closeAfter = true
+		return false
+	}
+	if shutting {
+		switch req.Type {
+		case batchreq.PBS_BATCH_AsyrunJob, batchreq.PBS_BATCH_JobCred, batchreq.PBS_BATCH_MoveJob,
+			batchreq.PBS_BATCH_QueueJob, batchreq.PBS_BATCH_RunJob, batchreq.PBS_BATCH_StageIn,
+			batchreq.PBS_BATCH_jobscript:
+			c.reject(batchreq.PBSE_SVRDOWN, "")
+			return false
+		}
+	}
+	return true
 }
 
 // getReader returns a DIS reader on c from the server's pool (each holds
@@ -243,6 +285,10 @@ func (c *conn) logReject(p *batchreq.Reply) {
 // The write deadline is moved only when it has gone stale by more than
 // deadlineSlack (a timer operation saved on most replies).
 func (c *conn) sendRaw(b []byte) {
+	if c.lc != nil {
+		c.lc.write(b)
+		return
+	}
 	if limit := time.Now().Add(writeTimeout); limit.Sub(c.writeLimit) > deadlineSlack {
 		c.nc.SetWriteDeadline(limit)
 		c.writeLimit = limit
@@ -284,6 +330,18 @@ func (s *Server) hostName(a netip.Addr) string {
 	s.hostCache[a] = h
 	s.hostMu.Unlock()
 	return h
+}
+
+// cachedHostName returns the requesting host name of a peer address if
+// it is known without a look-up (loopback, or remembered by hostName).
+func (s *Server) cachedHostName(a netip.Addr) (string, bool) {
+	if a.IsLoopback() {
+		return s.name, true
+	}
+	s.hostMu.Lock()
+	defer s.hostMu.Unlock()
+	h, ok := s.hostCache[a]
+	return h, ok
 }
 
 func isLocalAddr(a netip.Addr) bool {
@@ -397,31 +455,44 @@ func (s *Server) registerHandlers() {
 // §3.3). Unprivileged connections reach here only when already
 // authenticated as the same user; they may vouch only for themselves.
 func (s *Server) handleAuthenUser(c *conn, req *batchreq.Request) {
+	s.authenUser(c, req, s.cfg.AuthWait)
+}
+
+// authenUser serves AuthenticateUser, waiting up to wait for the client
+// connection named to be accepted. With wait 0 (the event loop, which must
+// not block) it reports later=true, having answered nothing, when that
+// connection is not registered yet: the request is then to be served
+// again with the full wait.
+func (s *Server) authenUser(c *conn, req *batchreq.Request, wait time.Duration) (later bool) {
 	body := req.Body.(*batchreq.AuthenUser)
 	if body.Port < 0 || body.Port > 65535 {
 		c.reject(batchreq.PBSE_BADCRED, iff.ErrNotFound.Msg)
-		return
+		return false
 	}
 	if !c.auth.Privileged() {
 		// An authenticated user may only vouch for a connection of its own.
 		if int(c.remote.Port()) != body.Port {
 			c.reject(batchreq.PBSE_BADCRED, iff.ErrNotFound.Msg)
-			return
+			return false
 		}
 		c.ok()
-		return
+		return false
 	}
-	err := s.auth.Authenticate(c.remote.Addr(), uint16(body.Port), req.User, c.host, s.now(), s.cfg.AuthWait)
+	err := s.auth.Authenticate(c.remote.Addr(), uint16(body.Port), req.User, c.host, s.now(), wait)
 	if err != nil {
+		if wait == 0 && errors.Is(err, iff.ErrNotFound) {
+			return true
+		}
 		var ae *iff.Error
 		if errors.As(err, &ae) {
 			c.reject(ae.Code, ae.Msg)
 		} else {
 			c.reject(batchreq.PBSE_BADCRED, "")
 		}
-		return
+		return false
 	}
 	c.ok()
+	return false
 }
 
 func (s *Server) handleShutdown(c *conn, req *batchreq.Request) {

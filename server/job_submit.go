@@ -592,7 +592,9 @@ func (s *Server) handleCommit(c *conn, req *batchreq.Request) {
 	ops := s.commitJob(j, c.requester())
 	wait := s.store.Submit(ops...)
 	s.mu.Unlock()
-	if err := wait(); err != nil {
+	err := wait()
+	s.flushLogs()
+	if err != nil {
 		c.reject(batchreq.PBSE_SYSTEM, "cannot save job")
 		return
 	}
@@ -600,8 +602,16 @@ func (s *Server) handleCommit(c *conn, req *batchreq.Request) {
 	s.run.schedNotify(batchreq.SCH_SCHEDULE_NEW)
 }
 
+// flushLogs writes the log lines and accounting records held by
+// commitJob.
+func (s *Server) flushLogs() {
+	s.log.Flush()
+	s.acct.Flush()
+}
+
 // commitJob turns a received job into a queued one and returns the store
-// operations that make it durable.
+// operations that make it durable. Its log lines and accounting record
+// are held: the caller calls flushLogs once the operations are durable.
 func (s *Server) commitJob(j *Job, requester string) []store.Op {
 	q := j.queue
 	script := j.script
@@ -617,10 +627,12 @@ func (s *Server) commitJob(j *Job, requester string) []store.Op {
 	case execTime(j) > s.now().Unix():
 		logState = stWaiting
 	}
-	s.log.Logf(logline.EventDebug2, logline.ClassJob, j.id, "enqueuing into %s, state %d hop %s", q.name, logState, hopCount(j))
-	s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Job Queued at request of %s, owner = %s, job name = %s, queue = %s",
+	// The lines are held until the job is durable (flushLogs), then
+	// written with the other submissions of the store round.
+	s.log.LogfLater(logline.EventDebug2, logline.ClassJob, j.id, "enqueuing into %s, state %d hop %s", q.name, logState, hopCount(j))
+	s.log.LogfLater(logline.EventJob, logline.ClassJob, j.id, "Job Queued at request of %s, owner = %s, job name = %s, queue = %s",
 		requester, j.owner(), j.name(), q.name)
-	s.acct.Record(pbslog.AcctQueue, j.id, "queue="+q.name)
+	s.acct.RecordLater(pbslog.AcctQueue, j.id, "queue="+q.name)
 	var ops []store.Op
 	if j.array != nil {
 		j.hold = 0

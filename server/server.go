@@ -4,8 +4,12 @@
 // request type, changes the in-memory state, makes each acknowledged
 // change durable in the store (group commit) and replies.
 //
-// Concurrency: one goroutine per connection reads and serves its requests;
-// all objects (server attributes, queues, nodes, jobs) are owned by the
+// Concurrency: on Linux an event loop (netloop_linux.go) accepts the
+// connections and serves the requests of job submissions itself over
+// non-blocking sockets, handing any other request, and any connection
+// that could make it wait, to a goroutine of its own; elsewhere (and with
+// Config.GoroutinePerConn) one goroutine per connection reads and serves
+// its requests. All objects (server attributes, queues, nodes, jobs) are owned by the
 // Server and guarded by one RWMutex, held only for in-memory work and
 // never while waiting for the network or the disk. Store batches are
 // submitted under the lock (which fixes their order) and waited for after
@@ -69,6 +73,11 @@ type Config struct {
 	// a MOM's IS stream comes from and to ping down nodes (at RMPort).
 	// Tests use it to put a node's MOM on loopback.
 	ResolveHost func(name string) []netip.Addr
+	// GoroutinePerConn serves every connection on its own goroutine
+	// through the runtime's network poller instead of the event loop
+	// (netloop_linux.go; the only way on other systems). The environment
+	// variable GOPBS_NETLOOP=0 sets it too.
+	GoroutinePerConn bool
 }
 
 // Server is a running pbs_server.
@@ -105,9 +114,11 @@ type Server struct {
 
 	run *runLink // MOM and scheduler links (run_link.go)
 
-	connMu  sync.Mutex
-	conns   map[*conn]struct{}
-	readers sync.Pool // *dis.Reader of closed connections, reused
+	connMu      sync.Mutex
+	conns       map[*conn]struct{} // connections served by goroutines
+	connsClosed bool               // Shutdown has closed conns
+	loop        *netLoop           // the event loop, if Serve runs one
+	readers     sync.Pool          // *dis.Reader of closed connections, reused
 
 	hostMu    sync.Mutex
 	hostCache map[netip.Addr]string // reverse DNS of peers
@@ -149,6 +160,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.AuthWait == 0 {
 		cfg.AuthWait = 2 * time.Second
+	}
+	if os.Getenv("GOPBS_NETLOOP") == "0" {
+		cfg.GoroutinePerConn = true
 	}
 	switch cfg.InitType {
 	case InitWarm, InitCold, InitCreate, InitHot:
@@ -310,6 +324,12 @@ func (s *Server) Serve() error {
 	s.pprof = startPprof()
 	s.startRunLink()
 	go s.timers()
+	if l := s.startNetLoop(); l != nil {
+		l.run()
+		<-s.done
+		s.wg.Wait()
+		return s.stopErr
+	}
 	for {
 		nc, err := s.ln.Accept()
 		if err != nil {
@@ -343,6 +363,22 @@ func (s *Server) Serve() error {
 	}
 }
 
+// startNetLoop hands the listening socket to an event loop, unless the
+// configuration, the platform or the listener rules it out or the server
+// is already shutting down (then nil: Serve accepts on s.ln itself).
+func (s *Server) startNetLoop() *netLoop {
+	if s.cfg.GoroutinePerConn {
+		return nil
+	}
+	s.connMu.Lock()
+	defer s.connMu.Unlock()
+	if s.connsClosed {
+		return nil
+	}
+	s.loop = newNetLoop(s, s.ln)
+	return s.loop
+}
+
 // Shutdown stops the server: it logs, stops accepting, closes every
 // connection except the one that asked (whose reply is sent by the
 // caller), flushes the store and releases the lock. how is the text of
@@ -358,12 +394,17 @@ func (s *Server) Shutdown(how string) {
 			s.pprof.Close()
 		}
 		s.connMu.Lock()
+		s.connsClosed = true
 		for c := range s.conns {
 			if !c.shutdownReq {
 				c.nc.Close()
 			}
 		}
+		loop := s.loop
 		s.connMu.Unlock()
+		if loop != nil {
+			loop.stop()
+		}
 		s.stopRunLink()
 		s.stopErr = s.store.Close()
 		s.log.Log(logline.EventSystem, logline.ClassServer, "PBS_Server", "Server shutdown completed")

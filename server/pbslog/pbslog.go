@@ -29,6 +29,7 @@ type Logger struct {
 	events int
 	day    int // dayOf the open file's day
 	f      *os.File
+	held   []byte // lines of LogLater not yet written
 }
 
 // dayOf returns a number naming t's calendar day (YYYYMMDD), computed
@@ -89,8 +90,22 @@ func FormatLine(t time.Time, event int, daemon, class, object, text string) stri
 	return logline.Format(t, event, daemon, class, object, text)
 }
 
-// Log writes one message if its event type is enabled.
+// Log writes one message if its event type is enabled (after any lines
+// LogLater holds, in one write).
 func (l *Logger) Log(event int, class, object, text string) {
+	l.log(event, class, object, text, false)
+}
+
+// LogLater formats a message like Log but keeps the line in memory until
+// the next Flush, Log or Close, which write the lines in order. A server
+// holds the log lines of a job submission until its store round is
+// durable and writes them together: one write for many lines, none
+// under its own lock.
+func (l *Logger) LogLater(event int, class, object, text string) {
+	l.log(event, class, object, text, true)
+}
+
+func (l *Logger) log(event int, class, object, text string, later bool) {
 	if l == nil {
 		return
 	}
@@ -103,7 +118,17 @@ func (l *Logger) Log(event int, class, object, text string) {
 	if err := l.open(t); err != nil {
 		return
 	}
-	_, _ = l.f.WriteString(FormatLine(t, event, l.daemon, class, object, text))
+	line := FormatLine(t, event, l.daemon, class, object, text)
+	if later {
+		l.held = append(l.held, line...)
+		return
+	}
+	if len(l.held) == 0 {
+		_, _ = l.f.WriteString(line)
+		return
+	}
+	l.held = append(l.held, line...)
+	l.flushLocked()
 }
 
 // Logf is Log with fmt formatting.
@@ -114,12 +139,47 @@ func (l *Logger) Logf(event int, class, object, format string, args ...any) {
 	l.Log(event, class, object, fmt.Sprintf(format, args...))
 }
 
+// LogfLater is LogLater with fmt formatting.
+func (l *Logger) LogfLater(event int, class, object, format string, args ...any) {
+	if !l.Enabled(event) {
+		return
+	}
+	l.LogLater(event, class, object, fmt.Sprintf(format, args...))
+}
+
+// Flush writes the lines LogLater holds.
+func (l *Logger) Flush() {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.flushLocked()
+}
+
+func (l *Logger) flushLocked() {
+	if len(l.held) == 0 {
+		return
+	}
+	if l.f != nil {
+		_, _ = l.f.Write(l.held)
+	}
+	l.held = l.held[:0]
+	if cap(l.held) > maxHeld {
+		l.held = nil
+	}
+}
+
+// maxHeld is the capacity of a held-lines buffer kept after a flush.
+const maxHeld = 64 << 10
+
 func (l *Logger) open(t time.Time) error {
 	day := dayOf(t)
 	if l.f != nil && (day == l.day || l.fixed != "") {
 		return nil
 	}
 	if l.f != nil {
+		l.flushLocked() // held lines belong to the day they were logged
 		l.f.Close()
 		l.f = nil
 	}
@@ -145,6 +205,7 @@ func (l *Logger) Close() error {
 	if l.f == nil {
 		return nil
 	}
+	l.flushLocked()
 	err := l.f.Close()
 	l.f = nil
 	return err
@@ -168,9 +229,10 @@ type Accounting struct {
 	fixed string // a single file (-A) instead of daily files
 	now   func() time.Time
 
-	mu  sync.Mutex
-	day int // dayOf the open file's day
-	f   *os.File
+	mu   sync.Mutex
+	day  int // dayOf the open file's day
+	f    *os.File
+	held []byte // records of RecordLater not yet written
 }
 
 // NewAccounting returns an accounting writer for the directory (normally
@@ -210,8 +272,15 @@ func FormatRecord(t time.Time, typ byte, jobid, msg string) string {
 		int(t.Month()), t.Day(), t.Year(), t.Hour(), t.Minute(), t.Second(), typ, jobid, msg)
 }
 
-// Record appends one record.
-func (a *Accounting) Record(typ byte, jobid, msg string) {
+// Record appends one record (after any records RecordLater holds, in one
+// write).
+func (a *Accounting) Record(typ byte, jobid, msg string) { a.record(typ, jobid, msg, false) }
+
+// RecordLater formats a record like Record but keeps it in memory until
+// the next Flush, Record or Close (see Logger.LogLater).
+func (a *Accounting) RecordLater(typ byte, jobid, msg string) { a.record(typ, jobid, msg, true) }
+
+func (a *Accounting) record(typ byte, jobid, msg string, later bool) {
 	if a == nil {
 		return
 	}
@@ -221,6 +290,7 @@ func (a *Accounting) Record(typ byte, jobid, msg string) {
 	day := dayOf(t)
 	if a.f == nil || day != a.day && a.fixed == "" {
 		if a.f != nil {
+			a.flushLocked() // held records belong to the day they were made
 			a.f.Close()
 		}
 		f, err := os.OpenFile(a.Path(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
@@ -230,7 +300,40 @@ func (a *Accounting) Record(typ byte, jobid, msg string) {
 		}
 		a.f, a.day = f, day
 	}
-	_, _ = a.f.WriteString(FormatRecord(t, typ, jobid, msg))
+	rec := FormatRecord(t, typ, jobid, msg)
+	if later {
+		a.held = append(a.held, rec...)
+		return
+	}
+	if len(a.held) == 0 {
+		_, _ = a.f.WriteString(rec)
+		return
+	}
+	a.held = append(a.held, rec...)
+	a.flushLocked()
+}
+
+// Flush writes the records RecordLater holds.
+func (a *Accounting) Flush() {
+	if a == nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.flushLocked()
+}
+
+func (a *Accounting) flushLocked() {
+	if len(a.held) == 0 {
+		return
+	}
+	if a.f != nil {
+		_, _ = a.f.Write(a.held)
+	}
+	a.held = a.held[:0]
+	if cap(a.held) > maxHeld {
+		a.held = nil
+	}
 }
 
 // Close closes the current file.
@@ -243,6 +346,7 @@ func (a *Accounting) Close() error {
 	if a.f == nil {
 		return nil
 	}
+	a.flushLocked()
 	err := a.f.Close()
 	a.f = nil
 	return err

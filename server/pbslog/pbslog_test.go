@@ -177,3 +177,75 @@ func TestFixedFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestHeldLines: lines and records held by LogLater and RecordLater are
+// written by Flush, by the next immediate line (before it, in order) or
+// at Close, and on a change of day into the file of the day they were
+// made.
+func TestHeldLines(t *testing.T) {
+	dir := t.TempDir()
+	l, err := NewLogger(dir, "PBS_Server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := NewAccounting(filepath.Join(dir, "acct"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 22, 23, 59, 58, 0, time.Local)
+	l.SetClock(func() time.Time { return now })
+	a.SetClock(func() time.Time { return now })
+	read := func(name string) string {
+		b, _ := os.ReadFile(filepath.Join(dir, name))
+		return string(b)
+	}
+	l.Log(logline.EventJob, logline.ClassJob, "0.vm", "first")
+	l.LogLater(logline.EventJob, logline.ClassJob, "1.vm", "held a")
+	l.LogfLater(logline.EventJob, logline.ClassJob, "1.vm", "held %s", "b")
+	a.RecordLater(AcctQueue, "1.vm", "queue=batch")
+	if got := read("20261122"); strings.Contains(got, "held") {
+		t.Fatalf("held lines written before Flush:\n%s", got)
+	}
+	if got := read("acct/20261122"); got != "" {
+		t.Fatalf("held record written before Flush: %q", got)
+	}
+	l.Flush()
+	a.Flush()
+	want := "11/22/2026 23:59:58;0008;PBS_Server;Job;0.vm;first\n" +
+		"11/22/2026 23:59:58;0008;PBS_Server;Job;1.vm;held a\n" +
+		"11/22/2026 23:59:58;0008;PBS_Server;Job;1.vm;held b\n"
+	if got := read("20261122"); got != want {
+		t.Fatalf("after Flush:\n%s\nwant:\n%s", got, want)
+	}
+	if got := read("acct/20261122"); got != "11/22/2026 23:59:58;Q;1.vm;queue=batch\n" {
+		t.Fatalf("accounting after Flush: %q", got)
+	}
+	// An immediate line writes the held ones first; a new day's line
+	// sends the held ones to the old day's file.
+	l.LogLater(logline.EventJob, logline.ClassJob, "2.vm", "held c")
+	l.Log(logline.EventJob, logline.ClassJob, "2.vm", "now")
+	l.LogLater(logline.EventJob, logline.ClassJob, "3.vm", "held d")
+	a.RecordLater(AcctQueue, "3.vm", "queue=batch")
+	now = now.Add(2 * time.Second)
+	l.Log(logline.EventJob, logline.ClassJob, "4.vm", "next day")
+	a.Record(AcctDelete, "3.vm", "requestor=root@vm")
+	l.LogLater(logline.EventJob, logline.ClassJob, "5.vm", "held at close")
+	l.Close()
+	a.Close()
+	want += "11/22/2026 23:59:58;0008;PBS_Server;Job;2.vm;held c\n" +
+		"11/22/2026 23:59:58;0008;PBS_Server;Job;2.vm;now\n" +
+		"11/22/2026 23:59:58;0008;PBS_Server;Job;3.vm;held d\n"
+	if got := read("20261122"); got != want {
+		t.Fatalf("first day:\n%s\nwant:\n%s", got, want)
+	}
+	if got, want := read("20261123"), "11/23/2026 00:00:00;0008;PBS_Server;Job;4.vm;next day\n"+
+		"11/23/2026 00:00:00;0008;PBS_Server;Job;5.vm;held at close\n"; got != want {
+		t.Fatalf("second day:\n%s\nwant:\n%s", got, want)
+	}
+	if got := read("acct/20261122"); !strings.HasSuffix(got, "11/22/2026 23:59:58;Q;3.vm;queue=batch\n") {
+		t.Fatalf("held record of the first day: %q", got)
+	}
+	if got := read("acct/20261123"); got != "11/23/2026 00:00:00;D;3.vm;requestor=root@vm\n" {
+		t.Fatalf("second day's accounting: %q", got)
+	}
+}

@@ -138,12 +138,15 @@ type Bolt struct {
 	commits   int64 // log rounds (fsyncs of the log)
 	unapplied []Op  // logged, not yet in bbolt
 	flushReq  []chan error
+	notify    []func(error) // callbacks of the last round, reused
 }
 
 type batch struct {
 	ops  []Op
 	done bool  // set, with err, when its round is over
 	err  error // the round's outcome
+	// notify, if set, is called with err after the round (SubmitAsync).
+	notify func(error)
 }
 
 // OpenBolt opens (creating if needed) the database file at path and
@@ -283,6 +286,37 @@ func (s *Bolt) Submit(ops ...Op) func() error {
 	return func() error { return s.wait(b) }
 }
 
+// SubmitAsync queues a batch like Submit but waits for nothing: done is
+// called with the outcome once the batch is durable (or has failed), on
+// the goroutine that ran its round, after the batch is visible to Get.
+// done must not block; it is called at once (on the caller's goroutine)
+// if the batch is refused. Batches submitted with Submit and SubmitAsync
+// are committed in the order they were submitted. A round is started on
+// the store's own goroutine, so that the caller (an event loop) never
+// waits for the disk.
+func (s *Bolt) SubmitAsync(done func(error), ops ...Op) {
+	if len(ops) == 0 {
+		done(nil)
+		return
+	}
+	for _, op := range ops {
+		if !knownBucket(op.Bucket) {
+			done(fmt.Errorf("store: unknown bucket %q", op.Bucket))
+			return
+		}
+	}
+	b := &batch{ops: ops, notify: done}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		done(ErrClosed)
+		return
+	}
+	s.pending = append(s.pending, b)
+	s.mu.Unlock()
+	s.poke()
+}
+
 // wait returns once b's round is over, leading a round itself whenever
 // none is under way.
 func (s *Bolt) wait(b *batch) error {
@@ -320,14 +354,30 @@ func (s *Bolt) round() {
 	err := s.writeLog(s.buf)
 	s.mu.Lock()
 	s.commits++
+	notify := s.notify[:0]
 	for _, b := range group {
 		if err == nil {
 			s.unapplied = append(s.unapplied, b.ops...)
 		}
 		b.done, b.err = true, err
+		if b.notify != nil {
+			notify = append(notify, b.notify)
+		}
 	}
 	clear(group)
 	s.spare = group
+	if len(notify) > 0 {
+		// Outside the lock (a callback may Get or Submit) but before the
+		// next round can start, so that callbacks come in batch order.
+		s.notify = nil
+		s.mu.Unlock()
+		for _, f := range notify {
+			f(err)
+		}
+		clear(notify)
+		s.mu.Lock()
+		s.notify = notify
+	}
 	s.busy = false
 	s.roundDone.Broadcast()
 	if len(s.unapplied) >= checkpointOps {

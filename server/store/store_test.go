@@ -229,3 +229,75 @@ func TestGetSeesUncheckpointedBatches(t *testing.T) {
 		t.Fatalf("after checkpoint 1.vm = %q", v)
 	}
 }
+
+// TestSubmitAsync: the callback of an asynchronous batch comes once the
+// batch is durable and visible to Get, in submission order with waited
+// batches; refused batches are reported at once.
+func TestSubmitAsync(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	s, err := OpenBolt(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 200
+	type result struct {
+		i   int
+		err error
+		got []byte
+	}
+	results := make(chan result, n)
+	var waits []func() error
+	for i := range n {
+		key := fmt.Sprintf("%d.vm", i)
+		if i%10 == 0 {
+			waits = append(waits, s.Submit(Put(Jobs, key, []byte(key))))
+			continue
+		}
+		s.SubmitAsync(func(err error) {
+			v, gerr := s.Get(Jobs, key)
+			if gerr != nil {
+				err = gerr
+			}
+			results <- result{i, err, v}
+		}, Put(Jobs, key, []byte(key)))
+	}
+	for _, w := range waits {
+		if err := w(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	last := -1
+	for range n - len(waits) {
+		r := <-results
+		if r.err != nil || string(r.got) != fmt.Sprintf("%d.vm", r.i) {
+			t.Fatalf("batch %d: %v, Get in the callback: %q", r.i, r.err, r.got)
+		}
+		if r.i < last {
+			t.Fatalf("batch %d reported after batch %d", r.i, last)
+		}
+		last = r.i
+	}
+	refused := make(chan error, 1)
+	s.SubmitAsync(func(err error) { refused <- err }, Put("nosuch", "k", nil))
+	if err := <-refused; err == nil {
+		t.Fatal("unknown bucket accepted")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s.SubmitAsync(func(err error) { refused <- err }, Put(Jobs, "x", nil))
+	if err := <-refused; err != ErrClosed {
+		t.Fatalf("after Close: %v", err)
+	}
+	// Every acknowledged batch survives a reopen.
+	s, err = OpenBolt(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	count := 0
+	s.ForEach(Jobs, func(string, []byte) error { count++; return nil })
+	if count != n {
+		t.Fatalf("%d jobs after reopen, want %d", count, n)
+	}
+}
