@@ -50,6 +50,29 @@ type outsideJob struct {
 	number int      // the job number it took
 	argv   []string // the qsub command line, run as alice
 	script int      // the scenario whose capture holds the job script
+	// command is the program the job script runs (its process name),
+	// waited for before the scenario.
+	command string
+}
+
+// userRuns reports whether a process of user uid named command exists.
+func userRuns(uid int, command string) bool {
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		if _, err := strconv.Atoi(d.Name()); err != nil {
+			continue
+		}
+		comm, err := os.ReadFile(filepath.Join("/proc", d.Name(), "comm"))
+		if err != nil || strings.TrimSpace(string(comm)) != command {
+			continue
+		}
+		if info, err := os.Stat(filepath.Join("/proc", d.Name())); err == nil {
+			if st, ok := info.Sys().(*syscall.Stat_t); ok && int(st.Uid) == uid {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // momPhase is one run of the capture cluster: a fresh pbs_server (with
@@ -98,7 +121,7 @@ var momPhases = []momPhase{
 			{id: 96, ended: "31." + captureHost},
 			{id: 97, ended: "32." + captureHost},
 			{id: 98, ended: "33." + captureHost},
-			{id: 99, running: &outsideJob{number: 36, argv: []string{"qsub", "-N", "sigjob", "sleep120.sh"}, script: 96}},
+			{id: 99, running: &outsideJob{number: 36, argv: []string{"qsub", "-N", "sigjob", "sleep120.sh"}, script: 96, command: "sleep"}},
 			{id: 100}, {id: 101},
 			// multi-node (capture: vm2 in a network namespace; here
 			// its MOM listens on 127.0.0.2). The commands' output is
@@ -194,6 +217,11 @@ func TestClientsAgainstServerWithMom(t *testing.T) {
 					t.Fatalf("submitting %s: %s", id, d)
 				}
 				e2e.WaitFor(t, "job "+id+" to run", 30*time.Second, func() bool { return c.jobState(id) == "R" })
+				// The capture's job had been running for a while: wait
+				// until its script has started its command, so that a
+				// suspend does not find the job still starting.
+				uid, _ := ensureUser(t, "alice")
+				e2e.WaitFor(t, "job "+id+"'s "+j.command, 30*time.Second, func() bool { return userRuns(uid, j.command) })
 			}
 			for _, run := range scenarioRuns(sc) {
 				name := filepath.Base(run.argv[0])
