@@ -627,17 +627,31 @@ func (e *Engine) wait(r *runningJob) {
 	if r.inter != nil {
 		r.inter.finish()
 	}
-	e.log.Job(logline.EventDebug, r.job.ID,
+	// TORQUE's MOM logs the shell's end after killing what is left of
+	// the session (captures 58, 62, 96, 99: the SIGKILL walk, then
+	// scan_for_terminated, then "job was terminated").
+	e.finishNoting(r, status, cpu, "", false,
 		fmt.Sprintf("scan_for_terminated: job %s task 1 terminated, sid=%d", r.job.ID, r.sid))
-	e.finish(r, status, cpu, "", false)
 }
 
 // finish kills leftovers, computes the final status and usage and reports
 // the exit. cpu is CPU time (seconds) known from wait's rusage.
 func (e *Engine) finish(r *runningJob, status int, cpu int64, msg string, startFailed bool) {
+	e.finishNoting(r, status, cpu, msg, startFailed, "")
+}
+
+// finishNoting is finish that also logs note (a debug event of the job),
+// when not empty, once the leftover processes are killed.
+func (e *Engine) finishNoting(r *runningJob, status int, cpu int64, msg string, startFailed bool, note string) {
+	logNote := func() {
+		if note != "" {
+			e.log.Job(logline.EventDebug, r.job.ID, note)
+		}
+	}
 	e.mu.Lock()
 	if r.state == StateExited || r.finishing {
 		e.mu.Unlock()
+		logNote()
 		return
 	}
 	r.finishing = true
@@ -646,6 +660,7 @@ func (e *Engine) finish(r *runningJob, status int, cpu int64, msg string, startF
 	if sid > 0 && !r.noKill {
 		e.killSession(r, syscall.SIGKILL)
 	}
+	logNote()
 	if sid > 0 {
 		// The job's own processes are gone: this sample gives it its
 		// final walltime and the other running jobs fresh usage.

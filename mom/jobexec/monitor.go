@@ -23,13 +23,23 @@ func (e *Engine) monitor() {
 	defer e.wg.Done()
 	t := time.NewTimer(e.opt.PollInterval)
 	defer t.Stop()
+	// A request that comes right after a cycle is that cycle's: the
+	// monitor's interval and the status cycle's are alike (45 s), so the
+	// timer and PollNow can fire within moments of each other, and a
+	// second cycle would escalate an over-limit job's kill at once.
+	minGap := min(e.opt.PollInterval/2, time.Second)
+	var last time.Time
 	for {
 		select {
 		case <-e.stop:
 			return
 		case <-t.C:
 		case <-e.pollNow:
+			if time.Since(last) < minGap {
+				continue
+			}
 		}
+		last = time.Now()
 		e.Poll()
 		t.Reset(e.opt.PollInterval)
 	}

@@ -76,6 +76,7 @@ func newClockedEnv(t *testing.T, c *fakeClock, cfgText string, opts ...func(*Opt
 	return newTestEnv(t, cfgText, append([]func(*Options){func(o *Options) {
 		o.Now = c.Now
 		o.PollInterval = time.Hour
+		o.KillGrace = 300 * time.Millisecond
 	}}, opts...)...)
 }
 
@@ -256,4 +257,66 @@ func TestMemNotPolledByDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	te.waitExit(10 * time.Second)
+}
+
+// TestPollNowJoinsRecentCycle: a PollNow that comes right after the
+// monitor's own cycle (the status cycle and $check_poll_time have the same
+// period) is part of that cycle, not a second one that would escalate an
+// over-limit kill at once.
+func TestPollNowJoinsRecentCycle(t *testing.T) {
+	clk := &fakeClock{t: at(35, 0, 0)}
+	te := newClockedEnv(t, clk, "$exec_with_exec true\n", func(o *Options) { o.PollInterval = 2 * time.Second })
+	ready := filepath.Join(te.uhome, "trapped")
+	sid := te.start(te.job("45.vm", "trap '' TERM\ntouch "+ready+"\nsleep 120\n", Resource{"walltime", "00:00:05"}))
+	termLine := fmt.Sprintf("45.vm;kill_task: killing pid %d task 1 with sig 15\n", sid)
+	terms := func() int { return strings.Count(te.logBuf.String(), termLine) }
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(ready); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the job did not set its trap")
+		}
+	}
+	clk.Set(at(35, 10, 0))
+	for deadline := time.Now().Add(5 * time.Second); terms() == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the monitor did not poll:\n%s", te.logBuf.String())
+		}
+	}
+	polled := time.Now()
+	te.eng.PollNow()
+	time.Sleep(300 * time.Millisecond)
+	if n := terms(); n != 1 {
+		t.Fatalf("PollNow right after the monitor's cycle ran another: %d SIGTERMs", n)
+	}
+	time.Sleep(time.Until(polled.Add(1200 * time.Millisecond)))
+	te.eng.PollNow()
+	for deadline := time.Now().Add(700 * time.Millisecond); terms() != 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("PollNow a second after the cycle did not poll: %d SIGTERMs", terms())
+		}
+	}
+	if err := te.eng.Signal(context.Background(), "45.vm", "SIGKILL", false); err != nil {
+		t.Fatal(err)
+	}
+	te.waitExit(10 * time.Second)
+}
+
+// TestLeftoversKilledBeforeTerminatedNote: when the job's shell ends, what
+// is left of its session is killed first, then scan_for_terminated and
+// "job was terminated" are logged, in TORQUE's order (captures 58, 62, 96).
+func TestLeftoversKilledBeforeTerminatedNote(t *testing.T) {
+	te := newTestEnv(t, "")
+	sid, ex := te.run(te.job("46.vm", "sleep 120 &\nexit 0\n"))
+	if ex.Status != 0 {
+		t.Errorf("exit %+v", ex)
+	}
+	log := te.logBuf.String()
+	kill := strings.Index(log, "46.vm;kill_task: killing pid ")
+	note := strings.Index(log, fmt.Sprintf("46.vm;scan_for_terminated: job 46.vm task 1 terminated, sid=%d\n", sid))
+	end := strings.Index(log, "46.vm;job was terminated\n")
+	if kill < 0 || note < kill || end < note {
+		t.Errorf("want the leftover's kill, scan_for_terminated, job was terminated in this order:\n%s", log)
+	}
 }
