@@ -191,6 +191,7 @@ type runningJob struct {
 	usage        Usage
 	overLimit    int // 0, 1 (OVERLMT1) or 2 (OVERLMT2)
 	limitMsg     string
+	limitKill    time.Time // when a poll first signalled the job for its limit
 	rerun        bool
 	finishing    bool
 	noKill       bool
@@ -627,12 +628,27 @@ func (e *Engine) wait(r *runningJob) {
 	if r.inter != nil {
 		r.inter.finish()
 	}
+	e.mu.Lock()
+	killed := r.limitKill
+	e.mu.Unlock()
+	if !killed.IsZero() {
+		// The shell died of a poll's SIGTERM: TORQUE's MOM, busy
+		// signalling when it died, notices at its next loop turn, a
+		// second later (capture 96: the kill at 02:35:57, the SIGKILL
+		// walk over the zombies, the end and the obit at 02:35:58.26,
+		// walltime 10).
+		time.Sleep(time.Until(killed.Add(overLimitEndDelay)))
+	}
 	// TORQUE's MOM logs the shell's end after killing what is left of
 	// the session (captures 58, 62, 96, 99: the SIGKILL walk, then
 	// scan_for_terminated, then "job was terminated").
 	e.finishNoting(r, status, cpu, "", false,
 		fmt.Sprintf("scan_for_terminated: job %s task 1 terminated, sid=%d", r.job.ID, r.sid))
 }
+
+// overLimitEndDelay is how long after a poll's over-limit SIGTERM the end
+// of the job it killed is processed.
+const overLimitEndDelay = time.Second
 
 // finish kills leftovers, computes the final status and usage and reports
 // the exit. cpu is CPU time (seconds) known from wait's rusage.

@@ -105,6 +105,7 @@ func (e *Engine) Poll() {
 		if msg := e.overLimitLocked(r, ps); msg != "" {
 			r.overLimit = 1
 			r.limitMsg = msg
+			r.limitKill = time.Now()
 			actions = append(actions, action{r: r, step: 1, msg: msg})
 		}
 	}

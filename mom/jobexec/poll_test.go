@@ -120,9 +120,16 @@ func TestWalltimeKillAtPoll(t *testing.T) {
 
 	clk.Set(at(35, 57, 247))
 	te.eng.Poll()
+	killed := time.Now()
+	// The end is processed a second after the kill: the obit's walltime
+	// is 10 (obit at 02:35:58.264).
+	clk.Set(at(35, 58, 250))
 	ex := te.waitExit(10 * time.Second)
-	if ex.Status != JOB_EXEC_OVERLIMIT || ex.Message != "walltime 9 exceeded limit 5" || ex.Usage.Walltime != 9 {
-		t.Errorf("exit %+v; want status -10, message and walltime 9", ex)
+	if d := time.Since(killed); d < 900*time.Millisecond {
+		t.Errorf("end processed %v after the kill, want a second", d)
+	}
+	if ex.Status != JOB_EXEC_OVERLIMIT || ex.Message != "walltime 9 exceeded limit 5" || ex.Usage.Walltime != 10 {
+		t.Errorf("exit %+v; want status -10, the poll's message and walltime 10", ex)
 	}
 	if e := te.spool("31.vm.ER"); e != "=>> PBS: job killed: walltime 9 exceeded limit 5\n" {
 		t.Errorf("stderr file %q", e)
@@ -131,6 +138,7 @@ func TestWalltimeKillAtPoll(t *testing.T) {
 	for _, want := range []string{
 		";0008;   pbs_mom;Job;31.vm;walltime 9 exceeded limit 5\n",
 		fmt.Sprintf(";0008;   pbs_mom;Job;31.vm;kill_task: killing pid %d task 1 with sig 15\n", sid),
+		";0080;   pbs_mom;Job;31.vm;scan_for_terminated: job 31.vm task 1 terminated, sid=" + fmt.Sprint(sid) + "\n",
 		";0008;   pbs_mom;Job;31.vm;job was terminated\n",
 	} {
 		if !strings.Contains(log, want) {
