@@ -24,6 +24,10 @@ const (
 
 	// DefaultMaxStreams is the default bound on an endpoint's streams.
 	DefaultMaxStreams = 4096
+
+	// DefaultReadBuffer is the default receive buffer of an endpoint's
+	// socket.
+	DefaultReadBuffer = 1 << 20
 )
 
 // Errors of the stream transport.
@@ -62,6 +66,12 @@ type Options struct {
 	// Indexes, when set, numbers this endpoint's streams in a space
 	// shared with other endpoints.
 	Indexes *IndexSet
+	// ReadBuffer is the receive buffer asked for the socket (default
+	// DefaultReadBuffer). The system's limit (net.core.rmem_max) applies
+	// unless the process may exceed it (root on Linux). A server that
+	// thousands of MOMs say hello to at once needs more than the default
+	// to take the bursts of their acknowledgements without loss.
+	ReadBuffer int
 	// Logf, when set, receives a line for every dropped datagram.
 	Logf func(format string, args ...any)
 }
@@ -124,9 +134,10 @@ func NewEndpoint(pc net.PacketConn, opts *Options) *Endpoint {
 	}
 	// A full window of a few streams is hundreds of kilobytes: make room
 	// for it where the socket allows (errors only mean a smaller buffer).
-	if b, ok := pc.(interface{ SetReadBuffer(int) error }); ok {
-		_ = b.SetReadBuffer(1 << 20)
+	if e.opts.ReadBuffer <= 0 {
+		e.opts.ReadBuffer = DefaultReadBuffer
 	}
+	setReadBuffer(pc, e.opts.ReadBuffer)
 	e.key = e.opts.OpenKey
 	if e.key == 0 {
 		e.key = uint32(time.Now().Unix()) & 0xFFF

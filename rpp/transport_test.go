@@ -9,7 +9,10 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/netip"
+	"os"
+	"runtime"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -817,5 +820,29 @@ func TestCrossingOpens(t *testing.T) {
 		if m := p.a.streamCount(); m != 2 {
 			t.Errorf("round %d: a has %d streams, want 2", round, m)
 		}
+	}
+}
+
+// TestReadBuffer: the endpoint asks for Options.ReadBuffer; as root on
+// Linux it gets it even beyond net.core.rmem_max.
+func TestReadBuffer(t *testing.T) {
+	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
+		t.Skip("needs root on Linux")
+	}
+	pc := listen(t)
+	e := NewEndpoint(pc, &Options{ReadBuffer: 64 << 20})
+	defer e.Close()
+	rc, err := pc.(*net.UDPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got int
+	var gerr error
+	rc.Control(func(fd uintptr) { got, gerr = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF) })
+	if gerr != nil {
+		t.Fatal(gerr)
+	}
+	if got < 64<<20 {
+		t.Errorf("SO_RCVBUF = %d, want at least %d", got, 64<<20)
 	}
 }

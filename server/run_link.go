@@ -26,6 +26,13 @@ import (
 // (spec 10 §4).
 const momUser = "PBS_Server"
 
+// isReadBuffer is the receive buffer of the server's IS socket: 10,000
+// MOMs saying hello within seconds acknowledge their 110 KB node lists
+// with tens of thousands of datagrams a second, which the default buffer
+// dropped by the hundred thousand (each loss costs a MOM a retransmission
+// interval).
+const isReadBuffer = 16 << 20
+
 // momTimeout bounds one request/reply exchange with a MOM or the
 // connection set-up (TORQUE's tcp_timeout).
 const momTimeout = 10 * time.Second
@@ -126,7 +133,7 @@ func (s *Server) startRunLink() {
 	if err != nil {
 		s.logError("start_rpp", fmt.Sprintf("cannot bind IS port %d: %v", s.port(), err))
 	} else {
-		rl.ep = rpp.NewEndpoint(pc, nil)
+		rl.ep = rpp.NewEndpoint(pc, &rpp.Options{ReadBuffer: isReadBuffer})
 		rl.sizeStreams()
 		go rl.acceptIS()
 	}
