@@ -29,10 +29,15 @@ func (e *Engine) monitor() {
 	// second cycle would escalate an over-limit job's kill at once.
 	minGap := min(e.opt.PollInterval/2, time.Second)
 	var last time.Time
+	adopted := time.NewTicker(adoptedCheck)
+	defer adopted.Stop()
 	for {
 		select {
 		case <-e.stop:
 			return
+		case <-adopted.C:
+			e.checkAdopted()
+			continue
 		case <-t.C:
 		case <-e.pollNow:
 			if time.Since(last) < minGap {
@@ -43,6 +48,47 @@ func (e *Engine) monitor() {
 		e.Poll()
 		t.Reset(e.opt.PollInterval)
 	}
+}
+
+// adoptedCheck is how often the sessions of adopted jobs (recovered after
+// a MOM restart, not children of this MOM) are looked at: TORQUE's MOM
+// noticed such a job's end 2 s after it (capture 103: sleep 60 ended at
+// 02:39:34.2, "found exited session" at 02:39:36), not at its next poll.
+const adoptedCheck = time.Second
+
+// checkAdopted ends the adopted jobs whose session has no live process
+// left.
+func (e *Engine) checkAdopted() {
+	e.pollMu.Lock()
+	defer e.pollMu.Unlock()
+	e.mu.Lock()
+	var adopted []*runningJob
+	for _, r := range e.jobs {
+		if r.adopted && r.sid > 0 && !r.finishing && (r.state == StateRunning || r.state == StateSuspended) {
+			adopted = append(adopted, r)
+		}
+	}
+	e.mu.Unlock()
+	if len(adopted) == 0 {
+		return
+	}
+	procs, err := e.proc.All()
+	if err != nil {
+		return
+	}
+	bySession := groupBySession(procs)
+	for _, r := range adopted {
+		if len(live(bySession[r.sid])) == 0 {
+			e.endAdopted(r)
+		}
+	}
+}
+
+// endAdopted finishes an adopted job whose session is gone.
+func (e *Engine) endAdopted(r *runningJob) {
+	e.log.Record(logline.EventJob, momlog.ClassJob, "scan_non_child_tasks",
+		fmt.Sprintf("found exited session %d for task 1 in job %s", r.sid, r.job.ID))
+	e.finish(r, 0, 0, "", false)
 }
 
 // PollNow asks the monitor for a poll cycle at once, without waiting for it;
@@ -113,9 +159,7 @@ func (e *Engine) Poll() {
 	for _, a := range actions {
 		switch {
 		case a.exited:
-			e.log.Record(logline.EventJob, momlog.ClassJob, "scan_non_child_tasks",
-				fmt.Sprintf("found exited session %d for task 1 in job %s", a.r.sid, a.r.job.ID))
-			e.finish(a.r, 0, 0, "", false)
+			e.endAdopted(a.r)
 		case a.step == 1:
 			e.log.Job(logline.EventJob, a.r.job.ID, a.msg)
 			if p := a.r.stderrPath(); p != "" {

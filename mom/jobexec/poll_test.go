@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -326,5 +328,31 @@ func TestLeftoversKilledBeforeTerminatedNote(t *testing.T) {
 	end := strings.Index(log, "46.vm;job was terminated\n")
 	if kill < 0 || note < kill || end < note {
 		t.Errorf("want the leftover's kill, scan_for_terminated, job was terminated in this order:\n%s", log)
+	}
+}
+
+// TestAdoptedEndSeenWithinSeconds: the end of an adopted job (recovered
+// after a MOM restart) is noticed within a second or two, not at the next
+// poll (capture 103: noticed 2 s after the job's end).
+func TestAdoptedEndSeenWithinSeconds(t *testing.T) {
+	clk := &fakeClock{t: at(38, 34, 210)}
+	te := newClockedEnv(t, clk, "")
+	cmd := exec.Command("/bin/sleep", "1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan time.Time, 1)
+	go func() { _ = cmd.Wait(); ended <- time.Now() }()
+	if err := te.eng.Adopt(te.job("38.vm", ""), cmd.Process.Pid, clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	clk.Set(at(39, 36, 300))
+	ex := te.waitExit(10 * time.Second)
+	if d := time.Since(<-ended); d > 2500*time.Millisecond {
+		t.Errorf("adopted job's end noticed %v after it", d)
+	}
+	if ex.Status != 0 || ex.Usage.Walltime != 62 {
+		t.Errorf("exit %+v, want status 0 and walltime 62", ex)
 	}
 }
