@@ -14,6 +14,7 @@ import (
 	"gopbs/batchreq"
 	"gopbs/dis"
 	"gopbs/internal/e2e"
+	"gopbs/internal/e2e/batchconn"
 )
 
 // rawConn is a bare batch connection for hand-made requests.
@@ -208,17 +209,8 @@ func TestImpersonation(t *testing.T) {
 // connection).
 func dialReservedRaw(t *testing.T, addr string) *rawConn {
 	t.Helper()
-	for port := 1023; port >= 600; port-- {
-		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port}, Timeout: 5 * time.Second}
-		nc, err := d.Dial("tcp", addr)
-		if err != nil {
-			continue
-		}
-		t.Cleanup(func() { nc.Close() })
-		return &rawConn{t: t, nc: nc, r: dis.NewReader(nc)}
-	}
-	t.Fatal("no free reserved port")
-	return nil
+	c := batchconn.DialReserved(t, addr, 5*time.Second)
+	return &rawConn{t: t, nc: c.NetConn(), r: c.Reader()}
 }
 
 // mustAuth authenticates conn as user through a privileged

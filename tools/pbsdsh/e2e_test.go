@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"gopbs/batchreq"
-	"gopbs/dis"
 	"gopbs/internal/e2e"
+	"gopbs/internal/e2e/batchconn"
 	"gopbs/mom/jobexec"
 )
 
@@ -37,46 +37,12 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// mnClient talks to the server as root from a reserved port.
-type mnClient struct {
-	t  *testing.T
-	nc net.Conn
-	r  *dis.Reader
-}
-
-func mnDial(t *testing.T, port int) *mnClient {
+// mnDial connects to the server as root from a reserved port.
+func mnDial(t *testing.T, port int) *batchconn.Conn {
 	t.Helper()
-	var last error
-	for i := 0; i < 100; i++ {
-		for p := 1023; p > 600; p-- {
-			d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: p}}
-			nc, err := d.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port))
-			if err == nil {
-				t.Cleanup(func() { nc.Close() })
-				return &mnClient{t: t, nc: nc, r: dis.NewReader(nc)}
-			}
-			last = err
-			if !strings.Contains(err.Error(), "address already in use") {
-				break
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("connect to server: %v", last)
-	return nil
-}
-
-func (c *mnClient) do(req *batchreq.Request) *batchreq.Reply {
-	c.t.Helper()
-	c.nc.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := c.nc.Write(req.Append(nil)); err != nil {
-		c.t.Fatal(err)
-	}
-	p, err := batchreq.ReadReply(c.r)
-	if err != nil {
-		c.t.Fatalf("read reply: %v", err)
-	}
-	return p
+	c := batchconn.DialReserved(t, "127.0.0.1:"+strconv.Itoa(port), 10*time.Second)
+	c.Timeout = 10 * time.Second
+	return c
 }
 
 func mnMgr(cmd, obj int, name string, attrs ...batchreq.Attr) *batchreq.Request {
@@ -84,9 +50,8 @@ func mnMgr(cmd, obj int, name string, attrs ...batchreq.Attr) *batchreq.Request 
 }
 
 // status returns the attributes of one job or node (nil: none).
-func (c *mnClient) status(typ int, id string) map[string]string {
-	c.t.Helper()
-	p := c.do(batchreq.NewRequest(typ, "root", &batchreq.StatusReq{ID: id}))
+func status(c *batchconn.Conn, typ int, id string) map[string]string {
+	p := c.Do(batchreq.NewRequest(typ, "root", &batchreq.StatusReq{ID: id}))
 	if p.Code != 0 || len(p.Status) == 0 {
 		return nil
 	}
@@ -183,7 +148,7 @@ func TestMultiNodeEndToEnd(t *testing.T) {
 		mnMgr(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_NODE, "nodea", batchreq.NewAttr("np", "1")),
 		mnMgr(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_NODE, "nodeb", batchreq.NewAttr("np", "1")),
 	} {
-		if p := c.do(r); p.Code != 0 {
+		if p := c.Do(r); p.Code != 0 {
 			t.Fatalf("setup: %d %s", p.Code, p.Text)
 		}
 	}
@@ -201,7 +166,7 @@ func TestMultiNodeEndToEnd(t *testing.T) {
 	}
 	for _, node := range []string{"nodea", "nodeb"} {
 		e2e.WaitFor(t, node+"'s first IS_STATUS", 30*time.Second, func() bool {
-			return strings.Contains(c.status(batchreq.PBS_BATCH_StatusNode, node)["status"], "opsys=linux")
+			return strings.Contains(status(c, batchreq.PBS_BATCH_StatusNode, node)["status"], "opsys=linux")
 		})
 	}
 
@@ -216,7 +181,7 @@ func TestMultiNodeEndToEnd(t *testing.T) {
 			batchreq.NewResourceAttr("Resource_List", "nodes", nodes),
 			batchreq.NewAttr("Variable_List", "PBS_O_HOME="+outDir+",PBS_O_WORKDIR="+outDir+",PBS_O_HOST=localhost"),
 		}
-		p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_QueueJob, "root", &batchreq.QueueJob{Attrs: list}))
+		p := c.Do(batchreq.NewRequest(batchreq.PBS_BATCH_QueueJob, "root", &batchreq.QueueJob{Attrs: list}))
 		if p.Code != 0 {
 			t.Fatalf("QueueJob: %d %s", p.Code, p.Text)
 		}
@@ -227,14 +192,14 @@ func TestMultiNodeEndToEnd(t *testing.T) {
 			batchreq.NewRequest(batchreq.PBS_BATCH_Commit, "root", &batchreq.JobID{ID: id}),
 			batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id}),
 		} {
-			if p := c.do(r); p.Code != 0 {
+			if p := c.Do(r); p.Code != 0 {
 				t.Fatalf("%s: %d %s", batchreq.RequestName(r.Type), p.Code, p.Text)
 			}
 		}
 		return id
 	}
 	gone := func(id string) func() bool {
-		return func() bool { return c.status(batchreq.PBS_BATCH_StatusJob, id) == nil }
+		return func() bool { return status(c, batchreq.PBS_BATCH_StatusJob, id) == nil }
 	}
 
 	// nodes=2 and nodes=a:ppn=1+b:ppn=1: one task per virtual node, the
@@ -245,8 +210,8 @@ func TestMultiNodeEndToEnd(t *testing.T) {
 		id := submit(tc.name, tc.nodes, script)
 		var execHost string
 		e2e.WaitFor(t, "job "+id+" to run", 20*time.Second, func() bool {
-			execHost = c.status(batchreq.PBS_BATCH_StatusJob, id)["exec_host"]
-			return execHost != "" || c.status(batchreq.PBS_BATCH_StatusJob, id) == nil
+			execHost = status(c, batchreq.PBS_BATCH_StatusJob, id)["exec_host"]
+			return execHost != "" || status(c, batchreq.PBS_BATCH_StatusJob, id) == nil
 		})
 		e2e.WaitFor(t, "job "+id+" to finish", 40*time.Second, gone(id))
 		out, err := os.ReadFile(filepath.Join(outDir, tc.name+".out"))
@@ -312,7 +277,7 @@ func TestMultiNodeEndToEnd(t *testing.T) {
 		b, _ := os.ReadFile(filepath.Join(spool, id+".OU"))
 		return strings.Contains(string(b), "started on nodea") && strings.Contains(string(b), "started on nodeb")
 	})
-	if p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_SignalJob, "root", &batchreq.SignalJob{JobID: id, Signal: "SIGUSR1"})); p.Code != 0 {
+	if p := c.Do(batchreq.NewRequest(batchreq.PBS_BATCH_SignalJob, "root", &batchreq.SignalJob{JobID: id, Signal: "SIGUSR1"})); p.Code != 0 {
 		t.Fatalf("SignalJob: %d %s", p.Code, p.Text)
 	}
 	e2e.WaitFor(t, "both tasks of "+id+" to answer the signal", 20*time.Second, func() bool {
@@ -339,7 +304,7 @@ func TestMultiNodeEndToEnd(t *testing.T) {
 	if n := len(userProcs(uid)); n < 3 {
 		t.Errorf("expected the shell, pbsdsh and two tasks running, found %d: %q", n, userProcs(uid))
 	}
-	if p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_DeleteJob, "root", &batchreq.Manage{ObjType: batchreq.MGR_OBJ_JOB, ObjName: id})); p.Code != 0 {
+	if p := c.Do(batchreq.NewRequest(batchreq.PBS_BATCH_DeleteJob, "root", &batchreq.Manage{ObjType: batchreq.MGR_OBJ_JOB, ObjName: id})); p.Code != 0 {
 		t.Fatalf("DeleteJob: %d %s", p.Code, p.Text)
 	}
 	e2e.WaitFor(t, "job "+id+" to be deleted", 40*time.Second, gone(id))
@@ -379,7 +344,7 @@ func TestMultiNodeEndToEnd(t *testing.T) {
 		return strings.Contains(string(b), "started on nodea") && strings.Contains(string(b), "started on nodeb")
 	})
 	e2e.WaitFor(t, "nodeb to list "+id+" in jobs=", 20*time.Second, func() bool {
-		return strings.Contains(c.status(batchreq.PBS_BATCH_StatusNode, "nodeb")["status"], "jobs="+id)
+		return strings.Contains(status(c, batchreq.PBS_BATCH_StatusNode, "nodeb")["status"], "jobs="+id)
 	})
 	for _, suffix := range []string{".JB", ".TK"} {
 		if _, err := os.Stat(filepath.Join(momHome["nodeb"], "mom_priv", "jobs", id+suffix)); err != nil {
@@ -389,7 +354,7 @@ func TestMultiNodeEndToEnd(t *testing.T) {
 	moms["nodea"].Stop()
 	startMom("nodea", "-p")
 	e2e.WaitFor(t, "a signal to reach the sister's task after the restart", 30*time.Second, func() bool {
-		c.do(batchreq.NewRequest(batchreq.PBS_BATCH_SignalJob, "root", &batchreq.SignalJob{JobID: id, Signal: "SIGUSR1"}))
+		c.Do(batchreq.NewRequest(batchreq.PBS_BATCH_SignalJob, "root", &batchreq.SignalJob{JobID: id, Signal: "SIGUSR1"}))
 		time.Sleep(time.Second)
 		_, err := os.Stat(filepath.Join(outDir, "usr1.nodeb"))
 		return err == nil
@@ -404,7 +369,7 @@ func TestMultiNodeEndToEnd(t *testing.T) {
 	moms["nodeb"].Stop()
 	startMom("nodeb", "-p")
 	e2e.WaitFor(t, "a signal to reach the task of the restarted sister", 40*time.Second, func() bool {
-		c.do(batchreq.NewRequest(batchreq.PBS_BATCH_SignalJob, "root", &batchreq.SignalJob{JobID: id, Signal: "SIGUSR1"}))
+		c.Do(batchreq.NewRequest(batchreq.PBS_BATCH_SignalJob, "root", &batchreq.SignalJob{JobID: id, Signal: "SIGUSR1"}))
 		time.Sleep(time.Second)
 		_, err := os.Stat(filepath.Join(outDir, "usr1.nodeb"))
 		return err == nil

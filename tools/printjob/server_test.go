@@ -9,44 +9,17 @@ import (
 	"time"
 
 	"gopbs/batchreq"
-	"gopbs/dis"
+	"gopbs/internal/e2e/batchconn"
 	"gopbs/server"
 )
 
-// batchConn is a batch connection to a GoPBS server under test.
-type batchConn struct {
-	t  *testing.T
-	nc net.Conn
-	r  *dis.Reader
-}
-
-func dialReserved(t *testing.T, addr net.Addr) *batchConn {
+// dialReserved connects to the server under test as root, from a reserved
+// port.
+func dialReserved(t *testing.T, addr net.Addr) *batchconn.Conn {
 	t.Helper()
-	for p := 1023; p > 600; p-- {
-		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: p}}
-		if nc, err := d.Dial("tcp", addr.String()); err == nil {
-			t.Cleanup(func() { nc.Close() })
-			return &batchConn{t: t, nc: nc, r: dis.NewReader(nc)}
-		}
-	}
-	t.Skip("no free reserved port")
-	return nil
-}
-
-func (c *batchConn) do(req *batchreq.Request) *batchreq.Reply {
-	c.t.Helper()
-	c.nc.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := c.nc.Write(req.Append(nil)); err != nil {
-		c.t.Fatal(err)
-	}
-	p, err := batchreq.ReadReply(c.r)
-	if err != nil {
-		c.t.Fatalf("read reply: %v", err)
-	}
-	if p.Code != 0 {
-		c.t.Fatalf("%s: %d %s", batchreq.RequestName(req.Type), p.Code, p.Text)
-	}
-	return p
+	c := batchconn.DialReserved(t, addr.String(), 10*time.Second)
+	c.Timeout = 10 * time.Second
+	return c
 }
 
 // TestRealServerStore submits a job to a GoPBS pbs_server, shuts it down
@@ -76,25 +49,25 @@ func TestRealServerStore(t *testing.T) {
 
 	c := dialReserved(t, s.Addr())
 	iff := dialReserved(t, s.Addr())
-	iff.do(batchreq.NewRequest(batchreq.PBS_BATCH_AuthenUser, "root",
-		&batchreq.AuthenUser{Port: c.nc.LocalAddr().(*net.TCPAddr).Port}))
+	iff.Must(batchreq.NewRequest(batchreq.PBS_BATCH_AuthenUser, "root",
+		&batchreq.AuthenUser{Port: c.NetConn().LocalAddr().(*net.TCPAddr).Port}))
 	mgr := func(cmd, obj int, name string, attrs ...batchreq.Attr) {
-		c.do(batchreq.NewRequest(batchreq.PBS_BATCH_Manager, "root",
+		c.Must(batchreq.NewRequest(batchreq.PBS_BATCH_Manager, "root",
 			&batchreq.Manage{Command: cmd, ObjType: obj, ObjName: name, Attrs: attrs}))
 	}
 	mgr(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_QUEUE, "batch", batchreq.NewAttr("queue_type", "execution"))
 	mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_QUEUE, "batch", batchreq.NewAttr("enabled", "true"), batchreq.NewAttr("started", "true"))
 	mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", batchreq.NewAttr("default_queue", "batch"))
-	p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_QueueJob, "root", &batchreq.QueueJob{Attrs: batchreq.AttrList{
+	p := c.Must(batchreq.NewRequest(batchreq.PBS_BATCH_QueueJob, "root", &batchreq.QueueJob{Attrs: batchreq.AttrList{
 		batchreq.NewAttr("Job_Name", "printme"),
 		batchreq.NewResourceAttr("Resource_List", "walltime", "00:02:00"),
 		batchreq.NewAttr("Hold_Types", "u"),
 		batchreq.NewAttr("Variable_List", "PBS_O_HOME=/root,PBS_O_WORKDIR=/root"),
 	}}))
 	id := p.JobID
-	c.do(batchreq.NewRequest(batchreq.PBS_BATCH_jobscript, "root", &batchreq.JobFile{JobID: id, Data: []byte("#!/bin/sh\nsleep 1\n")}))
-	c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RdytoCommit, "root", &batchreq.JobID{ID: id}))
-	c.do(batchreq.NewRequest(batchreq.PBS_BATCH_Commit, "root", &batchreq.JobID{ID: id}))
+	c.Must(batchreq.NewRequest(batchreq.PBS_BATCH_jobscript, "root", &batchreq.JobFile{JobID: id, Data: []byte("#!/bin/sh\nsleep 1\n")}))
+	c.Must(batchreq.NewRequest(batchreq.PBS_BATCH_RdytoCommit, "root", &batchreq.JobID{ID: id}))
+	c.Must(batchreq.NewRequest(batchreq.PBS_BATCH_Commit, "root", &batchreq.JobID{ID: id}))
 	s.Shutdown("quick")
 	stopped = true
 	select {
