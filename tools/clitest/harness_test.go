@@ -2,7 +2,6 @@ package clitest
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"net"
 	"os"
@@ -17,6 +16,7 @@ import (
 
 	"gopbs/batchreq"
 	"gopbs/dis"
+	"gopbs/internal/e2e"
 )
 
 // commands are the client programs the tests build.
@@ -26,63 +26,34 @@ var commands = []string{
 	"qstart", "qstop", "qterm", "qmgr", "pbsnodes", "momctl", "tracejob",
 }
 
-// binDir holds the built commands and the stand-in pbs_iff.
-var binDir string
-
 // fakeIff stands in for pbs_iff: it vouches for every connection by
 // writing the credential 0 (four zero bytes) and sends nothing to the
 // server, so the tests need no setuid helper.
 const fakeIff = "#!/bin/sh\nprintf '\\000\\000\\000\\000'\n"
 
 func TestMain(m *testing.M) {
-	os.Exit(runTests(m))
+	code := m.Run()
+	e2e.RemoveBuilds()
+	os.Exit(code)
 }
 
-func runTests(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "gopbs-clitest-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	root, err := repoRoot()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	var pkgs []string
-	for _, c := range commands {
-		pkgs = append(pkgs, "./tools/"+c)
-	}
-	cmd := exec.Command("go", append([]string{"build", "-o", dir + "/"}, pkgs...)...)
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building the commands: %v\n%s", err, out)
-		return 1
-	}
+// commandsDir returns the directory of the client commands, built once
+// per test binary by e2e.Build (so their compiled-in sbin directory is
+// that directory, not an installation's).
+func commandsDir(t *testing.T) string {
+	t.Helper()
+	return e2e.Build(t, commands...).Dir
+}
+
+// fakeIffDir returns a new directory holding the stand-in pbs_iff, for
+// $PBSBINDIR.
+func fakeIffDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "pbs_iff"), []byte(fakeIff), 0o755); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		t.Fatal(err)
 	}
-	binDir = dir
-	return m.Run()
-}
-
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("go.mod not found above %s", dir)
-		}
-		dir = parent
-	}
+	return dir
 }
 
 // loginName is the user name the commands put in request headers.
@@ -314,13 +285,14 @@ type result struct {
 	exit           int
 	elapsed        time.Duration
 	work           string // the command's working directory
+	bin            string // the directory of the commands
 }
 
 // environ returns the environment the commands run with: the fake server
 // as default server "vm" ("vm" and "vm2" resolve to 127.0.0.1 through a
 // HOSTALIASES file, and the batch port is the fake server's), the
-// stand-in pbs_iff and a private PBS home.
-func (tc *testCase) environ(t *testing.T, home, work string, port int) []string {
+// stand-in pbs_iff in iffDir and a private PBS home.
+func (tc *testCase) environ(t *testing.T, home, work, iffDir string, port int) []string {
 	aliases := filepath.Join(home, "hostaliases")
 	if err := os.WriteFile(aliases, []byte("vm 127.0.0.1\nvm2 127.0.0.1\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -343,7 +315,7 @@ func (tc *testCase) environ(t *testing.T, home, work string, port int) []string 
 		"PBS_HOME=" + home,
 		"PBS_DEFAULT=vm",
 		"PBS_BATCH_SERVICE_PORT=" + strconv.Itoa(port),
-		"PBSBINDIR=" + binDir,
+		"PBSBINDIR=" + iffDir,
 		"HOSTALIASES=" + aliases,
 	}
 	return append(env, tc.env...)
@@ -351,6 +323,7 @@ func (tc *testCase) environ(t *testing.T, home, work string, port int) []string 
 
 func (tc *testCase) run(t *testing.T) result {
 	t.Helper()
+	bin := commandsDir(t)
 	f := newFakeServer(t, tc.replies)
 	home, work := t.TempDir(), t.TempDir()
 	for name, content := range tc.files {
@@ -370,9 +343,9 @@ func (tc *testCase) run(t *testing.T) result {
 	for _, a := range tc.argv[1:] {
 		args = append(args, expand(a))
 	}
-	cmd := exec.Command(filepath.Join(binDir, tc.argv[0]), args...)
+	cmd := exec.Command(filepath.Join(bin, tc.argv[0]), args...)
 	cmd.Dir = work
-	env := tc.environ(t, home, work, port)
+	env := tc.environ(t, home, work, fakeIffDir(t), port)
 	for i := range env {
 		env[i] = expand(env[i])
 	}
@@ -396,7 +369,7 @@ func (tc *testCase) run(t *testing.T) result {
 	elapsed := time.Since(start)
 	sent := f.stop()
 	return result{sent: sent, stdout: stdout.String(), stderr: stderr.String(),
-		exit: cmd.ProcessState.ExitCode(), elapsed: elapsed, work: work}
+		exit: cmd.ProcessState.ExitCode(), elapsed: elapsed, work: work, bin: bin}
 }
 
 // runCases runs a table of cases as subtests.
@@ -424,10 +397,10 @@ func (tc *testCase) verify(t *testing.T, got result) {
 	if tc.check != nil {
 		tc.check(t, got.stdout, got.stderr)
 	} else {
-		if want := strings.ReplaceAll(tc.stdout, "{B}", binDir); got.stdout != want {
+		if want := strings.ReplaceAll(tc.stdout, "{B}", got.bin); got.stdout != want {
 			t.Errorf("stdout:\n%q\nwant:\n%q", got.stdout, want)
 		}
-		if want := strings.ReplaceAll(tc.stderr, "{B}", binDir); got.stderr != want {
+		if want := strings.ReplaceAll(tc.stderr, "{B}", got.bin); got.stderr != want {
 			t.Errorf("stderr:\n%q\nwant:\n%q", got.stderr, want)
 		}
 	}

@@ -295,7 +295,7 @@ func TestQsub(t *testing.T) {
 			got := tc.run(t)
 			work := got.work
 			expand := func(s string) string {
-				return strings.ReplaceAll(strings.ReplaceAll(strings.ReplaceAll(s, "{W}", work), "{L}", login), "{B}", binDir)
+				return strings.ReplaceAll(strings.ReplaceAll(strings.ReplaceAll(s, "{W}", work), "{L}", login), "{B}", got.bin)
 			}
 			if got.stdout != expand(qc.stdout) {
 				t.Errorf("stdout %q, want %q", got.stdout, expand(qc.stdout))
