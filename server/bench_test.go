@@ -27,7 +27,11 @@ import (
 
 // benchServer starts a server in a temporary home with an execution
 // queue "batch" as the default queue.
-func benchServer(b *testing.B) *Server {
+func benchServer(b *testing.B) *Server { return benchServerMode(b, false) }
+
+// benchServerMode is benchServer serving its connections on the event
+// loop or, with goroutine set, on a goroutine each.
+func benchServerMode(b *testing.B, goroutine bool) *Server {
 	b.Helper()
 	if syscall.Geteuid() != 0 {
 		b.Skip("needs root for a reserved source port")
@@ -36,7 +40,7 @@ func benchServer(b *testing.B) *Server {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := New(Config{Home: b.TempDir(), ServerName: "vm", InitType: InitCreate, Listener: ln})
+	s, err := New(Config{Home: b.TempDir(), ServerName: "vm", InitType: InitCreate, Listener: ln, GoroutinePerConn: goroutine})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -149,22 +153,27 @@ func BenchmarkSubmit(b *testing.B) {
 }
 
 // BenchmarkSubmitParallel8 is submissions from eight connections at
-// once, which share fsyncs (group commit).
+// once, which share fsyncs (group commit), served by the event loop and
+// by a goroutine per connection.
 func BenchmarkSubmitParallel8(b *testing.B) {
-	s := benchServer(b)
-	conns := make(chan *benchConn, 8)
-	for range 8 {
-		conns <- benchDial(b, s)
+	for _, m := range connModes {
+		b.Run(m.name, func(b *testing.B) {
+			s := benchServerMode(b, m.goroutine)
+			conns := make(chan *benchConn, 8)
+			for range 8 {
+				conns <- benchDial(b, s)
+			}
+			b.SetParallelism(max(1, 8/runtime.GOMAXPROCS(0)))
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				c := <-conns
+				for pb.Next() {
+					c.submit(b)
+				}
+				conns <- c
+			})
+		})
 	}
-	b.SetParallelism(max(1, 8/runtime.GOMAXPROCS(0)))
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		c := <-conns
-		for pb.Next() {
-			c.submit(b)
-		}
-		conns <- c
-	})
 }
 
 // BenchmarkStatusJob10k is a full StatusJob (qstat -f) of 10,000 jobs;

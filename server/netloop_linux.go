@@ -134,7 +134,8 @@ type netLoop struct {
 	conns []*conn
 
 	events      []unix.EpollEvent
-	buf         []byte
+	buf         []byte // read buffer
+	out         []byte // reply buffer shared by the loop's connections
 	src         loopSource
 	r           *dis.Reader
 	sweepEvery  time.Duration
@@ -197,6 +198,7 @@ func (l *netLoop) setup() error {
 	}
 	l.events = make([]unix.EpollEvent, 128)
 	l.buf = make([]byte, loopReadSize)
+	l.out = make([]byte, 0, 4096)
 	l.r = dis.NewReader(&l.src)
 	cfg := &l.s.cfg
 	l.sweepEvery = min(max(min(cfg.IdleTimeout, cfg.RequestTimeout)/8, 5*time.Millisecond), 250*time.Millisecond)
@@ -311,9 +313,15 @@ func (l *netLoop) accept(now time.Time) {
 			sysClose(fd)
 			continue
 		}
-		c := &conn{s: s, remote: ap}
+		// The connection and the loop's state of it in one allocation;
+		// replies are encoded in the loop's buffer (written at once).
+		both := &struct {
+			c  conn
+			lc loopConn
+		}{conn{s: s, remote: ap, out: l.out[:0]}, loopConn{fd: fd, since: now, paused: true}}
+		c := &both.c
+		c.lc = &both.lc
 		c.auth = s.auth.Add(ap)
-		c.lc = &loopConn{fd: fd, since: now, paused: true}
 		if fd >= len(l.conns) {
 			l.conns = append(l.conns, make([]*conn, fd+1-len(l.conns)+len(l.conns)/2)...)
 		}
@@ -617,6 +625,7 @@ func (l *netLoop) handoff(c *conn, req *batchreq.Request, rest []byte) {
 	}
 	unsent := lc.unsent
 	c.nc, c.lc = nc, nil
+	c.out = nil // the loop's buffer
 	s.connMu.Lock()
 	if s.connsClosed {
 		s.connMu.Unlock()
