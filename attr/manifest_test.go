@@ -8,6 +8,7 @@ import (
 
 	"gopbs/attr"
 	"gopbs/internal/capture"
+	"gopbs/internal/capture/capturetest"
 )
 
 // printedValue is one "name[.resource] = value" line of a client's output.
@@ -108,11 +109,7 @@ func tableOf(o attr.Object) *attr.Table {
 // client commands printed and requires the server encoding of the decoded
 // value to reproduce the printed text.
 func TestManifestPrintedValues(t *testing.T) {
-	dir, ok := capture.SharedDir()
-	if !ok {
-		t.Skip("../shared/captures not available")
-	}
-	scenarios, err := capture.ReadManifest(filepath.Join(dir, "manifest.jsonl"))
+	scenarios, err := capture.ReadManifest(filepath.Join(capturetest.Dir(t), capture.ManifestFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,18 +7,14 @@ import (
 	"testing"
 
 	"gopbs/attr"
-	"gopbs/internal/capture"
+	"gopbs/internal/capture/capturetest"
 )
 
 // snapshotSection returns the lines of the "## <title>" section of
 // server_priv-snapshot.txt that follow the "--attributes--" marker.
 func snapshotSection(t *testing.T, title string) []string {
 	t.Helper()
-	dir, ok := capture.SharedDir()
-	if !ok {
-		t.Skip("../shared/captures not available")
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "server_priv-snapshot.txt"))
+	b, err := os.ReadFile(filepath.Join(capturetest.Dir(t), "server_priv-snapshot.txt"))
 	if err != nil {
 		t.Skip(err)
 	}

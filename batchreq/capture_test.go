@@ -10,6 +10,7 @@ import (
 
 	"gopbs/dis"
 	"gopbs/internal/capture"
+	"gopbs/internal/capture/capturetest"
 )
 
 // captureStats counts what the capture walk checked.
@@ -24,17 +25,7 @@ type captureStats struct {
 // TestCaptureRoundTrip decodes every batch message of every capture and
 // requires re-encoding to reproduce the captured bytes exactly.
 func TestCaptureRoundTrip(t *testing.T) {
-	dir, ok := capture.SharedDir()
-	if !ok {
-		t.Skip("../shared/captures not available")
-	}
-	files, err := capture.PcapFiles(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) == 0 {
-		t.Skip("no captures in " + dir)
-	}
+	files := capturetest.PcapFiles(t)
 	st := &captureStats{byType: map[int]int{}, byChoice: map[int]int{}, skipped: map[string]int{}}
 	for _, f := range files {
 		c, err := capture.ReadFile(f)

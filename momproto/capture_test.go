@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"gopbs/internal/capture"
+	"gopbs/internal/capture/capturetest"
 	"gopbs/rpp"
 )
 
@@ -13,14 +14,7 @@ import (
 // and every TM message on TCP port 15003 in the captures, and checks that
 // encoding each decoded message reproduces the captured bytes.
 func TestCapturedMessages(t *testing.T) {
-	dir, ok := capture.SharedDir()
-	if !ok {
-		t.Skip("shared captures directory (../shared/captures from the module root) not available")
-	}
-	files, err := capture.PcapFiles(dir)
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no captures in %s: %v", dir, err)
-	}
+	files := capturetest.PcapFiles(t)
 	counts := map[string]int{}
 	for _, f := range files {
 		name := filepath.Base(f)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"gopbs/internal/capture"
+	"gopbs/internal/capture/capturetest"
 	"gopbs/sched/config"
 )
 
@@ -110,14 +111,7 @@ func replay(t *testing.T, d *Daemon, conn *capture.Conn, log *eventLog) {
 }
 
 func schedConns(t *testing.T, name string) []*capture.Conn {
-	dir, ok := capture.SharedDir()
-	if !ok {
-		t.Skip("shared captures (../shared/captures) not available")
-	}
-	c, err := capture.ReadFile(filepath.Join(dir, name))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := capturetest.Read(t, name)
 	var out []*capture.Conn
 	for _, conn := range c.Conns {
 		if conn.Server.Port() == 15004 {
@@ -187,14 +181,7 @@ func TestReplayCaptures(t *testing.T) {
 // capture, each capture with a fresh daemon (the shipped sched_config),
 // the clock set to the connection's start.
 func TestReplayAllCaptures(t *testing.T) {
-	dir, ok := capture.SharedDir()
-	if !ok {
-		t.Skip("shared captures (../shared/captures) not available")
-	}
-	files, err := capture.PcapFiles(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := capturetest.PcapFiles(t)
 	replayed := 0
 	for _, f := range files {
 		c, err := capture.ReadFile(f)

@@ -16,23 +16,15 @@ import (
 	"github.com/google/gopacket/pcapgo"
 
 	"gopbs/internal/capture"
+	"gopbs/internal/capture/capturetest"
 	"gopbs/rpp"
 )
-
-func sharedOrSkip(t *testing.T) string {
-	t.Helper()
-	dir, ok := capture.SharedDir()
-	if !ok {
-		t.Skip("shared captures directory (../shared/captures from the module root) not available")
-	}
-	return dir
-}
 
 // TestAllCaptures dissects every capture: nothing may stay undecoded,
 // and the per-capture message counts must match the manifest's
 // independent decode hints.
 func TestAllCaptures(t *testing.T) {
-	dir := sharedOrSkip(t)
+	dir := capturetest.Dir(t)
 	scenarios, err := capture.ReadManifest(filepath.Join(dir, capture.ManifestFile))
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +85,7 @@ func TestAllCaptures(t *testing.T) {
 
 // TestLineFormat checks the exact lines of a small capture.
 func TestLineFormat(t *testing.T) {
-	dir := sharedOrSkip(t)
+	dir := capturetest.Dir(t)
 	c, err := capture.ReadFile(filepath.Join(dir, "24-momctl-q-loadave.pcap"))
 	if err != nil {
 		t.Fatal(err)
@@ -240,7 +232,7 @@ func TestRun(t *testing.T) {
 		out.String() != "messages=0 tcp_messages=0 rpp_packets=0 sched_commands=0 undecoded_bytes=0 errors=1\n" {
 		t.Errorf("missing file: exit %d, stdout %q", code, out.String())
 	}
-	dir := sharedOrSkip(t)
+	dir := capturetest.Dir(t)
 	files, err := capture.PcapFiles(dir)
 	if err != nil {
 		t.Fatal(err)

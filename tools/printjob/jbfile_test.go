@@ -11,29 +11,17 @@ import (
 	"strings"
 	"testing"
 
+	"gopbs/internal/capture/capturetest"
 	"gopbs/jobfile"
 )
 
-// capturesDir locates ../shared/captures beside the module root.
+// capturesDir returns the shared capture directory, or skips the test
+// when it or its server_priv snapshot is absent.
 func capturesDir(t *testing.T) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("module root not found")
-		}
-		dir = parent
-	}
-	c := filepath.Join(dir, "..", "shared", "captures")
+	c := capturetest.Dir(t)
 	if _, err := os.Stat(filepath.Join(c, "server_priv-snapshot.txt")); err != nil {
-		t.Skip("captures (../shared/captures) not available")
+		t.Skip("captures (../shared/captures) without the server_priv snapshot")
 	}
 	return c
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"gopbs/internal/capture/capturetest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,21 +13,7 @@ import (
 // captureLogs returns the directory of the captured TORQUE logs, or skips.
 func captureLogs(t *testing.T) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("module root not found")
-		}
-		dir = parent
-	}
-	logs := filepath.Join(dir, "..", "shared", "captures", "logs")
+	logs := filepath.Join(capturetest.Dir(t), "logs")
 	if _, err := os.Stat(filepath.Join(logs, "server_logs-20261122.log")); err != nil {
 		t.Skip("captured logs (../shared/captures/logs) not available")
 	}
