@@ -153,6 +153,32 @@ func WaitFor(t testing.TB, what string, limit time.Duration, cond func() bool) {
 	}
 }
 
+// LogFilesOnFailure has the test log, when it ends failed, every file
+// matching the glob patterns (the daemons' logs, say), each cut to its
+// last limit bytes when limit is positive.
+func LogFilesOnFailure(t testing.TB, limit int, patterns ...string) {
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		for _, pattern := range patterns {
+			files, _ := filepath.Glob(pattern)
+			for _, f := range files {
+				b, err := os.ReadFile(f)
+				if err != nil {
+					t.Logf("%s: %v", f, err)
+					continue
+				}
+				text := string(b)
+				if limit > 0 {
+					text = tail(text, limit)
+				}
+				t.Logf("%s:\n%s", f, text)
+			}
+		}
+	})
+}
+
 // Run runs cmd, which must not have been started, and returns what it
 // wrote to its standard output and standard error and its exit code (-1
 // when a signal ended it). Output the caller already directed elsewhere

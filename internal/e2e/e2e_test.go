@@ -92,6 +92,61 @@ func (r *fatalRecorder) call(f func(tb testing.TB)) string {
 	return r.fatal
 }
 
+// cleanupRecorder is a testing.TB that keeps its cleanups for the test
+// to run, reports failed as Failed and records what is logged.
+type cleanupRecorder struct {
+	testing.TB
+	failed   bool
+	cleanups []func()
+	logged   []string
+}
+
+func (r *cleanupRecorder) Cleanup(f func()) { r.cleanups = append(r.cleanups, f) }
+func (r *cleanupRecorder) Failed() bool     { return r.failed }
+func (r *cleanupRecorder) Logf(format string, args ...any) {
+	r.logged = append(r.logged, fmt.Sprintf(format, args...))
+}
+func (r *cleanupRecorder) runCleanups() {
+	for i := len(r.cleanups) - 1; i >= 0; i-- {
+		r.cleanups[i]()
+	}
+}
+
+func TestLogFilesOnFailure(t *testing.T) {
+	dir := t.TempDir()
+	WriteFile(t, filepath.Join(dir, "server", "server_logs", "20260101"), "one\ntwo\nthree\n")
+	WriteFile(t, filepath.Join(dir, "mom", "mom_logs", "20260101"), "mom line\n")
+	WriteFile(t, filepath.Join(dir, "mom", "other", "x"), "not a log\n")
+	for _, tc := range []struct {
+		name   string
+		failed bool
+		limit  int
+		want   []string
+	}{
+		{"passed", false, 0, nil},
+		{"failed", true, 0, []string{
+			filepath.Join(dir, "mom", "mom_logs", "20260101") + ":\nmom line\n",
+			filepath.Join(dir, "server", "server_logs", "20260101") + ":\none\ntwo\nthree\n",
+		}},
+		{"failed, cut", true, 9, []string{
+			filepath.Join(dir, "mom", "mom_logs", "20260101") + ":\nmom line\n",
+			filepath.Join(dir, "server", "server_logs", "20260101") + ":\n…\nthree\n",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &cleanupRecorder{TB: t, failed: tc.failed}
+			LogFilesOnFailure(r, tc.limit, filepath.Join(dir, "*", "*_logs", "*"))
+			if len(r.logged) != 0 {
+				t.Fatalf("logged before the end: %q", r.logged)
+			}
+			r.runCleanups()
+			if !slices.Equal(r.logged, tc.want) {
+				t.Errorf("logged %q, want %q", r.logged, tc.want)
+			}
+		})
+	}
+}
+
 func TestPackage(t *testing.T) {
 	for name, want := range map[string]string{
 		"pbs_server": "./server/cmd/pbs_server",

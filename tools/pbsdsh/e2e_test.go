@@ -126,17 +126,8 @@ func TestMultiNodeEndToEnd(t *testing.T) {
 	svPort, momPort, rmPort, schedPort := ports[0], ports[1], ports[2], ports[3]
 	svHome := e2e.Home(t, "localhost")
 	momHome := map[string]string{"nodea": e2e.Home(t, "localhost"), "nodeb": e2e.Home(t, "localhost")}
-	t.Cleanup(func() {
-		if t.Failed() {
-			for _, h := range []string{svHome, momHome["nodea"], momHome["nodeb"]} {
-				logs, _ := filepath.Glob(filepath.Join(h, "*_logs", "*"))
-				for _, f := range logs {
-					b, _ := os.ReadFile(f)
-					t.Logf("%s:\n%s", f, b)
-				}
-			}
-		}
-	})
+	e2e.LogFilesOnFailure(t, 0, filepath.Join(svHome, "*_logs", "*"),
+		filepath.Join(momHome["nodea"], "*_logs", "*"), filepath.Join(momHome["nodeb"], "*_logs", "*"))
 	ps := strconv.Itoa
 	e2e.Start(t, "pbs_server", mnCommand(hosts, nil, progs.Path("pbs_server"), "-D", "-f", "-t", "create", "-d", svHome,
 		"-p", ps(svPort), "-M", ps(momPort), "-R", ps(rmPort), "-S", ps(schedPort), "-H", "localhost"))
