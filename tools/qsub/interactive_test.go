@@ -2,13 +2,12 @@ package main
 
 import (
 	"bytes"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
 
-	"gopbs/internal/capture"
+	"gopbs/internal/capture/capturetest"
 	"gopbs/internal/e2e"
 )
 
@@ -16,27 +15,13 @@ import (
 // qsub answered in capture 81.
 func interactiveCapture(t *testing.T) (fromMOM, fromQsub []byte) {
 	t.Helper()
-	dir := filepath.Join(e2e.Shared(t), "captures")
-	scenarios, err := capture.ReadManifest(filepath.Join(dir, capture.ManifestFile))
-	if err != nil {
-		t.Fatal(err)
+	sc, c := capturetest.Scenario(t, 81)
+	for _, cn := range c.Conns {
+		if int(cn.Server.Port()) == sc.QsubListenPort {
+			return cn.Stream(true), cn.Stream(false)
+		}
 	}
-	for _, sc := range scenarios {
-		if sc.ID != 81 {
-			continue
-		}
-		c, err := capture.ReadFile(filepath.Join(dir, sc.Pcap))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, cn := range c.Conns {
-			if int(cn.Server.Port()) == sc.QsubListenPort {
-				return cn.Stream(true), cn.Stream(false)
-			}
-		}
-		t.Fatalf("capture %s has no connection to qsub's port %d", sc.Pcap, sc.QsubListenPort)
-	}
-	t.Skip("the manifest has no scenario 81")
+	t.Fatalf("capture %s has no connection to qsub's port %d", sc.Pcap, sc.QsubListenPort)
 	return nil, nil
 }
 

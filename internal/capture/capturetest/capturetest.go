@@ -50,3 +50,22 @@ func Read(t testing.TB, name string) *capture.Capture {
 	}
 	return c
 }
+
+// Scenario returns the manifest entry of scenario id and its capture. It
+// skips the test as Dir does, or when the manifest has no scenario id,
+// and fails it when the manifest or the capture cannot be read.
+func Scenario(t testing.TB, id int) (*capture.Scenario, *capture.Capture) {
+	t.Helper()
+	dir := Dir(t)
+	scenarios, err := capture.ReadManifest(filepath.Join(dir, capture.ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range scenarios {
+		if scenarios[i].ID == id {
+			return &scenarios[i], Read(t, scenarios[i].Pcap)
+		}
+	}
+	t.Skipf("the manifest has no scenario %d", id)
+	return nil, nil
+}

@@ -25,8 +25,10 @@ func (o *outcome) Fatalf(format string, args ...any) {
 
 func (o *outcome) Fatal(args ...any) { o.Fatalf("%s", fmt.Sprint(args...)) }
 
-func (o *outcome) Skip(args ...any) {
-	o.skipped = fmt.Sprint(args...)
+func (o *outcome) Skip(args ...any) { o.Skipf("%s", fmt.Sprint(args...)) }
+
+func (o *outcome) Skipf(format string, args ...any) {
+	o.skipped = fmt.Sprintf(format, args...)
 	runtime.Goexit()
 }
 
@@ -90,5 +92,23 @@ func TestShared(t *testing.T) {
 	o := run(t, func(tb testing.TB) { Read(tb, "no-such-capture.pcap") })
 	if o.fatal == "" {
 		t.Error("reading a missing capture did not fail")
+	}
+}
+
+func TestScenario(t *testing.T) {
+	sc, c := Scenario(t, 81) // skips without the captures
+	if sc.ID != 81 || sc.QsubListenPort == 0 {
+		t.Errorf("scenario 81: %+v", sc)
+	}
+	found := false
+	for _, cn := range c.Conns {
+		found = found || int(cn.Server.Port()) == sc.QsubListenPort
+	}
+	if !found {
+		t.Errorf("capture %s: no connection to qsub's port %d", sc.Pcap, sc.QsubListenPort)
+	}
+	o := run(t, func(tb testing.TB) { Scenario(tb, -1) })
+	if !strings.Contains(o.skipped, "no scenario -1") {
+		t.Errorf("unknown scenario: skipped %q, fatal %q", o.skipped, o.fatal)
 	}
 }
