@@ -5,6 +5,7 @@ package momd
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"gopbs/internal/logline"
 	"gopbs/mom/config"
@@ -127,12 +129,38 @@ func Servers(home string, cfg *config.Config) []string {
 	return nil
 }
 
+// VersionInterval is how often a running pbs_mom repeats its version line
+// in the log: the captured mom_logs have it at the start (01:18:46) and
+// every 5 minutes after (01:23:46, ..., 02:23:46, 02:28:46, 02:33:46).
+const VersionInterval = 5 * time.Minute
+
+// LogVersion writes pbs_mom's version line ("Torque Mom Version = 2.5.13,
+// loglevel = 0").
+func LogVersion(log *momlog.Logger, cfg *config.Config) {
+	log.Record(logline.EventSystem, momlog.ClassServer, "pbs_mom",
+		fmt.Sprintf("Torque Mom Version = %s, loglevel = %d", Version, cfg.LogLevel))
+}
+
+// LogVersionEvery writes the version line every interval until ctx is
+// done, with the configuration conf returns at the time.
+func LogVersionEvery(ctx context.Context, log *momlog.Logger, interval time.Duration, conf func() *config.Config) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			LogVersion(log, conf())
+		}
+	}
+}
+
 // LogStartup writes pbs_mom's start-up lines (spec 11 §12, logs/mom_logs).
 func LogStartup(log *momlog.Logger, cfg *config.Config, servers []string, exePath string, exeMtime int64) {
 	sys := logline.EventSystem
 	log.Record(sys, momlog.ClassServer, "Log", "Log opened")
-	versionLine := fmt.Sprintf("Torque Mom Version = %s, loglevel = %d", Version, cfg.LogLevel)
-	log.Record(sys, momlog.ClassServer, "pbs_mom", versionLine)
+	LogVersion(log, cfg)
 	for _, s := range servers {
 		log.Record(sys, momlog.ClassServer, "setpbsserver", s)
 		host, _, _ := strings.Cut(s, ":")
@@ -149,7 +177,7 @@ func LogStartup(log *momlog.Logger, cfg *config.Config, servers []string, exePat
 	log.Record(sys, momlog.ClassServer, "pbs_mom", "Is up")
 	log.Record(sys, momlog.ClassServer, "setup_program_environment",
 		fmt.Sprintf("MOM executable path and mtime at launch: %s %d", exePath, exeMtime))
-	log.Record(sys, momlog.ClassServer, "pbs_mom", versionLine)
+	LogVersion(log, cfg)
 }
 
 // LogShutdown writes the lines of a SIGTERM shutdown that leaves jobs

@@ -2,6 +2,7 @@ package momd
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,9 +10,13 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"gopbs/internal/logline"
 	"gopbs/mom/config"
+	"gopbs/mom/internal/momtest"
 	"gopbs/mom/momlog"
 )
 
@@ -178,5 +183,39 @@ func TestParseRestartMode(t *testing.T) {
 	}
 	if s := RestartMode(9).String(); s != "RestartMode(9)" {
 		t.Errorf("String of a bad mode %q", s)
+	}
+}
+
+// TestVersionLineRepeats: the version line comes again every interval,
+// with the log level of the configuration in force then.
+func TestVersionLineRepeats(t *testing.T) {
+	var buf momtest.SyncBuffer
+	log := momlog.NewWriter(&buf, "pbs_mom", logline.EventAll)
+	var cfg atomic.Pointer[config.Config]
+	c := config.Default()
+	cfg.Store(c)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); LogVersionEvery(ctx, log, 50*time.Millisecond, cfg.Load) }()
+	const line = ";0002;   pbs_mom;Svr;pbs_mom;Torque Mom Version = 2.5.13, loglevel = "
+	waitFor := func(want string) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); !strings.Contains(buf.String(), want); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("log lacks %q:\n%s", want, buf.String())
+			}
+		}
+	}
+	waitFor(line + "0\n")
+	c2 := *c
+	c2.LogLevel = 3
+	cfg.Store(&c2)
+	waitFor(line + "3\n")
+	cancel()
+	<-done
+	n := strings.Count(buf.String(), line)
+	time.Sleep(150 * time.Millisecond)
+	if m := strings.Count(buf.String(), line); m != n {
+		t.Errorf("version lines after the context ended: %d, then %d", n, m)
 	}
 }

@@ -203,6 +203,9 @@ func run(args []string) (err error) {
 
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
+	var current atomic.Pointer[config.Config] // as last (re-)read
+	current.Store(cfg)
+	go momd.LogVersionEvery(ctx, logger, momd.VersionInterval, current.Load)
 	var linked atomic.Pointer[link.Mom] // set once the protocol side exists
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
@@ -213,6 +216,7 @@ func run(args []string) (err error) {
 			select {
 			case <-hup:
 				if c, err := momd.LoadConfig(cfgFile); err == nil {
+					current.Store(c)
 					engine.SetConfig(c)
 					logger.SetMask(c.LogEvent)
 					if lm := linked.Load(); lm != nil {
@@ -240,6 +244,7 @@ func run(args []string) (err error) {
 		Servers: servers, ServerPort: f.serverPort, MomPort: f.momPort, RMPort: f.rmPort,
 		Shutdown: stop, ConfigFile: cfgFile, MemLocked: memLocked,
 		OnReconfig: func(c *config.Config) { // momctl -r
+			current.Store(c)
 			engine.SetConfig(c)
 			logger.SetMask(c.LogEvent)
 		},
