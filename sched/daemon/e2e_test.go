@@ -360,11 +360,7 @@ func TestCommandsAndTrust(t *testing.T) {
 		t.Errorf("refused connection read %d, %v", n, err)
 	}
 	conn.Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(logText(c), "non-reserved port") && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if !strings.Contains(logText(c), "non-reserved port") {
+	if !waitLog(c, "non-reserved port", 5*time.Second) {
 		t.Errorf("no refusal logged:\n%s", logText(c))
 	}
 	// QUIT ends Serve.
@@ -372,6 +368,17 @@ func TestCommandsAndTrust(t *testing.T) {
 	c.d.restricted = []string{"127.0.0.1"}
 	c.d.mu.Unlock()
 	c.cycle(batchreq.SCH_QUIT)
+}
+
+// waitLog waits until the scheduler's log holds text, for at most limit,
+// and reports whether it does.
+func waitLog(c *cluster, text string, limit time.Duration) bool {
+	for deadline := time.Now().Add(limit); !strings.Contains(logText(c), text); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+	return true
 }
 
 func logText(c *cluster) string {
@@ -394,11 +401,7 @@ func TestAlarm(t *testing.T) {
 	// Never answer the StatusServer request: the cycle must give up.
 	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
 	io.Copy(io.Discard, conn)
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(logText(c), "scheduling iteration took too long") && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if !strings.Contains(logText(c), "scheduling iteration took too long") {
+	if !waitLog(c, "scheduling iteration took too long", 5*time.Second) {
 		t.Errorf("log:\n%s", logText(c))
 	}
 }

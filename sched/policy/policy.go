@@ -646,30 +646,45 @@ func (c *cycle) block(stage string) {
 	c.stats.Blocked[stage]++
 }
 
-func (c *cycle) serverLimits(j *world.Job) checkResult {
-	srv, sc := c.w.Server, c.server
+// serverLimitFailures and queueLimitFailures are what stops a job at the
+// server's or its queue's max_running, max_user_run and max_group_run.
+var (
+	serverLimitFailures = limitFailures{
+		fail(CommentServerJobLimit, LogServerJobLimit),
+		fail(CommentServerUserLimit, LogServerUserLimit),
+		fail(CommentServerGroupLimit, LogServerGroupLimit),
+	}
+	queueLimitFailures = limitFailures{
+		fail(CommentQueueJobLimit, LogQueueJobLimit),
+		fail(CommentQueueUserLimit, LogQueueUserLimit),
+		fail(CommentQueueGroupLimit, LogQueueGroupLimit),
+	}
+)
+
+// limitFailures are the results of a job stopped by max_running,
+// max_user_run and max_group_run.
+type limitFailures struct{ running, user, group checkResult }
+
+// runLimits checks j against limits, given the jobs counted running
+// under them.
+func runLimits(l world.RunLimits, n *runCounts, j *world.Job, failures *limitFailures) checkResult {
 	switch {
-	case over(srv.MaxRunning, sc.total):
-		return fail(CommentServerJobLimit, LogServerJobLimit)
-	case over(srv.MaxUserRun, sc.byUser[j.User]):
-		return fail(CommentServerUserLimit, LogServerUserLimit)
-	case over(srv.MaxGroupRun, sc.byGroup[j.Group]):
-		return fail(CommentServerGroupLimit, LogServerGroupLimit)
+	case over(l.MaxRunning, n.total):
+		return failures.running
+	case over(l.MaxUserRun, n.byUser[j.User]):
+		return failures.user
+	case over(l.MaxGroupRun, n.byGroup[j.Group]):
+		return failures.group
 	}
 	return okResult
 }
 
+func (c *cycle) serverLimits(j *world.Job) checkResult {
+	return runLimits(c.w.Server.RunLimits, c.server, j, &serverLimitFailures)
+}
+
 func (c *cycle) queueLimits(j *world.Job) checkResult {
-	q, qc := j.Queue, c.queues[j.Queue]
-	switch {
-	case over(q.MaxRunning, qc.total):
-		return fail(CommentQueueJobLimit, LogQueueJobLimit)
-	case over(q.MaxUserRun, qc.byUser[j.User]):
-		return fail(CommentQueueUserLimit, LogQueueUserLimit)
-	case over(q.MaxGroupRun, qc.byGroup[j.Group]):
-		return fail(CommentQueueGroupLimit, LogQueueGroupLimit)
-	}
-	return okResult
+	return runLimits(j.Queue.RunLimits, c.queues[j.Queue], j, &queueLimitFailures)
 }
 
 // dedicatedTime: with a dedicated period configured, the job must end
