@@ -1,6 +1,7 @@
 package momproto
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -179,37 +180,55 @@ func mustAddr(t *testing.T, s string) netip.AddrPort {
 	return a
 }
 
+// encoder is a decoded message that encodes itself again.
+type encoder interface{ Append([]byte) []byte }
+
+// decodeAll decodes the messages filling stream one after the other with
+// decode, checking that each encodes again to the bytes it came from. It
+// returns those decoded up to the first that does not decode or encode
+// back, and that one's error.
+func decodeAll[M encoder](stream []byte, decode func([]byte) (M, int, error)) ([]M, error) {
+	var out []M
+	for off := 0; off < len(stream); {
+		m, n, err := decode(stream[off:])
+		if err != nil {
+			return out, fmt.Errorf("offset %d: %w", off, err)
+		}
+		if got := m.Append(nil); !bytes.Equal(got, stream[off:off+n]) {
+			return out, fmt.Errorf("offset %d: re-encoded as %q, want %q", off, got, stream[off:off+n])
+		}
+		out = append(out, m)
+		off += n
+	}
+	return out, nil
+}
+
+// mustDecodeAll is decodeAll that fails the test on error, naming what
+// the messages are.
+func mustDecodeAll[M encoder](t *testing.T, what string, stream []byte, decode func([]byte) (M, int, error)) []M {
+	t.Helper()
+	out, err := decodeAll(stream, decode)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	return out
+}
+
 func TestTMConversation(t *testing.T) {
 	const hdr = "+2+1+539.vm2+32A81159280AD1480083AF0921F93C3CE1"
 	client := hdr + "3+100+1+1" + hdr + "3+102+2+1+0+1+8hostname+0" + hdr + "3+104+4+1+0+2"
 	server := "+2+1+0+1+2+0+1+539.vm-1+0" + "+2+1+0+2+2" + "+2+1+0+4+0" + "+2+13+999+95+17004"
 	var tr TMTracker
 	var cmds []int
-	for off := 0; off < len(client); {
-		req, n, err := tr.DecodeRequest([]byte(client[off:]))
-		if err != nil {
-			t.Fatalf("request at %d: %v", off, err)
-		}
-		if got := string(req.Append(nil)); got != client[off:off+n] {
-			t.Errorf("request re-encoded %q, want %q", got, client[off:off+n])
-		}
+	for _, req := range mustDecodeAll(t, "request", []byte(client), tr.DecodeRequest) {
 		cmds = append(cmds, req.Command)
-		off += n
 	}
 	if !reflect.DeepEqual(cmds, []int{TM_INIT, TM_SPAWN, TM_OBIT}) {
 		t.Errorf("commands %v", cmds)
 	}
 	var bodies []Body
-	for off := 0; off < len(server); {
-		rep, n, err := tr.DecodeReply([]byte(server[off:]))
-		if err != nil {
-			t.Fatalf("reply at %d: %v", off, err)
-		}
-		if got := string(rep.Append(nil)); got != server[off:off+n] {
-			t.Errorf("reply re-encoded %q, want %q", got, server[off:off+n])
-		}
+	for _, rep := range mustDecodeAll(t, "reply", []byte(server), tr.DecodeReply) {
 		bodies = append(bodies, rep.Body)
-		off += n
 	}
 	want := []Body{
 		&TMInitReply{Nodes: []int{0, 1}, JobID: "39.vm", Parent: -1, Last: 0},
@@ -233,32 +252,16 @@ func TestTMOutlineRequests(t *testing.T) {
 	server := "+2+1+0+6+2+3+4" + "+2+1+0+7" + "+2+13+999+85+17004"
 	var tr TMTracker
 	var reqs []string
-	for off := 0; off < len(client); {
-		req, n, err := tr.DecodeRequest([]byte(client[off:]))
-		if err != nil {
-			t.Fatalf("request at %d: %v", off, err)
-		}
-		if got := string(req.Append(nil)); got != client[off:off+n] {
-			t.Errorf("request re-encoded %q, want %q", got, client[off:off+n])
-		}
+	for _, req := range mustDecodeAll(t, "request", []byte(client), tr.DecodeRequest) {
 		reqs = append(reqs, fmt.Sprintf("%s %v", TMCommandName(req.Command), req.Body))
-		off += n
 	}
 	wantReqs := []string{"TM_TASKS &{[1]}", "TM_SIGNAL &{[1 3 15]}", "TM_RESOURCES &{[0]}", "TM_FINALIZE {}"}
 	if !reflect.DeepEqual(reqs, wantReqs) {
 		t.Errorf("requests %q, want %q", reqs, wantReqs)
 	}
 	var bodies []Body
-	for off := 0; off < len(server); {
-		rep, n, err := tr.DecodeReply([]byte(server[off:]))
-		if err != nil {
-			t.Fatalf("reply at %d: %v", off, err)
-		}
-		if got := string(rep.Append(nil)); got != server[off:off+n] {
-			t.Errorf("reply re-encoded %q, want %q", got, server[off:off+n])
-		}
+	for _, rep := range mustDecodeAll(t, "reply", []byte(server), tr.DecodeReply) {
 		bodies = append(bodies, rep.Body)
-		off += n
 	}
 	want := []Body{&TMTasksReply{Tasks: []int{3, 4}}, Empty{}, &Ints{Values: []int{TM_ENOTIMPLEMENTED}}}
 	if !reflect.DeepEqual(bodies, want) {
