@@ -620,6 +620,9 @@ func (l *netLoop) handoff(c *conn, req *batchreq.Request, rest []byte) {
 		s.dropPending(c)
 		return
 	}
+	if tc, ok := nc.(*net.TCPConn); ok {
+		tc.SetKeepAlive(false) // FileConn turns it on; the server's listener has it off
+	}
 	if len(rest) > 0 {
 		c.pre = append([]byte(nil), rest...) // rest may be the loop's buffer
 	}
