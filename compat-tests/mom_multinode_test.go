@@ -1,7 +1,6 @@
 package compattests
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -16,9 +15,7 @@ import (
 	"time"
 
 	"gopbs/batchreq"
-	"gopbs/dis"
 	"gopbs/internal/capture"
-	"gopbs/mom/link"
 	"gopbs/momproto"
 	"gopbs/rpp"
 )
@@ -201,19 +198,7 @@ func replayMotherSuperior(t *testing.T, m *momUnderTest, c *capture.Capture) str
 	cookie := capturedCookie(t, c)
 	spool := filepath.Join(m.home, "spool", "41.vm.OU")
 	os.Remove(spool) // left by the TM scenario's run of the same job
-	launchRewritten(t, m, momConns(c, 15002)[0], func(req *batchreq.Request) {
-		switch b := req.Body.(type) {
-		case *batchreq.QueueJob:
-			for i := range b.Attrs {
-				if b.Attrs[i].Name == "exec_host" {
-					b.Attrs[i].Value, b.Attrs[i].Size = "vm/0+127.0.0.2/0", 0
-				}
-			}
-			b.Attrs = append(b.Attrs, batchreq.NewAttr("cookie", cookie))
-		case *batchreq.JobFile:
-			b.Data = []byte("#!/bin/sh\nsleep 30\n")
-		}
-	})
+	launchRewritten(t, m, momConns(c, 15002)[0], sleepingLaunch("vm/0+127.0.0.2/0", cookie))
 	var diffs []string
 	for _, conn := range c.Conns {
 		if conn.Server.Port() != 15003 || !bytes.HasPrefix(conn.Stream(true), []byte("+2+1")) {
@@ -388,19 +373,7 @@ func replayTM(t *testing.T, m *momUnderTest, c *capture.Capture) string {
 	// carry; the script only sleeps (the capture's ran pbsdsh, whose TM
 	// traffic is replayed here instead).
 	cookie := capturedCookie(t, c)
-	launchRewritten(t, m, launches[0], func(req *batchreq.Request) {
-		switch b := req.Body.(type) {
-		case *batchreq.QueueJob:
-			for i := range b.Attrs {
-				if b.Attrs[i].Name == "exec_host" {
-					b.Attrs[i].Value, b.Attrs[i].Size = "vm/0+vm/1", 0
-				}
-			}
-			b.Attrs = append(b.Attrs, batchreq.NewAttr("cookie", cookie))
-		case *batchreq.JobFile:
-			b.Data = []byte("#!/bin/sh\nsleep 30\n")
-		}
-	})
+	launchRewritten(t, m, launches[0], sleepingLaunch("vm/0+vm/1", cookie))
 	defer func() {
 		killJob(t, m, "41.vm")
 		dismissJob(t, m)
@@ -491,38 +464,21 @@ func replayTMConn(t *testing.T, m *momUnderTest, conn *capture.Conn) string {
 	return strings.Join(diffs, "; ")
 }
 
-// launchRewritten replays a captured launch connection with each request
-// changed by rewrite, requiring success.
-func launchRewritten(t *testing.T, m *momUnderTest, conn *capture.Conn, rewrite func(*batchreq.Request)) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	c, err := link.DialReserved(ctx, netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(m.batchPort)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(20 * time.Second))
-	in := dis.NewReader(bytes.NewReader(conn.Stream(true)))
-	replies := dis.NewReader(bufio.NewReader(c))
-	for {
-		req, err := batchreq.ReadRequest(in)
-		if err != nil {
-			t.Fatalf("captured launch: %v", err)
-		}
-		if req.Type == batchreq.PBS_BATCH_Disconnect {
-			return
-		}
-		rewrite(req)
-		if _, err := c.Write(req.Append(nil)); err != nil {
-			t.Fatal(err)
-		}
-		rep, err := batchreq.ReadReply(replies)
-		if err != nil || rep.Code != 0 {
-			t.Fatalf("%s: %v %+v", batchreq.RequestName(req.Type), err, rep)
-		}
-		if req.Type == batchreq.PBS_BATCH_Commit {
-			return
+// sleepingLaunch returns the rewrite of a captured multi-node launch
+// that runs the job on the virtual nodes of execHost with the given
+// cookie and a script that only sleeps.
+func sleepingLaunch(execHost, cookie string) func(*batchreq.Request) {
+	return func(req *batchreq.Request) {
+		switch b := req.Body.(type) {
+		case *batchreq.QueueJob:
+			for i := range b.Attrs {
+				if b.Attrs[i].Name == "exec_host" {
+					b.Attrs[i].Value, b.Attrs[i].Size = execHost, 0
+				}
+			}
+			b.Attrs = append(b.Attrs, batchreq.NewAttr("cookie", cookie))
+		case *batchreq.JobFile:
+			b.Data = []byte("#!/bin/sh\nsleep 30\n")
 		}
 	}
 }
@@ -533,15 +489,8 @@ func momForgets(t *testing.T, m *momUnderTest, id string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		c, err := link.DialReserved(ctx, netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(m.batchPort)))
-		cancel()
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.SetDeadline(time.Now().Add(5 * time.Second))
-		c.Write(batchreq.NewRequest(batchreq.PBS_BATCH_StatusJob, "PBS_Server", &batchreq.StatusReq{ID: id}).Append(nil))
-		rep, err := batchreq.ReadReply(dis.NewReader(bufio.NewReader(c)))
+		c := m.batchConn(t, 5*time.Second)
+		rep, err := c.Try(batchreq.NewRequest(batchreq.PBS_BATCH_StatusJob, "PBS_Server", &batchreq.StatusReq{ID: id}))
 		c.Close()
 		if err == nil && rep.Code == batchreq.PBSE_UNKJOBID {
 			return

@@ -3,7 +3,6 @@ package compattests
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -22,7 +21,7 @@ import (
 	"gopbs/dis"
 	"gopbs/internal/capture"
 	"gopbs/internal/e2e"
-	"gopbs/mom/link"
+	"gopbs/internal/e2e/batchconn"
 	"gopbs/momproto"
 	"gopbs/rpp"
 )
@@ -569,12 +568,7 @@ func normalizeRequest(b []byte) string {
 // replayBatchConn plays the server side of one captured connection to the
 // MOM's batch port from a privileged port and compares every reply.
 func replayBatchConn(t *testing.T, m *momUnderTest, conn *capture.Conn) string {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	c, err := link.DialReserved(ctx, netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(m.batchPort)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := m.batchConn(t, 20*time.Second).NetConn()
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(20 * time.Second))
 	var got bytes.Buffer
@@ -786,42 +780,31 @@ func replayJobCapture(t *testing.T, m *momUnderTest, c *capture.Capture) string 
 	return strings.Join(diffs, "\n")
 }
 
-// killJob ends a replayed job that would otherwise run on.
+// batchConn connects to the MOM's batch port from a reserved port, as
+// the server does; the test fails when the MOM does not accept within
+// limit, which also bounds each exchange.
+func (m *momUnderTest) batchConn(t *testing.T, limit time.Duration) *batchconn.Conn {
+	t.Helper()
+	c := batchconn.DialReserved(t, net.JoinHostPort("127.0.0.1", strconv.Itoa(m.batchPort)), limit)
+	c.Timeout = limit
+	return c
+}
+
+// killJob ends a replayed job that would otherwise run on, whatever the
+// MOM answers.
 func killJob(t *testing.T, m *momUnderTest, id string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, err := link.DialReserved(ctx, netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(m.batchPort)))
-	if err != nil {
-		return
-	}
+	c := m.batchConn(t, 10*time.Second)
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
-	w := dis.NewWriter(c)
-	batchreq.NewRequest(batchreq.PBS_BATCH_SignalJob, "PBS_Server", &batchreq.SignalJob{JobID: id, Signal: "SIGKILL"}).Encode(w)
-	w.Flush()
-	batchreq.ReadReply(dis.NewReader(c))
+	c.Try(batchreq.NewRequest(batchreq.PBS_BATCH_SignalJob, "PBS_Server", &batchreq.SignalJob{JobID: id, Signal: "SIGKILL"}))
 }
 
 // launchAs replays a captured launch connection with the job id from
 // replaced by to (in the requests and the hashname), without comparing
-// the replies beyond requiring success.
+// the replies beyond requiring success, and then polls the job as the
+// server does right after a launch.
 func launchAs(t *testing.T, m *momUnderTest, conn *capture.Conn, from, to string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	c, err := link.DialReserved(ctx, netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(m.batchPort)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(20 * time.Second))
-	in := dis.NewReader(bytes.NewReader(conn.Stream(true)))
-	replies := dis.NewReader(bufio.NewReader(c))
-	for {
-		req, err := batchreq.ReadRequest(in)
-		if err != nil {
-			t.Fatalf("captured launch: %v", err)
-		}
+	launchRewritten(t, m, conn, func(req *batchreq.Request) {
 		switch b := req.Body.(type) {
 		case *batchreq.QueueJob:
 			b.JobID = to
@@ -835,27 +818,39 @@ func launchAs(t *testing.T, m *momUnderTest, conn *capture.Conn, from, to string
 		case *batchreq.JobID:
 			b.ID = to
 		}
-		if _, err := c.Write(req.Append(nil)); err != nil {
-			t.Fatal(err)
-		}
-		if req.Type == batchreq.PBS_BATCH_Disconnect {
-			break
-		}
-		rep, err := batchreq.ReadReply(replies)
-		if err != nil || rep.Code != 0 {
-			t.Fatalf("launching %s: %s: %+v %v", to, batchreq.RequestName(req.Type), rep, err)
-		}
-	}
+	})
 	// The server's poll right after the launch, which learns session_id.
-	p, err := link.DialReserved(ctx, netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(m.batchPort)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := m.batchConn(t, 20*time.Second)
 	defer p.Close()
-	p.SetDeadline(time.Now().Add(20 * time.Second))
-	p.Write(batchreq.NewRequest(batchreq.PBS_BATCH_StatusJob, "PBS_Server", &batchreq.StatusReq{ID: to}).Append(nil))
-	if rep, err := batchreq.ReadReply(dis.NewReader(p)); err != nil || rep.Code != 0 {
-		t.Fatalf("polling %s: %+v %v", to, rep, err)
+	p.Must(batchreq.NewRequest(batchreq.PBS_BATCH_StatusJob, "PBS_Server", &batchreq.StatusReq{ID: to}))
+}
+
+// launchRewritten replays a captured launch connection (QueueJob to
+// Commit, then Disconnect) to the MOM with each request passed through
+// rewrite first, without comparing the replies beyond requiring success.
+func launchRewritten(t *testing.T, m *momUnderTest, conn *capture.Conn, rewrite func(*batchreq.Request)) {
+	t.Helper()
+	c := m.batchConn(t, 20*time.Second)
+	defer c.Close()
+	in := dis.NewReader(bytes.NewReader(conn.Stream(true)))
+	committed := false
+	for {
+		req, err := batchreq.ReadRequest(in)
+		if err != nil {
+			if committed {
+				return
+			}
+			t.Fatalf("captured launch: %v", err)
+		}
+		rewrite(req)
+		if req.Type == batchreq.PBS_BATCH_Disconnect {
+			if _, err := c.NetConn().Write(req.Append(nil)); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		c.Must(req)
+		committed = req.Type == batchreq.PBS_BATCH_Commit
 	}
 }
 
@@ -878,14 +873,7 @@ func dismissJob(t *testing.T, m *momUnderTest) {
 
 // deleteJob sends a DeleteJob from the server, whatever its outcome.
 func deleteJob(t *testing.T, m *momUnderTest, id string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, err := link.DialReserved(ctx, netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(m.batchPort)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := m.batchConn(t, 10*time.Second)
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
-	c.Write(batchreq.NewRequest(batchreq.PBS_BATCH_DeleteJob, "PBS_Server", &batchreq.Manage{ObjType: batchreq.MGR_OBJ_JOB, ObjName: id}).Append(nil))
-	batchreq.ReadReply(dis.NewReader(c))
+	c.Try(batchreq.NewRequest(batchreq.PBS_BATCH_DeleteJob, "PBS_Server", &batchreq.Manage{ObjType: batchreq.MGR_OBJ_JOB, ObjName: id}))
 }
