@@ -463,15 +463,7 @@ func startMomCluster(t *testing.T, ns *captureNamespace, setup, late []*batchreq
 	e2e.WriteFile(t, filepath.Join(momHome, "mom_priv", "config"), momConfig)
 	// pbs_sched's FIFO defaults.
 	e2e.WriteFile(t, filepath.Join(schedHome, "sched_priv", "sched_config"), "sort_by: no_sort\n")
-	t.Cleanup(func() {
-		if t.Failed() {
-			logs, _ := filepath.Glob(filepath.Join(base, "*", "*_logs", "*"))
-			for _, f := range logs {
-				b, _ := os.ReadFile(f)
-				t.Logf("%s:\n%s", f, b)
-			}
-		}
-	})
+	e2e.LogFilesOnFailure(t, 0, filepath.Join(base, "*", "*_logs", "*"))
 
 	ports := e2e.FreePorts(t, 4)
 	sv, mom, rm, sched := strconv.Itoa(ports[0]), strconv.Itoa(ports[1]), strconv.Itoa(ports[2]), strconv.Itoa(ports[3])

@@ -87,15 +87,7 @@ func startServerBackedMom(t *testing.T, ns *captureNamespace) *serverBackedMom {
 	// The captured MOM's configuration (captures README).
 	e2e.WriteFile(t, filepath.Join(momHome, "mom_priv", "config"),
 		"$pbsserver "+captureHost+"\n$logevent 255\n$usecp *:/home /home\n")
-	t.Cleanup(func() {
-		if t.Failed() {
-			logs, _ := filepath.Glob(filepath.Join(base, "*", "*_logs", "*"))
-			for _, f := range logs {
-				b, _ := os.ReadFile(f)
-				t.Logf("%s:\n%s", f, b)
-			}
-		}
-	})
+	e2e.LogFilesOnFailure(t, 0, filepath.Join(base, "*", "*_logs", "*"))
 
 	ports := e2e.FreePorts(t, 3)
 	sv, mom, rm := strconv.Itoa(ports[0]), strconv.Itoa(ports[1]), strconv.Itoa(ports[2])

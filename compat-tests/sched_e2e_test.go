@@ -76,18 +76,7 @@ func newSchedCluster(t *testing.T) *schedCluster {
 	e2e.WriteFile(t, filepath.Join(c.momHome, "mom_priv", "config"), "$pbsserver localhost\n$status_update_time 2\n")
 	ports := e2e.FreePorts(t, 4)
 	c.svPort, c.momPort, c.rmPort, c.schdPort = ports[0], ports[1], ports[2], ports[3]
-	t.Cleanup(func() {
-		if t.Failed() {
-			logs, _ := filepath.Glob(filepath.Join(c.base, "*", "*_logs", "*"))
-			for _, f := range logs {
-				b, _ := os.ReadFile(f)
-				if len(b) > 20000 {
-					b = b[len(b)-20000:]
-				}
-				t.Logf("%s:\n%s", f, b)
-			}
-		}
-	})
+	e2e.LogFilesOnFailure(t, 20000, filepath.Join(c.base, "*", "*_logs", "*"))
 	ps := strconv.Itoa
 	c.start("pbs_server", "-D", "-f", "-t", "create", "-d", c.svHome, "-p", ps(c.svPort), "-M", ps(c.momPort),
 		"-R", ps(c.rmPort), "-S", "127.0.0.1:"+ps(c.schdPort), "-H", "localhost").WaitListening(t, c.addr(c.svPort), 10*time.Second)
