@@ -23,7 +23,7 @@ const e2eClientUser = "gopbsclient"
 // job, authenticated by the real setuid-root pbs_iff.
 func TestClientsEndToEnd(t *testing.T) {
 	e2e.RequireRoot(t, "setuid pbs_iff, an unprivileged test user")
-	root, err := repoRoot()
+	root, err := e2e.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

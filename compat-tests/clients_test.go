@@ -17,6 +17,7 @@ import (
 	"gopbs/batchreq"
 	"gopbs/dis"
 	"gopbs/internal/capture"
+	"gopbs/internal/e2e"
 )
 
 // pendingClient explains why a scenario's command cannot be compared yet.
@@ -40,26 +41,7 @@ func TestClientsAgainstCaptures(t *testing.T) {
 	defer ln.Close()
 	port := ln.Addr().(*net.TCPAddr).Port
 
-	home, err := os.MkdirTemp("", "gopbs-home-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(home) })
-	if err := os.Chmod(home, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(home, "server_name"), []byte(captureHost+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bin, err := os.MkdirTemp("", "gopbs-clients-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(bin) })
-	if err := os.Chmod(bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	built := buildClients(t, bin, home, port)
+	bin, built := buildClientsFor(t, port)
 
 	for i := range scenarios {
 		sc := &scenarios[i]
@@ -328,26 +310,14 @@ func TestClientsAgainstServer(t *testing.T) {
 			inSequence[st.id] = true
 		}
 		t.Run(round.name, func(t *testing.T) {
-			r := newReplayer(t)
-			for _, req := range setup {
-				if p := r.admin(req); p.Code != 0 {
-					t.Fatalf("setup: %d %s", p.Code, p.Text)
-				}
-			}
-			if round.mom {
-				r.momUp(t, momStatusAt(t, dir))
-			}
+			r := startRound(t, dir, setup, round.mom)
 			bin, built := buildClientsFor(t, r.s.Addr().(*net.TCPAddr).Port)
 			for _, st := range steps {
 				sc, ok := byID[st.id]
 				if !ok || len(sc.Argv) == 0 || !isClientCommand(filepath.Base(sc.Argv[0])) {
 					continue
 				}
-				for _, req := range st.before {
-					if p := r.admin(req); p.Code != 0 {
-						t.Fatalf("before %d: %d %s", st.id, p.Code, p.Text)
-					}
-				}
+				r.mustAdmin(t, fmt.Sprintf("before %d", st.id), st.before...)
 				nextSeq := -1 // the job number the scenario's next submission takes
 				if st.setNextJob {
 					c, err := capture.ReadFile(filepath.Join(dir, sc.Pcap))
@@ -484,28 +454,31 @@ func scenarioRuns(sc *capture.Scenario) []clientRun {
 	return runs
 }
 
-// buildClientsFor builds the client commands for a server at port, with a
-// PBS home whose server_name is the capture host; it returns the binary
-// directory and which commands were built.
+// buildClientsFor builds the client commands and pbs_iff (setuid root)
+// for a server at port: their compiled-in batch port is port, their PBS
+// home one whose server_name is the capture host, and their sbin
+// directory where they are (see e2e.BuildVars). It returns that directory
+// and the names built.
 func buildClientsFor(t *testing.T, port int) (string, map[string]bool) {
 	t.Helper()
-	var dirs [2]string
-	for i, prefix := range []string{"gopbs-home-", "gopbs-clients-"} {
-		d, err := os.MkdirTemp("", prefix)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { os.RemoveAll(d) })
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		dirs[i] = d
-	}
-	home, bin := dirs[0], dirs[1]
+	home := e2e.Dir(t)
 	if err := os.WriteFile(filepath.Join(home, "server_name"), []byte(captureHost+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return bin, buildClients(t, bin, home, port)
+	root, err := e2e.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	built := map[string]bool{}
+	for _, name := range clientCommands {
+		if _, err := os.Stat(filepath.Join(root, e2e.Package(name), "main.go")); err == nil {
+			names = append(names, name)
+			built[name] = true
+		}
+	}
+	vars := map[string]string{"gopbs/pbs.DefaultHome": home, "gopbs/pbs.DefaultPort": strconv.Itoa(port)}
+	return e2e.BuildVars(t, vars, names...).Dir, built
 }
 
 // notAgainstServer says why a client scenario of the manifest is not run

@@ -473,39 +473,6 @@ exec "$@"`
 	return cmd
 }
 
-// buildClients builds the client commands and pbs_iff into dir with the
-// compiled-in PBS home, batch port and sbin directory of the test, and
-// makes pbs_iff setuid root. It returns the names built.
-func buildClients(t *testing.T, dir, home string, port int) map[string]bool {
-	t.Helper()
-	root, err := repoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pkgs []string
-	built := map[string]bool{}
-	for _, name := range clientCommands {
-		if _, err := os.Stat(filepath.Join(root, "tools", name, "main.go")); err == nil {
-			pkgs = append(pkgs, "./tools/"+name)
-			built[name] = true
-		}
-	}
-	ldflags := fmt.Sprintf("-X gopbs/pbs.DefaultHome=%s -X gopbs/pbs.DefaultPort=%d -X gopbs/pbs.SbinDir=%s", home, port, dir)
-	cmd := exec.Command("go", append([]string{"build", "-ldflags", ldflags, "-o", dir + "/"}, pkgs...)...)
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building the clients: %v\n%s", err, out)
-	}
-	iff := filepath.Join(dir, "pbs_iff")
-	if err := os.Chown(iff, 0, 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(iff, 0o755|os.ModeSetuid); err != nil {
-		t.Fatal(err)
-	}
-	return built
-}
-
 // clientCommands are the programs this suite builds.
 var clientCommands = []string{
 	"pbs_iff", "qsub", "qstat", "qdel", "qhold", "qrls", "qalter", "qmove", "qorder",

@@ -202,7 +202,7 @@ func capturesDir() (dir string, ok bool) {
 	if d := os.Getenv("GOPBS_CAPTURES"); d != "" {
 		return d, true
 	}
-	root, err := repoRoot()
+	root, err := e2e.ModuleRoot()
 	if err != nil {
 		return "", false
 	}
@@ -222,25 +222,6 @@ func requireCaptures(t *testing.T) string {
 		t.Skip("no capture directory: ../shared/captures beside the repository is absent and GOPBS_CAPTURES is unset")
 	}
 	return d
-}
-
-// repoRoot walks up from the working directory to the directory holding
-// go.mod.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("go.mod not found above the working directory")
-		}
-		dir = parent
-	}
 }
 
 // captureHost is the host name of the machine the captures were made on.

@@ -79,11 +79,7 @@ func TestSchedReplay(t *testing.T) {
 		setServer("scheduling", "false"), setServer("query_other_jobs", "true"),
 		setServer("next_job_number", "12"),
 		mgrReq(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_NODE, captureHost, batchreq.NewAttr("note", "note")))
-	for _, req := range setup {
-		if p := r.admin(req); p.Code != 0 {
-			t.Fatalf("setup: %d %s", p.Code, p.Text)
-		}
-	}
+	r.mustAdmin(t, "setup", setup...)
 	r.momUp(t, momStatusAt(t, dir))
 	for _, st := range []schedReplayStep{{id: 71}, {id: 72}, {id: 73, endJob: "12.vm"}} {
 		sc, ok := byID[st.id]
@@ -102,22 +98,9 @@ func TestSchedReplay(t *testing.T) {
 // newSchedReplayer starts an in-process server like newReplayer, with its
 // scheduler at schedPort on loopback.
 func newSchedReplayer(t *testing.T, schedPort int) *replayer {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	mom := newReplayMom(t)
-	s, err := server.New(server.Config{Home: t.TempDir(), ServerName: captureHost, InitType: server.InitCreate, Listener: ln,
-		MomPort: mom.momPort(), RMPort: int(mom.udp.Port()), ResolveHost: mom.resolve,
-		SchedHost: "127.0.0.1", SchedPort: schedPort})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Serve()
-	t.Cleanup(func() { s.Shutdown("Quick") })
-	r := &replayer{t: t, s: s, mom: mom}
-	r.root = r.dialReserved()
-	return r
+	return newReplayerWith(t, func(cfg *server.Config) {
+		cfg.SchedHost, cfg.SchedPort = "127.0.0.1", schedPort
+	})
 }
 
 // replaySched replays one capture: its client connections to the server
@@ -151,27 +134,11 @@ func (r *replayer) replayDaemon(t *testing.T, conn *capture.Conn) []string {
 	if len(reqs) == 0 || reqs[0].Type == batchreq.PBS_BATCH_AuthenUser {
 		return nil
 	}
-	want := splitReplies(conn.Stream(false))
 	rc := r.dialReserved()
 	defer rc.nc.Close()
-	var diffs []string
-	for i, req := range reqs {
-		if req.Type == batchreq.PBS_BATCH_Disconnect {
-			break
-		}
-		got, err := rc.do(req.Append(nil))
-		if err != nil {
-			return append(diffs, fmt.Sprintf("%s %s: %v", req.User, batchreq.RequestName(req.Type), err))
-		}
-		if i < len(want) {
-			normalizeSchedReply(want[i])
-			normalizeSchedReply(got)
-			if d := compareReplies(want[i], got); d != "" {
-				diffs = append(diffs, fmt.Sprintf("%s %s reply differs: %s", req.User, batchreq.RequestName(req.Type), d))
-			}
-		}
-	}
-	return diffs
+	return rc.replayRequests(reqs, splitReplies(conn.Stream(false)), func(req *batchreq.Request) string {
+		return req.User + " " + batchreq.RequestName(req.Type)
+	}, normalizeSchedReply)
 }
 
 // endJob has the MOM report the end of a running job, serves the "term"
@@ -193,40 +160,42 @@ func (r *replayer) endJob(t *testing.T, id string, sched net.Listener) {
 		t.Fatalf("after the end of %s: command %d %v, want term", id, cmd, err)
 	}
 	nc.Close()
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		p := r.admin(batchreq.NewRequest(batchreq.PBS_BATCH_StatusJob, "root", &batchreq.StatusReq{ID: id}))
-		if p.Code == batchreq.PBSE_UNKJOBID {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("job %s still known after its end: %+v", id, p)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	r.waitJobGone(t, id)
 }
 
 // replayClient sends a captured client connection's requests, as the
 // user they name, and compares the replies.
 func (r *replayer) replayClient(t *testing.T, conn *capture.Conn) []string {
 	reqs := splitRequests(conn.Stream(true))
-	want := splitReplies(conn.Stream(false))
 	if len(reqs) == 0 {
 		return nil
 	}
 	rc := r.userConn(t, reqs[0].User)
 	defer rc.nc.Close()
+	return rc.replayRequests(reqs, splitReplies(conn.Stream(false)), func(req *batchreq.Request) string {
+		return "client " + batchreq.RequestName(req.Type)
+	}, func(*batchreq.Reply) {})
+}
+
+// replayRequests sends reqs, up to a Disconnect, and compares each reply
+// with the captured one of want after normalize has been applied to both;
+// it returns the differences, each introduced by the label of its
+// request, and ends at the first request that gets no reply.
+func (c *replayConn) replayRequests(reqs []*batchreq.Request, want []*batchreq.Reply, label func(*batchreq.Request) string, normalize func(*batchreq.Reply)) []string {
 	var diffs []string
 	for i, req := range reqs {
 		if req.Type == batchreq.PBS_BATCH_Disconnect {
 			break
 		}
-		got, err := rc.do(req.Append(nil))
+		got, err := c.do(req.Append(nil))
 		if err != nil {
-			return append(diffs, fmt.Sprintf("client %s: %v", batchreq.RequestName(req.Type), err))
+			return append(diffs, fmt.Sprintf("%s: %v", label(req), err))
 		}
 		if i < len(want) {
+			normalize(want[i])
+			normalize(got)
 			if d := compareReplies(want[i], got); d != "" {
-				diffs = append(diffs, fmt.Sprintf("client %s reply differs: %s", batchreq.RequestName(req.Type), d))
+				diffs = append(diffs, fmt.Sprintf("%s reply differs: %s", label(req), d))
 			}
 		}
 	}

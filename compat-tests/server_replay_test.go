@@ -20,6 +20,7 @@ import (
 	"gopbs/batchreq"
 	"gopbs/dis"
 	"gopbs/internal/capture"
+	"gopbs/internal/e2e/batchconn"
 	"gopbs/momproto"
 	"gopbs/rpp"
 	"gopbs/server"
@@ -212,25 +213,13 @@ func TestServerReplay(t *testing.T) {
 	}{{"round1", round1, true}, {"round2", round2, false}} {
 		setup, steps := round.def()
 		t.Run(round.name, func(t *testing.T) {
-			r := newReplayer(t)
-			for _, req := range setup {
-				if p := r.admin(req); p.Code != 0 {
-					t.Fatalf("setup: %d %s", p.Code, p.Text)
-				}
-			}
-			if round.mom {
-				r.momUp(t, momStatusAt(t, dir))
-			}
+			r := startRound(t, dir, setup, round.mom)
 			for _, st := range steps {
 				sc, ok := byID[st.id]
 				if !ok {
 					continue
 				}
-				for _, req := range st.before {
-					if p := r.admin(req); p.Code != 0 {
-						t.Fatalf("before %d: %d %s", st.id, p.Code, p.Text)
-					}
-				}
+				r.mustAdmin(t, fmt.Sprintf("before %d", st.id), st.before...)
 				if st.usage {
 					r.reportUsage(t, filepath.Join(dir, sc.Pcap))
 				}
@@ -259,13 +248,21 @@ type replayConn struct {
 }
 
 func newReplayer(t *testing.T) *replayer {
+	return newReplayerWith(t, func(*server.Config) {})
+}
+
+// newReplayerWith is newReplayer with the server's configuration changed
+// by configure before the server starts.
+func newReplayerWith(t *testing.T, configure func(*server.Config)) *replayer {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	mom := newReplayMom(t)
-	s, err := server.New(server.Config{Home: t.TempDir(), ServerName: captureHost, InitType: server.InitCreate, Listener: ln,
-		MomPort: mom.momPort(), RMPort: int(mom.udp.Port()), ResolveHost: mom.resolve})
+	cfg := server.Config{Home: t.TempDir(), ServerName: captureHost, InitType: server.InitCreate, Listener: ln,
+		MomPort: mom.momPort(), RMPort: int(mom.udp.Port()), ResolveHost: mom.resolve}
+	configure(&cfg)
+	s, err := server.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,14 +295,8 @@ func (r *replayer) momUp(t *testing.T, status []string) {
 }
 
 func (r *replayer) dialReserved() *replayConn {
-	for p := 1023; p > 600; p-- {
-		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: p}}
-		if nc, err := d.Dial("tcp", r.s.Addr().String()); err == nil {
-			return &replayConn{nc: nc, r: dis.NewReader(nc)}
-		}
-	}
-	r.t.Fatal("no free reserved port")
-	return nil
+	c := batchconn.DialReserved(r.t, r.s.Addr().String(), 10*time.Second)
+	return &replayConn{nc: c.NetConn(), r: c.Reader()}
 }
 
 func (c *replayConn) do(b []byte) (*batchreq.Reply, error) {
@@ -314,6 +305,30 @@ func (c *replayConn) do(b []byte) (*batchreq.Reply, error) {
 		return nil, err
 	}
 	return batchreq.ReadReply(c.r)
+}
+
+// mustAdmin sends reqs as root, one after the other, and fails the test,
+// naming what they are for, at the first that does not succeed.
+func (r *replayer) mustAdmin(t *testing.T, what string, reqs ...*batchreq.Request) {
+	t.Helper()
+	for _, req := range reqs {
+		if p := r.admin(req); p.Code != 0 {
+			t.Fatalf("%s: %d %s", what, p.Code, p.Text)
+		}
+	}
+}
+
+// startRound starts a replayer for a round of captures: root sends the
+// round's setup requests, then, if mom is set, node vm's MOM reports the
+// status of the capture cluster (see momStatusAt).
+func startRound(t *testing.T, dir string, setup []*batchreq.Request, mom bool) *replayer {
+	t.Helper()
+	r := newReplayer(t)
+	r.mustAdmin(t, "setup", setup...)
+	if mom {
+		r.momUp(t, momStatusAt(t, dir))
+	}
+	return r
 }
 
 func (r *replayer) admin(req *batchreq.Request) *batchreq.Reply {
@@ -410,9 +425,7 @@ func (r *replayer) startJob11(t *testing.T, dir string) {
 // job 10's, killed by qdel, in capture 62 (status, then obituary), and
 // the server requeues the job, which stays queued (scheduling is off).
 func (r *replayer) rerunJob11(t *testing.T, dir string) {
-	if p := r.admin(batchreq.NewRequest(batchreq.PBS_BATCH_Rerun, "root", &batchreq.JobID{ID: job11})); p.Code != 0 {
-		t.Fatalf("rerun %s: %d %s", job11, p.Code, p.Text)
-	}
+	r.mustAdmin(t, "rerun "+job11, batchreq.NewRequest(batchreq.PBS_BATCH_Rerun, "root", &batchreq.JobID{ID: job11}))
 	r.momReportsAs(t, filepath.Join(dir, "62-qdel-running.pcap"), "10.vm", job11)
 	r.waitJobAttr(t, job11, "job_state", "Q")
 }
@@ -624,9 +637,7 @@ func (r *replayer) reportUsage(t *testing.T, file string) {
 	if len(want) == 0 {
 		t.Fatalf("%s shows no resources_used of the MOM's jobs", file)
 	}
-	if p := r.admin(setServer("job_stat_rate", "1")); p.Code != 0 {
-		t.Fatalf("job_stat_rate: %d %s", p.Code, p.Text)
-	}
+	r.mustAdmin(t, "job_stat_rate", setServer("job_stat_rate", "1"))
 	defer r.admin(mgrReq(batchreq.MGR_CMD_UNSET, batchreq.MGR_OBJ_SERVER, "", batchreq.NewAttr("job_stat_rate", "")))
 	deadline := time.Now().Add(10 * time.Second)
 	for id, used := range want {
@@ -645,9 +656,7 @@ func (r *replayer) reportUsage(t *testing.T, file string) {
 
 // run starts a job on node vm's MOM as qrun does and waits until it runs.
 func (r *replayer) run(t *testing.T, id string) {
-	if p := r.admin(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id})); p.Code != 0 {
-		t.Fatalf("run %s: %d %s", id, p.Code, p.Text)
-	}
+	r.mustAdmin(t, "run "+id, batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id}))
 }
 
 // userConn opens a client connection authenticated as user.
@@ -1127,27 +1136,24 @@ func shiftEpochs(b []byte, shift int64) []byte {
 	})
 }
 
-func splitRequests(b []byte) []*batchreq.Request {
-	rd := dis.NewReader(bytes.NewReader(b))
-	var out []*batchreq.Request
-	for {
-		req, err := batchreq.ReadRequest(rd)
-		if err != nil {
-			return out
-		}
-		out = append(out, req)
-	}
-}
+// splitRequests returns the requests of a captured stream, up to the
+// first that does not decode.
+func splitRequests(b []byte) []*batchreq.Request { return readAll(b, batchreq.ReadRequest) }
 
-func splitReplies(b []byte) []*batchreq.Reply {
+// splitReplies returns the replies of a captured stream, up to the first
+// that does not decode.
+func splitReplies(b []byte) []*batchreq.Reply { return readAll(b, batchreq.ReadReply) }
+
+// readAll reads the messages of b with read until it fails.
+func readAll[M any](b []byte, read func(*dis.Reader) (M, error)) []M {
 	rd := dis.NewReader(bytes.NewReader(b))
-	var out []*batchreq.Reply
+	var out []M
 	for {
-		p, err := batchreq.ReadReply(rd)
+		m, err := read(rd)
 		if err != nil {
 			return out
 		}
-		out = append(out, p)
+		out = append(out, m)
 	}
 }
 
@@ -1415,28 +1421,8 @@ func capturedMomStatus(t *testing.T, file string) []string {
 // capturedNodeStatus returns the status attribute of node vm in the first
 // StatusNode reply of capture file.
 func capturedNodeStatus(t *testing.T, file string) string {
-	c, err := capture.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, conn := range c.Conns {
-		for _, turn := range conn.Turns() {
-			if turn.FromClient {
-				continue
-			}
-			for _, p := range splitReplies(turn.Data) {
-				for _, o := range p.Status {
-					if o.Name != captureHost {
-						continue
-					}
-					for _, a := range o.Attrs {
-						if a.Name == "status" {
-							return a.Value
-						}
-					}
-				}
-			}
-		}
+	if attrs := capturedAttrs(t, file, captureHost, "status"); len(attrs) > 0 {
+		return attrs[0].Value
 	}
 	t.Fatalf("%s: no status attribute of node %s", file, captureHost)
 	return ""
