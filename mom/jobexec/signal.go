@@ -136,8 +136,25 @@ func (e *Engine) killSession(r *runningJob, sig syscall.Signal) int {
 	return total
 }
 
+// Walks of kill_task (spec 11 §9.1). TORQUE's MOM walks a session more
+// than once. Its logs show, for SIGTERM and SIGKILL, a walk repeated while
+// it finds live processes and then six more times over what is left, the
+// zombies ("not killing process (pid=N/state=Z)" six times over: captures
+// 96 and 99-101 after 2 resp. 1 walks with live processes, 62 after 10;
+// the SIGKILL walk over a finished job's zombies, six times in 58, 62, 96
+// and 101). Other signals went six times to the same live processes
+// (58: SIGUSR1, 99/100: SIGTSTP, SIGSTOP, SIGCONT); GoPBS sends those
+// once, as a job would see a signal repeated six times.
+const (
+	// killIdleWalks is how many walks finding no live process end a
+	// SIGTERM or SIGKILL delivery.
+	killIdleWalks = 6
+	// killMaxWalks bounds a delivery to processes that outlive it.
+	killMaxWalks = 20
+)
+
 // killOne sends sig to every process of one task's session and returns
-// the number of live processes found.
+// the number of live processes found (summed over the walks).
 func (e *Engine) killOne(r *runningJob, sid, taskID int, sig syscall.Signal) int {
 	if sid <= 0 {
 		return 0
@@ -145,20 +162,18 @@ func (e *Engine) killOne(r *runningJob, sid, taskID int, sig syscall.Signal) int
 	id := r.job.ID
 	self := os.Getpid()
 	total := 0
-	passes := 1
-	if sig == syscall.SIGKILL {
-		passes = 10
-	}
-	for pass := 0; pass < passes; pass++ {
+	terminating := sig == syscall.SIGTERM || sig == syscall.SIGKILL
+	for walk, idle := 0, 0; walk < killMaxWalks; walk++ {
 		ps, err := e.proc.Session(sid)
 		if err != nil {
 			return total
 		}
-		n := 0
+		n, seen := 0, 0
 		for _, p := range ps {
 			if p.PID == self {
 				continue
 			}
+			seen++
 			if p.State == 'Z' {
 				e.log.Job(logline.EventJob, id, fmt.Sprintf("kill_task: not killing process (pid=%d/state=Z) with sig %d", p.PID, sig))
 				continue
@@ -180,8 +195,13 @@ func (e *Engine) killOne(r *runningJob, sid, taskID int, sig syscall.Signal) int
 			}
 		}
 		total += n
-		if n == 0 {
+		if !terminating || seen == 0 {
 			break
+		}
+		if n == 0 {
+			if idle++; idle == killIdleWalks {
+				break
+			}
 		}
 	}
 	return total

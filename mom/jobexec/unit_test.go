@@ -1,14 +1,22 @@
 package jobexec
 
 import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
 
+	"gopbs/internal/logline"
 	"gopbs/mom/config"
 	"gopbs/mom/momlog"
+	"gopbs/mom/procfs"
 )
 
 func unitEngine(t *testing.T, cfgText string) *Engine {
@@ -202,6 +210,55 @@ func TestIsLocalHost(t *testing.T) {
 	} {
 		if got := IsLocalHost(tc.host, tc.self); got != tc.want {
 			t.Errorf("IsLocalHost(%q, %q) = %v, want %v", tc.host, tc.self, got, tc.want)
+		}
+	}
+}
+
+// fakeProc writes a /proc tree holding the given processes (pid, state)
+// of session sid and returns its root.
+func fakeProc(t *testing.T, sid int, procs map[int]byte) string {
+	t.Helper()
+	root := t.TempDir()
+	for pid, state := range procs {
+		dir := filepath.Join(root, strconv.Itoa(pid))
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		stat := fmt.Sprintf("%d (sleep) %c 1 %d %d 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 100 0 0 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n",
+			pid, state, sid, sid)
+		if err := os.WriteFile(filepath.Join(dir, "stat"), []byte(stat), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+// TestKillWalksOverZombies: a SIGTERM or SIGKILL delivery walks a session
+// left with zombies six times, logging each (captures 58, 62, 96, 101);
+// other signals walk it once.
+func TestKillWalksOverZombies(t *testing.T) {
+	const sid = 999990 // zombies are never signalled: no real process is hit
+	root := fakeProc(t, sid, map[int]byte{999991: 'Z', 999992: 'Z'})
+	for _, tc := range []struct {
+		sig   syscall.Signal
+		walks int
+	}{{syscall.SIGTERM, killIdleWalks}, {syscall.SIGKILL, killIdleWalks}, {syscall.SIGUSR1, 1}, {syscall.SIGTSTP, 1}} {
+		var buf bytes.Buffer
+		e, err := New(Options{Home: t.TempDir(), Host: "vm", Log: momlog.NewWriter(&buf, "pbs_mom", logline.EventAll),
+			Proc: procfs.FS{Root: root}, StarterPath: "/bin/false"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &runningJob{job: &Job{ID: "31.vm"}, sid: sid, state: StateRunning}
+		if n := e.killSession(r, tc.sig); n != 0 {
+			t.Errorf("sig %d: %d live processes found", tc.sig, n)
+		}
+		e.Close()
+		for _, pid := range []int{999991, 999992} {
+			line := fmt.Sprintf(";0008;   pbs_mom;Job;31.vm;kill_task: not killing process (pid=%d/state=Z) with sig %d\n", pid, tc.sig)
+			if n := strings.Count(buf.String(), line); n != tc.walks {
+				t.Errorf("sig %d: %d walks over zombie %d, want %d:\n%s", tc.sig, n, pid, tc.walks, buf.String())
+			}
 		}
 	}
 }
