@@ -191,8 +191,13 @@ func TestOverLimitEscalation(t *testing.T) {
 	if n := strings.Count(log, "exceeded limit"); n != 1 {
 		t.Errorf("%d over-limit messages, want 1:\n%s", n, log)
 	}
-	if !strings.Contains(log, "40.vm;kill_task: killing pid") || !strings.Contains(log, "gracefully with sig 15\n") {
-		t.Errorf("no SIGKILL delivery at the third poll:\n%s", log)
+	graceful := fmt.Sprintf("40.vm;kill_task: killing pid %d task 1 gracefully with sig 15\n", sid)
+	if n := strings.Count(log, graceful); n != 1 {
+		t.Errorf("%d graceful SIGKILL deliveries to the shell at the third poll, want 1:\n%s", n, log)
+	}
+	// Its state is logged at each look during the grace time (0, 250 ms).
+	if n := strings.Count(log, fmt.Sprintf("40.vm;kill_task: process (pid=%d/state=S) after sig 9\n", sid)); n < 2 {
+		t.Errorf("the shell's state logged %d times during the grace time:\n%s", n, log)
 	}
 	if e := te.spool("40.vm.ER"); e != "=>> PBS: job killed: walltime 10 exceeded limit 5\n" {
 		t.Errorf("stderr file %q", e)

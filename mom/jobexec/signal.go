@@ -163,6 +163,7 @@ func (e *Engine) killOne(r *runningJob, sid, taskID int, sig syscall.Signal) int
 	self := os.Getpid()
 	total := 0
 	terminating := sig == syscall.SIGTERM || sig == syscall.SIGKILL
+	graced := map[int]bool{} // processes given the graceful SIGKILL already
 	for walk, idle := 0, 0; walk < killMaxWalks; walk++ {
 		ps, err := e.proc.Session(sid)
 		if err != nil {
@@ -179,19 +180,18 @@ func (e *Engine) killOne(r *runningJob, sid, taskID int, sig syscall.Signal) int
 				continue
 			}
 			n++
-			if sig != syscall.SIGKILL {
+			if sig != syscall.SIGKILL || graced[p.PID] {
+				// A process that outlived its graceful SIGKILL (stuck
+				// in the kernel) is not waited for again.
 				e.log.Job(logline.EventJob, id, fmt.Sprintf("kill_task: killing pid %d task %d with sig %d", p.PID, taskID, sig))
 				_ = syscall.Kill(p.PID, sig)
 				continue
 			}
+			graced[p.PID] = true
 			e.log.Job(logline.EventJob, id, fmt.Sprintf("kill_task: killing pid %d task %d gracefully with sig %d", p.PID, taskID, syscall.SIGTERM))
 			_ = syscall.Kill(p.PID, syscall.SIGTERM)
-			state := e.awaitGone(p.PID)
-			if state != 0 {
-				e.log.Job(logline.EventJob, id, fmt.Sprintf("kill_task: process (pid=%d/state=%c) after sig %d", p.PID, state, syscall.SIGKILL))
-				if state != 'Z' {
-					_ = syscall.Kill(p.PID, syscall.SIGKILL)
-				}
+			if state := e.awaitGone(id, p.PID); state != 0 && state != 'Z' {
+				_ = syscall.Kill(p.PID, syscall.SIGKILL)
 			}
 		}
 		total += n
@@ -207,15 +207,19 @@ func (e *Engine) killOne(r *runningJob, sid, taskID int, sig syscall.Signal) int
 	return total
 }
 
-// awaitGone polls a process every KillCheck for up to KillGrace; it returns 0
-// when the process is gone, otherwise its last state letter.
-func (e *Engine) awaitGone(pid int) byte {
+// awaitGone looks at a process every KillCheck for up to KillGrace after
+// its graceful SIGTERM, logging its state each time it is still there, as
+// TORQUE does ("process (pid=16980/state=R) after sig 9", then
+// "(pid=16980/state=Z)", captures 58, 105, 106). It returns 0 once the
+// process is gone, 'Z' once it is a zombie, else its state at the end.
+func (e *Engine) awaitGone(jobID string, pid int) byte {
 	deadline := time.Now().Add(e.opt.KillGrace)
 	for {
 		p, err := e.proc.Proc(pid)
 		if err != nil {
 			return 0
 		}
+		e.log.Job(logline.EventJob, jobID, fmt.Sprintf("kill_task: process (pid=%d/state=%c) after sig %d", pid, p.State, syscall.SIGKILL))
 		if p.State == 'Z' || time.Now().After(deadline) {
 			return p.State
 		}
