@@ -475,7 +475,13 @@ func (l *netLoop) commit(c *conn, req *batchreq.Request) {
 	ops := s.commitJob(j, c.requester())
 	c.lc.committing = true
 	id := j.id
-	s.store.SubmitAsync(func(err error) { l.post(completion{c: c, id: id, err: err}) }, ops...)
+	s.store.SubmitAsync(func(err error) {
+		// On the store's goroutine: the log lines of the round's jobs
+		// (the first callback of a round writes them all), then the
+		// reply is the loop's.
+		s.flushLogs()
+		l.post(completion{c: c, id: id, err: err})
+	}, ops...)
 	s.mu.Unlock()
 }
 
@@ -489,9 +495,6 @@ func (l *netLoop) completions(now time.Time) bool {
 	l.signaled = false
 	stopping := l.stopping
 	l.mu.Unlock()
-	if len(done) > 0 {
-		l.s.flushLogs() // the lines of the jobs committed, before their replies
-	}
 	for i := range done {
 		l.committed(done[i], now)
 	}
