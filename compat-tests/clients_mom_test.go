@@ -161,14 +161,7 @@ func TestClientsAgainstServerWithMom(t *testing.T) {
 	// node vm2 of the multi-node scenarios is 127.0.0.2
 	ns.hosts = filepath.Join(t.TempDir(), "hosts")
 	e2e.WriteFile(t, ns.hosts, "127.0.0.1\t"+captureHost+" localhost\n127.0.0.2\t"+captureHost+"2\n")
-	scenarios, err := capture.ReadManifest(filepath.Join(dir, capture.ManifestFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	byID := map[int]*capture.Scenario{}
-	for i := range scenarios {
-		byID[scenarios[i].ID] = &scenarios[i]
-	}
+	_, byID := readManifest(t, dir)
 	norm := standardNormalizer().
 		add(`(session_id = )\d+`, "${1}<SID>").
 		add(`(<session_id>)\d+(</session_id>)`, "${1}<SID>${2}").
@@ -288,16 +281,7 @@ const (
 // code.
 func runOnTerminal(t *testing.T, ns *captureNamespace, dir string, sc *capture.Scenario, run clientRun, path string) string {
 	t.Helper()
-	cap, err := capture.ReadFile(filepath.Join(dir, sc.Pcap))
-	if err != nil {
-		t.Fatal(err)
-	}
-	uid, gid := 0, 0
-	if run.user != "root" {
-		uid, gid = ensureUser(t, run.user)
-	}
-	ns.home(t, run.user, uid, gid)
-	cmd := ns.commandPath(run.user, uid, gid, capturePath(cap), path, run.argv[1:]...)
+	_, _, cmd := userCommand(t, ns, dir, sc, run, path, run.argv[1:])
 	term, err := e2e.OpenTerminal(termRows, termCols)
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -108,22 +109,56 @@ type clientRun struct {
 // compared yet.
 var pendingExtra = map[string]string{}
 
-func runScenario(t *testing.T, ns *captureNamespace, dir string, sc *capture.Scenario, run clientRun, path string, ln *net.TCPListener) string {
+// userCommand reads the capture of scenario sc and readies the account
+// of run's user (root needs none) with a home in the namespace that holds
+// the job scripts the command names. It returns the capture, the run's
+// captured conversation and the command, not started, running path with
+// args as that user.
+func userCommand(t *testing.T, ns *captureNamespace, dir string, sc *capture.Scenario, run clientRun, path string, args []string) (*capture.Capture, []*capture.Conn, *exec.Cmd) {
+	t.Helper()
 	cap, err := capture.ReadFile(filepath.Join(dir, sc.Pcap))
 	if err != nil {
 		t.Fatal(err)
 	}
-	login := run.user
 	uid, gid := 0, 0
-	if login != "root" {
-		uid, gid = ensureUser(t, login)
+	if run.user != "root" {
+		uid, gid = ensureUser(t, run.user)
 	}
-	h := ns.home(t, login, uid, gid)
+	h := ns.home(t, run.user, uid, gid)
 	conns := conversationOf(cap, sc, run.which)
 	if err := writeScripts(h, run.argv, conns, uid, gid); err != nil {
 		t.Fatal(err)
 	}
+	return cap, conns, ns.commandPath(run.user, uid, gid, capturePath(cap), path, args...)
+}
 
+// runUntil runs cmd, which must not have been started, with stdin as its
+// standard input (none if empty) and returns what it wrote. When it has
+// not finished after limit, its process group is killed and ok is false.
+func runUntil(t *testing.T, cmd *exec.Cmd, stdin string, limit time.Duration) (stdout, stderr string, ok bool) {
+	t.Helper()
+	var o, e strings.Builder
+	cmd.Stdout, cmd.Stderr = &o, &e
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+		return o.String(), e.String(), true
+	case <-time.After(limit):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		return o.String(), e.String(), false
+	}
+}
+
+func runScenario(t *testing.T, ns *captureNamespace, dir string, sc *capture.Scenario, run clientRun, path string, ln *net.TCPListener) string {
+	cap, conns, cmd := userCommand(t, ns, dir, sc, run, path, run.argv[1:])
 	f := &fakeServer{ln: ln, conns: conns}
 	done := make(chan struct{})
 	var mom *capture.Conn
@@ -143,22 +178,8 @@ func runScenario(t *testing.T, ns *captureNamespace, dir string, sc *capture.Sce
 		close(done)
 	}()
 
-	cmd := ns.commandPath(login, uid, gid, capturePath(cap), path, run.argv[1:]...)
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if run.stdin != "" {
-		cmd.Stdin = strings.NewReader(run.stdin)
-	}
-	runErr := make(chan error, 1)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { runErr <- cmd.Wait() }()
-	select {
-	case <-runErr:
-	case <-time.After(60 * time.Second):
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-runErr
+	stdout, stderr, ok := runUntil(t, cmd, run.stdin, 60*time.Second)
+	if !ok {
 		f.fail("command did not finish within 60 s")
 	}
 	f.stop()
@@ -175,7 +196,7 @@ func runScenario(t *testing.T, ns *captureNamespace, dir string, sc *capture.Sce
 	if got := cmd.ProcessState.ExitCode(); got != want {
 		diffs = append(diffs, "exit status "+strconv.Itoa(got)+", want "+strconv.Itoa(want))
 	}
-	wantOut, gotOut := run.stdout, stdout.String()
+	wantOut, gotOut := run.stdout, stdout
 	if mom != nil {
 		// The capture's output went through a terminal, which turned
 		// every newline into CR LF.
@@ -185,7 +206,7 @@ func runScenario(t *testing.T, ns *captureNamespace, dir string, sc *capture.Sce
 	if d := textDiff("stdout", wantOut, gotOut); d != "" {
 		diffs = append(diffs, d)
 	}
-	if d := textDiff("stderr", run.stderr, stderr.String()); d != "" {
+	if d := textDiff("stderr", run.stderr, stderr); d != "" {
 		diffs = append(diffs, d)
 	}
 	return strings.Join(diffs, "\n")
@@ -276,14 +297,7 @@ func pendingFor(id, which int) string {
 func TestClientsAgainstServer(t *testing.T) {
 	dir := requireCaptures(t)
 	ns := newCaptureNamespace(t)
-	scenarios, err := capture.ReadManifest(filepath.Join(dir, capture.ManifestFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	byID := map[int]*capture.Scenario{}
-	for i := range scenarios {
-		byID[scenarios[i].ID] = &scenarios[i]
-	}
+	scenarios, byID := readManifest(t, dir)
 	// As in the server replay (normalizeValue, dropHistory): network
 	// counters are rates, and the capture server's zero
 	// resources_assigned entries were left by a job run before the
@@ -503,7 +517,7 @@ func (r *replayer) replayMomReports(t *testing.T, path string, sc *capture.Scena
 	shift := time.Now().Unix() - start.Unix()
 	for _, conn := range c.Conns {
 		turns := conn.Turns()
-		if conn.Server.Port() != batchreq.PBS_BATCH_SERVICE_PORT || conn.Client.Port() >= 1024 || firstUser(turns) != momUser {
+		if !isMomReport(conn, turns) {
 			continue
 		}
 		rc := r.dialReserved()
@@ -532,45 +546,19 @@ func (r *replayer) replayMomReports(t *testing.T, path string, sc *capture.Scena
 // runAgainstServer runs a scenario's command as the scenario's user and
 // compares what it printed and its exit status with the manifest.
 func runAgainstServer(t *testing.T, ns *captureNamespace, dir string, sc *capture.Scenario, run clientRun, path string, norm *normalizer) string {
-	cap, err := capture.ReadFile(filepath.Join(dir, sc.Pcap))
-	if err != nil {
-		t.Fatal(err)
-	}
-	login := run.user
-	uid, gid := 0, 0
-	if login != "root" {
-		uid, gid = ensureUser(t, login)
-	}
-	h := ns.home(t, login, uid, gid)
-	if err := writeScripts(h, run.argv, conversationOf(cap, sc, run.which), uid, gid); err != nil {
-		t.Fatal(err)
-	}
-	cmd := ns.commandPath(login, uid, gid, capturePath(cap), path, shiftDateArgs(run.argv, sc.StartTime)...)
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if run.stdin != "" {
-		cmd.Stdin = strings.NewReader(run.stdin)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(60 * time.Second):
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
+	_, _, cmd := userCommand(t, ns, dir, sc, run, path, shiftDateArgs(run.argv, sc.StartTime))
+	stdout, stderr, ok := runUntil(t, cmd, run.stdin, 60*time.Second)
+	if !ok {
 		return "command did not finish within 60 s"
 	}
 	var diffs []string
 	if got := cmd.ProcessState.ExitCode(); got != run.exit {
 		diffs = append(diffs, "exit status "+strconv.Itoa(got)+", want "+strconv.Itoa(run.exit))
 	}
-	if d := textDiff("stdout", norm.apply(run.stdout), norm.apply(stdout.String())); d != "" {
+	if d := textDiff("stdout", norm.apply(run.stdout), norm.apply(stdout)); d != "" {
 		diffs = append(diffs, d)
 	}
-	if d := textDiff("stderr", norm.apply(run.stderr), norm.apply(stderr.String())); d != "" {
+	if d := textDiff("stderr", norm.apply(run.stderr), norm.apply(stderr)); d != "" {
 		diffs = append(diffs, d)
 	}
 	return strings.Join(diffs, "\n")

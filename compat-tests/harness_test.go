@@ -31,6 +31,7 @@ import (
 	"sync"
 	"testing"
 
+	"gopbs/internal/capture"
 	"gopbs/internal/e2e"
 )
 
@@ -222,6 +223,21 @@ func requireCaptures(t *testing.T) string {
 		t.Skip("no capture directory: ../shared/captures beside the repository is absent and GOPBS_CAPTURES is unset")
 	}
 	return d
+}
+
+// readManifest reads the manifest of capture directory dir and returns
+// its scenarios in order and the same scenarios by id.
+func readManifest(t *testing.T, dir string) ([]capture.Scenario, map[int]*capture.Scenario) {
+	t.Helper()
+	scenarios, err := capture.ReadManifest(filepath.Join(dir, capture.ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[int]*capture.Scenario{}
+	for i := range scenarios {
+		byID[scenarios[i].ID] = &scenarios[i]
+	}
+	return scenarios, byID
 }
 
 // captureHost is the host name of the machine the captures were made on.

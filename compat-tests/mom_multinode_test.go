@@ -199,15 +199,7 @@ func replayMotherSuperior(t *testing.T, m *momUnderTest, c *capture.Capture) str
 	spool := filepath.Join(m.home, "spool", "41.vm.OU")
 	os.Remove(spool) // left by the TM scenario's run of the same job
 	launchRewritten(t, m, momConns(c, 15002)[0], sleepingLaunch("vm/0+127.0.0.2/0", cookie))
-	var diffs []string
-	for _, conn := range c.Conns {
-		if conn.Server.Port() != 15003 || !bytes.HasPrefix(conn.Stream(true), []byte("+2+1")) {
-			continue
-		}
-		if d := replayTMConn(t, m, conn); d != "" {
-			diffs = append(diffs, fmt.Sprintf("TM connection at frame %d: %s", conn.FirstFrame, d))
-		}
-	}
+	diffs := replayTMConns(t, m, c)
 	// The local task's and the sister's output are in the job's stdout.
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -379,6 +371,18 @@ func replayTM(t *testing.T, m *momUnderTest, c *capture.Capture) string {
 		dismissJob(t, m)
 		momForgets(t, m, "41.vm")
 	}()
+	diffs := replayTMConns(t, m, c)
+	// Both tasks ran hostname; their output is in the job's stdout.
+	out, _ := os.ReadFile(filepath.Join(m.home, "spool", "41.vm.OU"))
+	if string(out) != "vm\nvm\n" {
+		diffs = append(diffs, fmt.Sprintf("job stdout %q, want the two tasks' \"vm\\n\"", out))
+	}
+	return strings.Join(diffs, "\n")
+}
+
+// replayTMConns replays capture c's TM connections (to port 15003, DIS
+// from the start) to the MOM and returns their differences.
+func replayTMConns(t *testing.T, m *momUnderTest, c *capture.Capture) []string {
 	var diffs []string
 	for _, conn := range c.Conns {
 		if conn.Server.Port() != 15003 || !bytes.HasPrefix(conn.Stream(true), []byte("+2+1")) {
@@ -388,12 +392,7 @@ func replayTM(t *testing.T, m *momUnderTest, c *capture.Capture) string {
 			diffs = append(diffs, fmt.Sprintf("TM connection at frame %d: %s", conn.FirstFrame, d))
 		}
 	}
-	// Both tasks ran hostname; their output is in the job's stdout.
-	out, _ := os.ReadFile(filepath.Join(m.home, "spool", "41.vm.OU"))
-	if string(out) != "vm\nvm\n" {
-		diffs = append(diffs, fmt.Sprintf("job stdout %q, want the two tasks' \"vm\\n\"", out))
-	}
-	return strings.Join(diffs, "\n")
+	return diffs
 }
 
 // replayTMConn sends a captured TM connection's requests and compares the

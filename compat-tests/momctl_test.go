@@ -101,18 +101,8 @@ func runMomctl(t *testing.T, ns *captureNamespace, bin string, port int, sc *cap
 	t.Helper()
 	args := append([]string{"-p", strconv.Itoa(port)}, sc.Argv[1:]...)
 	cmd := ns.command("root", 0, 0, bin, args...)
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	done := make(chan error, 1)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
-		<-done
+	stdout, stderr, ok := runUntil(t, cmd, "", 60*time.Second)
+	if !ok {
 		return "momctl did not finish within 60 s"
 	}
 	if norm == nil {
@@ -126,10 +116,10 @@ func runMomctl(t *testing.T, ns *captureNamespace, bin string, port int, sc *cap
 	if got := cmd.ProcessState.ExitCode(); got != want {
 		diffs = append(diffs, fmt.Sprintf("exit status %d, want %d", got, want))
 	}
-	if d := textDiff("stdout", norm(sc.Stdout), norm(stdout.String())); d != "" {
+	if d := textDiff("stdout", norm(sc.Stdout), norm(stdout)); d != "" {
 		diffs = append(diffs, d)
 	}
-	if d := textDiff("stderr", sc.Stderr, stderr.String()); d != "" {
+	if d := textDiff("stderr", sc.Stderr, stderr); d != "" {
 		diffs = append(diffs, d)
 	}
 	return strings.Join(diffs, "\n")

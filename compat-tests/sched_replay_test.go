@@ -59,14 +59,7 @@ func TestSchedReplay(t *testing.T) {
 	}
 	// egroup of the captured jobs is alice's primary group
 	ensureUser(t, "alice")
-	scenarios, err := capture.ReadManifest(filepath.Join(dir, capture.ManifestFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	byID := map[int]capture.Scenario{}
-	for _, sc := range scenarios {
-		byID[sc.ID] = sc
-	}
+	_, byID := readManifest(t, dir)
 	sched, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

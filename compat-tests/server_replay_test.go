@@ -198,14 +198,7 @@ func TestServerReplay(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: replayed connections are authenticated through AuthenticateUser from a reserved port")
 	}
-	scenarios, err := capture.ReadManifest(filepath.Join(dir, capture.ManifestFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	byID := map[int]capture.Scenario{}
-	for _, sc := range scenarios {
-		byID[sc.ID] = sc
-	}
+	_, byID := readManifest(t, dir)
 	for _, round := range []struct {
 		name string
 		def  func() ([]*batchreq.Request, []replayStep)
@@ -224,7 +217,7 @@ func TestServerReplay(t *testing.T) {
 					r.reportUsage(t, filepath.Join(dir, sc.Pcap))
 				}
 				results.run(t, "server-replay", strings.TrimSuffix(sc.Pcap, ".pcap"), st.pending, func(t *testing.T) string {
-					return r.replay(t, filepath.Join(dir, sc.Pcap), sc, st)
+					return r.replay(t, filepath.Join(dir, sc.Pcap), *sc, st)
 				})
 				if round.name == "round1" {
 					r.afterRound1Step(t, dir, st.id)
@@ -442,7 +435,7 @@ func (r *replayer) momReportsAs(t *testing.T, file, from, to string) {
 	sent := 0
 	for _, conn := range c.Conns {
 		turns := conn.Turns()
-		if conn.Server.Port() != batchreq.PBS_BATCH_SERVICE_PORT || conn.Client.Port() >= 1024 || firstUser(turns) != momUser {
+		if !isMomReport(conn, turns) {
 			continue
 		}
 		rc := r.dialReserved()
@@ -717,7 +710,7 @@ func (r *replayer) replay(t *testing.T, path string, sc capture.Scenario, st rep
 			continue
 		}
 		turns := conn.Turns()
-		fromMom := st.momReports && conn.Client.Port() < 1024 && firstUser(turns) == momUser
+		fromMom := st.momReports && isMomReport(conn, turns)
 		if conn.Client.Port() < 1024 && !fromMom {
 			continue // pbs_iff: replaced by our own authentication
 		}
@@ -798,6 +791,13 @@ func (r *replayer) replay(t *testing.T, path string, sc capture.Scenario, st rep
 
 // momUser is the user name pbs_mom puts in its requests to the server.
 const momUser = "pbs_mom"
+
+// isMomReport reports whether a captured connection with these turns is
+// one node vm's MOM opened to the server's batch port: from a reserved
+// port, its requests naming the MOM's user.
+func isMomReport(conn *capture.Conn, turns []capture.Chunk) bool {
+	return conn.Server.Port() == batchreq.PBS_BATCH_SERVICE_PORT && conn.Client.Port() < 1024 && firstUser(turns) == momUser
+}
 
 // firstUser returns the user of a connection's first request.
 func firstUser(turns []capture.Chunk) string {
