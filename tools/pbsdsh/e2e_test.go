@@ -139,9 +139,7 @@ func TestMultiNodeEndToEnd(t *testing.T) {
 		mnMgr(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_NODE, "nodea", batchreq.NewAttr("np", "1")),
 		mnMgr(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_NODE, "nodeb", batchreq.NewAttr("np", "1")),
 	} {
-		if p := c.Do(r); p.Code != 0 {
-			t.Fatalf("setup: %d %s", p.Code, p.Text)
-		}
+		c.Must(r)
 	}
 	moms := map[string]*e2e.Daemon{}
 	startMom := func(node string, extra ...string) {
@@ -172,20 +170,14 @@ func TestMultiNodeEndToEnd(t *testing.T) {
 			batchreq.NewResourceAttr("Resource_List", "nodes", nodes),
 			batchreq.NewAttr("Variable_List", "PBS_O_HOME="+outDir+",PBS_O_WORKDIR="+outDir+",PBS_O_HOST=localhost"),
 		}
-		p := c.Do(batchreq.NewRequest(batchreq.PBS_BATCH_QueueJob, "root", &batchreq.QueueJob{Attrs: list}))
-		if p.Code != 0 {
-			t.Fatalf("QueueJob: %d %s", p.Code, p.Text)
-		}
-		id := p.JobID
+		id := c.Must(batchreq.NewRequest(batchreq.PBS_BATCH_QueueJob, "root", &batchreq.QueueJob{Attrs: list})).JobID
 		for _, r := range []*batchreq.Request{
 			batchreq.NewRequest(batchreq.PBS_BATCH_jobscript, "root", &batchreq.JobFile{JobID: id, Data: []byte(script)}),
 			batchreq.NewRequest(batchreq.PBS_BATCH_RdytoCommit, "root", &batchreq.JobID{ID: id}),
 			batchreq.NewRequest(batchreq.PBS_BATCH_Commit, "root", &batchreq.JobID{ID: id}),
 			batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id}),
 		} {
-			if p := c.Do(r); p.Code != 0 {
-				t.Fatalf("%s: %d %s", batchreq.RequestName(r.Type), p.Code, p.Text)
-			}
+			c.Must(r)
 		}
 		return id
 	}
@@ -268,9 +260,7 @@ func TestMultiNodeEndToEnd(t *testing.T) {
 		b, _ := os.ReadFile(filepath.Join(spool, id+".OU"))
 		return strings.Contains(string(b), "started on nodea") && strings.Contains(string(b), "started on nodeb")
 	})
-	if p := c.Do(batchreq.NewRequest(batchreq.PBS_BATCH_SignalJob, "root", &batchreq.SignalJob{JobID: id, Signal: "SIGUSR1"})); p.Code != 0 {
-		t.Fatalf("SignalJob: %d %s", p.Code, p.Text)
-	}
+	c.Must(batchreq.NewRequest(batchreq.PBS_BATCH_SignalJob, "root", &batchreq.SignalJob{JobID: id, Signal: "SIGUSR1"}))
 	e2e.WaitFor(t, "both tasks of "+id+" to answer the signal", 20*time.Second, func() bool {
 		b, _ := os.ReadFile(filepath.Join(spool, id+".OU"))
 		return strings.Contains(string(b), "task got usr1 on nodea") && strings.Contains(string(b), "task got usr1 on nodeb")
@@ -295,9 +285,7 @@ func TestMultiNodeEndToEnd(t *testing.T) {
 	if n := len(userProcs(uid)); n < 3 {
 		t.Errorf("expected the shell, pbsdsh and two tasks running, found %d: %q", n, userProcs(uid))
 	}
-	if p := c.Do(batchreq.NewRequest(batchreq.PBS_BATCH_DeleteJob, "root", &batchreq.Manage{ObjType: batchreq.MGR_OBJ_JOB, ObjName: id})); p.Code != 0 {
-		t.Fatalf("DeleteJob: %d %s", p.Code, p.Text)
-	}
+	c.Must(batchreq.NewRequest(batchreq.PBS_BATCH_DeleteJob, "root", &batchreq.Manage{ObjType: batchreq.MGR_OBJ_JOB, ObjName: id}))
 	e2e.WaitFor(t, "job "+id+" to be deleted", 40*time.Second, gone(id))
 	e2e.WaitFor(t, "the job's processes to be gone", 20*time.Second, func() bool { return len(userProcs(uid)) == 0 })
 	for node, home := range momHome {
@@ -342,14 +330,17 @@ func TestMultiNodeEndToEnd(t *testing.T) {
 			t.Errorf("sister's %s file: %v", suffix, err)
 		}
 	}
-	moms["nodea"].Stop()
-	startMom("nodea", "-p")
-	e2e.WaitFor(t, "a signal to reach the sister's task after the restart", 30*time.Second, func() bool {
+	// sisterSignalled sends the job SIGUSR1 and reports whether the
+	// sister's task has marked it.
+	sisterSignalled := func() bool {
 		c.Do(batchreq.NewRequest(batchreq.PBS_BATCH_SignalJob, "root", &batchreq.SignalJob{JobID: id, Signal: "SIGUSR1"}))
 		time.Sleep(time.Second)
 		_, err := os.Stat(filepath.Join(outDir, "usr1.nodeb"))
 		return err == nil
-	})
+	}
+	moms["nodea"].Stop()
+	startMom("nodea", "-p")
+	e2e.WaitFor(t, "a signal to reach the sister's task after the restart", 30*time.Second, sisterSignalled)
 	if _, err := os.Stat(filepath.Join(outDir, "usr1.nodea")); err != nil {
 		t.Errorf("the mother superior's re-attached task got no signal: %v", err)
 	}
@@ -359,12 +350,7 @@ func TestMultiNodeEndToEnd(t *testing.T) {
 	os.Remove(filepath.Join(outDir, "usr1.nodeb"))
 	moms["nodeb"].Stop()
 	startMom("nodeb", "-p")
-	e2e.WaitFor(t, "a signal to reach the task of the restarted sister", 40*time.Second, func() bool {
-		c.Do(batchreq.NewRequest(batchreq.PBS_BATCH_SignalJob, "root", &batchreq.SignalJob{JobID: id, Signal: "SIGUSR1"}))
-		time.Sleep(time.Second)
-		_, err := os.Stat(filepath.Join(outDir, "usr1.nodeb"))
-		return err == nil
-	})
+	e2e.WaitFor(t, "a signal to reach the task of the restarted sister", 40*time.Second, sisterSignalled)
 	e2e.WriteFile(t, gofile, "")
 	e2e.WaitFor(t, "job "+id+" to end", 40*time.Second, gone(id))
 	waitNoProcs(t, id, uid)
