@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"iter"
 	"net"
 	"net/netip"
 	"os"
@@ -591,28 +592,53 @@ func capturedAttrs(t *testing.T, file, id string, names ...string) batchreq.Attr
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, conn := range c.Conns {
-		for _, turn := range conn.Turns() {
-			if turn.FromClient {
-				continue
+	for o := range replyObjects(c) {
+		if o.Name != id {
+			continue
+		}
+		var out batchreq.AttrList
+		for _, a := range o.Attrs {
+			if len(names) == 0 || slices.Contains(names, a.Name) {
+				out = append(out, a)
 			}
-			for _, p := range splitReplies(turn.Data) {
-				for _, o := range p.Status {
-					if o.Name != id {
-						continue
+		}
+		return out
+	}
+	return nil
+}
+
+// capturedReplies yields the replies in capture c (those of the server
+// and of any other daemon answering), connection by connection, in
+// order.
+func capturedReplies(c *capture.Capture) iter.Seq[*batchreq.Reply] {
+	return func(yield func(*batchreq.Reply) bool) {
+		for _, conn := range c.Conns {
+			for _, turn := range conn.Turns() {
+				if turn.FromClient {
+					continue
+				}
+				for _, p := range splitReplies(turn.Data) {
+					if !yield(p) {
+						return
 					}
-					var out batchreq.AttrList
-					for _, a := range o.Attrs {
-						if len(names) == 0 || slices.Contains(names, a.Name) {
-							out = append(out, a)
-						}
-					}
-					return out
 				}
 			}
 		}
 	}
-	return nil
+}
+
+// replyObjects yields the status objects of the replies in capture c, in
+// order.
+func replyObjects(c *capture.Capture) iter.Seq[*batchreq.StatusObject] {
+	return func(yield func(*batchreq.StatusObject) bool) {
+		for p := range capturedReplies(c) {
+			for i := range p.Status {
+				if !yield(&p.Status[i]) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // reportUsage makes node vm's MOM answer status polls of the running
@@ -967,43 +993,36 @@ func (c *correction) apply(t *testing.T, want *batchreq.Reply) *batchreq.Reply {
 func stateCountCorrection(t *testing.T, c *capture.Capture) *correction {
 	counts := map[string]int{}
 	total, listed := -1, -1
-	for _, conn := range c.Conns {
-		for _, turn := range conn.Turns() {
-			if turn.FromClient {
-				continue
-			}
-			for _, p := range splitReplies(turn.Data) {
-				jobs := 0
-				perState := map[string]int{}
-				for _, o := range p.Status {
-					switch o.ObjType {
-					case batchreq.MGR_OBJ_SERVER:
-						for _, a := range o.Attrs {
-							if a.Name == "total_jobs" {
-								total, _ = strconv.Atoi(a.Value)
-							}
-						}
-					case batchreq.MGR_OBJ_JOB:
-						n := 1
-						state := ""
-						for _, a := range o.Attrs {
-							switch a.Name {
-							case "job_state":
-								state = a.Value
-							case "job_array_request":
-								if strings.Contains(o.Name, "[]") {
-									n = arrayIndexCount(t, a.Value)
-								}
-							}
-						}
-						perState[state] += n
-						jobs += n
+	for p := range capturedReplies(c) {
+		jobs := 0
+		perState := map[string]int{}
+		for _, o := range p.Status {
+			switch o.ObjType {
+			case batchreq.MGR_OBJ_SERVER:
+				for _, a := range o.Attrs {
+					if a.Name == "total_jobs" {
+						total, _ = strconv.Atoi(a.Value)
 					}
 				}
-				if jobs > listed {
-					listed, counts = jobs, perState
+			case batchreq.MGR_OBJ_JOB:
+				n := 1
+				state := ""
+				for _, a := range o.Attrs {
+					switch a.Name {
+					case "job_state":
+						state = a.Value
+					case "job_array_request":
+						if strings.Contains(o.Name, "[]") {
+							n = arrayIndexCount(t, a.Value)
+						}
+					}
 				}
+				perState[state] += n
+				jobs += n
 			}
+		}
+		if jobs > listed {
+			listed, counts = jobs, perState
 		}
 	}
 	if total < 0 || listed != total {
@@ -1063,38 +1082,29 @@ func formatStateCount(counts map[string]int) string {
 // capturedStateCount returns the state_count (by job_state letter) and
 // total_jobs of the first StatusServer reply of a capture that has them.
 func capturedStateCount(t *testing.T, c *capture.Capture) (map[string]int, int) {
-	for _, conn := range c.Conns {
-		for _, turn := range conn.Turns() {
-			if turn.FromClient {
-				continue
-			}
-			for _, p := range splitReplies(turn.Data) {
-				for _, o := range p.Status {
-					if o.ObjType != batchreq.MGR_OBJ_SERVER {
-						continue
-					}
-					v, ok1 := o.Attrs.Get("state_count")
-					tot, ok2 := o.Attrs.Get("total_jobs")
-					if !ok1 || !ok2 {
-						continue
-					}
-					total, err := strconv.Atoi(tot)
-					if err != nil {
-						t.Fatalf("total_jobs %q", tot)
-					}
-					counts := map[string]int{}
-					for _, f := range strings.Fields(v) {
-						name, n, ok := strings.Cut(f, ":")
-						k, err := strconv.Atoi(n)
-						if !ok || err != nil || name == "" {
-							t.Fatalf("state_count %q", v)
-						}
-						counts[name[:1]] = k
-					}
-					return counts, total
-				}
-			}
+	for o := range replyObjects(c) {
+		if o.ObjType != batchreq.MGR_OBJ_SERVER {
+			continue
 		}
+		v, ok1 := o.Attrs.Get("state_count")
+		tot, ok2 := o.Attrs.Get("total_jobs")
+		if !ok1 || !ok2 {
+			continue
+		}
+		total, err := strconv.Atoi(tot)
+		if err != nil {
+			t.Fatalf("total_jobs %q", tot)
+		}
+		counts := map[string]int{}
+		for _, f := range strings.Fields(v) {
+			name, n, ok := strings.Cut(f, ":")
+			k, err := strconv.Atoi(n)
+			if !ok || err != nil || name == "" {
+				t.Fatalf("state_count %q", v)
+			}
+			counts[name[:1]] = k
+		}
+		return counts, total
 	}
 	t.Fatal("the capture has no server state_count")
 	return nil, 0
