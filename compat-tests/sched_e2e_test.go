@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"gopbs/batchreq"
-	"gopbs/dis"
 	"gopbs/internal/e2e"
+	"gopbs/internal/e2e/batchconn"
 )
 
 // The scheduler end-to-end suite runs the real daemons built from the
@@ -525,10 +525,9 @@ func TestSchedulerPolicyEndToEnd(t *testing.T) {
 // pbs_iff with the connection's port number, as PluS's Java scheduler
 // does (seed 002 §3.6).
 type plusClient struct {
+	*batchconn.Conn
 	t    *testing.T
 	user string
-	nc   net.Conn
-	r    *dis.Reader
 }
 
 // dialPlus connects to the server and authenticates the connection as
@@ -539,7 +538,7 @@ func (c *schedCluster) dialPlus(t *testing.T, who int) *plusClient {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { nc.Close() })
+	conn := batchconn.New(t, nc)
 	port := nc.LocalAddr().(*net.TCPAddr).Port
 	if port < 1024 {
 		t.Fatalf("client port %d is reserved", port)
@@ -548,21 +547,13 @@ func (c *schedCluster) dialPlus(t *testing.T, who int) *plusClient {
 	if code != 0 || out != "\x00\x00\x00\x00" {
 		t.Fatalf("pbs_iff localhost %d %d: exit %d, stdout %q, stderr %q", c.svPort, port, code, out, errOut)
 	}
-	return &plusClient{t: t, user: c.users[who].Name, nc: nc, r: dis.NewReader(nc)}
+	return &plusClient{Conn: conn, t: t, user: c.users[who].Name}
 }
 
 // do sends one request and returns the reply.
 func (p *plusClient) do(reqType int, body batchreq.Body) *batchreq.Reply {
 	p.t.Helper()
-	p.nc.SetDeadline(time.Now().Add(20 * time.Second))
-	if _, err := p.nc.Write(batchreq.NewRequest(reqType, p.user, body).Append(nil)); err != nil {
-		p.t.Fatalf("%s: %v", batchreq.RequestName(reqType), err)
-	}
-	reply, err := batchreq.ReadReply(p.r)
-	if err != nil {
-		p.t.Fatalf("%s: %v", batchreq.RequestName(reqType), err)
-	}
-	return reply
+	return p.Do(batchreq.NewRequest(reqType, p.user, body))
 }
 
 // must sends a request that must succeed.
