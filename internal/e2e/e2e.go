@@ -27,6 +27,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -183,8 +184,23 @@ func LogFilesOnFailure(t testing.TB, limit int, patterns ...string) {
 // wrote to its standard output and standard error and its exit code (-1
 // when a signal ended it). Output the caller already directed elsewhere
 // is not returned. The test fails when cmd cannot start or runs longer
-// than limit (it is then killed).
+// than limit (it is then killed, see RunFor).
 func Run(t testing.TB, cmd *exec.Cmd, limit time.Duration) (stdout, stderr string, code int) {
+	t.Helper()
+	stdout, stderr, finished := RunFor(t, cmd, limit)
+	if !finished {
+		t.Fatalf("%s %q hung (more than %v)", filepath.Base(cmd.Path), cmd.Args[1:], limit)
+	}
+	return stdout, stderr, cmd.ProcessState.ExitCode()
+}
+
+// RunFor runs cmd, which must not have been started, for at most limit
+// and returns what it wrote to its standard output and standard error
+// (output the caller already directed elsewhere is not returned); its
+// exit status is in cmd.ProcessState. When cmd runs longer it is killed,
+// with its process group when it leads one (SysProcAttr.Setpgid), and
+// finished is false. The test fails when cmd cannot start.
+func RunFor(t testing.TB, cmd *exec.Cmd, limit time.Duration) (stdout, stderr string, finished bool) {
 	t.Helper()
 	var o, e bytes.Buffer
 	if cmd.Stdout == nil {
@@ -203,12 +219,16 @@ func Run(t testing.TB, cmd *exec.Cmd, limit time.Duration) (stdout, stderr strin
 	go func() { _ = cmd.Wait(); close(done) }()
 	select {
 	case <-done:
+		return o.String(), e.String(), true
 	case <-time.After(limit):
-		_ = cmd.Process.Kill()
+		if cmd.SysProcAttr != nil && cmd.SysProcAttr.Setpgid {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		} else {
+			_ = cmd.Process.Kill()
+		}
 		<-done
-		t.Fatalf("%s %q hung (more than %v)", filepath.Base(cmd.Path), cmd.Args[1:], limit)
+		return o.String(), e.String(), false
 	}
-	return o.String(), e.String(), cmd.ProcessState.ExitCode()
 }
 
 // syncBuffer is a bytes.Buffer safe for concurrent writers and readers.

@@ -360,6 +360,28 @@ func TestRun(t *testing.T) {
 	}
 }
 
+func TestRunFor(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "cat; echo err >&2")
+	cmd.Stdin = strings.NewReader("in\n")
+	out, errOut, finished := RunFor(t, cmd, 10*time.Second)
+	if out != "in\n" || errOut != "err\n" || !finished || cmd.ProcessState.ExitCode() != 0 {
+		t.Errorf("RunFor: %q %q %v %v", out, errOut, finished, cmd.ProcessState)
+	}
+	// A hanging process group: the shell's background child holds the
+	// output pipe open, so only killing the whole group ends the run
+	// before WaitDelay.
+	cmd = exec.Command("sh", "-c", "echo started; sleep 30 & sleep 30")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	start := time.Now()
+	out, _, finished = RunFor(t, cmd, time.Second)
+	if finished || out != "started\n" {
+		t.Errorf("RunFor of a hanging group: finished %v, output %q", finished, out)
+	}
+	if d := time.Since(start); d > 4*time.Second {
+		t.Errorf("RunFor of a hanging group returned after %v", d)
+	}
+}
+
 func TestWaitFor(t *testing.T) {
 	n := 0
 	WaitFor(t, "three calls", 5*time.Second, func() bool { n++; return n == 3 })

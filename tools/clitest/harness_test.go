@@ -351,24 +351,14 @@ func (tc *testCase) run(t *testing.T) result {
 	}
 	cmd.Env = env
 	cmd.Stdin = strings.NewReader(tc.stdin)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		_ = cmd.Process.Kill()
-		<-done
+	stdout, stderr, finished := e2e.RunFor(t, cmd, 30*time.Second)
+	if !finished {
 		t.Errorf("%s did not finish within 30 s", tc.argv[0])
 	}
 	elapsed := time.Since(start)
 	sent := f.stop()
-	return result{sent: sent, stdout: stdout.String(), stderr: stderr.String(),
+	return result{sent: sent, stdout: stdout, stderr: stderr,
 		exit: cmd.ProcessState.ExitCode(), elapsed: elapsed, work: work, bin: bin}
 }
 
