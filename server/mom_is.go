@@ -414,7 +414,7 @@ func (rl *runLink) announceCluster(gen uint64) {
 		return
 	}
 	rl.addrsDue = true
-	delay := max(clusterAddrsDelay, time.Until(rl.addrsNotBefore))
+	delay := max(rl.addrsDelay, time.Until(rl.addrsNotBefore))
 	time.AfterFunc(delay, rl.sendClusterAddrs)
 }
 

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +22,7 @@ import (
 type isPeer struct {
 	t   *testing.T
 	ep  *rpp.Endpoint
-	srv netip.AddrPort
+	srv netip.AddrPort // the server's IS address
 	ctx context.Context
 }
 
@@ -29,17 +30,37 @@ type isPeer struct {
 // the server pings the down node after pingDelay.
 func isServer(t *testing.T, pingDelay time.Duration) (*Server, *isPeer) {
 	t.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	s, peers := isCluster(t, pingDelay, "vm")
+	return s, peers[0]
+}
+
+// isCluster starts a server whose nodes are names, the i-th node's MOM
+// being the i-th peer, on address 127.0.0.(i+1). The server pings down
+// nodes after pingDelay (at the first peer's port).
+func isCluster(t *testing.T, pingDelay time.Duration, names ...string) (*Server, []*isPeer) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	addrs := map[string]netip.Addr{}
+	var peers []*isPeer
+	var nodes strings.Builder
+	for i, name := range names {
+		a := netip.AddrFrom4([4]byte{127, 0, 0, byte(i + 1)})
+		addrs[name] = a
+		pc, err := net.ListenPacket("udp", netip.AddrPortFrom(a, 0).String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ep := rpp.NewEndpoint(pc, &rpp.Options{Timeout: 200 * time.Millisecond})
+		t.Cleanup(func() { ep.Close() })
+		peers = append(peers, &isPeer{t: t, ep: ep, ctx: ctx})
+		nodes.WriteString(name + " np=2\n")
 	}
-	ep := rpp.NewEndpoint(pc, &rpp.Options{Timeout: 200 * time.Millisecond})
-	t.Cleanup(func() { ep.Close() })
 	home := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(home, "server_priv"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(home, "server_priv", "nodes"), []byte("vm np=2\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(home, "server_priv", "nodes"), []byte(nodes.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -47,17 +68,24 @@ func isServer(t *testing.T, pingDelay time.Duration) (*Server, *isPeer) {
 		t.Fatal(err)
 	}
 	s, err := New(Config{Home: home, ServerName: "vm", InitType: InitCold, Listener: ln, SchedPort: 1,
-		RMPort: pc.LocalAddr().(*net.UDPAddr).Port, AuthWait: 200 * time.Millisecond})
+		RMPort: peers[0].ep.LocalAddr().(*net.UDPAddr).Port, AuthWait: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.run.resolve = func(string) []netip.Addr { return []netip.Addr{netip.MustParseAddr("127.0.0.1")} }
+	s.run.resolve = func(name string) []netip.Addr {
+		if a, ok := addrs[name]; ok {
+			return []netip.Addr{a}
+		}
+		return nil
+	}
 	s.run.pingDelay = pingDelay
+	s.run.addrsDelay = 100 * time.Millisecond
 	go s.Serve()
 	t.Cleanup(func() { s.Shutdown("Quick") })
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	t.Cleanup(cancel)
-	return s, &isPeer{t: t, ep: ep, srv: netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(s.port())), ctx: ctx}
+	for _, p := range peers {
+		p.srv = netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(s.port()))
+	}
+	return s, peers
 }
 
 func (p *isPeer) send(st *rpp.Stream, m *momproto.ISMessage) {
@@ -84,15 +112,24 @@ func (p *isPeer) recv(st *rpp.Stream) *momproto.ISMessage {
 // hello opens the MOM's own IS stream and says hello on it.
 func (p *isPeer) hello() *rpp.Stream {
 	p.t.Helper()
+	st, _ := p.helloAddrs()
+	return st
+}
+
+// helloAddrs is hello, also returning the addresses the server answered
+// with.
+func (p *isPeer) helloAddrs() (*rpp.Stream, []uint32) {
+	p.t.Helper()
 	st, err := p.ep.Open(p.srv)
 	if err != nil {
 		p.t.Fatal(err)
 	}
 	p.send(st, &momproto.ISMessage{Command: momproto.IS_HELLO})
-	if m := p.recv(st); m.Command != momproto.IS_CLUSTER_ADDRS {
+	m := p.recv(st)
+	if m.Command != momproto.IS_CLUSTER_ADDRS {
 		p.t.Fatalf("answer to hello: %s", momproto.ISCommandName(m.Command))
 	}
-	return st
+	return st, m.Addrs
 }
 
 // acceptPing accepts the server's ping stream and reads its IS_HELLO.
@@ -215,4 +252,64 @@ func TestMomHelloAfterUnansweredPing(t *testing.T) {
 	if err := stillOpen(own, 300*time.Millisecond); err != nil {
 		t.Fatalf("the MOM's own stream ended: %v", err)
 	}
+}
+
+// TestClusterAddrsResend: IS_CLUSTER_ADDRS goes again to every MOM
+// after a hello only while some MOM holds a list without a node added
+// since (capture 104); MOMs that all got the whole list with their own
+// hello get nothing more (10,000 MOMs of nodes created before they said
+// hello made 10,000 re-sends of the whole list to all of them).
+func TestClusterAddrsResend(t *testing.T) {
+	const vm, vm2 = 127<<24 | 1, 127<<24 | 2
+	t.Run("lists current", func(t *testing.T) {
+		s, moms := isCluster(t, time.Hour, "vm", "vm2")
+		var streams []*rpp.Stream
+		for _, m := range moms {
+			st, addrs := m.helloAddrs()
+			if !slices.Equal(addrs, []uint32{vm, vm2}) {
+				t.Fatalf("addresses %v", addrs)
+			}
+			m.status(s, st, "up")
+			streams = append(streams, st)
+		}
+		// well past the re-send delay, nothing more came
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		defer cancel()
+		for i, st := range streams {
+			if b, err := st.Recv(ctx); err == nil {
+				m, _ := momproto.DecodeIS(b)
+				t.Errorf("MOM %d got %s again", i, momproto.ISCommandName(m.Command))
+			} else if !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("MOM %d: %v", i, err)
+			}
+		}
+	})
+	t.Run("node added", func(t *testing.T) {
+		s, moms := isCluster(t, time.Hour, "vm", "vm2")
+		// vm2 is created after vm's MOM said hello
+		s.mu.Lock()
+		n2 := s.nodeByName["vm2"]
+		s.nodes = s.nodes[:1]
+		delete(s.nodeByName, "vm2")
+		s.mu.Unlock()
+		first, addrs := moms[0].helloAddrs()
+		if !slices.Equal(addrs, []uint32{vm}) {
+			t.Fatalf("vm's addresses %v", addrs)
+		}
+		s.mu.Lock()
+		s.nodes = append(s.nodes, n2)
+		s.nodeByName["vm2"] = n2
+		s.mu.Unlock()
+		second, addrs := moms[1].helloAddrs()
+		if !slices.Equal(addrs, []uint32{vm, vm2}) {
+			t.Fatalf("vm2's addresses %v", addrs)
+		}
+		// both get the whole list again (capture 104)
+		for i, st := range []*rpp.Stream{first, second} {
+			m := moms[i].recv(st)
+			if m.Command != momproto.IS_CLUSTER_ADDRS || !slices.Equal(m.Addrs, []uint32{vm, vm2}) {
+				t.Errorf("MOM %d: %s %v", i, momproto.ISCommandName(m.Command), m.Addrs)
+			}
+		}
+	})
 }

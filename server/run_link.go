@@ -61,6 +61,8 @@ type runLink struct {
 	addrsDue       bool
 	addrsNotBefore time.Time
 	addrsSent      addrsSent
+	// addrsDelay is clusterAddrsDelay (tests shorten it).
+	addrsDelay time.Duration
 
 	// queuedSeq counts jobs becoming QUEUED; guarded by Server.mu
 	// (setState), read by the scheduler tick.
@@ -106,6 +108,7 @@ func newRunLink(s *Server) *runLink {
 		resolve:       resolveAddr,
 		groupOf:       lookupPrimaryGroup,
 		pingDelay:     5 * time.Second,
+		addrsDelay:    clusterAddrsDelay,
 		mailProgram:   defaultMailProgram,
 		nannyInterval: nannyInterval,
 		retryDelay:    2 * time.Second,
