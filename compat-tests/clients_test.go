@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -133,28 +132,13 @@ func userCommand(t *testing.T, ns *captureNamespace, dir string, sc *capture.Sce
 }
 
 // runUntil runs cmd, which must not have been started, with stdin as its
-// standard input (none if empty) and returns what it wrote. When it has
-// not finished after limit, its process group is killed and ok is false.
-func runUntil(t *testing.T, cmd *exec.Cmd, stdin string, limit time.Duration) (stdout, stderr string, ok bool) {
+// standard input (none if empty), for at most limit (see e2e.RunFor).
+func runUntil(t *testing.T, cmd *exec.Cmd, stdin string, limit time.Duration) (stdout, stderr string, finished bool) {
 	t.Helper()
-	var o, e strings.Builder
-	cmd.Stdout, cmd.Stderr = &o, &e
 	if stdin != "" {
 		cmd.Stdin = strings.NewReader(stdin)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-		return o.String(), e.String(), true
-	case <-time.After(limit):
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
-		return o.String(), e.String(), false
-	}
+	return e2e.RunFor(t, cmd, limit)
 }
 
 func runScenario(t *testing.T, ns *captureNamespace, dir string, sc *capture.Scenario, run clientRun, path string, ln *net.TCPListener) string {
