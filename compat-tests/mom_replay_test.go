@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -531,13 +532,7 @@ func normalizeReply(b []byte) string {
 		// only if a MOM poll cycle happened to run between the launch and
 		// the poll: timing, not protocol.
 		if _, first := o.Attrs.Get("session_id"); first {
-			var kept batchreq.AttrList
-			for _, a := range o.Attrs {
-				if a.Name != "resources_used" {
-					kept = append(kept, a)
-				}
-			}
-			o.Attrs = kept
+			o.Attrs = slices.DeleteFunc(o.Attrs, func(a batchreq.Attr) bool { return a.Name == "resources_used" })
 		}
 		blankValues(o.Attrs)
 	}

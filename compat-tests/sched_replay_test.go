@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -252,13 +253,7 @@ func (r *replayer) replaySchedConn(t *testing.T, conn *capture.Conn, sched net.L
 func normalizeSchedReply(p *batchreq.Reply) {
 	for i := range p.Status {
 		o := &p.Status[i]
-		var kept batchreq.AttrList
-		for _, a := range o.Attrs {
-			if a.Name != "session_id" {
-				kept = append(kept, a)
-			}
-		}
-		o.Attrs = kept
+		o.Attrs = slices.DeleteFunc(o.Attrs, func(a batchreq.Attr) bool { return a.Name == "session_id" })
 		for k := range o.Attrs {
 			a := &o.Attrs[k]
 			switch {
