@@ -4,7 +4,10 @@
 // up from -base) and, like a MOM, an RPP socket on the resource-monitor
 // port over which it says IS_HELLO to the server, sends an IS_STATUS
 // report every -interval and answers RM queries (ncpus, arch, physmem,
-// loadave, max_load, ideal_load — what pbs_sched asks); and, unless
+// loadave, max_load, ideal_load — what pbs_sched asks). As pbs_mom, it
+// answers a restarted server's ping (IS_HELLO on a stream the server
+// opened) and carries on over that stream, and says hello again at once
+// when the server closes its stream; and, unless
 // -momport is 0, a TCP listener on the MOM port that accepts job
 // launches (the jobs then run forever).
 //

@@ -36,8 +36,9 @@ type node struct {
 	interval time.Duration
 	stats    *counters
 
-	ep *rpp.Endpoint
-	ln net.Listener
+	ep    *rpp.Endpoint
+	ln    net.Listener
+	adopt chan *rpp.Stream // a stream the server opened to us and we answered (its ping)
 }
 
 func (n *node) listen(rmPort, momPort int) error {
@@ -46,6 +47,7 @@ func (n *node) listen(rmPort, momPort int) error {
 		return fmt.Errorf("node %s: RPP socket: %w", n.name, err)
 	}
 	n.ep = rpp.NewEndpoint(pc, nil)
+	n.adopt = make(chan *rpp.Stream, 1)
 	if momPort > 0 {
 		if n.ln, err = net.Listen("tcp4", netip.AddrPortFrom(n.addr, uint16(momPort)).String()); err != nil {
 			n.ep.Close()
@@ -70,62 +72,85 @@ func (n *node) run(ctx context.Context, stagger time.Duration) {
 	case <-time.After(stagger):
 	}
 	for ctx.Err() == nil {
-		n.reportIS(ctx)
-		// The stream broke (server restarted or dropped it): say hello
-		// again after a pause, as a MOM does.
+		pause := n.interval
+		if n.reportIS(ctx) {
+			// The server closed a stream it had answered on (it shut
+			// down or restarted): say hello again at once, as pbs_mom
+			// does, after a moment for the GOODBYE exchange.
+			pause = reopenPause
+		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(n.interval):
+		case <-time.After(pause):
 		}
 	}
 }
 
+// reopenPause is the wait before a new IS stream after the server closed
+// the previous one.
+const reopenPause = 100 * time.Millisecond
+
 // reportIS opens the IS stream, says hello and sends a status report
-// every interval until the stream fails.
-func (n *node) reportIS(ctx context.Context) {
+// every interval until the stream fails. A ping from the server (a
+// stream it opened to us, answered by serveRM) replaces the stream, as
+// pbs_mom carries on over the stream of a restarted server. It reports
+// whether the stream ended by the server's GOODBYE after the server had
+// spoken on it.
+func (n *node) reportIS(ctx context.Context) bool {
 	st, err := n.ep.Open(n.server)
 	if err != nil {
 		n.stats.errors.Add(1)
-		return
+		return false
 	}
-	defer st.Close()
+	defer func() { st.Close() }() // whichever stream is current at the end
 	hello := &momproto.ISMessage{Version: momproto.IS_PROTOCOL_VER, Command: momproto.IS_HELLO}
 	if st.Send(hello.Append(nil)) != nil {
 		n.stats.errors.Add(1)
-		return
+		return false
 	}
 	n.stats.hellos.Add(1)
-	failed := make(chan struct{})
-	go func() {
-		defer close(failed)
-		for {
-			b, err := st.Recv(ctx)
-			if err != nil {
-				return
+	var answered atomic.Bool
+	read := func(st *rpp.Stream) chan error {
+		done := make(chan error, 1)
+		go func() {
+			for {
+				b, err := st.Recv(ctx)
+				if err != nil {
+					done <- err
+					return
+				}
+				msg, err := momproto.DecodeIS(b)
+				if err != nil {
+					n.stats.errors.Add(1)
+					done <- err
+					return
+				}
+				answered.Store(true)
+				if msg.Command == momproto.IS_CLUSTER_ADDRS {
+					n.stats.clusterAddrs.Add(1)
+				}
 			}
-			msg, err := momproto.DecodeIS(b)
-			if err != nil {
-				n.stats.errors.Add(1)
-				return
-			}
-			if msg.Command == momproto.IS_CLUSTER_ADDRS {
-				n.stats.clusterAddrs.Add(1)
-			}
-		}
-	}()
+		}()
+		return done
+	}
+	failed := read(st)
 	t := time.NewTicker(n.interval)
 	defer t.Stop()
 	for {
 		if st.Send(n.status().Append(nil)) != nil {
 			n.stats.errors.Add(1)
-			return
+			return false
 		}
 		n.stats.statuses.Add(1)
 		select {
 		case <-ctx.Done():
-			return
-		case <-failed:
-			return
+			return false
+		case err := <-failed:
+			return errors.Is(err, io.EOF) && answered.Load()
+		case ns := <-n.adopt:
+			st.Close()
+			st, failed = ns, read(ns)
+			answered.Store(true)
 		case <-t.C:
 		}
 	}
@@ -173,15 +198,7 @@ func (n *node) serveRM(ctx context.Context) {
 			return
 		}
 		if st.RemoteAddr() == n.server {
-			// The server reopening IS towards us: read and drop.
-			go func() {
-				for {
-					if _, err := st.Recv(ctx); err != nil {
-						st.Close()
-						return
-					}
-				}
-			}()
+			go n.servePing(ctx, st)
 			continue
 		}
 		go func() {
@@ -213,6 +230,40 @@ func (n *node) serveRM(ctx context.Context) {
 				}
 			}
 		}()
+	}
+}
+
+// servePing serves a stream the server opened to us (its start-up ping
+// after a restart): IS_HELLO is answered with IS_HELLO and the stream
+// becomes the node's IS stream, as pbs_mom does (spec 10 §5.2).
+func (n *node) servePing(ctx context.Context, st *rpp.Stream) {
+	for {
+		b, err := st.Recv(ctx)
+		if err != nil {
+			st.Close()
+			return
+		}
+		msg, err := momproto.DecodeIS(b)
+		if err != nil {
+			n.stats.errors.Add(1)
+			st.Close()
+			return
+		}
+		if msg.Command != momproto.IS_HELLO {
+			continue
+		}
+		hello := &momproto.ISMessage{Version: momproto.IS_PROTOCOL_VER, Command: momproto.IS_HELLO}
+		if st.Send(hello.Append(nil)) != nil {
+			st.Close()
+			return
+		}
+		n.stats.hellos.Add(1)
+		select {
+		case n.adopt <- st:
+		default:
+			st.Close() // one adoption is already pending
+		}
+		return
 	}
 }
 

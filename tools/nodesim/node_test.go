@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"io"
 	"net"
 	"net/netip"
 	"testing"
@@ -134,4 +136,105 @@ func freeUDPPort(t *testing.T) int {
 	}
 	defer pc.Close()
 	return pc.LocalAddr().(*net.UDPAddr).Port
+}
+
+// fakeServer is the server's IS endpoint for the restart tests.
+type fakeServer struct {
+	t    *testing.T
+	ep   *rpp.Endpoint
+	addr netip.AddrPort
+	ctx  context.Context
+}
+
+func newFakeServer(t *testing.T) *fakeServer {
+	t.Helper()
+	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := rpp.NewEndpoint(pc, &rpp.Options{Timeout: 200 * time.Millisecond})
+	t.Cleanup(func() { ep.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return &fakeServer{t: t, ep: ep, addr: netip.MustParseAddrPort(pc.LocalAddr().String()), ctx: ctx}
+}
+
+// expect reads the next IS message of st and checks its command.
+func (f *fakeServer) expect(st *rpp.Stream, cmd int) {
+	f.t.Helper()
+	b, err := st.Recv(f.ctx)
+	if err != nil {
+		f.t.Fatalf("waiting for %s: %v", momproto.ISCommandName(cmd), err)
+	}
+	m, err := momproto.DecodeIS(b)
+	if err != nil || m.Command != cmd {
+		f.t.Fatalf("got %v (%v), want %s", m, err, momproto.ISCommandName(cmd))
+	}
+}
+
+func (f *fakeServer) send(st *rpp.Stream, cmd int) {
+	f.t.Helper()
+	if err := st.Send((&momproto.ISMessage{Version: momproto.IS_PROTOCOL_VER, Command: cmd}).Append(nil)); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// startNode runs a node reporting to f every interval.
+func startNode(t *testing.T, f *fakeServer, interval time.Duration) (*node, int) {
+	t.Helper()
+	rmPort := freeUDPPort(t)
+	n := &node{addr: netip.MustParseAddr("127.0.0.1"), name: "simnode00001", np: 4, physKB: 1 << 20,
+		server: f.addr, interval: interval, stats: &counters{}}
+	if err := n.listen(rmPort, 0); err != nil {
+		t.Fatal(err)
+	}
+	go n.run(f.ctx, 0)
+	return n, rmPort
+}
+
+// TestNodeAnswersPing: like pbs_mom, a node answers the IS_HELLO of a
+// stream the server opened to it (a restarted server's ping) and goes on
+// over that stream, closing its own.
+func TestNodeAnswersPing(t *testing.T) {
+	f := newFakeServer(t)
+	_, rmPort := startNode(t, f, time.Hour)
+	own, err := f.ep.Accept(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.expect(own, momproto.IS_HELLO)
+	f.expect(own, momproto.IS_STATUS)
+	ping, err := f.ep.Open(netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(rmPort)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.send(ping, momproto.IS_HELLO)
+	f.expect(ping, momproto.IS_HELLO)
+	f.expect(ping, momproto.IS_STATUS)
+	if _, err := own.Recv(f.ctx); !errors.Is(err, io.EOF) {
+		t.Errorf("the node's own stream: %v, want its GOODBYE", err)
+	}
+}
+
+// TestNodeReopens: after the server closes a stream it had answered on
+// (a server shutting down), the node says hello again at once, not
+// after its status interval.
+func TestNodeReopens(t *testing.T) {
+	f := newFakeServer(t)
+	startNode(t, f, time.Hour)
+	st, err := f.ep.Accept(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.expect(st, momproto.IS_HELLO)
+	f.send(st, momproto.IS_CLUSTER_ADDRS)
+	f.expect(st, momproto.IS_STATUS)
+	st.Close()
+	ctx, cancel := context.WithTimeout(f.ctx, 5*time.Second)
+	defer cancel()
+	again, err := f.ep.Accept(ctx)
+	if err != nil {
+		t.Fatalf("no new stream after the server's GOODBYE: %v", err)
+	}
+	f.expect(again, momproto.IS_HELLO)
 }
