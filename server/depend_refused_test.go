@@ -57,7 +57,7 @@ func TestRefusedBeforeRegistration(t *testing.T) {
 		want(t, parent, map[string]string{"job_state": "Q", "Hold_Types": "n", "depend": ""})
 		waitFor(t, "the abort mail", func() bool {
 			b, _ := os.ReadFile(mailed)
-			return strings.Contains(string(b), "Subject: PBS JOB "+child+"\n")
+			return strings.Contains(string(b), "Subject: PBS JOB "+child+"\n") && strings.HasSuffix(string(b), "\n.\n")
 		})
 		b, _ := os.ReadFile(mailed)
 		if body := "PBS Job Id: " + child + "\nJob Name:   depY\nAborted by PBS Server \nDependency request for job rejected by " + parent + "\n.\n"; !strings.Contains(string(b), body) {
