@@ -189,17 +189,6 @@ func (s *Stream) Unanswered() time.Duration {
 	return time.Since(oldest)
 }
 
-// SetRetransmit changes the stream's retransmission interval and retry
-// count as OpenWith sets them; zero restores the endpoint's. pbs_server
-// opens its start-up pings with 2 s × 2 and gives the endpoint's
-// defaults back to a ping the MOM answered, which then carries its IS
-// traffic.
-func (s *Stream) SetRetransmit(timeout time.Duration, retry int) {
-	s.e.mu.Lock()
-	defer s.e.mu.Unlock()
-	s.rto, s.retry = timeout, retry
-}
-
 // Flush waits until every message sent so far has been acknowledged.
 func (s *Stream) Flush(ctx context.Context) error {
 	e := s.e

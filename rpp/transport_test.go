@@ -756,29 +756,6 @@ func TestUnanswered(t *testing.T) {
 	}
 }
 
-// TestSetRetransmit: a stream opened with a short retry budget (a ping)
-// lives by the endpoint's defaults once they are given back.
-func TestSetRetransmit(t *testing.T) {
-	pc := listen(t)
-	e := NewEndpoint(pc, &Options{Timeout: 20 * time.Millisecond, Retry: 48})
-	defer e.Close()
-	dead := listen(t)
-	addr := dead.LocalAddr().(*net.UDPAddr).AddrPort()
-	defer dead.Close() // bound but silent: HELLO1s vanish
-	short, _ := e.OpenWith(addr, 20*time.Millisecond, 1)
-	kept, _ := e.OpenWith(addr, 20*time.Millisecond, 1)
-	kept.SetRetransmit(0, 0)
-	if _, err := short.Recv(ctxT(t)); !errors.Is(err, ErrStale) {
-		t.Fatalf("Recv = %v, want ErrStale", err)
-	}
-	// 20 ms × 49 tries is about a second: at 300 ms the stream is alive.
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	if _, err := kept.Recv(ctx); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Recv on the stream given the defaults back = %v, want the context's deadline", err)
-	}
-}
-
 // TestCrossingOpens: two endpoints open streams to each other at the same
 // moment, between the same two ports (a MOM saying hello while the
 // server pings it). Both streams connect, neither is taken for a peer

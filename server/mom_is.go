@@ -159,14 +159,6 @@ func (rl *runLink) serveIS(ctx context.Context, st *rpp.Stream) {
 	rl.serveNodeIS(ctx, st, name)
 }
 
-// Retransmission of the server's start-up ping (spec 10 §2.4, §5.6):
-// 2 s × 2 retries, so that a ping to a MOM that is not up gives up
-// after 6 s; a pinged MOM that answers gets the endpoint's defaults.
-const (
-	pingTimeout = 2 * time.Second
-	pingRetry   = 2
-)
-
 // pingNodes says IS_HELLO to the MOM of every node that is down and has
 // no IS stream, as the server does 5 s after it starts (spec 10 §5.6).
 func (rl *runLink) pingNodes(ctx context.Context) {
@@ -207,7 +199,12 @@ func (rl *runLink) pingNode(ctx context.Context, name string) {
 	if len(addrs) == 0 {
 		return
 	}
-	st, err := rl.ep.OpenWith(netip.AddrPortFrom(addrs[0], uint16(s.cfg.RMPort)), pingTimeout, pingRetry)
+	// The endpoint's retransmission defaults, not the 2 s × 2 retries
+	// TORQUE sets while its ping loop runs (spec 10 §2.4): a MOM answers
+	// the ping and carries on over its stream, so a ping given up early
+	// under load (thousands of MOMs at once after a restart) would leave
+	// that MOM talking to a stream the server no longer knows.
+	st, err := rl.ep.Open(netip.AddrPortFrom(addrs[0], uint16(s.cfg.RMPort)))
 	if err != nil {
 		return
 	}
@@ -247,7 +244,7 @@ func (rl *runLink) serveNodeIS(ctx context.Context, st *rpp.Stream, name string)
 	for {
 		b, err := st.Recv(ctx)
 		if err != nil {
-			if ctx.Err() != nil || !rl.nodeStream(name, st) {
+			if ctx.Err() != nil || !rl.nodeStream(name, st) || rl.movedToPing(ctx, name, st) {
 				st.Close()
 				return
 			}
@@ -314,9 +311,37 @@ func (rl *runLink) nodeStream(name string, st *rpp.Stream) bool {
 	return rl.streams[name] == st
 }
 
+// pingSwitchWait bounds how long the end of a node's stream waits for
+// the MOM's answer to a pending ping before it marks the node down.
+const pingSwitchWait = 5 * time.Second
+
+// movedToPing reports whether node name's MOM, whose stream st ended,
+// went over to the server's ping: pbs_mom answers the ping's IS_HELLO
+// and then closes its own stream, and the server may read the two in
+// either order. While a ping to the node is pending it waits up to
+// pingSwitchWait for the answer.
+func (rl *runLink) movedToPing(ctx context.Context, name string, st *rpp.Stream) bool {
+	deadline := time.Now().Add(pingSwitchWait)
+	for {
+		rl.mu.Lock()
+		moved, pending := rl.streams[name] != st, rl.pings[name] != nil
+		rl.mu.Unlock()
+		if moved {
+			return true
+		}
+		if !pending || time.Now().After(deadline) {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return true
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
 // adoptStream makes st, on which node name's MOM just spoke, the node's
-// IS stream, closing the one it had before. A ping the MOM answered gets
-// the endpoint's retransmission defaults.
+// IS stream, closing the one it had before.
 func (rl *runLink) adoptStream(name string, st *rpp.Stream) {
 	rl.mu.Lock()
 	defer rl.mu.Unlock()
@@ -327,7 +352,6 @@ func (rl *runLink) adoptStream(name string, st *rpp.Stream) {
 	rl.streams[name] = st
 	if rl.pings[name] == st {
 		delete(rl.pings, name)
-		st.SetRetransmit(0, 0)
 	}
 	if old != nil {
 		old.Close()

@@ -238,6 +238,35 @@ func TestPingAnsweredAfterMomHello(t *testing.T) {
 	}
 }
 
+// TestMomClosesBeforeAnsweringPing: the MOM's GOODBYE on its own stream
+// reaches the server before its answer on the ping (the order the server
+// reads them in is not fixed): the node is not marked down in between.
+func TestMomClosesBeforeAnsweringPing(t *testing.T) {
+	s, mom := isServer(t, time.Hour)
+	own := mom.hello()
+	mom.status(s, own, "first")
+	s.run.pingNode(mom.ctx, "vm")
+	ping := mom.acceptPing()
+	own.Close()
+	select {
+	case <-own.Done():
+	case <-mom.ctx.Done():
+		t.Fatal("the MOM's old stream did not close")
+	}
+	time.Sleep(100 * time.Millisecond) // the server has read the GOODBYE
+	mom.send(ping, &momproto.ISMessage{Command: momproto.IS_HELLO})
+	if m := mom.recv(ping); m.Command != momproto.IS_CLUSTER_ADDRS {
+		t.Fatalf("answer to hello on the ping: %s", momproto.ISCommandName(m.Command))
+	}
+	mom.status(s, ping, "on-ping")
+	logs, _ := filepath.Glob(filepath.Join(s.cfg.Home, "server_logs", "*"))
+	for _, f := range logs {
+		if b, _ := os.ReadFile(f); strings.Contains(string(b), "stream_eof") {
+			t.Errorf("node marked down while its MOM moved to the ping:\n%s", b)
+		}
+	}
+}
+
 // TestMomHelloAfterUnansweredPing: the other order — the ping reaches a
 // MOM that ignores it and then opens its own stream: the MOM's stream is
 // the node's and the ping is closed.
