@@ -244,7 +244,10 @@ func (rl *runLink) serveNodeIS(ctx context.Context, st *rpp.Stream, name string)
 	for {
 		b, err := st.Recv(ctx)
 		if err != nil {
-			if ctx.Err() != nil || !rl.nodeStream(name, st) || rl.movedToPing(ctx, name, st) {
+			// A stream the server closed itself (shutdown, or replaced)
+			// ends without a word, as TORQUE logs nothing for its
+			// nodes when it shuts down.
+			if ctx.Err() != nil || errors.Is(err, rpp.ErrClosed) || !rl.nodeStream(name, st) || rl.movedToPing(ctx, name, st) {
 				st.Close()
 				return
 			}

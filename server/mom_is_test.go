@@ -342,3 +342,22 @@ func TestClusterAddrsResend(t *testing.T) {
 		}
 	})
 }
+
+// TestShutdownQuiet: the server's shutdown closes the MOMs' streams
+// without logging a stream_eof for each node (capture logs: "Starting to
+// shutdown the server" is followed by "Server shutdown completed").
+func TestShutdownQuiet(t *testing.T) {
+	s, mom := isServer(t, time.Hour)
+	own := mom.hello()
+	mom.status(s, own, "up")
+	s.Shutdown("Quick")
+	if _, err := own.Recv(mom.ctx); !errors.Is(err, io.EOF) {
+		t.Errorf("MOM's stream after the shutdown: %v, want the server's GOODBYE", err)
+	}
+	logs, _ := filepath.Glob(filepath.Join(s.cfg.Home, "server_logs", "*"))
+	for _, f := range logs {
+		if b, _ := os.ReadFile(f); strings.Contains(string(b), "stream_eof") {
+			t.Errorf("shutdown logged stream_eof:\n%s", b)
+		}
+	}
+}
