@@ -218,6 +218,7 @@ func (rl *runLink) pingNode(ctx context.Context, name string) {
 		old.Close()
 	}
 	rl.pings[name] = st
+	rl.pingAt[name] = time.Now()
 	rl.mu.Unlock()
 	go rl.serveNodeIS(ctx, st, name)
 }
@@ -237,6 +238,7 @@ func (rl *runLink) serveNodeIS(ctx context.Context, st *rpp.Stream, name string)
 		}
 		if rl.pings[name] == st {
 			delete(rl.pings, name)
+			delete(rl.pingAt, name)
 		}
 		rl.addrsSent.forget(st)
 		rl.mu.Unlock()
@@ -355,20 +357,28 @@ func (rl *runLink) adoptStream(name string, st *rpp.Stream) {
 	rl.streams[name] = st
 	if rl.pings[name] == st {
 		delete(rl.pings, name)
+		delete(rl.pingAt, name)
 	}
 	if old != nil {
 		old.Close()
 	}
 }
 
-// dropPing closes the server's ping to node name once the MOM reports
-// its status on another stream, st: a MOM that answered the ping would
-// have said IS_HELLO on it first.
+// pingAnswerWait is how long a ping stays open, unanswered, while its
+// MOM reports on another stream: pbs_mom answers a ping and goes over to
+// it, which under the load of thousands of MOMs at once may take
+// seconds; a MOM that never answers keeps its own stream.
+const pingAnswerWait = 30 * time.Second
+
+// dropPing closes the server's ping to node name when the MOM reports
+// its status on another stream, st, and the ping has waited
+// rl.pingAnswerWait for an answer.
 func (rl *runLink) dropPing(name string, st *rpp.Stream) {
 	rl.mu.Lock()
 	defer rl.mu.Unlock()
-	if p := rl.pings[name]; p != nil && p != st {
+	if p := rl.pings[name]; p != nil && p != st && time.Since(rl.pingAt[name]) >= rl.pingAnswerWait {
 		delete(rl.pings, name)
+		delete(rl.pingAt, name)
 		p.Close()
 	}
 }

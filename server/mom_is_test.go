@@ -80,6 +80,7 @@ func isCluster(t *testing.T, pingDelay time.Duration, names ...string) (*Server,
 	}
 	s.run.pingDelay = pingDelay
 	s.run.addrsDelay = 100 * time.Millisecond
+	s.run.pingAnswerWait = 0
 	go s.Serve()
 	t.Cleanup(func() { s.Shutdown("Quick") })
 	for _, p := range peers {
@@ -258,6 +259,37 @@ func TestMomClosesBeforeAnsweringPing(t *testing.T) {
 	if m := mom.recv(ping); m.Command != momproto.IS_CLUSTER_ADDRS {
 		t.Fatalf("answer to hello on the ping: %s", momproto.ISCommandName(m.Command))
 	}
+	mom.status(s, ping, "on-ping")
+	logs, _ := filepath.Glob(filepath.Join(s.cfg.Home, "server_logs", "*"))
+	for _, f := range logs {
+		if b, _ := os.ReadFile(f); strings.Contains(string(b), "stream_eof") {
+			t.Errorf("node marked down while its MOM moved to the ping:\n%s", b)
+		}
+	}
+}
+
+// TestPingAnsweredLate: the MOM reports on its own stream before it
+// answers the ping (a server busy with thousands of MOMs after a
+// restart): within pingAnswerWait the ping stays open, and the MOM going
+// over to it is followed without marking the node down.
+func TestPingAnsweredLate(t *testing.T) {
+	s, mom := isServer(t, time.Hour)
+	s.run.mu.Lock()
+	s.run.pingAnswerWait = time.Hour
+	s.run.mu.Unlock()
+	own := mom.hello()
+	mom.status(s, own, "first")
+	s.run.pingNode(mom.ctx, "vm")
+	ping := mom.acceptPing()
+	mom.status(s, own, "before-answer")
+	if err := stillOpen(ping, 200*time.Millisecond); err != nil {
+		t.Fatalf("the ping was closed before its wait: %v", err)
+	}
+	mom.send(ping, &momproto.ISMessage{Command: momproto.IS_HELLO})
+	if m := mom.recv(ping); m.Command != momproto.IS_CLUSTER_ADDRS {
+		t.Fatalf("answer to hello on the ping: %s", momproto.ISCommandName(m.Command))
+	}
+	own.Close()
 	mom.status(s, ping, "on-ping")
 	logs, _ := filepath.Glob(filepath.Join(s.cfg.Home, "server_logs", "*"))
 	for _, f := range logs {

@@ -51,6 +51,7 @@ type runLink struct {
 	mu        sync.Mutex
 	streams   map[string]*rpp.Stream // node name → its MOM's IS stream
 	pings     map[string]*rpp.Stream // node name → the server's ping to its MOM, not answered yet
+	pingAt    map[string]time.Time   // node name → when its ping was sent
 	heard     map[string]time.Time   // node name → last IS_STATUS
 	suspended map[string]bool        // job id → suspended by qsig -s suspend
 	ending    map[string]int         // MOM host → end-of-job exchanges in progress
@@ -63,6 +64,8 @@ type runLink struct {
 	addrsSent      addrsSent
 	// addrsDelay is clusterAddrsDelay (tests shorten it).
 	addrsDelay time.Duration
+	// pingAnswerWait is pingAnswerWait (tests change it).
+	pingAnswerWait time.Duration
 
 	// queuedSeq counts jobs becoming QUEUED; guarded by Server.mu
 	// (setState), read by the scheduler tick.
@@ -100,6 +103,7 @@ func newRunLink(s *Server) *runLink {
 		s:             s,
 		streams:       make(map[string]*rpp.Stream),
 		pings:         make(map[string]*rpp.Stream),
+		pingAt:        make(map[string]time.Time),
 		nodesFile:     newNodesFile(s.nodesFile()),
 		heard:         make(map[string]time.Time),
 		suspended:     make(map[string]bool),
@@ -114,6 +118,7 @@ func newRunLink(s *Server) *runLink {
 		retryDelay:    2 * time.Second,
 
 		hotStartInterval: 15 * time.Second,
+		pingAnswerWait:   pingAnswerWait,
 	}
 	if s.cfg.ResolveHost != nil {
 		rl.resolve = s.cfg.ResolveHost
