@@ -720,3 +720,53 @@ func TestShellInvocationOptions(t *testing.T) {
 		})
 	}
 }
+
+// A signal that arrives while the job is still starting (here: in a slow
+// prologue) waits for the start, as TORQUE's MOM, which starts a job before
+// it reads its next request, answers it: a suspend then stops the job
+// instead of failing with ErrBadState, and a SIGTERM is not lost.
+func TestSignalWaitsForStart(t *testing.T) {
+	for _, signal := range []string{"suspend", "SIGTERM"} {
+		t.Run(signal, func(t *testing.T) {
+			te := newTestEnv(t, "")
+			writeRootScript(t, filepath.Join(te.home, "mom_priv", "prologue"), "sleep 1\n", 0o500)
+			j := te.job("9.srv", "sleep 100\n")
+			started := make(chan error, 1)
+			go func() {
+				_, err := te.eng.Start(context.Background(), j)
+				started <- err
+			}()
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				if st, err := te.eng.Status("9.srv"); err == nil && st.State == StateStarting {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("job never seen starting")
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			if err := te.eng.Signal(context.Background(), "9.srv", signal, false); err != nil {
+				t.Fatalf("%s while starting: %v", signal, err)
+			}
+			if err := <-started; err != nil {
+				t.Fatal(err)
+			}
+			st, _ := te.eng.Status("9.srv")
+			switch signal {
+			case "suspend":
+				if st.State != StateSuspended {
+					t.Errorf("state %v after a suspend sent while starting", st.State)
+				}
+				te.eng.Signal(context.Background(), "9.srv", "SIGKILL", false)
+			case "SIGTERM":
+				select {
+				case <-te.exits:
+				case <-time.After(10 * time.Second):
+					t.Errorf("job still %v 10 s after a SIGTERM sent while starting", st.State)
+					te.eng.Signal(context.Background(), "9.srv", "SIGKILL", false)
+				}
+			}
+		})
+	}
+}

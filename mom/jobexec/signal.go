@@ -52,6 +52,9 @@ func (e *Engine) Signal(ctx context.Context, jobID, signal string, rerun bool) e
 	if !ok {
 		return ErrUnknownJob
 	}
+	// TORQUE's MOM starts a job before it reads its next request, so a
+	// signal never finds the job still starting: wait for the start here.
+	e.waitStarted(ctx, r)
 	switch strings.ToLower(signal) {
 	case "suspend":
 		if !e.inState(r, StateRunning) {
@@ -100,6 +103,24 @@ func (e *Engine) Signal(ctx context.Context, jobID, signal string, rerun bool) e
 		e.finish(r, 0, 0, "", false)
 	}
 	return nil
+}
+
+// startWait bounds how long a signal waits for its job's start.
+const startWait = 5 * time.Second
+
+// waitStarted returns once job r is no longer starting (its shell runs,
+// or the start failed), after startWait, or when ctx ends.
+func (e *Engine) waitStarted(ctx context.Context, r *runningJob) {
+	deadline := time.Now().Add(startWait)
+	for e.inState(r, StateStarting) && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.done:
+			return
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
 }
 
 func (e *Engine) resumed(r *runningJob) {
