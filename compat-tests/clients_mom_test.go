@@ -15,6 +15,7 @@ import (
 	"gopbs/batchreq"
 	"gopbs/internal/capture"
 	"gopbs/internal/e2e"
+	"gopbs/mom/procfs"
 )
 
 // momScenarioRun is a round-2 scenario that TestClientsAgainstServerWithMom
@@ -57,19 +58,10 @@ type outsideJob struct {
 
 // userRuns reports whether a process of user uid named command exists.
 func userRuns(uid int, command string) bool {
-	dirs, _ := os.ReadDir("/proc")
-	for _, d := range dirs {
-		if _, err := strconv.Atoi(d.Name()); err != nil {
-			continue
-		}
-		comm, err := os.ReadFile(filepath.Join("/proc", d.Name(), "comm"))
-		if err != nil || strings.TrimSpace(string(comm)) != command {
-			continue
-		}
-		if info, err := os.Stat(filepath.Join("/proc", d.Name())); err == nil {
-			if st, ok := info.Sys().(*syscall.Stat_t); ok && int(st.Uid) == uid {
-				return true
-			}
+	procs, _ := procfs.Default.All()
+	for _, p := range procs {
+		if p.UID == uid && p.Comm == command {
+			return true
 		}
 	}
 	return false

@@ -493,38 +493,23 @@ func notAgainstServer(sc *capture.Scenario) string {
 // server during a scenario (job status before an obituary, the obituary)
 // from a reserved port, as a MOM does, and reads the replies.
 func (r *replayer) replayMomReports(t *testing.T, path string, sc *capture.Scenario) {
-	c, err := capture.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	start, _ := time.ParseInLocation("2006-01-02T15:04:05", sc.StartTime, time.Local)
 	shift := time.Now().Unix() - start.Unix()
-	for _, conn := range c.Conns {
-		turns := conn.Turns()
-		if !isMomReport(conn, turns) {
-			continue
+	r.forEachMomReport(t, path, func(rc *replayConn, data []byte) {
+		reqs := splitRequests(data)
+		if _, err := rc.nc.Write(shiftEpochs(data, shift)); err != nil {
+			t.Fatalf("MOM report: %v", err)
 		}
-		rc := r.dialReserved()
-		for _, turn := range turns {
-			if !turn.FromClient {
+		for _, req := range reqs {
+			if req.Type == batchreq.PBS_BATCH_Disconnect {
 				continue
 			}
-			reqs := splitRequests(turn.Data)
-			if _, err := rc.nc.Write(shiftEpochs(turn.Data, shift)); err != nil {
-				t.Fatalf("MOM report: %v", err)
-			}
-			for _, req := range reqs {
-				if req.Type == batchreq.PBS_BATCH_Disconnect {
-					continue
-				}
-				rc.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
-				if _, err := batchreq.ReadReply(rc.r); err != nil {
-					t.Fatalf("MOM report %s: no reply: %v", batchreq.RequestName(req.Type), err)
-				}
+			rc.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+			if _, err := batchreq.ReadReply(rc.r); err != nil {
+				t.Fatalf("MOM report %s: no reply: %v", batchreq.RequestName(req.Type), err)
 			}
 		}
-		rc.nc.Close()
-	}
+	})
 }
 
 // runAgainstServer runs a scenario's command as the scenario's user and

@@ -429,11 +429,47 @@ func (r *replayer) rerunJob11(t *testing.T, dir string) {
 // obituary) as reports about job to, from a reserved port as a MOM does,
 // and reads the replies.
 func (r *replayer) momReportsAs(t *testing.T, file, from, to string) {
+	sent := 0
+	r.forEachMomReport(t, file, func(rc *replayConn, data []byte) {
+		for _, req := range splitRequests(data) {
+			switch b := req.Body.(type) {
+			case *batchreq.StatusReq:
+				if b.ID != from {
+					continue
+				}
+				b.ID = to
+			case *batchreq.JobObit:
+				if b.JobID != from {
+					continue
+				}
+				b.JobID = to
+			default:
+				continue
+			}
+			p, err := rc.do(req.Append(nil))
+			if err != nil {
+				t.Fatalf("MOM report %s of %s: %v", batchreq.RequestName(req.Type), to, err)
+			}
+			if p.Code != 0 {
+				t.Fatalf("MOM report %s of %s: %d %s", batchreq.RequestName(req.Type), to, p.Code, p.Text)
+			}
+			sent++
+		}
+	})
+	if sent == 0 {
+		t.Fatalf("%s holds no MOM report of %s", file, from)
+	}
+}
+
+// forEachMomReport calls send, for every connection node vm's MOM opened
+// to the server in capture file, with a new reserved-port connection to
+// the server and each of the MOM's turns on it in order; the connection
+// is closed afterwards.
+func (r *replayer) forEachMomReport(t *testing.T, file string, send func(rc *replayConn, data []byte)) {
 	c, err := capture.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sent := 0
 	for _, conn := range c.Conns {
 		turns := conn.Turns()
 		if !isMomReport(conn, turns) {
@@ -441,38 +477,11 @@ func (r *replayer) momReportsAs(t *testing.T, file, from, to string) {
 		}
 		rc := r.dialReserved()
 		for _, turn := range turns {
-			if !turn.FromClient {
-				continue
-			}
-			for _, req := range splitRequests(turn.Data) {
-				switch b := req.Body.(type) {
-				case *batchreq.StatusReq:
-					if b.ID != from {
-						continue
-					}
-					b.ID = to
-				case *batchreq.JobObit:
-					if b.JobID != from {
-						continue
-					}
-					b.JobID = to
-				default:
-					continue
-				}
-				p, err := rc.do(req.Append(nil))
-				if err != nil {
-					t.Fatalf("MOM report %s of %s: %v", batchreq.RequestName(req.Type), to, err)
-				}
-				if p.Code != 0 {
-					t.Fatalf("MOM report %s of %s: %d %s", batchreq.RequestName(req.Type), to, p.Code, p.Text)
-				}
-				sent++
+			if turn.FromClient {
+				send(rc, turn.Data)
 			}
 		}
 		rc.nc.Close()
-	}
-	if sent == 0 {
-		t.Fatalf("%s holds no MOM report of %s", file, from)
 	}
 }
 
