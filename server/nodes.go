@@ -290,13 +290,7 @@ func writeFileSynced(path, data string) error {
 	if err != nil {
 		return fmt.Errorf("nodes file: %w", err)
 	}
-	_, err = f.WriteString(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	err = writeSyncClose(f, data)
 	if err == nil {
 		err = os.Rename(tmp, path)
 	}
@@ -315,17 +309,23 @@ func appendFileSynced(path, data string) error {
 	if err != nil {
 		return fmt.Errorf("nodes file: %w", err)
 	}
-	_, err = f.WriteString(data)
+	if err := writeSyncClose(f, data); err != nil {
+		return fmt.Errorf("nodes file: %w", err)
+	}
+	return nil
+}
+
+// writeSyncClose writes data to f, syncs and closes it, and returns the
+// first error.
+func writeSyncClose(f *os.File, data string) error {
+	_, err := f.WriteString(data)
 	if err == nil {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		return fmt.Errorf("nodes file: %w", err)
-	}
-	return nil
+	return err
 }
 
 func syncDir(dir string) error {
