@@ -1,21 +1,34 @@
 package server
 
 import (
+	"encoding/json"
 	"net"
 	"net/http"
 	"net/http/pprof"
 	"os"
+	"sync"
+	"time"
+
+	"gopbs/batchreq"
 )
 
 // pprofEnv names the environment variable that, when set to a loopback
 // address ("127.0.0.1:6060"), makes pbs_server serve the runtime
 // profiles (package net/http/pprof) there: a hidden debugging aid for the
 // performance work (docs/performance.md). Other addresses are refused.
+//
+// The same listener serves schedCyclesPath, the durations of the recent
+// scheduling cycles (tools/schedbench).
 const pprofEnv = "GOPBS_PPROF"
 
-// startPprof serves the runtime profiles if pprofEnv asks for it. It
-// returns the listener (nil if none) so that Shutdown can close it.
-func startPprof() net.Listener {
+// schedCyclesPath is where the debug listener serves the recent
+// scheduling cycles as JSON (a schedCyclesReport).
+const schedCyclesPath = "/debug/gopbs/sched_cycles"
+
+// startPprof serves the runtime profiles and the scheduling cycles if
+// pprofEnv asks for it. It returns the listener (nil if none) so that
+// Shutdown can close it.
+func (s *Server) startPprof() net.Listener {
 	addr := os.Getenv(pprofEnv)
 	if addr == "" {
 		return nil
@@ -33,6 +46,73 @@ func startPprof() net.Listener {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	if s.run != nil {
+		mux.Handle(schedCyclesPath, &s.run.sched.cycles)
+	}
 	go http.Serve(ln, mux)
 	return ln
+}
+
+// maxSchedCycles is the number of recent cycles a schedCycleLog keeps.
+const maxSchedCycles = 256
+
+// schedCycleRecord is one scheduling cycle as the server saw it: from
+// the moment it started to connect to the scheduler until the scheduler
+// closed the connection. Its JSON form is part of what schedCyclesPath
+// serves.
+type schedCycleRecord struct {
+	Seq     int64     `json:"seq"`     // 1 for the server's first cycle, and so on
+	Command string    `json:"command"` // the command sent ("new", "time", ...)
+	Start   time.Time `json:"start"`
+	Seconds float64   `json:"seconds"` // the cycle's duration
+	Started int       `json:"started"` // jobs run over the connection
+}
+
+// schedCyclesReport is the JSON document served at schedCyclesPath.
+type schedCyclesReport struct {
+	Total  int64              `json:"total"`  // cycles since the server started
+	Cycles []schedCycleRecord `json:"cycles"` // the most recent ones, oldest first
+}
+
+// schedCycleLog keeps the durations of the most recent scheduling cycles
+// for the debug listener. Its zero value is ready to use.
+type schedCycleLog struct {
+	mu     sync.Mutex
+	total  int64
+	recent []schedCycleRecord // ring of at most maxSchedCycles, recent[total%max] is the oldest when full
+}
+
+// add records a cycle of command cmd that started at start, lasted d and
+// ran started jobs.
+func (l *schedCycleLog) add(cmd int, start time.Time, d time.Duration, started int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.total++
+	r := schedCycleRecord{Seq: l.total, Command: batchreq.SchedCommandName(cmd), Start: start, Seconds: d.Seconds(), Started: started}
+	if len(l.recent) < maxSchedCycles {
+		l.recent = append(l.recent, r)
+		return
+	}
+	l.recent[(l.total-1)%maxSchedCycles] = r
+}
+
+// report returns the recorded cycles, oldest first.
+func (l *schedCycleLog) report() schedCyclesReport {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	rep := schedCyclesReport{Total: l.total, Cycles: make([]schedCycleRecord, 0, len(l.recent))}
+	if len(l.recent) < maxSchedCycles {
+		rep.Cycles = append(rep.Cycles, l.recent...)
+		return rep
+	}
+	oldest := int(l.total % maxSchedCycles)
+	rep.Cycles = append(rep.Cycles, l.recent[oldest:]...)
+	rep.Cycles = append(rep.Cycles, l.recent[:oldest]...)
+	return rep
+}
+
+// ServeHTTP writes the report as JSON.
+func (l *schedCycleLog) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(l.report())
 }

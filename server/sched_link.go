@@ -27,6 +27,8 @@ type schedLink struct {
 
 	active atomic.Bool   // a cycle is in progress (server_state Scheduling)
 	kick   chan struct{} // wakes the scheduler worker
+
+	cycles schedCycleLog // recent cycles' durations, for the debug listener (debug.go)
 }
 
 // schedStart starts the worker that connects to the scheduler; a server
@@ -173,6 +175,7 @@ func (rl *runLink) schedWorker() {
 // jobs run over it and whether the scheduler could be contacted.
 func (rl *runLink) schedCycle(cmd int) (int, bool) {
 	s := rl.s
+	begin := time.Now()
 	host := s.cfg.SchedHost
 	if host == "" {
 		host = "127.0.0.1"
@@ -207,5 +210,6 @@ func (rl *runLink) schedCycle(cmd int) (int, bool) {
 	n := rl.sched.started
 	rl.sched.cur = nil
 	rl.mu.Unlock()
+	rl.sched.cycles.add(cmd, begin, time.Since(begin), n)
 	return n, true
 }

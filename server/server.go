@@ -321,7 +321,7 @@ func (s *Server) releaseLock() {
 // Serve accepts connections until the server shuts down. It returns nil
 // after a clean shutdown.
 func (s *Server) Serve() error {
-	s.pprof = startPprof()
+	s.pprof = s.startPprof()
 	s.startRunLink()
 	go s.timers()
 	if l := s.startNetLoop(); l != nil {

@@ -129,6 +129,9 @@ func serve(opts daemon.Options, ready func(error)) error {
 	}
 	d.Started()
 	ready(nil)
+	if pl := startPprof(); pl != nil {
+		defer pl.Close()
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
