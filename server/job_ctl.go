@@ -59,7 +59,12 @@ func (s *Server) unknownJob(c *conn, id, msg string) {
 // commitAndReply submits ops (under the lock held by the caller), unlocks,
 // waits for durability and sends reply p.
 func (s *Server) commitAndReply(c *conn, ops []store.Op, p *batchreq.Reply) {
-	wait := s.store.Submit(ops...)
+	s.replyWhenSaved(c, s.store.Submit(ops...), p)
+}
+
+// replyWhenSaved unlocks s.mu, waits for a submitted batch and sends
+// reply p, or a system error if the batch could not be saved.
+func (s *Server) replyWhenSaved(c *conn, wait func() error, p *batchreq.Reply) {
 	s.mu.Unlock()
 	if err := wait(); err != nil {
 		c.send(batchreq.SystemErrorReply("PBS_Server", 5, "cannot save job"))
@@ -319,7 +324,30 @@ func (s *Server) handleModifyJob(c *conn, req *batchreq.Request) {
 		s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Job Modified at request of %s", c.requester())
 		ops = append(ops, s.saveJobOp(j))
 	}
+	if commentOnly(body.Attrs) {
+		// The scheduler sets a comment on every job it cannot run, one
+		// request after the other: an fdatasync per comment would make
+		// its first cycle over a full queue last seconds. A comment is
+		// acknowledged once it survives a crash of the server.
+		s.replyWhenSaved(c, s.store.SubmitLogged(ops...), batchreq.NullReply())
+		return
+	}
 	s.commitModify(c, targets, body, ops) // relays resource changes of running jobs (mom_relay.go)
+}
+
+// commentOnly reports whether a ModifyJob sets nothing but the job's
+// comment (an attribute only operators, managers and the scheduler may
+// set).
+func commentOnly(list batchreq.AttrList) bool {
+	if len(list) == 0 {
+		return false
+	}
+	for _, a := range list {
+		if jobDefs.find(a.Name) != jaComment {
+			return false
+		}
+	}
+	return true
 }
 
 // modifyJob applies a ModifyJob attribute list atomically.

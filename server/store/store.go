@@ -15,6 +15,18 @@
 // bbolt in one synchronous transaction at checkpoints (every second or
 // every few thousand operations, and at Close), after which the log starts
 // over.
+//
+// A batch submitted with SubmitLogged is acknowledged once its record is
+// written to the log, before the fdatasync: it survives a crash of the
+// server (kill -9; the record is in the kernel's page cache) but not a
+// power failure until the log is next synced. A round made only of such
+// batches is not synced; the background goroutine syncs the log
+// lazySyncDelay later, and any earlier synced round or checkpoint covers
+// them too. The log is written in order, so a power failure can only lose
+// a tail of such batches, never a synced batch after them. The server
+// uses it for changes worth one comment line (the scheduler's job
+// comments), where waiting for the disk would cost more than the change
+// is worth.
 // Opening the store replays a log left by a crash; a torn last record is a
 // batch that was never acknowledged and is dropped.
 //
@@ -93,6 +105,10 @@ type Store interface {
 	// a caller may submit while holding its own lock (fixing the order of
 	// its changes) and wait after releasing it.
 	Submit(ops ...Op) (wait func() error)
+	// SubmitLogged is Submit for a batch that may be acknowledged once it
+	// survives a crash of the process, before it survives a power
+	// failure; it keeps its place in the order of batches.
+	SubmitLogged(ops ...Op) (wait func() error)
 	// ForEach calls fn for every key of a bucket, in key order. The value
 	// is only valid during the call.
 	ForEach(bucket string, fn func(key string, value []byte) error) error
@@ -110,6 +126,10 @@ const (
 	checkpointOps      = 20000
 	checkpointInterval = time.Second
 )
+
+// lazySyncDelay is how long records of logged batches (SubmitLogged) may
+// wait for their fdatasync: the most a power failure can lose of them.
+const lazySyncDelay = 10 * time.Millisecond
 
 // Bolt is a Store in a bbolt file with a write-ahead log beside it
 // (<path>.wal).
@@ -137,6 +157,10 @@ type Bolt struct {
 	unapplied []Op  // logged, not yet in bbolt
 	flushReq  []chan error
 	notify    []func(error) // callbacks of the last round, reused
+	// unsynced is set while the log holds records written by rounds of
+	// logged batches only, not yet fdatasynced.
+	unsynced bool
+	syncs    int64 // fdatasyncs of the log (rounds and lazy syncs)
 }
 
 type batch struct {
@@ -145,6 +169,9 @@ type batch struct {
 	err  error // the round's outcome
 	// notify, if set, is called with err after the round (SubmitAsync).
 	notify func(error)
+	// logged batches need their record written, not synced
+	// (SubmitLogged).
+	logged bool
 }
 
 // OpenBolt opens (creating if needed) the database file at path and
@@ -263,7 +290,14 @@ func readLog(path string, gen uint64) ([]Op, error) {
 func (s *Bolt) Apply(ops ...Op) error { return s.Submit(ops...)() }
 
 // Submit implements Store.
-func (s *Bolt) Submit(ops ...Op) func() error {
+func (s *Bolt) Submit(ops ...Op) func() error { return s.submit(ops, false) }
+
+// SubmitLogged implements Store: the batch is acknowledged once written
+// to the log, without waiting for its fdatasync (see the package
+// documentation).
+func (s *Bolt) SubmitLogged(ops ...Op) func() error { return s.submit(ops, true) }
+
+func (s *Bolt) submit(ops []Op, logged bool) func() error {
 	if len(ops) == 0 {
 		return func() error { return nil }
 	}
@@ -273,7 +307,7 @@ func (s *Bolt) Submit(ops ...Op) func() error {
 			return func() error { return err }
 		}
 	}
-	b := &batch{ops: ops}
+	b := &batch{ops: ops, logged: logged}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -330,9 +364,9 @@ func (s *Bolt) wait(b *batch) error {
 	return b.err
 }
 
-// round commits every pending batch: one log record, one fdatasync.
-// Called with s.mu held and no round under way; s.mu is released during
-// the write.
+// round commits every pending batch: one log record, one fdatasync
+// (none if every batch of the group is a logged one). Called with s.mu
+// held and no round under way; s.mu is released during the write.
 func (s *Bolt) round() {
 	s.busy = true
 	group := s.pending
@@ -340,8 +374,10 @@ func (s *Bolt) round() {
 	s.mu.Unlock()
 	// One record for the whole group, encoded in place.
 	n := 0
+	sync := false
 	for _, b := range group {
 		n += len(b.ops)
+		sync = sync || !b.logged
 	}
 	s.buf = append(s.buf[:0], make([]byte, recordHeader)...)
 	s.buf = binary.AppendUvarint(s.buf, uint64(n))
@@ -349,9 +385,18 @@ func (s *Bolt) round() {
 		s.buf = appendOps(s.buf, b.ops)
 	}
 	sealRecord(s.buf, s.walGen)
-	err := s.writeLog(s.buf)
+	err := s.writeLog(s.buf, sync)
 	s.mu.Lock()
 	s.commits++
+	switch {
+	case err != nil:
+	case sync:
+		s.syncs++
+		s.unsynced = false
+	case !s.unsynced:
+		s.unsynced = true
+		s.poke() // the committer syncs it lazySyncDelay from now
+	}
 	notify := s.notify[:0]
 	for _, b := range group {
 		if err == nil {
@@ -400,12 +445,16 @@ func (s *Bolt) poke() {
 }
 
 // committer runs in the background: it commits batches nobody waits for,
-// checkpoints (after checkpointInterval, past checkpointOps operations,
-// on flush requests and at Close) and ends after Close.
+// syncs records of logged batches lazySyncDelay after the first of them
+// was written, checkpoints (after checkpointInterval, past checkpointOps
+// operations, on flush requests and at Close) and ends after Close.
 func (s *Bolt) committer() {
 	defer close(s.done)
 	timer := time.NewTicker(checkpointInterval)
 	defer timer.Stop()
+	lazy := time.NewTimer(time.Hour)
+	lazy.Stop()
+	lazyArmed, lazyDue := false, false
 	for {
 		s.mu.Lock()
 		for s.busy {
@@ -426,11 +475,27 @@ func (s *Bolt) committer() {
 			s.mu.Unlock()
 			err := s.checkpoint()
 			s.mu.Lock()
+			if err == nil {
+				s.unsynced = false // in bbolt, synced
+			}
 			s.busy = false
 			s.roundDone.Broadcast()
 			for _, c := range flush {
 				c <- err
 			}
+		}
+		if lazyDue && s.unsynced {
+			for s.busy {
+				s.roundDone.Wait()
+			}
+			if s.unsynced {
+				s.syncLog()
+			}
+		}
+		lazyDue = false
+		if s.unsynced && !lazyArmed {
+			lazy.Reset(lazySyncDelay)
+			lazyArmed = true
 		}
 		more := len(s.pending) > 0 || len(s.flushReq) > 0
 		s.mu.Unlock()
@@ -443,15 +508,33 @@ func (s *Bolt) committer() {
 		select {
 		case <-s.wake:
 		case <-timer.C:
+		case <-lazy.C:
+			lazyArmed, lazyDue = false, true
 		}
 	}
 }
 
-// writeLog writes a record at the log's current offset and makes it
-// durable. A record that would end past the file's size is padded with
+// syncLog makes every record written so far durable. Called with s.mu
+// held and no round under way; s.mu is released during the fdatasync,
+// with busy set so that no round writes meanwhile.
+func (s *Bolt) syncLog() {
+	s.busy = true
+	s.mu.Unlock()
+	err := fdatasyncHoldingP(s.wal.Fd())
+	s.mu.Lock()
+	if err == nil {
+		s.syncs++
+		s.unsynced = false
+	}
+	s.busy = false
+	s.roundDone.Broadcast()
+}
+
+// writeLog writes a record at the log's current offset and, if sync is
+// set, makes it durable (with every record before it). A record that would end past the file's size is padded with
 // zeros to the next multiple of walGrowth, so that the records after it
 // are written inside the file and their fdatasync has no size to record.
-func (s *Bolt) writeLog(b []byte) error {
+func (s *Bolt) writeLog(b []byte, sync bool) error {
 	end := s.walOff + int64(len(b))
 	if end > s.walSize {
 		grown := (end + walGrowth - 1) / walGrowth * walGrowth
@@ -462,6 +545,9 @@ func (s *Bolt) writeLog(b []byte) error {
 	}
 	s.walSize = max(s.walSize, s.walOff+int64(len(b)))
 	s.walOff = end
+	if !sync {
+		return nil
+	}
 	if err := fdatasyncHoldingP(s.wal.Fd()); err != nil {
 		return fmt.Errorf("store: sync log: %w", err)
 	}
@@ -621,12 +707,21 @@ func readRecord(r io.Reader) (uint64, []byte, error) {
 	return binary.BigEndian.Uint64(hdr[8:]), p, nil
 }
 
-// Commits returns the number of durable log writes so far (each shared by
-// every batch of its group).
+// Commits returns the number of log writes (rounds) so far, each shared
+// by every batch of its group.
 func (s *Bolt) Commits() int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.commits
+}
+
+// Syncs returns the number of fdatasyncs of the log so far: one per round
+// with a batch submitted by Submit or SubmitAsync, and one per lazy sync
+// of logged batches.
+func (s *Bolt) Syncs() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.syncs
 }
 
 // flush forces a checkpoint so that bbolt holds every acknowledged batch.

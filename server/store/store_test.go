@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 )
 
 func TestApplyPersistsAcrossReopen(t *testing.T) {
@@ -299,5 +300,85 @@ func TestSubmitAsync(t *testing.T) {
 	s.ForEach(Jobs, func(string, []byte) error { count++; return nil })
 	if count != n {
 		t.Fatalf("%d jobs after reopen, want %d", count, n)
+	}
+}
+
+// TestSubmitLogged checks that logged batches are acknowledged without an
+// fdatasync each, that the log is synced lazily, that a durable batch's
+// sync covers them, and that they survive a crash of the process.
+func TestSubmitLogged(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	s, err := OpenBolt(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const n = 200
+	start := time.Now()
+	before := s.Syncs()
+	for i := range n {
+		key := fmt.Sprintf("%d.vm", i)
+		if err := s.SubmitLogged(Put(Jobs, key, []byte("comment "+key)))(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	elapsed := time.Since(start)
+	// At most one lazy sync per lazySyncDelay; a sync per batch would be n.
+	if syncs, most := s.Syncs()-before, int64(elapsed/lazySyncDelay)+2; syncs > most {
+		t.Fatalf("%d fdatasyncs for %d logged batches in %v (at most %d expected)", syncs, n, elapsed, most)
+	}
+	if got := s.Commits(); got < n {
+		t.Fatalf("%d rounds for %d sequential batches", got, n)
+	}
+
+	// "crash": copy the files with no round, sync or checkpoint under way.
+	crash := filepath.Join(t.TempDir(), "db")
+	s.mu.Lock()
+	for s.busy {
+		s.roundDone.Wait()
+	}
+	copyFile(t, path, crash)
+	copyFile(t, path+".wal", crash+".wal")
+	s.mu.Unlock()
+	r, err := OpenBolt(crash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		key := fmt.Sprintf("%d.vm", i)
+		if v, _ := r.Get(Jobs, key); string(v) != "comment "+key {
+			t.Fatalf("after the crash %s = %q", key, v)
+		}
+	}
+	r.Close()
+
+	// The lazy sync comes without any further batch.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		s.mu.Lock()
+		unsynced := s.unsynced
+		s.mu.Unlock()
+		if !unsynced {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("logged batches never synced")
+		}
+		time.Sleep(lazySyncDelay)
+	}
+
+	// A durable batch after a logged one syncs both.
+	if err := s.SubmitLogged(Put(Jobs, "x.vm", []byte("x")))(); err != nil {
+		t.Fatal(err)
+	}
+	syncs := s.Syncs()
+	if err := s.Apply(Put(Jobs, "y.vm", []byte("y"))); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	unsynced := s.unsynced
+	s.mu.Unlock()
+	if unsynced || s.Syncs() <= syncs {
+		t.Fatalf("durable batch left the log unsynced (syncs %d -> %d)", syncs, s.Syncs())
 	}
 }

@@ -1,0 +1,116 @@
+package server
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"gopbs/batchreq"
+	"gopbs/internal/e2e"
+)
+
+func setComment(id, text string) *batchreq.Request {
+	return batchreq.NewRequest(batchreq.PBS_BATCH_ModifyJob, "root", &batchreq.Manage{
+		Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_JOB, ObjName: id,
+		Attrs: batchreq.AttrList{attr("comment", text)},
+	})
+}
+
+// TestCommentsWithoutSyncEach checks that comment-only ModifyJobs (the
+// scheduler's "Not Running" comments) are acknowledged without an
+// fdatasync each, while other modifications still get theirs.
+func TestCommentsWithoutSyncEach(t *testing.T) {
+	e2e.RequireRoot(t, "reserved ports")
+	s := testServer(t, "", "create")
+	c := dialPrivileged(t, s.Addr())
+	setupCluster(t, c)
+	id := submit(t, c, "commented")
+	const n = 50
+	start := time.Now()
+	before := s.store.Syncs()
+	for i := range n {
+		if p := c.do(setComment(id, fmt.Sprintf("Not Running: try %d", i))); p.Code != 0 {
+			t.Fatalf("comment %d: %d %q", i, p.Code, p.Text)
+		}
+	}
+	elapsed := time.Since(start)
+	if syncs, most := s.store.Syncs()-before, int64(elapsed/(10*time.Millisecond))+2; syncs > most {
+		t.Fatalf("%d fdatasyncs for %d comments in %v (at most %d expected)", syncs, n, elapsed, most)
+	}
+	if got := jobAttr(t, c, id, "comment"); got != fmt.Sprintf("Not Running: try %d", n-1) {
+		t.Fatalf("comment = %q", got)
+	}
+	// A modification of anything else is synced before its reply.
+	before = s.store.Syncs()
+	p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_ModifyJob, "root", &batchreq.Manage{
+		Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_JOB, ObjName: id,
+		Attrs: batchreq.AttrList{attr("comment", "with a name"), attr("Job_Name", "renamed")},
+	}))
+	if p.Code != 0 {
+		t.Fatalf("modify: %d %q", p.Code, p.Text)
+	}
+	if s.store.Syncs() == before {
+		t.Fatal("a ModifyJob of Job_Name was acknowledged before its fdatasync")
+	}
+}
+
+// TestCommentsSurviveKill SIGKILLs pbs_server right after its last
+// comment reply: every acknowledged comment is there after a warm start.
+func TestCommentsSurviveKill(t *testing.T) {
+	e2e.RequireRoot(t, "reserved ports")
+	if testing.Short() {
+		t.Skip("end-to-end test")
+	}
+	bins := e2e.Build(t, "pbs_server")
+	home := filepath.Join(e2e.Dir(t), "server")
+	if err := e2e.MakeHome(home, "localhost"); err != nil {
+		t.Fatal(err)
+	}
+	ports := e2e.FreePorts(t, 4)
+	ps := strconv.Itoa
+	start := func(init string) *e2e.Daemon {
+		args := []string{"-D", "-d", home, "-p", ps(ports[0]), "-M", ps(ports[1]), "-R", ps(ports[2]), "-S", ps(ports[3]), "-H", "localhost", "-a", "false", "-t", init}
+		if init == "create" {
+			args = append(args, "-f")
+		}
+		return e2eStart(t, bins.Path("pbs_server"), args...)
+	}
+	server := start("create")
+	c := e2eDial(t, ports[0])
+	for _, r := range []*batchreq.Request{
+		mgr(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_QUEUE, "batch", attr("queue_type", "execution")),
+		mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_QUEUE, "batch", attr("enabled", "true"), attr("started", "true")),
+		mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", attr("default_queue", "batch")),
+	} {
+		if p := c.do(r); p.Code != 0 {
+			t.Fatalf("setup: %d %q", p.Code, p.Text)
+		}
+	}
+	const jobs, rounds = 20, 10
+	ids := make([]string, jobs)
+	for i := range ids {
+		ids[i] = submit(t, c, "j"+ps(i), attr("Hold_Types", "u"))
+	}
+	want := map[string]string{}
+	for r := range rounds {
+		for _, id := range ids {
+			text := fmt.Sprintf("Not Running: round %d", r)
+			if p := c.do(setComment(id, text)); p.Code != 0 {
+				t.Fatalf("comment %s: %d %q", id, p.Code, p.Text)
+			}
+			want[id] = text
+		}
+	}
+	server.Kill()
+	c.nc.Close()
+	start("warm")
+	c = e2eDial(t, ports[0])
+	c.nc.SetDeadline(time.Now().Add(30 * time.Second))
+	for _, id := range ids {
+		if got := jobAttr(t, c, id, "comment"); got != want[id] {
+			t.Errorf("%s: comment after SIGKILL and warm start = %q, want %q", id, got, want[id])
+		}
+	}
+}
