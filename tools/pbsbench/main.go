@@ -7,7 +7,7 @@
 //
 // Usage:
 //
-//	pbsbench [-s host:port] [-m submit|stat|select|mixed] [-n ops] [-c clients]
+//	pbsbench [-s host:port] [-m submit|stat|select|mixed|comment] [-n ops] [-c clients]
 //	         [-u user] [-q queue] [-hold=true] [-t maxtime] [-window n] [-noauth] [-setup]
 //	         [-l name=value,...] [-raw=true]
 //
@@ -15,7 +15,10 @@
 // Commit), each submission on a new connection, with held jobs so that
 // nothing runs; stat runs full StatusJob requests (qstat -f); select runs
 // SelectJobs (qselect -s Q); mixed is 80% submissions, 10% selects and
-// 10% status requests for one job. The last line of the output is
+// 10% status requests for one job; comment sets the comment of the
+// server's jobs in turn (ModifyJob), each client over one connection,
+// one request after the other, as the scheduler sets "Not Running"
+// comments. The last line of the output is
 //
 //	mode=submit ok=N failed=N elapsed=…s rate=…/s p50=… p99=…
 //
@@ -41,7 +44,7 @@ func main() { os.Exit(run()) }
 func run() int {
 	fs := flag.NewFlagSet("pbsbench", flag.ContinueOnError)
 	server := fs.String("s", "127.0.0.1:15001", "server host:port")
-	mode := fs.String("m", load.ModeSubmit, "mode: submit, stat, select or mixed")
+	mode := fs.String("m", load.ModeSubmit, "mode: submit, stat, select, mixed or comment")
 	ops := fs.Int("n", 10000, "number of operations")
 	clients := fs.Int("c", 8, "concurrent clients")
 	user := fs.String("u", "root", "user name in request headers")

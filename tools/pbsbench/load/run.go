@@ -18,6 +18,9 @@ const (
 	ModeStat   = "stat"   // a full StatusJob (qstat -f) on a new connection
 	ModeSelect = "select" // a SelectJobs (qselect) on a new connection
 	ModeMixed  = "mixed"  // 80% submit, 10% select, 10% status of one job
+	// ModeComment sets job comments (ModifyJob) over one connection per
+	// client, in sequence, as the scheduler does.
+	ModeComment = "comment"
 )
 
 // Config drives Run.
@@ -118,7 +121,7 @@ const maxErrors = 5
 // Run performs cfg.Ops operations with cfg.Clients concurrent clients.
 func Run(cfg Config) (*Result, error) {
 	switch cfg.Mode {
-	case ModeSubmit, ModeStat, ModeSelect, ModeMixed:
+	case ModeSubmit, ModeStat, ModeSelect, ModeMixed, ModeComment:
 	default:
 		return nil, fmt.Errorf("unknown mode %q", cfg.Mode)
 	}
@@ -170,6 +173,9 @@ func Run(cfg Config) (*Result, error) {
 	}
 	if cfg.Raw && rawSupported && cfg.Mode == ModeSubmit && cfg.Dialer.Auth {
 		return runRawMode(cfg, clients)
+	}
+	if cfg.Mode == ModeComment {
+		return runComments(cfg, clients)
 	}
 	lats := make([][]time.Duration, clients)
 	for w := range clients {
