@@ -3,6 +3,7 @@ package compattests
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -734,12 +735,7 @@ func TestMomReplayJobs(t *testing.T) {
 		results.run(t, suite, sc.name, "", func(t *testing.T) string {
 			c := loadCapture(t, sc.id)
 			if sc.id == 94 {
-				// The stage-in source of the capture, owned by alice.
-				in := filepath.Join(m.ns.homes, "alice", "in.txt")
-				if err := os.WriteFile(in, []byte("staged in\n"), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				os.Chown(in, uid, gid)
+				return replayStagingCapture(t, m, c, uid, gid)
 			}
 			return replayJobCapture(t, m, c)
 		})
@@ -751,6 +747,13 @@ func TestMomReplayJobs(t *testing.T) {
 // opened to the server (pre-obit StatusJob compared exactly, JobObit
 // normalised) with the captured replies.
 func replayJobCapture(t *testing.T, m *momUnderTest, c *capture.Capture) string {
+	return replayJobCaptureWith(t, m, c, nil)
+}
+
+// replayJobCaptureWith is replayJobCapture that calls played, when not
+// nil, after each connection from the server has been replayed, with the
+// connection's first request; a non-empty result is a difference.
+func replayJobCaptureWith(t *testing.T, m *momUnderTest, c *capture.Capture, played func(*batchreq.Request) string) string {
 	var diffs []string
 	for _, conn := range c.Conns {
 		var d, what string
@@ -758,6 +761,15 @@ func replayJobCapture(t *testing.T, m *momUnderTest, c *capture.Capture) string 
 		case conn.Server.Port() == 15002:
 			what = "connection from the server at frame " + strconv.Itoa(conn.FirstFrame)
 			d = replayBatchConn(t, m, conn)
+			if played != nil {
+				first, err := batchreq.ReadRequest(dis.NewReader(bytes.NewReader(conn.Stream(true))))
+				if err != nil {
+					t.Fatalf("captured server request: %v", err)
+				}
+				if d2 := played(first); d2 != "" {
+					d = strings.TrimSpace(d + "\n" + d2)
+				}
+			}
 		case conn.Server.Port() == 15001 && conn.Client.Port() < 1024 && bytes.Contains(conn.Stream(true), []byte("+7pbs_mom")):
 			req, err := batchreq.ReadRequest(dis.NewReader(bytes.NewReader(conn.Stream(true))))
 			if err != nil {
@@ -871,4 +883,166 @@ func deleteJob(t *testing.T, m *momUnderTest, id string) {
 	c := m.batchConn(t, 10*time.Second)
 	defer c.Close()
 	c.Try(batchreq.NewRequest(batchreq.PBS_BATCH_DeleteJob, "PBS_Server", &batchreq.Manage{ObjType: batchreq.MGR_OBJ_JOB, ObjName: id}))
+}
+
+// replayStagingCapture replays capture 94: a stage-in (CopyFiles before
+// the job), the launch, the first poll, the pre-obit and obit, then the
+// stage-out, the deletion of the staged-in file and DeleteJob.
+//
+// Its job ends about 15 ms after its launch (it reads the staged-in file
+// and exits), and in the capture the server's first poll came while it
+// ran: the MOM answered with session_id, and the obit had no session_id.
+// A poll that comes after the job ended is answered with no object and
+// the obit carries session_id instead (spec 10 §7, §8.2; capture 106),
+// so the replay must not let the job end before the poll. It does so
+// through the job's own input: once the MOM has staged the file in, the
+// file is replaced by a named pipe, and the job's read of it blocks until
+// the poll's reply has been compared; then the pipe carries the staged
+// bytes and the job goes on as in the capture.
+func replayStagingCapture(t *testing.T, m *momUnderTest, c *capture.Capture, uid, gid int) string {
+	staged := stageInFile(t, c)
+	// The stage-in source of the capture, owned by alice.
+	home := filepath.Join(m.ns.homes, "alice")
+	in := filepath.Join(home, "in.txt")
+	if err := os.WriteFile(in, []byte("staged in\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(in, uid, gid); err != nil {
+		t.Fatal(err)
+	}
+	removePipe(staged) // left by a test run that was killed
+	var held *heldInput
+	d := replayJobCaptureWith(t, m, c, func(req *batchreq.Request) string {
+		switch b := req.Body.(type) {
+		case *batchreq.CopyFiles:
+			if b.Direction != batchreq.STAGE_DIR_IN || held != nil {
+				return ""
+			}
+			h, err := holdInput(t, staged, uid, gid)
+			if err != nil {
+				return "after the stage-in: " + err.Error()
+			}
+			held = h
+		case *batchreq.StatusReq:
+			if held == nil || held.released {
+				return ""
+			}
+			if err := held.release(20 * time.Second); err != nil {
+				return "releasing the job: " + err.Error()
+			}
+		}
+		return ""
+	})
+	// The job wrote the staged-in text upper-cased to out.txt in its
+	// home, which the stage-out left in place (same path).
+	if b, err := os.ReadFile(filepath.Join(home, "out.txt")); err != nil || string(b) != "STAGED IN\n" {
+		d = strings.TrimSpace(fmt.Sprintf("%s\nthe job's out.txt holds %q (%v), want %q", d, b, err, "STAGED IN\n"))
+	}
+	return d
+}
+
+// stageInFile returns the one file the server stages in (an absolute
+// path on the MOM's host) in capture c.
+func stageInFile(t *testing.T, c *capture.Capture) string {
+	t.Helper()
+	for _, conn := range c.Conns {
+		if conn.Server.Port() != 15002 {
+			continue
+		}
+		req, err := batchreq.ReadRequest(dis.NewReader(bytes.NewReader(conn.Stream(true))))
+		if err != nil {
+			t.Fatalf("captured server request: %v", err)
+		}
+		if b, ok := req.Body.(*batchreq.CopyFiles); ok && b.Direction == batchreq.STAGE_DIR_IN {
+			if len(b.Pairs) != 1 || !filepath.IsAbs(b.Pairs[0].Local) {
+				t.Fatalf("stage-in of %+v, want one file with an absolute path", b.Pairs)
+			}
+			return b.Pairs[0].Local
+		}
+	}
+	t.Fatal("the capture has no stage-in")
+	return ""
+}
+
+// heldInput is a file a job reads, replaced by a named pipe so that the
+// job's read waits until the test releases it.
+type heldInput struct {
+	path     string
+	data     []byte // the file's content, written into the pipe on release
+	released bool
+}
+
+// holdInput replaces the file at path by a named pipe owned by uid:gid.
+// A cleanup releases a job still waiting and removes the pipe if it is
+// still there, so that a later stage-in to path does not block on it.
+func holdInput(t *testing.T, path string, uid, gid int) (*heldInput, error) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("the staged-in file: %w", err)
+	}
+	fifo := path + ".held"
+	os.Remove(fifo)
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		return nil, fmt.Errorf("mkfifo: %w", err)
+	}
+	if err := os.Chown(fifo, uid, gid); err != nil {
+		os.Remove(fifo)
+		return nil, err
+	}
+	if err := os.Rename(fifo, path); err != nil {
+		os.Remove(fifo)
+		return nil, err
+	}
+	t.Cleanup(func() {
+		// A job still waiting reads end of file.
+		if w, err := openPipeWriter(path); err == nil {
+			w.Close()
+		}
+		removePipe(path)
+	})
+	return &heldInput{path: path, data: data}, nil
+}
+
+// removePipe removes path if it is a named pipe.
+func removePipe(path string) {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeNamedPipe != 0 {
+		os.Remove(path)
+	}
+}
+
+// release waits (at most limit) until the job has opened the pipe for
+// reading, then writes the file's content and closes it, so that the job
+// reads what the stage-in brought and then end of file.
+func (h *heldInput) release(limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		w, err := openPipeWriter(h.path)
+		if err == nil {
+			h.released = true
+			_, werr := w.Write(h.data)
+			if cerr := w.Close(); werr == nil {
+				werr = cerr
+			}
+			return werr
+		}
+		if !errors.Is(err, syscall.ENXIO) {
+			return err
+		}
+		// ENXIO: no reader yet; the job has not reached its read.
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the job did not open %s within %v", h.path, limit)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// openPipeWriter opens the named pipe at path for writing without
+// waiting for a reader: it fails with ENXIO when there is none.
+func openPipeWriter(path string) (*os.File, error) {
+	fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), path), nil
 }
