@@ -89,7 +89,7 @@ func (s *Server) handleSelect(c *conn, req *batchreq.Request) {
 		}
 	}
 	var ids []string
-	var objs []batchreq.StatusObject
+	var jobs []*Job
 	for j := s.head; j != nil; j = j.next {
 		if summarize && j.parent != nil || !summarize && j.array != nil {
 			continue
@@ -101,17 +101,21 @@ func (s *Server) handleSelect(c *conn, req *batchreq.Request) {
 			continue
 		}
 		if req.Type == batchreq.PBS_BATCH_SelStat {
-			o, _ := s.jobStatus(c, j, nil)
-			objs = append(objs, o)
+			jobs = append(jobs, j)
 		} else {
 			ids = append(ids, j.id)
 		}
 	}
-	s.mu.RUnlock()
 	if req.Type == batchreq.PBS_BATCH_SelStat {
-		c.send(&batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_Status, Status: objs})
+		// The full status of every selected job (the request's
+		// attribute list is not consulted), encoded directly: the
+		// scheduler selects every job of each queue in every cycle.
+		raw := s.encodeJobStatuses(c, jobs, -1)
+		s.mu.RUnlock()
+		c.sendRaw(raw)
 		return
 	}
+	s.mu.RUnlock()
 	c.send(&batchreq.Reply{AuxCode: len(ids), Choice: batchreq.BATCH_REPLY_CHOICE_Select, JobIDs: ids})
 }
 

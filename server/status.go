@@ -534,22 +534,30 @@ func deltaView(j *Job, view attrList, since int64) attrList {
 }
 
 func (s *Server) appendJobStatuses(c *conn, jobs []*Job, single, summarize, execOnly bool, delta int64) []byte {
-	body := make([]byte, 0, len(jobs)*1100)
-	var view attrList
-	n := 0
+	listed := jobs[:0:0]
 	for _, j := range jobs {
-		if !s.jobListed(c, j, single, summarize, execOnly) {
-			continue
+		if s.jobListed(c, j, single, summarize, execOnly) {
+			listed = append(listed, j)
 		}
-		n++
+	}
+	return s.encodeJobStatuses(c, listed, delta)
+}
+
+// encodeJobStatuses encodes a Status reply of the full status of jobs
+// (each seen by the requester; delta as for deltaView), the same bytes
+// as a batchreq.Reply of their jobStatus objects, but without building
+// those objects: the reply is written straight into one buffer.
+func (s *Server) encodeJobStatuses(c *conn, jobs []*Job, delta int64) []byte {
+	out := make([]byte, 0, 32+len(jobs)*1100)
+	out = append(out, "+2+1+0+0+6"...) // protocol 2 version 1, code 0, aux 0, BATCH_REPLY_CHOICE_Status
+	out = dis.AppendUint(out, uint64(len(jobs)))
+	var view attrList
+	for _, j := range jobs {
 		// Walltime.Remaining: run_status.go
 		view = s.withRemaining(deltaView(j, clientView(s.jobViewInto(view, j)), delta), j)
-		body = append(body, '+', '2') // MGR_OBJ_JOB
-		body = dis.AppendString(body, j.id)
-		body = appendStatusAttrs(body, jobDefs, view, c.perm, s.isOwner(c, j))
+		out = append(out, '+', '2') // MGR_OBJ_JOB
+		out = dis.AppendString(out, j.id)
+		out = appendStatusAttrs(out, jobDefs, view, c.perm, s.isOwner(c, j))
 	}
-	out := make([]byte, 0, len(body)+32)
-	out = append(out, "+2+1+0+0+6"...)
-	out = dis.AppendUint(out, uint64(n))
-	return append(out, body...)
+	return out
 }
