@@ -607,6 +607,8 @@ func (d *Daemon) hostKeys(nodes []*world.Node) map[string]string {
 func (d *Daemon) Cycle(ctx context.Context, conn *svrconn.Conn) (policy.Stats, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.Log.Hold() // a line per job: written in large pieces
+	defer d.Log.Release()
 	w, err := d.ReadWorld(ctx, conn)
 	if err != nil {
 		return policy.Stats{}, err

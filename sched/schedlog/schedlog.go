@@ -33,7 +33,15 @@ type Logger struct {
 	day    string
 	filter int
 	now    func() time.Time
+
+	// While held (Hold), lines collect in buf and are written in large
+	// pieces: a cycle logs a line per job.
+	held bool
+	buf  []byte
 }
+
+// heldFlushSize is the amount of held log text written at once.
+const heldFlushSize = 64 << 10
 
 // New returns a Logger writing daily files in dir (sched_logs). If file
 // is not empty it is used instead of the daily files (pbs_sched -L).
@@ -68,6 +76,7 @@ func (l *Logger) Open() error {
 func (l *Logger) Reopen() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.flush()
 	if l.f != nil {
 		l.f.Close()
 		l.f, l.w, l.day = nil, nil, ""
@@ -75,11 +84,38 @@ func (l *Logger) Reopen() error {
 	return l.ensure(l.now())
 }
 
+// Hold makes the logger collect lines in memory until Release, writing
+// them in large pieces instead of one write per line; the lines and
+// their order are the same. The scheduler holds its log during a cycle.
+func (l *Logger) Hold() {
+	l.mu.Lock()
+	l.held = true
+	l.mu.Unlock()
+}
+
+// Release writes the lines collected since Hold and goes back to writing
+// each line at once.
+func (l *Logger) Release() {
+	l.mu.Lock()
+	l.held = false
+	l.flush()
+	l.mu.Unlock()
+}
+
+// flush writes the collected lines; l.mu is held.
+func (l *Logger) flush() {
+	if len(l.buf) > 0 && l.w != nil {
+		l.w.Write(l.buf)
+	}
+	l.buf = l.buf[:0]
+}
+
 // Close writes "Log closed" and closes the file.
 func (l *Logger) Close() error {
 	l.Log(logline.EventSystem|logline.EventForce, logline.ClassServer, "Log", "Log closed")
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.flush()
 	if l.f != nil {
 		err := l.f.Close()
 		l.f, l.w = nil, nil
@@ -105,6 +141,7 @@ func (l *Logger) ensure(t time.Time) error {
 	if err != nil {
 		return fmt.Errorf("open scheduler log: %w", err)
 	}
+	l.flush() // the lines of the previous day go to its file
 	if l.f != nil {
 		l.f.Close()
 	}
@@ -132,7 +169,15 @@ func (l *Logger) Log(event int, class, object, text string) {
 	if l.w == nil {
 		return
 	}
-	io.WriteString(l.w, Format(t, event, class, object, text))
+	line := Format(t, event, class, object, text)
+	if !l.held {
+		io.WriteString(l.w, line)
+		return
+	}
+	l.buf = append(l.buf, line...)
+	if len(l.buf) >= heldFlushSize {
+		l.flush()
+	}
 }
 
 // Logf formats and writes one message.

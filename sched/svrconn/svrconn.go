@@ -87,14 +87,12 @@ type Object struct {
 	Attrs []world.Attr
 }
 
+// objects returns the objects of a status reply; their attribute lists
+// are the decoded ones, not copies.
 func objects(rep *batchreq.Reply) []Object {
 	out := make([]Object, 0, len(rep.Status))
 	for _, s := range rep.Status {
-		o := Object{Name: s.Name, Attrs: make([]world.Attr, len(s.Attrs))}
-		for i, a := range s.Attrs {
-			o.Attrs[i] = world.Attr{Name: a.Name, Resource: a.Resource, Value: a.Value}
-		}
-		out = append(out, o)
+		out = append(out, Object{Name: s.Name, Attrs: s.Attrs})
 	}
 	return out
 }

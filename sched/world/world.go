@@ -9,17 +9,17 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"gopbs/batchreq"
 )
 
 // Unlimited is the value of a run limit that is not set.
 const Unlimited = -1
 
-// Attr is one attribute of a status reply.
-type Attr struct {
-	Name     string
-	Resource string
-	Value    string
-}
+// Attr is one attribute of a status reply, as package batchreq decodes
+// it (Name, Resource and Value are what the world is built from): the
+// scheduler's replies are used without copying their attributes.
+type Attr = batchreq.Attr
 
 // Limits are the resource amounts the scheduler checks (mem, ncpus,
 // nodect); a negative amount means "not set". Values holds every resource
