@@ -457,6 +457,14 @@ func (a serverActions) DeleteJob(j *world.Job, msg string) error { return a.c.De
 // ReadWorld asks the server (and the MOMs) for the world, in the FIFO
 // scheduler's request order: StatusServer, StatusNode, the MOM queries,
 // StatusQue, then one SelStat per queue in the server's queue order.
+// On a cluster of more than momQueries nodes the MOM queries go on while
+// the queues and jobs are read from the server: the server and each MOM
+// see the same requests in the same order as one after the other, but the
+// cycle does not wait for the last of 1,000 MOMs before asking for
+// 18,000 jobs. A smaller cluster's MOMs are all asked in one concurrent
+// round, which overlapping would hardly shorten, so there the FIFO
+// scheduler's order is kept exactly: the MOM queries between StatusNode
+// and StatusQue, as in the captures.
 func (d *Daemon) ReadWorld(ctx context.Context, conn *svrconn.Conn) (*world.World, error) {
 	w := &world.World{Now: d.Now()}
 	srv, err := conn.StatusServer()
@@ -479,38 +487,62 @@ func (d *Daemon) ReadWorld(ctx context.Context, conn *svrconn.Conn) (*world.Worl
 	for _, o := range nodes {
 		w.Nodes = append(w.Nodes, world.FromNode(o.Name, o.Attrs))
 	}
-	d.queryMoms(ctx, w.Nodes)
+	finishMoms := d.startMomQueries(ctx, w.Nodes)
+	if len(w.Nodes) <= momQueries {
+		finishMoms()
+	}
+	w.Queues, err = readQueues(conn)
+	finishMoms()
+	if err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// readQueues asks the server for its queues and the jobs of each.
+func readQueues(conn *svrconn.Conn) ([]*world.Queue, error) {
 	queues, err := conn.StatusQueue()
 	if err != nil {
 		return nil, fmt.Errorf("status queue: %w", err)
 	}
+	var out []*world.Queue
 	for _, o := range queues {
 		q := world.FromQueue(o.Name, o.Attrs)
 		jobs, err := conn.SelStatQueue(q.Name)
 		if err != nil {
 			return nil, fmt.Errorf("select jobs of %s: %w", q.Name, err)
 		}
+		q.Jobs = make([]*world.Job, 0, len(jobs))
 		for _, jo := range jobs {
 			q.Jobs = append(q.Jobs, world.FromJob(jo.Name, q, jo.Attrs))
 		}
-		w.Queues = append(w.Queues, q)
+		out = append(out, q)
 	}
-	return w, nil
+	return out, nil
 }
 
 // momQueries is the number of MOM queries in flight at once.
 const momQueries = 32
 
-// queryMoms asks the MOM of every node that is not down or offline. The
-// MOMs are asked concurrently (each query on its own RPP stream, with the
+// queryMoms asks the MOM of every node that is not down or offline and
+// applies the answers (startMomQueries and its finish at once).
+func (d *Daemon) queryMoms(ctx context.Context, nodes []*world.Node) {
+	d.startMomQueries(ctx, nodes)()
+}
+
+// startMomQueries starts asking the MOM of every node that is not down or
+// offline and returns the function that waits for the answers and
+// applies them (once, however often it is called); the nodes must not be
+// used until it returned. The MOMs
+// are asked concurrently (each query on its own RPP stream, with the
 // same messages as one at a time), so a large cluster, or a few silent
 // MOMs each waiting for its timeout, does not add up node by node. Nodes
 // with the same momquery.HostKeyer key (the same MOM endpoint) are asked
 // one after the other. Answers and failures are applied and logged in
 // node order.
-func (d *Daemon) queryMoms(ctx context.Context, nodes []*world.Node) {
+func (d *Daemon) startMomQueries(ctx context.Context, nodes []*world.Node) (finish func()) {
 	if d.Mom == nil {
-		return
+		return func() {}
 	}
 	var ask []*world.Node
 	for _, n := range nodes {
@@ -547,18 +579,22 @@ func (d *Daemon) queryMoms(ctx context.Context, nodes []*world.Node) {
 			}
 		}()
 	}
-	for _, group := range hosts {
-		next <- group
-	}
-	close(next)
-	wg.Wait()
-	for i, n := range ask {
-		if failed[i] {
-			d.Log.Log(logline.EventSystem, logline.ClassNode, n.Name, "Can not open connection to mom")
-			continue
+	go func() {
+		for _, group := range hosts {
+			next <- group
 		}
-		momquery.Apply(n, answers[i])
-	}
+		close(next)
+	}()
+	return sync.OnceFunc(func() {
+		wg.Wait()
+		for i, n := range ask {
+			if failed[i] {
+				d.Log.Log(logline.EventSystem, logline.ClassNode, n.Name, "Can not open connection to mom")
+				continue
+			}
+			momquery.Apply(n, answers[i])
+		}
+	})
 }
 
 // hostKeys returns the momquery.HostKeyer key of each node's name,

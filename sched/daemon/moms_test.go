@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,9 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"gopbs/batchreq"
 	"gopbs/momproto"
 	"gopbs/rpp"
 	"gopbs/sched/config"
+	"gopbs/sched/internal/fakeserver"
 	"gopbs/sched/momquery"
 	"gopbs/sched/world"
 )
@@ -178,3 +181,68 @@ func BenchmarkQueryMoms1k(b *testing.B) {
 }
 
 var benchMoms = 1000
+
+// waitingMom answers only once the fake server has been asked for the
+// jobs (SelStat), or after a while.
+type waitingMom struct {
+	srv   *fakeserver.Server
+	wait  time.Duration
+	after atomic.Int32 // answers given after the SelStat
+}
+
+func (m *waitingMom) Query(ctx context.Context, host string, lines []string) ([]string, error) {
+	selStat := strconv.Itoa(batchreq.PBS_BATCH_SelStat)
+	for end := time.Now().Add(m.wait); time.Now().Before(end); time.Sleep(time.Millisecond) {
+		if slices.Contains(m.srv.RequestsSoFar(), selStat) {
+			m.after.Add(1)
+			break
+		}
+	}
+	return []string{"ncpus=2", "arch=linux", "physmem=1gb", "loadave=0.5", "max_load=4", "ideal_load=2"}, nil
+}
+
+// TestMomQueriesOverlapJobs: on a cluster of more than momQueries nodes
+// the server is asked for the queues and jobs while the MOM queries are
+// still under way; on a smaller one the MOMs have all answered before
+// StatusQue, as in TORQUE. Either way the server's requests keep the FIFO
+// scheduler's order, and the answers are applied before the policy runs
+// (the job starts on a node whose MOM answered).
+func TestMomQueriesOverlapJobs(t *testing.T) {
+	for _, tc := range []struct {
+		nodes, wantAfter int
+	}{
+		{2, 0},
+		{momQueries, 0},
+		{momQueries + 8, momQueries + 8},
+	} {
+		t.Run(strconv.Itoa(tc.nodes), func(t *testing.T) {
+			c := newCluster(t, config.Shipped, nil)
+			mom := &waitingMom{srv: c.srv, wait: 300 * time.Millisecond}
+			c.d.mu.Lock()
+			c.d.Mom = mom
+			c.d.mu.Unlock()
+			for i := range tc.nodes {
+				c.srv.Nodes = append(c.srv.Nodes, &fakeserver.Node{Name: fmt.Sprintf("node%d", i+1), NP: 2})
+			}
+			c.queue("batch")
+			c.job("1.srv", "batch", "alice", nil)
+			c.cycle(batchreq.SCH_SCHEDULE_NEW)
+			if n := mom.after.Load(); int(n) != tc.wantAfter {
+				t.Errorf("%d of %d MOM answers came after the SelStat, want %d", n, tc.nodes, tc.wantAfter)
+			}
+			want := []int{batchreq.PBS_BATCH_StatusSvr, batchreq.PBS_BATCH_StatusNode, batchreq.PBS_BATCH_StatusQue, batchreq.PBS_BATCH_SelStat}
+			got := c.srv.RequestsSoFar()
+			for i, typ := range want {
+				if i >= len(got) || got[i] != strconv.Itoa(typ) {
+					t.Fatalf("requests %v, want %v first", got, want)
+				}
+			}
+			if !slices.Equal(c.srv.Started, []string{"1.srv"}) {
+				t.Errorf("started %v", c.srv.Started)
+			}
+			if strings.Contains(logText(c), "Can not open connection to mom") {
+				t.Errorf("log:\n%s", logText(c))
+			}
+		})
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -67,6 +68,14 @@ type Server struct {
 
 // New returns an empty server called name.
 func New(name string) *Server { return &Server{Name: name} }
+
+// RequestsSoFar returns a copy of Requests that may be taken while a
+// cycle is being served.
+func (s *Server) RequestsSoFar() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.Requests)
+}
 
 // AddJob adds a queued job.
 func (s *Server) AddJob(j *Job) *Job {
