@@ -139,6 +139,9 @@ func bench(ctx context.Context, cfg *config, out io.Writer) (err error) {
 		return err
 	}
 	fmt.Fprintln(out, summarize(cycles, w))
+	if srv, sch, ok := w.peakRSS(); ok {
+		fmt.Fprintf(out, "peak RSS: pbs_server=%d MiB pbs_sched=%d MiB\n", srv>>20, sch>>20)
+	}
 	fmt.Fprintf(out, "load average: %s\n", loadAverage())
 	if profiles != nil {
 		if err := <-profiles; err != nil {

@@ -116,6 +116,35 @@ func (w *cpuWatch) mark() {
 	w.marks = append(w.marks, m)
 }
 
+// peakRSS returns the daemons' peak resident set sizes (VmHWM) so far.
+func (w *cpuWatch) peakRSS() (server, sched int64, ok bool) {
+	var kb [2]int64
+	for i, pid := range w.pids {
+		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+		if err != nil {
+			return 0, 0, false
+		}
+		if kb[i], err = parseHWM(string(b)); err != nil {
+			return 0, 0, false
+		}
+	}
+	return kb[0] << 10, kb[1] << 10, true
+}
+
+// parseHWM returns the VmHWM line of a /proc/<pid>/status file in KiB.
+func parseHWM(status string) (int64, error) {
+	for _, line := range strings.Split(status, "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			f := strings.Fields(v)
+			if len(f) != 2 || f[1] != "kB" {
+				break
+			}
+			return strconv.ParseInt(f[0], 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM line in %q", status)
+}
+
 // later returns the CPU time used between the first and the last mark.
 func (w *cpuWatch) later() (server, sched time.Duration, ok bool) {
 	if len(w.marks) < 2 {

@@ -113,3 +113,21 @@ func TestConfigCheck(t *testing.T) {
 		}
 	}
 }
+
+func TestParseHWM(t *testing.T) {
+	for _, tc := range []struct {
+		status  string
+		want    int64
+		wantErr bool
+	}{
+		{"Name:\tpbs_sched\nVmPeak:\t 2051824 kB\nVmHWM:\t  242488 kB\nVmRSS:\t  200000 kB\n", 242488, false},
+		{"Name:\tx\nVmRSS:\t 1 kB\n", 0, true},
+		{"VmHWM:\t 12 MB\n", 0, true},
+		{"VmHWM:\t x kB\n", 0, true},
+	} {
+		got, err := parseHWM(tc.status)
+		if got != tc.want || (err != nil) != tc.wantErr {
+			t.Errorf("parseHWM(%q) = %d, %v; want %d, error %v", tc.status, got, err, tc.want, tc.wantErr)
+		}
+	}
+}
