@@ -122,14 +122,17 @@ func bench(ctx context.Context, cfg *config, out io.Writer) (err error) {
 	}
 	w := newWatch(server.Process.Pid, sched.Process.Pid)
 	fmt.Fprintf(out, "load average: %s\n", loadAverage())
+	var profiles <-chan error
+	if cfg.profileDir != "" && cfg.profileFirst {
+		profiles = takeProfiles(cfg)
+	}
 	if err := manage(d, batchreq.NewAttr("scheduling", "True")); err != nil {
 		return err
 	}
-	var profiles <-chan error
 	cycles, err := collectCycles(ctx, cfg, before.Total, out, func(c cycle) {
 		if c.Seq == before.Total+1 {
 			w.mark()
-			if cfg.profileDir != "" {
+			if cfg.profileDir != "" && !cfg.profileFirst {
 				profiles = takeProfiles(cfg)
 			}
 		}

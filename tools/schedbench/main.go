@@ -11,7 +11,7 @@
 //
 //	schedbench [-bin dir] [-nodes 1000] [-np 8] [-running 8000] [-queued 10000]
 //	           [-cycles 5] [-iteration 10] [-clients 8] [-profile dir]
-//	           [-profile-seconds 20] [-keep]
+//	           [-profile-seconds 20] [-profile-first] [-keep]
 //
 // It must run as root on Linux: the daemons bind reserved ports, and
 // schedbench runs itself again in a private mount namespace where a
@@ -26,7 +26,8 @@
 // durations come from pbs_server's hidden debug listener (GOPBS_PPROF):
 // the time from its connection to the scheduler until the scheduler
 // closes it. With -profile, CPU profiles of pbs_server and pbs_sched are
-// taken over the later cycles and written to that directory.
+// taken over the later cycles (with -profile-first: from the start of the
+// first cycle) and written to that directory.
 //
 // The first cycle is made deterministic: scheduling is switched off
 // during the mass submission and on again after it, which starts a cycle
@@ -65,6 +66,7 @@ func run() int {
 	fs.IntVar(&cfg.clients, "clients", 8, "concurrent submitting clients")
 	fs.StringVar(&cfg.profileDir, "profile", "", "write CPU profiles of pbs_server and pbs_sched over the later cycles to this directory")
 	fs.IntVar(&cfg.profileSeconds, "profile-seconds", 20, "length of the CPU profiles")
+	fs.BoolVar(&cfg.profileFirst, "profile-first", false, "with -profile: profile from the start of the first cycle instead (use a short -profile-seconds)")
 	fs.BoolVar(&cfg.keep, "keep", false, "keep the temporary PBS_HOME (its logs) and print its path")
 	fs.DurationVar(&cfg.wait, "wait", 5*time.Minute, "longest wait for the nodes, the running jobs or the cycles")
 	if err := fs.Parse(os.Args[1:]); err != nil {
@@ -99,6 +101,7 @@ type config struct {
 	clients                 int
 	profileDir              string
 	profileSeconds          int
+	profileFirst            bool
 	keep                    bool
 	wait                    time.Duration
 	home                    string // the temporary PBS_HOME
