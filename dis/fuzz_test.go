@@ -57,3 +57,31 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+// FuzzUnsignedFastPath checks that parsing an integer item from the
+// buffer gives what reading it byte by byte gives: the same sign, value,
+// error and bytes consumed, for every width limit, including items cut
+// off by the end of the buffered data.
+func FuzzUnsignedFastPath(f *testing.F) {
+	for _, s := range []string{"+0", "2+10", "210+4294967295", "210+4294967296", "1+5", "11+5", "2+05", "05",
+		"+5hello", "2-10", "220+18446744073709551615", "220+18446744073709551616", "3+12", "221+1", "9", "1"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, max := range []string{maxUint32Digits, maxUint64Digits} {
+			fast := NewReader(bytes.NewReader(data))
+			slow := NewReader(bytes.NewReader(data))
+			for range 8 {
+				fs, fv, ferr := fast.unsigned(max)
+				ss, sv, serr := slow.readUnsigned(max)
+				if fs != ss || fv != sv || !errors.Is(ferr, serr) || fast.Offset() != slow.Offset() {
+					t.Fatalf("%q max %s: buffered (%c %d %v at %d), byte by byte (%c %d %v at %d)",
+						data, max, fs, fv, ferr, fast.Offset(), ss, sv, serr, slow.Offset())
+				}
+				if ferr != nil {
+					break
+				}
+			}
+		}
+	})
+}

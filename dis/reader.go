@@ -111,7 +111,69 @@ func fits(d []byte, max string) bool {
 
 // unsigned decodes one integer item and returns its sign ('+' or '-') and
 // magnitude. max is the digit string of the largest magnitude accepted.
+// An item wholly received is parsed from the buffer (parseUnsigned);
+// anything else, malformed items included, byte by byte (readUnsigned),
+// which defines the errors and how much of the stream they consume.
 func (r *Reader) unsigned(max string) (byte, uint64, error) {
+	if b, _ := r.br.Peek(r.br.Buffered()); len(b) > 0 {
+		if sign, v, n := parseUnsigned(b, max); n > 0 {
+			r.br.Discard(n)
+			r.off += int64(n)
+			return sign, v, nil
+		}
+	}
+	return r.readUnsigned(max)
+}
+
+// parseUnsigned parses a well-formed integer item at the start of b and
+// returns its sign, magnitude and length; n is 0 if b does not start
+// with a complete, valid item that fits max.
+func parseUnsigned(b []byte, max string) (sign byte, v uint64, n int) {
+	w, i := 1, 0 // width of the next group, its offset in b
+	for {
+		if w > len(max) || i+w > len(b) {
+			return 0, 0, 0
+		}
+		if c := b[i]; c == '+' || c == '-' {
+			d := b[i+1:]
+			if len(d) < w {
+				return 0, 0, 0
+			}
+			d = d[:w]
+			if !allDigits(d) || !fits(d, max) {
+				return 0, 0, 0
+			}
+			for _, x := range d {
+				v = v*10 + uint64(x-'0')
+			}
+			return c, v, i + 1 + w
+		}
+		d := b[i : i+w]
+		if d[0] < '1' || d[0] > '9' || !allDigits(d) || !fits(d, max) {
+			return 0, 0, 0
+		}
+		i += w
+		w = 0
+		for _, x := range d {
+			w = w*10 + int(x-'0')
+			if w > len(max) {
+				return 0, 0, 0
+			}
+		}
+	}
+}
+
+func allDigits(d []byte) bool {
+	for _, c := range d {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// readUnsigned is unsigned reading one byte at a time.
+func (r *Reader) readUnsigned(max string) (byte, uint64, error) {
 	var buf [20]byte
 	w := 1
 	for {
