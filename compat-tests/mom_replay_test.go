@@ -564,6 +564,13 @@ func normalizeRequest(b []byte) string {
 // replayBatchConn plays the server side of one captured connection to the
 // MOM's batch port from a privileged port and compares every reply.
 func replayBatchConn(t *testing.T, m *momUnderTest, conn *capture.Conn) string {
+	return replayBatchConnRewriting(t, m, conn, nil)
+}
+
+// replayBatchConnRewriting is replayBatchConn with each request passed
+// through rewrite, when not nil, before it is sent; a request rewrite
+// leaves alone (it returns false) is sent as captured.
+func replayBatchConnRewriting(t *testing.T, m *momUnderTest, conn *capture.Conn, rewrite func(*batchreq.Request) bool) string {
 	c := m.batchConn(t, 20*time.Second).NetConn()
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(20 * time.Second))
@@ -572,7 +579,7 @@ func replayBatchConn(t *testing.T, m *momUnderTest, conn *capture.Conn) string {
 	var diffs []string
 	for _, turn := range conn.Turns() {
 		if turn.FromClient {
-			if _, err := c.Write(turn.Data); err != nil {
+			if _, err := c.Write(rewriteRequests(turn.Data, rewrite)); err != nil {
 				t.Fatal(err)
 			}
 			continue
@@ -586,6 +593,37 @@ func replayBatchConn(t *testing.T, m *momUnderTest, conn *capture.Conn) string {
 		}
 	}
 	return strings.Join(diffs, "\n")
+}
+
+// rewriteRequests passes the requests data holds through rewrite and
+// returns them encoded again if rewrite changed one, else data as it is
+// (also when rewrite is nil or data is not whole requests).
+func rewriteRequests(data []byte, rewrite func(*batchreq.Request) bool) []byte {
+	if rewrite == nil {
+		return data
+	}
+	in := dis.NewReader(bytes.NewReader(data))
+	var reqs []*batchreq.Request
+	changed := false
+	for {
+		req, err := batchreq.ReadRequest(in)
+		if errors.Is(err, io.EOF) && len(reqs) > 0 {
+			break
+		}
+		if err != nil {
+			return data
+		}
+		changed = rewrite(req) || changed
+		reqs = append(reqs, req)
+	}
+	if !changed {
+		return data
+	}
+	var out []byte
+	for _, req := range reqs {
+		out = req.Append(out)
+	}
+	return out
 }
 
 // serveMomCall accepts the MOM's next connection to the server port,
@@ -745,30 +783,19 @@ func TestMomReplayJobs(t *testing.T) {
 // replayJobCapture replays, in capture order, every connection the server
 // opened to the MOM's batch port and answers every connection the MOM
 // opened to the server (pre-obit StatusJob compared exactly, JobObit
-// normalised) with the captured replies.
+// normalised) with the captured replies. A job the capture's server
+// polled while it ran is held until that poll is answered (holdPolledJobs).
 func replayJobCapture(t *testing.T, m *momUnderTest, c *capture.Capture) string {
-	return replayJobCaptureWith(t, m, c, nil)
-}
-
-// replayJobCaptureWith is replayJobCapture that calls played, when not
-// nil, after each connection from the server has been replayed, with the
-// connection's first request; a non-empty result is a difference.
-func replayJobCaptureWith(t *testing.T, m *momUnderTest, c *capture.Capture, played func(*batchreq.Request) string) string {
+	holds := holdPolledJobs(t, c, m.ns.homes, "/home")
 	var diffs []string
 	for _, conn := range c.Conns {
 		var d, what string
 		switch {
 		case conn.Server.Port() == 15002:
 			what = "connection from the server at frame " + strconv.Itoa(conn.FirstFrame)
-			d = replayBatchConn(t, m, conn)
-			if played != nil {
-				first, err := batchreq.ReadRequest(dis.NewReader(bytes.NewReader(conn.Stream(true))))
-				if err != nil {
-					t.Fatalf("captured server request: %v", err)
-				}
-				if d2 := played(first); d2 != "" {
-					d = strings.TrimSpace(d + "\n" + d2)
-				}
+			d = replayBatchConnRewriting(t, m, conn, holds.rewrite)
+			if err := holds.played(conn); err != nil {
+				d = strings.TrimSpace(d + "\n" + err.Error())
 			}
 		case conn.Server.Port() == 15001 && conn.Client.Port() < 1024 && bytes.Contains(conn.Stream(true), []byte("+7pbs_mom")):
 			req, err := batchreq.ReadRequest(dis.NewReader(bytes.NewReader(conn.Stream(true))))
@@ -887,20 +914,9 @@ func deleteJob(t *testing.T, m *momUnderTest, id string) {
 
 // replayStagingCapture replays capture 94: a stage-in (CopyFiles before
 // the job), the launch, the first poll, the pre-obit and obit, then the
-// stage-out, the deletion of the staged-in file and DeleteJob.
-//
-// Its job ends about 15 ms after its launch (it reads the staged-in file
-// and exits), and in the capture the server's first poll came while it
-// ran: the MOM answered with session_id, and the obit had no session_id.
-// A poll that comes after the job ended is answered with no object and
-// the obit carries session_id instead (spec 10 §7, §8.2; capture 106),
-// so the replay must not let the job end before the poll. It does so
-// through the job's own input: once the MOM has staged the file in, the
-// file is replaced by a named pipe, and the job's read of it blocks until
-// the poll's reply has been compared; then the pipe carries the staged
-// bytes and the job goes on as in the capture.
+// stage-out, the deletion of the staged-in file and DeleteJob; and
+// checks what the job made of the staged-in file.
 func replayStagingCapture(t *testing.T, m *momUnderTest, c *capture.Capture, uid, gid int) string {
-	staged := stageInFile(t, c)
 	// The stage-in source of the capture, owned by alice.
 	home := filepath.Join(m.ns.homes, "alice")
 	in := filepath.Join(home, "in.txt")
@@ -910,139 +926,11 @@ func replayStagingCapture(t *testing.T, m *momUnderTest, c *capture.Capture, uid
 	if err := os.Chown(in, uid, gid); err != nil {
 		t.Fatal(err)
 	}
-	removePipe(staged) // left by a test run that was killed
-	var held *heldInput
-	d := replayJobCaptureWith(t, m, c, func(req *batchreq.Request) string {
-		switch b := req.Body.(type) {
-		case *batchreq.CopyFiles:
-			if b.Direction != batchreq.STAGE_DIR_IN || held != nil {
-				return ""
-			}
-			h, err := holdInput(t, staged, uid, gid)
-			if err != nil {
-				return "after the stage-in: " + err.Error()
-			}
-			held = h
-		case *batchreq.StatusReq:
-			if held == nil || held.released {
-				return ""
-			}
-			if err := held.release(20 * time.Second); err != nil {
-				return "releasing the job: " + err.Error()
-			}
-		}
-		return ""
-	})
+	d := replayJobCapture(t, m, c)
 	// The job wrote the staged-in text upper-cased to out.txt in its
 	// home, which the stage-out left in place (same path).
 	if b, err := os.ReadFile(filepath.Join(home, "out.txt")); err != nil || string(b) != "STAGED IN\n" {
 		d = strings.TrimSpace(fmt.Sprintf("%s\nthe job's out.txt holds %q (%v), want %q", d, b, err, "STAGED IN\n"))
 	}
 	return d
-}
-
-// stageInFile returns the one file the server stages in (an absolute
-// path on the MOM's host) in capture c.
-func stageInFile(t *testing.T, c *capture.Capture) string {
-	t.Helper()
-	for _, conn := range c.Conns {
-		if conn.Server.Port() != 15002 {
-			continue
-		}
-		req, err := batchreq.ReadRequest(dis.NewReader(bytes.NewReader(conn.Stream(true))))
-		if err != nil {
-			t.Fatalf("captured server request: %v", err)
-		}
-		if b, ok := req.Body.(*batchreq.CopyFiles); ok && b.Direction == batchreq.STAGE_DIR_IN {
-			if len(b.Pairs) != 1 || !filepath.IsAbs(b.Pairs[0].Local) {
-				t.Fatalf("stage-in of %+v, want one file with an absolute path", b.Pairs)
-			}
-			return b.Pairs[0].Local
-		}
-	}
-	t.Fatal("the capture has no stage-in")
-	return ""
-}
-
-// heldInput is a file a job reads, replaced by a named pipe so that the
-// job's read waits until the test releases it.
-type heldInput struct {
-	path     string
-	data     []byte // the file's content, written into the pipe on release
-	released bool
-}
-
-// holdInput replaces the file at path by a named pipe owned by uid:gid.
-// A cleanup releases a job still waiting and removes the pipe if it is
-// still there, so that a later stage-in to path does not block on it.
-func holdInput(t *testing.T, path string, uid, gid int) (*heldInput, error) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("the staged-in file: %w", err)
-	}
-	fifo := path + ".held"
-	os.Remove(fifo)
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		return nil, fmt.Errorf("mkfifo: %w", err)
-	}
-	if err := os.Chown(fifo, uid, gid); err != nil {
-		os.Remove(fifo)
-		return nil, err
-	}
-	if err := os.Rename(fifo, path); err != nil {
-		os.Remove(fifo)
-		return nil, err
-	}
-	t.Cleanup(func() {
-		// A job still waiting reads end of file.
-		if w, err := openPipeWriter(path); err == nil {
-			w.Close()
-		}
-		removePipe(path)
-	})
-	return &heldInput{path: path, data: data}, nil
-}
-
-// removePipe removes path if it is a named pipe.
-func removePipe(path string) {
-	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeNamedPipe != 0 {
-		os.Remove(path)
-	}
-}
-
-// release waits (at most limit) until the job has opened the pipe for
-// reading, then writes the file's content and closes it, so that the job
-// reads what the stage-in brought and then end of file.
-func (h *heldInput) release(limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for {
-		w, err := openPipeWriter(h.path)
-		if err == nil {
-			h.released = true
-			_, werr := w.Write(h.data)
-			if cerr := w.Close(); werr == nil {
-				werr = cerr
-			}
-			return werr
-		}
-		if !errors.Is(err, syscall.ENXIO) {
-			return err
-		}
-		// ENXIO: no reader yet; the job has not reached its read.
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the job did not open %s within %v", h.path, limit)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// openPipeWriter opens the named pipe at path for writing without
-// waiting for a reader: it fails with ENXIO when there is none.
-func openPipeWriter(path string) (*os.File, error) {
-	fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
-	}
-	return os.NewFile(uintptr(fd), path), nil
 }
