@@ -832,10 +832,12 @@ func TestJobMail(t *testing.T) {
 		"ARGS: -f adm alice@example\nTo: alice@example \nSubject: PBS JOB " + id + "\nPrecedence: bulk\n\n" +
 		"PBS Job Id: " + id + "\nJob Name:   mailjob\nExec host:  vm/0\nExecution terminated\nExit_status=3\nresources_used.cput=00:00:01\n.\n"
 	var got string
+	// The fake mailer writes a mail in three steps: wait for the end of
+	// the second.
 	waitFor(t, "two mails", func() bool {
 		b, _ := os.ReadFile(out)
 		got = string(b)
-		return strings.Count(got, "ARGS:") == 2
+		return strings.Count(got, "ARGS:") == 2 && strings.HasSuffix(got, "\n.\n")
 	})
 	if got != want {
 		t.Errorf("mail\n got %q\nwant %q", got, want)
