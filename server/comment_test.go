@@ -36,7 +36,9 @@ func TestCommentsWithoutSyncEach(t *testing.T) {
 		}
 	}
 	elapsed := time.Since(start)
-	if syncs, most := s.store.Syncs()-before, int64(elapsed/(10*time.Millisecond))+2; syncs > most {
+	// At most one lazy sync per 10 ms, and a few to spare for the
+	// server's own durable writes meanwhile; a sync per comment would be n.
+	if syncs, most := s.store.Syncs()-before, int64(elapsed/(10*time.Millisecond))+5; syncs > most {
 		t.Fatalf("%d fdatasyncs for %d comments in %v (at most %d expected)", syncs, n, elapsed, most)
 	}
 	if got := jobAttr(t, c, id, "comment"); got != fmt.Sprintf("Not Running: try %d", n-1) {
