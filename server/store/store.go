@@ -468,28 +468,18 @@ func (s *Bolt) committer() {
 		s.flushReq = nil
 		if len(flush) > 0 || closed || len(s.unapplied) >= checkpointOps ||
 			len(s.unapplied) > 0 && time.Since(s.lastCkpt) >= checkpointInterval {
-			for s.busy {
-				s.roundDone.Wait()
-			}
-			s.busy = true
-			s.mu.Unlock()
-			err := s.checkpoint()
-			s.mu.Lock()
+			err := s.exclusive(s.checkpoint)
 			if err == nil {
 				s.unsynced = false // in bbolt, synced
 			}
-			s.busy = false
-			s.roundDone.Broadcast()
 			for _, c := range flush {
 				c <- err
 			}
 		}
 		if lazyDue && s.unsynced {
-			for s.busy {
-				s.roundDone.Wait()
-			}
-			if s.unsynced {
-				s.syncLog()
+			if err := s.exclusive(s.syncLog); err == nil {
+				s.syncs++
+				s.unsynced = false
 			}
 		}
 		lazyDue = false
@@ -514,26 +504,33 @@ func (s *Bolt) committer() {
 	}
 }
 
-// syncLog makes every record written so far durable. Called with s.mu
-// held and no round under way; s.mu is released during the fdatasync,
-// with busy set so that no round writes meanwhile.
-func (s *Bolt) syncLog() {
+// exclusive runs f once no round, checkpoint or sync is under way, with
+// busy set so that none starts meanwhile and s.mu released. It is called
+// and returns with s.mu held.
+func (s *Bolt) exclusive(f func() error) error {
+	for s.busy {
+		s.roundDone.Wait()
+	}
 	s.busy = true
 	s.mu.Unlock()
-	err := fdatasyncHoldingP(s.wal.Fd())
+	err := f()
 	s.mu.Lock()
-	if err == nil {
-		s.syncs++
-		s.unsynced = false
-	}
 	s.busy = false
 	s.roundDone.Broadcast()
+	return err
+}
+
+// syncLog makes every record written so far durable. Runs with busy set
+// (exclusive).
+func (s *Bolt) syncLog() error {
+	return fdatasyncHoldingP(s.wal.Fd())
 }
 
 // writeLog writes a record at the log's current offset and, if sync is
-// set, makes it durable (with every record before it). A record that would end past the file's size is padded with
-// zeros to the next multiple of walGrowth, so that the records after it
-// are written inside the file and their fdatasync has no size to record.
+// set, makes it durable (with every record before it). A record that
+// would end past the file's size is padded with zeros to the next
+// multiple of walGrowth, so that the records after it are written inside
+// the file and their fdatasync has no size to record.
 func (s *Bolt) writeLog(b []byte, sync bool) error {
 	end := s.walOff + int64(len(b))
 	if end > s.walSize {
