@@ -59,18 +59,21 @@ func (s *Server) unknownJob(c *conn, id, msg string) {
 // commitAndReply submits ops (under the lock held by the caller), unlocks,
 // waits for durability and sends reply p.
 func (s *Server) commitAndReply(c *conn, ops []store.Op, p *batchreq.Reply) {
-	s.replyWhenSaved(c, s.store.Submit(ops...), p)
+	if s.waitSaved(c, s.store.Submit(ops...)) {
+		c.send(p)
+	}
 }
 
-// replyWhenSaved unlocks s.mu, waits for a submitted batch and sends
-// reply p, or a system error if the batch could not be saved.
-func (s *Server) replyWhenSaved(c *conn, wait func() error, p *batchreq.Reply) {
+// waitSaved unlocks s.mu and waits for a submitted batch. If the batch
+// could not be saved it answers the request with a system error and
+// returns false.
+func (s *Server) waitSaved(c *conn, wait func() error) bool {
 	s.mu.Unlock()
 	if err := wait(); err != nil {
 		c.send(batchreq.SystemErrorReply("PBS_Server", 5, "cannot save job"))
-		return
+		return false
 	}
-	c.send(p)
+	return true
 }
 
 func (s *Server) handleDeleteJob(c *conn, req *batchreq.Request) {
@@ -329,7 +332,9 @@ func (s *Server) handleModifyJob(c *conn, req *batchreq.Request) {
 		// request after the other: an fdatasync per comment would make
 		// its first cycle over a full queue last seconds. A comment is
 		// acknowledged once it survives a crash of the server.
-		s.replyWhenSaved(c, s.store.SubmitLogged(ops...), batchreq.NullReply())
+		if s.waitSaved(c, s.store.SubmitLogged(ops...)) {
+			c.ok()
+		}
 		return
 	}
 	s.commitModify(c, targets, body, ops) // relays resource changes of running jobs (mom_relay.go)

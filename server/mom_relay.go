@@ -47,10 +47,7 @@ func (s *Server) commitModify(c *conn, jobs []*Job, body *batchreq.Manage, ops [
 		s.commitAndReply(c, ops, batchreq.NullReply())
 		return
 	}
-	wait := s.store.Submit(ops...)
-	s.mu.Unlock()
-	if err := wait(); err != nil {
-		c.send(batchreq.SystemErrorReply("PBS_Server", 5, "cannot save job"))
+	if !s.waitSaved(c, s.store.Submit(ops...)) {
 		return
 	}
 	reply := batchreq.NullReply()
@@ -79,10 +76,7 @@ func (s *Server) holdRunning(c *conn, jobs []*Job, body *batchreq.Manage, bits i
 		s.commitAndReply(c, ops, batchreq.NullReply())
 		return
 	}
-	wait := s.store.Submit(ops...)
-	s.mu.Unlock()
-	if err := wait(); err != nil {
-		c.send(batchreq.SystemErrorReply("PBS_Server", 5, "cannot save job"))
+	if !s.waitSaved(c, s.store.Submit(ops...)) {
 		return
 	}
 	reply := batchreq.NullReply()

@@ -252,16 +252,8 @@ func (s *Server) deleteRunning(c *conn, jobs []*Job, ops []store.Op, ext string)
 		}
 		ts = append(ts, target{j: j, host: motherSuperior(j.attrs.get(jaExecHost)), delay: delay})
 	}
-	var wait func() error
-	if len(ops) > 0 {
-		wait = s.store.Submit(ops...)
-	}
-	s.mu.Unlock()
-	if wait != nil {
-		if err := wait(); err != nil {
-			c.send(batchreq.SystemErrorReply("PBS_Server", 5, "cannot save job"))
-			return
-		}
+	if !s.waitSaved(c, s.store.Submit(ops...)) { // no ops: nothing to wait for
+		return
 	}
 	for _, m := range mails {
 		go s.sendMail(m.id, m.m)
