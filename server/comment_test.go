@@ -2,7 +2,6 @@ package server
 
 import (
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -65,22 +64,9 @@ func TestCommentsSurviveKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test")
 	}
-	bins := e2e.Build(t, "pbs_server")
-	home := filepath.Join(e2e.Dir(t), "server")
-	if err := e2e.MakeHome(home, "localhost"); err != nil {
-		t.Fatal(err)
-	}
-	ports := e2e.FreePorts(t, 4)
-	ps := strconv.Itoa
-	start := func(init string) *e2e.Daemon {
-		args := []string{"-D", "-d", home, "-p", ps(ports[0]), "-M", ps(ports[1]), "-R", ps(ports[2]), "-S", ps(ports[3]), "-H", "localhost", "-a", "false", "-t", init}
-		if init == "create" {
-			args = append(args, "-f")
-		}
-		return e2eStart(t, bins.Path("pbs_server"), args...)
-	}
+	start, _, port := e2eServerProcess(t)
 	server := start("create")
-	c := e2eDial(t, ports[0])
+	c := e2eDial(t, port)
 	for _, r := range []*batchreq.Request{
 		mgr(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_QUEUE, "batch", attr("queue_type", "execution")),
 		mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_QUEUE, "batch", attr("enabled", "true"), attr("started", "true")),
@@ -93,7 +79,7 @@ func TestCommentsSurviveKill(t *testing.T) {
 	const jobs, rounds = 20, 10
 	ids := make([]string, jobs)
 	for i := range ids {
-		ids[i] = submit(t, c, "j"+ps(i), attr("Hold_Types", "u"))
+		ids[i] = submit(t, c, "j"+strconv.Itoa(i), attr("Hold_Types", "u"))
 	}
 	want := map[string]string{}
 	for r := range rounds {
@@ -108,7 +94,7 @@ func TestCommentsSurviveKill(t *testing.T) {
 	server.Kill()
 	c.nc.Close()
 	start("warm")
-	c = e2eDial(t, ports[0])
+	c = e2eDial(t, port)
 	c.nc.SetDeadline(time.Now().Add(30 * time.Second))
 	for _, id := range ids {
 		if got := jobAttr(t, c, id, "comment"); got != want[id] {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -215,22 +214,9 @@ func TestNodesFileSurvivesKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test")
 	}
-	bins := e2e.Build(t, "pbs_server")
-	home := filepath.Join(e2e.Dir(t), "server")
-	if err := e2e.MakeHome(home, "localhost"); err != nil {
-		t.Fatal(err)
-	}
-	ports := e2e.FreePorts(t, 4)
-	ps := strconv.Itoa
-	start := func(init string) *e2e.Daemon {
-		args := []string{"-D", "-d", home, "-p", ps(ports[0]), "-M", ps(ports[1]), "-R", ps(ports[2]), "-S", ps(ports[3]), "-H", "localhost", "-a", "false", "-t", init}
-		if init == "create" {
-			args = append(args, "-f")
-		}
-		return e2eStart(t, bins.Path("pbs_server"), args...)
-	}
+	start, home, port := e2eServerProcess(t)
 	server := start("create")
-	c := e2eDial(t, ports[0])
+	c := e2eDial(t, port)
 	const n = 300
 	var want strings.Builder
 	for i := 1; i <= n; i++ {
@@ -246,7 +232,7 @@ func TestNodesFileSurvivesKill(t *testing.T) {
 		t.Fatalf("nodes file after SIGKILL: %d lines, want %d", strings.Count(got, "\n"), n)
 	}
 	start("warm")
-	c = e2eDial(t, ports[0])
+	c = e2eDial(t, port)
 	c.nc.SetDeadline(time.Now().Add(30 * time.Second))
 	p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_StatusNode, "root", &batchreq.StatusReq{}))
 	if p.Code != 0 || len(p.Status) != n {

@@ -41,6 +41,29 @@ func e2eStart(t *testing.T, bin string, args ...string) *e2e.Daemon {
 	return e2e.Start(t, filepath.Base(bin), exec.Command(bin, args...))
 }
 
+// e2eServerProcess prepares a lone pbs_server process in a temporary
+// home on free loopback ports. start runs it with -t init ("create"
+// adds -f); it may be called again after a kill, for a warm start. port
+// is its batch port.
+func e2eServerProcess(t *testing.T) (start func(init string) *e2e.Daemon, home string, port int) {
+	t.Helper()
+	bins := e2e.Build(t, "pbs_server")
+	home = filepath.Join(e2e.Dir(t), "server")
+	if err := e2e.MakeHome(home, "localhost"); err != nil {
+		t.Fatal(err)
+	}
+	ports := e2e.FreePorts(t, 4)
+	ps := strconv.Itoa
+	start = func(init string) *e2e.Daemon {
+		args := []string{"-D", "-d", home, "-p", ps(ports[0]), "-M", ps(ports[1]), "-R", ps(ports[2]), "-S", ps(ports[3]), "-H", "localhost", "-a", "false", "-t", init}
+		if init == "create" {
+			args = append(args, "-f")
+		}
+		return e2eStart(t, bins.Path("pbs_server"), args...)
+	}
+	return start, home, ports[0]
+}
+
 // e2eUser returns the job user, creating it (and its home directory,
 // where pbs_mom starts jobs) when absent.
 func e2eUser(t *testing.T) *e2e.Account {
