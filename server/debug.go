@@ -4,53 +4,27 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
-	"net/http/pprof"
-	"os"
 	"sync"
 	"time"
 
 	"gopbs/batchreq"
+	"gopbs/internal/debugserve"
 )
-
-// pprofEnv names the environment variable that, when set to a loopback
-// address ("127.0.0.1:6060"), makes pbs_server serve the runtime
-// profiles (package net/http/pprof) there: a hidden debugging aid for the
-// performance work (docs/performance.md). Other addresses are refused.
-//
-// The same listener serves schedCyclesPath, the durations of the recent
-// scheduling cycles (tools/schedbench).
-const pprofEnv = "GOPBS_PPROF"
 
 // schedCyclesPath is where the debug listener serves the recent
 // scheduling cycles as JSON (a schedCyclesReport).
 const schedCyclesPath = "/debug/gopbs/sched_cycles"
 
-// startPprof serves the runtime profiles and the scheduling cycles if
-// pprofEnv asks for it. It returns the listener (nil if none) so that
-// Shutdown can close it.
+// startPprof starts the hidden debug listener (package debugserve) if
+// GOPBS_PPROF asks for it: the runtime profiles and, at schedCyclesPath,
+// the durations of the recent scheduling cycles (tools/schedbench). It
+// returns the listener (nil if none) so that Shutdown can close it.
 func (s *Server) startPprof() net.Listener {
-	addr := os.Getenv(pprofEnv)
-	if addr == "" {
-		return nil
-	}
-	host, _, err := net.SplitHostPort(addr)
-	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
-		return nil
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil
-	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	var extra map[string]http.Handler
 	if s.run != nil {
-		mux.Handle(schedCyclesPath, &s.run.sched.cycles)
+		extra = map[string]http.Handler{schedCyclesPath: &s.run.sched.cycles}
 	}
-	go http.Serve(ln, mux)
-	return ln
+	return debugserve.Start(extra)
 }
 
 // maxSchedCycles is the number of recent cycles a schedCycleLog keeps.

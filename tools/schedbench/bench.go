@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"gopbs/batchreq"
+	"gopbs/internal/debugserve"
 	"gopbs/tools/pbsbench/load"
 )
 
@@ -53,7 +54,7 @@ func bench(ctx context.Context, cfg *config, out io.Writer) (err error) {
 
 	var procs daemons
 	defer procs.stop()
-	server, err := procs.start(ctx, cfg, "pbs_server", []string{pprofEnvName + "=" + cfg.serverDebug},
+	server, err := procs.start(ctx, cfg, "pbs_server", []string{debugserve.Env + "=" + cfg.serverDebug},
 		"-D", "-f", "-t", "create", "-d", home, "-p", p(0), "-H", "localhost", "-a", "false",
 		"-M", p(1), "-R", p(2), "-S", p(3))
 	if err != nil {
@@ -62,7 +63,7 @@ func bench(ctx context.Context, cfg *config, out io.Writer) (err error) {
 	if err := waitTCP(ctx, net.JoinHostPort("127.0.0.1", p(0)), 10*time.Second); err != nil {
 		return fmt.Errorf("pbs_server: %w (see %s)", err, logPath(home, "pbs_server"))
 	}
-	sched, err := procs.start(ctx, cfg, "pbs_sched", []string{pprofEnvName + "=" + cfg.schedDebug, "PBS_BATCH_SERVICE_PORT=" + p(0)},
+	sched, err := procs.start(ctx, cfg, "pbs_sched", []string{debugserve.Env + "=" + cfg.schedDebug, "PBS_BATCH_SERVICE_PORT=" + p(0)},
 		"-D", "-d", home, "-S", p(3), "-R", p(2), "-listen", "127.0.0.1")
 	if err != nil {
 		return err
@@ -154,9 +155,6 @@ func bench(ctx context.Context, cfg *config, out io.Writer) (err error) {
 	}
 	return nil
 }
-
-// pprofEnvName is the daemons' hidden debug-listener variable.
-const pprofEnvName = "GOPBS_PPROF"
 
 // daemons are the long-running processes started by bench.
 type daemons []*exec.Cmd

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	daemonize "gopbs/internal/daemon"
+	"gopbs/internal/debugserve"
 	"gopbs/sched/daemon"
 	"gopbs/sched/momquery"
 )
@@ -139,7 +140,7 @@ func serve(opts daemon.Options, ready func(error)) error {
 	}
 	d.Started()
 	ready(nil)
-	if pl := startPprof(); pl != nil {
+	if pl := debugserve.Start(nil); pl != nil {
 		defer pl.Close()
 	}
 

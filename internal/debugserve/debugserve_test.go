@@ -1,4 +1,4 @@
-package main
+package debugserve
 
 import "testing"
 
@@ -17,8 +17,8 @@ func TestLoopbackAddr(t *testing.T) {
 		{"127.0.0.1", false},
 		{"", false},
 	} {
-		if got := loopbackAddr(tc.addr); got != tc.want {
-			t.Errorf("loopbackAddr(%q) = %v, want %v", tc.addr, got, tc.want)
+		if got := LoopbackAddr(tc.addr); got != tc.want {
+			t.Errorf("LoopbackAddr(%q) = %v, want %v", tc.addr, got, tc.want)
 		}
 	}
 }
