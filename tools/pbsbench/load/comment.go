@@ -3,7 +3,6 @@ package load
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,13 +52,8 @@ func runComments(cfg Config, clients int) (*Result, error) {
 	note := func(err error) {
 		failed.Add(1)
 		mu.Lock()
-		defer mu.Unlock()
-		if _, ok := errors.AsType[*ReplyError](err); ok {
-			res.Refused++
-		}
-		if len(res.Errors) < maxErrors {
-			res.Errors = append(res.Errors, err.Error())
-		}
+		res.noteError(err)
+		mu.Unlock()
 	}
 	for w := range clients {
 		wg.Add(1)
@@ -107,9 +101,6 @@ func runComments(cfg Config, clients int) (*Result, error) {
 	res.OK = int(done.Load())
 	res.Failed = int(failed.Load())
 	res.Objects = len(ids)
-	for _, l := range lats {
-		res.Latencies = append(res.Latencies, l...)
-	}
-	slices.Sort(res.Latencies)
+	res.addLatencies(lats)
 	return res, nil
 }

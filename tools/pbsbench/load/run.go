@@ -118,6 +118,25 @@ func fmtDur(d time.Duration) string {
 
 const maxErrors = 5
 
+// noteError counts a failure's kind and keeps its message if fewer than
+// maxErrors are kept. Concurrent callers must hold a lock.
+func (r *Result) noteError(err error) {
+	if _, ok := errors.AsType[*ReplyError](err); ok {
+		r.Refused++
+	}
+	if len(r.Errors) < maxErrors {
+		r.Errors = append(r.Errors, err.Error())
+	}
+}
+
+// addLatencies gathers the clients' latencies, sorted.
+func (r *Result) addLatencies(perClient [][]time.Duration) {
+	for _, l := range perClient {
+		r.Latencies = append(r.Latencies, l...)
+	}
+	slices.Sort(r.Latencies)
+}
+
 // Run performs cfg.Ops operations with cfg.Clients concurrent clients.
 func Run(cfg Config) (*Result, error) {
 	switch cfg.Mode {
@@ -148,12 +167,7 @@ func Run(cfg Config) (*Result, error) {
 	}
 	note := func(err error) {
 		mu.Lock()
-		if _, ok := errors.AsType[*ReplyError](err); ok {
-			res.Refused++
-		}
-		if len(res.Errors) < maxErrors {
-			res.Errors = append(res.Errors, err.Error())
-		}
+		res.noteError(err)
 		mu.Unlock()
 	}
 	finish := func(ok bool) {
@@ -270,10 +284,7 @@ func Run(cfg Config) (*Result, error) {
 	res.Elapsed = time.Since(start)
 	res.OK = int(done.Load())
 	res.Failed = int(failed.Load())
-	for _, l := range lats {
-		res.Latencies = append(res.Latencies, l...)
-	}
-	slices.Sort(res.Latencies)
+	res.addLatencies(lats)
 	return res, nil
 }
 
@@ -321,12 +332,7 @@ func runRawMode(cfg Config, clients int) (*Result, error) {
 		},
 		fail: func(err error) {
 			res.Failed++
-			if _, ok := errors.AsType[*ReplyError](err); ok {
-				res.Refused++
-			}
-			if len(res.Errors) < maxErrors {
-				res.Errors = append(res.Errors, err.Error())
-			}
+			res.noteError(err)
 			finish()
 		},
 	}
