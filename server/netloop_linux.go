@@ -407,7 +407,7 @@ func (l *netLoop) serve(c *conn, data []byte, now time.Time) {
 		return
 	}
 	if lc.eof {
-		l.ended(c)
+		l.cutShort(c, io.EOF)
 	}
 }
 
@@ -536,11 +536,12 @@ func (l *netLoop) committed(x completion, now time.Time) {
 	}
 }
 
-// ended serves the end of c's stream: a request cut short is answered
-// as conn.serve answers it, and the connection is closed.
-func (l *netLoop) ended(c *conn) {
+// cutShort closes c after its stream failed with readErr (io.EOF at its
+// end, os.ErrDeadlineExceeded for a stalled request): a request cut short
+// is answered as conn.serve answers a read failing so.
+func (l *netLoop) cutShort(c *conn, readErr error) {
 	if len(c.lc.in) > 0 {
-		_, _, err := l.decode(c.lc.in, io.EOF)
+		_, _, err := l.decode(c.lc.in, readErr)
 		if err != nil {
 			c.started = true
 			if p := c.decodeFailure(err); p != nil {
@@ -579,15 +580,7 @@ func (l *netLoop) sweep(now time.Time) {
 			continue
 		}
 		if now.Sub(lc.since) >= cfg.RequestTimeout {
-			// Stalled inside a request: answered as a read that timed out.
-			_, _, err := l.decode(lc.in, os.ErrDeadlineExceeded)
-			if err != nil {
-				c.started = true
-				if p := c.decodeFailure(err); p != nil {
-					c.send(p)
-				}
-			}
-			l.close(c)
+			l.cutShort(c, os.ErrDeadlineExceeded) // stalled inside a request
 		}
 	}
 }
