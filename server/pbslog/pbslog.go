@@ -157,17 +157,22 @@ func (l *Logger) Flush() {
 	l.flushLocked()
 }
 
-func (l *Logger) flushLocked() {
-	if len(l.held) == 0 {
-		return
+func (l *Logger) flushLocked() { l.held = writeHeld(l.f, l.held) }
+
+// writeHeld writes the held lines or records to f (dropped if f is not
+// open) and returns the buffer to hold the next ones in (nil once it grew
+// past maxHeld).
+func writeHeld(f *os.File, held []byte) []byte {
+	if len(held) == 0 {
+		return held
 	}
-	if l.f != nil {
-		_, _ = l.f.Write(l.held)
+	if f != nil {
+		_, _ = f.Write(held)
 	}
-	l.held = l.held[:0]
-	if cap(l.held) > maxHeld {
-		l.held = nil
+	if cap(held) > maxHeld {
+		return nil
 	}
+	return held[:0]
 }
 
 // maxHeld is the capacity of a held-lines buffer kept after a flush.
@@ -323,18 +328,7 @@ func (a *Accounting) Flush() {
 	a.flushLocked()
 }
 
-func (a *Accounting) flushLocked() {
-	if len(a.held) == 0 {
-		return
-	}
-	if a.f != nil {
-		_, _ = a.f.Write(a.held)
-	}
-	a.held = a.held[:0]
-	if cap(a.held) > maxHeld {
-		a.held = nil
-	}
-}
+func (a *Accounting) flushLocked() { a.held = writeHeld(a.f, a.held) }
 
 // Close closes the current file.
 func (a *Accounting) Close() error {
