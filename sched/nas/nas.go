@@ -61,6 +61,14 @@ func New(cfg *config.Config, log policy.Logger) *Scheduler {
 	return &Scheduler{Config: cfg, Log: log, Usage: NewUsage(), noted: map[string]bool{}}
 }
 
+// ContinueFrom carries over from the policy prev that this one replaces
+// (its configuration re-read) what belongs to the scheduler's run rather
+// than to its configuration: the time of the last cycle (lazy comments)
+// and that the restart action is done.
+func (s *Scheduler) ContinueFrom(prev *Scheduler) {
+	s.lastRun, s.restarted = prev.lastRun, prev.restarted
+}
+
 // Fatal returns the queue sanity problems found in the first cycle, after
 // which the scheduler must exit (the seed: "note it in the logs
 // (possibly suggesting a fix) and exit").

@@ -289,6 +289,24 @@ func IsOption(word string) bool {
 	return ok
 }
 
+// LooksLikeNAS reports whether the text of a configuration file is in
+// the NAS form: its first statement starts with one of the options
+// (upper case, no ':'), which no FIFO sched_config statement does.
+func LooksLikeNAS(r io.Reader) bool {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), maxLine)
+	for sc.Scan() {
+		line := sc.Text()
+		if i := strings.IndexByte(line, '#'); i >= 0 {
+			line = line[:i]
+		}
+		if f := strings.Fields(line); len(f) > 0 {
+			return IsOption(f[0])
+		}
+	}
+	return false
+}
+
 // LineError is a syntax error: the line, the option and argument (when
 // known) and what is wrong.
 type LineError struct {

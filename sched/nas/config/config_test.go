@@ -268,6 +268,22 @@ func TestReadFile(t *testing.T) {
 	}
 }
 
+func TestLooksLikeNAS(t *testing.T) {
+	for text, want := range map[string]bool{
+		"# NAS\n\nSUBMIT_QUEUE submit\n":             true,
+		"  TEST_ONLY true # dry run\nround_robin: 1": true,
+		"round_robin: False all\nSUBMIT_QUEUE x\n":   false,
+		"by_queue true\n":                            false,
+		"# only comments\n":                          false,
+		"":                                           false,
+		"NOT_AN_OPTION 1\n":                          false,
+	} {
+		if got := LooksLikeNAS(strings.NewReader(text)); got != want {
+			t.Errorf("%q: %v", text, got)
+		}
+	}
+}
+
 func TestParseTimeSpec(t *testing.T) {
 	for s, want := range map[string]time.Duration{"00:30:00": 30 * time.Minute, "4:00:00": 4 * time.Hour,
 		"00:00:00": 0, "100:00:01": 100*time.Hour + time.Second} {
