@@ -67,7 +67,7 @@ func TestPrimeTime(t *testing.T) {
 func TestPrimeTimeLargestFirst(t *testing.T) {
 	h := primeHarness(t, "", monday9)
 	h.node.NP = 4
-	small := h.job("submit", "a", "walltime=00:30:00", "nodes=1:ppn=2")
+	h.job("submit", "a", "walltime=00:30:00", "nodes=1:ppn=2")
 	big := h.job("submit", "a", "walltime=00:30:00", "nodes=1:ppn=4")
 	if got := started(h.cycle()); !reflect.DeepEqual(got, []string{big.ID}) {
 		t.Errorf("prime time: started %v, want the largest job first", got)
@@ -75,7 +75,7 @@ func TestPrimeTimeLargestFirst(t *testing.T) {
 	// in non-prime time the oldest goes first
 	h2 := primeHarness(t, "", monday9.Add(-3*time.Hour)) // 06:00
 	h2.node.NP = 4
-	small = h2.job("submit", "a", "walltime=00:30:00", "nodes=1:ppn=2")
+	small := h2.job("submit", "a", "walltime=00:30:00", "nodes=1:ppn=2")
 	h2.job("submit", "a", "walltime=00:30:00", "nodes=1:ppn=4")
 	if got := started(h2.cycle()); !reflect.DeepEqual(got, []string{small.ID}) {
 		t.Errorf("non-prime time: started %v, want the oldest job first", got)
