@@ -258,7 +258,8 @@ const (
 	jaInitWorkDir             = pbsattr.JobInitWorkDir
 	jaJobID                   = pbsattr.JobID
 	jaJobArguments            = pbsattr.JobArguments
-	jaOther                   = pbsattr.JobArguments + 1 // unknown names, kept verbatim (not in attr's table)
+	jaExtension               = pbsattr.JobExtension
+	jaOther                   = pbsattr.JobExtension + 1 // unknown names, kept verbatim (not in attr's table)
 )
 
 // Queue attribute indexes: positions in attr.QueueTable (spec 04 §6).
