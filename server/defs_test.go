@@ -82,6 +82,7 @@ var indexNames = map[*defTable][]struct {
 		{jaInitWorkDir, "init_work_dir"},
 		{jaJobID, "job_id"},
 		{jaJobArguments, "job_arguments"},
+		{jaExtension, "x"},
 		{jaOther, "_other_"},
 	},
 	queueDefs: {
