@@ -228,3 +228,26 @@ func TestNASHangupRereads(t *testing.T) {
 		t.Error("a broken configuration replaced the running one")
 	}
 }
+
+func TestNASServerHostTrusted(t *testing.T) {
+	home := nasHome(t, map[string]string{"config": nasConfig + "SERVER_HOST 192.0.2.9\n"})
+	d, err := New(Options{Home: home, Stderr: io.Discard}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if r := d.allowed(&net.TCPAddr{IP: net.ParseIP("192.0.2.9"), Port: 1000}); r != "" {
+		t.Errorf("SERVER_HOST refused: %s", r)
+	}
+	if r := d.allowed(&net.TCPAddr{IP: net.ParseIP("192.0.2.10"), Port: 1000}); r != "unauthorized host" {
+		t.Errorf("another host: %q", r)
+	}
+}
+
+func TestIsLocalHost(t *testing.T) {
+	for host, want := range map[string]bool{"127.0.0.1": true, "::1": true, "localhost": true, "192.0.2.1": false} {
+		if got := isLocalHost(host); got != want {
+			t.Errorf("%s: %v", host, got)
+		}
+	}
+}
