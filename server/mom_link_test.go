@@ -752,7 +752,7 @@ func TestObitFromOtherHostAndUnreachableMom(t *testing.T) {
 	// that is not its mother superior
 	s.mu.Lock()
 	j := s.findJob(id)
-	j.attrs.set(pbsattr.JobExecHost, "vm/0")
+	j.Attrs.Set(pbsattr.JobExecHost, "vm/0")
 	s.setState(j, pbsattr.StateRunning, pbsattr.SubRunning)
 	s.mu.Unlock()
 	if p := privConn(t, s).do(batchreq.NewRequest(batchreq.PBS_BATCH_JobObit, "pbs_mom", &batchreq.JobObit{JobID: id})); p.Code != batchreq.PBSE_CLEANEDOUT {

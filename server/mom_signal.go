@@ -10,6 +10,7 @@ import (
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
 	"gopbs/server/pbslog"
+	"gopbs/server/state"
 	"gopbs/server/store"
 )
 
@@ -29,16 +30,16 @@ const staleExtension = "\x40\x8e\xf2\x16\xd6\x55"
 // runningTarget looks up the job of a relayed request and checks that
 // it is running and that the requester may act on it. It returns the
 // mother superior host or sends the rejection and returns "".
-func (s *Server) runningTarget(c *conn, id string, needOper bool) (*Job, string) {
+func (s *Server) runningTarget(c *conn, id string, needOper bool) (*state.Job, string) {
 	s.mu.RLock()
 	j := s.findJob(id)
 	var owner, up bool
 	var state pbsattr.JobStateNum
 	var host string
 	if j != nil {
-		owner = j.ownerUser() == c.req.User
-		state = j.state
-		host = motherSuperior(j.attrs.get(pbsattr.JobExecHost))
+		owner = j.OwnerUser() == c.req.User
+		state = j.State
+		host = motherSuperior(j.Attrs.Get(pbsattr.JobExecHost))
 		up = s.nodeUp(host)
 	}
 	s.mu.RUnlock()
@@ -46,8 +47,8 @@ func (s *Server) runningTarget(c *conn, id string, needOper bool) (*Job, string)
 	case j == nil:
 		s.unknownJob(c, id, batchreq.MsgCannotLocateJob)
 	case !c.perm.oper && !c.perm.mgr && (needOper || !owner):
-		s.log.Logf(logline.EventSecurity, logline.ClassJob, j.id, "Unauthorized Request, request type: %d, Object: Job, Name: %s, request from: %s",
-			c.req.Type, j.id, c.requester())
+		s.log.Logf(logline.EventSecurity, logline.ClassJob, j.ID, "Unauthorized Request, request type: %d, Object: Job, Name: %s, request from: %s",
+			c.req.Type, j.ID, c.requester())
 		c.reject(batchreq.PBSE_PERM, "")
 	case state != pbsattr.StateRunning:
 		c.reject(batchreq.PBSE_BADSTATE, "")
@@ -80,22 +81,22 @@ func (s *Server) handleSignalJob(c *conn, req *batchreq.Request) {
 	if susp {
 		ext = staleExtension
 	}
-	p, err := s.run.momRequest(host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: j.id, Signal: body.Signal}, ext)
+	p, err := s.run.momRequest(host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: j.ID, Signal: body.Signal}, ext)
 	p = relayReply(p, err)
 	if p.Code == 0 && susp {
 		s.mu.Lock()
 		s.run.mu.Lock()
 		if sig == "suspend" {
-			s.run.suspended[j.id] = true
+			s.run.suspended[j.ID] = true
 		} else {
-			delete(s.run.suspended, j.id)
+			delete(s.run.suspended, j.ID)
 		}
 		s.run.mu.Unlock()
-		if s.jobs[j.id] == j && j.state == pbsattr.StateRunning {
+		if s.jobs.Get(j.ID) == j && j.State == pbsattr.StateRunning {
 			if sig == "suspend" {
-				j.substate = pbsattr.SubSuspend
+				j.Substate = pbsattr.SubSuspend
 			} else {
-				j.substate = pbsattr.SubRunning
+				j.Substate = pbsattr.SubRunning
 			}
 		}
 		s.refreshNodeJobs()
@@ -111,9 +112,9 @@ func (s *Server) handleMessJob(c *conn, req *batchreq.Request) {
 	if j == nil {
 		return
 	}
-	p, err := s.run.momRequest(host, batchreq.PBS_BATCH_MessJob, &batchreq.MessJob{JobID: j.id, FileOpt: body.FileOpt, Message: body.Message}, "")
+	p, err := s.run.momRequest(host, batchreq.PBS_BATCH_MessJob, &batchreq.MessJob{JobID: j.ID, FileOpt: body.FileOpt, Message: body.Message}, "")
 	p = relayReply(p, err)
-	s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Message request to job status %d", p.Code)
+	s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Message request to job status %d", p.Code)
 	c.send(p)
 }
 
@@ -126,16 +127,16 @@ func (s *Server) handleCheckpointJob(c *conn, req *batchreq.Request) {
 		return
 	}
 	s.mu.RLock()
-	ok := checkpointable(j.attrs.get(pbsattr.JobCheckpoint))
+	ok := checkpointable(j.Attrs.Get(pbsattr.JobCheckpoint))
 	s.mu.RUnlock()
 	if !ok {
 		c.reject(batchreq.PBSE_IVALREQ, "job is not checkpointable")
 		return
 	}
-	p, err := s.run.momRequest(host, batchreq.PBS_BATCH_CheckpointJob, &batchreq.Manage{Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_JOB, ObjName: j.id}, "")
+	p, err := s.run.momRequest(host, batchreq.PBS_BATCH_CheckpointJob, &batchreq.Manage{Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_JOB, ObjName: j.ID}, "")
 	p = relayReply(p, err)
 	if p.Code == 0 {
-		s.acct.Record(pbslog.AcctCheckpoint, j.id, "Checkpointed")
+		s.acct.Record(pbslog.AcctCheckpoint, j.ID, "Checkpointed")
 	}
 	c.send(p)
 }
@@ -161,7 +162,7 @@ func (s *Server) handleRerunJob(c *conn, req *batchreq.Request) {
 		return
 	}
 	s.mu.Lock()
-	if !isTrue(j.attrs.get(pbsattr.JobRerunable)) {
+	if !state.IsTrue(j.Attrs.Get(pbsattr.JobRerunable)) {
 		s.mu.Unlock()
 		c.reject(batchreq.PBSE_NORERUN, "")
 		return
@@ -177,30 +178,30 @@ func (s *Server) handleRerunJob(c *conn, req *batchreq.Request) {
 		s.mu.Lock()
 		var ops []store.Op
 		var mail *mail
-		if s.jobs[j.id] == j && j.state == pbsattr.StateRunning {
-			s.acct.Record(pbslog.AcctRerun, j.id, "")
-			s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Job Rerun at request of %s", c.requester())
+		if s.jobs.Get(j.ID) == j && j.State == pbsattr.StateRunning {
+			s.acct.Record(pbslog.AcctRerun, j.ID, "")
+			s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job Rerun at request of %s", c.requester())
 			mail = s.mailJob(j, 'o', true, fmt.Sprintf("rerun req to %s failed (rc=%d), forcibly requeueing job, previous output files may be lost", host, batchreq.PBSE_NORELYMOM))
 			s.requeue(j)
 			ops = append(ops, s.saveJobOp(j))
 		}
 		s.commitAndReply(c, ops, batchreq.NullReply())
-		s.sendMail(j.id, mail)
+		s.sendMail(j.ID, mail)
 		return
 	}
 	defer m.close()
 	s.mu.Lock()
-	old := j.substate
-	j.substate = pbsattr.SubRerun
-	s.acct.Record(pbslog.AcctRerun, j.id, "")
-	s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Job Rerun at request of %s", c.requester())
+	old := j.Substate
+	j.Substate = pbsattr.SubRerun
+	s.acct.Record(pbslog.AcctRerun, j.ID, "")
+	s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job Rerun at request of %s", c.requester())
 	s.mu.Unlock()
 	c.ok()
-	p, err := m.call(batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: j.id, Signal: "SIGKILL"}, "rerun")
+	p, err := m.call(batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: j.ID, Signal: "SIGKILL"}, "rerun")
 	if err != nil || p.Code != 0 {
 		s.mu.Lock()
-		if s.jobs[j.id] == j && j.substate == pbsattr.SubRerun {
-			j.substate = old
+		if s.jobs.Get(j.ID) == j && j.Substate == pbsattr.SubRerun {
+			j.Substate = old
 		}
 		s.mu.Unlock()
 	}
@@ -210,9 +211,9 @@ func (s *Server) handleRerunJob(c *conn, req *batchreq.Request) {
 // the D record and SIGTERM through its MOM, and SIGKILL after the kill
 // delay if it is still running. Called with s.mu held and the ops of the
 // other targets; it unlocks, commits and replies.
-func (s *Server) deleteRunning(c *conn, jobs []*Job, ops []store.Op, ext string) {
+func (s *Server) deleteRunning(c *conn, jobs []*state.Job, ops []store.Op, ext string) {
 	type target struct {
-		j     *Job
+		j     *state.Job
 		host  string
 		delay int64
 	}
@@ -224,18 +225,18 @@ func (s *Server) deleteRunning(c *conn, jobs []*Job, ops []store.Op, ext string)
 	var mails []mailFor
 	for _, j := range jobs {
 		s.run.mu.Lock()
-		busy := s.run.deleting[j.id]
-		s.run.deleting[j.id] = true
+		busy := s.run.deleting[j.ID]
+		s.run.deleting[j.ID] = true
 		s.run.mu.Unlock()
 		if busy {
 			s.mu.Unlock()
 			c.reject(batchreq.PBSE_IVALREQ, "job cancel in progress")
 			return
 		}
-		s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Job deleted at request of %s", c.requester())
-		s.acct.Record(pbslog.AcctDelete, j.id, "requestor="+c.requester())
-		if c.req.User != j.ownerUser() {
-			mails = append(mails, mailFor{j.id, s.mailJob(j, 'd', true, "Job deleted at request of "+c.requester())})
+		s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job deleted at request of %s", c.requester())
+		s.acct.Record(pbslog.AcctDelete, j.ID, "requestor="+c.requester())
+		if c.req.User != j.OwnerUser() {
+			mails = append(mails, mailFor{j.ID, s.mailJob(j, 'd', true, "Job deleted at request of "+c.requester())})
 		}
 		delay := int64(-1)
 		if v, ok := strings.CutPrefix(ext, "deldelay="); ok {
@@ -243,15 +244,15 @@ func (s *Server) deleteRunning(c *conn, jobs []*Job, ops []store.Op, ext string)
 				delay = n
 			}
 		}
-		if delay < 0 && j.queue != nil {
-			if n, ok := j.queue.long(pbsattr.QueueKillDelay); ok {
+		if delay < 0 && j.Queue != nil {
+			if n, ok := j.Queue.Long(pbsattr.QueueKillDelay); ok {
 				delay = n
 			}
 		}
 		if delay < 0 {
 			delay = s.serverLong(pbsattr.SrvKillDelay, defaultKillDelay)
 		}
-		ts = append(ts, target{j: j, host: motherSuperior(j.attrs.get(pbsattr.JobExecHost)), delay: delay})
+		ts = append(ts, target{j: j, host: motherSuperior(j.Attrs.Get(pbsattr.JobExecHost)), delay: delay})
 	}
 	if !s.waitSaved(c, s.store.Submit(ops...)) { // no ops: nothing to wait for
 		return
@@ -261,15 +262,15 @@ func (s *Server) deleteRunning(c *conn, jobs []*Job, ops []store.Op, ext string)
 	}
 	reply := batchreq.NullReply()
 	for _, t := range ts {
-		p, err := s.run.momRequest(t.host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: t.j.id, Signal: "SIGTERM"}, staleExtension)
-		s.log.Logf(logline.EventJob, logline.ClassJob, t.j.id, "Job sent signal SIGTERM on delete")
+		p, err := s.run.momRequest(t.host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: t.j.ID, Signal: "SIGTERM"}, staleExtension)
+		s.log.Logf(logline.EventJob, logline.ClassJob, t.j.ID, "Job sent signal SIGTERM on delete")
 		switch {
 		case err != nil:
-			s.run.forget(t.j.id)
+			s.run.forget(t.j.ID)
 			reply = batchreq.ErrorReply(batchreq.PBSE_NORELYMOM, "", "")
 			continue
 		case p.Code == batchreq.PBSE_UNKJOBID:
-			s.log.Logf(logline.EventJob, logline.ClassJob, t.j.id, "MOM rejected signal during delete")
+			s.log.Logf(logline.EventJob, logline.ClassJob, t.j.ID, "MOM rejected signal during delete")
 			s.run.purgeDeleted(t.j, "")
 			continue
 		}
@@ -287,7 +288,7 @@ const nannyInterval = 60 * time.Second
 // job_force_cancel_time the job is purged without the MOM once it
 // passes; with job_nanny SIGKILL is repeated every minute after
 // delay+60 s while the job still exists.
-func (rl *runLink) watchDeleted(j *Job, host string, delay time.Duration) {
+func (rl *runLink) watchDeleted(j *state.Job, host string, delay time.Duration) {
 	s := rl.s
 	s.mu.RLock()
 	force := time.Duration(s.serverLong(pbsattr.SrvJobForceCancelTime, 0)) * time.Second
@@ -311,13 +312,13 @@ func (rl *runLink) watchDeleted(j *Job, host string, delay time.Duration) {
 			}
 		case <-nannyC:
 			s.mu.RLock()
-			alive := s.jobs[j.id] == j && (j.state == pbsattr.StateRunning || j.state == pbsattr.StateExiting)
+			alive := s.jobs.Get(j.ID) == j && (j.State == pbsattr.StateRunning || j.State == pbsattr.StateExiting)
 			s.mu.RUnlock()
 			if !alive {
 				return
 			}
-			s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "exiting job '%s' still exists, sending a SIGKILL", j.id)
-			p, err := rl.momRequest(host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: j.id, Signal: "SIGKILL"}, "")
+			s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "exiting job '%s' still exists, sending a SIGKILL", j.ID)
+			p, err := rl.momRequest(host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: j.ID, Signal: "SIGKILL"}, "")
 			if err == nil && p.Code == batchreq.PBSE_UNKJOBID && rl.purgeDeleted(j, "") {
 				return
 			}
@@ -328,17 +329,17 @@ func (rl *runLink) watchDeleted(j *Job, host string, delay time.Duration) {
 
 // purgeDeleted ends a deleted job on the server alone, freeing its
 // nodes. It reports whether the job was still there.
-func (rl *runLink) purgeDeleted(j *Job, why string) bool {
+func (rl *runLink) purgeDeleted(j *state.Job, why string) bool {
 	s := rl.s
 	s.mu.Lock()
-	if s.jobs[j.id] != j || j.state == pbsattr.StateComplete {
+	if s.jobs.Get(j.ID) != j || j.State == pbsattr.StateComplete {
 		s.mu.Unlock()
 		return false
 	}
 	if why != "" {
-		s.log.Log(logline.EventJob, logline.ClassJob, j.id, why)
+		s.log.Log(logline.EventJob, logline.ClassJob, j.ID, why)
 	}
-	rl.forget(j.id)
+	rl.forget(j.ID)
 	ops := s.completeJob(j, false)
 	s.refreshNodeJobs()
 	wait := s.store.Submit(ops...)
@@ -349,7 +350,7 @@ func (rl *runLink) purgeDeleted(j *Job, why string) bool {
 }
 
 // killLater sends SIGKILL to a deleted job still running after delay.
-func (rl *runLink) killLater(j *Job, host string, delay time.Duration) {
+func (rl *runLink) killLater(j *state.Job, host string, delay time.Duration) {
 	select {
 	case <-rl.s.done:
 		return
@@ -357,13 +358,13 @@ func (rl *runLink) killLater(j *Job, host string, delay time.Duration) {
 	}
 	s := rl.s
 	s.mu.RLock()
-	still := s.jobs[j.id] == j && j.state == pbsattr.StateRunning
+	still := s.jobs.Get(j.ID) == j && j.State == pbsattr.StateRunning
 	s.mu.RUnlock()
 	if !still {
 		return
 	}
-	s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Job sent signal SIGKILL on delete")
-	rl.momRequest(host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: j.id, Signal: "SIGKILL"}, "")
+	s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job sent signal SIGKILL on delete")
+	rl.momRequest(host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: j.ID, Signal: "SIGKILL"}, "")
 }
 
 // handleRescQuery answers pbs_rescquery: for nodes=<spec> whether the
@@ -380,7 +381,7 @@ func (s *Server) handleRescQuery(c *conn, req *batchreq.Request) {
 	for _, q := range body.Queries {
 		avail, alloc := 0, 0
 		if spec, ok := strings.CutPrefix(q, "nodes="); ok {
-			probe := &Job{}
+			probe := &state.Job{}
 			if _, bad := s.allocate(probe, spec); bad == nil {
 				avail = 1
 			} else if !s.satisfiable(spec) {
@@ -408,11 +409,11 @@ func (s *Server) satisfiable(spec string) bool {
 	for _, e := range elems {
 		fit := 0
 		for _, n := range s.nodes {
-			if n.timeShared || n.np < e.ppn {
+			if n.TimeShared || n.NP < e.ppn {
 				continue
 			}
 			probe := *n
-			probe.state = 0
+			probe.State = 0
 			if s.eligible(&probe, e) {
 				fit++
 			}

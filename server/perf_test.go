@@ -13,6 +13,7 @@ import (
 
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
+	"gopbs/server/state"
 )
 
 // TestPerformance measures the goals of the issue; it runs only with
@@ -66,7 +67,7 @@ func TestPerformance(t *testing.T) {
 	s.Shutdown("Quick")
 	start = time.Now()
 	s2 := testServer(t, home, InitWarm)
-	t.Logf("warm restart with %d jobs: %v", len(s2.jobs), time.Since(start))
+	t.Logf("warm restart with %d jobs: %v", s2.jobs.Len(), time.Since(start))
 }
 
 // envValueReference is envValue as it was written before the in-place
@@ -114,13 +115,13 @@ func FuzzEnvValue(f *testing.F) {
 // jobs in state Running or Exiting, whatever the order of state changes,
 // links and unlinks.
 func TestHoldingIndex(t *testing.T) {
-	s := &Server{jobs: map[string]*Job{}}
-	q := &Queue{name: "batch"}
-	var jobs []*Job
+	s := &Server{}
+	q := &state.Queue{Name: "batch"}
+	var jobs []*state.Job
 	for i := range 6 {
-		j := &Job{id: strconv.Itoa(i) + ".srv", state: pbsattr.StateQueued}
+		j := &state.Job{ID: strconv.Itoa(i) + ".srv", State: pbsattr.StateQueued}
 		if i == 5 {
-			j.state = pbsattr.StateRunning // recovered running: linked in that state
+			j.State = pbsattr.StateRunning // recovered running: linked in that state
 		}
 		jobs = append(jobs, j)
 		s.linkJob(j)
@@ -128,9 +129,9 @@ func TestHoldingIndex(t *testing.T) {
 	}
 	check := func(step string) {
 		t.Helper()
-		want := map[*Job]bool{}
-		for j := s.head; j != nil; j = j.next {
-			if j.state == pbsattr.StateRunning || j.state == pbsattr.StateExiting {
+		want := map[*state.Job]bool{}
+		for j := s.jobs.First(); j != nil; j = j.Next() {
+			if j.State == pbsattr.StateRunning || j.State == pbsattr.StateExiting {
 				want[j] = true
 			}
 		}
@@ -139,7 +140,7 @@ func TestHoldingIndex(t *testing.T) {
 		}
 		for i, j := range s.holding.list {
 			if !want[j] || s.holding.pos[j] != i {
-				t.Fatalf("%s: holding[%d] = %s (pos %d), not a running job of the list", step, i, j.id, s.holding.pos[j])
+				t.Fatalf("%s: holding[%d] = %s (pos %d), not a running job of the list", step, i, j.ID, s.holding.pos[j])
 			}
 		}
 	}
@@ -196,9 +197,9 @@ func TestPrimaryGroupCache(t *testing.T) {
 func TestUsedVPs(t *testing.T) {
 	s, _ := allocServer(3, 2, 1) // node0000 full: 0.srv on VP 0, 1.srv on VP 1
 	add := func(id, execHost string) {
-		j := &Job{id: id, state: pbsattr.StateQueued}
+		j := &state.Job{ID: id, State: pbsattr.StateQueued}
 		s.linkJob(j)
-		j.attrs.set(pbsattr.JobExecHost, execHost)
+		j.Attrs.Set(pbsattr.JobExecHost, execHost)
 		s.setState(j, pbsattr.StateRunning, pbsattr.SubRunning)
 	}
 	add("multi.srv", "node0002/1+node0001/0+node0002/0")
@@ -212,11 +213,11 @@ func TestUsedVPs(t *testing.T) {
 		"node0002": "0/multi.srv, 1/multi.srv",
 	}
 	for _, n := range s.nodes {
-		if got := n.attrs.get(pbsattr.NodeJobs); got != want[n.name] {
-			t.Errorf("%s jobs = %q, want %q", n.name, got, want[n.name])
+		if got := n.Attrs.Get(pbsattr.NodeJobs); got != want[n.Name] {
+			t.Errorf("%s jobs = %q, want %q", n.Name, got, want[n.Name])
 		}
-		if excl := n.state&nsJobExclusive != 0; excl != (n.name != "node0001") {
-			t.Errorf("%s job-exclusive = %v", n.name, excl)
+		if excl := n.State&state.NodeStateJobExclusive != 0; excl != (n.Name != "node0001") {
+			t.Errorf("%s job-exclusive = %v", n.Name, excl)
 		}
 	}
 	used := s.usedVPs()
@@ -225,7 +226,7 @@ func TestUsedVPs(t *testing.T) {
 	}
 	delete(s.run.suspended, "susp.srv")
 	s.refreshNodeJobs()
-	if got := s.nodes[1].attrs.get(pbsattr.NodeJobs); got != "0/multi.srv, 1/susp.srv" {
+	if got := s.nodes[1].Attrs.Get(pbsattr.NodeJobs); got != "0/multi.srv, 1/susp.srv" {
 		t.Errorf("node0001 jobs after resume = %q", got)
 	}
 }
@@ -242,10 +243,10 @@ func TestNodeByAddrIndex(t *testing.T) {
 	for i := range n {
 		name := fmt.Sprintf("sim%04d", i)
 		addrs[name] = []netip.Addr{netip.AddrFrom4([4]byte{127, 1, byte(i >> 8), byte(i)})}
-		s.nodes = append(s.nodes, &Node{name: name})
+		s.nodes = append(s.nodes, &state.Node{Name: name})
 	}
 	addrs["remote"] = []netip.Addr{netip.MustParseAddr("10.0.0.7")}
-	s.nodes = append(s.nodes, &Node{name: "remote"})
+	s.nodes = append(s.nodes, &state.Node{Name: "remote"})
 	tests := []struct{ addr, want string }{
 		{"127.1.0.5", "sim0005"},
 		{"127.1.3.231", "sim0999"},
@@ -265,7 +266,7 @@ func TestNodeByAddrIndex(t *testing.T) {
 		t.Errorf("%d host lookups for %d nodes and %d streams, want one per node", lookups, n+1, 3*len(tests))
 	}
 	addrs["late"] = []netip.Addr{netip.MustParseAddr("10.0.0.8")}
-	s.nodes = append(s.nodes, &Node{name: "late"})
+	s.nodes = append(s.nodes, &state.Node{Name: "late"})
 	if got := rl.nodeByAddr(netip.MustParseAddr("10.0.0.8")); got != "late" {
 		t.Errorf("node created later: got %q", got)
 	}
@@ -303,7 +304,7 @@ func TestStatusWantedAttrs(t *testing.T) {
 		s.mu.RLock()
 		for _, o := range p.Status {
 			j := s.findJob(o.Name)
-			ref, _ := statusList(jobDefs, clientView(s.jobView(j)), perm{mgr: true, oper: true, svr: true}, true, want)
+			ref, _ := statusList(state.JobDefs, clientView(s.jobView(j)), perm{mgr: true, oper: true, svr: true}, true, want)
 			if attrText(o.Attrs) != attrText(ref) || len(ref) == 0 {
 				t.Errorf("%s %v:\n got %v\nwant %v", o.Name, want, o.Attrs, ref)
 			}

@@ -9,6 +9,7 @@ import (
 
 	pbsattr "gopbs/attr"
 	"gopbs/internal/logline"
+	"gopbs/server/state"
 	"gopbs/server/store"
 )
 
@@ -26,12 +27,12 @@ func (e *encoder) str(s string) {
 	e.b = binary.AppendUvarint(e.b, uint64(len(s)))
 	e.b = append(e.b, s...)
 }
-func (e *encoder) attrs(defs *defTable, l attrList) {
+func (e *encoder) attrs(defs *state.DefTable, l state.Attrs) {
 	e.int(int64(len(l)))
 	for _, v := range l {
-		e.str(defs.defs[v.idx].name)
-		e.str(v.res)
-		e.str(v.val)
+		e.str(defs.Defs[v.Index].Name)
+		e.str(v.Resource)
+		e.str(v.Value)
 	}
 }
 
@@ -69,64 +70,64 @@ func (d *decoder) str() string {
 	return s
 }
 
-func (d *decoder) attrs(defs *defTable) attrList {
+func (d *decoder) attrs(defs *state.DefTable) state.Attrs {
 	n := d.int()
 	if n < 0 || n > 1<<20 {
 		d.err = errCorrupt
 		return nil
 	}
-	l := make(attrList, 0, n)
+	l := make(state.Attrs, 0, n)
 	for i := int64(0); i < n && d.err == nil; i++ {
 		name, res, val := d.str(), d.str(), d.str()
-		idx := defs.find(name)
+		idx := defs.Find(name)
 		if idx < 0 {
 			continue
 		}
-		l = append(l, attrVal{idx: idx, res: res, val: val})
+		l = append(l, state.AttrValue{Index: idx, Resource: res, Value: val})
 	}
 	sort.Slice(l, func(a, b int) bool {
-		return l[a].idx < l[b].idx || l[a].idx == l[b].idx && l[a].res < l[b].res
+		return l[a].Index < l[b].Index || l[a].Index == l[b].Index && l[a].Resource < l[b].Resource
 	})
 	return l
 }
 
-func encodeJob(j *Job) []byte {
+func encodeJob(j *state.Job) []byte {
 	e := &encoder{b: make([]byte, 0, 512)}
 	e.b = append(e.b, recordVersion)
-	e.int(j.seq)
-	e.int(int64(j.state))
-	e.int(int64(j.substate))
-	e.int(int64(j.hold))
+	e.int(j.Seq)
+	e.int(int64(j.State))
+	e.int(int64(j.Substate))
+	e.int(int64(j.Hold))
 	qn := ""
-	if j.queue != nil {
-		qn = j.queue.name
+	if j.Queue != nil {
+		qn = j.Queue.Name
 	}
 	e.str(qn)
-	e.int(j.rank)
-	e.int(int64(j.arrayIdx))
+	e.int(j.Rank)
+	e.int(int64(j.ArrayIndex))
 	parent := ""
-	if j.parent != nil {
-		parent = j.parent.id
+	if j.Parent != nil {
+		parent = j.Parent.ID
 	}
 	e.str(parent)
 	req := ""
-	if j.array != nil {
-		req = j.array.request
+	if j.Array != nil {
+		req = j.Array.Request
 	}
 	e.str(req)
-	e.int(j.purgeAt)
-	e.attrs(jobDefs, j.attrs)
-	if j.array != nil {
-		e.int(int64(j.array.size))
-		e.int(int64(j.array.ok))
-		e.int(int64(j.array.notOK))
-		e.int(int64(j.array.started))
+	e.int(j.PurgeAt)
+	e.attrs(state.JobDefs, j.Attrs)
+	if j.Array != nil {
+		e.int(int64(j.Array.Size))
+		e.int(int64(j.Array.OK))
+		e.int(int64(j.Array.NotOK))
+		e.int(int64(j.Array.Started))
 	}
 	return e.b
 }
 
 type jobRecord struct {
-	job    *Job
+	job    *state.Job
 	queue  string
 	parent string
 	isArr  bool
@@ -137,75 +138,75 @@ func decodeJob(id string, b []byte) (jobRecord, error) {
 		return jobRecord{}, errCorrupt
 	}
 	d := &decoder{b: b[1:]}
-	j := &Job{id: id}
-	j.seq = d.int()
-	j.state = pbsattr.JobStateNum(d.int())
-	j.substate = pbsattr.Substate(d.int())
-	j.hold = int(d.int())
+	j := &state.Job{ID: id}
+	j.Seq = d.int()
+	j.State = pbsattr.JobStateNum(d.int())
+	j.Substate = pbsattr.Substate(d.int())
+	j.Hold = int(d.int())
 	r := jobRecord{job: j}
 	r.queue = d.str()
-	j.rank = d.int()
-	j.arrayIdx = int(d.int())
+	j.Rank = d.int()
+	j.ArrayIndex = int(d.int())
 	r.parent = d.str()
 	if req := d.str(); req != "" {
-		j.array = &arrayInfo{request: req}
+		j.Array = &state.ArrayInfo{Request: req}
 		r.isArr = true
 	}
-	j.purgeAt = d.int()
-	j.attrs = d.attrs(jobDefs)
-	if j.array != nil && len(d.b) > 0 {
-		j.array.size = int(d.int())
-		j.array.ok = int(d.int())
-		j.array.notOK = int(d.int())
+	j.PurgeAt = d.int()
+	j.Attrs = d.attrs(state.JobDefs)
+	if j.Array != nil && len(d.b) > 0 {
+		j.Array.Size = int(d.int())
+		j.Array.OK = int(d.int())
+		j.Array.NotOK = int(d.int())
 		if len(d.b) > 0 {
-			j.array.started = int(d.int())
+			j.Array.Started = int(d.int())
 		}
 	}
-	if j.state < 0 || j.state > pbsattr.StateComplete {
+	if j.State < 0 || j.State > pbsattr.StateComplete {
 		return r, errCorrupt
 	}
 	return r, d.err
 }
 
-func encodeServer(l attrList, next int64) []byte {
+func encodeServer(l state.Attrs, next int64) []byte {
 	e := &encoder{}
 	e.b = append(e.b, recordVersion)
 	e.int(next)
-	e.attrs(serverDefs, l)
+	e.attrs(state.ServerDefs, l)
 	return e.b
 }
 
-func encodeQueue(q *Queue) []byte {
+func encodeQueue(q *state.Queue) []byte {
 	e := &encoder{}
 	e.b = append(e.b, recordVersion)
-	e.int(q.order)
-	e.attrs(queueDefs, q.attrs)
+	e.int(q.Order)
+	e.attrs(state.QueueDefs, q.Attrs)
 	return e.b
 }
 
-func encodeNode(n *Node) []byte {
+func encodeNode(n *state.Node) []byte {
 	e := &encoder{}
 	e.b = append(e.b, recordVersion)
-	e.int(n.order)
-	e.int(int64(n.np))
-	e.int(int64(n.state))
+	e.int(n.Order)
+	e.int(int64(n.NP))
+	e.int(int64(n.State))
 	ts := int64(0)
-	if n.timeShared {
+	if n.TimeShared {
 		ts = 1
 	}
 	e.int(ts)
-	e.attrs(nodeDefs, n.attrs)
+	e.attrs(state.NodeDefs, n.Attrs)
 	return e.b
 }
 
 // setDefaults sets the server attribute defaults of a new database.
 func (s *Server) setDefaults() {
-	s.attrs.set(pbsattr.SrvSchedulerIteration, "600")
-	s.attrs.set(pbsattr.SrvNodeCheckRate, "150")
-	s.attrs.set(pbsattr.SrvTCPTimeout, "6")
-	s.attrs.set(pbsattr.SrvLogEvents, "511")
-	s.attrs.set(pbsattr.SrvMailFrom, "adm")
-	s.attrs.set(pbsattr.SrvScheduling, "False")
+	s.attrs.Set(pbsattr.SrvSchedulerIteration, "600")
+	s.attrs.Set(pbsattr.SrvNodeCheckRate, "150")
+	s.attrs.Set(pbsattr.SrvTCPTimeout, "6")
+	s.attrs.Set(pbsattr.SrvLogEvents, "511")
+	s.attrs.Set(pbsattr.SrvMailFrom, "adm")
+	s.attrs.Set(pbsattr.SrvScheduling, "False")
 	s.nextJob = 0
 }
 
@@ -223,7 +224,7 @@ func (s *Server) recover() error {
 		}
 		d := &decoder{b: b[1:]}
 		s.nextJob = d.int()
-		s.attrs = d.attrs(serverDefs)
+		s.attrs = d.attrs(state.ServerDefs)
 		if d.err != nil {
 			return fmt.Errorf("pbs_server: server record: %w", d.err)
 		}
@@ -237,12 +238,12 @@ func (s *Server) recover() error {
 			return errCorrupt
 		}
 		d := &decoder{b: b[1:]}
-		n := &Node{name: name}
-		n.order = d.int()
-		n.np = int(d.int())
-		n.state = int(d.int())
-		n.timeShared = d.int() == 1
-		n.attrs = d.attrs(nodeDefs)
+		n := &state.Node{Name: name}
+		n.Order = d.int()
+		n.NP = int(d.int())
+		n.State = int(d.int())
+		n.TimeShared = d.int() == 1
+		n.Attrs = d.attrs(state.NodeDefs)
 		if d.err != nil {
 			return d.err
 		}
@@ -253,7 +254,7 @@ func (s *Server) recover() error {
 	if err != nil {
 		return fmt.Errorf("pbs_server: nodes: %w", err)
 	}
-	sort.Slice(s.nodes, func(a, b int) bool { return s.nodes[a].order < s.nodes[b].order })
+	sort.Slice(s.nodes, func(a, b int) bool { return s.nodes[a].Order < s.nodes[b].Order })
 	if err := s.loadNodesFile(); err != nil {
 		return err
 	}
@@ -262,9 +263,9 @@ func (s *Server) recover() error {
 			return errCorrupt
 		}
 		d := &decoder{b: b[1:]}
-		q := &Queue{name: name}
-		q.order = d.int()
-		q.attrs = d.attrs(queueDefs)
+		q := &state.Queue{Name: name}
+		q.Order = d.int()
+		q.Attrs = d.attrs(state.QueueDefs)
 		if d.err != nil {
 			return d.err
 		}
@@ -275,16 +276,16 @@ func (s *Server) recover() error {
 	if err != nil {
 		return fmt.Errorf("pbs_server: queues: %w", err)
 	}
-	sort.Slice(s.queues, func(a, b int) bool { return s.queues[a].order < s.queues[b].order })
+	sort.Slice(s.queues, func(a, b int) bool { return s.queues[a].Order < s.queues[b].Order })
 	for _, q := range s.queues {
-		if q.order >= s.orderSeq {
-			s.orderSeq = q.order + 1
+		if q.Order >= s.orderSeq {
+			s.orderSeq = q.Order + 1
 		}
-		s.log.Logf(logline.EventSystem|logline.EventAdmin|logline.EventDebug, logline.ClassServer, "PBS_Server", "Recovered queue %s", q.name)
+		s.log.Logf(logline.EventSystem|logline.EventAdmin|logline.EventDebug, logline.ClassServer, "PBS_Server", "Recovered queue %s", q.Name)
 	}
 	for _, n := range s.nodes {
-		if n.order >= s.orderSeq {
-			s.orderSeq = n.order + 1
+		if n.Order >= s.orderSeq {
+			s.orderSeq = n.Order + 1
 		}
 	}
 	s.log.Logf(logline.EventSystem, logline.ClassServer, "PBS_Server", "Expected %d, recovered %d queues", len(s.queues), len(s.queues))
@@ -308,10 +309,10 @@ func (s *Server) recover() error {
 	}
 	sort.Slice(recs, func(a, b int) bool {
 		ja, jb := recs[a].job, recs[b].job
-		if ja.seq != jb.seq {
-			return ja.seq < jb.seq
+		if ja.Seq != jb.Seq {
+			return ja.Seq < jb.Seq
 		}
-		return ja.arrayIdx < jb.arrayIdx
+		return ja.ArrayIndex < jb.ArrayIndex
 	})
 	var ops []store.Op
 	cold := s.cfg.InitType == InitCold
@@ -319,29 +320,29 @@ func (s *Server) recover() error {
 		j := r.job
 		q := s.queueByName[r.queue]
 		if q == nil || cold {
-			ops = append(ops, store.Del(store.Jobs, j.id), store.Del(store.Script, j.id))
+			ops = append(ops, store.Del(store.Jobs, j.ID), store.Del(store.Script, j.ID))
 			if cold {
-				s.log.Log(logline.EventJob, logline.ClassJob, j.id, "Job aborted on PBS Server initialization")
+				s.log.Log(logline.EventJob, logline.ClassJob, j.ID, "Job aborted on PBS Server initialization")
 			}
 			continue
 		}
 		if r.parent != "" {
-			p := s.jobs[r.parent]
-			if p == nil || p.array == nil {
-				ops = append(ops, store.Del(store.Jobs, j.id))
+			p := s.jobs.Get(r.parent)
+			if p == nil || p.Array == nil {
+				ops = append(ops, store.Del(store.Jobs, j.ID))
 				continue
 			}
-			j.parent = p
-			p.array.subjobs = append(p.array.subjobs, j)
+			j.Parent = p
+			p.Array.Subjobs = append(p.Array.Subjobs, j)
 		}
-		if j.rank >= s.rankCounter {
-			s.rankCounter = j.rank + 1
+		if j.Rank >= s.rankCounter {
+			s.rankCounter = j.Rank + 1
 		}
-		moving := j.state == pbsattr.StateTransit && j.substate == pbsattr.SubTrnOut
+		moving := j.State == pbsattr.StateTransit && j.Substate == pbsattr.SubTrnOut
 		if moving {
 			// a move to another server was cut short (spec 12 §14:
 			// TRNOUT goes back to queued); the job is re-evaluated
-			j.state, j.substate = pbsattr.StateQueued, pbsattr.SubQueued
+			j.State, j.Substate = pbsattr.StateQueued, pbsattr.SubQueued
 		}
 		s.linkJob(j)
 		s.enqueue(j, q)
@@ -349,10 +350,10 @@ func (s *Server) recover() error {
 			s.evaluate(j)
 		}
 	}
-	for j := s.head; j != nil; j = j.next {
+	for j := s.jobs.First(); j != nil; j = j.Next() {
 		s.watchJob(j)
 	}
-	s.log.Logf(logline.EventSystem, logline.ClassServer, "PBS_Server", "Expected %d, recovered %d jobs", len(recs), len(s.jobs))
+	s.log.Logf(logline.EventSystem, logline.ClassServer, "PBS_Server", "Expected %d, recovered %d jobs", len(recs), s.jobs.Len())
 	if len(ops) > 0 {
 		if err := s.store.Apply(ops...); err != nil {
 			return fmt.Errorf("pbs_server: clean up jobs: %w", err)

@@ -5,21 +5,22 @@ import (
 	"testing"
 
 	pbsattr "gopbs/attr"
+	"gopbs/server/state"
 )
 
 func TestDecodeJobRecord(t *testing.T) {
-	sub := &Job{id: "5[2].vm", seq: 5, state: pbsattr.StateHeld, substate: pbsattr.SubHeld, hold: holdUser, arrayIdx: 2, rank: 9, purgeAt: 7,
-		queue: &Queue{name: "batch"}, parent: &Job{id: "5[].vm"}}
-	sub.attrs.set(pbsattr.JobName, "run-2")
-	sub.attrs.setRes(pbsattr.JobResourceList, "walltime", "01:00:00")
-	tmpl := &Job{id: "5[].vm", seq: 5, state: pbsattr.StateQueued, substate: pbsattr.SubQueued,
-		array: &arrayInfo{request: "0-3", size: 4, ok: 1, notOK: 2, started: 3}}
+	sub := &state.Job{ID: "5[2].vm", Seq: 5, State: pbsattr.StateHeld, Substate: pbsattr.SubHeld, Hold: state.HoldUser, ArrayIndex: 2, Rank: 9, PurgeAt: 7,
+		Queue: &state.Queue{Name: "batch"}, Parent: &state.Job{ID: "5[].vm"}}
+	sub.Attrs.Set(pbsattr.JobName, "run-2")
+	sub.Attrs.SetRes(pbsattr.JobResourceList, "walltime", "01:00:00")
+	tmpl := &state.Job{ID: "5[].vm", Seq: 5, State: pbsattr.StateQueued, Substate: pbsattr.SubQueued,
+		Array: &state.ArrayInfo{Request: "0-3", Size: 4, OK: 1, NotOK: 2, Started: 3}}
 
-	r, err := DecodeJobRecord(sub.id, encodeJob(sub))
+	r, err := DecodeJobRecord(sub.ID, encodeJob(sub))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.ID != "5[2].vm" || r.Seq != 5 || r.State != int64(pbsattr.StateHeld) || r.Substate != int64(pbsattr.SubHeld) || r.Hold != holdUser ||
+	if r.ID != "5[2].vm" || r.Seq != 5 || r.State != int64(pbsattr.StateHeld) || r.Substate != int64(pbsattr.SubHeld) || r.Hold != state.HoldUser ||
 		r.Queue != "batch" || r.Rank != 9 || r.ArrayIndex != 2 || r.Parent != "5[].vm" || r.ArrayRequest != "" ||
 		r.PurgeAt != 7 || r.ArrayCounts != nil {
 		t.Fatalf("fixed fields %+v", r)
@@ -30,7 +31,7 @@ func TestDecodeJobRecord(t *testing.T) {
 	}
 
 	b := encodeJob(tmpl)
-	r, err = DecodeJobRecord(tmpl.id, b)
+	r, err = DecodeJobRecord(tmpl.ID, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +39,7 @@ func TestDecodeJobRecord(t *testing.T) {
 		t.Fatalf("array template %+v", r)
 	}
 	for n := range b {
-		if r, err := DecodeJobRecord(tmpl.id, b[:n]); err == nil && len(r.ArrayCounts) == 4 {
+		if r, err := DecodeJobRecord(tmpl.ID, b[:n]); err == nil && len(r.ArrayCounts) == 4 {
 			t.Errorf("record cut to %d bytes decoded whole", n)
 		}
 	}
@@ -51,8 +52,8 @@ func TestDecodeJobRecord(t *testing.T) {
 
 // FuzzDecodeJobRecord: a corrupt store record never panics.
 func FuzzDecodeJobRecord(f *testing.F) {
-	j := &Job{id: "1.vm", seq: 1, state: pbsattr.StateQueued, substate: pbsattr.SubQueued}
-	j.attrs.set(pbsattr.JobName, "x")
+	j := &state.Job{ID: "1.vm", Seq: 1, State: pbsattr.StateQueued, Substate: pbsattr.SubQueued}
+	j.Attrs.Set(pbsattr.JobName, "x")
 	f.Add(encodeJob(j))
 	f.Add([]byte{recordVersion})
 	f.Fuzz(func(t *testing.T, b []byte) {

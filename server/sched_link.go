@@ -10,6 +10,7 @@ import (
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
+	"gopbs/server/state"
 )
 
 // defaultSchedulerIteration is scheduler_iteration's default (spec 12
@@ -90,7 +91,7 @@ func (rl *runLink) schedManaged(body *batchreq.Manage) {
 		return
 	}
 	for _, a := range body.Attrs {
-		if on, ok := parseBool(a.Value); a.Name == "scheduling" && ok && on {
+		if on, ok := state.ParseBool(a.Value); a.Name == "scheduling" && ok && on {
 			rl.schedNotify(batchreq.SCH_SCHEDULE_CMD)
 			return
 		}
