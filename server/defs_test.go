@@ -83,6 +83,7 @@ var indexNames = map[*state.DefTable][]struct {
 		{pbsattr.JobInitWorkDir, "init_work_dir"},
 		{pbsattr.JobID, "job_id"},
 		{pbsattr.JobArguments, "job_arguments"},
+		{pbsattr.JobExtension, "x"},
 		{state.UnknownJobAttr, "_other_"},
 	},
 	state.QueueDefs: {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"gopbs/server/state"
 	"strconv"
 	"strings"
 
@@ -8,7 +9,6 @@ import (
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
 	"gopbs/server/pbslog"
-	"gopbs/server/state"
 	"gopbs/server/store"
 )
 
@@ -48,9 +48,18 @@ func (s *Server) permitted(c *conn, j *state.Job) bool {
 	if c.perm.oper || c.perm.mgr || j.OwnerUser() == c.req.User {
 		return true
 	}
-	s.log.Logf(logline.EventSecurity, logline.ClassJob, j.ID, "Unauthorized Request, request type: %d, Object: Job, Name: %s, request from: %s",
-		c.req.Type, j.ID, c.requester())
+	s.unauthorized(c, j)
 	return false
+}
+
+// finishedState returns the text of the common job check's BADSTATE
+// reply (spec 02 §8) for a job that is exiting or complete, or "" for a
+// job in any other state.
+func finishedState(j *state.Job) string {
+	if j.State == pbsattr.StateExiting || j.State == pbsattr.StateComplete {
+		return "invalid state for job - " + state.StateName(j.State)
+	}
+	return ""
 }
 
 func (s *Server) unknownJob(c *conn, id, msg string) {
@@ -236,16 +245,8 @@ func (s *Server) purgeComplete(c *conn, ext string) {
 func (s *Server) handleHoldRelease(c *conn, req *batchreq.Request) {
 	body := req.Body.(*batchreq.Manage)
 	hold := req.Type == batchreq.PBS_BATCH_HoldJob
-	if len(body.Attrs) != 1 || body.Attrs[0].Name != "Hold_Types" {
-		c.reject(batchreq.PBSE_IVALREQ, "")
-		return
-	}
-	letters := body.Attrs[0].Value
-	bits, ok := state.ParseHold(letters)
-	if !ok {
-		c.rejectAttr(batchreq.PBSE_BADATVAL, &body.Attrs[0])
-		return
-	}
+	// The common job checks come first (spec 02 §10: chk, then the
+	// Hold_Types list, then the privilege its letters need).
 	s.mu.Lock()
 	targets, top := s.jobTargets(body.ObjName, req.Extension)
 	if top == nil {
@@ -260,6 +261,25 @@ func (s *Server) handleHoldRelease(c *conn, req *batchreq.Request) {
 			return
 		}
 	}
+	for _, j := range targets {
+		if msg := finishedState(j); msg != "" {
+			s.mu.Unlock()
+			c.reject(batchreq.PBSE_BADSTATE, msg)
+			return
+		}
+	}
+	if len(body.Attrs) != 1 || body.Attrs[0].Name != "Hold_Types" {
+		s.mu.Unlock()
+		c.reject(batchreq.PBSE_IVALREQ, "")
+		return
+	}
+	letters := body.Attrs[0].Value
+	bits, ok := state.ParseHold(letters)
+	if !ok {
+		s.mu.Unlock()
+		c.rejectAttr(batchreq.PBSE_BADATVAL, &body.Attrs[0])
+		return
+	}
 	if bits&state.HoldSystem != 0 && !c.perm.mgr || bits&state.HoldOther != 0 && !c.perm.oper && !c.perm.mgr {
 		s.mu.Unlock()
 		c.reject(batchreq.PBSE_PERM, "")
@@ -267,11 +287,6 @@ func (s *Server) handleHoldRelease(c *conn, req *batchreq.Request) {
 	}
 	var ops []store.Op
 	for _, j := range targets {
-		if j.State == pbsattr.StateComplete || j.State == pbsattr.StateExiting {
-			s.mu.Unlock()
-			c.reject(batchreq.PBSE_BADSTATE, "invalid state for job - "+state.StateName(j.State))
-			return
-		}
 		if hold {
 			j.Hold |= bits
 			s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Holds %s set at request of %s", letters, c.requester())
@@ -484,7 +499,7 @@ func (s *Server) handleMoveJob(c *conn, req *batchreq.Request) {
 	}
 	if j.State != pbsattr.StateQueued && j.State != pbsattr.StateHeld && j.State != pbsattr.StateWaiting {
 		s.mu.Unlock()
-		c.reject(batchreq.PBSE_BADSTATE, "")
+		c.reject(batchreq.PBSE_BADSTATE, finishedState(j))
 		return
 	}
 	dest := s.parseDestination(body.Destination)
@@ -553,7 +568,15 @@ func (s *Server) handleOrderJob(c *conn, req *batchreq.Request) {
 		s.mu.Unlock()
 		c.reject(batchreq.PBSE_PERM, batchreq.MsgNotPermitted)
 		return
-	case a.State == pbsattr.StateRunning || b.State == pbsattr.StateRunning || a.State == pbsattr.StateComplete || b.State == pbsattr.StateComplete:
+	case finishedState(a) != "":
+		s.mu.Unlock()
+		c.reject(batchreq.PBSE_BADSTATE, finishedState(a))
+		return
+	case finishedState(b) != "":
+		s.mu.Unlock()
+		c.reject(batchreq.PBSE_BADSTATE, finishedState(b))
+		return
+	case a.State == pbsattr.StateRunning || b.State == pbsattr.StateRunning:
 		s.mu.Unlock()
 		c.reject(batchreq.PBSE_BADSTATE, "")
 		return
@@ -623,58 +646,4 @@ func (s *Server) handleRegistDep(c *conn, req *batchreq.Request) {
 		return
 	}
 	s.commitAndReply(c, ops, batchreq.NullReply())
-}
-
-// handleRunningOnly serves the requests that need a running job and the
-// MOM link (MessJob, SignalJob, Rerun, RunJob, CheckpointJob): for jobs
-// that are not running they give TORQUE's errors.
-func (s *Server) handleRunningOnly(c *conn, req *batchreq.Request) {
-	var id string
-	switch b := req.Body.(type) {
-	case *batchreq.JobID:
-		id = b.ID
-	case *batchreq.Manage:
-		id = b.ObjName
-	case *batchreq.MessJob:
-		id = b.JobID
-	case *batchreq.SignalJob:
-		id = b.JobID
-	case *batchreq.RunJob:
-		id = b.JobID
-	}
-	isRun := req.Type == batchreq.PBS_BATCH_RunJob || req.Type == batchreq.PBS_BATCH_AsyrunJob
-	if isRun && !c.perm.oper && !c.perm.mgr {
-		c.reject(batchreq.PBSE_PERM, "")
-		return
-	}
-	s.mu.RLock()
-	j := s.findJob(id)
-	var state pbsattr.JobStateNum
-	var perm bool
-	if j != nil {
-		state = j.State
-		perm = c.perm.oper || c.perm.mgr || j.OwnerUser() == c.req.User
-	}
-	s.mu.RUnlock()
-	if j == nil {
-		s.unknownJob(c, id, batchreq.MsgCannotLocateJob)
-		return
-	}
-	if !perm {
-		c.reject(batchreq.PBSE_PERM, batchreq.MsgNotPermitted)
-		return
-	}
-	if isRun {
-		if state == pbsattr.StateRunning || state == pbsattr.StateExiting {
-			c.reject(batchreq.PBSE_BADSTATE, "job already running")
-			return
-		}
-		c.reject(batchreq.PBSE_NORELYMOM, "")
-		return
-	}
-	if state != pbsattr.StateRunning {
-		c.reject(batchreq.PBSE_BADSTATE, "")
-		return
-	}
-	c.reject(batchreq.PBSE_NORELYMOM, "")
 }

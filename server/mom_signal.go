@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"gopbs/server/state"
 	"strconv"
 	"strings"
 	"time"
@@ -10,7 +11,6 @@ import (
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
 	"gopbs/server/pbslog"
-	"gopbs/server/state"
 	"gopbs/server/store"
 )
 
@@ -30,34 +30,52 @@ const staleExtension = "\x40\x8e\xf2\x16\xd6\x55"
 // runningTarget looks up the job of a relayed request and checks that
 // it is running and that the requester may act on it. It returns the
 // mother superior host or sends the rejection and returns "".
+//
+// The checks come in TORQUE's order (spec 02 §8 and §10): the common job
+// checks (unknown job; a requester who is neither the owner nor an
+// operator or manager; a job exiting or complete), then the state (the job
+// must be running), and only then the operator privilege that suspend,
+// resume and rerun need: the owner's qrerun of a queued job is "Request
+// invalid for state of job", not "Unauthorized Request".
 func (s *Server) runningTarget(c *conn, id string, needOper bool) (*state.Job, string) {
 	s.mu.RLock()
 	j := s.findJob(id)
 	var owner, up bool
-	var state pbsattr.JobStateNum
+	var st pbsattr.JobStateNum
 	var host string
 	if j != nil {
 		owner = j.OwnerUser() == c.req.User
-		state = j.State
+		st = j.State
 		host = motherSuperior(j.Attrs.Get(pbsattr.JobExecHost))
 		up = s.nodeUp(host)
 	}
 	s.mu.RUnlock()
+	oper := c.perm.oper || c.perm.mgr
 	switch {
 	case j == nil:
 		s.unknownJob(c, id, batchreq.MsgCannotLocateJob)
-	case !c.perm.oper && !c.perm.mgr && (needOper || !owner):
-		s.log.Logf(logline.EventSecurity, logline.ClassJob, j.ID, "Unauthorized Request, request type: %d, Object: Job, Name: %s, request from: %s",
-			c.req.Type, j.ID, c.requester())
-		c.reject(batchreq.PBSE_PERM, "")
-	case state != pbsattr.StateRunning:
+	case !oper && !owner:
+		s.unauthorized(c, j)
+		c.reject(batchreq.PBSE_PERM, batchreq.MsgNotPermitted)
+	case st == pbsattr.StateExiting || st == pbsattr.StateComplete:
+		c.reject(batchreq.PBSE_BADSTATE, "invalid state for job - "+state.StateName(st))
+	case st != pbsattr.StateRunning:
 		c.reject(batchreq.PBSE_BADSTATE, "")
+	case !oper && needOper:
+		s.unauthorized(c, j)
+		c.reject(batchreq.PBSE_PERM, "")
 	case !up && !(c.req.Type == batchreq.PBS_BATCH_Rerun && c.req.Extension == "force"):
 		c.reject(batchreq.PBSE_NORELYMOM, "")
 	default:
 		return j, host
 	}
 	return nil, ""
+}
+
+// unauthorized logs the security line of a refused job request.
+func (s *Server) unauthorized(c *conn, j *state.Job) {
+	s.log.Logf(logline.EventSecurity, logline.ClassJob, j.ID, "Unauthorized Request, request type: %d, Object: Job, Name: %s, request from: %s",
+		c.req.Type, j.ID, c.requester())
 }
 
 // relayReply passes a MOM's reply (or a relay failure) to the client.

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"gopbs/server/state"
 	"os/user"
 	"strconv"
 	"strings"
@@ -11,7 +12,6 @@ import (
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
 	"gopbs/server/pbslog"
-	"gopbs/server/state"
 	"gopbs/server/store"
 )
 
@@ -91,10 +91,8 @@ func (s *Server) registerRunHandlers() {
 func (s *Server) handleRunJob(c *conn, req *batchreq.Request) {
 	body := req.Body.(*batchreq.RunJob)
 	async := req.Type == batchreq.PBS_BATCH_AsyrunJob
-	if !c.perm.oper && !c.perm.mgr {
-		c.reject(batchreq.PBSE_PERM, "")
-		return
-	}
+	// TORQUE's order (spec 02 §10): the common job checks, the job's
+	// state, then the operator privilege RunJob needs.
 	s.mu.Lock()
 	j := s.findJob(body.JobID)
 	if j == nil {
@@ -102,10 +100,11 @@ func (s *Server) handleRunJob(c *conn, req *batchreq.Request) {
 		s.unknownJob(c, body.JobID, batchreq.MsgCannotLocateJob)
 		return
 	}
+	oper := c.perm.oper || c.perm.mgr
 	switch {
-	case j.Array != nil:
+	case !s.permitted(c, j):
 		s.mu.Unlock()
-		c.reject(batchreq.PBSE_IVALREQ, "cannot run an array template")
+		c.reject(batchreq.PBSE_PERM, batchreq.MsgNotPermitted)
 		return
 	case j.State == pbsattr.StateRunning || j.State == pbsattr.StateExiting || j.State == pbsattr.StateTransit:
 		s.mu.Unlock()
@@ -114,6 +113,15 @@ func (s *Server) handleRunJob(c *conn, req *batchreq.Request) {
 	case j.State == pbsattr.StateComplete:
 		s.mu.Unlock()
 		c.reject(batchreq.PBSE_BADSTATE, "invalid state for job - COMPLETE")
+		return
+	case !oper:
+		s.unauthorized(c, j)
+		s.mu.Unlock()
+		c.reject(batchreq.PBSE_PERM, "")
+		return
+	case j.Array != nil:
+		s.mu.Unlock()
+		c.reject(batchreq.PBSE_IVALREQ, "cannot run an array template")
 		return
 	case j.Queue == nil || !j.Queue.IsExec():
 		s.mu.Unlock()

@@ -98,4 +98,4 @@ var Resources = func() map[string]ResourceDef {
 
 // UnknownJobAttr is the job definition slot after attr.JobTable's in
 // which the server keeps attributes it does not know, by name.
-const UnknownJobAttr = attr.JobArguments + 1
+const UnknownJobAttr = attr.JobExtension + 1
