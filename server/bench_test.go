@@ -298,15 +298,15 @@ func allocServer(nodes, np, busy int) (*Server, *state.Job) {
 		for vp := range np {
 			j := &state.Job{ID: fmt.Sprintf("%d.srv", seq), State: pbsattr.StateQueued}
 			seq++
-			s.linkJob(j)
-			s.enqueue(j, q)
+			s.jobs.Link(j)
+			s.jobs.Enqueue(j, q)
 			j.Attrs.Set(pbsattr.JobExecHost, n.Name+"/"+strconv.Itoa(vp))
-			s.setState(j, pbsattr.StateRunning, pbsattr.SubRunning)
+			s.jobs.SetState(j, pbsattr.StateRunning, pbsattr.SubRunning)
 		}
 	}
 	j := &state.Job{ID: "queued.srv", State: pbsattr.StateQueued}
-	s.linkJob(j)
-	s.enqueue(j, q)
+	s.jobs.Link(j)
+	s.jobs.Enqueue(j, q)
 	j.Attrs.SetRes(pbsattr.JobResourceList, "neednodes", "1:ppn="+strconv.Itoa(np))
 	return s, j
 }

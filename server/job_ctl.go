@@ -184,7 +184,7 @@ func (s *Server) completeJob(j *state.Job, ok bool) []store.Op {
 			}
 		}
 	}
-	s.setState(j, pbsattr.StateComplete, pbsattr.SubComplete)
+	s.jobs.SetState(j, pbsattr.StateComplete, pbsattr.SubComplete)
 	s.log.Logf(logline.EventJob, logline.ClassJob, "NULL", "on_job_exit valid pjob: %p (substate=%d)", j, pbsattr.SubComplete)
 	now := s.now().Unix()
 	j.Attrs.Set(pbsattr.JobCompTime, strconv.FormatInt(now, 10))
@@ -200,7 +200,7 @@ func (s *Server) completeJob(j *state.Job, ok bool) []store.Op {
 	}
 	if keep > 0 {
 		j.PurgeAt = now + keep
-		s.watchJob(j)
+		s.jobs.Watch(j)
 		s.touch(j)
 		ops = append(ops, s.saveJobOp(j))
 	} else {
@@ -531,9 +531,9 @@ func (s *Server) handleMoveJob(c *conn, req *batchreq.Request) {
 // moveJob moves a job between local queues.
 func (s *Server) moveJob(j *state.Job, from, to *state.Queue) []store.Op {
 	s.log.Logf(logline.EventDebug2, logline.ClassJob, j.ID, "dequeuing from %s, state %s", from.Name, state.StateName(j.State))
-	s.dequeue(j)
+	s.jobs.Dequeue(j)
 	s.applyDefaults(j, to)
-	s.enqueue(j, to)
+	s.jobs.Enqueue(j, to)
 	s.log.Logf(logline.EventDebug2, logline.ClassJob, j.ID, "enqueuing into %s, state %d hop %s", to.Name, j.State, hopCount(j))
 	s.acct.Record(pbslog.AcctQueue, j.ID, "queue="+to.Name)
 	var ops []store.Op

@@ -575,8 +575,8 @@ func (s *Server) handleRdytoCommit(c *conn, req *batchreq.Request) {
 	q := j.Queue
 	j.Queue = nil
 	j.Substate = pbsattr.SubTransICM
-	s.linkJob(j)
-	s.enqueue(j, q)
+	s.jobs.Link(j)
+	s.jobs.Enqueue(j, q)
 	s.mu.Unlock()
 	c.send(batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_RdytoCommit, j.ID))
 }
@@ -635,7 +635,7 @@ func (s *Server) commitJob(j *state.Job, requester string) []store.Op {
 	var ops []store.Op
 	if j.Array != nil {
 		j.Hold = 0
-		s.setState(j, pbsattr.StateQueued, pbsattr.SubArrayTemplate)
+		s.jobs.SetState(j, pbsattr.StateQueued, pbsattr.SubArrayTemplate)
 		s.evaluate(j)
 	} else {
 		if q.IsExec() {
@@ -652,7 +652,7 @@ func (s *Server) commitJob(j *state.Job, requester string) []store.Op {
 				}
 			}
 		}
-		s.setState(j, pbsattr.StateQueued, j.Substate)
+		s.jobs.SetState(j, pbsattr.StateQueued, j.Substate)
 		s.evaluate(j)
 	}
 	compactAttrs(j)
@@ -752,8 +752,8 @@ func (s *Server) cloneArray(t *state.Job, hold int) []store.Op {
 		j.Attrs.Set(pbsattr.JobVariableList, "PBS_ARRAYID="+is+","+t.Attrs.Get(pbsattr.JobVariableList))
 		j.Rank = t.Rank
 		j.State = pbsattr.StateQueued
-		s.linkJob(j)
-		s.enqueue(j, t.Queue)
+		s.jobs.Link(j)
+		s.jobs.Enqueue(j, t.Queue)
 		s.log.Logf(logline.EventDebug2, logline.ClassJob, j.ID, "enqueuing into %s, state %d hop 1", t.Queue.Name, pbsattr.StateHeld)
 		s.evaluate(j)
 		t.Array.Subjobs = append(t.Array.Subjobs, j)

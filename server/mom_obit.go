@@ -96,7 +96,7 @@ func (s *Server) handleJobObit(c *conn, req *batchreq.Request) {
 			j.Substate = pbsattr.SubRerun
 		}
 		if !rerun {
-			s.setState(j, pbsattr.StateExiting, pbsattr.SubExiting)
+			s.jobs.SetState(j, pbsattr.StateExiting, pbsattr.SubExiting)
 		}
 		s.touch(j)
 		host := motherSuperior(j.Attrs.Get(pbsattr.JobExecHost))
@@ -387,7 +387,7 @@ func (rl *runLink) pollRunning(sec int64) {
 	poll := s.attrs.Get(pbsattr.SrvPollJobs) == "" || s.serverFlag(pbsattr.SrvPollJobs)
 	var ids []string
 	if poll && rate > 0 {
-		for _, j := range s.holding.list {
+		for _, j := range s.jobs.Holding() {
 			if j.State == pbsattr.StateRunning && j.Substate == pbsattr.SubRunning && (j.Rank+sec)%rate == 0 {
 				ids = append(ids, j.ID)
 			}

@@ -111,58 +111,6 @@ func FuzzEnvValue(f *testing.F) {
 	})
 }
 
-// TestHoldingIndex checks that s.holding always holds exactly the linked
-// jobs in state Running or Exiting, whatever the order of state changes,
-// links and unlinks.
-func TestHoldingIndex(t *testing.T) {
-	s := &Server{}
-	q := &state.Queue{Name: "batch"}
-	var jobs []*state.Job
-	for i := range 6 {
-		j := &state.Job{ID: strconv.Itoa(i) + ".srv", State: pbsattr.StateQueued}
-		if i == 5 {
-			j.State = pbsattr.StateRunning // recovered running: linked in that state
-		}
-		jobs = append(jobs, j)
-		s.linkJob(j)
-		s.enqueue(j, q)
-	}
-	check := func(step string) {
-		t.Helper()
-		want := map[*state.Job]bool{}
-		for j := s.jobs.First(); j != nil; j = j.Next() {
-			if j.State == pbsattr.StateRunning || j.State == pbsattr.StateExiting {
-				want[j] = true
-			}
-		}
-		if len(s.holding.list) != len(want) || len(s.holding.pos) != len(want) {
-			t.Fatalf("%s: holding %d jobs (%d indexed), want %d", step, len(s.holding.list), len(s.holding.pos), len(want))
-		}
-		for i, j := range s.holding.list {
-			if !want[j] || s.holding.pos[j] != i {
-				t.Fatalf("%s: holding[%d] = %s (pos %d), not a running job of the list", step, i, j.ID, s.holding.pos[j])
-			}
-		}
-	}
-	check("linked")
-	s.setState(jobs[1], pbsattr.StateRunning, pbsattr.SubRunning)
-	s.setState(jobs[2], pbsattr.StateRunning, pbsattr.SubRunning)
-	s.setState(jobs[3], pbsattr.StateRunning, pbsattr.SubRunning)
-	check("three started")
-	s.setState(jobs[1], pbsattr.StateExiting, pbsattr.SubExiting)
-	s.setState(jobs[2], pbsattr.StateQueued, pbsattr.SubQueued)
-	check("one exiting, one requeued")
-	s.dequeue(jobs[3])
-	s.unlinkJob(jobs[3])
-	check("running job unlinked")
-	s.setState(jobs[3], pbsattr.StateRunning, pbsattr.SubRunning) // not linked: not tracked
-	check("unlinked job changed")
-	s.setState(jobs[1], pbsattr.StateComplete, pbsattr.SubComplete)
-	s.setState(jobs[5], pbsattr.StateExiting, pbsattr.SubExiting)
-	s.setState(jobs[0], pbsattr.StateRunning, pbsattr.SubRunning)
-	check("end")
-}
-
 // TestPrimaryGroupCache checks that submissions reuse a user's primary
 // group for groupCacheTTL, and that failed lookups are not remembered.
 func TestPrimaryGroupCache(t *testing.T) {
@@ -198,9 +146,9 @@ func TestUsedVPs(t *testing.T) {
 	s, _ := allocServer(3, 2, 1) // node0000 full: 0.srv on VP 0, 1.srv on VP 1
 	add := func(id, execHost string) {
 		j := &state.Job{ID: id, State: pbsattr.StateQueued}
-		s.linkJob(j)
+		s.jobs.Link(j)
 		j.Attrs.Set(pbsattr.JobExecHost, execHost)
-		s.setState(j, pbsattr.StateRunning, pbsattr.SubRunning)
+		s.jobs.SetState(j, pbsattr.StateRunning, pbsattr.SubRunning)
 	}
 	add("multi.srv", "node0002/1+node0001/0+node0002/0")
 	add("bad.srv", "node0001/x+node0001/-1+node0001/99999999+nohost")

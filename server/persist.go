@@ -344,14 +344,14 @@ func (s *Server) recover() error {
 			// TRNOUT goes back to queued); the job is re-evaluated
 			j.State, j.Substate = pbsattr.StateQueued, pbsattr.SubQueued
 		}
-		s.linkJob(j)
-		s.enqueue(j, q)
+		s.jobs.Link(j)
+		s.jobs.Enqueue(j, q)
 		if moving {
 			s.evaluate(j)
 		}
 	}
 	for j := s.jobs.First(); j != nil; j = j.Next() {
-		s.watchJob(j)
+		s.jobs.Watch(j)
 	}
 	s.log.Logf(logline.EventSystem, logline.ClassServer, "PBS_Server", "Expected %d, recovered %d jobs", len(recs), s.jobs.Len())
 	if len(ops) > 0 {

@@ -141,7 +141,7 @@ func (s *Server) beginMove(j *state.Job, dest destination) (*outgoing, int) {
 		out.attrs = append(out.attrs, wireAttr(state.JobDefs, v))
 	}
 	out.attrs = append(out.attrs, batchreq.NewAttr("Hold_Types", state.FormatHold(j.Hold&(state.HoldUser|state.HoldOther|state.HoldSystem))))
-	s.setState(j, pbsattr.StateTransit, pbsattr.SubTrnOut)
+	s.jobs.SetState(j, pbsattr.StateTransit, pbsattr.SubTrnOut)
 	return out, 0
 }
 
@@ -158,7 +158,7 @@ func (s *Server) endMove(j *state.Job, m *outgoing, sent bool) (ops []store.Op, 
 		ops = s.track(j.ID, trackEntry{hop: hop + 1, location: m.dest.server, state: pbsattr.JobStateNum(m.state).Letter(false)})
 		return append(ops, s.purgeJob(j)...), true
 	}
-	s.setState(j, m.state, m.substate)
+	s.jobs.SetState(j, m.state, m.substate)
 	s.evaluate(j)
 	return nil, true
 }

@@ -77,7 +77,7 @@ const maxVP = 1 << 16
 // Called with s.mu held.
 func (s *Server) usedVPs() map[string]vpJobs {
 	used := make(map[string]vpJobs, len(s.nodes))
-	for _, j := range s.holding.list {
+	for _, j := range s.jobs.Holding() {
 		if !s.holdsNodes(j) {
 			continue
 		}
@@ -161,7 +161,7 @@ func (s *Server) refreshAssigned() {
 	type sums map[string]int64
 	total := sums{}
 	perQueue := map[*state.Queue]sums{}
-	for _, j := range s.holding.list {
+	for _, j := range s.jobs.Holding() {
 		if j.State != pbsattr.StateRunning && j.State != pbsattr.StateExiting || j.Queue == nil {
 			continue
 		}

@@ -193,7 +193,7 @@ func (s *Server) prepareRun(j *state.Job, slots []vpSlot) (*launch, error) {
 	}
 	n, _ := strconv.Atoi(j.Attrs.Get(pbsattr.JobStartCount))
 	j.Attrs.Set(pbsattr.JobStartCount, strconv.Itoa(n+1))
-	s.setState(j, pbsattr.StateRunning, pbsattr.SubPreRun)
+	s.jobs.SetState(j, pbsattr.StateRunning, pbsattr.SubPreRun)
 	s.touch(j)
 	s.refreshNodeJobs()
 	l := &launch{id: j.ID, host: motherSuperior(execHost), script: script, attrs: s.momAttrs(j),
@@ -366,7 +366,7 @@ func (s *Server) requeue(j *state.Job) {
 	j.Attrs.Set(pbsattr.JobSessionID, "")
 	j.Attrs.Set(pbsattr.JobExecGpus, "")
 	s.run.forget(j.ID)
-	s.setState(j, pbsattr.StateQueued, pbsattr.SubQueued)
+	s.jobs.SetState(j, pbsattr.StateQueued, pbsattr.SubQueued)
 	s.evaluate(j)
 	s.touch(j)
 	s.refreshNodeJobs()

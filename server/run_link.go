@@ -69,11 +69,8 @@ type runLink struct {
 	// pingAnswerWait is pingAnswerWait (tests change it).
 	pingAnswerWait time.Duration
 
-	// queuedSeq counts jobs becoming QUEUED; guarded by Server.mu
-	// (setState), read by the scheduler tick.
-	queuedSeq int64
-	deleting  map[string]bool // job id → a delete is in progress
-	sched     schedLink
+	deleting map[string]bool // job id → a delete is in progress
+	sched    schedLink
 
 	// dialer, when set (tests), replaces the resolution of a MOM host
 	// name to its address.

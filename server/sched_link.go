@@ -24,7 +24,7 @@ type schedLink struct {
 	cur       *conn     // the open scheduler connection
 	started   int       // jobs run over cur
 	lastCycle time.Time // when the last cycle was started
-	seenQueue int64     // runLink.queuedSeq at the last tick
+	seenQueue int64     // Jobs.QueuedSeq at the last tick
 	busy      bool      // a cycle is being started or served
 
 	active atomic.Bool   // a cycle is in progress (server_state Scheduling)
@@ -62,7 +62,7 @@ func (rl *runLink) schedNotify(cmd int) {
 		return
 	}
 	rl.s.mu.RLock()
-	queued := rl.queuedSeq
+	queued := rl.s.jobs.QueuedSeq()
 	on := rl.s.serverFlag(pbsattr.SrvScheduling)
 	rl.s.mu.RUnlock()
 	if !on {
@@ -109,7 +109,7 @@ func (rl *runLink) schedTick() {
 	s.mu.RLock()
 	on := s.serverFlag(pbsattr.SrvScheduling)
 	iter := s.serverLong(pbsattr.SrvSchedulerIteration, defaultSchedulerIteration)
-	queued := rl.queuedSeq
+	queued := rl.s.jobs.QueuedSeq()
 	s.mu.RUnlock()
 	now := s.now()
 	rl.mu.Lock()

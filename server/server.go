@@ -98,20 +98,17 @@ type Server struct {
 	mu          sync.RWMutex
 	attrs       state.Attrs
 	nextJob     int64
-	jobs        state.JobList
+	jobs        state.Jobs
 	queues      []*state.Queue
 	queueByName map[string]*state.Queue
 	nodes       []*state.Node
 	nodeByName  map[string]*state.Node
-	count       [7]int
 	rankCounter int64
 	orderSeq    int64
 	tracking    map[string]trackEntry // jobs that moved to other servers (tracking.go)
 	shutting    bool
 	rate        rateCounter
-	watch       map[*state.Job]struct{} // jobs with timer work (state.go)
-	holding     jobSet                  // jobs in state Running or Exiting (state.go)
-	groups      map[string]groupEntry   // primary groups of job users (state.go)
+	groups      map[string]groupEntry // primary groups of job users (state.go)
 
 	run *runLink // MOM and scheduler links (run_link.go)
 
@@ -257,6 +254,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.registerHandlers()
 	s.run = newRunLink(s)
+	// the jobs recovered as queued are the first cycle's; the tick asks
+	// for cycles for jobs queued from now on
+	s.run.sched.seenQueue = s.jobs.QueuedSeq()
 	s.registerRunHandlers()
 	if cfg.Listener != nil {
 		s.ln = cfg.Listener

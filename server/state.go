@@ -28,48 +28,6 @@ func (s *Server) findJob(id string) *state.Job {
 	return s.jobs.Get(seq + "." + s.name)
 }
 
-// jobSet is a set of jobs that can be walked in a stable order: the
-// order of insertion, except that a removal moves the last job into the
-// removed one's place.
-type jobSet struct {
-	list []*state.Job
-	pos  map[*state.Job]int
-}
-
-func (js *jobSet) add(j *state.Job) {
-	if _, ok := js.pos[j]; ok {
-		return
-	}
-	if js.pos == nil {
-		js.pos = make(map[*state.Job]int)
-	}
-	js.pos[j] = len(js.list)
-	js.list = append(js.list, j)
-}
-
-func (js *jobSet) remove(j *state.Job) {
-	i, ok := js.pos[j]
-	if !ok {
-		return
-	}
-	last := len(js.list) - 1
-	js.list[i] = js.list[last]
-	js.pos[js.list[i]] = i
-	js.list[last] = nil
-	js.list = js.list[:last]
-	delete(js.pos, j)
-}
-
-// trackHolding puts a linked job into s.holding or takes it out
-// according to its state.
-func (s *Server) trackHolding(j *state.Job) {
-	if state.HoldsState(j.State) && s.jobs.Get(j.ID) == j {
-		s.holding.add(j)
-	} else {
-		s.holding.remove(j)
-	}
-}
-
 // groupCacheTTL is how long a user's primary group, looked up for the
 // egroup of each submitted job, is reused before the system is asked
 // again; maxGroupCache bounds the number of users remembered.
@@ -103,91 +61,6 @@ func (s *Server) primaryGroup(user string) string {
 	return g
 }
 
-// linkJob appends a job to the all-jobs list and the index.
-func (s *Server) linkJob(j *state.Job) {
-	s.jobs.Link(j)
-	s.trackHolding(j)
-}
-
-func (s *Server) unlinkJob(j *state.Job) {
-	s.jobs.Unlink(j)
-	s.holding.remove(j)
-}
-
-// watchJob registers a job with the once-a-second timer work when it has
-// some (waiting for its execution time, kept after completion, sitting in
-// a route queue), so that the timer never walks the whole job list.
-func (s *Server) watchJob(j *state.Job) {
-	if j.State == pbsattr.StateWaiting || j.PurgeAt != 0 || j.Queue != nil && j.Queue.IsRoute() {
-		if s.watch == nil {
-			s.watch = make(map[*state.Job]struct{})
-		}
-		s.watch[j] = struct{}{}
-	}
-}
-
-// enqueue puts a job into a queue's counters.
-func (s *Server) enqueue(j *state.Job, q *state.Queue) {
-	j.Queue = q
-	s.watchJob(j)
-	if j.Array != nil {
-		return // array templates are not counted
-	}
-	q.Count[j.State]++
-	s.count[j.State]++
-	if j.State != pbsattr.StateComplete {
-		if q.Users == nil {
-			q.Users = map[string]int{}
-		}
-		q.Users[j.OwnerUser()]++
-	}
-}
-
-// dequeue removes a job from its queue's counters.
-func (s *Server) dequeue(j *state.Job) {
-	q := j.Queue
-	if q == nil {
-		return
-	}
-	if j.Array != nil {
-		j.Queue = nil
-		return
-	}
-	q.Count[j.State]--
-	s.count[j.State]--
-	if j.State != pbsattr.StateComplete {
-		u := j.OwnerUser()
-		if q.Users[u]--; q.Users[u] <= 0 {
-			delete(q.Users, u)
-		}
-	}
-	j.Queue = nil
-}
-
-// setState changes a job's state, keeping the counters right.
-func (s *Server) setState(j *state.Job, state pbsattr.JobStateNum, sub pbsattr.Substate) {
-	if state == pbsattr.StateQueued && j.State != pbsattr.StateQueued && s.run != nil {
-		s.run.queuedSeq++ // the scheduler hears of it (sched_link.go)
-	}
-	if q := j.Queue; q != nil && state != j.State && j.Array == nil {
-		q.Count[j.State]--
-		s.count[j.State]--
-		q.Count[state]++
-		s.count[state]++
-		u := j.OwnerUser()
-		if state == pbsattr.StateComplete {
-			if q.Users[u]--; q.Users[u] <= 0 {
-				delete(q.Users, u)
-			}
-		} else if j.State == pbsattr.StateComplete {
-			q.Users[u]++
-		}
-	}
-	j.State, j.Substate = state, sub
-	s.watchJob(j)
-	s.trackHolding(j)
-}
-
 // evaluate recomputes a non-running job's state from its holds, execution
 // time and dependencies (spec 12 §2.4). Holds set late (Job.lateHold)
 // are left out this once.
@@ -199,7 +72,7 @@ func (s *Server) evaluate(j *state.Job) {
 	}
 	now := s.now().Unix()
 	if j.Array != nil {
-		s.setState(j, pbsattr.StateQueued, pbsattr.SubArrayTemplate)
+		s.jobs.SetState(j, pbsattr.StateQueued, pbsattr.SubArrayTemplate)
 		if !j.Attrs.Has(pbsattr.JobEtime) {
 			j.Attrs.Set(pbsattr.JobEtime, strconv.FormatInt(now, 10))
 		}
@@ -214,11 +87,11 @@ func (s *Server) evaluate(j *state.Job) {
 		if sub == pbsattr.SubHeld && j.Hold&state.HoldSystem != 0 && dependHolds(s, j) {
 			sub = pbsattr.SubDepnHold
 		}
-		s.setState(j, pbsattr.StateHeld, sub)
+		s.jobs.SetState(j, pbsattr.StateHeld, sub)
 	case state.ExecTime(j) > now:
-		s.setState(j, pbsattr.StateWaiting, pbsattr.SubWaiting)
+		s.jobs.SetState(j, pbsattr.StateWaiting, pbsattr.SubWaiting)
 	default:
-		s.setState(j, pbsattr.StateQueued, pbsattr.SubQueued)
+		s.jobs.SetState(j, pbsattr.StateQueued, pbsattr.SubQueued)
 		if j.Queue != nil && j.Queue.IsExec() && !j.Attrs.Has(pbsattr.JobEtime) {
 			j.Attrs.Set(pbsattr.JobEtime, strconv.FormatInt(now, 10))
 		}
@@ -242,8 +115,8 @@ func (s *Server) saveServerOp() store.Op {
 // purgeJob removes a job from memory and returns the store operations
 // deleting it.
 func (s *Server) purgeJob(j *state.Job) []store.Op {
-	s.dequeue(j)
-	s.unlinkJob(j)
+	s.jobs.Dequeue(j)
+	s.jobs.Unlink(j)
 	ops := []store.Op{store.Del(store.Jobs, j.ID), store.Del(store.Script, state.ScriptKey(j))}
 	if p := j.Parent; p != nil && p.Array != nil {
 		subs := p.Array.Subjobs
@@ -294,11 +167,7 @@ func (s *Server) tick() {
 	s.mu.Lock()
 	now := s.now().Unix()
 	var ops []store.Op
-	for j := range s.watch {
-		if s.jobs.Get(j.ID) != j {
-			delete(s.watch, j)
-			continue
-		}
+	s.jobs.Watched(func(j *state.Job) bool {
 		switch {
 		case j.State == pbsattr.StateWaiting && state.ExecTime(j) <= now:
 			j.Attrs.Set(pbsattr.JobExecutionTime, "")
@@ -309,16 +178,17 @@ func (s *Server) tick() {
 			if j.PurgeAt <= now {
 				s.log.Logf(logline.EventDebug2, logline.ClassJob, j.ID, "dequeuing from %s, state COMPLETE", state.QueueName(j))
 				ops = append(ops, s.purgeJob(j)...)
-				delete(s.watch, j)
+				return false
 			}
 		case j.Queue != nil && j.Queue.IsRoute():
 			if j.RouteRetryAt <= now {
 				ops = append(ops, s.routeJob(j, now)...)
 			}
 		case j.State != pbsattr.StateWaiting:
-			delete(s.watch, j)
+			return false
 		}
-	}
+		return true
+	})
 	var wait func() error
 	if len(ops) > 0 && !s.shutting {
 		wait = s.store.Submit(ops...)

@@ -195,7 +195,7 @@ func (s *Server) serverView() state.Attrs {
 	}
 	v.Set(pbsattr.SrvState, srvState)
 	v.Set(pbsattr.SrvTotalJobs, strconv.Itoa(s.totalJobs()))
-	v.Set(pbsattr.SrvStateCount, state.StateCount(s.count))
+	v.Set(pbsattr.SrvStateCount, state.StateCount(s.jobs.Count()))
 	v.Set(pbsattr.SrvPBSVersion, "2.5.13")
 	v.Set(pbsattr.SrvNextJobNumber, strconv.FormatInt(s.nextJob, 10))
 	v.Set(pbsattr.SrvNetCounter, s.rate.String(s.now()))
@@ -204,7 +204,7 @@ func (s *Server) serverView() state.Attrs {
 
 func (s *Server) totalJobs() int {
 	n := 0
-	for _, c := range s.count {
+	for _, c := range s.jobs.Count() {
 		n += c
 	}
 	return n
