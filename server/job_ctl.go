@@ -1,7 +1,6 @@
 package server
 
 import (
-	"gopbs/server/state"
 	"strconv"
 	"strings"
 
@@ -9,6 +8,7 @@ import (
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
 	"gopbs/server/pbslog"
+	"gopbs/server/state"
 	"gopbs/server/store"
 )
 
@@ -202,14 +202,14 @@ func (s *Server) completeJob(j *state.Job, ok bool) []store.Op {
 		j.PurgeAt = now + keep
 		s.jobs.Watch(j)
 		s.touch(j)
-		ops = append(ops, s.saveJobOp(j))
+		ops = append(ops, state.SaveJob(j))
 	} else {
 		s.log.Logf(logline.EventDebug2, logline.ClassJob, j.ID, "dequeuing from %s, state COMPLETE", qname)
 		ops = append(ops, s.purgeJob(j)...)
 	}
 	for _, x := range changed {
 		if s.jobs.Get(x.ID) != nil {
-			ops = append(ops, s.saveJobOp(x))
+			ops = append(ops, state.SaveJob(x))
 		}
 	}
 	for _, x := range doomed {
@@ -307,7 +307,7 @@ func (s *Server) handleHoldRelease(c *conn, req *batchreq.Request) {
 			s.evaluate(j)
 		}
 		s.touch(j)
-		ops = append(ops, s.saveJobOp(j))
+		ops = append(ops, state.SaveJob(j))
 	}
 	if hold {
 		s.holdRunning(c, targets, body, bits, ops) // checkpoint-hold of running jobs (mom_relay.go)
@@ -342,7 +342,7 @@ func (s *Server) handleModifyJob(c *conn, req *batchreq.Request) {
 			return
 		}
 		s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job Modified at request of %s", c.requester())
-		ops = append(ops, s.saveJobOp(j))
+		ops = append(ops, state.SaveJob(j))
 	}
 	if commentOnly(body.Attrs) {
 		// The scheduler sets a comment on every job it cannot run, one
@@ -539,7 +539,7 @@ func (s *Server) moveJob(j *state.Job, from, to *state.Queue) []store.Op {
 	var ops []store.Op
 	if to.IsExec() {
 		for _, p := range s.registerDeps(j) {
-			ops = append(ops, s.saveJobOp(p))
+			ops = append(ops, state.SaveJob(p))
 		}
 		if dependHolds(s, j) {
 			j.Hold |= state.HoldSystem
@@ -548,7 +548,7 @@ func (s *Server) moveJob(j *state.Job, from, to *state.Queue) []store.Op {
 	}
 	s.evaluate(j)
 	s.touch(j)
-	return append(ops, s.saveJobOp(j))
+	return append(ops, state.SaveJob(j))
 }
 
 func (s *Server) handleOrderJob(c *conn, req *batchreq.Request) {
@@ -598,7 +598,7 @@ func (s *Server) handleOrderJob(c *conn, req *batchreq.Request) {
 		ops = append(ops, s.moveJob(b, qb, qa)...)
 	}
 	a.Rank, b.Rank = b.Rank, a.Rank
-	ops = append(ops, s.saveJobOp(a), s.saveJobOp(b))
+	ops = append(ops, state.SaveJob(a), state.SaveJob(b))
 	s.commitAndReply(c, ops, batchreq.NullReply())
 }
 
@@ -630,14 +630,14 @@ func (s *Server) handleRegistDep(c *conn, req *batchreq.Request) {
 		}
 		s.addDep(parent, mirror(t), child)
 		s.touch(parent)
-		ops = append(ops, s.saveJobOp(parent))
+		ops = append(ops, state.SaveJob(parent))
 	case batchreq.JOB_DEPEND_OP_UNREG:
 		s.removeDep(parent, mirror(t), child)
-		ops = append(ops, s.saveJobOp(parent))
+		ops = append(ops, state.SaveJob(parent))
 	case batchreq.JOB_DEPEND_OP_RELEASE:
 		s.removeDep(parent, t, child)
 		s.releaseDepHold(parent)
-		ops = append(ops, s.saveJobOp(parent))
+		ops = append(ops, state.SaveJob(parent))
 	case batchreq.JOB_DEPEND_OP_DELETE:
 		ops = append(ops, s.completeJob(parent, false)...)
 	default:

@@ -193,7 +193,7 @@ func (s *Server) manageServer(c *conn, m *batchreq.Manage) (*batchreq.Reply, []s
 	s.attrs = na
 	ev := int(s.serverLong(pbsattr.SrvLogEvents, pbslog.DefaultEvents))
 	s.log.SetEvents(ev)
-	return nil, []store.Op{s.saveServerOp()}
+	return nil, []store.Op{state.SaveServer(s.attrs, s.nextJob)}
 }
 
 func (s *Server) manageQueue(c *conn, m *batchreq.Manage) (*batchreq.Reply, []store.Op) {
@@ -227,7 +227,7 @@ func (s *Server) manageQueue(c *conn, m *batchreq.Manage) (*batchreq.Reply, []st
 		for _, l := range lines {
 			s.log.Log(logline.EventAdmin, logline.ClassQueue, name, l)
 		}
-		return nil, []store.Op{store.Put(store.Queues, name, encodeQueue(q))}
+		return nil, []store.Op{state.SaveQueue(q)}
 	case batchreq.MGR_CMD_DELETE:
 		q := s.queueByName[name]
 		if q == nil {
@@ -276,7 +276,7 @@ func (s *Server) manageQueue(c *conn, m *batchreq.Manage) (*batchreq.Reply, []st
 		for _, l := range lines {
 			s.log.Log(logline.EventAdmin, logline.ClassQueue, q.Name, l)
 		}
-		ops = append(ops, store.Put(store.Queues, q.Name, encodeQueue(q)))
+		ops = append(ops, state.SaveQueue(q))
 	}
 	return nil, ops
 }
@@ -342,7 +342,7 @@ func (s *Server) manageNode(c *conn, m *batchreq.Manage) (*batchreq.Reply, []sto
 		s.orderSeq++
 		s.nodes = append(s.nodes, n)
 		s.nodeByName[name] = n
-		return nil, []store.Op{store.Put(store.Nodes, name, encodeNode(n))}, s.nodeCreated(n)
+		return nil, []store.Op{state.SaveNode(n)}, s.nodeCreated(n)
 	case batchreq.MGR_CMD_DELETE:
 		n := s.nodeByName[name]
 		if n == nil {
@@ -384,7 +384,7 @@ func (s *Server) manageNode(c *conn, m *batchreq.Manage) (*batchreq.Reply, []sto
 		if n.NP != old.NP || n.Attrs.Get(pbsattr.NodeProperties) != old.Attrs.Get(pbsattr.NodeProperties) || n.TimeShared != old.TimeShared {
 			fileChanged = true
 		}
-		ops = append(ops, store.Put(store.Nodes, n.Name, encodeNode(n)))
+		ops = append(ops, state.SaveNode(n))
 	}
 	if fileChanged {
 		return nil, ops, s.nodesChanged()

@@ -100,7 +100,7 @@ func (s *Server) handleJobObit(c *conn, req *batchreq.Request) {
 		}
 		s.touch(j)
 		host := motherSuperior(j.Attrs.Get(pbsattr.JobExecHost))
-		wait := s.store.Submit(s.saveJobOp(j))
+		wait := s.store.Submit(state.SaveJob(j))
 		s.mu.Unlock()
 		wait()
 		s.run.beginEnd(host)
@@ -309,7 +309,7 @@ func (rl *runLink) endJob(j *state.Job, exit int, rerun bool) {
 			// (spec 10 §8.6 RERUN3, spec 12 §16.1).
 			j.Attrs.Set(pbsattr.JobExecHost, execHost)
 		}
-		ops = append(ops, s.saveJobOp(j))
+		ops = append(ops, state.SaveJob(j))
 	} else {
 		s.logOnJobExit(j, pbsattr.SubStageOut)
 		j.Substate = pbsattr.SubExited
@@ -359,7 +359,7 @@ func (s *Server) releaseDependents(j *state.Job, ok bool) ([]store.Op, bool) {
 	released := false
 	for _, x := range changed {
 		if s.jobs.Get(x.ID) != nil {
-			ops = append(ops, s.saveJobOp(x))
+			ops = append(ops, state.SaveJob(x))
 			released = released || x.State == pbsattr.StateQueued
 		}
 	}
@@ -462,7 +462,7 @@ func (rl *runLink) pollJob(id string) {
 		for _, o := range p.Status {
 			if o.Name == id {
 				s.applyMomAttrs(j, o.Attrs)
-				ops = append(ops, s.saveJobOp(j))
+				ops = append(ops, state.SaveJob(j))
 			}
 		}
 	}

@@ -98,7 +98,7 @@ func (s *Server) holdRunning(c *conn, jobs []*state.Job, body *batchreq.Manage, 
 				t.j.Substate = pbsattr.SubRunning
 			}
 		}
-		w := s.store.Submit(s.saveJobOp(t.j))
+		w := s.store.Submit(state.SaveJob(t.j))
 		s.mu.Unlock()
 		w()
 		if p.Code != 0 && p.Code != batchreq.PBSE_NOSUP {

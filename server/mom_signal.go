@@ -2,7 +2,6 @@ package server
 
 import (
 	"fmt"
-	"gopbs/server/state"
 	"strconv"
 	"strings"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
 	"gopbs/server/pbslog"
+	"gopbs/server/state"
 	"gopbs/server/store"
 )
 
@@ -201,7 +201,7 @@ func (s *Server) handleRerunJob(c *conn, req *batchreq.Request) {
 			s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job Rerun at request of %s", c.requester())
 			mail = s.mailJob(j, 'o', true, fmt.Sprintf("rerun req to %s failed (rc=%d), forcibly requeueing job, previous output files may be lost", host, batchreq.PBSE_NORELYMOM))
 			s.requeue(j)
-			ops = append(ops, s.saveJobOp(j))
+			ops = append(ops, state.SaveJob(j))
 		}
 		s.commitAndReply(c, ops, batchreq.NullReply())
 		s.sendMail(j.ID, mail)

@@ -70,7 +70,7 @@ func (s *Server) loadNodesFile() error {
 			}
 			s.nodes = append(s.nodes, n)
 			s.nodeByName[name] = n
-			ops = append(ops, store.Put(store.Nodes, n.Name, encodeNode(n)))
+			ops = append(ops, state.SaveNode(n))
 		}
 	}
 	if err := sc.Err(); err != nil {

@@ -291,7 +291,7 @@ func (s *Server) routeRemote(j *state.Job, m *outgoing) {
 	s.mu.Lock()
 	var wait func() error
 	if s.jobs.Get(j.ID) == j {
-		wait = s.store.Submit(s.saveJobOp(j))
+		wait = s.store.Submit(state.SaveJob(j))
 	}
 	s.mu.Unlock()
 	var err error

@@ -11,6 +11,7 @@ import (
 
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
+	"gopbs/server/state"
 	"gopbs/server/store"
 )
 
@@ -305,7 +306,7 @@ func TestInterruptedMoveRequeued(t *testing.T) {
 		cl.s.mu.Unlock()
 		t.Fatalf("beginMove: %d", code)
 	}
-	err := cl.s.store.Apply(cl.s.saveJobOp(j))
+	err := cl.s.store.Apply(state.SaveJob(j))
 	cl.s.mu.Unlock()
 	if err != nil {
 		t.Fatal(err)

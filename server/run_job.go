@@ -2,7 +2,6 @@ package server
 
 import (
 	"fmt"
-	"gopbs/server/state"
 	"os/user"
 	"strconv"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
 	"gopbs/server/pbslog"
+	"gopbs/server/state"
 	"gopbs/server/store"
 )
 
@@ -141,7 +141,7 @@ func (s *Server) handleRunJob(c *conn, req *batchreq.Request) {
 		c.reject(batchreq.PBSE_SYSTEM, err.Error())
 		return
 	}
-	wait := s.store.Submit(s.saveJobOp(j))
+	wait := s.store.Submit(state.SaveJob(j))
 	s.mu.Unlock()
 	if err := wait(); err != nil {
 		s.abandonRun(j, "cannot save job")
@@ -331,7 +331,7 @@ func (s *Server) finishRun(j *state.Job, p *batchreq.Reply) bool {
 	}
 	if p.Code != 0 {
 		s.requeue(j)
-		wait := s.store.Submit(s.saveJobOp(j))
+		wait := s.store.Submit(state.SaveJob(j))
 		s.mu.Unlock()
 		wait()
 		return false
@@ -342,7 +342,7 @@ func (s *Server) finishRun(j *state.Job, p *batchreq.Reply) bool {
 	*p = *batchreq.NullReply()
 	m := s.mailJob(j, 'b', false, "")
 	s.acct.Record(pbslog.AcctStart, j.ID, s.acctJobText(j))
-	wait := s.store.Submit(s.saveJobOp(j))
+	wait := s.store.Submit(state.SaveJob(j))
 	s.mu.Unlock()
 	wait()
 	go s.sendMail(j.ID, m)

@@ -240,7 +240,7 @@ func (rl *runLink) runOnHosts(j *state.Job) bool {
 		s.logError("hot_start", err.Error())
 		return true
 	}
-	wait := s.store.Submit(s.saveJobOp(j))
+	wait := s.store.Submit(state.SaveJob(j))
 	s.mu.Unlock()
 	if err := wait(); err != nil {
 		s.abandonRun(j, "cannot save job")
@@ -265,7 +265,7 @@ func (s *Server) recoverRunning() []func() {
 		switch {
 		case j.State == pbsattr.StateRunning && (j.Substate == pbsattr.SubPreRun || j.Substate == pbsattr.SubTrnOut):
 			s.requeue(j)
-			ops = append(ops, s.saveJobOp(j))
+			ops = append(ops, state.SaveJob(j))
 		case j.State == pbsattr.StateRunning && (j.Substate == pbsattr.SubRerun || j.Substate == pbsattr.SubRerun3):
 			j := j
 			s.run.beginEnd(motherSuperior(j.Attrs.Get(pbsattr.JobExecHost)))

@@ -3,11 +3,12 @@ package server
 import (
 	"errors"
 	"fmt"
+	"os/exec"
+	"strings"
+
 	pbsattr "gopbs/attr"
 	"gopbs/internal/logline"
 	"gopbs/server/state"
-	"os/exec"
-	"strings"
 )
 
 // Standard mail messages per mail point (spec 12 §15.2).

@@ -103,21 +103,12 @@ func (s *Server) touch(j *state.Job) {
 	j.Attrs.Set(pbsattr.JobMtime, strconv.FormatInt(s.now().Unix(), 10))
 }
 
-// saveJobOps returns the store operation saving a job.
-func (s *Server) saveJobOp(j *state.Job) store.Op {
-	return store.Put(store.Jobs, j.ID, encodeJob(j))
-}
-
-func (s *Server) saveServerOp() store.Op {
-	return store.Put(store.Server, "attributes", encodeServer(s.attrs, s.nextJob))
-}
-
 // purgeJob removes a job from memory and returns the store operations
 // deleting it.
 func (s *Server) purgeJob(j *state.Job) []store.Op {
 	s.jobs.Dequeue(j)
 	s.jobs.Unlink(j)
-	ops := []store.Op{store.Del(store.Jobs, j.ID), store.Del(store.Script, state.ScriptKey(j))}
+	ops := state.DeleteJob(j)
 	if p := j.Parent; p != nil && p.Array != nil {
 		subs := p.Array.Subjobs
 		for i, x := range subs {
@@ -173,7 +164,7 @@ func (s *Server) tick() {
 			j.Attrs.Set(pbsattr.JobExecutionTime, "")
 			s.evaluate(j)
 			s.touch(j)
-			ops = append(ops, s.saveJobOp(j))
+			ops = append(ops, state.SaveJob(j))
 		case j.State == pbsattr.StateComplete && j.PurgeAt != 0:
 			if j.PurgeAt <= now {
 				s.log.Logf(logline.EventDebug2, logline.ClassJob, j.ID, "dequeuing from %s, state COMPLETE", state.QueueName(j))

@@ -1,26 +1,25 @@
-package server
+package state
 
 import (
 	"slices"
 	"testing"
 
-	pbsattr "gopbs/attr"
-	"gopbs/server/state"
+	"gopbs/attr"
 )
 
 func TestDecodeJobRecord(t *testing.T) {
-	sub := &state.Job{ID: "5[2].vm", Seq: 5, State: pbsattr.StateHeld, Substate: pbsattr.SubHeld, Hold: state.HoldUser, ArrayIndex: 2, Rank: 9, PurgeAt: 7,
-		Queue: &state.Queue{Name: "batch"}, Parent: &state.Job{ID: "5[].vm"}}
-	sub.Attrs.Set(pbsattr.JobName, "run-2")
-	sub.Attrs.SetRes(pbsattr.JobResourceList, "walltime", "01:00:00")
-	tmpl := &state.Job{ID: "5[].vm", Seq: 5, State: pbsattr.StateQueued, Substate: pbsattr.SubQueued,
-		Array: &state.ArrayInfo{Request: "0-3", Size: 4, OK: 1, NotOK: 2, Started: 3}}
+	sub := &Job{ID: "5[2].vm", Seq: 5, State: attr.StateHeld, Substate: attr.SubHeld, Hold: HoldUser, ArrayIndex: 2, Rank: 9, PurgeAt: 7,
+		Queue: &Queue{Name: "batch"}, Parent: &Job{ID: "5[].vm"}}
+	sub.Attrs.Set(attr.JobName, "run-2")
+	sub.Attrs.SetRes(attr.JobResourceList, "walltime", "01:00:00")
+	tmpl := &Job{ID: "5[].vm", Seq: 5, State: attr.StateQueued, Substate: attr.SubQueued,
+		Array: &ArrayInfo{Request: "0-3", Size: 4, OK: 1, NotOK: 2, Started: 3}}
 
-	r, err := DecodeJobRecord(sub.ID, encodeJob(sub))
+	r, err := DecodeJobRecord(sub.ID, EncodeJob(sub))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.ID != "5[2].vm" || r.Seq != 5 || r.State != int64(pbsattr.StateHeld) || r.Substate != int64(pbsattr.SubHeld) || r.Hold != state.HoldUser ||
+	if r.ID != "5[2].vm" || r.Seq != 5 || r.State != int64(attr.StateHeld) || r.Substate != int64(attr.SubHeld) || r.Hold != HoldUser ||
 		r.Queue != "batch" || r.Rank != 9 || r.ArrayIndex != 2 || r.Parent != "5[].vm" || r.ArrayRequest != "" ||
 		r.PurgeAt != 7 || r.ArrayCounts != nil {
 		t.Fatalf("fixed fields %+v", r)
@@ -30,7 +29,7 @@ func TestDecodeJobRecord(t *testing.T) {
 		t.Fatalf("attributes %+v, want %+v", r.Attrs, want)
 	}
 
-	b := encodeJob(tmpl)
+	b := EncodeJob(tmpl)
 	r, err = DecodeJobRecord(tmpl.ID, b)
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +42,7 @@ func TestDecodeJobRecord(t *testing.T) {
 			t.Errorf("record cut to %d bytes decoded whole", n)
 		}
 	}
-	for _, bad := range [][]byte{nil, {}, {recordVersion + 1}, {recordVersion}, b[:len(b)/2]} {
+	for _, bad := range [][]byte{nil, {}, {RecordVersion + 1}, {RecordVersion}, b[:len(b)/2]} {
 		if _, err := DecodeJobRecord("1.vm", bad); err == nil {
 			t.Errorf("%q decoded", bad)
 		}
@@ -52,10 +51,10 @@ func TestDecodeJobRecord(t *testing.T) {
 
 // FuzzDecodeJobRecord: a corrupt store record never panics.
 func FuzzDecodeJobRecord(f *testing.F) {
-	j := &state.Job{ID: "1.vm", Seq: 1, State: pbsattr.StateQueued, Substate: pbsattr.SubQueued}
-	j.Attrs.Set(pbsattr.JobName, "x")
-	f.Add(encodeJob(j))
-	f.Add([]byte{recordVersion})
+	j := &Job{ID: "1.vm", Seq: 1, State: attr.StateQueued, Substate: attr.SubQueued}
+	j.Attrs.Set(attr.JobName, "x")
+	f.Add(EncodeJob(j))
+	f.Add([]byte{RecordVersion})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		DecodeJobRecord("1.vm", b)
 	})
