@@ -6,6 +6,7 @@ import (
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
+	"gopbs/server/state"
 )
 
 // listKind says how the elements of a list-valued (ACL) attribute are
@@ -51,7 +52,7 @@ func (s *Server) checkACL(a *batchreq.Attr, v, old string) *batchreq.Reply {
 	if !ok {
 		return nil
 	}
-	elems := parseArst(v)
+	elems := state.ParseArst(v)
 	for _, e := range elems {
 		switch kind {
 		case listJobTypes:
@@ -71,7 +72,7 @@ func (s *Server) checkACL(a *batchreq.Attr, v, old string) *batchreq.Reply {
 	}
 	seen := map[string]bool{}
 	if a.Op == batchreq.INCR || a.Op == batchreq.INCR_OLD {
-		for _, e := range parseArst(old) {
+		for _, e := range state.ParseArst(old) {
 			seen[aclKey(kind, e)] = true
 		}
 	}

@@ -23,6 +23,7 @@ import (
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/dis"
+	"gopbs/server/state"
 	"gopbs/server/store"
 )
 
@@ -283,30 +284,30 @@ func BenchmarkHeapPerQueuedJob(b *testing.B) {
 // jobs holding every VP of the first busy nodes (exec_host set), and one
 // queued job asking for one node with np VPs: the state in which a
 // scheduling cycle sends RunJobs.
-func allocServer(nodes, np, busy int) (*Server, *Job) {
-	s := &Server{jobs: map[string]*Job{}, nodeByName: map[string]*Node{}}
+func allocServer(nodes, np, busy int) (*Server, *state.Job) {
+	s := &Server{nodeByName: map[string]*state.Node{}}
 	s.run = &runLink{s: s, suspended: map[string]bool{}}
-	q := &Queue{name: "batch"}
+	q := &state.Queue{Name: "batch"}
 	for i := range nodes {
-		n := &Node{name: fmt.Sprintf("node%04d", i), np: np}
+		n := &state.Node{Name: fmt.Sprintf("node%04d", i), NP: np}
 		s.nodes = append(s.nodes, n)
-		s.nodeByName[n.name] = n
+		s.nodeByName[n.Name] = n
 	}
 	seq := 0
 	for _, n := range s.nodes[:busy] {
 		for vp := range np {
-			j := &Job{id: fmt.Sprintf("%d.srv", seq), state: pbsattr.StateQueued}
+			j := &state.Job{ID: fmt.Sprintf("%d.srv", seq), State: pbsattr.StateQueued}
 			seq++
-			s.linkJob(j)
-			s.enqueue(j, q)
-			j.attrs.set(pbsattr.JobExecHost, n.name+"/"+strconv.Itoa(vp))
-			s.setState(j, pbsattr.StateRunning, pbsattr.SubRunning)
+			s.jobs.Link(j)
+			s.jobs.Enqueue(j, q)
+			j.Attrs.Set(pbsattr.JobExecHost, n.Name+"/"+strconv.Itoa(vp))
+			s.jobs.SetState(j, pbsattr.StateRunning, pbsattr.SubRunning)
 		}
 	}
-	j := &Job{id: "queued.srv", state: pbsattr.StateQueued}
-	s.linkJob(j)
-	s.enqueue(j, q)
-	j.attrs.setRes(pbsattr.JobResourceList, "neednodes", "1:ppn="+strconv.Itoa(np))
+	j := &state.Job{ID: "queued.srv", State: pbsattr.StateQueued}
+	s.jobs.Link(j)
+	s.jobs.Enqueue(j, q)
+	j.Attrs.SetRes(pbsattr.JobResourceList, "neednodes", "1:ppn="+strconv.Itoa(np))
 	return s, j
 }
 

@@ -14,6 +14,7 @@ import (
 	"gopbs/dis"
 	"gopbs/iff"
 	"gopbs/internal/logline"
+	"gopbs/server/state"
 )
 
 // idleTimeout closes connections that send nothing for this long;
@@ -47,7 +48,7 @@ type conn struct {
 	closeAfter  bool
 	shutdownReq bool
 
-	pending *Job // job being submitted on this connection
+	pending *state.Job // job being submitted on this connection
 
 	started bool // bytes of the current request have been read
 	// readLimit is the read deadline last set and readInRequest whether it
@@ -375,10 +376,10 @@ func (s *Server) permFor(c *conn, user string) perm {
 		p.mgr, p.oper = true, true
 	}
 	who := user + "@" + c.host
-	if aclMatchUser(parseArst(s.attrs.get(pbsattr.SrvManagers)), who) {
+	if aclMatchUser(state.ParseArst(s.attrs.Get(pbsattr.SrvManagers)), who) {
 		p.mgr = true
 	}
-	if aclMatchUser(parseArst(s.attrs.get(pbsattr.SrvOperators)), who) {
+	if aclMatchUser(state.ParseArst(s.attrs.Get(pbsattr.SrvOperators)), who) {
 		p.oper = true
 	}
 	return p
@@ -390,7 +391,7 @@ func (s *Server) permFor(c *conn, user string) perm {
 func (s *Server) serverACL(c *conn, user string) (int, string) {
 	if s.flag(pbsattr.SrvACLHostEnable) && !strings.EqualFold(c.host, s.name) && s.nodeByName[c.host] == nil {
 		ok := false
-		for _, h := range parseArst(s.attrs.get(pbsattr.SrvACLHosts)) {
+		for _, h := range state.ParseArst(s.attrs.Get(pbsattr.SrvACLHosts)) {
 			if hostMatch(h, c.host) {
 				ok = true
 				break
@@ -402,7 +403,7 @@ func (s *Server) serverACL(c *conn, user string) (int, string) {
 	}
 	if !c.auth.Privileged() && s.flag(pbsattr.SrvACLUserEnable) {
 		rootHere := user == "root" && strings.EqualFold(c.host, s.name)
-		if !rootHere && !aclMatchUser(parseArst(s.attrs.get(pbsattr.SrvACLUsers)), user+"@"+c.host) {
+		if !rootHere && !aclMatchUser(state.ParseArst(s.attrs.Get(pbsattr.SrvACLUsers)), user+"@"+c.host) {
 			return batchreq.PBSE_PERM, ""
 		}
 	}

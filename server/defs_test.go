@@ -4,15 +4,16 @@ import (
 	"testing"
 
 	pbsattr "gopbs/attr"
+	"gopbs/server/state"
 )
 
 // indexNames lists every attribute index constant of the server with the
 // attribute it claims to name.
-var indexNames = map[*defTable][]struct {
+var indexNames = map[*state.DefTable][]struct {
 	idx  int
 	name string
 }{
-	jobDefs: {
+	state.JobDefs: {
 		{pbsattr.JobName, "Job_Name"},
 		{pbsattr.JobOwner, "Job_Owner"},
 		{pbsattr.JobResourcesUsed, "resources_used"},
@@ -83,9 +84,9 @@ var indexNames = map[*defTable][]struct {
 		{pbsattr.JobID, "job_id"},
 		{pbsattr.JobArguments, "job_arguments"},
 		{pbsattr.JobExtension, "x"},
-		{unknownJobAttr, "_other_"},
+		{state.UnknownJobAttr, "_other_"},
 	},
-	queueDefs: {
+	state.QueueDefs: {
 		{pbsattr.QueueType, "queue_type"},
 		{pbsattr.QueuePriority, "Priority"},
 		{pbsattr.QueueHostlist, "hostlist"},
@@ -132,7 +133,7 @@ var indexNames = map[*defTable][]struct {
 		{pbsattr.QueueEnabled, "enabled"},
 		{pbsattr.QueueStarted, "started"},
 	},
-	serverDefs: {
+	state.ServerDefs: {
 		{pbsattr.SrvState, "server_state"},
 		{pbsattr.SrvScheduling, "scheduling"},
 		{pbsattr.SrvMaxRunning, "max_running"},
@@ -219,7 +220,7 @@ var indexNames = map[*defTable][]struct {
 		{pbsattr.SrvMoabArrayCompatible, "moab_array_compatible"},
 		{pbsattr.SrvNoMailForce, "no_mail_force"},
 	},
-	nodeDefs: {
+	state.NodeDefs: {
 		{pbsattr.NodeStateAttr, "state"},
 		{pbsattr.NodeNP, "np"},
 		{pbsattr.NodeProperties, "properties"},
@@ -235,21 +236,21 @@ var indexNames = map[*defTable][]struct {
 // TestIndexNames fails when an index constant does not name the attr
 // definition it claims, or the server's tables and attr's disagree.
 func TestIndexNames(t *testing.T) {
-	tables := map[*defTable]*pbsattr.Table{
-		jobDefs: pbsattr.JobTable(), queueDefs: pbsattr.QueueTable(),
-		serverDefs: pbsattr.ServerTable(), nodeDefs: pbsattr.NodeTable(),
+	tables := map[*state.DefTable]*pbsattr.Table{
+		state.JobDefs: pbsattr.JobTable(), state.QueueDefs: pbsattr.QueueTable(),
+		state.ServerDefs: pbsattr.ServerTable(), state.NodeDefs: pbsattr.NodeTable(),
 	}
 	for dt, list := range indexNames {
 		at := tables[dt]
-		if len(list) != len(dt.defs) {
-			t.Errorf("%v: %d index constants, %d definitions", at.Object, len(list), len(dt.defs))
+		if len(list) != len(dt.Defs) {
+			t.Errorf("%v: %d index constants, %d definitions", at.Object, len(list), len(dt.Defs))
 		}
 		for _, c := range list {
-			if c.idx >= len(dt.defs) || dt.defs[c.idx].name != c.name {
+			if c.idx >= len(dt.Defs) || dt.Defs[c.idx].Name != c.name {
 				t.Errorf("%v: index %d does not name %s", at.Object, c.idx, c.name)
 				continue
 			}
-			if got := dt.find(c.name); got != c.idx {
+			if got := dt.Find(c.name); got != c.idx {
 				t.Errorf("%v: find(%q) = %d, want %d", at.Object, c.name, got, c.idx)
 			}
 			if c.idx < at.Len() && at.Def(c.idx).Name != c.name {
@@ -257,10 +258,10 @@ func TestIndexNames(t *testing.T) {
 			}
 		}
 	}
-	if unknownJobAttr != pbsattr.JobTable().Len() || jobDefs.find("_OTHER_") != unknownJobAttr {
-		t.Errorf("unknownJobAttr = %d, attr's job table has %d definitions", unknownJobAttr, pbsattr.JobTable().Len())
+	if state.UnknownJobAttr != pbsattr.JobTable().Len() || state.JobDefs.Find("_OTHER_") != state.UnknownJobAttr {
+		t.Errorf("unknownJobAttr = %d, attr's job table has %d definitions", state.UnknownJobAttr, pbsattr.JobTable().Len())
 	}
-	if jobDefs.find("no_such_attribute") != -1 || jobDefs.find("job_name") != pbsattr.JobName {
+	if state.JobDefs.Find("no_such_attribute") != -1 || state.JobDefs.Find("job_name") != pbsattr.JobName {
 		t.Error("find: unknown names or case folding")
 	}
 }
@@ -280,19 +281,19 @@ func TestDefAccess(t *testing.T) {
 	}
 	for _, at := range []*pbsattr.Table{pbsattr.JobTable(), pbsattr.QueueTable(), pbsattr.ServerTable(), pbsattr.NodeTable()} {
 		for i, d := range at.Defs() {
-			sd := map[pbsattr.Object]*defTable{pbsattr.ObjJob: jobDefs, pbsattr.ObjQueue: queueDefs, pbsattr.ObjServer: serverDefs, pbsattr.ObjNode: nodeDefs}[at.Object].defs[i]
+			sd := map[pbsattr.Object]*state.DefTable{pbsattr.ObjJob: state.JobDefs, pbsattr.ObjQueue: state.QueueDefs, pbsattr.ObjServer: state.ServerDefs, pbsattr.ObjNode: state.NodeDefs}[at.Object].Defs[i]
 			for _, r := range requesters {
-				if got, want := r.p.writable(sd.perm), d.Writable(r.a); got != want {
+				if got, want := r.p.writable(sd.Perm), d.Writable(r.a); got != want {
 					t.Errorf("%v %s: writable for %+v = %v, attr says %v", at.Object, d.Name, r.p, got, want)
 				}
-				if got, want := r.p.readable(sd.perm, sd.flags, true), d.Readable(r.a); got != want {
+				if got, want := r.p.readable(sd.Perm, sd.Flags, true), d.Readable(r.a); got != want {
 					t.Errorf("%v %s: readable for %+v = %v, attr says %v", at.Object, d.Name, r.p, got, want)
 				}
 			}
-			if (sd.flags&pbsattr.FlagSelEQ != 0) == d.SelectOpAllowed(pbsattr.OpGT) {
+			if (sd.Flags&pbsattr.FlagSelEQ != 0) == d.SelectOpAllowed(pbsattr.OpGT) {
 				t.Errorf("%v %s: FlagSelEQ disagrees with attr", at.Object, d.Name)
 			}
-			if sd.name != d.Name || sd.typ != d.Type || sd.perm != d.Perm || sd.flags != d.Flags || sd.kind != d.Kind {
+			if sd.Name != d.Name || sd.Type != d.Type || sd.Perm != d.Perm || sd.Flags != d.Flags || sd.Kind != d.Kind {
 				t.Errorf("%v %s: server definition %+v", at.Object, d.Name, sd)
 			}
 		}
@@ -300,15 +301,15 @@ func TestDefAccess(t *testing.T) {
 	res := pbsattr.DefaultResources()
 	for i := 0; i < res.Len(); i++ {
 		d := res.Def(i)
-		rd, ok := resources[d.Name]
-		if !ok || rd.typ != d.Type || rd.perm != d.Perm || rd.flags != d.Flags {
+		rd, ok := state.Resources[d.Name]
+		if !ok || rd.Type != d.Type || rd.Perm != d.Perm || rd.Flags != d.Flags {
 			t.Errorf("resource %s: server definition %+v", d.Name, rd)
 		}
 	}
-	if rd := resources["procct"]; (perm{mgr: true}).readable(rd.perm, rd.flags, true) {
+	if rd := state.Resources["procct"]; (perm{mgr: true}).readable(rd.Perm, rd.Flags, true) {
 		t.Error("procct is reported (NOREPORT)")
 	}
-	if rd := resources["nodect"]; (perm{}).writable(rd.perm) || !(perm{}).readable(rd.perm, rd.flags, false) {
+	if rd := state.Resources["nodect"]; (perm{}).writable(rd.Perm) || !(perm{}).readable(rd.Perm, rd.Flags, false) {
 		t.Error("nodect: users may read but not write it (spec 04 §9)")
 	}
 }
@@ -318,7 +319,7 @@ func TestHoldBits(t *testing.T) {
 	for _, c := range []struct {
 		server int
 		attr   pbsattr.HoldBits
-	}{{holdUser, pbsattr.HoldUser}, {holdOther, pbsattr.HoldOther}, {holdSystem, pbsattr.HoldSystem}, {holdArray, pbsattr.HoldArray}, {holdSlot, pbsattr.HoldSlotLimit}} {
+	}{{state.HoldUser, pbsattr.HoldUser}, {state.HoldOther, pbsattr.HoldOther}, {state.HoldSystem, pbsattr.HoldSystem}, {state.HoldArray, pbsattr.HoldArray}, {state.HoldSlotLimit, pbsattr.HoldSlotLimit}} {
 		if c.server != int(c.attr) {
 			t.Errorf("hold bit %d, attr has %d", c.server, c.attr)
 		}
@@ -331,16 +332,16 @@ func TestNodeStates(t *testing.T) {
 		bits int
 		text string
 	}{
-		{0, "free"}, {nsUnknown, "state-unknown"}, {nsDown, "down"}, {nsOffline, "offline"},
-		{nsReserve, "reserve"}, {nsJobExclusive, "job-exclusive"}, {nsJobSharing, "job-sharing"},
-		{nsBusy, "busy"}, {nsDown | nsOffline | nsBusy, "down,offline,busy"},
+		{0, "free"}, {state.NodeStateUnknown, "state-unknown"}, {state.NodeStateDown, "down"}, {state.NodeStateOffline, "offline"},
+		{state.NodeStateReserve, "reserve"}, {state.NodeStateJobExclusive, "job-exclusive"}, {state.NodeStateJobSharing, "job-sharing"},
+		{state.NodeStateBusy, "busy"}, {state.NodeStateDown | state.NodeStateOffline | state.NodeStateBusy, "down,offline,busy"},
 	} {
-		if got := formatNodeState(c.bits); got != c.text {
+		if got := state.FormatNodeState(c.bits); got != c.text {
 			t.Errorf("formatNodeState(%#x) = %q, want %q", c.bits, got, c.text)
 		}
 		st, err := pbsattr.ParseNodeState(c.text)
-		if err != nil || nodeStateFromAttr(st) != c.bits {
-			t.Errorf("ParseNodeState(%q) = %#x (server %#x), %v; want server bits %#x", c.text, st, nodeStateFromAttr(st), err, c.bits)
+		if err != nil || state.NodeStateFromAttr(st) != c.bits {
+			t.Errorf("ParseNodeState(%q) = %#x (server %#x), %v; want server bits %#x", c.text, st, state.NodeStateFromAttr(st), err, c.bits)
 		}
 	}
 }
@@ -348,7 +349,7 @@ func TestNodeStates(t *testing.T) {
 // TestJobStates checks the state_count text and the job_state letters of
 // job states and substates.
 func TestJobStates(t *testing.T) {
-	if got, want := stateCount([7]int{1, 2, 3, 4, 5, 6, 7}), "Transit:1 Queued:2 Held:3 Waiting:4 Running:5 Exiting:6 "; got != want {
+	if got, want := state.StateCount([7]int{1, 2, 3, 4, 5, 6, 7}), "Transit:1 Queued:2 Held:3 Waiting:4 Running:5 Exiting:6 "; got != want {
 		t.Errorf("stateCount = %q, want %q", got, want)
 	}
 	for _, c := range []struct {
@@ -360,11 +361,11 @@ func TestJobStates(t *testing.T) {
 		{pbsattr.StateRunning, pbsattr.SubRunning, "R"}, {pbsattr.StateRunning, pbsattr.SubSuspend, "S"}, {pbsattr.StateExiting, pbsattr.SubExiting, "E"},
 		{pbsattr.StateComplete, pbsattr.SubComplete, "C"}, {9, 0, "U"},
 	} {
-		j := &Job{state: c.state, substate: c.substate}
-		if got := j.stateLetter(); got != c.letter {
+		j := &state.Job{State: c.state, Substate: c.substate}
+		if got := j.StateLetter(); got != c.letter {
 			t.Errorf("state %d/%d: letter %q, want %q", c.state, c.substate, got, c.letter)
 		}
-		if n := testing.AllocsPerRun(10, func() { _ = j.stateLetter() }); n != 0 {
+		if n := testing.AllocsPerRun(10, func() { _ = j.StateLetter() }); n != 0 {
 			t.Errorf("stateLetter allocates %v times", n)
 		}
 	}

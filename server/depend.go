@@ -7,6 +7,7 @@ import (
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
+	"gopbs/server/state"
 )
 
 // depEntry is one dependency type with its arguments (job ids, or a count
@@ -146,23 +147,23 @@ func (s *Server) localJobID(arg string) (string, bool) {
 	return id, true
 }
 
-func (s *Server) jobDeps(j *Job) []depEntry {
-	d, _ := s.parseDependRaw(j.attrs.get(pbsattr.JobDepend))
+func (s *Server) jobDeps(j *state.Job) []depEntry {
+	d, _ := s.parseDependRaw(j.Attrs.Get(pbsattr.JobDepend))
 	return d
 }
 
-func (s *Server) setDeps(j *Job, deps []depEntry) {
+func (s *Server) setDeps(j *state.Job, deps []depEntry) {
 	var kept []depEntry
 	for _, e := range deps {
 		if len(e.args) > 0 {
 			kept = append(kept, e)
 		}
 	}
-	j.attrs.set(pbsattr.JobDepend, formatDepend(kept))
+	j.Attrs.Set(pbsattr.JobDepend, formatDepend(kept))
 }
 
 // addDep records arg under type t on j.
-func (s *Server) addDep(j *Job, t, arg string) {
+func (s *Server) addDep(j *state.Job, t, arg string) {
 	deps := s.jobDeps(j)
 	for i := range deps {
 		if deps[i].typ == t {
@@ -177,7 +178,7 @@ func (s *Server) addDep(j *Job, t, arg string) {
 }
 
 // removeDep removes arg from type t on j.
-func (s *Server) removeDep(j *Job, t, arg string) {
+func (s *Server) removeDep(j *state.Job, t, arg string) {
 	deps := s.jobDeps(j)
 	for i := range deps {
 		if deps[i].typ == t {
@@ -194,7 +195,7 @@ func (s *Server) removeDep(j *Job, t, arg string) {
 
 // dependHolds reports whether any dependency of j keeps it on system hold
 // (spec 12 §6.3).
-func dependHolds(s *Server, j *Job) bool {
+func dependHolds(s *Server, j *state.Job) bool {
 	for _, e := range s.jobDeps(j) {
 		switch e.typ {
 		case "on":
@@ -212,12 +213,12 @@ func dependHolds(s *Server, j *Job) bool {
 // registerDeps performs the registrations of a job entering an execution
 // queue and returns the other jobs it modified. Rejected registrations
 // drop the dependency, as TORQUE does.
-func (s *Server) registerDeps(j *Job) (changed []*Job) {
+func (s *Server) registerDeps(j *state.Job) (changed []*state.Job) {
 	deps := s.jobDeps(j)
 	if len(deps) == 0 {
 		return nil
 	}
-	self := j.id + "@" + s.name
+	self := j.ID + "@" + s.name
 	userHold := false
 	for i := range deps {
 		e := &deps[i]
@@ -227,7 +228,7 @@ func (s *Server) registerDeps(j *Job) (changed []*Job) {
 		var keep []string
 		for _, arg := range e.args {
 			pid, local := s.localJobID(arg)
-			var p *Job
+			var p *state.Job
 			if local {
 				p = s.findJob(stripArrayCount(pid))
 			}
@@ -241,7 +242,7 @@ func (s *Server) registerDeps(j *Job) (changed []*Job) {
 			default:
 				// Spec 12 §6.2: a user hold for every refusal but
 				// BADSTATE.
-				s.log.Log(logline.EventJob, logline.ClassJob, j.id, "Job held for unknown job dep, use 'qrls' to release")
+				s.log.Log(logline.EventJob, logline.ClassJob, j.ID, "Job held for unknown job dep, use 'qrls' to release")
 				if code != batchreq.PBSE_BADSTATE {
 					userHold = true
 				}
@@ -251,7 +252,7 @@ func (s *Server) registerDeps(j *Job) (changed []*Job) {
 	}
 	s.setDeps(j, deps)
 	if userHold {
-		j.hold |= holdUser
+		j.Hold |= state.HoldUser
 	}
 	for _, p := range changed {
 		for _, e := range s.jobDeps(p) {
@@ -274,25 +275,25 @@ func (s *Server) registerDeps(j *Job) (changed []*Job) {
 // computed, so a queued job stays queued and is run by the scheduler. The
 // hold is real for everything that re-evaluates the state later (qhold,
 // qrls of another hold, qalter, a requeue), and qrls -h u releases it.
-func (s *Server) registrationRefused(j *Job, parent string, code int) {
+func (s *Server) registrationRefused(j *state.Job, parent string, code int) {
 	s.log.Logf(logline.EventDebug, logline.ClassRequest, "req_reject", "Reject reply code=%d(%s), aux=0, type=%s, from %s@%s",
-		code, batchreq.ErrorText(code), batchreq.RequestName(batchreq.PBS_BATCH_RegistDep), j.ownerUser(), s.name)
+		code, batchreq.ErrorText(code), batchreq.RequestName(batchreq.PBS_BATCH_RegistDep), j.OwnerUser(), s.name)
 	msg := "Dependency request for job rejected by " + parent
-	s.log.Log(logline.EventJob, logline.ClassJob, j.id, msg)
-	j.hold |= holdUser
-	if j.state != pbsattr.StateRunning {
-		j.lateHold |= holdUser
+	s.log.Log(logline.EventJob, logline.ClassJob, j.ID, msg)
+	j.Hold |= state.HoldUser
+	if j.State != pbsattr.StateRunning {
+		j.LateHold |= state.HoldUser
 	}
 	if s.run == nil {
 		return
 	}
 	if m := s.mailJob(j, 'a', false, msg); m != nil {
-		go s.sendMail(j.id, m) // the caller holds s.mu
+		go s.sendMail(j.ID, m) // the caller holds s.mu
 	}
 }
 
 // registerOne registers child j's dependency of type t on parent p.
-func (s *Server) registerOne(j, p *Job, t, self string) int {
+func (s *Server) registerOne(j, p *state.Job, t, self string) int {
 	if p == nil {
 		return batchreq.PBSE_UNKJOBID
 	}
@@ -301,13 +302,13 @@ func (s *Server) registerOne(j, p *Job, t, self string) int {
 	}
 	switch {
 	case strings.HasPrefix(t, "after"):
-		if p.state == pbsattr.StateComplete {
+		if p.State == pbsattr.StateComplete {
 			return batchreq.PBSE_BADSTATE
 		}
 		s.addDep(p, mirror(t), self)
 		s.touch(p)
 	case strings.HasPrefix(t, "before"):
-		if p.ownerUser() != j.ownerUser() {
+		if p.OwnerUser() != j.OwnerUser() {
 			return batchreq.PBSE_PERM
 		}
 		deps := s.jobDeps(p)
@@ -345,7 +346,7 @@ func (s *Server) registerOne(j, p *Job, t, self string) int {
 }
 
 // checkSyncSet releases a sync set once every member has registered.
-func (s *Server) checkSyncSet(master *Job) {
+func (s *Server) checkSyncSet(master *state.Job) {
 	need, members := 0, []string(nil)
 	for _, e := range s.jobDeps(master) {
 		switch e.typ {
@@ -361,7 +362,7 @@ func (s *Server) checkSyncSet(master *Job) {
 	for _, m := range members {
 		id, _ := s.localJobID(m)
 		if c := s.findJob(id); c != nil {
-			s.removeDep(c, "syncwith", master.id+"@"+s.name)
+			s.removeDep(c, "syncwith", master.ID+"@"+s.name)
 			s.releaseDepHold(c)
 		}
 	}
@@ -378,11 +379,11 @@ func (s *Server) checkSyncSet(master *Job) {
 
 // releaseDepHold clears the system hold of a job whose dependencies no
 // longer hold it.
-func (s *Server) releaseDepHold(j *Job) {
-	if j.hold&holdSystem != 0 && !dependHolds(s, j) {
-		j.hold &^= holdSystem
-		if j.substate == pbsattr.SubDepnHold || j.substate == pbsattr.SubSyncHold {
-			j.substate = pbsattr.SubHeld
+func (s *Server) releaseDepHold(j *state.Job) {
+	if j.Hold&state.HoldSystem != 0 && !dependHolds(s, j) {
+		j.Hold &^= state.HoldSystem
+		if j.Substate == pbsattr.SubDepnHold || j.Substate == pbsattr.SubSyncHold {
+			j.Substate = pbsattr.SubHeld
 		}
 		s.evaluate(j)
 		s.touch(j)
@@ -393,8 +394,8 @@ func (s *Server) releaseDepHold(j *Job) {
 // without running (deleted while queued): afterany children are
 // released, afterok children deleted, afternotok children released.
 // It returns jobs to save and jobs to delete.
-func (s *Server) parentGone(p *Job, ok bool) (changed, doomed []*Job) {
-	self := p.id + "@" + s.name
+func (s *Server) parentGone(p *state.Job, ok bool) (changed, doomed []*state.Job) {
+	self := p.ID + "@" + s.name
 	for _, e := range s.jobDeps(p) {
 		for _, arg := range e.args {
 			id, local := s.localJobID(arg)
@@ -450,21 +451,21 @@ func arrayThreshold(arg string) int {
 // and releases or deletes the jobs depending on the array (spec 12 §6.4:
 // …okarray against sub-jobs ended with 0, …notokarray against non-zero,
 // …anyarray against all ended; the optional [count] is the threshold).
-func (s *Server) arrayEnded(p *Job, ok bool) (changed, doomed []*Job) {
+func (s *Server) arrayEnded(p *state.Job, ok bool) (changed, doomed []*state.Job) {
 	if ok {
-		p.array.ok++
+		p.Array.OK++
 	} else {
-		p.array.notOK++
+		p.Array.NotOK++
 	}
-	total := p.array.size
-	done := p.array.ok + p.array.notOK
+	total := p.Array.Size
+	done := p.Array.OK + p.Array.NotOK
 	for _, e := range s.jobDeps(p) {
 		var have int
 		switch e.typ {
 		case "beforeokarray":
-			have = p.array.ok
+			have = p.Array.OK
 		case "beforenotokarray":
-			have = p.array.notOK
+			have = p.Array.NotOK
 		case "beforeanyarray":
 			have = done
 		default:
@@ -480,7 +481,7 @@ func (s *Server) arrayEnded(p *Job, ok bool) (changed, doomed []*Job) {
 			for _, ce := range s.jobDeps(c) {
 				if ce.typ == mirror(e.typ) {
 					for _, a := range ce.args {
-						if strings.HasPrefix(a, jobIDSeq(p.id)+"[]") {
+						if strings.HasPrefix(a, jobIDSeq(p.ID)+"[]") {
 							if n := arrayThreshold(a); n > 0 {
 								thr = n
 							}
@@ -504,9 +505,9 @@ func (s *Server) arrayEnded(p *Job, ok bool) (changed, doomed []*Job) {
 }
 
 // removeArrayDep drops child c's dependency of type t on array p.
-func (s *Server) removeArrayDep(c *Job, t string, p *Job) {
+func (s *Server) removeArrayDep(c *state.Job, t string, p *state.Job) {
 	deps := s.jobDeps(c)
-	prefix := jobIDSeq(p.id) + "[]"
+	prefix := jobIDSeq(p.ID) + "[]"
 	for i := range deps {
 		if deps[i].typ != t {
 			continue
@@ -539,9 +540,9 @@ func stripArrayCount(id string) string {
 // children recorded under "before" on j, and afterstartarray children of
 // j's array once enough sub-jobs started. The run path calls it after a
 // successful launch, with s.mu held; it returns the jobs to save.
-func (s *Server) jobStarted(j *Job) []*Job {
-	var changed []*Job
-	self := j.id + "@" + s.name
+func (s *Server) jobStarted(j *state.Job) []*state.Job {
+	var changed []*state.Job
+	self := j.ID + "@" + s.name
 	for _, e := range s.jobDeps(j) {
 		if e.typ != "before" {
 			continue
@@ -558,11 +559,11 @@ func (s *Server) jobStarted(j *Job) []*Job {
 			changed = append(changed, c)
 		}
 	}
-	p := j.parent
-	if p == nil || p.array == nil {
+	p := j.Parent
+	if p == nil || p.Array == nil {
 		return changed
 	}
-	p.array.started++
+	p.Array.Started++
 	for _, e := range s.jobDeps(p) {
 		if e.typ != "beforestartarray" {
 			continue
@@ -573,11 +574,11 @@ func (s *Server) jobStarted(j *Job) []*Job {
 			if !local || c == nil {
 				continue
 			}
-			thr := p.array.size
+			thr := p.Array.Size
 			for _, ce := range s.jobDeps(c) {
 				if ce.typ == "afterstartarray" {
 					for _, a := range ce.args {
-						if strings.HasPrefix(a, jobIDSeq(p.id)+"[]") {
+						if strings.HasPrefix(a, jobIDSeq(p.ID)+"[]") {
 							if n := arrayThreshold(a); n > 0 {
 								thr = n
 							}
@@ -585,7 +586,7 @@ func (s *Server) jobStarted(j *Job) []*Job {
 					}
 				}
 			}
-			if p.array.started >= thr {
+			if p.Array.Started >= thr {
 				s.removeArrayDep(c, "afterstartarray", p)
 				s.removeDep(p, e.typ, arg)
 				s.releaseDepHold(c)

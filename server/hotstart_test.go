@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"gopbs/batchreq"
+	"gopbs/server/state"
 )
 
 func TestHostsSpec(t *testing.T) {
@@ -75,7 +76,7 @@ func TestHotStart(t *testing.T) {
 			}
 			// vm2's MOM says hello.
 			s.mu.Lock()
-			s.nodeByName["vm2"].state &^= nsDown
+			s.nodeByName["vm2"].State &^= state.NodeStateDown
 			s.mu.Unlock()
 			if init == InitWarm {
 				time.Sleep(300 * time.Millisecond)

@@ -8,20 +8,21 @@ import (
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
 	"gopbs/server/pbslog"
+	"gopbs/server/state"
 	"gopbs/server/store"
 )
 
 // jobTargets resolves the job id of a job request: a plain job, or every
 // sub-job of an array ("N[]", optionally restricted by array_range=).
-func (s *Server) jobTargets(id, ext string) ([]*Job, *Job) {
+func (s *Server) jobTargets(id, ext string) ([]*state.Job, *state.Job) {
 	j := s.findJob(id)
 	if j == nil {
 		return nil, nil
 	}
-	if j.array == nil {
-		return []*Job{j}, j
+	if j.Array == nil {
+		return []*state.Job{j}, j
 	}
-	subs := append([]*Job(nil), j.array.subjobs...)
+	subs := append([]*state.Job(nil), j.Array.Subjobs...)
 	if r, ok := strings.CutPrefix(ext, "array_range="); ok {
 		idxs, _, ok := parseArrayRequest(r)
 		if ok {
@@ -29,9 +30,9 @@ func (s *Server) jobTargets(id, ext string) ([]*Job, *Job) {
 			for _, i := range idxs {
 				want[i] = true
 			}
-			var sel []*Job
+			var sel []*state.Job
 			for _, x := range subs {
-				if want[x.arrayIdx] {
+				if want[x.ArrayIndex] {
 					sel = append(sel, x)
 				}
 			}
@@ -43,8 +44,8 @@ func (s *Server) jobTargets(id, ext string) ([]*Job, *Job) {
 
 // permitted reports whether the requester may act on the job (owner,
 // operator or manager); otherwise it logs the security line.
-func (s *Server) permitted(c *conn, j *Job) bool {
-	if c.perm.oper || c.perm.mgr || j.ownerUser() == c.req.User {
+func (s *Server) permitted(c *conn, j *state.Job) bool {
+	if c.perm.oper || c.perm.mgr || j.OwnerUser() == c.req.User {
 		return true
 	}
 	s.unauthorized(c, j)
@@ -54,9 +55,9 @@ func (s *Server) permitted(c *conn, j *Job) bool {
 // finishedState returns the text of the common job check's BADSTATE
 // reply (spec 02 §8) for a job that is exiting or complete, or "" for a
 // job in any other state.
-func finishedState(j *Job) string {
-	if j.state == pbsattr.StateExiting || j.state == pbsattr.StateComplete {
-		return "invalid state for job - " + stateName(j.state)
+func finishedState(j *state.Job) string {
+	if j.State == pbsattr.StateExiting || j.State == pbsattr.StateComplete {
+		return "invalid state for job - " + state.StateName(j.State)
 	}
 	return ""
 }
@@ -127,18 +128,18 @@ func (s *Server) handleDeleteJob(c *conn, req *batchreq.Request) {
 		}
 	}
 	var ops []store.Op
-	var running []*Job
+	var running []*state.Job
 	for _, j := range targets {
-		if j.state == pbsattr.StateComplete {
+		if j.State == pbsattr.StateComplete {
 			continue
 		}
-		if j.state == pbsattr.StateRunning && !strings.HasPrefix(ext, "delpurge=") {
+		if j.State == pbsattr.StateRunning && !strings.HasPrefix(ext, "delpurge=") {
 			running = append(running, j) // through the MOM (mom_signal.go)
 			continue
 		}
 		ops = append(ops, s.deleteJob(j, c.requester())...)
 	}
-	if top.array != nil && len(top.array.subjobs) == 0 && s.jobs[top.id] != nil {
+	if top.Array != nil && len(top.Array.Subjobs) == 0 && s.jobs.Get(top.ID) != nil {
 		ops = append(ops, s.purgeJob(top)...)
 	}
 	if len(running) > 0 {
@@ -150,73 +151,73 @@ func (s *Server) handleDeleteJob(c *conn, req *batchreq.Request) {
 }
 
 func (s *Server) flag(idx int) bool {
-	return isTrue(s.attrs.get(idx))
+	return state.IsTrue(s.attrs.Get(idx))
 }
 
 // deleteJob deletes a non-running job: it becomes COMPLETE and is purged
 // now or after keep_completed.
-func (s *Server) deleteJob(j *Job, requester string) []store.Op {
-	s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Job deleted at request of %s", requester)
-	s.acct.Record(pbslog.AcctDelete, j.id, "requestor="+requester)
+func (s *Server) deleteJob(j *state.Job, requester string) []store.Op {
+	s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job deleted at request of %s", requester)
+	s.acct.Record(pbslog.AcctDelete, j.ID, "requestor="+requester)
 	return s.completeJob(j, false)
 }
 
 // completeJob ends a job that did not run successfully (ok false) or
 // did (ok true), handles its dependents and keep_completed.
-func (s *Server) completeJob(j *Job, ok bool) []store.Op {
+func (s *Server) completeJob(j *state.Job, ok bool) []store.Op {
 	var ops []store.Op
 	changed, doomed := s.parentGone(j, ok)
-	if p := j.parent; p != nil && p.array != nil {
+	if p := j.Parent; p != nil && p.Array != nil {
 		c, d := s.arrayEnded(p, ok)
 		changed = append(append(changed, c...), p)
 		doomed = append(doomed, d...)
 	}
-	if p := j.parent; p != nil && p.array != nil && j.hold&holdSlot == 0 {
+	if p := j.Parent; p != nil && p.Array != nil && j.Hold&state.HoldSlotLimit == 0 {
 		// a slot of the array is free: release one sibling held by the
 		// slot limit
-		for _, x := range p.array.subjobs {
-			if x != j && x.hold&holdSlot != 0 {
-				x.hold &^= holdSlot
+		for _, x := range p.Array.Subjobs {
+			if x != j && x.Hold&state.HoldSlotLimit != 0 {
+				x.Hold &^= state.HoldSlotLimit
 				s.evaluate(x)
 				changed = append(changed, x)
 				break
 			}
 		}
 	}
-	s.setState(j, pbsattr.StateComplete, pbsattr.SubComplete)
+	s.jobs.SetState(j, pbsattr.StateComplete, pbsattr.SubComplete)
 	s.log.Logf(logline.EventJob, logline.ClassJob, "NULL", "on_job_exit valid pjob: %p (substate=%d)", j, pbsattr.SubComplete)
 	now := s.now().Unix()
-	j.attrs.set(pbsattr.JobCompTime, strconv.FormatInt(now, 10))
+	j.Attrs.Set(pbsattr.JobCompTime, strconv.FormatInt(now, 10))
 	keep := s.serverLong(pbsattr.SrvKeepCompleted, 0)
-	if j.queue != nil {
-		if v, ok := j.queue.long(pbsattr.QueueKeepCompleted); ok {
+	if j.Queue != nil {
+		if v, ok := j.Queue.Long(pbsattr.QueueKeepCompleted); ok {
 			keep = v
 		}
 	}
 	qname := ""
-	if j.queue != nil {
-		qname = j.queue.name
+	if j.Queue != nil {
+		qname = j.Queue.Name
 	}
 	if keep > 0 {
-		j.purgeAt = now + keep
-		s.watchJob(j)
+		j.PurgeAt = now + keep
+		s.jobs.Watch(j)
 		s.touch(j)
-		ops = append(ops, s.saveJobOp(j))
+		ops = append(ops, state.SaveJob(j))
 	} else {
-		s.log.Logf(logline.EventDebug2, logline.ClassJob, j.id, "dequeuing from %s, state COMPLETE", qname)
+		s.log.Logf(logline.EventDebug2, logline.ClassJob, j.ID, "dequeuing from %s, state COMPLETE", qname)
 		ops = append(ops, s.purgeJob(j)...)
 	}
 	for _, x := range changed {
-		if s.jobs[x.id] != nil {
-			ops = append(ops, s.saveJobOp(x))
+		if s.jobs.Get(x.ID) != nil {
+			ops = append(ops, state.SaveJob(x))
 		}
 	}
 	for _, x := range doomed {
-		if s.jobs[x.id] == nil || x.state == pbsattr.StateComplete {
+		if s.jobs.Get(x.ID) == nil || x.State == pbsattr.StateComplete {
 			continue
 		}
-		s.log.Logf(logline.EventJob, logline.ClassJob, x.id, "Job deleted as result of dependency on job %s", j.id)
-		s.acct.Record(pbslog.AcctAbort, x.id, "")
+		s.log.Logf(logline.EventJob, logline.ClassJob, x.ID, "Job deleted as result of dependency on job %s", j.ID)
+		s.acct.Record(pbslog.AcctAbort, x.ID, "")
 		ops = append(ops, s.completeJob(x, false)...)
 	}
 	return ops
@@ -228,10 +229,10 @@ func (s *Server) purgeComplete(c *conn, ext string) {
 	t, _ := strconv.ParseInt(strings.TrimPrefix(ext, "purgecomplete="), 10, 64)
 	s.mu.Lock()
 	var ops []store.Op
-	for j := s.head; j != nil; {
-		next := j.next
-		if j.state == pbsattr.StateComplete {
-			ct, _ := strconv.ParseInt(j.attrs.get(pbsattr.JobCompTime), 10, 64)
+	for j := s.jobs.First(); j != nil; {
+		next := j.Next()
+		if j.State == pbsattr.StateComplete {
+			ct, _ := strconv.ParseInt(j.Attrs.Get(pbsattr.JobCompTime), 10, 64)
 			if ct <= t {
 				ops = append(ops, s.purgeJob(j)...)
 			}
@@ -273,13 +274,13 @@ func (s *Server) handleHoldRelease(c *conn, req *batchreq.Request) {
 		return
 	}
 	letters := body.Attrs[0].Value
-	bits, ok := parseHold(letters)
+	bits, ok := state.ParseHold(letters)
 	if !ok {
 		s.mu.Unlock()
 		c.rejectAttr(batchreq.PBSE_BADATVAL, &body.Attrs[0])
 		return
 	}
-	if bits&holdSystem != 0 && !c.perm.mgr || bits&holdOther != 0 && !c.perm.oper && !c.perm.mgr {
+	if bits&state.HoldSystem != 0 && !c.perm.mgr || bits&state.HoldOther != 0 && !c.perm.oper && !c.perm.mgr {
 		s.mu.Unlock()
 		c.reject(batchreq.PBSE_PERM, "")
 		return
@@ -287,26 +288,26 @@ func (s *Server) handleHoldRelease(c *conn, req *batchreq.Request) {
 	var ops []store.Op
 	for _, j := range targets {
 		if hold {
-			j.hold |= bits
-			s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Holds %s set at request of %s", letters, c.requester())
+			j.Hold |= bits
+			s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Holds %s set at request of %s", letters, c.requester())
 		} else {
-			j.hold &^= bits
-			if bits&holdSystem != 0 {
+			j.Hold &^= bits
+			if bits&state.HoldSystem != 0 {
 				// dependencies released by hand are dropped
-				if j.substate == pbsattr.SubDepnHold || j.substate == pbsattr.SubSyncHold {
-					j.substate = pbsattr.SubHeld
+				if j.Substate == pbsattr.SubDepnHold || j.Substate == pbsattr.SubSyncHold {
+					j.Substate = pbsattr.SubHeld
 				}
 			}
-			s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Holds %s released at request of %s", letters, c.requester())
+			s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Holds %s released at request of %s", letters, c.requester())
 		}
-		if j.state != pbsattr.StateRunning {
-			if j.hold == 0 && (j.substate == pbsattr.SubDepnHold || j.substate == pbsattr.SubSyncHold) {
-				j.substate = pbsattr.SubHeld
+		if j.State != pbsattr.StateRunning {
+			if j.Hold == 0 && (j.Substate == pbsattr.SubDepnHold || j.Substate == pbsattr.SubSyncHold) {
+				j.Substate = pbsattr.SubHeld
 			}
 			s.evaluate(j)
 		}
 		s.touch(j)
-		ops = append(ops, s.saveJobOp(j))
+		ops = append(ops, state.SaveJob(j))
 	}
 	if hold {
 		s.holdRunning(c, targets, body, bits, ops) // checkpoint-hold of running jobs (mom_relay.go)
@@ -340,8 +341,8 @@ func (s *Server) handleModifyJob(c *conn, req *batchreq.Request) {
 			c.send(p)
 			return
 		}
-		s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Job Modified at request of %s", c.requester())
-		ops = append(ops, s.saveJobOp(j))
+		s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job Modified at request of %s", c.requester())
+		ops = append(ops, state.SaveJob(j))
 	}
 	if commentOnly(body.Attrs) {
 		// The scheduler sets a comment on every job it cannot run, one
@@ -364,7 +365,7 @@ func commentOnly(list batchreq.AttrList) bool {
 		return false
 	}
 	for _, a := range list {
-		if jobDefs.find(a.Name) != pbsattr.JobComment {
+		if state.JobDefs.Find(a.Name) != pbsattr.JobComment {
 			return false
 		}
 	}
@@ -372,76 +373,76 @@ func commentOnly(list batchreq.AttrList) bool {
 }
 
 // modifyJob applies a ModifyJob attribute list atomically.
-func (s *Server) modifyJob(c *conn, j *Job, list batchreq.AttrList) *batchreq.Reply {
-	if j.state == pbsattr.StateComplete || j.state == pbsattr.StateExiting {
-		return batchreq.ErrorReply(batchreq.PBSE_BADSTATE, "", "invalid state for job - "+stateName(j.state))
+func (s *Server) modifyJob(c *conn, j *state.Job, list batchreq.AttrList) *batchreq.Reply {
+	if j.State == pbsattr.StateComplete || j.State == pbsattr.StateExiting {
+		return batchreq.ErrorReply(batchreq.PBSE_BADSTATE, "", "invalid state for job - "+state.StateName(j.State))
 	}
-	if j.state == pbsattr.StateTransit {
+	if j.State == pbsattr.StateTransit {
 		return batchreq.ErrorReply(batchreq.PBSE_BADSTATE, "", "")
 	}
-	na := j.attrs.clone()
-	hold := j.hold
+	na := j.Attrs.Clone()
+	hold := j.Hold
 	depChanged := false
 	for i := range list {
 		a := &list[i]
-		idx := jobDefs.find(a.Name)
-		if idx < 0 || idx == unknownJobAttr {
+		idx := state.JobDefs.Find(a.Name)
+		if idx < 0 || idx == state.UnknownJobAttr {
 			return batchreq.BadAttrReply(batchreq.PBSE_NOATTR, a)
 		}
-		d := jobDefs.defs[idx]
-		if !c.perm.writable(d.perm) {
+		d := state.JobDefs.Defs[idx]
+		if !c.perm.writable(d.Perm) {
 			return batchreq.ErrorReply(batchreq.PBSE_ATTRRO, "", "")
 		}
-		if j.state == pbsattr.StateRunning && d.flags&pbsattr.FlagAltRun == 0 {
+		if j.State == pbsattr.StateRunning && d.Flags&pbsattr.FlagAltRun == 0 {
 			return batchreq.BadAttrReply(batchreq.PBSE_MODATRRUN, a)
 		}
-		switch d.typ {
+		switch d.Type {
 		case pbsattr.TypeResourceList:
 			res := strings.ToLower(a.Resource)
-			rd, ok := resources[res]
+			rd, ok := state.Resources[res]
 			if !ok {
-				if j.queue == nil || j.queue.isExec() {
+				if j.Queue == nil || j.Queue.IsExec() {
 					return batchreq.BadAttrReply(batchreq.PBSE_UNKRESC, a)
 				}
-				rd = rescDef{typ: pbsattr.TypeString}
+				rd = state.ResourceDef{Type: pbsattr.TypeString}
 			}
-			if rd.perm != 0 && !c.perm.writable(rd.perm) { // known resources only
+			if rd.Perm != 0 && !c.perm.writable(rd.Perm) { // known resources only
 				return batchreq.ErrorReply(batchreq.PBSE_ATTRRO, "", "")
 			}
-			v, ok := decodeValue(rd.typ, a.Value)
+			v, ok := state.DecodeValue(rd.Type, a.Value)
 			if !ok {
 				return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
 			}
-			old, had := na.lookupRes(idx, res)
-			if j.state == pbsattr.StateRunning && had && v != "" && !c.perm.oper && !c.perm.mgr {
+			old, had := na.LookupRes(idx, res)
+			if j.State == pbsattr.StateRunning && had && v != "" && !c.perm.oper && !c.perm.mgr {
 				// seed 001: a running job's limits may only be lowered by its owner
-				if cmp, ok := compareResource(rd.typ, v, old); ok && cmp > 0 {
+				if cmp, ok := state.CompareResource(rd.Type, v, old); ok && cmp > 0 {
 					return batchreq.ErrorReply(batchreq.PBSE_PERM, "", "")
 				}
 			}
-			na.setRes(idx, res, v)
+			na.SetRes(idx, res, v)
 			if res == "nodes" {
-				na.setRes(idx, "nodect", strconv.Itoa(nodeCount(v)))
-				na.setRes(idx, "neednodes", v)
+				na.SetRes(idx, "nodect", strconv.Itoa(nodeCount(v)))
+				na.SetRes(idx, "neednodes", v)
 			}
-			if j.queue != nil && v != "" {
-				limit, ok := j.queue.attrs.lookupRes(pbsattr.QueueResourcesMax, res)
+			if j.Queue != nil && v != "" {
+				limit, ok := j.Queue.Attrs.LookupRes(pbsattr.QueueResourcesMax, res)
 				if !ok {
-					limit, ok = s.attrs.lookupRes(pbsattr.SrvResourcesMax, res)
+					limit, ok = s.attrs.LookupRes(pbsattr.SrvResourcesMax, res)
 				}
 				if ok {
-					if cmp, ok := compareResource(rd.typ, v, limit); ok && cmp > 0 {
+					if cmp, ok := state.CompareResource(rd.Type, v, limit); ok && cmp > 0 {
 						return batchreq.ErrorReply(batchreq.PBSE_EXCQRESC, "", "")
 					}
 				}
 			}
 		case pbsattr.TypeHold:
-			h, ok := parseHold(a.Value)
+			h, ok := state.ParseHold(a.Value)
 			if !ok {
 				return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
 			}
 			changedBits := h ^ (hold & 7)
-			if changedBits&holdSystem != 0 && !c.perm.mgr || changedBits&holdOther != 0 && !c.perm.oper && !c.perm.mgr {
+			if changedBits&state.HoldSystem != 0 && !c.perm.mgr || changedBits&state.HoldOther != 0 && !c.perm.oper && !c.perm.mgr {
 				return batchreq.ErrorReply(batchreq.PBSE_PERM, "", "")
 			}
 			hold = hold&^7 | h
@@ -450,31 +451,31 @@ func (s *Server) modifyJob(c *conn, j *Job, list batchreq.AttrList) *batchreq.Re
 			if !ok {
 				return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
 			}
-			na.set(idx, formatDepend(deps))
+			na.Set(idx, formatDepend(deps))
 			depChanged = true
 		default:
-			v, ok := decodeValue(d.typ, a.Value)
+			v, ok := state.DecodeValue(d.Type, a.Value)
 			if !ok {
 				return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
 			}
 			if idx == pbsattr.JobVariableList {
 				v = a.Value
 			}
-			na.set(idx, v)
+			na.Set(idx, v)
 		}
 	}
-	j.attrs = na
-	j.hold = hold
-	if depChanged && j.queue != nil && j.queue.isExec() {
+	j.Attrs = na
+	j.Hold = hold
+	if depChanged && j.Queue != nil && j.Queue.IsExec() {
 		s.registerDeps(j)
 		if dependHolds(s, j) {
-			j.hold |= holdSystem
-			j.substate = pbsattr.SubDepnHold
+			j.Hold |= state.HoldSystem
+			j.Substate = pbsattr.SubDepnHold
 		}
 	}
-	if j.state != pbsattr.StateRunning {
-		if j.hold&holdSystem == 0 && (j.substate == pbsattr.SubDepnHold || j.substate == pbsattr.SubSyncHold) {
-			j.substate = pbsattr.SubHeld
+	if j.State != pbsattr.StateRunning {
+		if j.Hold&state.HoldSystem == 0 && (j.Substate == pbsattr.SubDepnHold || j.Substate == pbsattr.SubSyncHold) {
+			j.Substate = pbsattr.SubHeld
 		}
 		s.evaluate(j)
 	}
@@ -496,7 +497,7 @@ func (s *Server) handleMoveJob(c *conn, req *batchreq.Request) {
 		c.reject(batchreq.PBSE_PERM, batchreq.MsgNotPermitted)
 		return
 	}
-	if j.state != pbsattr.StateQueued && j.state != pbsattr.StateHeld && j.state != pbsattr.StateWaiting {
+	if j.State != pbsattr.StateQueued && j.State != pbsattr.StateHeld && j.State != pbsattr.StateWaiting {
 		s.mu.Unlock()
 		c.reject(batchreq.PBSE_BADSTATE, finishedState(j))
 		return
@@ -508,7 +509,7 @@ func (s *Server) handleMoveJob(c *conn, req *batchreq.Request) {
 	}
 	qname := dest.queue
 	if qname == "" {
-		qname = s.attrs.get(pbsattr.SrvDefaultQueue)
+		qname = s.attrs.Get(pbsattr.SrvDefaultQueue)
 	}
 	q := s.queueByName[qname]
 	if q == nil {
@@ -516,38 +517,38 @@ func (s *Server) handleMoveJob(c *conn, req *batchreq.Request) {
 		c.reject(batchreq.PBSE_UNKQUE, "")
 		return
 	}
-	old := j.queue
+	old := j.Queue
 	if p := s.admit(j, q, c.host, c.perm.mgr); p != nil {
 		s.mu.Unlock()
 		c.send(p)
 		return
 	}
 	ops := s.moveJob(j, old, q)
-	s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Job moved to %s at request of %s", q.name, c.requester())
+	s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job moved to %s at request of %s", q.Name, c.requester())
 	s.commitAndReply(c, ops, batchreq.NullReply())
 }
 
 // moveJob moves a job between local queues.
-func (s *Server) moveJob(j *Job, from, to *Queue) []store.Op {
-	s.log.Logf(logline.EventDebug2, logline.ClassJob, j.id, "dequeuing from %s, state %s", from.name, stateName(j.state))
-	s.dequeue(j)
+func (s *Server) moveJob(j *state.Job, from, to *state.Queue) []store.Op {
+	s.log.Logf(logline.EventDebug2, logline.ClassJob, j.ID, "dequeuing from %s, state %s", from.Name, state.StateName(j.State))
+	s.jobs.Dequeue(j)
 	s.applyDefaults(j, to)
-	s.enqueue(j, to)
-	s.log.Logf(logline.EventDebug2, logline.ClassJob, j.id, "enqueuing into %s, state %d hop %s", to.name, j.state, hopCount(j))
-	s.acct.Record(pbslog.AcctQueue, j.id, "queue="+to.name)
+	s.jobs.Enqueue(j, to)
+	s.log.Logf(logline.EventDebug2, logline.ClassJob, j.ID, "enqueuing into %s, state %d hop %s", to.Name, j.State, hopCount(j))
+	s.acct.Record(pbslog.AcctQueue, j.ID, "queue="+to.Name)
 	var ops []store.Op
-	if to.isExec() {
+	if to.IsExec() {
 		for _, p := range s.registerDeps(j) {
-			ops = append(ops, s.saveJobOp(p))
+			ops = append(ops, state.SaveJob(p))
 		}
 		if dependHolds(s, j) {
-			j.hold |= holdSystem
-			j.substate = pbsattr.SubDepnHold
+			j.Hold |= state.HoldSystem
+			j.Substate = pbsattr.SubDepnHold
 		}
 	}
 	s.evaluate(j)
 	s.touch(j)
-	return append(ops, s.saveJobOp(j))
+	return append(ops, state.SaveJob(j))
 }
 
 func (s *Server) handleOrderJob(c *conn, req *batchreq.Request) {
@@ -575,14 +576,14 @@ func (s *Server) handleOrderJob(c *conn, req *batchreq.Request) {
 		s.mu.Unlock()
 		c.reject(batchreq.PBSE_BADSTATE, finishedState(b))
 		return
-	case a.state == pbsattr.StateRunning || b.state == pbsattr.StateRunning:
+	case a.State == pbsattr.StateRunning || b.State == pbsattr.StateRunning:
 		s.mu.Unlock()
 		c.reject(batchreq.PBSE_BADSTATE, "")
 		return
 	}
 	var ops []store.Op
-	if a.queue != b.queue {
-		qa, qb := a.queue, b.queue
+	if a.Queue != b.Queue {
+		qa, qb := a.Queue, b.Queue
 		if p := s.admit(a, qb, c.host, true); p != nil {
 			s.mu.Unlock()
 			c.send(p)
@@ -596,8 +597,8 @@ func (s *Server) handleOrderJob(c *conn, req *batchreq.Request) {
 		ops = append(ops, s.moveJob(a, qa, qb)...)
 		ops = append(ops, s.moveJob(b, qb, qa)...)
 	}
-	a.rank, b.rank = b.rank, a.rank
-	ops = append(ops, s.saveJobOp(a), s.saveJobOp(b))
+	a.Rank, b.Rank = b.Rank, a.Rank
+	ops = append(ops, state.SaveJob(a), state.SaveJob(b))
 	s.commitAndReply(c, ops, batchreq.NullReply())
 }
 
@@ -622,21 +623,21 @@ func (s *Server) handleRegistDep(c *conn, req *batchreq.Request) {
 	var ops []store.Op
 	switch body.Op {
 	case batchreq.JOB_DEPEND_OP_REGISTER:
-		if strings.HasPrefix(t, "before") && parent.ownerUser() != body.Owner {
+		if strings.HasPrefix(t, "before") && parent.OwnerUser() != body.Owner {
 			s.mu.Unlock()
 			c.reject(batchreq.PBSE_PERM, "")
 			return
 		}
 		s.addDep(parent, mirror(t), child)
 		s.touch(parent)
-		ops = append(ops, s.saveJobOp(parent))
+		ops = append(ops, state.SaveJob(parent))
 	case batchreq.JOB_DEPEND_OP_UNREG:
 		s.removeDep(parent, mirror(t), child)
-		ops = append(ops, s.saveJobOp(parent))
+		ops = append(ops, state.SaveJob(parent))
 	case batchreq.JOB_DEPEND_OP_RELEASE:
 		s.removeDep(parent, t, child)
 		s.releaseDepHold(parent)
-		ops = append(ops, s.saveJobOp(parent))
+		ops = append(ops, state.SaveJob(parent))
 	case batchreq.JOB_DEPEND_OP_DELETE:
 		ops = append(ops, s.completeJob(parent, false)...)
 	default:

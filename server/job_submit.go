@@ -10,6 +10,7 @@ import (
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
 	"gopbs/server/pbslog"
+	"gopbs/server/state"
 	"gopbs/server/store"
 )
 
@@ -32,7 +33,6 @@ func (s *Server) handleQueueJob(c *conn, req *batchreq.Request) {
 func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 	if c.pending != nil {
 		// A new submission replaces an uncommitted one.
-		c.pending.conn = nil
 		c.pending = nil
 	}
 	// A job moved here by another server keeps its id, attributes and
@@ -50,7 +50,7 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 		qname = qname[:i]
 	}
 	if qname == "" {
-		qname = s.attrs.get(pbsattr.SrvDefaultQueue)
+		qname = s.attrs.Get(pbsattr.SrvDefaultQueue)
 		if qname == "" {
 			return batchreq.ErrorReply(batchreq.PBSE_QUENODFLT, "", "")
 		}
@@ -62,8 +62,8 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 	}
 	// A submitted job ends up with about 30 attribute values; room for
 	// them up front saves the growth copies.
-	j := &Job{seq: int64(seq), arrayIdx: -1, attrs: make(attrList, 0, jobAttrCap)}
-	exec := q.isExec()
+	j := &state.Job{Seq: int64(seq), ArrayIndex: -1, Attrs: make(state.Attrs, 0, jobAttrCap)}
+	exec := q.IsExec()
 	unknown := false
 	for i := range body.Attrs {
 		a := &body.Attrs[i]
@@ -75,15 +75,15 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 			if a.Value == "" {
 				continue
 			}
-			d := j.attrs.get(pbsattr.JobDepend)
+			d := j.Attrs.Get(pbsattr.JobDepend)
 			if d != "" {
 				d += ","
 			}
-			j.attrs.set(pbsattr.JobDepend, d+strings.ToLower(name)+":"+a.Value)
+			j.Attrs.Set(pbsattr.JobDepend, d+strings.ToLower(name)+":"+a.Value)
 			continue
 		}
-		idx := jobDefs.find(name)
-		if idx < 0 || idx == unknownJobAttr {
+		idx := state.JobDefs.Find(name)
+		if idx < 0 || idx == state.UnknownJobAttr {
 			if exec {
 				unknown = true
 			}
@@ -91,78 +91,78 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 			if a.HasResource {
 				key += "\x1f" + a.Resource
 			}
-			j.attrs.setRes(unknownJobAttr, key, a.Value)
+			j.Attrs.SetRes(state.UnknownJobAttr, key, a.Value)
 			continue
 		}
-		d := jobDefs.defs[idx]
-		if d.perm&pbsattr.WriteUser == 0 && d.flags&pbsattr.FlagCreate == 0 && !c.perm.svr {
+		d := state.JobDefs.Defs[idx]
+		if d.Perm&pbsattr.WriteUser == 0 && d.Flags&pbsattr.FlagCreate == 0 && !c.perm.svr {
 			return batchreq.BadAttrReply(batchreq.PBSE_ATTRRO, a)
 		}
-		if d.typ == pbsattr.TypeResourceList {
-			rd, ok := resources[strings.ToLower(a.Resource)]
+		if d.Type == pbsattr.TypeResourceList {
+			rd, ok := state.Resources[strings.ToLower(a.Resource)]
 			if !ok {
 				if exec {
 					return batchreq.BadAttrReply(batchreq.PBSE_UNKRESC, a)
 				}
-				rd = rescDef{typ: pbsattr.TypeString}
+				rd = state.ResourceDef{Type: pbsattr.TypeString}
 			}
-			v, ok := decodeValue(rd.typ, a.Value)
+			v, ok := state.DecodeValue(rd.Type, a.Value)
 			if !ok {
 				return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
 			}
-			j.attrs.setRes(idx, strings.ToLower(a.Resource), v)
+			j.Attrs.SetRes(idx, strings.ToLower(a.Resource), v)
 			continue
 		}
-		if d.typ == pbsattr.TypeDepend {
+		if d.Type == pbsattr.TypeDepend {
 			if _, ok := s.parseDepend(a.Value); !ok {
 				return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
 			}
-			old := j.attrs.get(pbsattr.JobDepend)
+			old := j.Attrs.Get(pbsattr.JobDepend)
 			if old != "" && a.Value != "" {
 				old += ","
 			}
-			j.attrs.set(pbsattr.JobDepend, old+a.Value)
+			j.Attrs.Set(pbsattr.JobDepend, old+a.Value)
 			continue
 		}
 		if idx == pbsattr.JobVariableList {
-			j.attrs.set(idx, a.Value) // kept as sent (escapes are the client's)
+			j.Attrs.Set(idx, a.Value) // kept as sent (escapes are the client's)
 			continue
 		}
-		v, ok := decodeValue(d.typ, a.Value)
+		v, ok := state.DecodeValue(d.Type, a.Value)
 		if !ok {
 			return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
 		}
-		j.attrs.set(idx, v)
+		j.Attrs.Set(idx, v)
 	}
 	if unknown {
 		return batchreq.ErrorReply(batchreq.PBSE_NOATTR, "", "detected presence of an unknown attribute")
 	}
-	if v := j.attrs.get(pbsattr.JobPriority); v != "" {
+	if v := j.Attrs.Get(pbsattr.JobPriority); v != "" {
 		if n, _ := strconv.Atoi(v); n < -1024 || n > 1024 {
 			return batchreq.ErrorReply(batchreq.PBSE_BADATVAL, "", "invalid job priority")
 		}
 	}
-	if deps, ok := s.parseDepend(j.attrs.get(pbsattr.JobDepend)); ok {
+	if deps, ok := s.parseDepend(j.Attrs.Get(pbsattr.JobDepend)); ok {
 		s.setDeps(j, deps)
 	} else {
 		a := batchreq.Attr{Name: "depend"}
 		return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, &a)
 	}
-	if h, ok := parseHold(j.attrs.get(pbsattr.JobHoldTypes)); ok {
-		j.hold = h
+	if h, ok := state.ParseHold(j.Attrs.Get(pbsattr.JobHoldTypes)); ok {
+		j.Hold = h
 	}
-	j.attrs.set(pbsattr.JobHoldTypes, "")
+	j.Attrs.Set(pbsattr.JobHoldTypes, "")
 
-	if incoming && !j.attrs.has(pbsattr.JobOwner) {
+	if incoming && !j.Attrs.Has(pbsattr.JobOwner) {
 		return batchreq.ErrorReply(batchreq.PBSE_IVALREQ, "", "no job owner specified")
 	}
 	host := c.host
 	owner := c.req.User + "@" + host
-	if !c.perm.svr || !j.attrs.has(pbsattr.JobOwner) {
-		j.attrs.set(pbsattr.JobOwner, owner)
+	if !c.perm.svr || !j.Attrs.Has(pbsattr.JobOwner) {
+		j.Attrs.Set(pbsattr.JobOwner, owner)
 	}
 	seqStr := strconv.FormatInt(int64(seq), 10)
-	if r := j.attrs.get(pbsattr.JobArrayRequest); r != "" {
+	if r := j.Attrs.Get(pbsattr.JobArrayRequest); r != "" {
 		subs, _, ok := parseArrayRequest(r)
 		if !ok {
 			a := batchreq.Attr{Name: "job_array_request"}
@@ -175,38 +175,38 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 		if max := s.serverLong(pbsattr.SrvMaxSlotLimit, 0); max > 0 && int64(slot) > max {
 			return batchreq.ErrorReply(batchreq.PBSE_BAD_ARRAY_REQ, "", "Requested slot limit too large, limit is "+strconv.FormatInt(max, 10))
 		}
-		j.array = &arrayInfo{request: r}
+		j.Array = &state.ArrayInfo{Request: r}
 	}
-	if v := j.attrs.get(pbsattr.JobID); v != "" {
+	if v := j.Attrs.Get(pbsattr.JobID); v != "" {
 		// qsub -J: the requested sequence part replaces the number
 		if i := strings.IndexByte(v, '.'); i >= 0 {
 			v = v[:i]
 		}
 		seqStr = v
 	}
-	j.id = s.formatJobID(seqStr, j.array != nil)
+	j.ID = s.formatJobID(seqStr, j.Array != nil)
 	if body.JobID != "" && c.perm.svr {
-		j.id = body.JobID
+		j.ID = body.JobID
 	}
-	if s.jobs[j.id] != nil {
-		if j.attrs.has(pbsattr.JobID) {
-			return batchreq.ErrorReply(batchreq.PBSE_JOBEXIST, "", "Job with id "+j.id+" already exists, cannot set job id\n")
+	if s.jobs.Get(j.ID) != nil {
+		if j.Attrs.Has(pbsattr.JobID) {
+			return batchreq.ErrorReply(batchreq.PBSE_JOBEXIST, "", "Job with id "+j.ID+" already exists, cannot set job id\n")
 		}
 		return batchreq.ErrorReply(batchreq.PBSE_JOBEXIST, "", "")
 	}
 	now := strconv.FormatInt(s.now().Unix(), 10)
-	if !j.attrs.has(pbsattr.JobName) {
-		j.attrs.set(pbsattr.JobName, "none")
+	if !j.Attrs.Has(pbsattr.JobName) {
+		j.Attrs.Set(pbsattr.JobName, "none")
 	}
 	// Variable_List: PBS_O_QUEUE and (if absent) PBS_O_HOST at the front.
-	vl := j.attrs.get(pbsattr.JobVariableList)
-	front := "PBS_O_QUEUE=" + q.name
+	vl := j.Attrs.Get(pbsattr.JobVariableList)
+	front := "PBS_O_QUEUE=" + q.Name
 	if incoming {
 		front = ""
 	} else if !strings.Contains(","+vl, ",PBS_O_HOST=") {
 		front += ",PBS_O_HOST=" + host
-		if !j.attrs.has(pbsattr.JobSubmitHost) {
-			j.attrs.set(pbsattr.JobSubmitHost, host)
+		if !j.Attrs.Has(pbsattr.JobSubmitHost) {
+			j.Attrs.Set(pbsattr.JobSubmitHost, host)
 		}
 	}
 	if vl != "" && front != "" {
@@ -214,62 +214,61 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 	} else if front != "" {
 		vl = front
 	}
-	j.attrs.set(pbsattr.JobVariableList, vl)
+	j.Attrs.Set(pbsattr.JobVariableList, vl)
 	oHost := envValue(vl, "PBS_O_HOST")
 	workdir := envValue(vl, "PBS_O_WORKDIR")
-	j.attrs.set(pbsattr.JobOutputPath, defaultPath(j.attrs.get(pbsattr.JobOutputPath), oHost, workdir, j.name(), ".o", seqStr))
-	j.attrs.set(pbsattr.JobErrorPath, defaultPath(j.attrs.get(pbsattr.JobErrorPath), oHost, workdir, j.name(), ".e", seqStr))
-	if !incoming || !j.attrs.has(pbsattr.JobCtime) {
-		j.attrs.set(pbsattr.JobCtime, now)
+	j.Attrs.Set(pbsattr.JobOutputPath, defaultPath(j.Attrs.Get(pbsattr.JobOutputPath), oHost, workdir, j.Name(), ".o", seqStr))
+	j.Attrs.Set(pbsattr.JobErrorPath, defaultPath(j.Attrs.Get(pbsattr.JobErrorPath), oHost, workdir, j.Name(), ".e", seqStr))
+	if !incoming || !j.Attrs.Has(pbsattr.JobCtime) {
+		j.Attrs.Set(pbsattr.JobCtime, now)
 	}
-	j.attrs.set(pbsattr.JobMtime, now)
-	j.attrs.set(pbsattr.JobQtime, now)
+	j.Attrs.Set(pbsattr.JobMtime, now)
+	j.Attrs.Set(pbsattr.JobQtime, now)
 	if incoming {
 		if p := countHop(j); p != nil {
 			return p
 		}
 	} else {
-		j.attrs.set(pbsattr.JobHopCount, "1")
+		j.Attrs.Set(pbsattr.JobHopCount, "1")
 	}
 	// Like TORQUE, a queued job already names the user and group it will
 	// run as (the scheduler's run limits and fair share read them).
-	if !j.attrs.has(pbsattr.JobEuser) {
-		j.attrs.set(pbsattr.JobEuser, j.ownerUser())
+	if !j.Attrs.Has(pbsattr.JobEuser) {
+		j.Attrs.Set(pbsattr.JobEuser, j.OwnerUser())
 	}
-	if !j.attrs.has(pbsattr.JobEgroup) && s.run != nil {
-		if g := s.primaryGroup(j.attrs.get(pbsattr.JobEuser)); g != "" {
-			j.attrs.set(pbsattr.JobEgroup, g)
+	if !j.Attrs.Has(pbsattr.JobEgroup) && s.run != nil {
+		if g := s.primaryGroup(j.Attrs.Get(pbsattr.JobEuser)); g != "" {
+			j.Attrs.Set(pbsattr.JobEgroup, g)
 		}
 	}
-	if j.attrs.has(pbsattr.JobInteractive) {
-		j.attrs.set(pbsattr.JobRerunable, "False")
+	if j.Attrs.Has(pbsattr.JobInteractive) {
+		j.Attrs.Set(pbsattr.JobRerunable, "False")
 	}
 	s.applyDefaults(j, q)
 	if p := s.admit(j, q, host, false); p != nil {
 		return p
 	}
-	j.state, j.substate = pbsattr.StateTransit, pbsattr.SubTransIn
-	j.queue = q
-	j.conn = c
+	j.State, j.Substate = pbsattr.StateTransit, pbsattr.SubTransIn
+	j.Queue = q
 	c.pending = j
-	return batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_Queue, j.id)
+	return batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_Queue, j.ID)
 }
 
 // jobGroups returns the groups a job runs under for the group ACL: the
 // group_list entry, else the owner's primary group, plus (sloppy) every
 // group the owner belongs to.
-func jobGroups(j *Job, sloppy bool) []string {
+func jobGroups(j *state.Job, sloppy bool) []string {
 	var out []string
-	if l := parseArst(j.attrs.get(pbsattr.JobGroupList)); len(l) > 0 {
+	if l := state.ParseArst(j.Attrs.Get(pbsattr.JobGroupList)); len(l) > 0 {
 		g, _, _ := strings.Cut(l[0], "@")
 		out = append(out, g)
-	} else if u, err := user.Lookup(j.ownerUser()); err == nil {
+	} else if u, err := user.Lookup(j.OwnerUser()); err == nil {
 		if g, err := user.LookupGroupId(u.Gid); err == nil {
 			out = append(out, g.Name)
 		}
 	}
 	if sloppy {
-		if u, err := user.Lookup(j.ownerUser()); err == nil {
+		if u, err := user.Lookup(j.OwnerUser()); err == nil {
 			if ids, err := u.GroupIds(); err == nil {
 				for _, id := range ids {
 					if g, err := user.LookupGroupId(id); err == nil {
@@ -288,8 +287,8 @@ func (s *Server) formatJobID(seq string, array bool) string {
 	if array {
 		seq += "[]"
 	}
-	suffix := s.attrs.get(pbsattr.SrvDisplayJobServerSuffix) != "False"
-	alias := s.attrs.get(pbsattr.SrvJobSuffixAlias)
+	suffix := s.attrs.Get(pbsattr.SrvDisplayJobServerSuffix) != "False"
+	alias := s.attrs.Get(pbsattr.SrvJobSuffixAlias)
 	switch {
 	case suffix && alias != "":
 		return seq + "." + s.name + "." + alias
@@ -350,20 +349,20 @@ func defaultPath(v, host, workdir, name, suffix, seq string) string {
 
 // applyDefaults fills unset resources from the queue's and the server's
 // resources_default and derives nodect/neednodes from nodes.
-func (s *Server) applyDefaults(j *Job, q *Queue) {
-	for _, r := range q.attrs.resources(pbsattr.QueueResourcesDefault) {
-		if _, ok := j.attrs.lookupRes(pbsattr.JobResourceList, r.res); !ok {
-			j.attrs.setRes(pbsattr.JobResourceList, r.res, r.val)
+func (s *Server) applyDefaults(j *state.Job, q *state.Queue) {
+	for _, r := range q.Attrs.Resources(pbsattr.QueueResourcesDefault) {
+		if _, ok := j.Attrs.LookupRes(pbsattr.JobResourceList, r.Resource); !ok {
+			j.Attrs.SetRes(pbsattr.JobResourceList, r.Resource, r.Value)
 		}
 	}
-	for _, r := range s.attrs.resources(pbsattr.SrvResourcesDefault) {
-		if _, ok := j.attrs.lookupRes(pbsattr.JobResourceList, r.res); !ok {
-			j.attrs.setRes(pbsattr.JobResourceList, r.res, r.val)
+	for _, r := range s.attrs.Resources(pbsattr.SrvResourcesDefault) {
+		if _, ok := j.Attrs.LookupRes(pbsattr.JobResourceList, r.Resource); !ok {
+			j.Attrs.SetRes(pbsattr.JobResourceList, r.Resource, r.Value)
 		}
 	}
-	if n, ok := j.attrs.lookupRes(pbsattr.JobResourceList, "nodes"); ok {
-		j.attrs.setRes(pbsattr.JobResourceList, "nodect", strconv.Itoa(nodeCount(n)))
-		j.attrs.setRes(pbsattr.JobResourceList, "neednodes", n)
+	if n, ok := j.Attrs.LookupRes(pbsattr.JobResourceList, "nodes"); ok {
+		j.Attrs.SetRes(pbsattr.JobResourceList, "nodect", strconv.Itoa(nodeCount(n)))
+		j.Attrs.SetRes(pbsattr.JobResourceList, "neednodes", n)
 	}
 }
 
@@ -384,135 +383,6 @@ func nodeCount(spec string) int {
 	return total
 }
 
-// admit runs the queue admission checks (spec 12 §4.3). manager moves skip
-// the enabled and host checks.
-func (s *Server) admit(j *Job, q *Queue, host string, mgrMove bool) *batchreq.Reply {
-	return s.admitFrom(j, q, host, mgrMove, false)
-}
-
-// admitFrom is admit for a job coming from a route queue when routed is
-// set (from_route_only queues accept it).
-func (s *Server) admitFrom(j *Job, q *Queue, host string, mgrMove, routed bool) *batchreq.Reply {
-	who := "user " + j.owner() + ", queue " + q.name
-	if q.isExec() {
-		for _, t := range parseArst(q.attrs.get(pbsattr.QueueDisallowedTypes)) {
-			var code int
-			var what string
-			switch t {
-			case "interactive":
-				if j.attrs.has(pbsattr.JobInteractive) {
-					code, what = batchreq.PBSE_NOINTERACTIVE, "interactive job is not allowed for queue: "
-				}
-			case "batch":
-				if !j.attrs.has(pbsattr.JobInteractive) {
-					code, what = batchreq.PBSE_NOBATCH, "batch job is not allowed for queue: "
-				}
-			case "rerunable":
-				if isTrue(j.attrs.get(pbsattr.JobRerunable)) {
-					code, what = batchreq.PBSE_NORERUNABLE, "rerunable job is not allowed for queue: "
-				}
-			case "nonrerunable":
-				if !isTrue(j.attrs.get(pbsattr.JobRerunable)) {
-					code, what = batchreq.PBSE_NONONRERUNABLE, "only rerunable jobs are allowed for queue: "
-				}
-			case "fault_tolerant":
-				if isTrue(j.attrs.get(pbsattr.JobFaultTolerant)) {
-					code, what = batchreq.PBSE_NOFAULTTOLERANT, "fault_tolerant jobs are not allowed for queue: "
-				}
-			case "fault_intolerant":
-				if !isTrue(j.attrs.get(pbsattr.JobFaultTolerant)) {
-					code, what = batchreq.PBSE_NOFAULTINTOLERANT, "only fault_tolerant jobs are allowed for queue: "
-				}
-			case "job_array":
-				if j.array != nil {
-					code, what = batchreq.PBSE_NOJOBARRAYS, "job arrays are not allowed for queue: "
-				}
-			}
-			if code != 0 {
-				return batchreq.ErrorReply(code, "", what+who)
-			}
-		}
-	}
-	if !mgrMove && !isTrue(q.attrs.get(pbsattr.QueueEnabled)) {
-		return batchreq.ErrorReply(batchreq.PBSE_QUNOENB, "", "queue is disabled: "+who)
-	}
-	if max, ok := q.long(pbsattr.QueueMaxQueuable); ok {
-		extra := 0
-		if j.array != nil {
-			if subs, _, ok := parseArrayRequest(j.array.request); ok {
-				extra = len(subs) - 1
-			}
-		}
-		if int64(q.active()+extra) >= max {
-			return batchreq.ErrorReply(batchreq.PBSE_MAXQUED, "", "total number of jobs in queue exceeds the queue limit: "+who)
-		}
-	}
-	if max, ok := q.long(pbsattr.QueueMaxUserQueuable); ok {
-		if int64(q.users[j.ownerUser()]) >= max {
-			return batchreq.ErrorReply(batchreq.PBSE_MAXUSERQUED, "", "total number of current user's jobs exceeds the queue limit: "+who)
-		}
-	}
-	if isTrue(q.attrs.get(pbsattr.QueueFromRouteOnly)) && !mgrMove && !routed {
-		return batchreq.ErrorReply(batchreq.PBSE_QACESS, "", "queue accepts only routed jobs, no direct submission: "+who)
-	}
-	if !mgrMove && isTrue(q.attrs.get(pbsattr.QueueACLHostEnable)) {
-		ok := false
-		for _, h := range parseArst(q.attrs.get(pbsattr.QueueACLHosts)) {
-			if hostMatch(h, host) {
-				ok = true
-			}
-		}
-		if !ok {
-			return batchreq.ErrorReply(batchreq.PBSE_BADHOST, "", "host ACL rejected the submitting host: "+who+", host "+host)
-		}
-	}
-	userOK := !isTrue(q.attrs.get(pbsattr.QueueACLUserEnable)) || aclMatchUser(parseArst(q.attrs.get(pbsattr.QueueACLUsers)), j.owner())
-	logicOr := isTrue(q.attrs.get(pbsattr.QueueACLLogicOr)) || s.flag(pbsattr.SrvACLLogicOr)
-	if q.isExec() && isTrue(q.attrs.get(pbsattr.QueueACLGroupEnable)) {
-		groupOK := false
-		acl := parseArst(q.attrs.get(pbsattr.QueueACLGroups))
-		for _, g := range jobGroups(j, isTrue(q.attrs.get(pbsattr.QueueACLGroupSloppy)) || s.flag(pbsattr.SrvACLGroupSloppy)) {
-			if contains(acl, g) {
-				groupOK = true
-				break
-			}
-		}
-		switch {
-		case groupOK || logicOr && isTrue(q.attrs.get(pbsattr.QueueACLUserEnable)) && userOK:
-		case logicOr && !userOK:
-			return batchreq.ErrorReply(batchreq.PBSE_PERM, "", "both user and group ACL rejected the submitting user: "+who)
-		default:
-			return batchreq.ErrorReply(batchreq.PBSE_PERM, "", "group ACL is not satisfied: "+who)
-		}
-	} else if !userOK {
-		return batchreq.ErrorReply(batchreq.PBSE_PERM, "", "user ACL rejected the submitting user: "+who)
-	}
-	// resources_min / resources_max (queue, then server for max)
-	for _, r := range q.attrs.resources(pbsattr.QueueResourcesMin) {
-		jv, ok := j.attrs.lookupRes(pbsattr.JobResourceList, r.res)
-		if !ok {
-			continue
-		}
-		if c, ok := compareResource(resources[r.res].typ, jv, r.val); ok && c < 0 {
-			return batchreq.ErrorReply(batchreq.PBSE_EXCQRESC, "", "cannot satisfy queue min "+r.res+" requirement")
-		}
-	}
-	for _, r := range j.attrs.resources(pbsattr.JobResourceList) {
-		limit, ok := q.attrs.lookupRes(pbsattr.QueueResourcesMax, r.res)
-		where := "queue"
-		if !ok {
-			if limit, ok = s.attrs.lookupRes(pbsattr.SrvResourcesMax, r.res); !ok {
-				continue
-			}
-			where = "server"
-		}
-		if c, ok := compareResource(resources[r.res].typ, r.val, limit); ok && c > 0 {
-			return batchreq.ErrorReply(batchreq.PBSE_EXCQRESC, "", "cannot satisfy "+where+" max "+r.res+" requirement")
-		}
-	}
-	return nil
-}
-
 func (s *Server) handleJobCred(c *conn, req *batchreq.Request) {
 	s.mu.Lock()
 	ok := c.pending != nil
@@ -529,20 +399,20 @@ func (s *Server) handleJobScript(c *conn, req *batchreq.Request) {
 	s.mu.Lock()
 	j := c.pending
 	switch {
-	case j == nil || body.JobID != "" && body.JobID != j.id:
+	case j == nil || body.JobID != "" && body.JobID != j.ID:
 		s.mu.Unlock()
 		c.reject(batchreq.PBSE_IVALREQ, "")
 		return
-	case j.substate != pbsattr.SubTransIn:
+	case j.Substate != pbsattr.SubTransIn:
 		s.mu.Unlock()
 		c.reject(batchreq.PBSE_IVALREQ, "")
 		return
-	case c.req.User != j.ownerUser() && !c.perm.svr && !c.perm.oper && !c.perm.mgr:
+	case c.req.User != j.OwnerUser() && !c.perm.svr && !c.perm.oper && !c.perm.mgr:
 		s.mu.Unlock()
 		c.reject(batchreq.PBSE_PERM, "cannot receive job script")
 		return
 	}
-	j.script = append(j.script, body.Data...)
+	j.Script = append(j.Script, body.Data...)
 	s.mu.Unlock()
 	c.ok()
 }
@@ -550,13 +420,13 @@ func (s *Server) handleJobScript(c *conn, req *batchreq.Request) {
 // pendingJob returns the job the connection is submitting if its id is id
 // and it has reached substate want. It is called with s.mu held; when the
 // job does not qualify it unlocks s.mu, rejects the request and returns nil.
-func (s *Server) pendingJob(c *conn, id string, want pbsattr.Substate) *Job {
+func (s *Server) pendingJob(c *conn, id string, want pbsattr.Substate) *state.Job {
 	j := c.pending
 	code := 0
 	switch {
-	case j == nil || id != j.id:
+	case j == nil || id != j.ID:
 		code = batchreq.PBSE_UNKJOBID
-	case j.substate != want:
+	case j.Substate != want:
 		code = batchreq.PBSE_IVALREQ
 	}
 	if code != 0 {
@@ -573,13 +443,13 @@ func (s *Server) handleRdytoCommit(c *conn, req *batchreq.Request) {
 	if j == nil {
 		return
 	}
-	q := j.queue
-	j.queue = nil
-	j.substate = pbsattr.SubTransICM
-	s.linkJob(j)
-	s.enqueue(j, q)
+	q := j.Queue
+	j.Queue = nil
+	j.Substate = pbsattr.SubTransICM
+	s.jobs.Link(j)
+	s.jobs.Enqueue(j, q)
 	s.mu.Unlock()
-	c.send(batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_RdytoCommit, j.id))
+	c.send(batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_RdytoCommit, j.ID))
 }
 
 func (s *Server) handleCommit(c *conn, req *batchreq.Request) {
@@ -589,7 +459,6 @@ func (s *Server) handleCommit(c *conn, req *batchreq.Request) {
 		return
 	}
 	c.pending = nil
-	j.conn = nil
 	ops := s.commitJob(j, c.requester())
 	wait := s.store.Submit(ops...)
 	s.mu.Unlock()
@@ -599,7 +468,7 @@ func (s *Server) handleCommit(c *conn, req *batchreq.Request) {
 		c.reject(batchreq.PBSE_SYSTEM, "cannot save job")
 		return
 	}
-	c.send(batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_Commit, j.id))
+	c.send(batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_Commit, j.ID))
 	s.run.schedNotify(batchreq.SCH_SCHEDULE_NEW)
 }
 
@@ -613,56 +482,56 @@ func (s *Server) flushLogs() {
 // commitJob turns a received job into a queued one and returns the store
 // operations that make it durable. Its log lines and accounting record
 // are held: the caller calls flushLogs once the operations are durable.
-func (s *Server) commitJob(j *Job, requester string) []store.Op {
-	q := j.queue
-	script := j.script
-	j.script = nil
+func (s *Server) commitJob(j *state.Job, requester string) []store.Op {
+	q := j.Queue
+	script := j.Script
+	j.Script = nil
 	s.rankCounter++
-	j.rank = s.rankCounter
-	hold := j.hold
+	j.Rank = s.rankCounter
+	hold := j.Hold
 	logState := pbsattr.StateQueued
 	switch {
-	case j.array != nil:
-	case j.hold != 0:
+	case j.Array != nil:
+	case j.Hold != 0:
 		logState = pbsattr.StateHeld
-	case execTime(j) > s.now().Unix():
+	case state.ExecTime(j) > s.now().Unix():
 		logState = pbsattr.StateWaiting
 	}
 	// The lines are held until the job is durable (flushLogs), then
 	// written with the other submissions of the store round.
-	s.log.LogfLater(logline.EventDebug2, logline.ClassJob, j.id, "enqueuing into %s, state %d hop %s", q.name, logState, hopCount(j))
-	s.log.LogfLater(logline.EventJob, logline.ClassJob, j.id, "Job Queued at request of %s, owner = %s, job name = %s, queue = %s",
-		requester, j.owner(), j.name(), q.name)
-	s.acct.RecordLater(pbslog.AcctQueue, j.id, "queue="+q.name)
+	s.log.LogfLater(logline.EventDebug2, logline.ClassJob, j.ID, "enqueuing into %s, state %d hop %s", q.Name, logState, hopCount(j))
+	s.log.LogfLater(logline.EventJob, logline.ClassJob, j.ID, "Job Queued at request of %s, owner = %s, job name = %s, queue = %s",
+		requester, j.Owner(), j.Name(), q.Name)
+	s.acct.RecordLater(pbslog.AcctQueue, j.ID, "queue="+q.Name)
 	var ops []store.Op
-	if j.array != nil {
-		j.hold = 0
-		s.setState(j, pbsattr.StateQueued, pbsattr.SubArrayTemplate)
+	if j.Array != nil {
+		j.Hold = 0
+		s.jobs.SetState(j, pbsattr.StateQueued, pbsattr.SubArrayTemplate)
 		s.evaluate(j)
 	} else {
-		if q.isExec() {
+		if q.IsExec() {
 			for _, p := range s.registerDeps(j) {
-				ops = append(ops, s.saveJobOp(p))
+				ops = append(ops, state.SaveJob(p))
 			}
 			if dependHolds(s, j) {
-				j.hold |= holdSystem
-				j.substate = pbsattr.SubDepnHold
+				j.Hold |= state.HoldSystem
+				j.Substate = pbsattr.SubDepnHold
 				for _, e := range s.jobDeps(j) {
 					if e.typ == "syncwith" || e.typ == "synccount" {
-						j.substate = pbsattr.SubSyncHold
+						j.Substate = pbsattr.SubSyncHold
 					}
 				}
 			}
 		}
-		s.setState(j, pbsattr.StateQueued, j.substate)
+		s.jobs.SetState(j, pbsattr.StateQueued, j.Substate)
 		s.evaluate(j)
 	}
 	compactAttrs(j)
-	ops = append(ops, s.saveJobOp(j), store.Put(store.Script, j.id, script), s.saveServerOp())
-	if j.array != nil {
+	ops = append(ops, state.SaveJob(j), store.Put(store.Script, j.ID, script), state.SaveServer(s.attrs, s.nextJob))
+	if j.Array != nil {
 		ops = append(ops, s.cloneArray(j, hold)...)
 	}
-	if q.isRoute() {
+	if q.IsRoute() {
 		ops = append(ops, s.routeJob(j, s.now().Unix())...)
 	}
 	return ops
@@ -678,20 +547,20 @@ const maxInterned = 512
 // the flags qsub always sends, ...) are replaced by one shared copy
 // (package unique), so that the queue holds each only once. Output_Path
 // and Error_Path, which contain the job number, are left alone.
-func compactAttrs(j *Job) {
-	l := make(attrList, len(j.attrs))
-	copy(l, j.attrs)
+func compactAttrs(j *state.Job) {
+	l := make(state.Attrs, len(j.Attrs))
+	copy(l, j.Attrs)
 	for i := range l {
 		switch v := &l[i]; {
-		case v.idx == pbsattr.JobOutputPath || v.idx == pbsattr.JobErrorPath || len(v.val) > maxInterned:
+		case v.Index == pbsattr.JobOutputPath || v.Index == pbsattr.JobErrorPath || len(v.Value) > maxInterned:
 		default:
-			v.val = unique.Make(v.val).Value()
-			if v.res != "" {
-				v.res = unique.Make(v.res).Value()
+			v.Value = unique.Make(v.Value).Value()
+			if v.Resource != "" {
+				v.Resource = unique.Make(v.Resource).Value()
 			}
 		}
 	}
-	j.attrs = l
+	j.Attrs = l
 }
 
 // parseArrayRequest parses a job_array_request: indexes in request order
@@ -731,36 +600,36 @@ func parseArrayRequest(r string) ([]int, int, bool) {
 }
 
 // cloneArray creates the sub-jobs of an array template.
-func (s *Server) cloneArray(t *Job, hold int) []store.Op {
-	idxs, slot, _ := parseArrayRequest(t.array.request)
+func (s *Server) cloneArray(t *state.Job, hold int) []store.Op {
+	idxs, slot, _ := parseArrayRequest(t.Array.Request)
 	if slot == 0 {
 		slot = int(s.serverLong(pbsattr.SrvMaxSlotLimit, 0))
 	}
-	seq := jobIDSeq(t.id)
-	suffix := strings.TrimPrefix(t.id, seq+"[]")
+	seq := jobIDSeq(t.ID)
+	suffix := strings.TrimPrefix(t.ID, seq+"[]")
 	var ops []store.Op
 	for n, i := range idxs {
 		is := strconv.Itoa(i)
-		j := &Job{seq: t.seq, arrayIdx: i, parent: t, attrs: t.attrs.clone(), hold: hold | holdArray}
-		if slot > 0 && n >= slot && s.attrs.get(pbsattr.SrvMoabArrayCompatible) != "False" {
-			j.hold |= holdSlot
+		j := &state.Job{Seq: t.Seq, ArrayIndex: i, Parent: t, Attrs: t.Attrs.Clone(), Hold: hold | state.HoldArray}
+		if slot > 0 && n >= slot && s.attrs.Get(pbsattr.SrvMoabArrayCompatible) != "False" {
+			j.Hold |= state.HoldSlotLimit
 		}
-		j.id = seq + "[" + is + "]" + suffix
-		j.attrs.set(pbsattr.JobName, t.name()+"-"+is)
-		j.attrs.set(pbsattr.JobOutputPath, t.attrs.get(pbsattr.JobOutputPath)+"-"+is)
-		j.attrs.set(pbsattr.JobErrorPath, t.attrs.get(pbsattr.JobErrorPath)+"-"+is)
-		j.attrs.set(pbsattr.JobArrayID, is)
-		j.attrs.set(pbsattr.JobSubmitArgs, t.attrs.get(pbsattr.JobSubmitArgs))
-		j.attrs.set(pbsattr.JobVariableList, "PBS_ARRAYID="+is+","+t.attrs.get(pbsattr.JobVariableList))
-		j.rank = t.rank
-		j.state = pbsattr.StateQueued
-		s.linkJob(j)
-		s.enqueue(j, t.queue)
-		s.log.Logf(logline.EventDebug2, logline.ClassJob, j.id, "enqueuing into %s, state %d hop 1", t.queue.name, pbsattr.StateHeld)
+		j.ID = seq + "[" + is + "]" + suffix
+		j.Attrs.Set(pbsattr.JobName, t.Name()+"-"+is)
+		j.Attrs.Set(pbsattr.JobOutputPath, t.Attrs.Get(pbsattr.JobOutputPath)+"-"+is)
+		j.Attrs.Set(pbsattr.JobErrorPath, t.Attrs.Get(pbsattr.JobErrorPath)+"-"+is)
+		j.Attrs.Set(pbsattr.JobArrayID, is)
+		j.Attrs.Set(pbsattr.JobSubmitArgs, t.Attrs.Get(pbsattr.JobSubmitArgs))
+		j.Attrs.Set(pbsattr.JobVariableList, "PBS_ARRAYID="+is+","+t.Attrs.Get(pbsattr.JobVariableList))
+		j.Rank = t.Rank
+		j.State = pbsattr.StateQueued
+		s.jobs.Link(j)
+		s.jobs.Enqueue(j, t.Queue)
+		s.log.Logf(logline.EventDebug2, logline.ClassJob, j.ID, "enqueuing into %s, state %d hop 1", t.Queue.Name, pbsattr.StateHeld)
 		s.evaluate(j)
-		t.array.subjobs = append(t.array.subjobs, j)
-		t.array.size++
-		ops = append(ops, s.saveJobOp(j))
+		t.Array.Subjobs = append(t.Array.Subjobs, j)
+		t.Array.Size++
+		ops = append(ops, state.SaveJob(j))
 	}
 	return ops
 }

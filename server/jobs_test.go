@@ -531,9 +531,9 @@ func TestStartDependencies(t *testing.T) {
 		t.Fatalf("after child %s", st)
 	}
 	cl.s.mu.Lock()
-	changed := cl.s.jobStarted(cl.s.jobs[parent])
+	changed := cl.s.jobStarted(cl.s.jobs.Get(parent))
 	cl.s.mu.Unlock()
-	if len(changed) != 1 || changed[0].id != child {
+	if len(changed) != 1 || changed[0].ID != child {
 		t.Fatalf("changed %v", changed)
 	}
 	if st := statusAttr(t, cl.root, child, "job_state"); st != "Q" {
@@ -576,7 +576,7 @@ func TestInteractiveReportedAsTrue(t *testing.T) {
 	if v := statusAttr(t, cl.root, id, "interactive"); v != "True" {
 		t.Fatalf("interactive = %q", v)
 	}
-	if v := cl.s.jobs[id].attrs.get(pbsattr.JobInteractive); v != "40123" {
+	if v := cl.s.jobs.Get(id).Attrs.Get(pbsattr.JobInteractive); v != "40123" {
 		t.Fatalf("stored port %q", v)
 	}
 	if v := statusAttr(t, cl.root, id, "Rerunable"); v != "False" {

@@ -8,6 +8,7 @@ import (
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
 	"gopbs/server/pbslog"
+	"gopbs/server/state"
 	"gopbs/server/store"
 )
 
@@ -73,7 +74,7 @@ func (s *Server) handleManager(c *conn, req *batchreq.Request) {
 // as TRUE/FALSE, everything else as sent.
 func logValue(t pbsattr.Type, v string) string {
 	if t == pbsattr.TypeBool {
-		if b, ok := parseBool(v); ok {
+		if b, ok := state.ParseBool(v); ok {
 			if b {
 				return "TRUE"
 			}
@@ -95,9 +96,9 @@ func opSymbol(op int) string {
 
 // applyAttrs applies a Manager attribute list to a copy of an object's
 // attributes. It returns the new list, the log lines, or an error reply.
-func (s *Server) applyAttrs(c *conn, defs *defTable, cur attrList, list batchreq.AttrList, unset bool,
-	check func(idx int, a *batchreq.Attr) *batchreq.Reply) (attrList, []string, *batchreq.Reply) {
-	na := cur.clone()
+func (s *Server) applyAttrs(c *conn, defs *state.DefTable, cur state.Attrs, list batchreq.AttrList, unset bool,
+	check func(idx int, a *batchreq.Attr) *batchreq.Reply) (state.Attrs, []string, *batchreq.Reply) {
+	na := cur.Clone()
 	var lines []string
 	verb := "set"
 	if unset {
@@ -105,12 +106,12 @@ func (s *Server) applyAttrs(c *conn, defs *defTable, cur attrList, list batchreq
 	}
 	for i := range list {
 		a := &list[i]
-		idx := defs.find(a.Name)
+		idx := defs.Find(a.Name)
 		if idx < 0 {
 			return nil, nil, batchreq.BadAttrReply(batchreq.PBSE_NOATTR, a)
 		}
-		d := defs.defs[idx]
-		if !c.perm.writable(d.perm) || d.perm&(pbsattr.WriteAll|pbsattr.WriteServer) == 0 {
+		d := defs.Defs[idx]
+		if !c.perm.writable(d.Perm) || d.Perm&(pbsattr.WriteAll|pbsattr.WriteServer) == 0 {
 			return nil, nil, batchreq.BadAttrReply(batchreq.PBSE_ATTRRO, a)
 		}
 		if check != nil {
@@ -123,39 +124,39 @@ func (s *Server) applyAttrs(c *conn, defs *defTable, cur attrList, list batchreq
 			full += "." + a.Resource
 		}
 		if unset {
-			if d.typ == pbsattr.TypeResourceList && a.HasResource && a.Resource != "" {
-				na.setRes(idx, strings.ToLower(a.Resource), "")
+			if d.Type == pbsattr.TypeResourceList && a.HasResource && a.Resource != "" {
+				na.SetRes(idx, strings.ToLower(a.Resource), "")
 			} else {
-				na.unset(idx)
+				na.Unset(idx)
 			}
 			lines = append(lines, "attributes "+verb+": "+full+" = ")
 			continue
 		}
-		typ := d.typ
+		typ := d.Type
 		res := ""
-		if d.typ == pbsattr.TypeResourceList {
-			rd, ok := resources[strings.ToLower(a.Resource)]
+		if d.Type == pbsattr.TypeResourceList {
+			rd, ok := state.Resources[strings.ToLower(a.Resource)]
 			if !ok {
 				return nil, nil, batchreq.BadAttrReply(batchreq.PBSE_UNKRESC, a)
 			}
-			typ, res = rd.typ, strings.ToLower(a.Resource)
+			typ, res = rd.Type, strings.ToLower(a.Resource)
 		}
-		v, ok := decodeValue(typ, a.Value)
+		v, ok := state.DecodeValue(typ, a.Value)
 		if !ok {
 			return nil, nil, batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
 		}
-		old := na.getRes(idx, res)
-		if isList(typ) && a.Op != batchreq.DECR {
+		old := na.GetRes(idx, res)
+		if state.IsList(typ) && a.Op != batchreq.DECR {
 			if p := s.checkACL(a, v, old); p != nil {
 				return nil, nil, p
 			}
 		}
 		if a.Op == batchreq.INCR || a.Op == batchreq.INCR_OLD || a.Op == batchreq.DECR {
-			if v, ok = combineValue(typ, old, v, a.Op); !ok {
+			if v, ok = state.CombineValue(typ, old, v, a.Op); !ok {
 				return nil, nil, batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
 			}
 		}
-		na.setRes(idx, res, v)
+		na.SetRes(idx, res, v)
 		lines = append(lines, "attributes "+verb+": "+full+" "+opSymbol(a.Op)+" "+logValue(typ, a.Value))
 	}
 	return na, lines, nil
@@ -166,7 +167,7 @@ func (s *Server) manageServer(c *conn, m *batchreq.Manage) (*batchreq.Reply, []s
 		return batchreq.ErrorReply(batchreq.PBSE_IVALREQ, "", ""), nil
 	}
 	unset := m.Command == batchreq.MGR_CMD_UNSET
-	na, lines, p := s.applyAttrs(c, serverDefs, s.attrs, m.Attrs, unset, func(idx int, a *batchreq.Attr) *batchreq.Reply {
+	na, lines, p := s.applyAttrs(c, state.ServerDefs, s.attrs, m.Attrs, unset, func(idx int, a *batchreq.Attr) *batchreq.Reply {
 		if idx == pbsattr.SrvDefaultQueue && !unset && a.Value != "" && s.queueByName[a.Value] == nil {
 			return batchreq.ErrorReply(batchreq.PBSE_UNKQUE, "", "")
 		}
@@ -183,16 +184,16 @@ func (s *Server) manageServer(c *conn, m *batchreq.Manage) (*batchreq.Reply, []s
 	for _, l := range lines {
 		s.log.Log(logline.EventAdmin, logline.ClassServer, "PBS_Server", l)
 	}
-	if v := na.get(pbsattr.SrvNextJobNumber); v != "" {
+	if v := na.Get(pbsattr.SrvNextJobNumber); v != "" {
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
 			s.nextJob = n
 		}
-		na.set(pbsattr.SrvNextJobNumber, "")
+		na.Set(pbsattr.SrvNextJobNumber, "")
 	}
 	s.attrs = na
 	ev := int(s.serverLong(pbsattr.SrvLogEvents, pbslog.DefaultEvents))
 	s.log.SetEvents(ev)
-	return nil, []store.Op{s.saveServerOp()}
+	return nil, []store.Op{state.SaveServer(s.attrs, s.nextJob)}
 }
 
 func (s *Server) manageQueue(c *conn, m *batchreq.Manage) (*batchreq.Reply, []store.Op) {
@@ -212,27 +213,27 @@ func (s *Server) manageQueue(c *conn, m *batchreq.Manage) (*batchreq.Reply, []st
 		if s.queueByName[name] != nil {
 			return batchreq.ErrorReply(batchreq.PBSE_QUEEXIST, "", ""), nil
 		}
-		q := &Queue{name: name, order: s.orderSeq}
-		na, lines, p := s.applyAttrs(c, queueDefs, nil, m.Attrs, false, s.queueCheck(q))
+		q := &state.Queue{Name: name, Order: s.orderSeq}
+		na, lines, p := s.applyAttrs(c, state.QueueDefs, nil, m.Attrs, false, s.queueCheck(q))
 		if p != nil {
 			return p, nil
 		}
 		s.orderSeq++
-		q.attrs = na
-		q.attrs.set(pbsattr.QueueMtime, now)
+		q.Attrs = na
+		q.Attrs.Set(pbsattr.QueueMtime, now)
 		s.queues = append(s.queues, q)
 		s.queueByName[name] = q
 		s.log.Logf(logline.EventAdmin, logline.ClassQueue, name, "created at request of %s", c.requester())
 		for _, l := range lines {
 			s.log.Log(logline.EventAdmin, logline.ClassQueue, name, l)
 		}
-		return nil, []store.Op{store.Put(store.Queues, name, encodeQueue(q))}
+		return nil, []store.Op{state.SaveQueue(q)}
 	case batchreq.MGR_CMD_DELETE:
 		q := s.queueByName[name]
 		if q == nil {
 			return batchreq.ErrorReply(batchreq.PBSE_UNKQUE, "", ""), nil
 		}
-		if q.total() > 0 || s.queueHasJobs(q) {
+		if q.Total() > 0 || s.queueHasJobs(q) {
 			return batchreq.ErrorReply(batchreq.PBSE_QUEBUSY, "", ""), nil
 		}
 		for i, x := range s.queues {
@@ -245,11 +246,11 @@ func (s *Server) manageQueue(c *conn, m *batchreq.Manage) (*batchreq.Reply, []st
 		s.log.Logf(logline.EventAdmin, logline.ClassQueue, name, "deleted at request of %s", c.requester())
 		return nil, []store.Op{store.Del(store.Queues, name)}
 	}
-	var qs []*Queue
+	var qs []*state.Queue
 	if name == "" {
 		qs = s.queues
 	} else if q := s.queueByName[name]; q != nil {
-		qs = []*Queue{q}
+		qs = []*state.Queue{q}
 	} else {
 		return batchreq.ErrorReply(batchreq.PBSE_UNKQUE, "", ""), nil
 	}
@@ -260,29 +261,29 @@ func (s *Server) manageQueue(c *conn, m *batchreq.Manage) (*batchreq.Reply, []st
 	}
 	var ops []store.Op
 	for _, q := range qs {
-		na, lines, p := s.applyAttrs(c, queueDefs, q.attrs, m.Attrs, unset, s.queueCheck(q))
+		na, lines, p := s.applyAttrs(c, state.QueueDefs, q.Attrs, m.Attrs, unset, s.queueCheck(q))
 		if p != nil {
 			return p, nil
 		}
-		old := q.attrs
-		q.attrs = na
-		if isTrue(q.attrs.get(pbsattr.QueueEnabled)) && q.attrs.get(pbsattr.QueueType) == "" {
-			q.attrs = old
+		old := q.Attrs
+		q.Attrs = na
+		if state.IsTrue(q.Attrs.Get(pbsattr.QueueEnabled)) && q.Attrs.Get(pbsattr.QueueType) == "" {
+			q.Attrs = old
 			return batchreq.ErrorReply(batchreq.PBSE_QUENOEN, "", ""), nil
 		}
-		q.attrs.set(pbsattr.QueueMtime, now)
-		s.log.Logf(logline.EventAdmin, logline.ClassQueue, q.name, "attributes %s:  at request of %s", verb, c.requester())
+		q.Attrs.Set(pbsattr.QueueMtime, now)
+		s.log.Logf(logline.EventAdmin, logline.ClassQueue, q.Name, "attributes %s:  at request of %s", verb, c.requester())
 		for _, l := range lines {
-			s.log.Log(logline.EventAdmin, logline.ClassQueue, q.name, l)
+			s.log.Log(logline.EventAdmin, logline.ClassQueue, q.Name, l)
 		}
-		ops = append(ops, store.Put(store.Queues, q.name, encodeQueue(q)))
+		ops = append(ops, state.SaveQueue(q))
 	}
 	return nil, ops
 }
 
-func (s *Server) queueHasJobs(q *Queue) bool {
-	for j := s.head; j != nil; j = j.next {
-		if j.queue == q {
+func (s *Server) queueHasJobs(q *state.Queue) bool {
+	for j := s.jobs.First(); j != nil; j = j.Next() {
+		if j.Queue == q {
 			return true
 		}
 	}
@@ -297,18 +298,18 @@ func isNameChar(b byte) bool {
 // that would route to itself and attributes that do not fit the queue's
 // type. (queue_type values are checked and spelled out by their value
 // type, attr.TypeQueueType.)
-func (s *Server) queueCheck(q *Queue) func(int, *batchreq.Attr) *batchreq.Reply {
+func (s *Server) queueCheck(q *state.Queue) func(int, *batchreq.Attr) *batchreq.Reply {
 	return func(idx int, a *batchreq.Attr) *batchreq.Reply {
 		if idx == pbsattr.QueueRouteDestinations {
-			for _, d := range parseArst(a.Value) {
-				if d == q.name {
+			for _, d := range state.ParseArst(a.Value) {
+				if d == q.Name {
 					return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
 				}
 			}
 		}
-		kind := queueDefs.defs[idx].kind
-		if kind == pbsattr.KindExecution && q.isRoute() || kind == pbsattr.KindRoute && q.isExec() {
-			return batchreq.ErrorReply(batchreq.PBSE_ATTRTYPE, "", "Warning: type of queue "+q.name+" incompatible with attribute "+a.Name)
+		kind := state.QueueDefs.Defs[idx].Kind
+		if kind == pbsattr.KindExecution && q.IsRoute() || kind == pbsattr.KindRoute && q.IsExec() {
+			return batchreq.ErrorReply(batchreq.PBSE_ATTRTYPE, "", "Warning: type of queue "+q.Name+" incompatible with attribute "+a.Name)
 		}
 		return nil
 	}
@@ -330,7 +331,7 @@ func (s *Server) manageNode(c *conn, m *batchreq.Manage) (*batchreq.Reply, []sto
 		if s.nodeByName[name] != nil {
 			return batchreq.ErrorReply(batchreq.PBSE_NODEEXIST, "", ""), nil, nil
 		}
-		n := &Node{name: name, np: 1, order: s.orderSeq}
+		n := &state.Node{Name: name, NP: 1, Order: s.orderSeq}
 		if p, lines := s.applyNodeAttrs(c, n, m.Attrs); p != nil {
 			return p, nil, nil
 		} else {
@@ -341,7 +342,7 @@ func (s *Server) manageNode(c *conn, m *batchreq.Manage) (*batchreq.Reply, []sto
 		s.orderSeq++
 		s.nodes = append(s.nodes, n)
 		s.nodeByName[name] = n
-		return nil, []store.Op{store.Put(store.Nodes, name, encodeNode(n))}, s.nodeCreated(n)
+		return nil, []store.Op{state.SaveNode(n)}, s.nodeCreated(n)
 	case batchreq.MGR_CMD_DELETE:
 		n := s.nodeByName[name]
 		if n == nil {
@@ -359,11 +360,11 @@ func (s *Server) manageNode(c *conn, m *batchreq.Manage) (*batchreq.Reply, []sto
 	case batchreq.MGR_CMD_UNSET:
 		return batchreq.ErrorReply(batchreq.PBSE_IVALREQ, "", ""), nil, nil
 	}
-	var ns []*Node
+	var ns []*state.Node
 	if name == "" || name == ":ALL" {
 		ns = s.nodes
 	} else if n := s.nodeByName[name]; n != nil {
-		ns = []*Node{n}
+		ns = []*state.Node{n}
 	} else {
 		return batchreq.ErrorReply(batchreq.PBSE_UNKNODE, "", ""), nil, nil
 	}
@@ -376,14 +377,14 @@ func (s *Server) manageNode(c *conn, m *batchreq.Manage) (*batchreq.Reply, []sto
 			*n = old
 			return p, nil, nil
 		}
-		s.log.Logf(logline.EventAdmin, logline.ClassNode, n.name, "attributes set:  at request of %s", c.requester())
+		s.log.Logf(logline.EventAdmin, logline.ClassNode, n.Name, "attributes set:  at request of %s", c.requester())
 		for _, l := range lines {
-			s.log.Log(logline.EventAdmin, logline.ClassNode, n.name, l)
+			s.log.Log(logline.EventAdmin, logline.ClassNode, n.Name, l)
 		}
-		if n.np != old.np || n.attrs.get(pbsattr.NodeProperties) != old.attrs.get(pbsattr.NodeProperties) || n.timeShared != old.timeShared {
+		if n.NP != old.NP || n.Attrs.Get(pbsattr.NodeProperties) != old.Attrs.Get(pbsattr.NodeProperties) || n.TimeShared != old.TimeShared {
 			fileChanged = true
 		}
-		ops = append(ops, store.Put(store.Nodes, n.name, encodeNode(n)))
+		ops = append(ops, state.SaveNode(n))
 	}
 	if fileChanged {
 		return nil, ops, s.nodesChanged()
@@ -393,16 +394,16 @@ func (s *Server) manageNode(c *conn, m *batchreq.Manage) (*batchreq.Reply, []sto
 
 // applyNodeAttrs applies a node attribute list; it returns an error reply
 // or the log lines.
-func (s *Server) applyNodeAttrs(c *conn, n *Node, list batchreq.AttrList) (*batchreq.Reply, []string) {
+func (s *Server) applyNodeAttrs(c *conn, n *state.Node, list batchreq.AttrList) (*batchreq.Reply, []string) {
 	var lines []string
 	for i := range list {
 		a := &list[i]
-		idx := nodeDefs.find(a.Name)
+		idx := state.NodeDefs.Find(a.Name)
 		if idx < 0 {
 			return batchreq.BadAttrReply(batchreq.PBSE_UNKNODEATR, a), nil
 		}
-		d := nodeDefs.defs[idx]
-		if !c.perm.writable(d.perm) {
+		d := state.NodeDefs.Defs[idx]
+		if !c.perm.writable(d.Perm) {
 			return batchreq.BadAttrReply(batchreq.PBSE_ATTRRO, a), nil
 		}
 		line := "attributes set: " + a.Name + " " + opSymbol(a.Op) + " " + a.Value
@@ -417,7 +418,7 @@ func (s *Server) applyNodeAttrs(c *conn, n *Node, list batchreq.AttrList) (*batc
 				case w == "free":
 					free = true
 				case w != "" && err == nil:
-					bits |= nodeStateFromAttr(st)
+					bits |= state.NodeStateFromAttr(st)
 				default:
 					return batchreq.BadAttrReply(batchreq.PBSE_BADNDATVAL, a), nil
 				}
@@ -425,17 +426,17 @@ func (s *Server) applyNodeAttrs(c *conn, n *Node, list batchreq.AttrList) (*batc
 			if free && bits != 0 {
 				return batchreq.BadAttrReply(batchreq.PBSE_MUTUALEX, a), nil
 			}
-			old := n.state
+			old := n.State
 			switch a.Op {
 			case batchreq.INCR, batchreq.INCR_OLD:
-				n.state |= bits
+				n.State |= bits
 			case batchreq.DECR:
-				n.state &^= bits
+				n.State &^= bits
 			default:
-				n.state = n.state&^(nsOffline|nsDown|nsReserve) | bits
+				n.State = n.State&^(state.NodeStateOffline|state.NodeStateDown|state.NodeStateReserve) | bits
 			}
-			if old != n.state {
-				s.log.Logf(logline.EventAdmin, logline.ClassNode, n.name, "node %s state changed from %s to %s", n.name, formatNodeState(old), formatNodeState(n.state))
+			if old != n.State {
+				s.log.Logf(logline.EventAdmin, logline.ClassNode, n.Name, "node %s state changed from %s to %s", n.Name, state.FormatNodeState(old), state.FormatNodeState(n.State))
 			}
 		case pbsattr.NodeNP:
 			v, err := strconv.Atoi(a.Value)
@@ -444,27 +445,27 @@ func (s *Server) applyNodeAttrs(c *conn, n *Node, list batchreq.AttrList) (*batc
 			}
 			switch a.Op {
 			case batchreq.INCR, batchreq.INCR_OLD:
-				n.np += v
+				n.NP += v
 			case batchreq.DECR:
-				if n.np-v <= 0 {
+				if n.NP-v <= 0 {
 					return batchreq.BadAttrReply(batchreq.PBSE_BADNDATVAL, a), nil
 				}
-				n.np -= v
+				n.NP -= v
 			default:
-				n.np = v
+				n.NP = v
 			}
 		case pbsattr.NodeNType:
 			switch a.Value {
 			case "cluster":
-				n.timeShared = false
+				n.TimeShared = false
 			case "time-shared":
-				n.timeShared = true
+				n.TimeShared = true
 			default:
 				return batchreq.BadAttrReply(batchreq.PBSE_BADNDATVAL, a), nil
 			}
 		case pbsattr.NodeProperties:
-			cur := parseArst(n.attrs.get(pbsattr.NodeProperties))
-			vals := parseArst(a.Value)
+			cur := state.ParseArst(n.Attrs.Get(pbsattr.NodeProperties))
+			vals := state.ParseArst(a.Value)
 			switch a.Op {
 			case batchreq.INCR, batchreq.INCR_OLD:
 				for _, x := range vals {
@@ -483,14 +484,14 @@ func (s *Server) applyNodeAttrs(c *conn, n *Node, list batchreq.AttrList) (*batc
 			default:
 				cur = vals
 			}
-			n.attrs.set(pbsattr.NodeProperties, encodeArst(cur))
+			n.Attrs.Set(pbsattr.NodeProperties, state.EncodeArst(cur))
 		case pbsattr.NodeGPUs:
 			if _, err := strconv.Atoi(a.Value); err != nil {
 				return batchreq.BadAttrReply(batchreq.PBSE_BADNDATVAL, a), nil
 			}
-			n.attrs.set(idx, a.Value)
+			n.Attrs.Set(idx, a.Value)
 		default:
-			n.attrs.set(idx, a.Value)
+			n.Attrs.Set(idx, a.Value)
 		}
 		lines = append(lines, line)
 	}

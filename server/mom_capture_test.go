@@ -280,8 +280,8 @@ func replayTimeline(t *testing.T, file string) {
 			waitFor(t, "end of "+ev.endDone, func() bool {
 				s.mu.RLock()
 				defer s.mu.RUnlock()
-				j := s.jobs[ev.endDone]
-				return j == nil || j.state != pbsattr.StateRunning && j.state != pbsattr.StateExiting
+				j := s.jobs.Get(ev.endDone)
+				return j == nil || j.State != pbsattr.StateRunning && j.State != pbsattr.StateExiting
 			})
 		default:
 			rc := privConn(t, s)

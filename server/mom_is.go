@@ -17,6 +17,7 @@ import (
 	"gopbs/internal/logline"
 	"gopbs/momproto"
 	"gopbs/rpp"
+	"gopbs/server/state"
 )
 
 // defaultNodeCheckRate is node_check_rate's default (spec 10 §5.6).
@@ -59,7 +60,7 @@ const (
 // (with 10,000 nodes that was 10,000 host lookups per stream).
 type nodeAddrIndex struct {
 	mu       sync.Mutex
-	nodes    []*Node               // the node list the index was built from
+	nodes    []*state.Node         // the node list the index was built from
 	byAddr   map[netip.Addr]string // first node having each address
 	loopback string                // first node with a loopback address
 	cluster  []uint32              // the nodes' IPv4 addresses, in node order (IS_CLUSTER_ADDRS)
@@ -99,7 +100,7 @@ func (rl *runLink) nodeByAddr(a netip.Addr) string {
 }
 
 // nodesUnchanged reports whether the server's node list is still nodes.
-func (rl *runLink) nodesUnchanged(nodes []*Node) bool {
+func (rl *runLink) nodesUnchanged(nodes []*state.Node) bool {
 	rl.s.mu.RLock()
 	defer rl.s.mu.RUnlock()
 	if nodes == nil || len(nodes) != len(rl.s.nodes) {
@@ -117,10 +118,10 @@ func (rl *runLink) nodesUnchanged(nodes []*Node) bool {
 // lock the caller holds.
 func (rl *runLink) indexNodeAddrs(now time.Time) {
 	rl.s.mu.RLock()
-	nodes := append([]*Node{}, rl.s.nodes...)
+	nodes := append([]*state.Node{}, rl.s.nodes...)
 	names := make([]string, len(nodes))
 	for i, n := range nodes {
-		names[i] = n.name
+		names[i] = n.Name
 	}
 	rl.s.mu.RUnlock()
 	ix := &rl.nodeAddrs
@@ -167,8 +168,8 @@ func (rl *runLink) pingNodes(ctx context.Context) {
 	s.mu.RLock()
 	var names []string
 	for _, n := range s.nodes {
-		if n.state&nsDown != 0 {
-			names = append(names, n.name)
+		if n.State&state.NodeStateDown != 0 {
+			names = append(names, n.Name)
 		}
 	}
 	s.mu.RUnlock()
@@ -259,7 +260,7 @@ func (rl *runLink) serveNodeIS(ctx context.Context, st *rpp.Stream, name string)
 				why = "Premature end of message"
 			}
 			s.logError("stream_eof", "connection to "+name+" is bad, remote service may be down, message may be corrupt, or connection may have been dropped remotely ("+why+").  setting node state to down")
-			rl.setNodeState(name, func(st int) int { return st | nsDown })
+			rl.setNodeState(name, func(st int) int { return st | state.NodeStateDown })
 			st.Close()
 			return
 		}
@@ -267,7 +268,7 @@ func (rl *runLink) serveNodeIS(ctx context.Context, st *rpp.Stream, name string)
 		msg, err := momproto.DecodeIS(b)
 		if err != nil {
 			s.logError("is_request", "bad IS message from "+name+": "+err.Error())
-			rl.setNodeState(name, func(st int) int { return st | nsDown })
+			rl.setNodeState(name, func(st int) int { return st | state.NodeStateDown })
 			st.Close()
 			return
 		}
@@ -288,12 +289,12 @@ func (rl *runLink) serveNodeIS(ctx context.Context, st *rpp.Stream, name string)
 		case momproto.IS_UPDATE:
 			bits := int(msg.State)
 			rl.setNodeState(name, func(st int) int {
-				st &^= nsDown | nsBusy | nsUnknown
+				st &^= state.NodeStateDown | state.NodeStateBusy | state.NodeStateUnknown
 				if bits&momproto.INUSE_DOWN != 0 {
-					st |= nsDown
+					st |= state.NodeStateDown
 				}
 				if bits&momproto.INUSE_BUSY != 0 {
-					st |= nsBusy
+					st |= state.NodeStateBusy
 				}
 				return st
 			})
@@ -303,7 +304,7 @@ func (rl *runLink) serveNodeIS(ctx context.Context, st *rpp.Stream, name string)
 		case momproto.IS_GPU_STATUS:
 		default:
 			s.logError("is_request", "unknown command from "+name)
-			rl.setNodeState(name, func(st int) int { return st | nsUnknown })
+			rl.setNodeState(name, func(st int) int { return st | state.NodeStateUnknown })
 			st.Close()
 			return
 		}
@@ -526,7 +527,7 @@ func (rl *runLink) setNodeState(name string, f func(int) int) {
 	s := rl.s
 	s.mu.Lock()
 	if n := s.nodeByName[name]; n != nil {
-		n.state = f(n.state)
+		n.State = f(n.State)
 	}
 	s.mu.Unlock()
 }
@@ -551,7 +552,7 @@ func (rl *runLink) nodeStatus(name string, items []string) {
 		s.mu.Unlock()
 		return
 	}
-	n.attrs.set(pbsattr.NodeStatus, strings.Join(list, ","))
+	n.Attrs.Set(pbsattr.NodeStatus, strings.Join(list, ","))
 	errDown := false
 	var stray []string
 	for _, it := range items {
@@ -566,25 +567,25 @@ func (rl *runLink) nodeStatus(name string, items []string) {
 		case "state":
 			switch v {
 			case "down":
-				n.state |= nsDown
+				n.State |= state.NodeStateDown
 			case "busy":
-				n.state = n.state&^(nsDown|nsUnknown) | nsBusy
+				n.State = n.State&^(state.NodeStateDown|state.NodeStateUnknown) | state.NodeStateBusy
 			case "free":
-				n.state &^= nsDown | nsUnknown | nsBusy
+				n.State &^= state.NodeStateDown | state.NodeStateUnknown | state.NodeStateBusy
 			default:
-				n.state |= nsUnknown
+				n.State |= state.NodeStateUnknown
 				s.log.Logf(logline.EventError, logline.ClassNode, name, "unknown state %q reported", v)
 			}
 		case "ncpus":
 			if s.flag(pbsattr.SrvAutoNodeNP) {
-				if x, err := strconv.Atoi(v); err == nil && x > 0 && x != n.np {
-					n.np = x
+				if x, err := strconv.Atoi(v); err == nil && x > 0 && x != n.NP {
+					n.NP = x
 				}
 			}
 		}
 	}
 	if errDown {
-		n.state |= nsDown // a health-check error with down_on_error
+		n.State |= state.NodeStateDown // a health-check error with down_on_error
 	}
 	s.mu.Unlock()
 	// jobs the MOM holds but the server does not run there (mom_job_sync)
@@ -616,8 +617,8 @@ func (rl *runLink) checkNodes() {
 	rl.mu.Unlock()
 	for _, name := range stale {
 		s.mu.Lock()
-		if n := s.nodeByName[name]; n != nil && n.state&nsDown == 0 {
-			n.state |= nsDown
+		if n := s.nodeByName[name]; n != nil && n.State&state.NodeStateDown == 0 {
+			n.State |= state.NodeStateDown
 			s.log.Logf(logline.EventSystem|logline.EventAdmin, logline.ClassNode, name, "node %s not detected in %d seconds, marking node down", name, rate)
 		}
 		s.mu.Unlock()
@@ -631,7 +632,7 @@ func (s *Server) nodeUp(name string) bool {
 	if n == nil {
 		return len(s.nodes) == 0 // jobs run on the server host when there are no nodes
 	}
-	return n.state&(nsDown|nsUnknown) == 0
+	return n.State&(state.NodeStateDown|state.NodeStateUnknown) == 0
 }
 
 // strayJobs returns the job ids a MOM reports that the server does not
@@ -640,13 +641,13 @@ func (s *Server) nodeUp(name string) bool {
 func (s *Server) strayJobs(node string, ids []string) []string {
 	var out []string
 	for _, id := range ids {
-		j := s.jobs[id]
-		if j == nil || j.state != pbsattr.StateRunning && j.state != pbsattr.StateExiting {
+		j := s.jobs.Get(id)
+		if j == nil || j.State != pbsattr.StateRunning && j.State != pbsattr.StateExiting {
 			out = append(out, id)
 			continue
 		}
 		here := false
-		for _, x := range execSlots(j.attrs.get(pbsattr.JobExecHost)) {
+		for _, x := range execSlots(j.Attrs.Get(pbsattr.JobExecHost)) {
 			if x.host == node {
 				here = true
 			}

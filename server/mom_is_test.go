@@ -16,6 +16,7 @@ import (
 	pbsattr "gopbs/attr"
 	"gopbs/momproto"
 	"gopbs/rpp"
+	"gopbs/server/state"
 )
 
 // isPeer is a fake MOM's RPP side for the IS tests: an endpoint on the
@@ -153,8 +154,8 @@ func (p *isPeer) status(s *Server, st *rpp.Stream, note string) {
 	p.t.Helper()
 	p.send(st, &momproto.ISMessage{Command: momproto.IS_STATUS, Status: []string{"opsys=linux", "note=" + note, "state=free"}})
 	waitFor(p.t, "status "+note, func() bool {
-		state, status := nodeVM(s)
-		return state&nsDown == 0 && strings.Contains(status, "note="+note)
+		bits, status := nodeVM(s)
+		return bits&state.NodeStateDown == 0 && strings.Contains(status, "note="+note)
 	})
 }
 
@@ -163,7 +164,7 @@ func nodeVM(s *Server) (int, string) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	n := s.nodeByName["vm"]
-	return n.state, n.attrs.get(pbsattr.NodeStatus)
+	return n.State, n.Attrs.Get(pbsattr.NodeStatus)
 }
 
 // stillOpen reports whether st is still open: nothing ended it within d.
@@ -205,8 +206,8 @@ func TestPingCrossesMomHello(t *testing.T) {
 	if _, err := ping.Recv(mom.ctx); !errors.Is(err, io.EOF) {
 		t.Errorf("ping stream: %v, want the server's GOODBYE", err)
 	}
-	if state, _ := nodeVM(s); state&nsDown != 0 {
-		t.Errorf("node state %#x, want up", state)
+	if bits, _ := nodeVM(s); bits&state.NodeStateDown != 0 {
+		t.Errorf("node state %#x, want up", bits)
 	}
 }
 
@@ -235,8 +236,8 @@ func TestPingAnsweredAfterMomHello(t *testing.T) {
 	if err := stillOpen(ping, 300*time.Millisecond); err != nil {
 		t.Fatalf("the ping's stream ended: %v", err)
 	}
-	if state, _ := nodeVM(s); state&nsDown != 0 {
-		t.Errorf("node state %#x after the old stream closed, want up", state)
+	if bits, _ := nodeVM(s); bits&state.NodeStateDown != 0 {
+		t.Errorf("node state %#x after the old stream closed, want up", bits)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
 	"gopbs/server/pbslog"
+	"gopbs/server/state"
 	"gopbs/server/store"
 )
 
@@ -20,20 +21,20 @@ const defaultJobStatRate = 45
 // applyMomAttrs applies the resources_used and send-once attributes a
 // MOM reports for a job; it reports whether session_id changed. Called
 // with s.mu held.
-func (s *Server) applyMomAttrs(j *Job, list batchreq.AttrList) bool {
+func (s *Server) applyMomAttrs(j *state.Job, list batchreq.AttrList) bool {
 	changed := false
 	for _, a := range list {
 		switch {
 		case a.Name == "resources_used" && a.HasResource:
-			j.attrs.setRes(pbsattr.JobResourcesUsed, strings.ToLower(a.Resource), a.Value)
+			j.Attrs.SetRes(pbsattr.JobResourcesUsed, strings.ToLower(a.Resource), a.Value)
 		case a.Name == "session_id":
-			if j.attrs.get(pbsattr.JobSessionID) != a.Value {
-				j.attrs.set(pbsattr.JobSessionID, a.Value)
+			if j.Attrs.Get(pbsattr.JobSessionID) != a.Value {
+				j.Attrs.Set(pbsattr.JobSessionID, a.Value)
 				changed = true
 			}
 		default:
-			if idx := jobDefs.find(a.Name); idx >= 0 && idx != unknownJobAttr && jobDefs.defs[idx].typ != pbsattr.TypeResourceList {
-				j.attrs.set(idx, a.Value)
+			if idx := state.JobDefs.Find(a.Name); idx >= 0 && idx != state.UnknownJobAttr && state.JobDefs.Defs[idx].Type != pbsattr.TypeResourceList {
+				j.Attrs.Set(idx, a.Value)
 			}
 		}
 	}
@@ -52,7 +53,7 @@ func (s *Server) handleJobObit(c *conn, req *batchreq.Request) {
 	s.mu.RLock()
 	ms := ""
 	if j := s.findJob(body.JobID); j != nil {
-		ms = motherSuperior(j.attrs.get(pbsattr.JobExecHost))
+		ms = motherSuperior(j.Attrs.Get(pbsattr.JobExecHost))
 	}
 	s.mu.RUnlock()
 	trusted := ms == "" || s.run.fromHost(c.remote.Addr(), ms)
@@ -72,34 +73,34 @@ func (s *Server) handleJobObit(c *conn, req *batchreq.Request) {
 			c.reject(code, "")
 			return
 		}
-		if j.state == pbsattr.StateExiting {
+		if j.State == pbsattr.StateExiting {
 			s.mu.Unlock()
 			c.reject(batchreq.PBSE_ALRDYEXIT, "")
 			return
 		}
-		if j.state != pbsattr.StateRunning {
+		if j.State != pbsattr.StateRunning {
 			s.mu.Unlock()
 			c.reject(batchreq.PBSE_BADSTATE, "")
 			return
 		}
-		if j.substate == pbsattr.SubPreRun && try < 30 {
+		if j.Substate == pbsattr.SubPreRun && try < 30 {
 			// the launch has not finished yet: retry shortly
 			s.mu.Unlock()
 			time.Sleep(100 * time.Millisecond)
 			continue
 		}
 		s.applyMomAttrs(j, body.Attrs)
-		j.attrs.set(pbsattr.JobExitStatus, strconv.Itoa(body.ExitStatus))
-		rerun := j.substate == pbsattr.SubRerun || requeueOnExit(body.ExitStatus, isTrue(j.attrs.get(pbsattr.JobRerunable)))
+		j.Attrs.Set(pbsattr.JobExitStatus, strconv.Itoa(body.ExitStatus))
+		rerun := j.Substate == pbsattr.SubRerun || requeueOnExit(body.ExitStatus, state.IsTrue(j.Attrs.Get(pbsattr.JobRerunable)))
 		if rerun {
-			j.substate = pbsattr.SubRerun
+			j.Substate = pbsattr.SubRerun
 		}
 		if !rerun {
-			s.setState(j, pbsattr.StateExiting, pbsattr.SubExiting)
+			s.jobs.SetState(j, pbsattr.StateExiting, pbsattr.SubExiting)
 		}
 		s.touch(j)
-		host := motherSuperior(j.attrs.get(pbsattr.JobExecHost))
-		wait := s.store.Submit(s.saveJobOp(j))
+		host := motherSuperior(j.Attrs.Get(pbsattr.JobExecHost))
+		wait := s.store.Submit(state.SaveJob(j))
 		s.mu.Unlock()
 		wait()
 		s.run.beginEnd(host)
@@ -149,9 +150,9 @@ func (rl *runLink) fromHost(a netip.Addr, host string) bool {
 
 // stageOutPairs returns the CopyFiles pairs delivering a job's stdout,
 // stderr and stage-out files (spec 10 §8.5). Called with s.mu held.
-func stageOutPairs(j *Job, prefix string) []batchreq.FilePair {
-	join := j.attrs.get(pbsattr.JobJoinPath)
-	keep := j.attrs.get(pbsattr.JobKeepFiles)
+func stageOutPairs(j *state.Job, prefix string) []batchreq.FilePair {
+	join := j.Attrs.Get(pbsattr.JobJoinPath)
+	keep := j.Attrs.Get(pbsattr.JobKeepFiles)
 	var out []batchreq.FilePair
 	std := func(letter, suffix string, path string, joined bool) {
 		if joined || strings.Contains(keep, letter) && keep != "n" || path == "" {
@@ -162,17 +163,17 @@ func stageOutPairs(j *Job, prefix string) []batchreq.FilePair {
 		}
 		out = append(out, batchreq.FilePair{Flag: 1, Local: prefix + suffix, Remote: path})
 	}
-	if !j.attrs.has(pbsattr.JobInteractive) { // an interactive job's output went to the terminal
-		std("o", ".OU", j.attrs.get(pbsattr.JobOutputPath), join == "eo")
-		std("e", ".ER", j.attrs.get(pbsattr.JobErrorPath), join == "oe")
+	if !j.Attrs.Has(pbsattr.JobInteractive) { // an interactive job's output went to the terminal
+		std("o", ".OU", j.Attrs.Get(pbsattr.JobOutputPath), join == "eo")
+		std("e", ".ER", j.Attrs.Get(pbsattr.JobErrorPath), join == "oe")
 	}
-	return append(out, stagePairs(j.attrs.get(pbsattr.JobStageout))...)
+	return append(out, stagePairs(j.Attrs.Get(pbsattr.JobStageout))...)
 }
 
 // stagePairs parses a stagein/stageout value, "local@host:remote" entries.
 func stagePairs(v string) []batchreq.FilePair {
 	var out []batchreq.FilePair
-	for _, e := range parseArst(v) {
+	for _, e := range state.ParseArst(v) {
 		if local, remote, ok := strings.Cut(e, "@"); ok {
 			out = append(out, batchreq.FilePair{Flag: 3, Local: local, Remote: remote})
 		}
@@ -182,12 +183,12 @@ func stagePairs(v string) []batchreq.FilePair {
 
 // stageFiles builds a CopyFiles/DelFiles body; the group travels only for
 // array sub-jobs, as observed (spec 10 §8.5).
-func stageFiles(j *Job, dir int, pairs []batchreq.FilePair) *batchreq.CopyFiles {
+func stageFiles(j *state.Job, dir int, pairs []batchreq.FilePair) *batchreq.CopyFiles {
 	group := ""
-	if j.parent != nil {
-		group = j.attrs.get(pbsattr.JobEgroup)
+	if j.Parent != nil {
+		group = j.Attrs.Get(pbsattr.JobEgroup)
 	}
-	return &batchreq.CopyFiles{JobID: j.id, Owner: j.ownerUser(), ExecUser: j.attrs.get(pbsattr.JobEuser),
+	return &batchreq.CopyFiles{JobID: j.ID, Owner: j.OwnerUser(), ExecUser: j.Attrs.Get(pbsattr.JobEuser),
 		ExecGroup: group, Direction: dir, Pairs: pairs}
 }
 
@@ -197,13 +198,13 @@ func stageFiles(j *Job, dir int, pairs []batchreq.FilePair) *batchreq.CopyFiles 
 //
 // The caller has counted the exchange with beginEnd; endJob counts it
 // down.
-func (rl *runLink) endJob(j *Job, exit int, rerun bool) {
+func (rl *runLink) endJob(j *state.Job, exit int, rerun bool) {
 	s := rl.s
 	s.mu.Lock()
-	execHost := j.attrs.get(pbsattr.JobExecHost)
+	execHost := j.Attrs.Get(pbsattr.JobExecHost)
 	host := motherSuperior(execHost)
 	defer rl.endDone(host)
-	if s.jobs[j.id] != j {
+	if s.jobs.Get(j.ID) != j {
 		s.mu.Unlock()
 		return
 	}
@@ -211,32 +212,32 @@ func (rl *runLink) endJob(j *Job, exit int, rerun bool) {
 	var mails []*mail
 	if !rerun {
 		mails = append(mails, s.exitMail(j, exit))
-		s.log.Logf(logline.EventJobUsage, logline.ClassJob, j.id, "Exit_status=%d", exit)
-		s.acct.Record(pbslog.AcctEnd, j.id, s.acctJobText(j)+"session="+j.attrs.get(pbsattr.JobSessionID)+
+		s.log.Logf(logline.EventJobUsage, logline.ClassJob, j.ID, "Exit_status=%d", exit)
+		s.acct.Record(pbslog.AcctEnd, j.ID, s.acctJobText(j)+"session="+j.Attrs.Get(pbsattr.JobSessionID)+
 			" end="+strconv.FormatInt(s.now().Unix(), 10)+" Exit_status="+strconv.Itoa(exit))
 		s.logOnJobExit(j, pbsattr.SubExiting)
-		prefix := j.attrs.get(pbsattr.JobHashname)
+		prefix := j.Attrs.Get(pbsattr.JobHashname)
 		if prefix == "" {
-			prefix = filePrefix(j.id)
+			prefix = filePrefix(j.ID)
 		}
 		if pairs := stageOutPairs(j, prefix); len(pairs) > 0 {
 			copyReq = stageFiles(j, batchreq.STAGE_DIR_OUT, pairs)
 		}
-		if pairs := stagePairs(j.attrs.get(pbsattr.JobStagein)); len(pairs) > 0 {
+		if pairs := stagePairs(j.Attrs.Get(pbsattr.JobStagein)); len(pairs) > 0 {
 			delReq = stageFiles(j, batchreq.STAGE_DIR_IN, pairs)
 		}
-		j.substate = pbsattr.SubStageOut
+		j.Substate = pbsattr.SubStageOut
 		s.logOnJobExit(j, pbsattr.SubStageOut)
 	} else {
 		// RERUN1 and RERUN2 (spec 10 §8.6): stage-out files only,
 		// then the stage-in files are deleted.
-		if pairs := stagePairs(j.attrs.get(pbsattr.JobStageout)); len(pairs) > 0 {
+		if pairs := stagePairs(j.Attrs.Get(pbsattr.JobStageout)); len(pairs) > 0 {
 			copyReq = stageFiles(j, batchreq.STAGE_DIR_OUT, pairs)
 		}
-		if pairs := stagePairs(j.attrs.get(pbsattr.JobStagein)); len(pairs) > 0 {
+		if pairs := stagePairs(j.Attrs.Get(pbsattr.JobStagein)); len(pairs) > 0 {
 			delReq = stageFiles(j, batchreq.STAGE_DIR_IN, pairs)
 		}
-		j.substate = pbsattr.SubRerun3
+		j.Substate = pbsattr.SubRerun3
 	}
 	var released bool
 	var relOps []store.Op
@@ -263,9 +264,9 @@ func (rl *runLink) endJob(j *Job, exit int, rerun bool) {
 		if rerun && !rl.onServerHost(host) {
 			// RERUN: the MOM returns the job's spooled stdout and
 			// stderr with MvJobFile on a connection of its own.
-			if p, err := m.call(batchreq.PBS_BATCH_Rerun, &batchreq.JobID{ID: j.id}, ""); err == nil && p.Code != 0 {
+			if p, err := m.call(batchreq.PBS_BATCH_Rerun, &batchreq.JobID{ID: j.ID}, ""); err == nil && p.Code != 0 {
 				text := "rerun req to " + host + " failed (rc=" + strconv.Itoa(p.Code) + ")"
-				s.log.Log(logline.EventError|logline.EventAdmin|logline.EventJob, logline.ClassJob, j.id, text)
+				s.log.Log(logline.EventError|logline.EventAdmin|logline.EventJob, logline.ClassJob, j.ID, text)
 				s.mu.Lock()
 				mails = append(mails, s.mailJob(j, 'o', true, text))
 				s.mu.Unlock()
@@ -273,29 +274,29 @@ func (rl *runLink) endJob(j *Job, exit int, rerun bool) {
 		}
 		if copyReq != nil {
 			if p, err := m.call(batchreq.PBS_BATCH_CopyFiles, copyReq, ""); err == nil && p.Code != 0 {
-				text := "Post job file processing error; job " + j.id + " on host " + execHost
-				s.log.Log(logline.EventError|logline.EventAdmin|logline.EventJob, logline.ClassJob, j.id, text)
+				text := "Post job file processing error; job " + j.ID + " on host " + execHost
+				s.log.Log(logline.EventError|logline.EventAdmin|logline.EventJob, logline.ClassJob, j.ID, text)
 				s.mu.Lock()
-				j.attrs.set(pbsattr.JobSchedHint, text+"\n"+p.Text)
+				j.Attrs.Set(pbsattr.JobSchedHint, text+"\n"+p.Text)
 				mails = append(mails, s.mailJob(j, 'o', true, text+"\n"+p.Text))
 				s.mu.Unlock()
 			}
 		}
 		if delReq != nil {
 			if p, err := m.call(batchreq.PBS_BATCH_DelFiles, delReq, ""); err == nil && p.Code != 0 {
-				text := "Unable to delete files for job " + j.id + ", on host " + execHost
-				s.log.Log(logline.EventError|logline.EventAdmin|logline.EventJob, logline.ClassJob, j.id, text)
+				text := "Unable to delete files for job " + j.ID + ", on host " + execHost
+				s.log.Log(logline.EventError|logline.EventAdmin|logline.EventJob, logline.ClassJob, j.ID, text)
 				s.mu.Lock()
 				mails = append(mails, s.mailJob(j, 'o', true, text+"\n"+p.Text))
 				s.mu.Unlock()
 			}
 		}
-		m.call(batchreq.PBS_BATCH_DeleteJob, &batchreq.Manage{Command: batchreq.MGR_CMD_DELETE, ObjType: batchreq.MGR_OBJ_JOB, ObjName: j.id}, "")
+		m.call(batchreq.PBS_BATCH_DeleteJob, &batchreq.Manage{Command: batchreq.MGR_CMD_DELETE, ObjType: batchreq.MGR_OBJ_JOB, ObjName: j.ID}, "")
 		m.close()
 	}
 
 	s.mu.Lock()
-	if s.jobs[j.id] != j {
+	if s.jobs.Get(j.ID) != j {
 		s.mu.Unlock()
 		return
 	}
@@ -306,14 +307,14 @@ func (rl *runLink) endJob(j *Job, exit int, rerun bool) {
 			// HOTSTART: a job requeued by qterm -t immediate keeps
 			// its hosts, where a hot start runs it again first
 			// (spec 10 §8.6 RERUN3, spec 12 §16.1).
-			j.attrs.set(pbsattr.JobExecHost, execHost)
+			j.Attrs.Set(pbsattr.JobExecHost, execHost)
 		}
-		ops = append(ops, s.saveJobOp(j))
+		ops = append(ops, state.SaveJob(j))
 	} else {
 		s.logOnJobExit(j, pbsattr.SubStageOut)
-		j.substate = pbsattr.SubExited
+		j.Substate = pbsattr.SubExited
 		s.logOnJobExit(j, pbsattr.SubExited)
-		rl.forget(j.id)
+		rl.forget(j.ID)
 		ops = s.completeJob(j, exit == 0)
 		s.refreshNodeJobs()
 	}
@@ -321,7 +322,7 @@ func (rl *runLink) endJob(j *Job, exit int, rerun bool) {
 	s.mu.Unlock()
 	wait()
 	for _, m := range mails {
-		s.sendMail(j.id, m)
+		s.sendMail(j.ID, m)
 	}
 	rl.schedNotify(batchreq.SCH_SCHEDULE_TERM)
 }
@@ -329,12 +330,12 @@ func (rl *runLink) endJob(j *Job, exit int, rerun bool) {
 // exitMail is the mail for a job's end (spec 10 §8.4, spec 12 §15): the
 // end mail, or a forced abort mail for start failures and jobs killed
 // over a limit. Called with s.mu held.
-func (s *Server) exitMail(j *Job, exit int) *mail {
+func (s *Server) exitMail(j *state.Job, exit int) *mail {
 	if exit >= 0 {
 		var b strings.Builder
 		fmt.Fprintf(&b, "Exit_status=%d", exit)
-		for _, r := range j.attrs.resources(pbsattr.JobResourcesUsed) {
-			b.WriteString("\nresources_used." + r.res + "=" + r.val)
+		for _, r := range j.Attrs.Resources(pbsattr.JobResourcesUsed) {
+			b.WriteString("\nresources_used." + r.Resource + "=" + r.Value)
 		}
 		return s.mailJob(j, 'e', false, b.String())
 	}
@@ -352,28 +353,28 @@ func (s *Server) exitMail(j *Job, exit int) *mail {
 // it (before* dependencies): released jobs are saved, jobs whose
 // condition can no longer be met are deleted. It reports whether a job
 // was released. Called with s.mu held.
-func (s *Server) releaseDependents(j *Job, ok bool) ([]store.Op, bool) {
+func (s *Server) releaseDependents(j *state.Job, ok bool) ([]store.Op, bool) {
 	changed, doomed := s.parentGone(j, ok)
 	var ops []store.Op
 	released := false
 	for _, x := range changed {
-		if s.jobs[x.id] != nil {
-			ops = append(ops, s.saveJobOp(x))
-			released = released || x.state == pbsattr.StateQueued
+		if s.jobs.Get(x.ID) != nil {
+			ops = append(ops, state.SaveJob(x))
+			released = released || x.State == pbsattr.StateQueued
 		}
 	}
 	for _, x := range doomed {
-		if s.jobs[x.id] == nil || x.state == pbsattr.StateComplete {
+		if s.jobs.Get(x.ID) == nil || x.State == pbsattr.StateComplete {
 			continue
 		}
-		s.log.Logf(logline.EventJob, logline.ClassJob, x.id, "Job deleted as result of dependency on job %s", j.id)
-		s.acct.Record(pbslog.AcctAbort, x.id, "")
+		s.log.Logf(logline.EventJob, logline.ClassJob, x.ID, "Job deleted as result of dependency on job %s", j.ID)
+		s.acct.Record(pbslog.AcctAbort, x.ID, "")
 		ops = append(ops, s.completeJob(x, false)...)
 	}
 	return ops, released
 }
 
-func (s *Server) logOnJobExit(j *Job, sub pbsattr.Substate) {
+func (s *Server) logOnJobExit(j *state.Job, sub pbsattr.Substate) {
 	s.log.Logf(logline.EventJob, logline.ClassJob, "NULL", "on_job_exit valid pjob: %p (substate=%d)", j, sub)
 }
 
@@ -383,12 +384,12 @@ func (rl *runLink) pollRunning(sec int64) {
 	s := rl.s
 	s.mu.RLock()
 	rate := s.serverLong(pbsattr.SrvJobStatRate, defaultJobStatRate)
-	poll := s.attrs.get(pbsattr.SrvPollJobs) == "" || s.serverFlag(pbsattr.SrvPollJobs)
+	poll := s.attrs.Get(pbsattr.SrvPollJobs) == "" || s.serverFlag(pbsattr.SrvPollJobs)
 	var ids []string
 	if poll && rate > 0 {
-		for _, j := range s.holding.list {
-			if j.state == pbsattr.StateRunning && j.substate == pbsattr.SubRunning && (j.rank+sec)%rate == 0 {
-				ids = append(ids, j.id)
+		for _, j := range s.jobs.Holding() {
+			if j.State == pbsattr.StateRunning && j.Substate == pbsattr.SubRunning && (j.Rank+sec)%rate == 0 {
+				ids = append(ids, j.ID)
 			}
 		}
 	}
@@ -429,12 +430,12 @@ func (rl *runLink) endingWith(host string) bool {
 func (rl *runLink) pollJob(id string) {
 	s := rl.s
 	s.mu.RLock()
-	j := s.jobs[id]
-	if j == nil || j.state != pbsattr.StateRunning {
+	j := s.jobs.Get(id)
+	if j == nil || j.State != pbsattr.StateRunning {
 		s.mu.RUnlock()
 		return
 	}
-	host := motherSuperior(j.attrs.get(pbsattr.JobExecHost))
+	host := motherSuperior(j.Attrs.Get(pbsattr.JobExecHost))
 	up := s.nodeUp(host)
 	s.mu.RUnlock()
 	if !up {
@@ -445,7 +446,7 @@ func (rl *runLink) pollJob(id string) {
 		return
 	}
 	s.mu.Lock()
-	if s.jobs[id] != j || j.state != pbsattr.StateRunning {
+	if s.jobs.Get(id) != j || j.State != pbsattr.StateRunning {
 		s.mu.Unlock()
 		return
 	}
@@ -461,7 +462,7 @@ func (rl *runLink) pollJob(id string) {
 		for _, o := range p.Status {
 			if o.Name == id {
 				s.applyMomAttrs(j, o.Attrs)
-				ops = append(ops, s.saveJobOp(j))
+				ops = append(ops, state.SaveJob(j))
 			}
 		}
 	}

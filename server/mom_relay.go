@@ -4,22 +4,23 @@ import (
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/server/pbslog"
+	"gopbs/server/state"
 	"gopbs/server/store"
 )
 
 // relayTarget is a running job whose MOM must hear of a change.
 type relayTarget struct {
-	j    *Job
+	j    *state.Job
 	host string
 }
 
 // runningTargets returns the running jobs among jobs with their mother
 // superiors. Called with s.mu held.
-func (s *Server) runningTargets(jobs []*Job) []relayTarget {
+func (s *Server) runningTargets(jobs []*state.Job) []relayTarget {
 	var out []relayTarget
 	for _, j := range jobs {
-		if j.state == pbsattr.StateRunning {
-			out = append(out, relayTarget{j: j, host: motherSuperior(j.attrs.get(pbsattr.JobExecHost))})
+		if j.State == pbsattr.StateRunning {
+			out = append(out, relayTarget{j: j, host: motherSuperior(j.Attrs.Get(pbsattr.JobExecHost))})
 		}
 	}
 	return out
@@ -39,7 +40,7 @@ func hasResourceList(list batchreq.AttrList) bool {
 // released here) and, when Resource_List entries of running jobs
 // changed, relays the request to their MOMs, whose error is the reply
 // (spec 10 §9.5).
-func (s *Server) commitModify(c *conn, jobs []*Job, body *batchreq.Manage, ops []store.Op) {
+func (s *Server) commitModify(c *conn, jobs []*state.Job, body *batchreq.Manage, ops []store.Op) {
 	var relay []relayTarget
 	if hasResourceList(body.Attrs) {
 		relay = s.runningTargets(jobs)
@@ -54,7 +55,7 @@ func (s *Server) commitModify(c *conn, jobs []*Job, body *batchreq.Manage, ops [
 	reply := batchreq.NullReply()
 	for _, t := range relay {
 		p, err := s.run.momRequest(t.host, batchreq.PBS_BATCH_ModifyJob,
-			&batchreq.Manage{Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_JOB, ObjName: t.j.id, Attrs: body.Attrs}, "")
+			&batchreq.Manage{Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_JOB, ObjName: t.j.ID, Attrs: body.Attrs}, "")
 		if p = relayReply(p, err); p.Code != 0 {
 			reply = p
 		}
@@ -66,10 +67,10 @@ func (s *Server) commitModify(c *conn, jobs []*Job, body *batchreq.Manage, ops [
 // MOMs (spec 10 §9.3). It is called with s.mu held after the hold bits
 // were set, commits ops and replies. On a MOM failure the hold is
 // removed again; PBSE_NOSUP (no checkpoint support) is acknowledged.
-func (s *Server) holdRunning(c *conn, jobs []*Job, body *batchreq.Manage, bits int, ops []store.Op) {
+func (s *Server) holdRunning(c *conn, jobs []*state.Job, body *batchreq.Manage, bits int, ops []store.Op) {
 	var relay []relayTarget
 	for _, t := range s.runningTargets(jobs) {
-		if checkpointable(t.j.attrs.get(pbsattr.JobCheckpoint)) {
+		if checkpointable(t.j.Attrs.Get(pbsattr.JobCheckpoint)) {
 			relay = append(relay, t)
 		}
 	}
@@ -83,21 +84,21 @@ func (s *Server) holdRunning(c *conn, jobs []*Job, body *batchreq.Manage, bits i
 	reply := batchreq.NullReply()
 	for _, t := range relay {
 		p, err := s.run.momRequest(t.host, batchreq.PBS_BATCH_HoldJob,
-			&batchreq.Manage{Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_JOB, ObjName: t.j.id, Attrs: body.Attrs}, "")
+			&batchreq.Manage{Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_JOB, ObjName: t.j.ID, Attrs: body.Attrs}, "")
 		p = relayReply(p, err)
 		s.mu.Lock()
-		if s.jobs[t.j.id] == t.j && t.j.state == pbsattr.StateRunning {
+		if s.jobs.Get(t.j.ID) == t.j && t.j.State == pbsattr.StateRunning {
 			if p.Code == 0 {
 				// the MOM checkpoints and ends the job; its obit requeues
 				// it, held
-				t.j.substate = pbsattr.SubRerun
-				s.acct.Record(pbslog.AcctCheckpoint, t.j.id, "Checkpointed and held")
+				t.j.Substate = pbsattr.SubRerun
+				s.acct.Record(pbslog.AcctCheckpoint, t.j.ID, "Checkpointed and held")
 			} else {
-				t.j.hold &^= bits
-				t.j.substate = pbsattr.SubRunning
+				t.j.Hold &^= bits
+				t.j.Substate = pbsattr.SubRunning
 			}
 		}
-		w := s.store.Submit(s.saveJobOp(t.j))
+		w := s.store.Submit(state.SaveJob(t.j))
 		s.mu.Unlock()
 		w()
 		if p.Code != 0 && p.Code != batchreq.PBSE_NOSUP {

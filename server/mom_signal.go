@@ -10,6 +10,7 @@ import (
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
 	"gopbs/server/pbslog"
+	"gopbs/server/state"
 	"gopbs/server/store"
 )
 
@@ -36,16 +37,16 @@ const staleExtension = "\x40\x8e\xf2\x16\xd6\x55"
 // must be running), and only then the operator privilege that suspend,
 // resume and rerun need: the owner's qrerun of a queued job is "Request
 // invalid for state of job", not "Unauthorized Request".
-func (s *Server) runningTarget(c *conn, id string, needOper bool) (*Job, string) {
+func (s *Server) runningTarget(c *conn, id string, needOper bool) (*state.Job, string) {
 	s.mu.RLock()
 	j := s.findJob(id)
 	var owner, up bool
-	var state pbsattr.JobStateNum
+	var st pbsattr.JobStateNum
 	var host string
 	if j != nil {
-		owner = j.ownerUser() == c.req.User
-		state = j.state
-		host = motherSuperior(j.attrs.get(pbsattr.JobExecHost))
+		owner = j.OwnerUser() == c.req.User
+		st = j.State
+		host = motherSuperior(j.Attrs.Get(pbsattr.JobExecHost))
 		up = s.nodeUp(host)
 	}
 	s.mu.RUnlock()
@@ -56,9 +57,9 @@ func (s *Server) runningTarget(c *conn, id string, needOper bool) (*Job, string)
 	case !oper && !owner:
 		s.unauthorized(c, j)
 		c.reject(batchreq.PBSE_PERM, batchreq.MsgNotPermitted)
-	case state == pbsattr.StateExiting || state == pbsattr.StateComplete:
-		c.reject(batchreq.PBSE_BADSTATE, "invalid state for job - "+stateName(state))
-	case state != pbsattr.StateRunning:
+	case st == pbsattr.StateExiting || st == pbsattr.StateComplete:
+		c.reject(batchreq.PBSE_BADSTATE, "invalid state for job - "+state.StateName(st))
+	case st != pbsattr.StateRunning:
 		c.reject(batchreq.PBSE_BADSTATE, "")
 	case !oper && needOper:
 		s.unauthorized(c, j)
@@ -72,9 +73,9 @@ func (s *Server) runningTarget(c *conn, id string, needOper bool) (*Job, string)
 }
 
 // unauthorized logs the security line of a refused job request.
-func (s *Server) unauthorized(c *conn, j *Job) {
-	s.log.Logf(logline.EventSecurity, logline.ClassJob, j.id, "Unauthorized Request, request type: %d, Object: Job, Name: %s, request from: %s",
-		c.req.Type, j.id, c.requester())
+func (s *Server) unauthorized(c *conn, j *state.Job) {
+	s.log.Logf(logline.EventSecurity, logline.ClassJob, j.ID, "Unauthorized Request, request type: %d, Object: Job, Name: %s, request from: %s",
+		c.req.Type, j.ID, c.requester())
 }
 
 // relayReply passes a MOM's reply (or a relay failure) to the client.
@@ -98,22 +99,22 @@ func (s *Server) handleSignalJob(c *conn, req *batchreq.Request) {
 	if susp {
 		ext = staleExtension
 	}
-	p, err := s.run.momRequest(host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: j.id, Signal: body.Signal}, ext)
+	p, err := s.run.momRequest(host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: j.ID, Signal: body.Signal}, ext)
 	p = relayReply(p, err)
 	if p.Code == 0 && susp {
 		s.mu.Lock()
 		s.run.mu.Lock()
 		if sig == "suspend" {
-			s.run.suspended[j.id] = true
+			s.run.suspended[j.ID] = true
 		} else {
-			delete(s.run.suspended, j.id)
+			delete(s.run.suspended, j.ID)
 		}
 		s.run.mu.Unlock()
-		if s.jobs[j.id] == j && j.state == pbsattr.StateRunning {
+		if s.jobs.Get(j.ID) == j && j.State == pbsattr.StateRunning {
 			if sig == "suspend" {
-				j.substate = pbsattr.SubSuspend
+				j.Substate = pbsattr.SubSuspend
 			} else {
-				j.substate = pbsattr.SubRunning
+				j.Substate = pbsattr.SubRunning
 			}
 		}
 		s.refreshNodeJobs()
@@ -129,9 +130,9 @@ func (s *Server) handleMessJob(c *conn, req *batchreq.Request) {
 	if j == nil {
 		return
 	}
-	p, err := s.run.momRequest(host, batchreq.PBS_BATCH_MessJob, &batchreq.MessJob{JobID: j.id, FileOpt: body.FileOpt, Message: body.Message}, "")
+	p, err := s.run.momRequest(host, batchreq.PBS_BATCH_MessJob, &batchreq.MessJob{JobID: j.ID, FileOpt: body.FileOpt, Message: body.Message}, "")
 	p = relayReply(p, err)
-	s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Message request to job status %d", p.Code)
+	s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Message request to job status %d", p.Code)
 	c.send(p)
 }
 
@@ -144,16 +145,16 @@ func (s *Server) handleCheckpointJob(c *conn, req *batchreq.Request) {
 		return
 	}
 	s.mu.RLock()
-	ok := checkpointable(j.attrs.get(pbsattr.JobCheckpoint))
+	ok := checkpointable(j.Attrs.Get(pbsattr.JobCheckpoint))
 	s.mu.RUnlock()
 	if !ok {
 		c.reject(batchreq.PBSE_IVALREQ, "job is not checkpointable")
 		return
 	}
-	p, err := s.run.momRequest(host, batchreq.PBS_BATCH_CheckpointJob, &batchreq.Manage{Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_JOB, ObjName: j.id}, "")
+	p, err := s.run.momRequest(host, batchreq.PBS_BATCH_CheckpointJob, &batchreq.Manage{Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_JOB, ObjName: j.ID}, "")
 	p = relayReply(p, err)
 	if p.Code == 0 {
-		s.acct.Record(pbslog.AcctCheckpoint, j.id, "Checkpointed")
+		s.acct.Record(pbslog.AcctCheckpoint, j.ID, "Checkpointed")
 	}
 	c.send(p)
 }
@@ -179,7 +180,7 @@ func (s *Server) handleRerunJob(c *conn, req *batchreq.Request) {
 		return
 	}
 	s.mu.Lock()
-	if !isTrue(j.attrs.get(pbsattr.JobRerunable)) {
+	if !state.IsTrue(j.Attrs.Get(pbsattr.JobRerunable)) {
 		s.mu.Unlock()
 		c.reject(batchreq.PBSE_NORERUN, "")
 		return
@@ -195,30 +196,30 @@ func (s *Server) handleRerunJob(c *conn, req *batchreq.Request) {
 		s.mu.Lock()
 		var ops []store.Op
 		var mail *mail
-		if s.jobs[j.id] == j && j.state == pbsattr.StateRunning {
-			s.acct.Record(pbslog.AcctRerun, j.id, "")
-			s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Job Rerun at request of %s", c.requester())
+		if s.jobs.Get(j.ID) == j && j.State == pbsattr.StateRunning {
+			s.acct.Record(pbslog.AcctRerun, j.ID, "")
+			s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job Rerun at request of %s", c.requester())
 			mail = s.mailJob(j, 'o', true, fmt.Sprintf("rerun req to %s failed (rc=%d), forcibly requeueing job, previous output files may be lost", host, batchreq.PBSE_NORELYMOM))
 			s.requeue(j)
-			ops = append(ops, s.saveJobOp(j))
+			ops = append(ops, state.SaveJob(j))
 		}
 		s.commitAndReply(c, ops, batchreq.NullReply())
-		s.sendMail(j.id, mail)
+		s.sendMail(j.ID, mail)
 		return
 	}
 	defer m.close()
 	s.mu.Lock()
-	old := j.substate
-	j.substate = pbsattr.SubRerun
-	s.acct.Record(pbslog.AcctRerun, j.id, "")
-	s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Job Rerun at request of %s", c.requester())
+	old := j.Substate
+	j.Substate = pbsattr.SubRerun
+	s.acct.Record(pbslog.AcctRerun, j.ID, "")
+	s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job Rerun at request of %s", c.requester())
 	s.mu.Unlock()
 	c.ok()
-	p, err := m.call(batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: j.id, Signal: "SIGKILL"}, "rerun")
+	p, err := m.call(batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: j.ID, Signal: "SIGKILL"}, "rerun")
 	if err != nil || p.Code != 0 {
 		s.mu.Lock()
-		if s.jobs[j.id] == j && j.substate == pbsattr.SubRerun {
-			j.substate = old
+		if s.jobs.Get(j.ID) == j && j.Substate == pbsattr.SubRerun {
+			j.Substate = old
 		}
 		s.mu.Unlock()
 	}
@@ -228,9 +229,9 @@ func (s *Server) handleRerunJob(c *conn, req *batchreq.Request) {
 // the D record and SIGTERM through its MOM, and SIGKILL after the kill
 // delay if it is still running. Called with s.mu held and the ops of the
 // other targets; it unlocks, commits and replies.
-func (s *Server) deleteRunning(c *conn, jobs []*Job, ops []store.Op, ext string) {
+func (s *Server) deleteRunning(c *conn, jobs []*state.Job, ops []store.Op, ext string) {
 	type target struct {
-		j     *Job
+		j     *state.Job
 		host  string
 		delay int64
 	}
@@ -242,18 +243,18 @@ func (s *Server) deleteRunning(c *conn, jobs []*Job, ops []store.Op, ext string)
 	var mails []mailFor
 	for _, j := range jobs {
 		s.run.mu.Lock()
-		busy := s.run.deleting[j.id]
-		s.run.deleting[j.id] = true
+		busy := s.run.deleting[j.ID]
+		s.run.deleting[j.ID] = true
 		s.run.mu.Unlock()
 		if busy {
 			s.mu.Unlock()
 			c.reject(batchreq.PBSE_IVALREQ, "job cancel in progress")
 			return
 		}
-		s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Job deleted at request of %s", c.requester())
-		s.acct.Record(pbslog.AcctDelete, j.id, "requestor="+c.requester())
-		if c.req.User != j.ownerUser() {
-			mails = append(mails, mailFor{j.id, s.mailJob(j, 'd', true, "Job deleted at request of "+c.requester())})
+		s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job deleted at request of %s", c.requester())
+		s.acct.Record(pbslog.AcctDelete, j.ID, "requestor="+c.requester())
+		if c.req.User != j.OwnerUser() {
+			mails = append(mails, mailFor{j.ID, s.mailJob(j, 'd', true, "Job deleted at request of "+c.requester())})
 		}
 		delay := int64(-1)
 		if v, ok := strings.CutPrefix(ext, "deldelay="); ok {
@@ -261,15 +262,15 @@ func (s *Server) deleteRunning(c *conn, jobs []*Job, ops []store.Op, ext string)
 				delay = n
 			}
 		}
-		if delay < 0 && j.queue != nil {
-			if n, ok := j.queue.long(pbsattr.QueueKillDelay); ok {
+		if delay < 0 && j.Queue != nil {
+			if n, ok := j.Queue.Long(pbsattr.QueueKillDelay); ok {
 				delay = n
 			}
 		}
 		if delay < 0 {
 			delay = s.serverLong(pbsattr.SrvKillDelay, defaultKillDelay)
 		}
-		ts = append(ts, target{j: j, host: motherSuperior(j.attrs.get(pbsattr.JobExecHost)), delay: delay})
+		ts = append(ts, target{j: j, host: motherSuperior(j.Attrs.Get(pbsattr.JobExecHost)), delay: delay})
 	}
 	if !s.waitSaved(c, s.store.Submit(ops...)) { // no ops: nothing to wait for
 		return
@@ -279,15 +280,15 @@ func (s *Server) deleteRunning(c *conn, jobs []*Job, ops []store.Op, ext string)
 	}
 	reply := batchreq.NullReply()
 	for _, t := range ts {
-		p, err := s.run.momRequest(t.host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: t.j.id, Signal: "SIGTERM"}, staleExtension)
-		s.log.Logf(logline.EventJob, logline.ClassJob, t.j.id, "Job sent signal SIGTERM on delete")
+		p, err := s.run.momRequest(t.host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: t.j.ID, Signal: "SIGTERM"}, staleExtension)
+		s.log.Logf(logline.EventJob, logline.ClassJob, t.j.ID, "Job sent signal SIGTERM on delete")
 		switch {
 		case err != nil:
-			s.run.forget(t.j.id)
+			s.run.forget(t.j.ID)
 			reply = batchreq.ErrorReply(batchreq.PBSE_NORELYMOM, "", "")
 			continue
 		case p.Code == batchreq.PBSE_UNKJOBID:
-			s.log.Logf(logline.EventJob, logline.ClassJob, t.j.id, "MOM rejected signal during delete")
+			s.log.Logf(logline.EventJob, logline.ClassJob, t.j.ID, "MOM rejected signal during delete")
 			s.run.purgeDeleted(t.j, "")
 			continue
 		}
@@ -305,7 +306,7 @@ const nannyInterval = 60 * time.Second
 // job_force_cancel_time the job is purged without the MOM once it
 // passes; with job_nanny SIGKILL is repeated every minute after
 // delay+60 s while the job still exists.
-func (rl *runLink) watchDeleted(j *Job, host string, delay time.Duration) {
+func (rl *runLink) watchDeleted(j *state.Job, host string, delay time.Duration) {
 	s := rl.s
 	s.mu.RLock()
 	force := time.Duration(s.serverLong(pbsattr.SrvJobForceCancelTime, 0)) * time.Second
@@ -329,13 +330,13 @@ func (rl *runLink) watchDeleted(j *Job, host string, delay time.Duration) {
 			}
 		case <-nannyC:
 			s.mu.RLock()
-			alive := s.jobs[j.id] == j && (j.state == pbsattr.StateRunning || j.state == pbsattr.StateExiting)
+			alive := s.jobs.Get(j.ID) == j && (j.State == pbsattr.StateRunning || j.State == pbsattr.StateExiting)
 			s.mu.RUnlock()
 			if !alive {
 				return
 			}
-			s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "exiting job '%s' still exists, sending a SIGKILL", j.id)
-			p, err := rl.momRequest(host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: j.id, Signal: "SIGKILL"}, "")
+			s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "exiting job '%s' still exists, sending a SIGKILL", j.ID)
+			p, err := rl.momRequest(host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: j.ID, Signal: "SIGKILL"}, "")
 			if err == nil && p.Code == batchreq.PBSE_UNKJOBID && rl.purgeDeleted(j, "") {
 				return
 			}
@@ -346,17 +347,17 @@ func (rl *runLink) watchDeleted(j *Job, host string, delay time.Duration) {
 
 // purgeDeleted ends a deleted job on the server alone, freeing its
 // nodes. It reports whether the job was still there.
-func (rl *runLink) purgeDeleted(j *Job, why string) bool {
+func (rl *runLink) purgeDeleted(j *state.Job, why string) bool {
 	s := rl.s
 	s.mu.Lock()
-	if s.jobs[j.id] != j || j.state == pbsattr.StateComplete {
+	if s.jobs.Get(j.ID) != j || j.State == pbsattr.StateComplete {
 		s.mu.Unlock()
 		return false
 	}
 	if why != "" {
-		s.log.Log(logline.EventJob, logline.ClassJob, j.id, why)
+		s.log.Log(logline.EventJob, logline.ClassJob, j.ID, why)
 	}
-	rl.forget(j.id)
+	rl.forget(j.ID)
 	ops := s.completeJob(j, false)
 	s.refreshNodeJobs()
 	wait := s.store.Submit(ops...)
@@ -367,7 +368,7 @@ func (rl *runLink) purgeDeleted(j *Job, why string) bool {
 }
 
 // killLater sends SIGKILL to a deleted job still running after delay.
-func (rl *runLink) killLater(j *Job, host string, delay time.Duration) {
+func (rl *runLink) killLater(j *state.Job, host string, delay time.Duration) {
 	select {
 	case <-rl.s.done:
 		return
@@ -375,13 +376,13 @@ func (rl *runLink) killLater(j *Job, host string, delay time.Duration) {
 	}
 	s := rl.s
 	s.mu.RLock()
-	still := s.jobs[j.id] == j && j.state == pbsattr.StateRunning
+	still := s.jobs.Get(j.ID) == j && j.State == pbsattr.StateRunning
 	s.mu.RUnlock()
 	if !still {
 		return
 	}
-	s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Job sent signal SIGKILL on delete")
-	rl.momRequest(host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: j.id, Signal: "SIGKILL"}, "")
+	s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job sent signal SIGKILL on delete")
+	rl.momRequest(host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: j.ID, Signal: "SIGKILL"}, "")
 }
 
 // handleRescQuery answers pbs_rescquery: for nodes=<spec> whether the
@@ -398,7 +399,7 @@ func (s *Server) handleRescQuery(c *conn, req *batchreq.Request) {
 	for _, q := range body.Queries {
 		avail, alloc := 0, 0
 		if spec, ok := strings.CutPrefix(q, "nodes="); ok {
-			probe := &Job{}
+			probe := &state.Job{}
 			if _, bad := s.allocate(probe, spec); bad == nil {
 				avail = 1
 			} else if !s.satisfiable(spec) {
@@ -426,11 +427,11 @@ func (s *Server) satisfiable(spec string) bool {
 	for _, e := range elems {
 		fit := 0
 		for _, n := range s.nodes {
-			if n.timeShared || n.np < e.ppn {
+			if n.TimeShared || n.NP < e.ppn {
 				continue
 			}
 			probe := *n
-			probe.state = 0
+			probe.State = 0
 			if s.eligible(&probe, e) {
 				fit++
 			}

@@ -472,10 +472,9 @@ func (l *netLoop) commit(c *conn, req *batchreq.Request) {
 		return // answered, unlocked
 	}
 	c.pending = nil
-	j.conn = nil
 	ops := s.commitJob(j, c.requester())
 	c.lc.committing = true
-	id := j.id
+	id := j.ID
 	s.store.SubmitAsync(func(err error) {
 		// On the store's goroutine: the log lines of the round's jobs
 		// (the first callback of a round writes them all), then the

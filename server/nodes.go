@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	pbsattr "gopbs/attr"
+	"gopbs/server/state"
 	"gopbs/server/store"
 )
 
@@ -44,7 +45,7 @@ func (s *Server) loadNodesFile() error {
 			if s.nodeByName[name] != nil || name == "" {
 				continue
 			}
-			n := &Node{name: name, np: 1, timeShared: ts, order: s.orderSeq}
+			n := &state.Node{Name: name, NP: 1, TimeShared: ts, Order: s.orderSeq}
 			s.orderSeq++
 			var props []string
 			for _, tok := range fields[1:] {
@@ -52,24 +53,24 @@ func (s *Server) loadNodesFile() error {
 				switch {
 				case ok && k == "np":
 					if x, err := strconv.Atoi(v); err == nil && x > 0 {
-						n.np = x
+						n.NP = x
 					}
 				case ok && k == "gpus":
-					n.attrs.set(pbsattr.NodeGPUs, v)
+					n.Attrs.Set(pbsattr.NodeGPUs, v)
 				case ok:
-					if idx := nodeDefs.find(k); idx >= 0 {
-						n.attrs.set(idx, v)
+					if idx := state.NodeDefs.Find(k); idx >= 0 {
+						n.Attrs.Set(idx, v)
 					}
 				default:
 					props = append(props, tok)
 				}
 			}
 			if len(props) > 0 {
-				n.attrs.set(pbsattr.NodeProperties, encodeArst(props))
+				n.Attrs.Set(pbsattr.NodeProperties, state.EncodeArst(props))
 			}
 			s.nodes = append(s.nodes, n)
 			s.nodeByName[name] = n
-			ops = append(ops, store.Put(store.Nodes, n.name, encodeNode(n)))
+			ops = append(ops, state.SaveNode(n))
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -104,19 +105,19 @@ func expandNodeName(name string) []string {
 // nodeLine is node n's line in server_priv/nodes (spec 13): the name
 // (":ts" for a time-shared node), np when above 1, gpus when set, then
 // the properties.
-func nodeLine(n *Node) string {
+func nodeLine(n *state.Node) string {
 	var b strings.Builder
-	b.WriteString(n.name)
-	if n.timeShared {
+	b.WriteString(n.Name)
+	if n.TimeShared {
 		b.WriteString(":ts")
 	}
-	if n.np > 1 {
-		b.WriteString(" np=" + strconv.Itoa(n.np))
+	if n.NP > 1 {
+		b.WriteString(" np=" + strconv.Itoa(n.NP))
 	}
-	if g, _ := strconv.Atoi(n.attrs.get(pbsattr.NodeGPUs)); g > 0 {
+	if g, _ := strconv.Atoi(n.Attrs.Get(pbsattr.NodeGPUs)); g > 0 {
 		b.WriteString(" gpus=" + strconv.Itoa(g))
 	}
-	for _, p := range parseArst(n.attrs.get(pbsattr.NodeProperties)) {
+	for _, p := range state.ParseArst(n.Attrs.Get(pbsattr.NodeProperties)) {
 		b.WriteString(" " + p)
 	}
 	return b.String()
@@ -137,7 +138,7 @@ func (s *Server) nodeLines() []string {
 // are called with the lock held, in the order of the changes, and return
 // a function that waits, without the lock, until the file holding the
 // change is on disk.
-func (s *Server) nodeCreated(n *Node) func() error {
+func (s *Server) nodeCreated(n *state.Node) func() error {
 	return s.run.nodesFile.add(s.nodeLines, nodeLine(n))
 }
 

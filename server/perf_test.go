@@ -13,6 +13,7 @@ import (
 
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
+	"gopbs/server/state"
 )
 
 // TestPerformance measures the goals of the issue; it runs only with
@@ -66,7 +67,7 @@ func TestPerformance(t *testing.T) {
 	s.Shutdown("Quick")
 	start = time.Now()
 	s2 := testServer(t, home, InitWarm)
-	t.Logf("warm restart with %d jobs: %v", len(s2.jobs), time.Since(start))
+	t.Logf("warm restart with %d jobs: %v", s2.jobs.Len(), time.Since(start))
 }
 
 // envValueReference is envValue as it was written before the in-place
@@ -110,58 +111,6 @@ func FuzzEnvValue(f *testing.F) {
 	})
 }
 
-// TestHoldingIndex checks that s.holding always holds exactly the linked
-// jobs in state Running or Exiting, whatever the order of state changes,
-// links and unlinks.
-func TestHoldingIndex(t *testing.T) {
-	s := &Server{jobs: map[string]*Job{}}
-	q := &Queue{name: "batch"}
-	var jobs []*Job
-	for i := range 6 {
-		j := &Job{id: strconv.Itoa(i) + ".srv", state: pbsattr.StateQueued}
-		if i == 5 {
-			j.state = pbsattr.StateRunning // recovered running: linked in that state
-		}
-		jobs = append(jobs, j)
-		s.linkJob(j)
-		s.enqueue(j, q)
-	}
-	check := func(step string) {
-		t.Helper()
-		want := map[*Job]bool{}
-		for j := s.head; j != nil; j = j.next {
-			if j.state == pbsattr.StateRunning || j.state == pbsattr.StateExiting {
-				want[j] = true
-			}
-		}
-		if len(s.holding.list) != len(want) || len(s.holding.pos) != len(want) {
-			t.Fatalf("%s: holding %d jobs (%d indexed), want %d", step, len(s.holding.list), len(s.holding.pos), len(want))
-		}
-		for i, j := range s.holding.list {
-			if !want[j] || s.holding.pos[j] != i {
-				t.Fatalf("%s: holding[%d] = %s (pos %d), not a running job of the list", step, i, j.id, s.holding.pos[j])
-			}
-		}
-	}
-	check("linked")
-	s.setState(jobs[1], pbsattr.StateRunning, pbsattr.SubRunning)
-	s.setState(jobs[2], pbsattr.StateRunning, pbsattr.SubRunning)
-	s.setState(jobs[3], pbsattr.StateRunning, pbsattr.SubRunning)
-	check("three started")
-	s.setState(jobs[1], pbsattr.StateExiting, pbsattr.SubExiting)
-	s.setState(jobs[2], pbsattr.StateQueued, pbsattr.SubQueued)
-	check("one exiting, one requeued")
-	s.dequeue(jobs[3])
-	s.unlinkJob(jobs[3])
-	check("running job unlinked")
-	s.setState(jobs[3], pbsattr.StateRunning, pbsattr.SubRunning) // not linked: not tracked
-	check("unlinked job changed")
-	s.setState(jobs[1], pbsattr.StateComplete, pbsattr.SubComplete)
-	s.setState(jobs[5], pbsattr.StateExiting, pbsattr.SubExiting)
-	s.setState(jobs[0], pbsattr.StateRunning, pbsattr.SubRunning)
-	check("end")
-}
-
 // TestPrimaryGroupCache checks that submissions reuse a user's primary
 // group for groupCacheTTL, and that failed lookups are not remembered.
 func TestPrimaryGroupCache(t *testing.T) {
@@ -196,10 +145,10 @@ func TestPrimaryGroupCache(t *testing.T) {
 func TestUsedVPs(t *testing.T) {
 	s, _ := allocServer(3, 2, 1) // node0000 full: 0.srv on VP 0, 1.srv on VP 1
 	add := func(id, execHost string) {
-		j := &Job{id: id, state: pbsattr.StateQueued}
-		s.linkJob(j)
-		j.attrs.set(pbsattr.JobExecHost, execHost)
-		s.setState(j, pbsattr.StateRunning, pbsattr.SubRunning)
+		j := &state.Job{ID: id, State: pbsattr.StateQueued}
+		s.jobs.Link(j)
+		j.Attrs.Set(pbsattr.JobExecHost, execHost)
+		s.jobs.SetState(j, pbsattr.StateRunning, pbsattr.SubRunning)
 	}
 	add("multi.srv", "node0002/1+node0001/0+node0002/0")
 	add("bad.srv", "node0001/x+node0001/-1+node0001/99999999+nohost")
@@ -212,11 +161,11 @@ func TestUsedVPs(t *testing.T) {
 		"node0002": "0/multi.srv, 1/multi.srv",
 	}
 	for _, n := range s.nodes {
-		if got := n.attrs.get(pbsattr.NodeJobs); got != want[n.name] {
-			t.Errorf("%s jobs = %q, want %q", n.name, got, want[n.name])
+		if got := n.Attrs.Get(pbsattr.NodeJobs); got != want[n.Name] {
+			t.Errorf("%s jobs = %q, want %q", n.Name, got, want[n.Name])
 		}
-		if excl := n.state&nsJobExclusive != 0; excl != (n.name != "node0001") {
-			t.Errorf("%s job-exclusive = %v", n.name, excl)
+		if excl := n.State&state.NodeStateJobExclusive != 0; excl != (n.Name != "node0001") {
+			t.Errorf("%s job-exclusive = %v", n.Name, excl)
 		}
 	}
 	used := s.usedVPs()
@@ -225,7 +174,7 @@ func TestUsedVPs(t *testing.T) {
 	}
 	delete(s.run.suspended, "susp.srv")
 	s.refreshNodeJobs()
-	if got := s.nodes[1].attrs.get(pbsattr.NodeJobs); got != "0/multi.srv, 1/susp.srv" {
+	if got := s.nodes[1].Attrs.Get(pbsattr.NodeJobs); got != "0/multi.srv, 1/susp.srv" {
 		t.Errorf("node0001 jobs after resume = %q", got)
 	}
 }
@@ -242,10 +191,10 @@ func TestNodeByAddrIndex(t *testing.T) {
 	for i := range n {
 		name := fmt.Sprintf("sim%04d", i)
 		addrs[name] = []netip.Addr{netip.AddrFrom4([4]byte{127, 1, byte(i >> 8), byte(i)})}
-		s.nodes = append(s.nodes, &Node{name: name})
+		s.nodes = append(s.nodes, &state.Node{Name: name})
 	}
 	addrs["remote"] = []netip.Addr{netip.MustParseAddr("10.0.0.7")}
-	s.nodes = append(s.nodes, &Node{name: "remote"})
+	s.nodes = append(s.nodes, &state.Node{Name: "remote"})
 	tests := []struct{ addr, want string }{
 		{"127.1.0.5", "sim0005"},
 		{"127.1.3.231", "sim0999"},
@@ -265,7 +214,7 @@ func TestNodeByAddrIndex(t *testing.T) {
 		t.Errorf("%d host lookups for %d nodes and %d streams, want one per node", lookups, n+1, 3*len(tests))
 	}
 	addrs["late"] = []netip.Addr{netip.MustParseAddr("10.0.0.8")}
-	s.nodes = append(s.nodes, &Node{name: "late"})
+	s.nodes = append(s.nodes, &state.Node{Name: "late"})
 	if got := rl.nodeByAddr(netip.MustParseAddr("10.0.0.8")); got != "late" {
 		t.Errorf("node created later: got %q", got)
 	}
@@ -303,7 +252,7 @@ func TestStatusWantedAttrs(t *testing.T) {
 		s.mu.RLock()
 		for _, o := range p.Status {
 			j := s.findJob(o.Name)
-			ref, _ := statusList(jobDefs, clientView(s.jobView(j)), perm{mgr: true, oper: true, svr: true}, true, want)
+			ref, _ := statusList(state.JobDefs, clientView(s.jobView(j)), perm{mgr: true, oper: true, svr: true}, true, want)
 			if attrText(o.Attrs) != attrText(ref) || len(ref) == 0 {
 				t.Errorf("%s %v:\n got %v\nwant %v", o.Name, want, o.Attrs, ref)
 			}

@@ -14,6 +14,7 @@ import (
 	"gopbs/batchreq"
 	"gopbs/dis"
 	"gopbs/internal/logline"
+	"gopbs/server/state"
 	"gopbs/server/store"
 )
 
@@ -128,36 +129,36 @@ type outgoing struct {
 // beginMove puts j in transit to dest and returns what the move sends.
 // Array jobs do not move between servers (PBSE_IVALREQ). Called with s.mu
 // held.
-func (s *Server) beginMove(j *Job, dest destination) (*outgoing, int) {
-	if j.array != nil || j.parent != nil {
+func (s *Server) beginMove(j *state.Job, dest destination) (*outgoing, int) {
+	if j.Array != nil || j.Parent != nil {
 		return nil, batchreq.PBSE_IVALREQ
 	}
-	out := &outgoing{id: j.id, dest: dest, scriptKey: scriptKey(j), state: j.state, substate: j.substate}
-	for _, v := range j.attrs {
-		if notSent[v.idx] {
+	out := &outgoing{id: j.ID, dest: dest, scriptKey: state.ScriptKey(j), state: j.State, substate: j.Substate}
+	for _, v := range j.Attrs {
+		if notSent[v.Index] {
 			continue
 		}
-		out.attrs = append(out.attrs, wireAttr(jobDefs, v))
+		out.attrs = append(out.attrs, wireAttr(state.JobDefs, v))
 	}
-	out.attrs = append(out.attrs, batchreq.NewAttr("Hold_Types", formatHold(j.hold&(holdUser|holdOther|holdSystem))))
-	s.setState(j, pbsattr.StateTransit, pbsattr.SubTrnOut)
+	out.attrs = append(out.attrs, batchreq.NewAttr("Hold_Types", state.FormatHold(j.Hold&(state.HoldUser|state.HoldOther|state.HoldSystem))))
+	s.jobs.SetState(j, pbsattr.StateTransit, pbsattr.SubTrnOut)
 	return out, 0
 }
 
 // endMove finishes a move begun by beginMove: on success the job leaves
 // this server; otherwise it returns to the state it had. It reports
 // whether the job was still here. Called with s.mu held.
-func (s *Server) endMove(j *Job, m *outgoing, sent bool) (ops []store.Op, here bool) {
-	if s.jobs[j.id] != j || j.state != pbsattr.StateTransit {
+func (s *Server) endMove(j *state.Job, m *outgoing, sent bool) (ops []store.Op, here bool) {
+	if s.jobs.Get(j.ID) != j || j.State != pbsattr.StateTransit {
 		return nil, false
 	}
 	if sent {
-		s.log.Logf(logline.EventDebug2, logline.ClassJob, j.id, "dequeuing from %s, state TRANSIT", queueName(j))
-		hop, _ := strconv.Atoi(j.attrs.get(pbsattr.JobHopCount))
-		ops = s.track(j.id, trackEntry{hop: hop + 1, location: m.dest.server, state: pbsattr.JobStateNum(m.state).Letter(false)})
+		s.log.Logf(logline.EventDebug2, logline.ClassJob, j.ID, "dequeuing from %s, state TRANSIT", state.QueueName(j))
+		hop, _ := strconv.Atoi(j.Attrs.Get(pbsattr.JobHopCount))
+		ops = s.track(j.ID, trackEntry{hop: hop + 1, location: m.dest.server, state: pbsattr.JobStateNum(m.state).Letter(false)})
 		return append(ops, s.purgeJob(j)...), true
 	}
-	s.setState(j, m.state, m.substate)
+	s.jobs.SetState(j, m.state, m.substate)
 	s.evaluate(j)
 	return nil, true
 }
@@ -223,19 +224,19 @@ func (s *Server) sendJob(m *outgoing) error {
 
 // countHop raises the hop_count of a job received from another server
 // and refuses it when it has hopped too often. Called with s.mu held.
-func countHop(j *Job) *batchreq.Reply {
-	n, _ := strconv.Atoi(j.attrs.get(pbsattr.JobHopCount))
+func countHop(j *state.Job) *batchreq.Reply {
+	n, _ := strconv.Atoi(j.Attrs.Get(pbsattr.JobHopCount))
 	n++
 	if n > maxHops {
 		return batchreq.ErrorReply(batchreq.PBSE_HOPCOUNT, "", "max job hop reached")
 	}
-	j.attrs.set(pbsattr.JobHopCount, strconv.Itoa(n))
+	j.Attrs.Set(pbsattr.JobHopCount, strconv.Itoa(n))
 	return nil
 }
 
 // moveRemote serves a MoveJob to another server: the reply waits for the
 // move. Called with s.mu held; returns with it released.
-func (s *Server) moveRemote(c *conn, j *Job, dest destination) {
+func (s *Server) moveRemote(c *conn, j *state.Job, dest destination) {
 	if dest.bad {
 		s.mu.Unlock()
 		c.reject(batchreq.PBSE_BADHOST, "bad destination server "+dest.server)
@@ -258,7 +259,7 @@ func (s *Server) moveRemote(c *conn, j *Job, dest destination) {
 		return
 	case err != nil:
 		s.mu.Unlock()
-		s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Job move to %s failed: %v", dest, err)
+		s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job move to %s failed: %v", dest, err)
 		if p := refusal(err); p != nil {
 			c.send(batchreq.ErrorReply(p.Code, "", remoteMessage(p)))
 		} else {
@@ -266,7 +267,7 @@ func (s *Server) moveRemote(c *conn, j *Job, dest destination) {
 		}
 		return
 	}
-	s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Job moved to %s at request of %s", dest, c.requester())
+	s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job moved to %s at request of %s", dest, c.requester())
 	s.commitAndReply(c, ops, batchreq.NullReply())
 }
 
@@ -282,15 +283,15 @@ func remoteMessage(p *batchreq.Reply) string {
 // routeRemote sends a job of a route queue to another server (run in its
 // own goroutine); on failure the next tick tries the job's next
 // destination.
-func (s *Server) routeRemote(j *Job, m *outgoing) {
+func (s *Server) routeRemote(j *state.Job, m *outgoing) {
 	// A job routed as it is committed is sent only once the commit
 	// (which writes its script) is durable: saving the job in transit
 	// after it orders this write after the commit's (and a warm start
 	// queues a job saved in transit again).
 	s.mu.Lock()
 	var wait func() error
-	if s.jobs[j.id] == j {
-		wait = s.store.Submit(s.saveJobOp(j))
+	if s.jobs.Get(j.ID) == j {
+		wait = s.store.Submit(state.SaveJob(j))
 	}
 	s.mu.Unlock()
 	var err error
@@ -305,15 +306,15 @@ func (s *Server) routeRemote(j *Job, m *outgoing) {
 		key := m.dest.String()
 		switch p := refusal(err); {
 		case err == nil:
-			s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Job routed to %s", m.dest)
+			s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job routed to %s", m.dest)
 		case p != nil && !temporaryRejection(p.Code):
-			s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Job routing to %s failed: %v", m.dest, err)
-			j.routeTried[key] = true
+			s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job routing to %s failed: %v", m.dest, err)
+			j.RouteTried[key] = true
 		default:
-			s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Job routing to %s failed: %v", m.dest, err)
-			j.routeLater[key] = true
+			s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job routing to %s failed: %v", m.dest, err)
+			j.RouteLater[key] = true
 		}
-		j.routeRetryAt = 0
+		j.RouteRetryAt = 0
 	}
 	wait = nil
 	if len(ops) > 0 {
@@ -327,8 +328,8 @@ func (s *Server) routeRemote(j *Job, m *outgoing) {
 
 // hopCount is a job's hop_count as the "enqueuing into" log line shows
 // it: 1 for a job submitted here.
-func hopCount(j *Job) string {
-	if h := j.attrs.get(pbsattr.JobHopCount); h != "" {
+func hopCount(j *state.Job) string {
+	if h := j.Attrs.Get(pbsattr.JobHopCount); h != "" {
 		return h
 	}
 	return "1"

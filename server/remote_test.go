@@ -11,6 +11,7 @@ import (
 
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
+	"gopbs/server/state"
 	"gopbs/server/store"
 )
 
@@ -44,11 +45,11 @@ func at(queue string, s *Server) string {
 func jobHop(s *Server, id string) (string, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	j := s.jobs[id]
+	j := s.jobs.Get(id)
 	if j == nil {
 		return "", false
 	}
-	return j.attrs.get(pbsattr.JobHopCount), true
+	return j.Attrs.Get(pbsattr.JobHopCount), true
 }
 
 func waitJobAt(t *testing.T, s *Server, id string) {
@@ -300,12 +301,12 @@ func TestInterruptedMoveRequeued(t *testing.T) {
 	cl := newCluster(t)
 	id := mustSubmit(t, cl.alice, "alice")
 	cl.s.mu.Lock()
-	j := cl.s.jobs[id]
+	j := cl.s.jobs.Get(id)
 	if _, code := cl.s.beginMove(j, destination{queue: "batch", addr: "127.0.0.1:1"}); code != 0 {
 		cl.s.mu.Unlock()
 		t.Fatalf("beginMove: %d", code)
 	}
-	err := cl.s.store.Apply(cl.s.saveJobOp(j))
+	err := cl.s.store.Apply(state.SaveJob(j))
 	cl.s.mu.Unlock()
 	if err != nil {
 		t.Fatal(err)

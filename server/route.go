@@ -5,6 +5,7 @@ import (
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
 	"gopbs/server/pbslog"
+	"gopbs/server/state"
 	"gopbs/server/store"
 )
 
@@ -22,34 +23,34 @@ func temporaryRejection(code int) bool {
 }
 
 // routeJob tries to move one job out of its route queue.
-func (s *Server) routeJob(j *Job, now int64) []store.Op {
-	q := j.queue
+func (s *Server) routeJob(j *state.Job, now int64) []store.Op {
+	q := j.Queue
 	switch {
-	case j.state == pbsattr.StateTransit || j.state == pbsattr.StateComplete || j.state == pbsattr.StateRunning || j.state == pbsattr.StateExiting:
+	case j.State == pbsattr.StateTransit || j.State == pbsattr.StateComplete || j.State == pbsattr.StateRunning || j.State == pbsattr.StateExiting:
 		return nil
-	case j.state == pbsattr.StateHeld && !isTrue(q.attrs.get(pbsattr.QueueRouteHeldJobs)):
+	case j.State == pbsattr.StateHeld && !state.IsTrue(q.Attrs.Get(pbsattr.QueueRouteHeldJobs)):
 		return nil
-	case j.state == pbsattr.StateWaiting && !isTrue(q.attrs.get(pbsattr.QueueRouteWaitingJobs)):
+	case j.State == pbsattr.StateWaiting && !state.IsTrue(q.Attrs.Get(pbsattr.QueueRouteWaitingJobs)):
 		return nil
-	case !isTrue(q.attrs.get(pbsattr.QueueStarted)):
+	case !state.IsTrue(q.Attrs.Get(pbsattr.QueueStarted)):
 		return nil
 	}
-	if lt, ok := q.long(pbsattr.QueueRouteLifetime); ok && lt > 0 {
-		qt := s.serverLongOf(j.attrs.get(pbsattr.JobQtime))
+	if lt, ok := q.Long(pbsattr.QueueRouteLifetime); ok && lt > 0 {
+		qt := s.serverLongOf(j.Attrs.Get(pbsattr.JobQtime))
 		if now-qt > lt {
-			s.log.Log(logline.EventJob, logline.ClassJob, j.id, "Route queue lifetime exceeded")
-			s.acct.Record(pbslog.AcctAbort, j.id, "")
+			s.log.Log(logline.EventJob, logline.ClassJob, j.ID, "Route queue lifetime exceeded")
+			s.acct.Record(pbslog.AcctAbort, j.ID, "")
 			return s.completeJob(j, false)
 		}
 	}
-	if j.routeTried == nil {
-		j.routeTried = map[string]bool{}
+	if j.RouteTried == nil {
+		j.RouteTried = map[string]bool{}
 	}
-	if j.routeLater == nil {
-		j.routeLater = map[string]bool{}
+	if j.RouteLater == nil {
+		j.RouteLater = map[string]bool{}
 	}
-	temporary := len(j.routeLater) > 0
-	for _, entry := range parseArst(q.attrs.get(pbsattr.QueueRouteDestinations)) {
+	temporary := len(j.RouteLater) > 0
+	for _, entry := range state.ParseArst(q.Attrs.Get(pbsattr.QueueRouteDestinations)) {
 		dest := s.parseDestination(entry)
 		if dest.bad {
 			continue // no server can be reached there
@@ -58,48 +59,48 @@ func (s *Server) routeJob(j *Job, now int64) []store.Op {
 			// another server: the move runs without the lock and
 			// reports back (remote.go)
 			key := dest.String()
-			if j.routeTried[key] || j.routeLater[key] {
+			if j.RouteTried[key] || j.RouteLater[key] {
 				continue
 			}
 			m, code := s.beginMove(j, dest)
 			if code != 0 {
-				j.routeTried[key] = true
+				j.RouteTried[key] = true
 				continue
 			}
 			go s.routeRemote(j, m)
 			return nil
 		}
 		name := dest.queue
-		if j.routeTried[name] {
+		if j.RouteTried[name] {
 			continue
 		}
 		dq := s.queueByName[name]
 		if dq == nil || dq == q {
-			j.routeTried[name] = true
+			j.RouteTried[name] = true
 			continue
 		}
 		if p := s.admitFrom(j, dq, "", false, true); p != nil {
 			if temporaryRejection(p.Code) {
 				temporary = true
 			} else {
-				j.routeTried[name] = true
+				j.RouteTried[name] = true
 			}
 			continue
 		}
-		j.routeTried, j.routeLater = nil, nil
+		j.RouteTried, j.RouteLater = nil, nil
 		return s.moveJob(j, q, dq)
 	}
 	if temporary {
-		j.routeLater = nil
-		retry := s.serverLongOf(q.attrs.get(pbsattr.QueueRouteRetryTime))
+		j.RouteLater = nil
+		retry := s.serverLongOf(q.Attrs.Get(pbsattr.QueueRouteRetryTime))
 		if retry <= 0 {
 			retry = defaultRouteRetry
 		}
-		j.routeRetryAt = now + retry
+		j.RouteRetryAt = now + retry
 		return nil
 	}
-	s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "%s", batchreq.ErrorText(batchreq.PBSE_ROUTEREJ))
-	s.acct.Record(pbslog.AcctAbort, j.id, "")
+	s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "%s", batchreq.ErrorText(batchreq.PBSE_ROUTEREJ))
+	s.acct.Record(pbslog.AcctAbort, j.ID, "")
 	return s.completeJob(j, false)
 }
 

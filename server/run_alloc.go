@@ -6,6 +6,7 @@ import (
 
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
+	"gopbs/server/state"
 )
 
 // defaultNodeSpec is default_node's default (spec 12 §9.2).
@@ -54,11 +55,11 @@ func motherSuperior(execHost string) string {
 }
 
 // holdsNodes reports whether a job's exec_host VPs count as in use.
-func (s *Server) holdsNodes(j *Job) bool {
-	if j.state != pbsattr.StateRunning && j.state != pbsattr.StateExiting {
+func (s *Server) holdsNodes(j *state.Job) bool {
+	if j.State != pbsattr.StateRunning && j.State != pbsattr.StateExiting {
 		return false
 	}
-	return !s.run.isSuspended(j.id)
+	return !s.run.isSuspended(j.ID)
 }
 
 // vpJobs lists the jobs holding one node's VPs: index VP, value the job
@@ -76,13 +77,13 @@ const maxVP = 1 << 16
 // Called with s.mu held.
 func (s *Server) usedVPs() map[string]vpJobs {
 	used := make(map[string]vpJobs, len(s.nodes))
-	for _, j := range s.holding.list {
+	for _, j := range s.jobs.Holding() {
 		if !s.holdsNodes(j) {
 			continue
 		}
 		var host string
 		var m vpJobs
-		for rest := j.attrs.get(pbsattr.JobExecHost); rest != ""; {
+		for rest := j.Attrs.Get(pbsattr.JobExecHost); rest != ""; {
 			var e string
 			e, rest, _ = strings.Cut(rest, "+")
 			h, n, ok := strings.Cut(e, "/")
@@ -97,8 +98,8 @@ func (s *Server) usedVPs() map[string]vpJobs {
 				host, m = h, used[h]
 				if m == nil {
 					np := 1
-					if n := s.nodeByName[h]; n != nil && n.np > 0 {
-						np = n.np
+					if n := s.nodeByName[h]; n != nil && n.NP > 0 {
+						np = n.NP
 					}
 					m = make(vpJobs, 0, np)
 				}
@@ -106,7 +107,7 @@ func (s *Server) usedVPs() map[string]vpJobs {
 			if vp >= len(m) {
 				m = append(m, make(vpJobs, vp+1-len(m))...)
 			}
-			m[vp] = j.id
+			m[vp] = j.ID
 		}
 		if m != nil {
 			used[host] = m
@@ -125,7 +126,7 @@ func (s *Server) refreshNodeJobs() {
 	for _, n := range s.nodes {
 		buf = buf[:0]
 		count := 0
-		for vp, id := range used[n.name] {
+		for vp, id := range used[n.Name] {
 			if id == "" {
 				continue
 			}
@@ -137,13 +138,13 @@ func (s *Server) refreshNodeJobs() {
 			buf = append(buf, id...)
 			count++
 		}
-		if string(buf) != n.attrs.get(pbsattr.NodeJobs) {
-			n.attrs.set(pbsattr.NodeJobs, string(buf))
+		if string(buf) != n.Attrs.Get(pbsattr.NodeJobs) {
+			n.Attrs.Set(pbsattr.NodeJobs, string(buf))
 		}
-		if count >= n.np && n.np > 0 {
-			n.state |= nsJobExclusive
+		if count >= n.NP && n.NP > 0 {
+			n.State |= state.NodeStateJobExclusive
 		} else {
-			n.state &^= nsJobExclusive
+			n.State &^= state.NodeStateJobExclusive
 		}
 	}
 }
@@ -159,18 +160,18 @@ var assignedResources = []string{"mem", "ncpus", "nodect", "vmem"}
 func (s *Server) refreshAssigned() {
 	type sums map[string]int64
 	total := sums{}
-	perQueue := map[*Queue]sums{}
-	for _, j := range s.holding.list {
-		if j.state != pbsattr.StateRunning && j.state != pbsattr.StateExiting || j.queue == nil {
+	perQueue := map[*state.Queue]sums{}
+	for _, j := range s.jobs.Holding() {
+		if j.State != pbsattr.StateRunning && j.State != pbsattr.StateExiting || j.Queue == nil {
 			continue
 		}
-		q := perQueue[j.queue]
+		q := perQueue[j.Queue]
 		if q == nil {
 			q = sums{}
-			perQueue[j.queue] = q
+			perQueue[j.Queue] = q
 		}
 		for _, r := range assignedResources {
-			v, ok := j.attrs.lookupRes(pbsattr.JobResourceList, r)
+			v, ok := j.Attrs.LookupRes(pbsattr.JobResourceList, r)
 			if !ok {
 				continue
 			}
@@ -182,19 +183,19 @@ func (s *Server) refreshAssigned() {
 			q[r] += n
 		}
 	}
-	apply := func(l *attrList, idx int, m sums) {
+	apply := func(l *state.Attrs, idx int, m sums) {
 		for _, r := range assignedResources {
 			n, ok := m[r]
-			if _, had := l.lookupRes(idx, r); !ok && !had {
+			if _, had := l.LookupRes(idx, r); !ok && !had {
 				continue
 			}
-			l.setRes(idx, r, formatAmount(r, n))
+			l.SetRes(idx, r, formatAmount(r, n))
 		}
 	}
 	apply(&s.attrs, pbsattr.SrvResourcesAssigned, total)
 	for _, q := range s.queues {
-		if q.isExec() {
-			apply(&q.attrs, pbsattr.QueueResourcesAssigned, perQueue[q])
+		if q.IsExec() {
+			apply(&q.Attrs, pbsattr.QueueResourcesAssigned, perQueue[q])
 		}
 	}
 }
@@ -203,7 +204,7 @@ func (s *Server) refreshAssigned() {
 // bytes for mem and vmem.
 func resourceAmount(res, v string) (int64, bool) {
 	if res == "mem" || res == "vmem" {
-		return sizeBytes(v)
+		return state.SizeBytes(v)
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	return n, err == nil
@@ -283,19 +284,19 @@ func parseNodeSpec(spec string, known func(string) bool) ([]nodeElement, bool) {
 // given, else neednodes, nodes or default_node) and returns the
 // exec_host slots, or an error reply (spec 12 §9.3). Called with s.mu
 // held; it changes nothing.
-func (s *Server) allocate(j *Job, dest string) ([]vpSlot, *batchreq.Reply) {
+func (s *Server) allocate(j *state.Job, dest string) ([]vpSlot, *batchreq.Reply) {
 	if len(s.nodes) == 0 {
 		return []vpSlot{{host: s.name, vp: 0}}, nil
 	}
 	spec := dest
 	if spec == "" {
-		spec = j.attrs.getRes(pbsattr.JobResourceList, "neednodes")
+		spec = j.Attrs.GetRes(pbsattr.JobResourceList, "neednodes")
 	}
 	if spec == "" {
-		spec = j.attrs.getRes(pbsattr.JobResourceList, "nodes")
+		spec = j.Attrs.GetRes(pbsattr.JobResourceList, "nodes")
 	}
 	if spec == "" {
-		spec = s.attrs.get(pbsattr.SrvDefaultNode)
+		spec = s.attrs.Get(pbsattr.SrvDefaultNode)
 	}
 	if spec == "" {
 		spec = defaultNodeSpec
@@ -310,13 +311,13 @@ func (s *Server) allocate(j *Job, dest string) ([]vpSlot, *batchreq.Reply) {
 	for _, e := range elems {
 		var group []vpSlot
 		for k := 0; k < e.count; k++ {
-			var pick *Node
+			var pick *state.Node
 			var free []int
 			for _, n := range s.nodes {
-				if taken[n.name] || !s.eligible(n, e) {
+				if taken[n.Name] || !s.eligible(n, e) {
 					continue
 				}
-				f := freeVPs(n, used[n.name])
+				f := freeVPs(n, used[n.Name])
 				if len(f) < e.ppn {
 					continue
 				}
@@ -326,9 +327,9 @@ func (s *Server) allocate(j *Job, dest string) ([]vpSlot, *batchreq.Reply) {
 			if pick == nil {
 				return nil, batchreq.ErrorReply(batchreq.PBSE_RESCUNAV, "", "")
 			}
-			taken[pick.name] = true
+			taken[pick.Name] = true
 			for _, vp := range free[:e.ppn] {
-				group = append(group, vpSlot{host: pick.name, vp: vp})
+				group = append(group, vpSlot{host: pick.Name, vp: vp})
 			}
 		}
 		// most recently allocated first within an element
@@ -340,28 +341,28 @@ func (s *Server) allocate(j *Job, dest string) ([]vpSlot, *batchreq.Reply) {
 }
 
 // eligible reports whether node n may serve element e.
-func (s *Server) eligible(n *Node, e nodeElement) bool {
-	if n.timeShared || n.state&(nsDown|nsOffline|nsUnknown|nsReserve) != 0 {
+func (s *Server) eligible(n *state.Node, e nodeElement) bool {
+	if n.TimeShared || n.State&(state.NodeStateDown|state.NodeStateOffline|state.NodeStateUnknown|state.NodeStateReserve) != 0 {
 		return false
 	}
-	if e.name != "" && n.name != e.name {
+	if e.name != "" && n.Name != e.name {
 		return false
 	}
 	if len(e.props) == 0 {
 		return true
 	}
-	props := parseArst(n.attrs.get(pbsattr.NodeProperties))
+	props := state.ParseArst(n.Attrs.Get(pbsattr.NodeProperties))
 	for _, p := range e.props {
-		if p != n.name && !contains(props, p) {
+		if p != n.Name && !contains(props, p) {
 			return false
 		}
 	}
 	return true
 }
 
-func freeVPs(n *Node, used vpJobs) []int {
+func freeVPs(n *state.Node, used vpJobs) []int {
 	var out []int
-	for vp := 0; vp < n.np; vp++ {
+	for vp := 0; vp < n.NP; vp++ {
 		if vp >= len(used) || used[vp] == "" {
 			out = append(out, vp)
 		}

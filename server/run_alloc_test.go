@@ -1,6 +1,10 @@
 package server
 
-import "testing"
+import (
+	"testing"
+
+	"gopbs/server/state"
+)
 
 func TestParseNodeSpec(t *testing.T) {
 	known := func(n string) bool { return n == "vm" || n == "vm2" }
@@ -41,13 +45,13 @@ func TestParseNodeSpec(t *testing.T) {
 }
 
 func TestAllocateExecHostOrder(t *testing.T) {
-	s := &Server{name: "srv", nodeByName: map[string]*Node{}, jobs: map[string]*Job{}}
+	s := &Server{name: "srv", nodeByName: map[string]*state.Node{}}
 	s.run = newRunLink(s)
-	for _, n := range []*Node{{name: "A", np: 2}, {name: "B", np: 2}, {name: "C", np: 1, state: nsDown}} {
+	for _, n := range []*state.Node{{Name: "A", NP: 2}, {Name: "B", NP: 2}, {Name: "C", NP: 1, State: state.NodeStateDown}} {
 		s.nodes = append(s.nodes, n)
-		s.nodeByName[n.name] = n
+		s.nodeByName[n.Name] = n
 	}
-	j := &Job{}
+	j := &state.Job{}
 	for _, tc := range []struct{ spec, want string }{
 		{"2:ppn=2", "B/1+B/0+A/1+A/0"},
 		{"A:ppn=2+B", "A/1+A/0+B/0"},
@@ -68,7 +72,7 @@ func TestAllocateExecHostOrder(t *testing.T) {
 		}
 	}
 	// no nodes at all: the job runs on the server host
-	empty := &Server{name: "srv", nodeByName: map[string]*Node{}}
+	empty := &Server{name: "srv", nodeByName: map[string]*state.Node{}}
 	if slots, _ := empty.allocate(j, ""); formatExecHost(slots) != "srv/0" {
 		t.Errorf("no nodes: %v", slots)
 	}

@@ -11,6 +11,7 @@ import (
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
 	"gopbs/server/pbslog"
+	"gopbs/server/state"
 	"gopbs/server/store"
 )
 
@@ -105,11 +106,11 @@ func (s *Server) handleRunJob(c *conn, req *batchreq.Request) {
 		s.mu.Unlock()
 		c.reject(batchreq.PBSE_PERM, batchreq.MsgNotPermitted)
 		return
-	case j.state == pbsattr.StateRunning || j.state == pbsattr.StateExiting || j.state == pbsattr.StateTransit:
+	case j.State == pbsattr.StateRunning || j.State == pbsattr.StateExiting || j.State == pbsattr.StateTransit:
 		s.mu.Unlock()
 		c.reject(batchreq.PBSE_BADSTATE, "job already running")
 		return
-	case j.state == pbsattr.StateComplete:
+	case j.State == pbsattr.StateComplete:
 		s.mu.Unlock()
 		c.reject(batchreq.PBSE_BADSTATE, "invalid state for job - COMPLETE")
 		return
@@ -118,11 +119,11 @@ func (s *Server) handleRunJob(c *conn, req *batchreq.Request) {
 		s.mu.Unlock()
 		c.reject(batchreq.PBSE_PERM, "")
 		return
-	case j.array != nil:
+	case j.Array != nil:
 		s.mu.Unlock()
 		c.reject(batchreq.PBSE_IVALREQ, "cannot run an array template")
 		return
-	case j.queue == nil || !j.queue.isExec():
+	case j.Queue == nil || !j.Queue.IsExec():
 		s.mu.Unlock()
 		c.reject(batchreq.PBSE_IVALREQ, "job not in execution queue")
 		return
@@ -133,14 +134,14 @@ func (s *Server) handleRunJob(c *conn, req *batchreq.Request) {
 		c.send(bad)
 		return
 	}
-	s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Job Run at request of %s", c.requester())
+	s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job Run at request of %s", c.requester())
 	l, err := s.prepareRun(j, slots)
 	if err != nil {
 		s.mu.Unlock()
 		c.reject(batchreq.PBSE_SYSTEM, err.Error())
 		return
 	}
-	wait := s.store.Submit(s.saveJobOp(j))
+	wait := s.store.Submit(state.SaveJob(j))
 	s.mu.Unlock()
 	if err := wait(); err != nil {
 		s.abandonRun(j, "cannot save job")
@@ -158,7 +159,7 @@ func (s *Server) handleRunJob(c *conn, req *batchreq.Request) {
 	if started {
 		s.run.countStart(c)
 		if !s.run.endingWith(l.host) {
-			go s.run.pollJob(j.id)
+			go s.run.pollJob(j.ID)
 		}
 	}
 }
@@ -166,38 +167,38 @@ func (s *Server) handleRunJob(c *conn, req *batchreq.Request) {
 // prepareRun records the allocation on the job (exec_host, euser,
 // egroup, hashname, start_time, start_count), puts it in RUNNING/PRERUN
 // and returns the launch. Called with s.mu held.
-func (s *Server) prepareRun(j *Job, slots []vpSlot) (*launch, error) {
-	script, err := s.store.Get(store.Script, scriptKey(j))
+func (s *Server) prepareRun(j *state.Job, slots []vpSlot) (*launch, error) {
+	script, err := s.store.Get(store.Script, state.ScriptKey(j))
 	if err != nil {
 		return nil, fmt.Errorf("cannot read job script: %w", err)
 	}
 	now := strconv.FormatInt(s.now().Unix(), 10)
 	execHost := formatExecHost(slots)
-	j.attrs.set(pbsattr.JobExecHost, execHost)
-	if !j.attrs.has(pbsattr.JobEuser) {
-		j.attrs.set(pbsattr.JobEuser, j.ownerUser())
+	j.Attrs.Set(pbsattr.JobExecHost, execHost)
+	if !j.Attrs.Has(pbsattr.JobEuser) {
+		j.Attrs.Set(pbsattr.JobEuser, j.OwnerUser())
 	}
-	euser := j.attrs.get(pbsattr.JobEuser)
-	if !j.attrs.has(pbsattr.JobEgroup) {
-		j.attrs.set(pbsattr.JobEgroup, s.run.groupOf(euser))
+	euser := j.Attrs.Get(pbsattr.JobEuser)
+	if !j.Attrs.Has(pbsattr.JobEgroup) {
+		j.Attrs.Set(pbsattr.JobEgroup, s.run.groupOf(euser))
 	}
-	if !j.attrs.has(pbsattr.JobHashname) {
-		j.attrs.set(pbsattr.JobHashname, filePrefix(j.id))
+	if !j.Attrs.Has(pbsattr.JobHashname) {
+		j.Attrs.Set(pbsattr.JobHashname, filePrefix(j.ID))
 	}
-	if !j.attrs.has(pbsattr.JobServer) {
-		j.attrs.set(pbsattr.JobServer, s.name)
+	if !j.Attrs.Has(pbsattr.JobServer) {
+		j.Attrs.Set(pbsattr.JobServer, s.name)
 	}
-	if !j.attrs.has(pbsattr.JobRestartName) {
-		j.attrs.set(pbsattr.JobStartTime, now)
+	if !j.Attrs.Has(pbsattr.JobRestartName) {
+		j.Attrs.Set(pbsattr.JobStartTime, now)
 	}
-	n, _ := strconv.Atoi(j.attrs.get(pbsattr.JobStartCount))
-	j.attrs.set(pbsattr.JobStartCount, strconv.Itoa(n+1))
-	s.setState(j, pbsattr.StateRunning, pbsattr.SubPreRun)
+	n, _ := strconv.Atoi(j.Attrs.Get(pbsattr.JobStartCount))
+	j.Attrs.Set(pbsattr.JobStartCount, strconv.Itoa(n+1))
+	s.jobs.SetState(j, pbsattr.StateRunning, pbsattr.SubPreRun)
 	s.touch(j)
 	s.refreshNodeJobs()
-	l := &launch{id: j.id, host: motherSuperior(execHost), script: script, attrs: s.momAttrs(j),
-		prefix: j.attrs.get(pbsattr.JobHashname), hasRun: n > 0}
-	if pairs := stagePairs(j.attrs.get(pbsattr.JobStagein)); len(pairs) > 0 {
+	l := &launch{id: j.ID, host: motherSuperior(execHost), script: script, attrs: s.momAttrs(j),
+		prefix: j.Attrs.Get(pbsattr.JobHashname), hasRun: n > 0}
+	if pairs := stagePairs(j.Attrs.Get(pbsattr.JobStagein)); len(pairs) > 0 {
 		l.stageIn = stageFiles(j, batchreq.STAGE_DIR_IN, pairs)
 	}
 	return l, nil
@@ -205,36 +206,36 @@ func (s *Server) prepareRun(j *Job, slots []vpSlot) (*launch, error) {
 
 // momAttrs builds the QueueJob attribute list for the MOM (spec 10 §6.2):
 // values that came from defaults travel with op DFLT.
-func (s *Server) momAttrs(j *Job) batchreq.AttrList {
+func (s *Server) momAttrs(j *state.Job) batchreq.AttrList {
 	defaults := map[string]string{}
-	if q := j.queue; q != nil {
-		for _, r := range q.attrs.resources(pbsattr.QueueResourcesDefault) {
-			defaults[r.res] = r.val
+	if q := j.Queue; q != nil {
+		for _, r := range q.Attrs.Resources(pbsattr.QueueResourcesDefault) {
+			defaults[r.Resource] = r.Value
 		}
 	}
-	for _, r := range s.attrs.resources(pbsattr.SrvResourcesDefault) {
-		if _, ok := defaults[r.res]; !ok {
-			defaults[r.res] = r.val
+	for _, r := range s.attrs.Resources(pbsattr.SrvResourcesDefault) {
+		if _, ok := defaults[r.Resource]; !ok {
+			defaults[r.Resource] = r.Value
 		}
 	}
-	args := j.attrs.get(pbsattr.JobSubmitArgs)
+	args := j.Attrs.Get(pbsattr.JobSubmitArgs)
 	var out batchreq.AttrList
 	for _, v := range s.jobView(j) {
-		if !sendToMom[v.idx] && !(v.idx == pbsattr.JobSessionID && j.attrs.has(pbsattr.JobCheckpointName)) {
+		if !sendToMom[v.Index] && !(v.Index == pbsattr.JobSessionID && j.Attrs.Has(pbsattr.JobCheckpointName)) {
 			continue
 		}
-		if v.idx == pbsattr.JobResourceList && v.res == "nodect" {
+		if v.Index == pbsattr.JobResourceList && v.Resource == "nodect" {
 			continue
 		}
-		a := wireAttr(jobDefs, v)
+		a := wireAttr(state.JobDefs, v)
 		switch {
-		case j.parent != nil:
+		case j.Parent != nil:
 			// array sub-jobs are clones: no value carries the default
 			// flag (capture 74)
-		case v.idx == pbsattr.JobEgroup:
+		case v.Index == pbsattr.JobEgroup:
 			a.Op = batchreq.DFLT
-		case v.idx == pbsattr.JobResourceList:
-			if d, ok := defaults[v.res]; ok && d == v.val && !strings.Contains(args, v.res+"=") {
+		case v.Index == pbsattr.JobResourceList:
+			if d, ok := defaults[v.Resource]; ok && d == v.Value && !strings.Contains(args, v.Resource+"=") {
 				a.Op = batchreq.DFLT
 			}
 		}
@@ -271,7 +272,7 @@ func (rl *runLink) sendJob(l *launch) *batchreq.Reply {
 	if err != nil {
 		// the MOM cannot be reached: its node is down (spec 10 §6.5)
 		rl.s.logError("send_job", err.Error())
-		rl.setNodeState(l.host, func(st int) int { return st | nsDown })
+		rl.setNodeState(l.host, func(st int) int { return st | state.NodeStateDown })
 		return batchreq.ErrorReply(batchreq.PBSE_MOMREJECT, "", "connection to mom timed out")
 	}
 	defer m.close()
@@ -322,50 +323,50 @@ func (rl *runLink) sendJob(l *launch) *batchreq.Reply {
 // finishRun completes a launch: on success the job is RUNNING and the S
 // record written; on failure its nodes are freed and it is requeued. It
 // reports whether the job started and turns p into the RunJob reply.
-func (s *Server) finishRun(j *Job, p *batchreq.Reply) bool {
+func (s *Server) finishRun(j *state.Job, p *batchreq.Reply) bool {
 	s.mu.Lock()
-	if s.jobs[j.id] != j || j.state != pbsattr.StateRunning {
+	if s.jobs.Get(j.ID) != j || j.State != pbsattr.StateRunning {
 		s.mu.Unlock()
 		return p.Code == 0
 	}
 	if p.Code != 0 {
 		s.requeue(j)
-		wait := s.store.Submit(s.saveJobOp(j))
+		wait := s.store.Submit(state.SaveJob(j))
 		s.mu.Unlock()
 		wait()
 		return false
 	}
-	if j.substate == pbsattr.SubPreRun {
-		j.substate = pbsattr.SubRunning
+	if j.Substate == pbsattr.SubPreRun {
+		j.Substate = pbsattr.SubRunning
 	}
 	*p = *batchreq.NullReply()
 	m := s.mailJob(j, 'b', false, "")
-	s.acct.Record(pbslog.AcctStart, j.id, s.acctJobText(j))
-	wait := s.store.Submit(s.saveJobOp(j))
+	s.acct.Record(pbslog.AcctStart, j.ID, s.acctJobText(j))
+	wait := s.store.Submit(state.SaveJob(j))
 	s.mu.Unlock()
 	wait()
-	go s.sendMail(j.id, m)
+	go s.sendMail(j.ID, m)
 	return true
 }
 
 // abandonRun requeues a job whose launch could not even be recorded.
-func (s *Server) abandonRun(j *Job, why string) {
+func (s *Server) abandonRun(j *state.Job, why string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.jobs[j.id] == j && j.state == pbsattr.StateRunning {
-		s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "run abandoned: %s", why)
+	if s.jobs.Get(j.ID) == j && j.State == pbsattr.StateRunning {
+		s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "run abandoned: %s", why)
 		s.requeue(j)
 	}
 }
 
 // requeue frees a job's nodes and puts it back to QUEUED/HELD. Called
 // with s.mu held.
-func (s *Server) requeue(j *Job) {
-	j.attrs.set(pbsattr.JobExecHost, "")
-	j.attrs.set(pbsattr.JobSessionID, "")
-	j.attrs.set(pbsattr.JobExecGpus, "")
-	s.run.forget(j.id)
-	s.setState(j, pbsattr.StateQueued, pbsattr.SubQueued)
+func (s *Server) requeue(j *state.Job) {
+	j.Attrs.Set(pbsattr.JobExecHost, "")
+	j.Attrs.Set(pbsattr.JobSessionID, "")
+	j.Attrs.Set(pbsattr.JobExecGpus, "")
+	s.run.forget(j.ID)
+	s.jobs.SetState(j, pbsattr.StateQueued, pbsattr.SubQueued)
 	s.evaluate(j)
 	s.touch(j)
 	s.refreshNodeJobs()
@@ -373,28 +374,28 @@ func (s *Server) requeue(j *Job) {
 
 // acctJobText is the common part of the S and E accounting records
 // (spec 12 §14.3); every pair is followed by a blank.
-func (s *Server) acctJobText(j *Job) string {
+func (s *Server) acctJobText(j *state.Job) string {
 	var b strings.Builder
 	pair := func(k, v string) { b.WriteString(k + "=" + v + " ") }
-	pair("user", j.attrs.get(pbsattr.JobEuser))
-	pair("group", j.attrs.get(pbsattr.JobEgroup))
-	if a := j.attrs.get(pbsattr.JobAccountName); a != "" {
+	pair("user", j.Attrs.Get(pbsattr.JobEuser))
+	pair("group", j.Attrs.Get(pbsattr.JobEgroup))
+	if a := j.Attrs.Get(pbsattr.JobAccountName); a != "" {
 		pair("account", a)
 	}
-	pair("jobname", j.name())
-	if j.queue != nil {
-		pair("queue", j.queue.name)
+	pair("jobname", j.Name())
+	if j.Queue != nil {
+		pair("queue", j.Queue.Name)
 	}
-	pair("ctime", j.attrs.get(pbsattr.JobCtime))
-	pair("qtime", j.attrs.get(pbsattr.JobQtime))
-	pair("etime", j.attrs.get(pbsattr.JobEtime))
-	pair("start", j.attrs.get(pbsattr.JobStartTime))
-	pair("owner", j.owner())
-	if h := j.attrs.get(pbsattr.JobExecHost); h != "" {
+	pair("ctime", j.Attrs.Get(pbsattr.JobCtime))
+	pair("qtime", j.Attrs.Get(pbsattr.JobQtime))
+	pair("etime", j.Attrs.Get(pbsattr.JobEtime))
+	pair("start", j.Attrs.Get(pbsattr.JobStartTime))
+	pair("owner", j.Owner())
+	if h := j.Attrs.Get(pbsattr.JobExecHost); h != "" {
 		pair("exec_host", h)
 	}
-	for _, r := range j.attrs.resources(pbsattr.JobResourceList) {
-		pair("Resource_List."+r.res, r.val)
+	for _, r := range j.Attrs.Resources(pbsattr.JobResourceList) {
+		pair("Resource_List."+r.Resource, r.Value)
 	}
 	return b.String()
 }

@@ -20,6 +20,7 @@ import (
 	"gopbs/iff"
 	"gopbs/internal/logline"
 	"gopbs/rpp"
+	"gopbs/server/state"
 	"gopbs/server/store"
 )
 
@@ -68,11 +69,8 @@ type runLink struct {
 	// pingAnswerWait is pingAnswerWait (tests change it).
 	pingAnswerWait time.Duration
 
-	// queuedSeq counts jobs becoming QUEUED; guarded by Server.mu
-	// (setState), read by the scheduler tick.
-	queuedSeq int64
-	deleting  map[string]bool // job id → a delete is in progress
-	sched     schedLink
+	deleting map[string]bool // job id → a delete is in progress
+	sched    schedLink
 
 	// dialer, when set (tests), replaces the resolution of a MOM host
 	// name to its address.
@@ -135,7 +133,7 @@ func (s *Server) startRunLink() {
 	s.mu.Lock()
 	for _, n := range s.nodes {
 		// All nodes are down until their MOM says hello (spec 10 §5.6).
-		n.state |= nsDown
+		n.State |= state.NodeStateDown
 	}
 	s.mu.Unlock()
 	pc, err := net.ListenPacket("udp", ":"+strconv.Itoa(s.port()))
@@ -174,9 +172,9 @@ func (rl *runLink) hotStart() {
 	deadline := time.Now().Add(hotStartPeriod)
 	for {
 		s.mu.RLock()
-		var pending []*Job
-		for j := s.head; j != nil; j = j.next {
-			if j.state == pbsattr.StateQueued && j.attrs.get(pbsattr.JobExecHost) != "" {
+		var pending []*state.Job
+		for j := s.jobs.First(); j != nil; j = j.Next() {
+			if j.State == pbsattr.StateQueued && j.Attrs.Get(pbsattr.JobExecHost) != "" {
 				pending = append(pending, j)
 			}
 		}
@@ -222,11 +220,11 @@ func hostsSpec(execHost string) string {
 // runOnHosts runs a hot-start job on the hosts of its exec_host. It
 // reports whether the job no longer waits for that (it started, or it
 // is no longer a queued hot-start job).
-func (rl *runLink) runOnHosts(j *Job) bool {
+func (rl *runLink) runOnHosts(j *state.Job) bool {
 	s := rl.s
 	s.mu.Lock()
-	execHost := j.attrs.get(pbsattr.JobExecHost)
-	if s.jobs[j.id] != j || j.state != pbsattr.StateQueued || execHost == "" {
+	execHost := j.Attrs.Get(pbsattr.JobExecHost)
+	if s.jobs.Get(j.ID) != j || j.State != pbsattr.StateQueued || execHost == "" {
 		s.mu.Unlock()
 		return true
 	}
@@ -235,14 +233,14 @@ func (rl *runLink) runOnHosts(j *Job) bool {
 		s.mu.Unlock()
 		return false // its hosts are not up (yet)
 	}
-	s.log.Log(logline.EventJob, logline.ClassJob, j.id, "Job Run at hot start")
+	s.log.Log(logline.EventJob, logline.ClassJob, j.ID, "Job Run at hot start")
 	l, err := s.prepareRun(j, slots)
 	if err != nil {
 		s.mu.Unlock()
 		s.logError("hot_start", err.Error())
 		return true
 	}
-	wait := s.store.Submit(s.saveJobOp(j))
+	wait := s.store.Submit(state.SaveJob(j))
 	s.mu.Unlock()
 	if err := wait(); err != nil {
 		s.abandonRun(j, "cannot save job")
@@ -250,7 +248,7 @@ func (rl *runLink) runOnHosts(j *Job) bool {
 	}
 	p := rl.sendJob(l)
 	if s.finishRun(j, p) && !rl.endingWith(l.host) {
-		go rl.pollJob(j.id)
+		go rl.pollJob(j.ID)
 	}
 	return true
 }
@@ -263,19 +261,19 @@ func (rl *runLink) runOnHosts(j *Job) bool {
 func (s *Server) recoverRunning() []func() {
 	var resume []func()
 	var ops []store.Op
-	for j := s.head; j != nil; j = j.next {
+	for j := s.jobs.First(); j != nil; j = j.Next() {
 		switch {
-		case j.state == pbsattr.StateRunning && (j.substate == pbsattr.SubPreRun || j.substate == pbsattr.SubTrnOut):
+		case j.State == pbsattr.StateRunning && (j.Substate == pbsattr.SubPreRun || j.Substate == pbsattr.SubTrnOut):
 			s.requeue(j)
-			ops = append(ops, s.saveJobOp(j))
-		case j.state == pbsattr.StateRunning && (j.substate == pbsattr.SubRerun || j.substate == pbsattr.SubRerun3):
+			ops = append(ops, state.SaveJob(j))
+		case j.State == pbsattr.StateRunning && (j.Substate == pbsattr.SubRerun || j.Substate == pbsattr.SubRerun3):
 			j := j
-			s.run.beginEnd(motherSuperior(j.attrs.get(pbsattr.JobExecHost)))
+			s.run.beginEnd(motherSuperior(j.Attrs.Get(pbsattr.JobExecHost)))
 			resume = append(resume, func() { s.run.endJob(j, 0, true) })
-		case j.state == pbsattr.StateExiting:
+		case j.State == pbsattr.StateExiting:
 			j := j
-			exit, _ := strconv.Atoi(j.attrs.get(pbsattr.JobExitStatus))
-			s.run.beginEnd(motherSuperior(j.attrs.get(pbsattr.JobExecHost)))
+			exit, _ := strconv.Atoi(j.Attrs.Get(pbsattr.JobExitStatus))
+			s.run.beginEnd(motherSuperior(j.Attrs.Get(pbsattr.JobExecHost)))
 			resume = append(resume, func() { s.run.endJob(j, exit, false) })
 		}
 	}
@@ -493,9 +491,9 @@ func (s *Server) handleMvJobFile(c *conn, req *batchreq.Request) {
 	j := s.findJob(body.JobID)
 	var ms, prefix string
 	if j != nil {
-		ms = motherSuperior(j.attrs.get(pbsattr.JobExecHost))
-		if prefix = j.attrs.get(pbsattr.JobHashname); prefix == "" {
-			prefix = filePrefix(j.id)
+		ms = motherSuperior(j.Attrs.Get(pbsattr.JobExecHost))
+		if prefix = j.Attrs.Get(pbsattr.JobHashname); prefix == "" {
+			prefix = filePrefix(j.ID)
 		}
 	}
 	s.mu.RUnlock()

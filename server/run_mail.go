@@ -3,10 +3,12 @@ package server
 import (
 	"errors"
 	"fmt"
-	pbsattr "gopbs/attr"
-	"gopbs/internal/logline"
 	"os/exec"
 	"strings"
+
+	pbsattr "gopbs/attr"
+	"gopbs/internal/logline"
+	"gopbs/server/state"
 )
 
 // Standard mail messages per mail point (spec 12 §15.2).
@@ -33,11 +35,11 @@ type mail struct {
 // point letter, forced or not, detail text) and returns it, logging the
 // refusal as TORQUE does. Called with s.mu held; send the result with
 // sendMail once the lock is released.
-func (s *Server) mailJob(j *Job, point byte, forced bool, detail string) *mail {
-	if s.attrs.get(pbsattr.SrvMailDomain) == "never" {
+func (s *Server) mailJob(j *state.Job, point byte, forced bool, detail string) *mail {
+	if s.attrs.Get(pbsattr.SrvMailDomain) == "never" {
 		return nil
 	}
-	points, set := j.attrs.lookupRes(pbsattr.JobMailPoints, "")
+	points, set := j.Attrs.LookupRes(pbsattr.JobMailPoints, "")
 	wanted := strings.IndexByte(points, point) >= 0 && !strings.Contains(points, "n")
 	if !set && point == 'a' {
 		wanted = true
@@ -46,29 +48,29 @@ func (s *Server) mailJob(j *Job, point byte, forced bool, detail string) *mail {
 		wanted = true
 	}
 	if !wanted {
-		s.log.Log(logline.EventError|logline.EventAdmin|logline.EventJob, logline.ClassJob, j.id, "Not sending email: User does not want mail of this type.")
+		s.log.Log(logline.EventError|logline.EventAdmin|logline.EventJob, logline.ClassJob, j.ID, "Not sending email: User does not want mail of this type.")
 		return nil
 	}
 	var to string
-	if users := parseArst(j.attrs.get(pbsattr.JobMailUsers)); len(users) > 0 {
+	if users := state.ParseArst(j.Attrs.Get(pbsattr.JobMailUsers)); len(users) > 0 {
 		to = strings.Join(users, " ") + " "
-	} else if d := s.attrs.get(pbsattr.SrvMailDomain); d != "" {
-		to = j.attrs.get(pbsattr.JobEuser) + "@" + d
+	} else if d := s.attrs.Get(pbsattr.SrvMailDomain); d != "" {
+		to = j.Attrs.Get(pbsattr.JobEuser) + "@" + d
 	} else {
-		to = j.owner()
+		to = j.Owner()
 	}
-	from := s.attrs.get(pbsattr.SrvMailFrom)
+	from := s.attrs.Get(pbsattr.SrvMailFrom)
 	if from == "" {
 		from = "adm"
 	}
-	subjFmt := s.attrs.get(pbsattr.SrvMailSubjectFmt)
+	subjFmt := s.attrs.Get(pbsattr.SrvMailSubjectFmt)
 	if subjFmt == "" {
 		subjFmt = "PBS JOB %i"
 	}
-	bodyFmt := s.attrs.get(pbsattr.SrvMailBodyFmt)
+	bodyFmt := s.attrs.Get(pbsattr.SrvMailBodyFmt)
 	if bodyFmt == "" {
 		bodyFmt = "PBS Job Id: %i\nJob Name:   %j\n"
-		if j.attrs.get(pbsattr.JobExecHost) != "" {
+		if j.Attrs.Get(pbsattr.JobExecHost) != "" {
 			bodyFmt += "Exec host:  %h\n"
 		}
 		bodyFmt += "%m\n"
@@ -81,7 +83,7 @@ func (s *Server) mailJob(j *Job, point byte, forced bool, detail string) *mail {
 		msg = "An error has occurred processing your job, see below."
 	}
 	expand := func(f string) string {
-		return expandMailFormat(f, map[byte]string{'d': detail, 'h': j.attrs.get(pbsattr.JobExecHost), 'i': j.id, 'j': j.name(), 'm': msg, 'r': detail})
+		return expandMailFormat(f, map[byte]string{'d': detail, 'h': j.Attrs.Get(pbsattr.JobExecHost), 'i': j.ID, 'j': j.Name(), 'm': msg, 'r': detail})
 	}
 	content := "To: " + to + "\nSubject: " + expand(subjFmt) + "\nPrecedence: bulk\n\n" + expand(bodyFmt)
 	return &mail{point: point, from: from, to: to, content: content}

@@ -7,6 +7,7 @@ import (
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
+	"gopbs/server/state"
 )
 
 // drainTimeout bounds how long qterm -t immediate/delay waits for the
@@ -36,7 +37,7 @@ func (s *Server) drainJobs(manner int) {
 		return
 	}
 	type action struct {
-		j        *Job
+		j        *state.Job
 		host     string
 		ckpt     bool
 		rerun    bool
@@ -45,42 +46,42 @@ func (s *Server) drainJobs(manner int) {
 	s.mu.Lock()
 	s.shutting = true // no new jobs start meanwhile
 	var acts []action
-	for j := s.head; j != nil; j = j.next {
-		if j.state != pbsattr.StateRunning {
+	for j := s.jobs.First(); j != nil; j = j.Next() {
+		if j.State != pbsattr.StateRunning {
 			continue
 		}
-		a := action{j: j, host: motherSuperior(j.attrs.get(pbsattr.JobExecHost))}
+		a := action{j: j, host: motherSuperior(j.Attrs.Get(pbsattr.JobExecHost))}
 		switch {
-		case checkpointForShutdown(j.attrs.get(pbsattr.JobCheckpoint)):
+		case checkpointForShutdown(j.Attrs.Get(pbsattr.JobCheckpoint)):
 			a.ckpt = true
-		case isTrue(j.attrs.get(pbsattr.JobRerunable)):
+		case state.IsTrue(j.Attrs.Get(pbsattr.JobRerunable)):
 			a.rerun = true
 		case manner == batchreq.SHUT_DELAY:
 			a.leaveRun = true
-			s.log.Log(logline.EventJob, logline.ClassJob, j.id, "job running on at Server shutdown")
+			s.log.Log(logline.EventJob, logline.ClassJob, j.ID, "job running on at Server shutdown")
 		}
 		if !a.leaveRun {
 			acts = append(acts, a)
 		}
 	}
 	s.mu.Unlock()
-	var wait []*Job
+	var wait []*state.Job
 	for _, a := range acts {
 		if a.ckpt {
 			p, err := s.run.momRequest(a.host, batchreq.PBS_BATCH_HoldJob, &batchreq.Manage{Command: batchreq.MGR_CMD_SET,
-				ObjType: batchreq.MGR_OBJ_JOB, ObjName: a.j.id, Attrs: batchreq.AttrList{batchreq.NewAttr("Hold_Types", "s")}}, "")
+				ObjType: batchreq.MGR_OBJ_JOB, ObjName: a.j.ID, Attrs: batchreq.AttrList{batchreq.NewAttr("Hold_Types", "s")}}, "")
 			if err == nil && p.Code == 0 {
 				s.mu.Lock()
-				if a.j.state == pbsattr.StateRunning {
-					a.j.hold |= holdSystem
-					a.j.substate = pbsattr.SubRerun
+				if a.j.State == pbsattr.StateRunning {
+					a.j.Hold |= state.HoldSystem
+					a.j.Substate = pbsattr.SubRerun
 				}
 				s.mu.Unlock()
 				wait = append(wait, a.j)
 				continue
 			}
 			s.mu.RLock()
-			a.rerun = isTrue(a.j.attrs.get(pbsattr.JobRerunable))
+			a.rerun = state.IsTrue(a.j.Attrs.Get(pbsattr.JobRerunable))
 			s.mu.RUnlock()
 			if !a.rerun && manner == batchreq.SHUT_DELAY {
 				continue
@@ -90,12 +91,12 @@ func (s *Server) drainJobs(manner int) {
 		if a.rerun {
 			ext = "rerun"
 			s.mu.Lock()
-			if a.j.state == pbsattr.StateRunning {
-				a.j.substate = pbsattr.SubRerun
+			if a.j.State == pbsattr.StateRunning {
+				a.j.Substate = pbsattr.SubRerun
 			}
 			s.mu.Unlock()
 		}
-		if _, err := s.run.momRequest(a.host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: a.j.id, Signal: "SIGKILL"}, ext); err == nil {
+		if _, err := s.run.momRequest(a.host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: a.j.ID, Signal: "SIGKILL"}, ext); err == nil {
 			wait = append(wait, a.j)
 		}
 	}
@@ -104,7 +105,7 @@ func (s *Server) drainJobs(manner int) {
 		busy := false
 		s.mu.RLock()
 		for _, j := range wait {
-			if s.jobs[j.id] == j && (j.state == pbsattr.StateRunning || j.state == pbsattr.StateExiting) {
+			if s.jobs.Get(j.ID) == j && (j.State == pbsattr.StateRunning || j.State == pbsattr.StateExiting) {
 				busy = true
 			}
 		}

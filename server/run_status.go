@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	pbsattr "gopbs/attr"
+	"gopbs/server/state"
 )
 
 // withRemaining inserts the pseudo-attribute Walltime.Remaining right
@@ -11,20 +12,20 @@ import (
 // requested walltime minus the time since the start, in seconds, as an
 // unsigned number (it wraps when the walltime is exceeded). Other views
 // are returned unchanged. Called with s.mu held.
-func (s *Server) withRemaining(view attrList, j *Job) attrList {
-	if j.state != pbsattr.StateRunning || j.substate == pbsattr.SubSuspend {
+func (s *Server) withRemaining(view state.Attrs, j *state.Job) state.Attrs {
+	if j.State != pbsattr.StateRunning || j.Substate == pbsattr.SubSuspend {
 		return view
 	}
-	wall, ok := parseTime(j.attrs.getRes(pbsattr.JobResourceList, "walltime"))
-	start, err := strconv.ParseInt(j.attrs.get(pbsattr.JobStartTime), 10, 64)
+	wall, ok := state.ParseTime(j.Attrs.GetRes(pbsattr.JobResourceList, "walltime"))
+	start, err := strconv.ParseInt(j.Attrs.Get(pbsattr.JobStartTime), 10, 64)
 	if !ok || err != nil {
 		return view
 	}
 	rem := wall - (s.now().Unix() - start)
-	pseudo := attrVal{idx: unknownJobAttr, res: "Walltime\x1fRemaining", val: strconv.FormatUint(uint64(rem), 10)}
+	pseudo := state.AttrValue{Index: state.UnknownJobAttr, Resource: "Walltime\x1fRemaining", Value: strconv.FormatUint(uint64(rem), 10)}
 	for i, v := range view {
-		if v.idx == pbsattr.JobStartTime {
-			view = append(view, attrVal{})
+		if v.Index == pbsattr.JobStartTime {
+			view = append(view, state.AttrValue{})
 			copy(view[i+2:], view[i+1:])
 			view[i+1] = pseudo
 			return view

@@ -10,6 +10,7 @@ import (
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
+	"gopbs/server/state"
 )
 
 // defaultSchedulerIteration is scheduler_iteration's default (spec 12
@@ -23,7 +24,7 @@ type schedLink struct {
 	cur       *conn     // the open scheduler connection
 	started   int       // jobs run over cur
 	lastCycle time.Time // when the last cycle was started
-	seenQueue int64     // runLink.queuedSeq at the last tick
+	seenQueue int64     // Jobs.QueuedSeq at the last tick
 	busy      bool      // a cycle is being started or served
 
 	active atomic.Bool   // a cycle is in progress (server_state Scheduling)
@@ -61,7 +62,7 @@ func (rl *runLink) schedNotify(cmd int) {
 		return
 	}
 	rl.s.mu.RLock()
-	queued := rl.queuedSeq
+	queued := rl.s.jobs.QueuedSeq()
 	on := rl.s.serverFlag(pbsattr.SrvScheduling)
 	rl.s.mu.RUnlock()
 	if !on {
@@ -90,7 +91,7 @@ func (rl *runLink) schedManaged(body *batchreq.Manage) {
 		return
 	}
 	for _, a := range body.Attrs {
-		if on, ok := parseBool(a.Value); a.Name == "scheduling" && ok && on {
+		if on, ok := state.ParseBool(a.Value); a.Name == "scheduling" && ok && on {
 			rl.schedNotify(batchreq.SCH_SCHEDULE_CMD)
 			return
 		}
@@ -108,7 +109,7 @@ func (rl *runLink) schedTick() {
 	s.mu.RLock()
 	on := s.serverFlag(pbsattr.SrvScheduling)
 	iter := s.serverLong(pbsattr.SrvSchedulerIteration, defaultSchedulerIteration)
-	queued := rl.queuedSeq
+	queued := rl.s.jobs.QueuedSeq()
 	s.mu.RUnlock()
 	now := s.now()
 	rl.mu.Lock()

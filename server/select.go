@@ -5,6 +5,7 @@ import (
 
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
+	"gopbs/server/state"
 )
 
 // selector is one decoded selection criterion.
@@ -33,45 +34,45 @@ func (s *Server) handleSelect(c *conn, req *batchreq.Request) {
 			}
 			continue
 		}
-		idx := jobDefs.find(a.Name)
-		if idx < 0 || idx == unknownJobAttr {
+		idx := state.JobDefs.Find(a.Name)
+		if idx < 0 || idx == state.UnknownJobAttr {
 			c.rejectAttr(batchreq.PBSE_NOATTR, a)
 			return
 		}
-		d := jobDefs.defs[idx]
+		d := state.JobDefs.Defs[idx]
 		if a.Op < batchreq.EQ || a.Op > batchreq.LT {
 			c.rejectAttr(batchreq.PBSE_IVALREQ, a)
 			return
 		}
-		if d.flags&pbsattr.FlagSelEQ != 0 && a.Op != batchreq.EQ && a.Op != batchreq.NE {
+		if d.Flags&pbsattr.FlagSelEQ != 0 && a.Op != batchreq.EQ && a.Op != batchreq.NE {
 			c.rejectAttr(batchreq.PBSE_IVALREQ, a)
 			return
 		}
-		sel := selector{idx: idx, typ: d.typ, op: a.Op, attr: a, val: a.Value}
+		sel := selector{idx: idx, typ: d.Type, op: a.Op, attr: a, val: a.Value}
 		switch {
 		case idx == pbsattr.JobState || idx == pbsattr.JobUserList:
-		case d.typ == pbsattr.TypeResourceList:
-			rd, ok := resources[strings.ToLower(a.Resource)]
+		case d.Type == pbsattr.TypeResourceList:
+			rd, ok := state.Resources[strings.ToLower(a.Resource)]
 			if !ok {
 				c.rejectAttr(batchreq.PBSE_UNKRESC, a)
 				return
 			}
-			sel.res, sel.typ = strings.ToLower(a.Resource), rd.typ
-			v, ok := decodeValue(rd.typ, a.Value)
+			sel.res, sel.typ = strings.ToLower(a.Resource), rd.Type
+			v, ok := state.DecodeValue(rd.Type, a.Value)
 			if !ok {
 				c.rejectAttr(batchreq.PBSE_BADATVAL, a)
 				return
 			}
 			sel.val = v
-		case d.typ == pbsattr.TypeHold:
-			v, ok := decodeValue(d.typ, a.Value)
+		case d.Type == pbsattr.TypeHold:
+			v, ok := state.DecodeValue(d.Type, a.Value)
 			if !ok {
 				c.rejectAttr(batchreq.PBSE_BADATVAL, a)
 				return
 			}
 			sel.val = v
 		default:
-			v, ok := decodeValue(d.typ, a.Value)
+			v, ok := state.DecodeValue(d.Type, a.Value)
 			if !ok {
 				c.rejectAttr(batchreq.PBSE_BADATVAL, a)
 				return
@@ -81,7 +82,7 @@ func (s *Server) handleSelect(c *conn, req *batchreq.Request) {
 		sels = append(sels, sel)
 	}
 	s.mu.RLock()
-	var q *Queue
+	var q *state.Queue
 	if queue != "" {
 		if q = s.queueByName[queue]; q == nil {
 			s.mu.RUnlock()
@@ -90,12 +91,12 @@ func (s *Server) handleSelect(c *conn, req *batchreq.Request) {
 		}
 	}
 	var ids []string
-	var jobs []*Job
-	for j := s.head; j != nil; j = j.next {
-		if summarize && j.parent != nil || !summarize && j.array != nil {
+	var jobs []*state.Job
+	for j := s.jobs.First(); j != nil; j = j.Next() {
+		if summarize && j.Parent != nil || !summarize && j.Array != nil {
 			continue
 		}
-		if q != nil && j.queue != q || execOnly && (j.queue == nil || !j.queue.isExec()) {
+		if q != nil && j.Queue != q || execOnly && (j.Queue == nil || !j.Queue.IsExec()) {
 			continue
 		}
 		if !s.canSee(c, j) || !s.selects(j, sels) {
@@ -104,7 +105,7 @@ func (s *Server) handleSelect(c *conn, req *batchreq.Request) {
 		if req.Type == batchreq.PBS_BATCH_SelStat {
 			jobs = append(jobs, j)
 		} else {
-			ids = append(ids, j.id)
+			ids = append(ids, j.ID)
 		}
 	}
 	if req.Type == batchreq.PBS_BATCH_SelStat {
@@ -121,38 +122,38 @@ func (s *Server) handleSelect(c *conn, req *batchreq.Request) {
 }
 
 // selects reports whether a job meets every criterion.
-func (s *Server) selects(j *Job, sels []selector) bool {
+func (s *Server) selects(j *state.Job, sels []selector) bool {
 	for _, sel := range sels {
 		var match bool
 		switch sel.idx {
 		case pbsattr.JobState:
-			in := strings.Contains(sel.val, j.stateLetter())
+			in := strings.Contains(sel.val, j.StateLetter())
 			match = in == (sel.op != batchreq.NE)
 		case pbsattr.JobUserList:
-			in := aclMatchUser(parseArst(sel.val), j.owner())
+			in := aclMatchUser(state.ParseArst(sel.val), j.Owner())
 			match = in == (sel.op != batchreq.NE)
 		case pbsattr.JobHoldTypes:
-			match = compareOp(strings.Compare(formatHold(j.hold&7), sel.val), true, sel.op)
+			match = compareOp(strings.Compare(state.FormatHold(j.Hold&7), sel.val), true, sel.op)
 		case pbsattr.JobQueue:
 			name := ""
-			if j.queue != nil {
-				name = j.queue.name
+			if j.Queue != nil {
+				name = j.Queue.Name
 			}
 			match = compareOp(strings.Compare(name, sel.val), true, sel.op)
 		default:
 			var v string
 			var ok bool
 			if sel.res != "" {
-				v, ok = j.attrs.lookupRes(sel.idx, sel.res)
+				v, ok = j.Attrs.LookupRes(sel.idx, sel.res)
 			} else {
-				v = s.jobView(j).getRes(sel.idx, "")
+				v = s.jobView(j).GetRes(sel.idx, "")
 				ok = v != ""
 			}
 			if !ok {
 				match = sel.op == batchreq.NE
 				break
 			}
-			cmp, ok := compareResource(sel.typ, v, sel.val)
+			cmp, ok := state.CompareResource(sel.typ, v, sel.val)
 			match = compareOp(cmp, ok, sel.op)
 		}
 		if !match {

@@ -6,6 +6,7 @@ import (
 
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
+	"gopbs/server/state"
 )
 
 // TestSelStatEncoding: the directly encoded full status of the jobs
@@ -28,11 +29,11 @@ func TestSelStatEncoding(t *testing.T) {
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	var jobs []*Job
-	for j := s.head; j != nil; j = j.next {
+	var jobs []*state.Job
+	for j := s.jobs.First(); j != nil; j = j.Next() {
 		jobs = append(jobs, j)
 	}
-	if len(jobs) != 4 || jobs[1].queue.name != "short" || jobs[3].state != pbsattr.StateRunning {
+	if len(jobs) != 4 || jobs[1].Queue.Name != "short" || jobs[3].State != pbsattr.StateRunning {
 		t.Fatalf("%d jobs, want 4 with the second in short and the last running", len(jobs))
 	}
 	if raw := s.encodeJobStatuses(&conn{s: s, req: &batchreq.Request{}, perm: perm{mgr: true}}, jobs[3:], -1); !bytes.Contains(raw, []byte("Remaining")) {
@@ -49,7 +50,7 @@ func TestSelStatEncoding(t *testing.T) {
 		{"other user", "alice", perm{}},
 	} {
 		rc := &conn{s: s, req: &batchreq.Request{Header: batchreq.Header{User: tc.user}}, perm: tc.perm}
-		for _, list := range [][]*Job{jobs, jobs[3:], nil} {
+		for _, list := range [][]*state.Job{jobs, jobs[3:], nil} {
 			objs := make([]batchreq.StatusObject, 0, len(list))
 			for _, j := range list {
 				o, _ := s.jobStatus(rc, j, nil)

@@ -35,6 +35,7 @@ import (
 	"gopbs/iff"
 	"gopbs/internal/logline"
 	"gopbs/server/pbslog"
+	"gopbs/server/state"
 	"gopbs/server/store"
 )
 
@@ -95,22 +96,18 @@ type Server struct {
 	now   func() time.Time
 
 	mu          sync.RWMutex
-	attrs       attrList
+	attrs       state.Attrs
 	nextJob     int64
-	jobs        map[string]*Job
-	head, tail  *Job
-	queues      []*Queue
-	queueByName map[string]*Queue
-	nodes       []*Node
-	nodeByName  map[string]*Node
-	count       [7]int
+	jobs        state.Jobs
+	queues      []*state.Queue
+	queueByName map[string]*state.Queue
+	nodes       []*state.Node
+	nodeByName  map[string]*state.Node
 	rankCounter int64
 	orderSeq    int64
 	tracking    map[string]trackEntry // jobs that moved to other servers (tracking.go)
 	shutting    bool
 	rate        rateCounter
-	watch       map[*Job]struct{}     // jobs with timer work (state.go)
-	holding     jobSet                // jobs in state Running or Exiting (state.go)
 	groups      map[string]groupEntry // primary groups of job users (state.go)
 
 	run *runLink // MOM and scheduler links (run_link.go)
@@ -174,9 +171,8 @@ func New(cfg Config) (*Server, error) {
 		cfg:         cfg,
 		auth:        iff.NewTable(),
 		now:         time.Now,
-		jobs:        make(map[string]*Job),
-		queueByName: make(map[string]*Queue),
-		nodeByName:  make(map[string]*Node),
+		queueByName: make(map[string]*state.Queue),
+		nodeByName:  make(map[string]*state.Node),
 		conns:       make(map[*conn]struct{}),
 		done:        make(chan struct{}),
 	}
@@ -249,15 +245,18 @@ func New(cfg Config) (*Server, error) {
 	switch strings.ToLower(cfg.Scheduling) {
 	case "":
 	case "true", "t", "1", "y":
-		s.attrs.set(pbsattr.SrvScheduling, "True")
+		s.attrs.Set(pbsattr.SrvScheduling, "True")
 	default:
-		s.attrs.set(pbsattr.SrvScheduling, "False")
+		s.attrs.Set(pbsattr.SrvScheduling, "False")
 	}
-	if v, err := strconv.Atoi(s.attrs.get(pbsattr.SrvLogEvents)); err == nil {
+	if v, err := strconv.Atoi(s.attrs.Get(pbsattr.SrvLogEvents)); err == nil {
 		s.log.SetEvents(v)
 	}
 	s.registerHandlers()
 	s.run = newRunLink(s)
+	// the jobs recovered as queued are the first cycle's; the tick asks
+	// for cycles for jobs queued from now on
+	s.run.sched.seenQueue = s.jobs.QueuedSeq()
 	s.registerRunHandlers()
 	if cfg.Listener != nil {
 		s.ln = cfg.Listener
@@ -433,10 +432,10 @@ func (s *Server) timers() {
 }
 
 // serverFlag returns a boolean server attribute.
-func (s *Server) serverFlag(idx int) bool { return isTrue(s.attrs.get(idx)) }
+func (s *Server) serverFlag(idx int) bool { return state.IsTrue(s.attrs.Get(idx)) }
 
 func (s *Server) serverLong(idx int, def int64) int64 {
-	if v := s.attrs.get(idx); v != "" {
+	if v := s.attrs.Get(idx); v != "" {
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
 			return n
 		}

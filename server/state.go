@@ -8,72 +8,24 @@ import (
 
 	pbsattr "gopbs/attr"
 	"gopbs/internal/logline"
+	"gopbs/server/state"
 	"gopbs/server/store"
 )
 
 // findJob looks a job up by id as clients give it: the full id, an id
 // with "@server" appended, or the bare sequence number.
-func (s *Server) findJob(id string) *Job {
+func (s *Server) findJob(id string) *state.Job {
 	if i := strings.IndexByte(id, '@'); i >= 0 {
 		id = id[:i]
 	}
-	if j := s.jobs[id]; j != nil {
+	if j := s.jobs.Get(id); j != nil {
 		return j
 	}
 	seq := id
 	if i := strings.IndexByte(id, '.'); i >= 0 {
 		seq = id[:i]
 	}
-	return s.jobs[seq+"."+s.name]
-}
-
-// jobSet is a set of jobs that can be walked in a stable order: the
-// order of insertion, except that a removal moves the last job into the
-// removed one's place.
-type jobSet struct {
-	list []*Job
-	pos  map[*Job]int
-}
-
-func (js *jobSet) add(j *Job) {
-	if _, ok := js.pos[j]; ok {
-		return
-	}
-	if js.pos == nil {
-		js.pos = make(map[*Job]int)
-	}
-	js.pos[j] = len(js.list)
-	js.list = append(js.list, j)
-}
-
-func (js *jobSet) remove(j *Job) {
-	i, ok := js.pos[j]
-	if !ok {
-		return
-	}
-	last := len(js.list) - 1
-	js.list[i] = js.list[last]
-	js.pos[js.list[i]] = i
-	js.list[last] = nil
-	js.list = js.list[:last]
-	delete(js.pos, j)
-}
-
-// holdsState reports whether a job in this state may hold nodes: the
-// jobs that usedVPs, refreshAssigned and the MOM polling look at, kept in
-// s.holding so that they never walk the whole job list.
-func holdsState(state pbsattr.JobStateNum) bool {
-	return state == pbsattr.StateRunning || state == pbsattr.StateExiting
-}
-
-// trackHolding puts a linked job into s.holding or takes it out
-// according to its state.
-func (s *Server) trackHolding(j *Job) {
-	if holdsState(j.state) && s.jobs[j.id] == j {
-		s.holding.add(j)
-	} else {
-		s.holding.remove(j)
-	}
+	return s.jobs.Get(seq + "." + s.name)
 }
 
 // groupCacheTTL is how long a user's primary group, looked up for the
@@ -109,209 +61,68 @@ func (s *Server) primaryGroup(user string) string {
 	return g
 }
 
-// linkJob appends a job to the all-jobs list and the index.
-func (s *Server) linkJob(j *Job) {
-	s.jobs[j.id] = j
-	s.trackHolding(j)
-	j.prev, j.next = s.tail, nil
-	if s.tail != nil {
-		s.tail.next = j
-	} else {
-		s.head = j
-	}
-	s.tail = j
-}
-
-func (s *Server) unlinkJob(j *Job) {
-	delete(s.jobs, j.id)
-	s.holding.remove(j)
-	if j.prev != nil {
-		j.prev.next = j.next
-	} else if s.head == j {
-		s.head = j.next
-	}
-	if j.next != nil {
-		j.next.prev = j.prev
-	} else if s.tail == j {
-		s.tail = j.prev
-	}
-	j.prev, j.next = nil, nil
-}
-
-// watchJob registers a job with the once-a-second timer work when it has
-// some (waiting for its execution time, kept after completion, sitting in
-// a route queue), so that the timer never walks the whole job list.
-func (s *Server) watchJob(j *Job) {
-	if j.state == pbsattr.StateWaiting || j.purgeAt != 0 || j.queue != nil && j.queue.isRoute() {
-		if s.watch == nil {
-			s.watch = make(map[*Job]struct{})
-		}
-		s.watch[j] = struct{}{}
-	}
-}
-
-// enqueue puts a job into a queue's counters.
-func (s *Server) enqueue(j *Job, q *Queue) {
-	j.queue = q
-	s.watchJob(j)
-	if j.array != nil {
-		return // array templates are not counted
-	}
-	q.count[j.state]++
-	s.count[j.state]++
-	if j.state != pbsattr.StateComplete {
-		if q.users == nil {
-			q.users = map[string]int{}
-		}
-		q.users[j.ownerUser()]++
-	}
-}
-
-// dequeue removes a job from its queue's counters.
-func (s *Server) dequeue(j *Job) {
-	q := j.queue
-	if q == nil {
-		return
-	}
-	if j.array != nil {
-		j.queue = nil
-		return
-	}
-	q.count[j.state]--
-	s.count[j.state]--
-	if j.state != pbsattr.StateComplete {
-		u := j.ownerUser()
-		if q.users[u]--; q.users[u] <= 0 {
-			delete(q.users, u)
-		}
-	}
-	j.queue = nil
-}
-
-// setState changes a job's state, keeping the counters right.
-func (s *Server) setState(j *Job, state pbsattr.JobStateNum, sub pbsattr.Substate) {
-	if state == pbsattr.StateQueued && j.state != pbsattr.StateQueued && s.run != nil {
-		s.run.queuedSeq++ // the scheduler hears of it (sched_link.go)
-	}
-	if q := j.queue; q != nil && state != j.state && j.array == nil {
-		q.count[j.state]--
-		s.count[j.state]--
-		q.count[state]++
-		s.count[state]++
-		u := j.ownerUser()
-		if state == pbsattr.StateComplete {
-			if q.users[u]--; q.users[u] <= 0 {
-				delete(q.users, u)
-			}
-		} else if j.state == pbsattr.StateComplete {
-			q.users[u]++
-		}
-	}
-	j.state, j.substate = state, sub
-	s.watchJob(j)
-	s.trackHolding(j)
-}
-
 // evaluate recomputes a non-running job's state from its holds, execution
 // time and dependencies (spec 12 §2.4). Holds set late (Job.lateHold)
 // are left out this once.
-func (s *Server) evaluate(j *Job) {
-	hold := j.hold &^ j.lateHold
-	j.lateHold = 0
-	if j.state == pbsattr.StateRunning || j.state == pbsattr.StateTransit || j.state == pbsattr.StateExiting || j.state == pbsattr.StateComplete {
+func (s *Server) evaluate(j *state.Job) {
+	hold := j.Hold &^ j.LateHold
+	j.LateHold = 0
+	if j.State == pbsattr.StateRunning || j.State == pbsattr.StateTransit || j.State == pbsattr.StateExiting || j.State == pbsattr.StateComplete {
 		return
 	}
 	now := s.now().Unix()
-	if j.array != nil {
-		s.setState(j, pbsattr.StateQueued, pbsattr.SubArrayTemplate)
-		if !j.attrs.has(pbsattr.JobEtime) {
-			j.attrs.set(pbsattr.JobEtime, strconv.FormatInt(now, 10))
+	if j.Array != nil {
+		s.jobs.SetState(j, pbsattr.StateQueued, pbsattr.SubArrayTemplate)
+		if !j.Attrs.Has(pbsattr.JobEtime) {
+			j.Attrs.Set(pbsattr.JobEtime, strconv.FormatInt(now, 10))
 		}
 		return
 	}
 	switch {
-	case hold&^holdArray != 0:
+	case hold&^state.HoldArray != 0:
 		sub := pbsattr.SubHeld
-		if j.substate == pbsattr.SubDepnHold || j.substate == pbsattr.SubSyncHold {
-			sub = j.substate
+		if j.Substate == pbsattr.SubDepnHold || j.Substate == pbsattr.SubSyncHold {
+			sub = j.Substate
 		}
-		if sub == pbsattr.SubHeld && j.hold&holdSystem != 0 && dependHolds(s, j) {
+		if sub == pbsattr.SubHeld && j.Hold&state.HoldSystem != 0 && dependHolds(s, j) {
 			sub = pbsattr.SubDepnHold
 		}
-		s.setState(j, pbsattr.StateHeld, sub)
-	case execTime(j) > now:
-		s.setState(j, pbsattr.StateWaiting, pbsattr.SubWaiting)
+		s.jobs.SetState(j, pbsattr.StateHeld, sub)
+	case state.ExecTime(j) > now:
+		s.jobs.SetState(j, pbsattr.StateWaiting, pbsattr.SubWaiting)
 	default:
-		s.setState(j, pbsattr.StateQueued, pbsattr.SubQueued)
-		if j.queue != nil && j.queue.isExec() && !j.attrs.has(pbsattr.JobEtime) {
-			j.attrs.set(pbsattr.JobEtime, strconv.FormatInt(now, 10))
+		s.jobs.SetState(j, pbsattr.StateQueued, pbsattr.SubQueued)
+		if j.Queue != nil && j.Queue.IsExec() && !j.Attrs.Has(pbsattr.JobEtime) {
+			j.Attrs.Set(pbsattr.JobEtime, strconv.FormatInt(now, 10))
 		}
 	}
-}
-
-func execTime(j *Job) int64 {
-	v := j.attrs.get(pbsattr.JobExecutionTime)
-	if v == "" {
-		return 0
-	}
-	n, _ := strconv.ParseInt(v, 10, 64)
-	return n
 }
 
 // touch sets mtime.
-func (s *Server) touch(j *Job) {
-	j.attrs.set(pbsattr.JobMtime, strconv.FormatInt(s.now().Unix(), 10))
-}
-
-// saveJobOps returns the store operation saving a job.
-func (s *Server) saveJobOp(j *Job) store.Op {
-	return store.Put(store.Jobs, j.id, encodeJob(j))
-}
-
-func (s *Server) saveServerOp() store.Op {
-	return store.Put(store.Server, "attributes", encodeServer(s.attrs, s.nextJob))
+func (s *Server) touch(j *state.Job) {
+	j.Attrs.Set(pbsattr.JobMtime, strconv.FormatInt(s.now().Unix(), 10))
 }
 
 // purgeJob removes a job from memory and returns the store operations
 // deleting it.
-func (s *Server) purgeJob(j *Job) []store.Op {
-	s.dequeue(j)
-	s.unlinkJob(j)
-	ops := []store.Op{store.Del(store.Jobs, j.id), store.Del(store.Script, scriptKey(j))}
-	if p := j.parent; p != nil && p.array != nil {
-		subs := p.array.subjobs
+func (s *Server) purgeJob(j *state.Job) []store.Op {
+	s.jobs.Dequeue(j)
+	s.jobs.Unlink(j)
+	ops := state.DeleteJob(j)
+	if p := j.Parent; p != nil && p.Array != nil {
+		subs := p.Array.Subjobs
 		for i, x := range subs {
 			if x == j {
-				p.array.subjobs = append(subs[:i:i], subs[i+1:]...)
+				p.Array.Subjobs = append(subs[:i:i], subs[i+1:]...)
 				break
 			}
 		}
-		if len(p.array.subjobs) == 0 {
-			s.log.Logf(logline.EventDebug2, logline.ClassJob, p.id, "dequeuing from %s, state %s", p.queue.name, stateName(p.state))
+		if len(p.Array.Subjobs) == 0 {
+			s.log.Logf(logline.EventDebug2, logline.ClassJob, p.ID, "dequeuing from %s, state %s", p.Queue.Name, state.StateName(p.State))
 			ops = append(ops, s.purgeJob(p)...)
 		}
 	}
 	return ops
-}
-
-func queueName(j *Job) string {
-	if j.queue == nil {
-		return ""
-	}
-	return j.queue.name
-}
-
-// scriptKey is the key of a job's script: array sub-jobs share the
-// template's.
-func scriptKey(j *Job) string {
-	if j.parent != nil {
-		return j.parent.id
-	}
-	return j.id
-}
-
-func stateName(st pbsattr.JobStateNum) string {
-	return [...]string{"TRANSIT", "QUEUED", "HELD", "WAITING", "RUNNING", "EXITING", "COMPLETE"}[st]
 }
 
 // dropPending discards an uncommitted submission when its connection
@@ -330,14 +141,13 @@ func (s *Server) dropPending(c *conn) {
 		return
 	}
 	c.pending = nil
-	j.conn = nil
-	if j.substate == pbsattr.SubTransICM {
+	if j.Substate == pbsattr.SubTransICM {
 		// After RdytoCommit the job stays listed in state T, substate 0,
 		// and never runs (observed behaviour, spec 02 §6.1); it is not
 		// durable: an unacknowledged submission does not survive a
 		// restart.
-		s.log.Logf(logline.EventDebug2, logline.ClassJob, j.id, "enqueuing into %s, state 1 hop 1", queueName(j))
-		j.substate = pbsattr.SubTransIn
+		s.log.Logf(logline.EventDebug2, logline.ClassJob, j.ID, "enqueuing into %s, state 1 hop 1", state.QueueName(j))
+		j.Substate = pbsattr.SubTransIn
 	}
 	// A job only queued (never made ready) was not linked: it vanishes.
 }
@@ -348,31 +158,28 @@ func (s *Server) tick() {
 	s.mu.Lock()
 	now := s.now().Unix()
 	var ops []store.Op
-	for j := range s.watch {
-		if s.jobs[j.id] != j {
-			delete(s.watch, j)
-			continue
-		}
+	s.jobs.Watched(func(j *state.Job) bool {
 		switch {
-		case j.state == pbsattr.StateWaiting && execTime(j) <= now:
-			j.attrs.set(pbsattr.JobExecutionTime, "")
+		case j.State == pbsattr.StateWaiting && state.ExecTime(j) <= now:
+			j.Attrs.Set(pbsattr.JobExecutionTime, "")
 			s.evaluate(j)
 			s.touch(j)
-			ops = append(ops, s.saveJobOp(j))
-		case j.state == pbsattr.StateComplete && j.purgeAt != 0:
-			if j.purgeAt <= now {
-				s.log.Logf(logline.EventDebug2, logline.ClassJob, j.id, "dequeuing from %s, state COMPLETE", queueName(j))
+			ops = append(ops, state.SaveJob(j))
+		case j.State == pbsattr.StateComplete && j.PurgeAt != 0:
+			if j.PurgeAt <= now {
+				s.log.Logf(logline.EventDebug2, logline.ClassJob, j.ID, "dequeuing from %s, state COMPLETE", state.QueueName(j))
 				ops = append(ops, s.purgeJob(j)...)
-				delete(s.watch, j)
+				return false
 			}
-		case j.queue != nil && j.queue.isRoute():
-			if j.routeRetryAt <= now {
+		case j.Queue != nil && j.Queue.IsRoute():
+			if j.RouteRetryAt <= now {
 				ops = append(ops, s.routeJob(j, now)...)
 			}
-		case j.state != pbsattr.StateWaiting:
-			delete(s.watch, j)
+		case j.State != pbsattr.StateWaiting:
+			return false
 		}
-	}
+		return true
+	})
 	var wait func() error
 	if len(ops) > 0 && !s.shutting {
 		wait = s.store.Submit(ops...)

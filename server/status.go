@@ -7,6 +7,7 @@ import (
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/dis"
+	"gopbs/server/state"
 )
 
 // readable reports whether an attribute or resource with permissions ap
@@ -23,49 +24,51 @@ func (p perm) readable(ap pbsattr.Perm, af pbsattr.Flag, isOwner bool) bool {
 
 // jobView returns the job's attributes including the computed ones, in
 // reporting order.
-func (s *Server) jobView(j *Job) attrList { return s.jobViewInto(nil, j) }
+func (s *Server) jobView(j *state.Job) state.Attrs { return s.jobViewInto(nil, j) }
 
 // jobViewInto is jobView appending to a reusable buffer.
-func (s *Server) jobViewInto(out attrList, j *Job) attrList { return s.jobViewOf(out, j, nil) }
+func (s *Server) jobViewInto(out state.Attrs, j *state.Job) state.Attrs {
+	return s.jobViewOf(out, j, nil)
+}
 
 // jobViewOf is jobViewInto limited to the attributes whose index is set
 // in wanted (nil: all): a status asking for a few attributes neither
 // copies nor computes the others.
-func (s *Server) jobViewOf(out attrList, j *Job, wanted []bool) attrList {
+func (s *Server) jobViewOf(out state.Attrs, j *state.Job, wanted []bool) state.Attrs {
 	want := func(idx int) bool { return wanted == nil || wanted[idx] }
-	var synthBuf [8]attrVal
+	var synthBuf [8]state.AttrValue
 	synth := synthBuf[:0]
 	if want(pbsattr.JobState) {
-		synth = append(synth, attrVal{idx: pbsattr.JobState, val: j.stateLetter()})
+		synth = append(synth, state.AttrValue{Index: pbsattr.JobState, Value: j.StateLetter()})
 	}
-	if j.queue != nil && want(pbsattr.JobQueue) {
-		synth = append(synth, attrVal{idx: pbsattr.JobQueue, val: j.queue.name})
+	if j.Queue != nil && want(pbsattr.JobQueue) {
+		synth = append(synth, state.AttrValue{Index: pbsattr.JobQueue, Value: j.Queue.Name})
 	}
 	if want(pbsattr.JobServer) {
-		synth = append(synth, attrVal{idx: pbsattr.JobServer, val: s.name})
+		synth = append(synth, state.AttrValue{Index: pbsattr.JobServer, Value: s.name})
 	}
-	if h := j.hold & (holdUser | holdOther | holdSystem); (h != 0 || j.hold == 0) && want(pbsattr.JobHoldTypes) {
-		synth = append(synth, attrVal{idx: pbsattr.JobHoldTypes, val: formatHold(h)})
+	if h := j.Hold & (state.HoldUser | state.HoldOther | state.HoldSystem); (h != 0 || j.Hold == 0) && want(pbsattr.JobHoldTypes) {
+		synth = append(synth, state.AttrValue{Index: pbsattr.JobHoldTypes, Value: state.FormatHold(h)})
 	}
 	if want(pbsattr.JobSubstate) {
-		synth = append(synth, attrVal{idx: pbsattr.JobSubstate, val: strconv.Itoa(int(j.substate))})
+		synth = append(synth, state.AttrValue{Index: pbsattr.JobSubstate, Value: strconv.Itoa(int(j.Substate))})
 	}
-	if j.queue != nil {
+	if j.Queue != nil {
 		if want(pbsattr.JobQueueRank) {
-			synth = append(synth, attrVal{idx: pbsattr.JobQueueRank, val: strconv.FormatInt(j.rank, 10)})
+			synth = append(synth, state.AttrValue{Index: pbsattr.JobQueueRank, Value: strconv.FormatInt(j.Rank, 10)})
 		}
 		if want(pbsattr.JobQueueType) {
 			qt := "E"
-			if j.queue.isRoute() {
+			if j.Queue.IsRoute() {
 				qt = "R"
 			}
-			synth = append(synth, attrVal{idx: pbsattr.JobQueueType, val: qt})
+			synth = append(synth, state.AttrValue{Index: pbsattr.JobQueueType, Value: qt})
 		}
 	}
 	out = out[:0]
-	a, b := j.attrs, synth
+	a, b := j.Attrs, synth
 	for len(a) > 0 || len(b) > 0 {
-		if len(a) > 0 && !want(a[0].idx) {
+		if len(a) > 0 && !want(a[0].Index) {
 			a = a[1:] // a stored value not asked for
 			continue
 		}
@@ -79,10 +82,10 @@ func (s *Server) jobViewOf(out attrList, j *Job, wanted []bool) attrList {
 		case len(a) == 0:
 			out = append(out, b...)
 			b = nil
-		case a[0].idx == b[0].idx:
+		case a[0].Index == b[0].Index:
 			out = append(out, b[0]) // computed value wins
 			a, b = a[1:], b[1:]
-		case a[0].idx < b[0].idx || a[0].idx == b[0].idx && a[0].res < b[0].res:
+		case a[0].Index < b[0].Index || a[0].Index == b[0].Index && a[0].Resource < b[0].Resource:
 			out = append(out, a[0])
 			a = a[1:]
 		default:
@@ -96,15 +99,15 @@ func (s *Server) jobViewOf(out attrList, j *Job, wanted []bool) attrList {
 // statusList encodes a view as a status attribute list. want, if not
 // empty, selects attributes (in the requested order); ok is false when a
 // wanted name is unknown.
-func statusList(defs *defTable, view attrList, p perm, isOwner bool, want batchreq.AttrList) (batchreq.AttrList, *batchreq.Attr) {
+func statusList(defs *state.DefTable, view state.Attrs, p perm, isOwner bool, want batchreq.AttrList) (batchreq.AttrList, *batchreq.Attr) {
 	var out batchreq.AttrList
-	emit := func(v attrVal) {
-		d := defs.defs[v.idx]
-		if v.val == "" || !p.readable(d.perm, d.flags, isOwner) {
+	emit := func(v state.AttrValue) {
+		d := defs.Defs[v.Index]
+		if v.Value == "" || !p.readable(d.Perm, d.Flags, isOwner) {
 			return
 		}
-		if d.typ == pbsattr.TypeResourceList {
-			if rd := resources[v.res]; rd.perm != 0 && !p.readable(rd.perm, rd.flags, isOwner) {
+		if d.Type == pbsattr.TypeResourceList {
+			if rd := state.Resources[v.Resource]; rd.Perm != 0 && !p.readable(rd.Perm, rd.Flags, isOwner) {
 				return
 			}
 		}
@@ -119,12 +122,12 @@ func statusList(defs *defTable, view attrList, p perm, isOwner bool, want batchr
 	}
 	for i := range want {
 		w := &want[i]
-		idx := defs.find(w.Name)
+		idx := defs.Find(w.Name)
 		if idx < 0 {
 			return nil, w
 		}
-		for _, v := range view.resources(idx) {
-			if w.HasResource && w.Resource != "" && !strings.EqualFold(v.res, w.Resource) {
+		for _, v := range view.Resources(idx) {
+			if w.HasResource && w.Resource != "" && !strings.EqualFold(v.Resource, w.Resource) {
 				continue
 			}
 			emit(v)
@@ -136,14 +139,14 @@ func statusList(defs *defTable, view attrList, p perm, isOwner bool, want batchr
 // appendStatusAttrs appends the DIS attribute list of a full status (no
 // wanted-attribute list) directly, without building batchreq values: the
 // path of large StatusJob replies.
-func appendStatusAttrs(dst []byte, defs *defTable, view attrList, p perm, isOwner bool) []byte {
-	ok := func(v attrVal) bool {
-		d := &defs.defs[v.idx]
-		if v.val == "" || !p.readable(d.perm, d.flags, isOwner) {
+func appendStatusAttrs(dst []byte, defs *state.DefTable, view state.Attrs, p perm, isOwner bool) []byte {
+	ok := func(v state.AttrValue) bool {
+		d := &defs.Defs[v.Index]
+		if v.Value == "" || !p.readable(d.Perm, d.Flags, isOwner) {
 			return false
 		}
-		if d.typ == pbsattr.TypeResourceList {
-			if rd := resources[v.res]; rd.perm != 0 && !p.readable(rd.perm, rd.flags, isOwner) {
+		if d.Type == pbsattr.TypeResourceList {
+			if rd := state.Resources[v.Resource]; rd.Perm != 0 && !p.readable(rd.Perm, rd.Flags, isOwner) {
 				return false
 			}
 		}
@@ -179,52 +182,52 @@ func appendStatusAttrs(dst []byte, defs *defTable, view attrList, p perm, isOwne
 	return dst
 }
 
-func (s *Server) serverView() attrList {
-	v := s.attrs.clone()
-	state := "Active"
+func (s *Server) serverView() state.Attrs {
+	v := s.attrs.Clone()
+	srvState := "Active"
 	if !s.serverFlag(pbsattr.SrvScheduling) {
-		state = "Idle"
+		srvState = "Idle"
 	} else if s.run.schedActive() {
-		state = "Scheduling"
+		srvState = "Scheduling"
 	}
 	if s.shutting {
-		state = "Terminating"
+		srvState = "Terminating"
 	}
-	v.set(pbsattr.SrvState, state)
-	v.set(pbsattr.SrvTotalJobs, strconv.Itoa(s.totalJobs()))
-	v.set(pbsattr.SrvStateCount, stateCount(s.count))
-	v.set(pbsattr.SrvPBSVersion, "2.5.13")
-	v.set(pbsattr.SrvNextJobNumber, strconv.FormatInt(s.nextJob, 10))
-	v.set(pbsattr.SrvNetCounter, s.rate.String(s.now()))
+	v.Set(pbsattr.SrvState, srvState)
+	v.Set(pbsattr.SrvTotalJobs, strconv.Itoa(s.totalJobs()))
+	v.Set(pbsattr.SrvStateCount, state.StateCount(s.jobs.Count()))
+	v.Set(pbsattr.SrvPBSVersion, "2.5.13")
+	v.Set(pbsattr.SrvNextJobNumber, strconv.FormatInt(s.nextJob, 10))
+	v.Set(pbsattr.SrvNetCounter, s.rate.String(s.now()))
 	return v
 }
 
 func (s *Server) totalJobs() int {
 	n := 0
-	for _, c := range s.count {
+	for _, c := range s.jobs.Count() {
 		n += c
 	}
 	return n
 }
 
-func (s *Server) queueView(q *Queue) attrList {
-	v := q.attrs.clone()
-	v.set(pbsattr.QueueTotalJobs, strconv.Itoa(q.total()))
-	v.set(pbsattr.QueueStateCount, stateCount(q.count))
+func (s *Server) queueView(q *state.Queue) state.Attrs {
+	v := q.Attrs.Clone()
+	v.Set(pbsattr.QueueTotalJobs, strconv.Itoa(q.Total()))
+	v.Set(pbsattr.QueueStateCount, state.StateCount(q.Count))
 	return v
 }
 
-func (s *Server) nodeView(n *Node) attrList {
-	v := n.attrs.clone()
-	v.set(pbsattr.NodeStateAttr, formatNodeState(n.state))
-	v.set(pbsattr.NodeNP, strconv.Itoa(n.np))
-	if n.timeShared {
-		v.set(pbsattr.NodeNType, "time-shared")
+func (s *Server) nodeView(n *state.Node) state.Attrs {
+	v := n.Attrs.Clone()
+	v.Set(pbsattr.NodeStateAttr, state.FormatNodeState(n.State))
+	v.Set(pbsattr.NodeNP, strconv.Itoa(n.NP))
+	if n.TimeShared {
+		v.Set(pbsattr.NodeNType, "time-shared")
 	} else {
-		v.set(pbsattr.NodeNType, "cluster")
+		v.Set(pbsattr.NodeNType, "cluster")
 	}
-	if v.get(pbsattr.NodeGPUs) == "" {
-		v.set(pbsattr.NodeGPUs, "0")
+	if v.Get(pbsattr.NodeGPUs) == "" {
+		v.Set(pbsattr.NodeGPUs, "0")
 	}
 	return v
 }
@@ -232,7 +235,7 @@ func (s *Server) nodeView(n *Node) attrList {
 func (s *Server) handleStatusSvr(c *conn, req *batchreq.Request) {
 	body := req.Body.(*batchreq.StatusReq)
 	s.mu.RLock()
-	list, bad := statusList(serverDefs, s.serverView(), c.perm, true, body.Attrs)
+	list, bad := statusList(state.ServerDefs, s.serverView(), c.perm, true, body.Attrs)
 	s.mu.RUnlock()
 	if bad != nil {
 		c.rejectAttr(batchreq.PBSE_NOATTR, bad)
@@ -245,7 +248,7 @@ func (s *Server) handleStatusSvr(c *conn, req *batchreq.Request) {
 func (s *Server) handleStatusQue(c *conn, req *batchreq.Request) {
 	body := req.Body.(*batchreq.StatusReq)
 	s.mu.RLock()
-	var qs []*Queue
+	var qs []*state.Queue
 	name := body.ID
 	if name == "" || name[0] == '@' {
 		qs = s.queues
@@ -259,17 +262,17 @@ func (s *Server) handleStatusQue(c *conn, req *batchreq.Request) {
 			c.reject(batchreq.PBSE_UNKQUE, batchreq.MsgCannotLocateQue)
 			return
 		}
-		qs = []*Queue{q}
+		qs = []*state.Queue{q}
 	}
 	objs := make([]batchreq.StatusObject, 0, len(qs))
 	for _, q := range qs {
-		list, bad := statusList(queueDefs, s.queueView(q), c.perm, true, body.Attrs)
+		list, bad := statusList(state.QueueDefs, s.queueView(q), c.perm, true, body.Attrs)
 		if bad != nil {
 			s.mu.RUnlock()
 			c.rejectAttr(batchreq.PBSE_NOATTR, bad)
 			return
 		}
-		objs = append(objs, batchreq.StatusObject{ObjType: batchreq.MGR_OBJ_QUEUE, Name: q.name, Attrs: list})
+		objs = append(objs, batchreq.StatusObject{ObjType: batchreq.MGR_OBJ_QUEUE, Name: q.Name, Attrs: list})
 	}
 	s.mu.RUnlock()
 	c.send(&batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_Status, Status: objs})
@@ -278,14 +281,14 @@ func (s *Server) handleStatusQue(c *conn, req *batchreq.Request) {
 func (s *Server) handleStatusNode(c *conn, req *batchreq.Request) {
 	body := req.Body.(*batchreq.StatusReq)
 	s.mu.RLock()
-	var ns []*Node
+	var ns []*state.Node
 	switch id := body.ID; {
 	case id == "" || id == ":ALL" || id[0] == '@':
 		ns = s.nodes
 	case id[0] == ':':
 		prop := id[1:]
 		for _, n := range s.nodes {
-			if n.name == prop || contains(parseArst(n.attrs.get(pbsattr.NodeProperties)), prop) {
+			if n.Name == prop || contains(state.ParseArst(n.Attrs.Get(pbsattr.NodeProperties)), prop) {
 				ns = append(ns, n)
 			}
 		}
@@ -296,7 +299,7 @@ func (s *Server) handleStatusNode(c *conn, req *batchreq.Request) {
 			c.reject(batchreq.PBSE_UNKNODE, "cannot locate specified node")
 			return
 		}
-		ns = []*Node{n}
+		ns = []*state.Node{n}
 	}
 	if len(s.nodes) == 0 {
 		s.mu.RUnlock()
@@ -305,13 +308,13 @@ func (s *Server) handleStatusNode(c *conn, req *batchreq.Request) {
 	}
 	objs := make([]batchreq.StatusObject, 0, len(ns))
 	for _, n := range ns {
-		list, bad := statusList(nodeDefs, s.nodeView(n), c.perm, true, body.Attrs)
+		list, bad := statusList(state.NodeDefs, s.nodeView(n), c.perm, true, body.Attrs)
 		if bad != nil {
 			s.mu.RUnlock()
 			c.rejectAttr(batchreq.PBSE_UNKNODEATR, bad)
 			return
 		}
-		objs = append(objs, batchreq.StatusObject{ObjType: batchreq.MGR_OBJ_NODE, Name: n.name, Attrs: list})
+		objs = append(objs, batchreq.StatusObject{ObjType: batchreq.MGR_OBJ_NODE, Name: n.Name, Attrs: list})
 	}
 	s.mu.RUnlock()
 	c.send(&batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_Status, Status: objs})
@@ -327,19 +330,19 @@ func contains(list []string, s string) bool {
 }
 
 // canSee reports whether the requester may see a job at all.
-func (s *Server) canSee(c *conn, j *Job) bool {
+func (s *Server) canSee(c *conn, j *state.Job) bool {
 	if c.perm.oper || c.perm.mgr || s.serverFlag(pbsattr.SrvQueryOtherJobs) {
 		return true
 	}
-	return j.ownerUser() == c.req.User
+	return j.OwnerUser() == c.req.User
 }
 
-func (s *Server) isOwner(c *conn, j *Job) bool {
-	return j.ownerUser() == c.req.User
+func (s *Server) isOwner(c *conn, j *state.Job) bool {
+	return j.OwnerUser() == c.req.User
 }
 
 // jobStatus encodes one job for the requester.
-func (s *Server) jobStatus(c *conn, j *Job, want batchreq.AttrList) (batchreq.StatusObject, *batchreq.Attr) {
+func (s *Server) jobStatus(c *conn, j *state.Job, want batchreq.AttrList) (batchreq.StatusObject, *batchreq.Attr) {
 	return s.jobStatusOf(c, j, want, nil, nil)
 }
 
@@ -349,9 +352,9 @@ func wantedJobAttrs(want batchreq.AttrList) ([]bool, *batchreq.Attr) {
 	if len(want) == 0 {
 		return nil, nil
 	}
-	wanted := make([]bool, len(jobDefs.defs))
+	wanted := make([]bool, len(state.JobDefs.Defs))
 	for i := range want {
-		idx := jobDefs.find(want[i].Name)
+		idx := state.JobDefs.Find(want[i].Name)
 		if idx < 0 {
 			return nil, &want[i]
 		}
@@ -362,14 +365,14 @@ func wantedJobAttrs(want batchreq.AttrList) ([]bool, *batchreq.Attr) {
 
 // jobStatusOf is jobStatus building the view of the wanted attributes
 // only (wanted from wantedJobAttrs; nil: computed here) into buf.
-func (s *Server) jobStatusOf(c *conn, j *Job, want batchreq.AttrList, wanted []bool, buf *attrList) (batchreq.StatusObject, *batchreq.Attr) {
+func (s *Server) jobStatusOf(c *conn, j *state.Job, want batchreq.AttrList, wanted []bool, buf *state.Attrs) (batchreq.StatusObject, *batchreq.Attr) {
 	if wanted == nil && len(want) > 0 {
 		var bad *batchreq.Attr
 		if wanted, bad = wantedJobAttrs(want); bad != nil {
 			return batchreq.StatusObject{}, bad
 		}
 	}
-	var view attrList
+	var view state.Attrs
 	if buf != nil {
 		view = *buf
 	}
@@ -380,8 +383,8 @@ func (s *Server) jobStatusOf(c *conn, j *Job, want batchreq.AttrList, wanted []b
 	if len(want) == 0 {
 		view = s.withRemaining(view, j) // run_status.go
 	}
-	list, bad := statusList(jobDefs, view, c.perm, s.isOwner(c, j), want)
-	return batchreq.StatusObject{ObjType: batchreq.MGR_OBJ_JOB, Name: j.id, Attrs: list}, bad
+	list, bad := statusList(state.JobDefs, view, c.perm, s.isOwner(c, j), want)
+	return batchreq.StatusObject{ObjType: batchreq.MGR_OBJ_JOB, Name: j.ID, Attrs: list}, bad
 }
 
 func (s *Server) handleStatusJob(c *conn, req *batchreq.Request) {
@@ -403,11 +406,11 @@ func (s *Server) statusJobs(c *conn, req *batchreq.Request) (*batchreq.Reply, []
 	summarize := strings.HasPrefix(ext, "summarize_arrays")
 	execOnly := strings.Contains(ext, "exec_queue_only")
 	id := body.ID
-	var jobs []*Job
+	var jobs []*state.Job
 	single := false
 	switch {
 	case id == "" || id[0] == '@' || summarize && strings.Contains(id, "[]"):
-		for j := s.head; j != nil; j = j.next {
+		for j := s.jobs.First(); j != nil; j = j.Next() {
 			jobs = append(jobs, j)
 		}
 	case id[0] >= '0' && id[0] <= '9':
@@ -415,10 +418,10 @@ func (s *Server) statusJobs(c *conn, req *batchreq.Request) (*batchreq.Reply, []
 		if j == nil {
 			return batchreq.ErrorReply(batchreq.PBSE_UNKJOBID, "", ""), nil
 		}
-		if j.array != nil && !summarize {
-			jobs = append(jobs, j.array.subjobs...)
+		if j.Array != nil && !summarize {
+			jobs = append(jobs, j.Array.Subjobs...)
 		} else {
-			jobs = []*Job{j}
+			jobs = []*state.Job{j}
 			single = true
 		}
 	default:
@@ -430,8 +433,8 @@ func (s *Server) statusJobs(c *conn, req *batchreq.Request) (*batchreq.Reply, []
 		if q == nil {
 			return batchreq.ErrorReply(batchreq.PBSE_UNKQUE, "", batchreq.MsgCannotLocateQue), nil
 		}
-		for j := s.head; j != nil; j = j.next {
-			if j.queue == q {
+		for j := s.jobs.First(); j != nil; j = j.Next() {
+			if j.Queue == q {
 				jobs = append(jobs, j)
 			}
 		}
@@ -455,7 +458,7 @@ func (s *Server) statusJobs(c *conn, req *batchreq.Request) (*batchreq.Reply, []
 	// The wanted attributes are looked up once; an unknown one is
 	// refused at the first job listed, as before.
 	wanted, bad := wantedJobAttrs(body.Attrs)
-	var view attrList
+	var view state.Attrs
 	objs := make([]batchreq.StatusObject, 0, len(jobs))
 	for _, j := range jobs {
 		if !s.jobListed(c, j, single, summarize, execOnly) {
@@ -474,12 +477,12 @@ func (s *Server) statusJobs(c *conn, req *batchreq.Request) (*batchreq.Reply, []
 }
 
 // jobFilter reports whether a job of a multi-job status is listed.
-func (s *Server) jobListed(c *conn, j *Job, single, summarize, execOnly bool) bool {
+func (s *Server) jobListed(c *conn, j *state.Job, single, summarize, execOnly bool) bool {
 	if !single {
-		if summarize && j.parent != nil || !summarize && j.array != nil {
+		if summarize && j.Parent != nil || !summarize && j.Array != nil {
 			return false
 		}
-		if execOnly && (j.queue == nil || !j.queue.isExec()) {
+		if execOnly && (j.Queue == nil || !j.Queue.IsExec()) {
 			return false
 		}
 	}
@@ -489,16 +492,16 @@ func (s *Server) jobListed(c *conn, j *Job, single, summarize, execOnly bool) bo
 // appendJobStatuses encodes a whole Status reply for jobs.
 // truncate keeps at most max_report queued jobs of each queue
 // (StatusJob extension "truncated").
-func (s *Server) truncate(jobs []*Job) []*Job {
-	seen := map[*Queue]int64{}
+func (s *Server) truncate(jobs []*state.Job) []*state.Job {
+	seen := map[*state.Queue]int64{}
 	out := jobs[:0:0]
 	for _, j := range jobs {
-		if j.state == pbsattr.StateQueued && j.queue != nil {
-			if max, ok := j.queue.long(pbsattr.QueueMaxReport); ok {
-				if seen[j.queue] >= max {
+		if j.State == pbsattr.StateQueued && j.Queue != nil {
+			if max, ok := j.Queue.Long(pbsattr.QueueMaxReport); ok {
+				if seen[j.Queue] >= max {
 					continue
 				}
-				seen[j.queue]++
+				seen[j.Queue]++
 			}
 		}
 		out = append(out, j)
@@ -508,10 +511,10 @@ func (s *Server) truncate(jobs []*Job) []*Job {
 
 // clientView adjusts a job view for clients: the interactive attribute
 // holds qsub's port for the MOM but is reported as True (spec 04 §3).
-func clientView(view attrList) attrList {
+func clientView(view state.Attrs) state.Attrs {
 	for i := range view {
-		if view[i].idx == pbsattr.JobInteractive && view[i].val != "" {
-			view[i].val = "True"
+		if view[i].Index == pbsattr.JobInteractive && view[i].Value != "" {
+			view[i].Value = "True"
 		}
 	}
 	return view
@@ -519,23 +522,23 @@ func clientView(view attrList) attrList {
 
 // deltaView reduces a job not modified since the DELTA time to Job_Name
 // and resources_used.
-func deltaView(j *Job, view attrList, since int64) attrList {
+func deltaView(j *state.Job, view state.Attrs, since int64) state.Attrs {
 	if since < 0 {
 		return view
 	}
-	if mt, _ := strconv.ParseInt(j.attrs.get(pbsattr.JobMtime), 10, 64); mt >= since {
+	if mt, _ := strconv.ParseInt(j.Attrs.Get(pbsattr.JobMtime), 10, 64); mt >= since {
 		return view
 	}
 	out := view[:0]
 	for _, v := range view {
-		if v.idx == pbsattr.JobName || v.idx == pbsattr.JobResourcesUsed {
+		if v.Index == pbsattr.JobName || v.Index == pbsattr.JobResourcesUsed {
 			out = append(out, v)
 		}
 	}
 	return out
 }
 
-func (s *Server) appendJobStatuses(c *conn, jobs []*Job, single, summarize, execOnly bool, delta int64) []byte {
+func (s *Server) appendJobStatuses(c *conn, jobs []*state.Job, single, summarize, execOnly bool, delta int64) []byte {
 	listed := jobs[:0:0]
 	for _, j := range jobs {
 		if s.jobListed(c, j, single, summarize, execOnly) {
@@ -549,17 +552,17 @@ func (s *Server) appendJobStatuses(c *conn, jobs []*Job, single, summarize, exec
 // (each seen by the requester; delta as for deltaView), the same bytes
 // as a batchreq.Reply of their jobStatus objects, but without building
 // those objects: the reply is written straight into one buffer.
-func (s *Server) encodeJobStatuses(c *conn, jobs []*Job, delta int64) []byte {
+func (s *Server) encodeJobStatuses(c *conn, jobs []*state.Job, delta int64) []byte {
 	out := make([]byte, 0, 32+len(jobs)*1100)
 	out = append(out, "+2+1+0+0+6"...) // protocol 2 version 1, code 0, aux 0, BATCH_REPLY_CHOICE_Status
 	out = dis.AppendUint(out, uint64(len(jobs)))
-	var view attrList
+	var view state.Attrs
 	for _, j := range jobs {
 		// Walltime.Remaining: run_status.go
 		view = s.withRemaining(deltaView(j, clientView(s.jobViewInto(view, j)), delta), j)
 		out = append(out, '+', '2') // MGR_OBJ_JOB
-		out = dis.AppendString(out, j.id)
-		out = appendStatusAttrs(out, jobDefs, view, c.perm, s.isOwner(c, j))
+		out = dis.AppendString(out, j.ID)
+		out = appendStatusAttrs(out, state.JobDefs, view, c.perm, s.isOwner(c, j))
 	}
 	return out
 }

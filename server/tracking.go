@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"gopbs/batchreq"
+	"gopbs/server/state"
 	"gopbs/server/store"
 )
 
@@ -59,11 +60,11 @@ func (s *Server) loadTracking() error {
 	for _, line := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
 		f := strings.Split(line, "\t")
 		if len(f) != 4 || len(f[3]) != 1 {
-			return fmt.Errorf("tracking table: bad line %q: %w", line, errCorrupt)
+			return fmt.Errorf("tracking table: bad line %q: %w", line, state.ErrCorrupt)
 		}
 		hop, err := strconv.Atoi(f[1])
 		if err != nil {
-			return fmt.Errorf("tracking table: bad hop count %q: %w", line, errCorrupt)
+			return fmt.Errorf("tracking table: bad hop count %q: %w", line, state.ErrCorrupt)
 		}
 		if s.tracking == nil {
 			s.tracking = make(map[string]trackEntry)

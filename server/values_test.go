@@ -5,6 +5,7 @@ import (
 
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
+	"gopbs/server/state"
 )
 
 func TestDecodeValue(t *testing.T) {
@@ -44,7 +45,7 @@ func TestDecodeValue(t *testing.T) {
 		{pbsattr.TypeNodeSpec, "2:ppn=4++", "", false},
 	}
 	for _, tt := range tests {
-		got, ok := decodeValue(tt.typ, tt.in)
+		got, ok := state.DecodeValue(tt.typ, tt.in)
 		if got != tt.want || ok != tt.ok {
 			t.Errorf("decodeValue(%v, %q) = %q, %v; want %q, %v", tt.typ, tt.in, got, ok, tt.want, tt.ok)
 		}
@@ -71,7 +72,7 @@ func TestCompareResource(t *testing.T) {
 		{pbsattr.TypeBool, "True", "False", 1, true}, // other types: bytewise
 	}
 	for _, tt := range tests {
-		cmp, ok := compareResource(tt.typ, tt.a, tt.b)
+		cmp, ok := state.CompareResource(tt.typ, tt.a, tt.b)
 		if cmp != tt.cmp || ok != tt.ok {
 			t.Errorf("compareResource(%v, %q, %q) = %d, %v; want %d, %v", tt.typ, tt.a, tt.b, cmp, ok, tt.cmp, tt.ok)
 		}
@@ -85,7 +86,7 @@ func TestSizeBytes(t *testing.T) {
 		ok bool
 	}{{"2kb", 2048, true}, {"3w", 12, true}, {"1mb", 1 << 20, true}, {"", 0, false}, {"1q", 0, false}, {"16777216pb", 1<<63 - 1, true}}
 	for _, tt := range tests {
-		if n, ok := sizeBytes(tt.in); n != tt.n || ok != tt.ok {
+		if n, ok := state.SizeBytes(tt.in); n != tt.n || ok != tt.ok {
 			t.Errorf("sizeBytes(%q) = %d, %v; want %d, %v", tt.in, n, ok, tt.n, tt.ok)
 		}
 	}
@@ -149,7 +150,7 @@ func TestCombineValue(t *testing.T) {
 		{pbsattr.TypeLong, "x", "1", batchreq.INCR, "", false, "old value does not decode"},
 	}
 	for _, tt := range tests {
-		got, ok := combineValue(tt.typ, tt.old, tt.v, tt.op)
+		got, ok := state.CombineValue(tt.typ, tt.old, tt.v, tt.op)
 		if got != tt.want || ok != tt.wantOK {
 			t.Errorf("%s: combineValue(%v, %q, %q, %d) = %q, %v; want %q, %v", tt.description, tt.typ, tt.old, tt.v, tt.op, got, ok, tt.want, tt.wantOK)
 		}
@@ -170,11 +171,11 @@ func FuzzDecodeValue(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, typ uint8, text string) {
 		vt := pbsattr.Type(typ)
-		v, ok := decodeValue(vt, text)
+		v, ok := state.DecodeValue(vt, text)
 		if !ok || vt == pbsattr.TypeStringArray || vt == pbsattr.TypeACL {
 			return
 		}
-		again, ok := decodeValue(vt, v)
+		again, ok := state.DecodeValue(vt, v)
 		if !ok || again != v {
 			t.Errorf("type %v: %q decodes to %q, which decodes to %q, %v", vt, text, v, again, ok)
 		}

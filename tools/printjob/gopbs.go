@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"gopbs/server"
+	"gopbs/server/state"
 )
 
 // --- GoPBS pbs_server store records --------------------------------------
@@ -21,7 +21,7 @@ var errServerRunning = errors.New("the server database is in use by a running pb
 const stateLetters = "TQHWREC"
 
 // printServerJob prints a job record of the GoPBS server store.
-func printServerJob(w io.Writer, j *server.JobRecord, noAttrs bool) {
+func printServerJob(w io.Writer, j *state.JobRecord, noAttrs bool) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%sjobid:\t%s\n%s", rule, j.ID, rule)
 	b.WriteString("format:\t\tGoPBS pbs_server store record\n")

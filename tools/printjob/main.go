@@ -42,7 +42,7 @@ import (
 	"gopbs/jobfile"
 	"gopbs/pbs"
 	"gopbs/pbs/cli"
-	"gopbs/server"
+	"gopbs/server/state"
 	"gopbs/server/store"
 )
 
@@ -205,7 +205,7 @@ func (p *printer) storeJob(db, id string) (bool, error) {
 			return false, err
 		}
 	}
-	j, err := server.DecodeJobRecord(key, val)
+	j, err := state.DecodeJobRecord(key, val)
 	if err != nil {
 		return false, err
 	}

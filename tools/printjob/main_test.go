@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"gopbs/jobfile"
-	"gopbs/server"
+	"gopbs/server/state"
 	"gopbs/server/store"
 )
 
@@ -176,7 +176,7 @@ func TestPrintjobErrors(t *testing.T) {
 func FuzzParseServerJob(f *testing.F) {
 	f.Add(serverRecord(1, 10, "batch", [][3]string{{"Job_Name", "", "x"}}))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if j, err := server.DecodeJobRecord("1.x", b); err == nil {
+		if j, err := state.DecodeJobRecord("1.x", b); err == nil {
 			printServerJob(io.Discard, j, false)
 		}
 	})

@@ -1,4 +1,4 @@
-package server
+package state
 
 import "fmt"
 
@@ -29,8 +29,8 @@ type RecordAttr struct {
 // DecodeJobRecord decodes the stored record b of job id. It checks the
 // encoding only, not the values.
 func DecodeJobRecord(id string, b []byte) (*JobRecord, error) {
-	if len(b) == 0 || b[0] != recordVersion {
-		return nil, fmt.Errorf("%w: unknown record version", errCorrupt)
+	if len(b) == 0 || b[0] != RecordVersion {
+		return nil, fmt.Errorf("%w: unknown record version", ErrCorrupt)
 	}
 	d := &decoder{b: b[1:]}
 	j := &JobRecord{ID: id}
@@ -46,7 +46,7 @@ func DecodeJobRecord(id string, b []byte) (*JobRecord, error) {
 	j.PurgeAt = d.int()
 	n := d.int()
 	if n < 0 || n > int64(len(b)) {
-		return nil, errCorrupt
+		return nil, ErrCorrupt
 	}
 	for i := int64(0); i < n && d.err == nil; i++ {
 		j.Attrs = append(j.Attrs, RecordAttr{Name: d.str(), Resource: d.str(), Value: d.str()})

@@ -1,0 +1,61 @@
+package state
+
+import (
+	"gopbs/attr"
+)
+
+// Node state bits (spec 04 §8.1, order of the encoding).
+const (
+	NodeStateUnknown = 1 << iota
+	NodeStateDown
+	NodeStateOffline
+	NodeStateReserve
+	NodeStateJobExclusive
+	NodeStateJobSharing
+	NodeStateBusy
+)
+
+// nodeStateBits gives attr's node state bit for each of the server's
+// (bit i of the server's state is nodeStateBits[i]). The server keeps its
+// own numbering because node records store it.
+var nodeStateBits = [...]attr.NodeState{
+	attr.NodeUnknown, attr.NodeDown, attr.NodeOffline, attr.NodeReserve,
+	attr.NodeJob, attr.NodeJobShare, attr.NodeBusy,
+}
+
+// NodeStateToAttr converts the server's node state bits to attr's.
+func NodeStateToAttr(s int) attr.NodeState {
+	var st attr.NodeState
+	for i, b := range nodeStateBits {
+		if s&(1<<i) != 0 {
+			st |= b
+		}
+	}
+	return st
+}
+
+// NodeStateFromAttr converts attr's node state bits to the server's; bits
+// the server does not keep are dropped.
+func NodeStateFromAttr(st attr.NodeState) int {
+	s := 0
+	for i, b := range nodeStateBits {
+		if st&b != 0 {
+			s |= 1 << i
+		}
+	}
+	return s
+}
+
+// FormatNodeState returns the state words of the server's node state bits
+// ("free" for none).
+func FormatNodeState(s int) string { return NodeStateToAttr(s).String() }
+
+// Node is one compute node.
+type Node struct {
+	Name       string
+	NP         int
+	State      int
+	TimeShared bool
+	Attrs      Attrs // properties, status, note, gpus, gpu_status
+	Order      int64
+}
