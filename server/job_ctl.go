@@ -177,12 +177,7 @@ func (s *Server) completeJob(j *Job, ok bool) []store.Op {
 	s.log.Logf(logline.EventJob, logline.ClassJob, "NULL", "on_job_exit valid pjob: %p (substate=%d)", j, ssComplete)
 	now := s.now().Unix()
 	j.attrs.set(jaCompTime, strconv.FormatInt(now, 10))
-	keep := s.serverLong(saKeepCompleted, 0)
-	if j.queue != nil {
-		if v, ok := j.queue.long(qaKeepCompleted); ok {
-			keep = v
-		}
-	}
+	keep := s.keepCompleted(j.queue)
 	qname := ""
 	if j.queue != nil {
 		qname = j.queue.name
