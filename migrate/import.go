@@ -171,13 +171,13 @@ func aclAttrs(acls map[string]string) []server.RecordAttr {
 func build(h *torque.Home, opt Options) (*server.Database, *Result, error) {
 	db := server.NewDatabase()
 	res := &Result{}
-	serverFile := "serverdb"
+	serverFile := filepath.Join(h.Priv, "serverdb")
 	if err := db.SetServer(int64(h.Server.NextJobID), append(recordAttrs(h.Server.Attrs), aclAttrs(h.ServerACLs)...)); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", serverFile, err)
 	}
 	for _, q := range h.Queues {
 		if err := db.AddQueue(q.Name, append(recordAttrs(q.Attrs), aclAttrs(q.ACLs)...)); err != nil {
-			return nil, nil, fmt.Errorf("queues/%s: %w", q.Name, err)
+			return nil, nil, fmt.Errorf("%s: %w", filepath.Join(h.Priv, "queues", q.Name), err)
 		}
 		res.Queues++
 	}
@@ -187,7 +187,7 @@ func build(h *torque.Home, opt Options) (*server.Database, *Result, error) {
 			attrs = append(attrs, server.RecordAttr{Name: "note", Value: n.Note})
 		}
 		if err := db.AddNodes(n.Line, n.State&torque.NodeOffline != 0, n.State&torque.NodeReserve != 0, attrs); err != nil {
-			return nil, nil, fmt.Errorf("nodes: %w", err)
+			return nil, nil, fmt.Errorf("%s: %w", filepath.Join(h.Priv, "nodes"), err)
 		}
 		res.Nodes++
 	}

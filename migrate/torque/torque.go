@@ -29,6 +29,8 @@ type Attr = jobfile.Attr
 
 // Home is a decoded server_priv directory.
 type Home struct {
+	// Priv is the server_priv directory read.
+	Priv string
 	// ServerName is the first line of PBS_HOME/server_name, without a
 	// port; empty if the file is absent.
 	ServerName string
@@ -79,7 +81,7 @@ func Read(home string) (*Home, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("torque: %s is not a directory", priv)
 	}
-	h := &Home{}
+	h := &Home{Priv: priv}
 	if b, err := os.ReadFile(filepath.Join(home, "server_name")); err == nil {
 		line, _, _ := strings.Cut(string(b), "\n")
 		name, _, _ := strings.Cut(strings.TrimSpace(line), ":")
