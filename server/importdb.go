@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	pbsattr "gopbs/attr"
 	"gopbs/server/store"
 )
 
@@ -41,12 +42,12 @@ func NewDatabase() *Database {
 // computedServer and computedQueue are the attributes the server computes
 // for its status replies rather than keeping.
 var (
-	computedServer = map[int]bool{saServerState: true, saTotalJobs: true, saStateCount: true, saPbsVersion: true,
-		saNextJobNumber: true, saNetCounter: true, saResourcesAssigned: true}
-	computedQueue = map[int]bool{qaTotalJobs: true, qaStateCount: true, qaResourcesAssigned: true}
+	computedServer = map[int]bool{pbsattr.SrvState: true, pbsattr.SrvTotalJobs: true, pbsattr.SrvStateCount: true, pbsattr.SrvPBSVersion: true,
+		pbsattr.SrvNextJobNumber: true, pbsattr.SrvNetCounter: true, pbsattr.SrvResourcesAssigned: true}
+	computedQueue = map[int]bool{pbsattr.QueueTotalJobs: true, pbsattr.QueueStateCount: true, pbsattr.QueueResourcesAssigned: true}
 	// recordJob are the job attributes the record's fixed fields hold.
-	recordJob = map[int]bool{jaJobState: true, jaSubstate: true, jaQueue: true, jaServer: true,
-		jaQueueRank: true, jaQueueType: true, jaHoldTypes: true}
+	recordJob = map[int]bool{pbsattr.JobState: true, pbsattr.JobSubstate: true, pbsattr.JobQueue: true, pbsattr.JobServer: true,
+		pbsattr.JobQueueRank: true, pbsattr.JobQueueType: true, pbsattr.JobHoldTypes: true}
 )
 
 // importValue returns the canonical value of one attribute of defs (its
@@ -54,16 +55,16 @@ var (
 // know.
 func importValue(defs *defTable, a RecordAttr) (idx int, res, val string, err error) {
 	idx = defs.find(a.Name)
-	if idx < 0 || defs == jobDefs && idx == jaOther {
+	if idx < 0 || defs == jobDefs && idx == unknownJobAttr {
 		return -1, "", "", nil
 	}
 	d := defs.defs[idx]
 	typ := d.typ
-	if typ == tResc {
+	if typ == pbsattr.TypeResourceList {
 		res = strings.ToLower(a.Resource)
 		rd, ok := resources[res]
 		if !ok {
-			rd = rescDef{typ: tStr} // a site resource, kept as text
+			rd = rescDef{typ: pbsattr.TypeString} // a site resource, kept as text
 		}
 		typ = rd.typ
 	}
@@ -120,7 +121,7 @@ func (d *Database) AddQueue(name string, attrs []RecordAttr) error {
 		return err
 	}
 	if !q.isExec() && !q.isRoute() {
-		return fmt.Errorf("queue %s: queue_type %q is neither Execution nor Route", name, q.attrs.get(qaQueueType))
+		return fmt.Errorf("queue %s: queue_type %q is neither Execution nor Route", name, q.attrs.get(pbsattr.QueueType))
 	}
 	d.s.orderSeq++
 	d.s.queues = append(d.s.queues, q)
@@ -207,8 +208,8 @@ func (d *Database) AddJob(r *JobRecord, script []byte) error {
 			if a.Resource != "" {
 				key += "\x1f" + a.Resource
 			}
-			j.attrs.setRes(jaOther, key, a.Value)
-		case idx == jaDepend:
+			j.attrs.setRes(unknownJobAttr, key, a.Value)
+		case idx == pbsattr.JobDepend:
 			if _, ok := d.s.parseDepend(v); !ok {
 				return fmt.Errorf("job %s: bad depend %q", r.ID, a.Value)
 			}
@@ -219,7 +220,7 @@ func (d *Database) AddJob(r *JobRecord, script []byte) error {
 	}
 	if j.state == stComplete && j.purgeAt == 0 {
 		// kept from its completion (comp_time) for keep_completed
-		done, err := strconv.ParseInt(j.attrs.get(jaCompTime), 10, 64)
+		done, err := strconv.ParseInt(j.attrs.get(pbsattr.JobCompTime), 10, 64)
 		if err != nil || done <= 0 {
 			done = d.s.now().Unix()
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	pbsattr "gopbs/attr"
 	"gopbs/server/store"
 )
 
@@ -71,32 +72,32 @@ func TestDatabaseRecovers(t *testing.T) {
 	s := testServer(t, home, InitWarm)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if s.nextJob != 42 || s.attrs.get(saScheduling) != "True" || s.attrs.has(saTotalJobs) || s.attrs.get(saManagers) != "root@vm,admin@vm" {
+	if s.nextJob != 42 || s.attrs.get(pbsattr.SrvScheduling) != "True" || s.attrs.has(pbsattr.SrvTotalJobs) || s.attrs.get(pbsattr.SrvManagers) != "root@vm,admin@vm" {
 		t.Errorf("server: next %d, attributes %+v", s.nextJob, s.attrs)
 	}
 	if len(s.queues) != 2 || s.queues[0].name != "batch" || s.queues[1].name != "a_route" {
 		t.Fatalf("queues %+v", s.queues)
 	}
-	if q := s.queues[0]; q.attrs.has(qaTotalJobs) || q.attrs.get(qaACLUsers) != "alice,bob" || q.attrs.getRes(qaResourcesDefault, "walltime") != "01:00:00" {
+	if q := s.queues[0]; q.attrs.has(pbsattr.QueueTotalJobs) || q.attrs.get(pbsattr.QueueACLUsers) != "alice,bob" || q.attrs.getRes(pbsattr.QueueResourcesDefault, "walltime") != "01:00:00" {
 		t.Errorf("queue batch %+v", q.attrs)
 	}
-	if len(s.nodes) != 2 || s.nodes[1].name != "n2" || s.nodes[1].np != 2 || s.nodes[1].state&nsOffline == 0 || s.nodes[1].attrs.get(naNote) != "new disks" {
+	if len(s.nodes) != 2 || s.nodes[1].name != "n2" || s.nodes[1].np != 2 || s.nodes[1].state&nsOffline == 0 || s.nodes[1].attrs.get(pbsattr.NodeNote) != "new disks" {
 		t.Errorf("nodes %+v", s.nodes)
 	}
 	tmpl, sub := s.jobs["5[].vm"], s.jobs["5[1].vm"]
 	if tmpl == nil || sub == nil || sub.parent != tmpl || tmpl.array == nil || tmpl.array.size != 2 || len(tmpl.array.subjobs) != 1 {
 		t.Fatalf("array: template %+v, sub-job %+v", tmpl, sub)
 	}
-	if v := tmpl.attrs.get(jaVariableList); v != `A=1,B=x\,y` {
+	if v := tmpl.attrs.get(pbsattr.JobVariableList); v != `A=1,B=x\,y` {
 		t.Errorf("Variable_List %q", v)
 	}
-	if w := tmpl.attrs.getRes(jaResourceList, "walltime"); w != "01:00:00" {
+	if w := tmpl.attrs.getRes(pbsattr.JobResourceList, "walltime"); w != "01:00:00" {
 		t.Errorf("resources_default not applied: walltime %q", w)
 	}
-	if j := s.jobs["7.vm"]; j == nil || j.state != stQueued || j.attrs.has(jaExecHost) || j.attrs.has(jaSessionID) || j.attrs.has(jaJobState) {
+	if j := s.jobs["7.vm"]; j == nil || j.state != stQueued || j.attrs.has(pbsattr.JobExecHost) || j.attrs.has(pbsattr.JobSessionID) || j.attrs.has(pbsattr.JobState) {
 		t.Errorf("requeued job %+v", j)
 	}
-	if j := s.jobs["8.vm"]; j == nil || j.purgeAt != 1000+1000000000 || j.attrs.getRes(jaOther, "site_thing\x1fx") != "kept" {
+	if j := s.jobs["8.vm"]; j == nil || j.purgeAt != 1000+1000000000 || j.attrs.getRes(unknownJobAttr, "site_thing\x1fx") != "kept" {
 		t.Errorf("completed job %+v", j)
 	}
 	var order []string

@@ -27,6 +27,7 @@ import (
 	"gopbs/sched/config"
 	"gopbs/sched/fairshare"
 	"gopbs/sched/momquery"
+	"gopbs/sched/nas"
 	"gopbs/sched/placement"
 	"gopbs/sched/policy"
 	"gopbs/sched/schedlog"
@@ -61,15 +62,30 @@ type Options struct {
 	// as TORQUE does, even when its own node model says the job cannot
 	// fit now (see policy.Scheduler.NoPrefilter).
 	NoPrefilter bool
+	// Policy selects the policy: PolicyAuto ("" too), PolicyFIFO or
+	// PolicyNAS (see nasConfigPath).
+	Policy string
+	// NASConfig is the NAS configuration file to read instead of
+	// sched_priv/config (pbs_sched takes it from PBSSCHED_CONFIG).
+	NASConfig string
 }
 
 // Daemon is a running scheduler.
 type Daemon struct {
-	opts  Options
-	priv  string
-	Log   *schedlog.Logger
+	opts Options
+	priv string
+	Log  *schedlog.Logger
+	// Sched is the FIFO policy when it is the one that runs (nil when
+	// another policy runs).
 	Sched *policy.Scheduler
 	Mom   momquery.Querier
+
+	// running is the policy that runs the cycles: Sched or nas.
+	running policy.Policy
+	// nas is the NAS policy when it is the one that runs.
+	nas *nas.Scheduler
+	// fatal is set when the policy found problems it cannot run with.
+	fatal error
 
 	// Now is the clock (tests replace it).
 	Now func() time.Time
@@ -108,9 +124,11 @@ func New(opts Options, mom momquery.Querier) (*Daemon, error) {
 		return nil, err
 	}
 	if err := d.ReadClientConfig(); err != nil {
+		d.Close()
 		return nil, err
 	}
 	if err := d.LoadPolicy(); err != nil {
+		d.Close()
 		return nil, err
 	}
 	d.lastSync = d.Now()
@@ -144,11 +162,20 @@ func (d *Daemon) Policy() *policy.Scheduler {
 // PrivPath returns the path of a file in sched_priv.
 func (d *Daemon) PrivPath(name string) string { return filepath.Join(d.priv, name) }
 
-// LoadPolicy (re)reads sched_config, holidays, dedicated_time,
-// resource_group and the usage file; it saves the current usage first.
+// LoadPolicy (re)reads the policy files. The NAS policy reads its
+// configuration (see nasConfigPath); the FIFO policy sched_config,
+// holidays, dedicated_time, resource_group and the usage file, saving
+// the current usage first.
 func (d *Daemon) LoadPolicy() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	path, err := d.nasConfigPath()
+	if err != nil {
+		return err
+	}
+	if path != "" {
+		return d.loadNAS(path)
+	}
 	if d.Sched != nil && d.Sched.FairShare != nil {
 		d.saveUsage()
 	}
@@ -185,7 +212,7 @@ func (d *Daemon) LoadPolicy() error {
 	if d.Sched != nil {
 		s.Location = d.Sched.Location
 	}
-	d.Sched = s
+	d.Sched, d.running, d.nas = s, s, nil
 	d.Log.SetFilter(cfg.LogFilter)
 	return nil
 }
@@ -386,6 +413,9 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener) error {
 			continue
 		}
 		if d.Handle(ctx, c) {
+			if d.fatal != nil {
+				return d.fatal
+			}
 			return ErrQuit
 		}
 	}
@@ -409,6 +439,9 @@ func (d *Daemon) Handle(ctx context.Context, c net.Conn) (quit bool) {
 	case batchreq.SCH_SCHEDULE_NEW, batchreq.SCH_SCHEDULE_TERM, batchreq.SCH_SCHEDULE_TIME,
 		batchreq.SCH_SCHEDULE_CMD, batchreq.SCH_SCHEDULE_FIRST:
 		_, err := d.Cycle(ctx, conn)
+		if d.policyFatal() {
+			return true
+		}
 		if err != nil || !time.Now().Before(deadline) {
 			var ne net.Error
 			if !time.Now().Before(deadline) || errors.As(err, &ne) && ne.Timeout() {
@@ -453,6 +486,8 @@ func (a serverActions) SetComment(j *world.Job, comment string) error {
 func (a serverActions) RunJob(j *world.Job, dest string) error { return a.c.RunJob(j.ID, dest) }
 
 func (a serverActions) DeleteJob(j *world.Job, msg string) error { return a.c.DeleteJob(j.ID, msg) }
+
+func (a serverActions) MoveJob(j *world.Job, queue string) error { return a.c.MoveJob(j.ID, queue) }
 
 // ReadWorld asks the server (and the MOMs) for the world, in the FIFO
 // scheduler's request order: StatusServer, StatusNode, the MOM queries,
@@ -649,9 +684,11 @@ func (d *Daemon) Cycle(ctx context.Context, conn *svrconn.Conn) (policy.Stats, e
 	if err != nil {
 		return policy.Stats{}, err
 	}
-	st := d.Sched.Cycle(w, serverActions{conn})
-	if sync := d.Sched.Config.SyncTime; sync > 0 && d.Sched.FairShare != nil && d.Now().Sub(d.lastSync) >= sync {
-		d.saveUsage()
+	st := d.running.Cycle(w, serverActions{conn})
+	if d.Sched != nil && d.Sched.FairShare != nil {
+		if sync := d.Sched.Config.SyncTime; sync > 0 && d.Now().Sub(d.lastSync) >= sync {
+			d.saveUsage()
+		}
 	}
 	if !d.brkLogged {
 		d.brkLogged = true
