@@ -173,10 +173,10 @@ func (d *Database) AddJob(r *JobRecord, script []byte) error {
 	if q == nil {
 		return fmt.Errorf("job %s: unknown queue %q", r.ID, r.Queue)
 	}
-	if r.State < stTransit || r.State > stComplete || r.State == stTransit {
+	if r.State <= int64(pbsattr.StateTransit) || r.State > int64(pbsattr.StateComplete) {
 		return fmt.Errorf("job %s: state %d cannot be imported", r.ID, r.State)
 	}
-	j := &Job{id: r.ID, seq: r.Seq, state: int(r.State), substate: int(r.Substate), hold: int(r.Hold),
+	j := &Job{id: r.ID, seq: r.Seq, state: pbsattr.JobStateNum(r.State), substate: pbsattr.Substate(r.Substate), hold: int(r.Hold),
 		rank: r.Rank, arrayIdx: int(r.ArrayIndex), purgeAt: r.PurgeAt}
 	if r.Parent != "" {
 		p := d.s.jobs[r.Parent]
@@ -218,7 +218,7 @@ func (d *Database) AddJob(r *JobRecord, script []byte) error {
 			j.attrs.setRes(idx, res, v)
 		}
 	}
-	if j.state == stComplete && j.purgeAt == 0 {
+	if j.state == pbsattr.StateComplete && j.purgeAt == 0 {
 		// kept from its completion (comp_time) for keep_completed
 		done, err := strconv.ParseInt(j.attrs.get(pbsattr.JobCompTime), 10, 64)
 		if err != nil || done <= 0 {
@@ -244,7 +244,7 @@ func (d *Database) Requeue(id string) error {
 	if j == nil {
 		return fmt.Errorf("job %s: not in the database", id)
 	}
-	if j.state != stRunning {
+	if j.state != pbsattr.StateRunning {
 		return fmt.Errorf("job %s: not running", id)
 	}
 	d.s.requeueState(j)

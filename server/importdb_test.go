@@ -37,27 +37,27 @@ func TestDatabaseRecovers(t *testing.T) {
 		t.Errorf("dropped %v", d.Dropped)
 	}
 	owner := RecordAttr{Name: "Job_Owner", Value: "alice@vm"}
-	must(d.AddJob(&JobRecord{ID: "5[].vm", Seq: 1, State: stQueued, Substate: ssQueued, Queue: "batch", Rank: 1, ArrayIndex: -1,
+	must(d.AddJob(&JobRecord{ID: "5[].vm", Seq: 1, State: int64(pbsattr.StateQueued), Substate: int64(pbsattr.SubQueued), Queue: "batch", Rank: 1, ArrayIndex: -1,
 		ArrayRequest: "0-1", ArrayCounts: []int64{2, 0, 0, 0}, Attrs: []RecordAttr{owner, {Name: "Variable_List", Value: "A=1\nB=x\\,y\n"}}}, []byte("#!/bin/sh\ntrue\n")))
-	must(d.AddJob(&JobRecord{ID: "5[1].vm", Seq: 3, State: stQueued, Substate: ssQueued, Queue: "batch", Rank: 3, ArrayIndex: 1,
+	must(d.AddJob(&JobRecord{ID: "5[1].vm", Seq: 3, State: int64(pbsattr.StateQueued), Substate: int64(pbsattr.SubQueued), Queue: "batch", Rank: 3, ArrayIndex: 1,
 		Parent: "5[].vm", Hold: holdArray, Attrs: []RecordAttr{owner}}, nil))
-	if err := d.AddJob(&JobRecord{ID: "6[0].vm", State: stQueued, Queue: "batch", Parent: "6[].vm"}, nil); err == nil {
+	if err := d.AddJob(&JobRecord{ID: "6[0].vm", State: int64(pbsattr.StateQueued), Queue: "batch", Parent: "6[].vm"}, nil); err == nil {
 		t.Error("a sub-job was added before its template")
 	}
-	if err := d.AddJob(&JobRecord{ID: "9.vm", State: stQueued, Queue: "nowhere"}, nil); err == nil {
+	if err := d.AddJob(&JobRecord{ID: "9.vm", State: int64(pbsattr.StateQueued), Queue: "nowhere"}, nil); err == nil {
 		t.Error("a job of an unknown queue was added")
 	}
-	if err := d.AddJob(&JobRecord{ID: "9.vm", State: stQueued, Queue: "batch", Attrs: []RecordAttr{{Name: "Priority", Value: "high"}}}, nil); err == nil ||
+	if err := d.AddJob(&JobRecord{ID: "9.vm", State: int64(pbsattr.StateQueued), Queue: "batch", Attrs: []RecordAttr{{Name: "Priority", Value: "high"}}}, nil); err == nil ||
 		!strings.Contains(err.Error(), `Priority: bad value "high"`) {
 		t.Errorf("bad value: %v", err)
 	}
-	must(d.AddJob(&JobRecord{ID: "7.vm", Seq: 4, State: stRunning, Substate: ssRunning, Queue: "batch", Rank: 4, ArrayIndex: -1,
+	must(d.AddJob(&JobRecord{ID: "7.vm", Seq: 4, State: int64(pbsattr.StateRunning), Substate: int64(pbsattr.SubRunning), Queue: "batch", Rank: 4, ArrayIndex: -1,
 		Attrs: []RecordAttr{owner, {Name: "exec_host", Value: "n1/0"}, {Name: "session_id", Value: "99"}, {Name: "job_state", Value: "R"}}}, []byte("s")))
 	must(d.Requeue("7.vm"))
 	if err := d.Requeue("7.vm"); err == nil {
 		t.Error("a queued job was requeued")
 	}
-	must(d.AddJob(&JobRecord{ID: "8.vm", Seq: 5, State: stComplete, Substate: ssComplete, Queue: "batch", Rank: 5, ArrayIndex: -1,
+	must(d.AddJob(&JobRecord{ID: "8.vm", Seq: 5, State: int64(pbsattr.StateComplete), Substate: int64(pbsattr.SubComplete), Queue: "batch", Rank: 5, ArrayIndex: -1,
 		Attrs: []RecordAttr{owner, {Name: "comp_time", Value: "1000"}, {Name: "site_thing", Resource: "x", Value: "kept"}}}, nil))
 
 	home := t.TempDir()
@@ -94,7 +94,7 @@ func TestDatabaseRecovers(t *testing.T) {
 	if w := tmpl.attrs.getRes(pbsattr.JobResourceList, "walltime"); w != "01:00:00" {
 		t.Errorf("resources_default not applied: walltime %q", w)
 	}
-	if j := s.jobs["7.vm"]; j == nil || j.state != stQueued || j.attrs.has(pbsattr.JobExecHost) || j.attrs.has(pbsattr.JobSessionID) || j.attrs.has(pbsattr.JobState) {
+	if j := s.jobs["7.vm"]; j == nil || j.state != pbsattr.StateQueued || j.attrs.has(pbsattr.JobExecHost) || j.attrs.has(pbsattr.JobSessionID) || j.attrs.has(pbsattr.JobState) {
 		t.Errorf("requeued job %+v", j)
 	}
 	if j := s.jobs["8.vm"]; j == nil || j.purgeAt != 1000+1000000000 || j.attrs.getRes(unknownJobAttr, "site_thing\x1fx") != "kept" {
