@@ -123,6 +123,7 @@ func (d *Daemon) loadNAS(path string) error {
 		d.trustHost(cfg.ServerHost)
 	}
 	d.nas, d.running, d.Sched = s, s, nil
+	d.Log.SetFilter(0) // log_filter is a sched_config key: the NAS policy logs every decision
 	d.Log.Log(logline.EventSystem, logline.ClassServer, "nas", "NAS scheduler policy, configuration "+path)
 	return nil
 }
