@@ -3,6 +3,7 @@ package nas
 import (
 	"time"
 
+	"gopbs/sched/placement"
 	"gopbs/sched/world"
 )
 
@@ -171,7 +172,7 @@ func (c *cycle) queueChecks(cd *candidate, b *bqueue) (reason, stage string) {
 	}
 	if c.pool != nil {
 		sp, err := c.pool.Parse(c.allocSpec(j))
-		if err != nil || c.pool.Query(sp) != 1 {
+		if err != nil || c.pool.Query(sp) != placement.Now {
 			return CommentNoRoom, "nodes"
 		}
 	}
