@@ -598,6 +598,7 @@ func (d *Daemon) startMomQueries(ctx context.Context, nodes []*world.Node) (fini
 		}
 		hosts[h] = append(hosts[h], i)
 	}
+	lines := d.momLines()
 	answers := make([][]string, len(ask))
 	failed := make([]bool, len(ask))
 	next := make(chan []int)
@@ -608,7 +609,7 @@ func (d *Daemon) startMomQueries(ctx context.Context, nodes []*world.Node) (fini
 			defer wg.Done()
 			for group := range next {
 				for _, i := range group {
-					a, err := d.Mom.Query(ctx, ask[i].Name, momquery.Lines)
+					a, err := d.Mom.Query(ctx, ask[i].Name, lines)
 					answers[i], failed[i] = a, err != nil
 				}
 			}
@@ -628,6 +629,9 @@ func (d *Daemon) startMomQueries(ctx context.Context, nodes []*world.Node) (fini
 				continue
 			}
 			momquery.Apply(n, answers[i])
+			if len(lines) > len(momquery.Lines) && len(answers[i]) > len(momquery.Lines) {
+				momquery.ApplySysTime(n, answers[i][len(momquery.Lines)])
+			}
 		}
 	})
 }
