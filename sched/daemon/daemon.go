@@ -152,7 +152,8 @@ func (d *Daemon) openAccounting() error {
 	return nil
 }
 
-// Policy returns the current scheduling policy (replaced by LoadPolicy).
+// Policy returns the current FIFO policy (replaced by LoadPolicy), or nil
+// while the NAS policy runs.
 func (d *Daemon) Policy() *policy.Scheduler {
 	d.mu.Lock()
 	defer d.mu.Unlock()
