@@ -188,12 +188,7 @@ func (s *Server) completeJob(j *state.Job, ok bool) []store.Op {
 	s.log.Logf(logline.EventJob, logline.ClassJob, "NULL", "on_job_exit valid pjob: %p (substate=%d)", j, pbsattr.SubComplete)
 	now := s.now().Unix()
 	j.Attrs.Set(pbsattr.JobCompTime, strconv.FormatInt(now, 10))
-	keep := s.serverLong(pbsattr.SrvKeepCompleted, 0)
-	if j.Queue != nil {
-		if v, ok := j.Queue.Long(pbsattr.QueueKeepCompleted); ok {
-			keep = v
-		}
-	}
+	keep := s.keepCompleted(j.Queue)
 	qname := ""
 	if j.Queue != nil {
 		qname = j.Queue.Name

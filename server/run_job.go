@@ -362,14 +362,20 @@ func (s *Server) abandonRun(j *state.Job, why string) {
 // requeue frees a job's nodes and puts it back to QUEUED/HELD. Called
 // with s.mu held.
 func (s *Server) requeue(j *state.Job) {
+	s.run.forget(j.ID)
+	s.requeueState(j)
+	s.refreshNodeJobs()
+}
+
+// requeueState forgets where a running job runs (execution host, session)
+// and puts it back to QUEUED, HELD or WAITING. Called with s.mu held.
+func (s *Server) requeueState(j *state.Job) {
 	j.Attrs.Set(pbsattr.JobExecHost, "")
 	j.Attrs.Set(pbsattr.JobSessionID, "")
 	j.Attrs.Set(pbsattr.JobExecGpus, "")
-	s.run.forget(j.ID)
 	s.jobs.SetState(j, pbsattr.StateQueued, pbsattr.SubQueued)
 	s.evaluate(j)
 	s.touch(j)
-	s.refreshNodeJobs()
 }
 
 // acctJobText is the common part of the S and E accounting records

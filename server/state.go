@@ -98,6 +98,18 @@ func (s *Server) evaluate(j *state.Job) {
 	}
 }
 
+// keepCompleted returns how long (seconds) a job completed in queue q
+// (nil: none) is kept: the queue's keep_completed, else the server's.
+func (s *Server) keepCompleted(q *state.Queue) int64 {
+	keep := s.serverLong(pbsattr.SrvKeepCompleted, 0)
+	if q != nil {
+		if v, ok := q.Long(pbsattr.QueueKeepCompleted); ok {
+			keep = v
+		}
+	}
+	return keep
+}
+
 // touch sets mtime.
 func (s *Server) touch(j *state.Job) {
 	j.Attrs.Set(pbsattr.JobMtime, strconv.FormatInt(s.now().Unix(), 10))
