@@ -258,7 +258,10 @@ func (c *conn) send(p *batchreq.Reply) {
 }
 
 // requester returns "user@host" of the current request.
-func (c *conn) requester() string { return c.req.User + "@" + c.host }
+func (c *conn) requester() string { return c.asker().requester() }
+
+// asker returns who makes the request being served.
+func (c *conn) asker() asker { return asker{user: c.req.User, host: c.host} }
 
 // reject answers the current request with an error code and optional MSG,
 // logging the rejection as TORQUE does.
