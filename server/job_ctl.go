@@ -71,7 +71,7 @@ func (s *Server) unknownJob(c *conn, id, msg string) {
 // waits for durability and sends reply p.
 func (s *Server) commitAndReply(w replyWriter, ops []store.Op, p *batchreq.Reply) {
 	if s.waitSaved(w, s.store.Submit(ops...)) {
-		w.send(p)
+		w.Send(p)
 	}
 }
 
@@ -81,7 +81,7 @@ func (s *Server) commitAndReply(w replyWriter, ops []store.Op, p *batchreq.Reply
 func (s *Server) waitSaved(w replyWriter, wait func() error) bool {
 	s.mu.Unlock()
 	if err := wait(); err != nil {
-		w.send(batchreq.SystemErrorReply("PBS_Server", 5, "cannot save job"))
+		w.Send(batchreq.SystemErrorReply("PBS_Server", 5, "cannot save job"))
 		return false
 	}
 	return true

@@ -61,7 +61,7 @@ func (rl *runLink) commitModify(w replyWriter, jobs []*state.Job, attrs batchreq
 			reply = p
 		}
 	}
-	w.send(reply)
+	w.Send(reply)
 }
 
 // holdRunning relays a hold of running checkpointable jobs to their
@@ -107,5 +107,5 @@ func (rl *runLink) holdRunning(w replyWriter, jobs []*state.Job, attrs batchreq.
 			reply = p
 		}
 	}
-	w.send(reply)
+	w.Send(reply)
 }

@@ -9,6 +9,7 @@ import (
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
+	"gopbs/server/handler"
 	"gopbs/server/pbslog"
 	"gopbs/server/state"
 	"gopbs/server/store"
@@ -229,7 +230,7 @@ func (s *Server) handleRerunJob(c *conn, req *batchreq.Request) {
 // the D record and SIGTERM through its MOM, and SIGKILL after the kill
 // delay if it is still running. Called with s.mu held and the ops of the
 // other targets; it unlocks, commits and replies.
-func (rl *runLink) deleteRunning(w replyWriter, who asker, jobs []*state.Job, ops []store.Op, ext string) {
+func (rl *runLink) deleteRunning(w replyWriter, who handler.Asker, jobs []*state.Job, ops []store.Op, ext string) {
 	s := rl.s
 	type target struct {
 		j     *state.Job
@@ -249,13 +250,13 @@ func (rl *runLink) deleteRunning(w replyWriter, who asker, jobs []*state.Job, op
 		rl.mu.Unlock()
 		if busy {
 			s.mu.Unlock()
-			w.reject(batchreq.PBSE_IVALREQ, "job cancel in progress")
+			w.Reject(batchreq.PBSE_IVALREQ, "job cancel in progress")
 			return
 		}
-		s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job deleted at request of %s", who.requester())
-		s.acct.Record(pbslog.AcctDelete, j.ID, "requestor="+who.requester())
-		if who.user != j.OwnerUser() {
-			mails = append(mails, mailFor{j.ID, s.mailJob(j, 'd', true, "Job deleted at request of "+who.requester())})
+		s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job deleted at request of %s", who.Requester())
+		s.acct.Record(pbslog.AcctDelete, j.ID, "requestor="+who.Requester())
+		if who.User != j.OwnerUser() {
+			mails = append(mails, mailFor{j.ID, s.mailJob(j, 'd', true, "Job deleted at request of "+who.Requester())})
 		}
 		delay := int64(-1)
 		if v, ok := strings.CutPrefix(ext, "deldelay="); ok {
@@ -296,7 +297,7 @@ func (rl *runLink) deleteRunning(w replyWriter, who asker, jobs []*state.Job, op
 		go rl.killLater(t.j, t.host, time.Duration(t.delay)*time.Second)
 		go rl.watchDeleted(t.j, t.host, time.Duration(t.delay)*time.Second)
 	}
-	w.send(reply)
+	w.Send(reply)
 }
 
 // nannyInterval is how often the job nanny re-sends SIGKILL to a deleted

@@ -2,23 +2,14 @@ package server
 
 import (
 	"gopbs/batchreq"
+	"gopbs/server/handler"
 	"gopbs/server/state"
 	"gopbs/server/store"
 )
 
 // replyWriter is how a request is answered by code that does not know the
 // connection it came on: *conn implements it.
-type replyWriter interface {
-	send(p *batchreq.Reply)
-	reject(code int, msg string)
-}
-
-// asker is who made a request: the authenticated user and the host the
-// request came from.
-type asker struct{ user, host string }
-
-// requester returns "user@host" as the logs and accounting name it.
-func (a asker) requester() string { return a.user + "@" + a.host }
+type replyWriter = handler.ReplyWriter
 
 // runningActions is what the job-control handlers ask of the MOM link for
 // jobs that are running (the link implements it: mom_relay.go,
@@ -29,7 +20,7 @@ func (a asker) requester() string { return a.user + "@" + a.host }
 type runningActions interface {
 	// deleteRunning signals running jobs deleted by who to end (ext is
 	// the DeleteJob extension, e.g. "deldelay=N").
-	deleteRunning(w replyWriter, who asker, jobs []*state.Job, ops []store.Op, ext string)
+	deleteRunning(w replyWriter, who handler.Asker, jobs []*state.Job, ops []store.Op, ext string)
 	// holdRunning relays the hold (attrs, hold bits) of running
 	// checkpointable jobs.
 	holdRunning(w replyWriter, jobs []*state.Job, attrs batchreq.AttrList, bits int, ops []store.Op)

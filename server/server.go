@@ -105,7 +105,7 @@ type Server struct {
 	nodeByName  map[string]*state.Node
 	rankCounter int64
 	orderSeq    int64
-	tracking    map[string]trackEntry // jobs that moved to other servers (tracking.go)
+	tracking    state.Tracking // jobs that moved to other servers
 	shutting    bool
 	rate        rateCounter
 	groups      map[string]groupEntry // primary groups of job users (state.go)
