@@ -14,6 +14,7 @@ import (
 	"gopbs/dis"
 	"gopbs/iff"
 	"gopbs/internal/logline"
+	"gopbs/server/handler"
 	"gopbs/server/state"
 )
 
@@ -258,7 +259,18 @@ func (c *conn) send(p *batchreq.Reply) {
 }
 
 // requester returns "user@host" of the current request.
-func (c *conn) requester() string { return c.req.User + "@" + c.host }
+func (c *conn) requester() string { return c.asker().Requester() }
+
+// asker returns who makes the request being served.
+func (c *conn) asker() handler.Asker {
+	return handler.Asker{User: c.req.User, Host: c.host, Operator: c.perm.oper, Manager: c.perm.mgr, Privileged: c.perm.svr}
+}
+
+// Send sends a reply (handler.ReplyWriter).
+func (c *conn) Send(p *batchreq.Reply) { c.send(p) }
+
+// Reject sends and logs an error reply (handler.ReplyWriter).
+func (c *conn) Reject(code int, msg string) { c.reject(code, msg) }
 
 // reject answers the current request with an error code and optional MSG,
 // logging the rejection as TORQUE does.
@@ -443,8 +455,7 @@ func (s *Server) registerHandlers() {
 	m.HandleFunc(batchreq.PBS_BATCH_AsyModifyJob, s.handleModifyJob)
 	m.HandleFunc(batchreq.PBS_BATCH_MoveJob, s.handleMoveJob)
 	m.HandleFunc(batchreq.PBS_BATCH_OrderJob, s.handleOrderJob)
-	m.HandleFunc(batchreq.PBS_BATCH_LocateJob, s.handleLocateJob)
-	m.HandleFunc(batchreq.PBS_BATCH_TrackJob, s.handleTrackJob)
+	s.registerLocateHandlers()
 	m.HandleFunc(batchreq.PBS_BATCH_RegistDep, s.handleRegistDep)
 	m.HandleFunc(batchreq.PBS_BATCH_Shutdown, s.handleShutdown)
 	// RunJob, SignalJob, MessJob, Rerun, CheckpointJob: registerRunHandlers.

@@ -69,19 +69,19 @@ func (s *Server) unknownJob(c *conn, id, msg string) {
 
 // commitAndReply submits ops (under the lock held by the caller), unlocks,
 // waits for durability and sends reply p.
-func (s *Server) commitAndReply(c *conn, ops []store.Op, p *batchreq.Reply) {
-	if s.waitSaved(c, s.store.Submit(ops...)) {
-		c.send(p)
+func (s *Server) commitAndReply(w replyWriter, ops []store.Op, p *batchreq.Reply) {
+	if s.waitSaved(w, s.store.Submit(ops...)) {
+		w.Send(p)
 	}
 }
 
 // waitSaved unlocks s.mu and waits for a submitted batch. If the batch
 // could not be saved it answers the request with a system error and
 // returns false.
-func (s *Server) waitSaved(c *conn, wait func() error) bool {
+func (s *Server) waitSaved(w replyWriter, wait func() error) bool {
 	s.mu.Unlock()
 	if err := wait(); err != nil {
-		c.send(batchreq.SystemErrorReply("PBS_Server", 5, "cannot save job"))
+		w.Send(batchreq.SystemErrorReply("PBS_Server", 5, "cannot save job"))
 		return false
 	}
 	return true
@@ -143,7 +143,7 @@ func (s *Server) handleDeleteJob(c *conn, req *batchreq.Request) {
 		ops = append(ops, s.purgeJob(top)...)
 	}
 	if len(running) > 0 {
-		s.deleteRunning(c, running, ops, ext)
+		s.running.deleteRunning(c, c.asker(), running, ops, ext)
 		return
 	}
 	s.refreshNodeJobs()
@@ -305,7 +305,7 @@ func (s *Server) handleHoldRelease(c *conn, req *batchreq.Request) {
 		ops = append(ops, state.SaveJob(j))
 	}
 	if hold {
-		s.holdRunning(c, targets, body, bits, ops) // checkpoint-hold of running jobs (mom_relay.go)
+		s.running.holdRunning(c, targets, body.Attrs, bits, ops) // checkpoint-hold of running jobs (mom_relay.go)
 		return
 	}
 	s.commitAndReply(c, ops, batchreq.NullReply())
@@ -349,7 +349,7 @@ func (s *Server) handleModifyJob(c *conn, req *batchreq.Request) {
 		}
 		return
 	}
-	s.commitModify(c, targets, body, ops) // relays resource changes of running jobs (mom_relay.go)
+	s.running.commitModify(c, targets, body.Attrs, ops) // relays resource changes of running jobs (mom_relay.go)
 }
 
 // commentOnly reports whether a ModifyJob sets nothing but the job's

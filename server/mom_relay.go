@@ -40,34 +40,36 @@ func hasResourceList(list batchreq.AttrList) bool {
 // released here) and, when Resource_List entries of running jobs
 // changed, relays the request to their MOMs, whose error is the reply
 // (spec 10 §9.5).
-func (s *Server) commitModify(c *conn, jobs []*state.Job, body *batchreq.Manage, ops []store.Op) {
+func (rl *runLink) commitModify(w replyWriter, jobs []*state.Job, attrs batchreq.AttrList, ops []store.Op) {
+	s := rl.s
 	var relay []relayTarget
-	if hasResourceList(body.Attrs) {
+	if hasResourceList(attrs) {
 		relay = s.runningTargets(jobs)
 	}
 	if len(relay) == 0 {
-		s.commitAndReply(c, ops, batchreq.NullReply())
+		s.commitAndReply(w, ops, batchreq.NullReply())
 		return
 	}
-	if !s.waitSaved(c, s.store.Submit(ops...)) {
+	if !s.waitSaved(w, s.store.Submit(ops...)) {
 		return
 	}
 	reply := batchreq.NullReply()
 	for _, t := range relay {
-		p, err := s.run.momRequest(t.host, batchreq.PBS_BATCH_ModifyJob,
-			&batchreq.Manage{Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_JOB, ObjName: t.j.ID, Attrs: body.Attrs}, "")
+		p, err := rl.momRequest(t.host, batchreq.PBS_BATCH_ModifyJob,
+			&batchreq.Manage{Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_JOB, ObjName: t.j.ID, Attrs: attrs}, "")
 		if p = relayReply(p, err); p.Code != 0 {
 			reply = p
 		}
 	}
-	c.send(reply)
+	w.Send(reply)
 }
 
 // holdRunning relays a hold of running checkpointable jobs to their
 // MOMs (spec 10 §9.3). It is called with s.mu held after the hold bits
 // were set, commits ops and replies. On a MOM failure the hold is
 // removed again; PBSE_NOSUP (no checkpoint support) is acknowledged.
-func (s *Server) holdRunning(c *conn, jobs []*state.Job, body *batchreq.Manage, bits int, ops []store.Op) {
+func (rl *runLink) holdRunning(w replyWriter, jobs []*state.Job, attrs batchreq.AttrList, bits int, ops []store.Op) {
+	s := rl.s
 	var relay []relayTarget
 	for _, t := range s.runningTargets(jobs) {
 		if checkpointable(t.j.Attrs.Get(pbsattr.JobCheckpoint)) {
@@ -75,16 +77,16 @@ func (s *Server) holdRunning(c *conn, jobs []*state.Job, body *batchreq.Manage, 
 		}
 	}
 	if len(relay) == 0 {
-		s.commitAndReply(c, ops, batchreq.NullReply())
+		s.commitAndReply(w, ops, batchreq.NullReply())
 		return
 	}
-	if !s.waitSaved(c, s.store.Submit(ops...)) {
+	if !s.waitSaved(w, s.store.Submit(ops...)) {
 		return
 	}
 	reply := batchreq.NullReply()
 	for _, t := range relay {
-		p, err := s.run.momRequest(t.host, batchreq.PBS_BATCH_HoldJob,
-			&batchreq.Manage{Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_JOB, ObjName: t.j.ID, Attrs: body.Attrs}, "")
+		p, err := rl.momRequest(t.host, batchreq.PBS_BATCH_HoldJob,
+			&batchreq.Manage{Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_JOB, ObjName: t.j.ID, Attrs: attrs}, "")
 		p = relayReply(p, err)
 		s.mu.Lock()
 		if s.jobs.Get(t.j.ID) == t.j && t.j.State == pbsattr.StateRunning {
@@ -105,5 +107,5 @@ func (s *Server) holdRunning(c *conn, jobs []*state.Job, body *batchreq.Manage, 
 			reply = p
 		}
 	}
-	c.send(reply)
+	w.Send(reply)
 }

@@ -9,6 +9,7 @@ import (
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
+	"gopbs/server/handler"
 	"gopbs/server/pbslog"
 	"gopbs/server/state"
 	"gopbs/server/store"
@@ -229,7 +230,8 @@ func (s *Server) handleRerunJob(c *conn, req *batchreq.Request) {
 // the D record and SIGTERM through its MOM, and SIGKILL after the kill
 // delay if it is still running. Called with s.mu held and the ops of the
 // other targets; it unlocks, commits and replies.
-func (s *Server) deleteRunning(c *conn, jobs []*state.Job, ops []store.Op, ext string) {
+func (rl *runLink) deleteRunning(w replyWriter, who handler.Asker, jobs []*state.Job, ops []store.Op, ext string) {
+	s := rl.s
 	type target struct {
 		j     *state.Job
 		host  string
@@ -242,19 +244,19 @@ func (s *Server) deleteRunning(c *conn, jobs []*state.Job, ops []store.Op, ext s
 	}
 	var mails []mailFor
 	for _, j := range jobs {
-		s.run.mu.Lock()
-		busy := s.run.deleting[j.ID]
-		s.run.deleting[j.ID] = true
-		s.run.mu.Unlock()
+		rl.mu.Lock()
+		busy := rl.deleting[j.ID]
+		rl.deleting[j.ID] = true
+		rl.mu.Unlock()
 		if busy {
 			s.mu.Unlock()
-			c.reject(batchreq.PBSE_IVALREQ, "job cancel in progress")
+			w.Reject(batchreq.PBSE_IVALREQ, "job cancel in progress")
 			return
 		}
-		s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job deleted at request of %s", c.requester())
-		s.acct.Record(pbslog.AcctDelete, j.ID, "requestor="+c.requester())
-		if c.req.User != j.OwnerUser() {
-			mails = append(mails, mailFor{j.ID, s.mailJob(j, 'd', true, "Job deleted at request of "+c.requester())})
+		s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job deleted at request of %s", who.Requester())
+		s.acct.Record(pbslog.AcctDelete, j.ID, "requestor="+who.Requester())
+		if who.User != j.OwnerUser() {
+			mails = append(mails, mailFor{j.ID, s.mailJob(j, 'd', true, "Job deleted at request of "+who.Requester())})
 		}
 		delay := int64(-1)
 		if v, ok := strings.CutPrefix(ext, "deldelay="); ok {
@@ -272,7 +274,7 @@ func (s *Server) deleteRunning(c *conn, jobs []*state.Job, ops []store.Op, ext s
 		}
 		ts = append(ts, target{j: j, host: motherSuperior(j.Attrs.Get(pbsattr.JobExecHost)), delay: delay})
 	}
-	if !s.waitSaved(c, s.store.Submit(ops...)) { // no ops: nothing to wait for
+	if !s.waitSaved(w, s.store.Submit(ops...)) { // no ops: nothing to wait for
 		return
 	}
 	for _, m := range mails {
@@ -280,22 +282,22 @@ func (s *Server) deleteRunning(c *conn, jobs []*state.Job, ops []store.Op, ext s
 	}
 	reply := batchreq.NullReply()
 	for _, t := range ts {
-		p, err := s.run.momRequest(t.host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: t.j.ID, Signal: "SIGTERM"}, staleExtension)
+		p, err := rl.momRequest(t.host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: t.j.ID, Signal: "SIGTERM"}, staleExtension)
 		s.log.Logf(logline.EventJob, logline.ClassJob, t.j.ID, "Job sent signal SIGTERM on delete")
 		switch {
 		case err != nil:
-			s.run.forget(t.j.ID)
+			rl.forget(t.j.ID)
 			reply = batchreq.ErrorReply(batchreq.PBSE_NORELYMOM, "", "")
 			continue
 		case p.Code == batchreq.PBSE_UNKJOBID:
 			s.log.Logf(logline.EventJob, logline.ClassJob, t.j.ID, "MOM rejected signal during delete")
-			s.run.purgeDeleted(t.j, "")
+			rl.purgeDeleted(t.j, "")
 			continue
 		}
-		go s.run.killLater(t.j, t.host, time.Duration(t.delay)*time.Second)
-		go s.run.watchDeleted(t.j, t.host, time.Duration(t.delay)*time.Second)
+		go rl.killLater(t.j, t.host, time.Duration(t.delay)*time.Second)
+		go rl.watchDeleted(t.j, t.host, time.Duration(t.delay)*time.Second)
 	}
-	c.send(reply)
+	w.Send(reply)
 }
 
 // nannyInterval is how often the job nanny re-sends SIGKILL to a deleted

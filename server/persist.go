@@ -37,7 +37,7 @@ func (s *Server) recover() error {
 		}
 		s.attrs, s.nextJob = attrs, next
 	}
-	if err := s.loadTracking(); err != nil {
+	if err := s.tracking.Load(s.store); err != nil {
 		return fmt.Errorf("pbs_server: %w", err)
 	}
 	s.log.Log(logline.EventDebug, logline.ClassRequest, "setup_nodes", "setup_nodes()")

@@ -155,7 +155,7 @@ func (s *Server) endMove(j *state.Job, m *outgoing, sent bool) (ops []store.Op, 
 	if sent {
 		s.log.Logf(logline.EventDebug2, logline.ClassJob, j.ID, "dequeuing from %s, state TRANSIT", state.QueueName(j))
 		hop, _ := strconv.Atoi(j.Attrs.Get(pbsattr.JobHopCount))
-		ops = s.track(j.ID, trackEntry{hop: hop + 1, location: m.dest.server, state: pbsattr.JobStateNum(m.state).Letter(false)})
+		ops = s.tracking.Track(j.ID, state.TrackEntry{Hop: hop + 1, Location: m.dest.server, State: pbsattr.JobStateNum(m.state).Letter(false)})
 		return append(ops, s.purgeJob(j)...), true
 	}
 	s.jobs.SetState(j, m.state, m.substate)

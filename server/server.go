@@ -105,12 +105,14 @@ type Server struct {
 	nodeByName  map[string]*state.Node
 	rankCounter int64
 	orderSeq    int64
-	tracking    map[string]trackEntry // jobs that moved to other servers (tracking.go)
+	tracking    state.Tracking // jobs that moved to other servers
 	shutting    bool
 	rate        rateCounter
 	groups      map[string]groupEntry // primary groups of job users (state.go)
 
 	run *runLink // MOM and scheduler links (run_link.go)
+	// running is the MOM link as the job-control handlers see it.
+	running runningActions
 
 	connMu      sync.Mutex
 	conns       map[*conn]struct{} // connections served by goroutines
@@ -254,6 +256,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.registerHandlers()
 	s.run = newRunLink(s)
+	s.running = s.run
 	// the jobs recovered as queued are the first cycle's; the tick asks
 	// for cycles for jobs queued from now on
 	s.run.sched.seenQueue = s.jobs.QueuedSeq()

@@ -1,0 +1,35 @@
+// Package handler holds what pbs_server's request handlers share, so that
+// a family of handlers can live in a package of its own: the reply writer
+// a handler answers through and who is asking. It knows no connection;
+// package server's connections implement ReplyWriter.
+//
+// A handler is a function from (the state it needs, the reply writer, who
+// asks, the decoded request) to a reply, in the manner of net/http's
+// handlers over a ResponseWriter and a Request. Each family declares the
+// narrow interface to the server's state it needs (see package locate).
+package handler
+
+import "gopbs/batchreq"
+
+// ReplyWriter answers the request being served. Exactly one reply is sent
+// per request.
+type ReplyWriter interface {
+	// Send sends the reply p.
+	Send(p *batchreq.Reply)
+	// Reject sends an error reply of code with the message msg ("" for the
+	// code's standard text) and logs the rejection as the server does.
+	Reject(code int, msg string)
+}
+
+// Asker is who makes a request.
+type Asker struct {
+	User string // authenticated user
+	Host string // host the request came from
+	// Operator and Manager are the user's rights on this server;
+	// Privileged is set for the server's own peers (other servers, the
+	// scheduler, MOMs).
+	Operator, Manager, Privileged bool
+}
+
+// Requester returns "user@host" as the logs and accounting name it.
+func (a Asker) Requester() string { return a.User + "@" + a.Host }
