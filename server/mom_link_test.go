@@ -328,6 +328,7 @@ func TestRunJobLaunchAndObit(t *testing.T) {
 	s := runServer(t, mom, 0)
 	c := privConn(t, s)
 	setupCluster(t, c)
+	momsReported(s)
 	id := submit(t, c, "lifecycle")
 
 	p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id}))
@@ -450,6 +451,7 @@ func TestRunJobErrors(t *testing.T) {
 	s := runServer(t, mom, 0)
 	c := privConn(t, s)
 	setupCluster(t, c)
+	momsReported(s)
 	run := func(id, dest string) *batchreq.Reply {
 		return c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id, Destination: dest}))
 	}
@@ -515,6 +517,7 @@ func TestDeleteSignalRerunRunningJob(t *testing.T) {
 	s := runServer(t, mom, 0)
 	c := privConn(t, s)
 	setupCluster(t, c)
+	momsReported(s)
 	id := submit(t, c, "sig")
 	if p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id})); p.Code != 0 {
 		t.Fatalf("RunJob: %d", p.Code)
@@ -631,6 +634,7 @@ func TestObitStartFailureRequeues(t *testing.T) {
 	s := runServer(t, mom, 0)
 	c := privConn(t, s)
 	setupCluster(t, c)
+	momsReported(s)
 	id := submit(t, c, "retry")
 	if p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id})); p.Code != 0 {
 		t.Fatalf("RunJob: %d", p.Code)
@@ -671,6 +675,7 @@ func TestRelayModifyAndHoldOfRunningJob(t *testing.T) {
 	s := runServer(t, mom, 0)
 	c := privConn(t, s)
 	setupCluster(t, c)
+	momsReported(s)
 	id := submit(t, c, "relay")
 	if p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id})); p.Code != 0 {
 		t.Fatalf("RunJob: %d", p.Code)
@@ -737,6 +742,7 @@ func TestObitFromOtherHostAndUnreachableMom(t *testing.T) {
 	})
 	c := privConn(t, s)
 	setupCluster(t, c)
+	momsReported(s)
 	id := submit(t, c, "nomom")
 	p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id}))
 	if p.Code != batchreq.PBSE_MOMREJECT || !strings.HasSuffix(p.Text, "connection to mom timed out") {
@@ -778,6 +784,7 @@ func TestWarmRestartKeepsRunningJob(t *testing.T) {
 	s := runServerAt(t, home, InitCreate, mom, 0, nil)
 	c := privConn(t, s)
 	setupCluster(t, c)
+	momsReported(s)
 	id := submit(t, c, "survivor")
 	if p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id})); p.Code != 0 {
 		t.Fatalf("RunJob: %d", p.Code)
@@ -789,6 +796,7 @@ func TestWarmRestartKeepsRunningJob(t *testing.T) {
 	<-s.Done()
 
 	s = runServerAt(t, home, InitWarm, mom, 0, nil)
+	momsReported(s)
 	c = privConn(t, s)
 	if st, eh := jobAttr(t, c, id, "job_state"), jobAttr(t, c, id, "exec_host"); st != "R" || eh != "vm/0" {
 		t.Fatalf("after restart: state %q exec_host %q", st, eh)
@@ -815,6 +823,7 @@ func TestJobMail(t *testing.T) {
 	s := runServerWith(t, mom, 0, func(s *Server) { s.run.mailProgram = script })
 	c := privConn(t, s)
 	setupCluster(t, c)
+	momsReported(s)
 	id := submit(t, c, "mailjob", attr("Mail_Points", "be"), attr("Mail_Users", "alice@example"))
 	if p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id})); p.Code != 0 {
 		t.Fatalf("RunJob: %d", p.Code)
@@ -854,6 +863,7 @@ func TestShutdownImmediateRequeuesRunningJobs(t *testing.T) {
 	s := runServerAt(t, home, InitCreate, mom, 0, nil)
 	c := privConn(t, s)
 	setupCluster(t, c)
+	momsReported(s)
 	rerun := submit(t, c, "rerunnable")
 	kill := submit(t, c, "fixed", attr("Rerunable", "False"))
 	for _, id := range []string{rerun, kill} {
@@ -891,6 +901,7 @@ func TestShutdownImmediateRequeuesRunningJobs(t *testing.T) {
 	}
 	<-s.Done()
 	s = runServerAt(t, home, InitWarm, mom, 0, nil)
+	momsReported(s)
 	c = privConn(t, s)
 	if st := jobAttr(t, c, rerun, "job_state"); st != "Q" {
 		t.Errorf("rerunnable job after restart: %q", st)
@@ -905,6 +916,7 @@ func TestDeleteNannyAndForceCancel(t *testing.T) {
 	s := runServerWith(t, mom, 0, func(s *Server) { s.run.nannyInterval = 100 * time.Millisecond })
 	c := privConn(t, s)
 	setupCluster(t, c)
+	momsReported(s)
 	if p := c.do(mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", attr("job_nanny", "true"))); p.Code != 0 {
 		t.Fatalf("job_nanny: %d", p.Code)
 	}
@@ -985,6 +997,7 @@ func TestDependentReleasedAtObit(t *testing.T) {
 	s := runServer(t, mom, 0)
 	c := privConn(t, s)
 	setupCluster(t, c)
+	momsReported(s)
 	parent := submit(t, c, "parent")
 	child := submit(t, c, "child", attr("depend", "afterok:"+parent))
 	if st := jobAttr(t, c, child, "job_state"); st != "H" {

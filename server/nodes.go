@@ -44,7 +44,7 @@ func (s *Server) loadNodesFile() error {
 			if s.nodeByName[name] != nil || name == "" {
 				continue
 			}
-			n := &Node{name: name, np: 1, timeShared: ts, order: s.orderSeq}
+			n := &Node{name: name, np: 1, state: nsUnreported, timeShared: ts, order: s.orderSeq}
 			s.orderSeq++
 			var props []string
 			for _, tok := range fields[1:] {
