@@ -368,6 +368,7 @@ func (s *Server) releaseDependents(j *Job, ok bool) ([]store.Op, bool) {
 		}
 		s.log.Logf(logline.EventJob, logline.ClassJob, x.id, "Job deleted as result of dependency on job %s", j.id)
 		s.acct.Record(pbslog.AcctAbort, x.id, "")
+		s.consequent.note(x.id, x.ownerUser(), s.now())
 		ops = append(ops, s.completeJob(x, false)...)
 	}
 	return ops, released
