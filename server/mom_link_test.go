@@ -458,8 +458,10 @@ func TestRunJobErrors(t *testing.T) {
 	if p := run("99.vm", ""); p.Code != batchreq.PBSE_UNKJOBID {
 		t.Errorf("unknown job: %d", p.Code)
 	}
-	id := submit(t, c, "big", rattr("Resource_List", "nodes", "1:ppn=3"))
-	if p := run(id, ""); p.Code != batchreq.PBSE_RESCUNAV {
+	// (a job asking for ppn=3 of np=2 is refused at submission:
+	// TestInfeasibleNodeRequest; a RunJob destination is not checked then)
+	id := submit(t, c, "big")
+	if p := run(id, "vm:ppn=3"); p.Code != batchreq.PBSE_RESCUNAV {
 		t.Errorf("ppn=3 on np=2: %d %s", p.Code, p.Text)
 	}
 	if st := jobAttr(t, c, id, "job_state"); st != "Q" {
