@@ -1,6 +1,7 @@
 package server
 
 import (
+	"gopbs/server/state"
 	"net"
 	"syscall"
 	"testing"
@@ -130,5 +131,16 @@ func setupCluster(t *testing.T, c *client) {
 		if p := c.do(r); p.Code != 0 {
 			t.Fatalf("setup %v: %d %s", r.Body, p.Code, p.Text)
 		}
+	}
+}
+
+// momsReported stands for every node's MOM saying hello and sending its
+// first status, for tests whose fake MOM speaks only the batch protocol:
+// a node that has not reported is "down,offline" and runs nothing.
+func momsReported(s *Server) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, n := range s.nodes {
+		n.State &^= state.NodeStateUnreported
 	}
 }

@@ -132,5 +132,10 @@ func (s *Server) admitFrom(j *state.Job, q *state.Queue, host string, mgrMove, r
 			return batchreq.ErrorReply(batchreq.PBSE_EXCQRESC, "", "cannot satisfy "+where+" max "+r.Resource+" requirement")
 		}
 	}
+	// a node request the configured nodes can never satisfy (busy or
+	// down nodes do not count against it)
+	if q.IsExec() && !s.feasible(j.Attrs.GetRes(pbsattr.JobResourceList, "nodes")) {
+		return batchreq.ErrorReply(batchreq.PBSE_EXCQRESC, "", msgInfeasible)
+	}
 	return nil
 }

@@ -116,7 +116,15 @@ func (s *Server) handleDeleteJob(c *conn, req *batchreq.Request) {
 	s.mu.Lock()
 	targets, top := s.jobTargets(body.ObjName, ext)
 	if top == nil {
+		gone := s.removedAsConsequence(c, body.ObjName)
 		s.mu.Unlock()
+		if gone {
+			// Removed by the deletion of a job it depended on, maybe
+			// named earlier in the same qdel: it existed when the
+			// client started, and it is deleted as asked.
+			c.ok()
+			return
+		}
 		s.unknownJob(c, body.ObjName, "")
 		return
 	}
@@ -213,6 +221,7 @@ func (s *Server) completeJob(j *state.Job, ok bool) []store.Op {
 		}
 		s.log.Logf(logline.EventJob, logline.ClassJob, x.ID, "Job deleted as result of dependency on job %s", j.ID)
 		s.acct.Record(pbslog.AcctAbort, x.ID, "")
+		s.consequent.note(x.ID, x.OwnerUser(), s.now())
 		ops = append(ops, s.completeJob(x, false)...)
 	}
 	return ops

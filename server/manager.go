@@ -331,7 +331,8 @@ func (s *Server) manageNode(c *conn, m *batchreq.Manage) (*batchreq.Reply, []sto
 		if s.nodeByName[name] != nil {
 			return batchreq.ErrorReply(batchreq.PBSE_NODEEXIST, "", ""), nil, nil
 		}
-		n := &state.Node{Name: name, NP: 1, Order: s.orderSeq}
+		// A new node is "down,offline" until its MOM reports (TORQUE).
+		n := &state.Node{Name: name, NP: 1, State: state.NodeStateUnreported, Order: s.orderSeq}
 		if p, lines := s.applyNodeAttrs(c, n, m.Attrs); p != nil {
 			return p, nil, nil
 		} else {
@@ -434,6 +435,11 @@ func (s *Server) applyNodeAttrs(c *conn, n *state.Node, list batchreq.AttrList) 
 				n.State &^= bits
 			default:
 				n.State = n.State&^(state.NodeStateOffline|state.NodeStateDown|state.NodeStateReserve) | bits
+			}
+			if n.State&state.NodeStateOffline == 0 && (a.Op == batchreq.DECR && bits&state.NodeStateOffline != 0 || a.Op == batchreq.SET) {
+				// An operator who clears offline (pbsnodes -c) clears
+				// the offline of a node that has not reported too.
+				n.State &^= state.NodeStateNotReported
 			}
 			if old != n.State {
 				s.log.Logf(logline.EventAdmin, logline.ClassNode, n.Name, "node %s state changed from %s to %s", n.Name, state.FormatNodeState(old), state.FormatNodeState(n.State))

@@ -65,7 +65,8 @@ func (s *Server) parseNodeLine(line string) []*state.Node {
 		if s.nodeByName[name] != nil || name == "" {
 			continue
 		}
-		n := &state.Node{Name: name, NP: 1, TimeShared: ts, Order: s.orderSeq}
+		// not free until its MOM reports (spec 12 §9, TORQUE)
+		n := &state.Node{Name: name, NP: 1, State: state.NodeStateUnreported, TimeShared: ts, Order: s.orderSeq}
 		s.orderSeq++
 		var props []string
 		for _, tok := range fields[1:] {

@@ -46,6 +46,9 @@ func (s *Server) recover() error {
 		if err != nil {
 			return err
 		}
+		// No MOM has reported to this server yet (spec 12 §9: a node is
+		// down until its MOM's hello, offline until its first status).
+		n.State = n.State&^(state.NodeStateBusy|state.NodeStateUnknown) | state.NodeStateUnreported
 		s.nodes = append(s.nodes, n)
 		s.nodeByName[name] = n
 		return nil

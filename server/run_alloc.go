@@ -342,7 +342,7 @@ func (s *Server) allocate(j *state.Job, dest string) ([]vpSlot, *batchreq.Reply)
 
 // eligible reports whether node n may serve element e.
 func (s *Server) eligible(n *state.Node, e nodeElement) bool {
-	if n.TimeShared || n.State&(state.NodeStateDown|state.NodeStateOffline|state.NodeStateUnknown|state.NodeStateReserve) != 0 {
+	if n.TimeShared || n.State&(state.NodeStateDown|state.NodeStateOffline|state.NodeStateNotReported|state.NodeStateUnknown|state.NodeStateReserve) != 0 {
 		return false
 	}
 	if e.name != "" && n.Name != e.name {

@@ -132,8 +132,9 @@ func (s *Server) startRunLink() {
 	rl := s.run
 	s.mu.Lock()
 	for _, n := range s.nodes {
-		// All nodes are down until their MOM says hello (spec 10 §5.6).
-		n.State |= state.NodeStateDown
+		// All nodes are down until their MOM says hello (spec 10 §5.6)
+		// and offline until its first status (TORQUE).
+		n.State |= state.NodeStateUnreported
 	}
 	s.mu.Unlock()
 	pc, err := net.ListenPacket("udp", ":"+strconv.Itoa(s.port()))

@@ -18,6 +18,7 @@ func TestSelStatEncoding(t *testing.T) {
 	s := runServer(t, mom, 0)
 	c := privConn(t, s)
 	setupCluster(t, c)
+	momsReported(s)
 	submit(t, c, "queued")
 	if p := submitAs(t, c, "root", "short", rattr("Resource_List", "walltime", "00:02:00")); p.Code != 0 {
 		t.Fatalf("submit to short: %d", p.Code)
@@ -72,6 +73,7 @@ func TestSelStatReply(t *testing.T) {
 	s := runServer(t, mom, 0)
 	c := privConn(t, s)
 	setupCluster(t, c)
+	momsReported(s)
 	a := submit(t, c, "first")
 	if p := submitAs(t, c, "root", "short"); p.Code != 0 {
 		t.Fatalf("submit to short: %d", p.Code)

@@ -109,6 +109,7 @@ type Server struct {
 	shutting    bool
 	rate        rateCounter
 	groups      map[string]groupEntry // primary groups of job users (state.go)
+	consequent  consequences          // jobs removed by another's end (consequence.go)
 
 	run *runLink // MOM and scheduler links (run_link.go)
 	// running is the MOM link as the job-control handlers see it.

@@ -13,7 +13,17 @@ const (
 	NodeStateJobExclusive
 	NodeStateJobSharing
 	NodeStateBusy
+	// NodeStateNotReported marks a node whose MOM has not sent a status
+	// since the node was created or the server started. TORQUE shows such
+	// a node as offline ("down,offline" until its MOM's hello, "offline"
+	// until its first status) and runs nothing there. It is the MOM's to
+	// clear, not kept in the node's record.
+	NodeStateNotReported
 )
+
+// NodeStateUnreported is the state of a node that has not reported: down
+// until its MOM says hello, and not reported until its first status.
+const NodeStateUnreported = NodeStateDown | NodeStateNotReported
 
 // nodeStateBits gives attr's node state bit for each of the server's
 // (bit i of the server's state is nodeStateBits[i]). The server keeps its
@@ -30,6 +40,9 @@ func NodeStateToAttr(s int) attr.NodeState {
 		if s&(1<<i) != 0 {
 			st |= b
 		}
+	}
+	if s&NodeStateNotReported != 0 {
+		st |= attr.NodeOffline
 	}
 	return st
 }

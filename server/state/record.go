@@ -194,7 +194,7 @@ func EncodeNode(n *Node) []byte {
 	e.b = append(e.b, RecordVersion)
 	e.int(n.Order)
 	e.int(int64(n.NP))
-	e.int(int64(n.State))
+	e.int(int64(n.State &^ NodeStateNotReported))
 	ts := int64(0)
 	if n.TimeShared {
 		ts = 1
