@@ -22,6 +22,7 @@ func TestMonitorSource(t *testing.T) {
 	a := mustSubmit(t, c, "alice")
 	b := mustSubmit(t, c, "bob")
 	mustSubmit(t, c, "alice", attr("Hold_Types", "u"))
+	momsReported(s)
 	s.mu.Lock()
 	s.nodeByName["vm"].attrs.set(pbsattr.NodeStatus, "rectime=1,loadave=0.75,physmem=2048kb,availmem=1024kb,ncpus=2")
 	s.mu.Unlock()
@@ -56,6 +57,7 @@ func TestHTTPAddress(t *testing.T) {
 	s := testServer(t, "", InitCreate)
 	c := dialPrivileged(t, s.Addr())
 	setupCluster(t, c)
+	momsReported(s)
 	if a := s.HTTPAddr(); a != "" {
 		t.Fatalf("listening on %s unasked", a)
 	}

@@ -103,7 +103,7 @@ func TestMonitoringEndToEnd(t *testing.T) {
 	set(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_QUEUE, "batch", batchreq.NewAttr("enabled", "true"), batchreq.NewAttr("started", "true"))
 	set(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", batchreq.NewAttr("default_queue", "batch"))
 	set(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_NODE, "localhost", batchreq.NewAttr("np", "2"))
-	for i := 2; i <= 5; i++ { // nodes without a MOM
+	for i := 2; i <= 5; i++ { // nodes without a MOM: down,offline
 		set(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_NODE, fmt.Sprintf("cn%02d", i), batchreq.NewAttr("np", "4"))
 	}
 	set(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_NODE, "cn05", batchreq.NewAttr("state", "offline"))
@@ -149,8 +149,9 @@ func TestMonitoringEndToEnd(t *testing.T) {
 		`gopbs_server_jobs{queue="batch",state="held"}`:                        1,
 		`gopbs_server_jobs{queue="batch",state="complete"}`:                    0,
 		`gopbs_server_queue_started{queue="batch",type="Execution"}`:           1,
-		`gopbs_server_nodes{state="free"}`:                                     4,
-		`gopbs_server_nodes{state="offline"}`:                                  1,
+		`gopbs_server_nodes{state="free"}`:                                     1,
+		`gopbs_server_nodes{state="down,offline"}`:                             3, // no MOM has reported
+		`gopbs_server_nodes{state="offline"}`:                                  1, // cn05, set offline
 		`gopbs_server_node_vps`:                                                18,
 		`gopbs_server_node_vps_assigned`:                                       1,
 		`gopbs_server_request_duration_seconds_count{request="QueueJob"}`:      4,
@@ -242,14 +243,14 @@ func TestMonitoringEndToEnd(t *testing.T) {
 	}
 	set(batchreq.MGR_CMD_UNSET, batchreq.MGR_OBJ_SERVER, "", batchreq.NewAttr("http_address", ""))
 	e2e.WaitFor(t, "the listener to close", 10*time.Second, func() bool { return !listening(httpPort2) })
-	log, _ := os.ReadFile(filepath.Join(svHome, "server_logs", time.Now().Format("20060102")))
 	for _, want := range []string{
 		fmt.Sprintf("HTTP listener on 127.0.0.1:%d: status page %s, metrics %smetrics", httpPort, page, page),
 		fmt.Sprintf("HTTP listener on 127.0.0.1:%d closed", httpPort2),
 	} {
-		if !strings.Contains(string(log), want) {
-			t.Errorf("server log lacks %q", want)
-		}
+		e2e.WaitFor(t, "the server log line "+want, 10*time.Second, func() bool {
+			log, _ := os.ReadFile(filepath.Join(svHome, "server_logs", time.Now().Format("20060102")))
+			return strings.Contains(string(log), want)
+		})
 	}
 }
 
@@ -268,9 +269,9 @@ func checkPage(t *testing.T, page, running, held, queued string) {
 		`<td>01:00:00</td>`,
 		`data-node="localhost" data-state="free"`,
 		`<div class="node busy" data-node="localhost" data-state="free"`,
-		`<div class="node free" data-node="cn02" data-state="free"`,
+		`<div class="node down" data-node="cn02" data-state="down,offline"`,
 		`<div class="node offline" data-node="cn05" data-state="offline"`,
-		`3 jobs · 1 running · 1 queued · 5 nodes (1 down or offline) · 1 of 18 processors in use`,
+		`3 jobs · 1 running · 1 queued · 5 nodes (4 down or offline) · 1 of 18 processors in use`,
 	} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("the page in the browser lacks %s", want)
@@ -288,8 +289,8 @@ func checkPage(t *testing.T, page, running, held, queued string) {
 		path = filepath.Join(dir, "statuspage.png")
 	}
 	img := b.Screenshot(t, page, 1200, 760, path)
-	if n := e2e.CountColor(img, 0x2e9d57, 6); n < 3*3000 {
-		t.Errorf("%d pixels of the free colour, want the tiles of 3 free nodes", n)
+	if n := e2e.CountColor(img, 0xc62828, 6); n < 3*3000 {
+		t.Errorf("%d pixels of the down colour, want the tiles of 3 nodes without a MOM", n)
 	}
 	if n := e2e.CountColor(img, 0x6b7075, 6); n < 3000 {
 		t.Errorf("%d pixels of the offline colour, want cn05's tile", n)
