@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -307,4 +308,31 @@ func TestOpenErrors(t *testing.T) {
 	if _, err := Open(context.Background(), "::not a url"); err == nil {
 		t.Error("Open accepted a bad URL")
 	}
+}
+
+// BenchmarkApplyParallel applies one-put batches (a job record's size)
+// from 8 goroutines per processor, each waiting for its commit, as
+// submitting clients do.
+func BenchmarkApplyParallel(b *testing.B) {
+	pg := pgtest.Start(b)
+	s, err := Open(context.Background(), pg.URL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	val := make([]byte, 1500)
+	var n atomic.Int64
+	b.SetParallelism(8)
+	b.ResetTimer()
+	b.RunParallel(func(p *testing.PB) {
+		for p.Next() {
+			k := strconv.FormatInt(n.Add(1), 10) + ".vm"
+			if err := s.Apply(store.Put(store.Jobs, k, val), store.Put(store.Script, k, val[:100])); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/float64(s.Commits()), "batches/commit")
 }
