@@ -219,6 +219,7 @@ var indexNames = map[*state.DefTable][]struct {
 		{pbsattr.SrvJobLogKeepDays, "job_log_keep_days"},
 		{pbsattr.SrvMoabArrayCompatible, "moab_array_compatible"},
 		{pbsattr.SrvNoMailForce, "no_mail_force"},
+		{pbsattr.SrvHTTPAddress, "http_address"},
 	},
 	state.NodeDefs: {
 		{pbsattr.NodeStateAttr, "state"},

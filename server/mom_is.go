@@ -17,6 +17,7 @@ import (
 	"gopbs/internal/logline"
 	"gopbs/momproto"
 	"gopbs/rpp"
+	"gopbs/server/monitor"
 	"gopbs/server/state"
 )
 
@@ -623,6 +624,7 @@ func (rl *runLink) checkNodes() {
 		s.mu.Lock()
 		if n := s.nodeByName[name]; n != nil && n.State&state.NodeStateDown == 0 {
 			n.State |= state.NodeStateDown
+			s.obs.MomLinkError(monitor.MomSilent)
 			s.log.Logf(logline.EventSystem|logline.EventAdmin, logline.ClassNode, name, "node %s not detected in %d seconds, marking node down", name, rate)
 		}
 		s.mu.Unlock()
