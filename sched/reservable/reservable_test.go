@@ -208,14 +208,14 @@ func TestPolicyErrors(t *testing.T) {
 		t.Errorf("no policy: %v, %v", ok, err)
 	}
 	for src, want := range map[string]string{
-		"[ a = 1; ]": "x.ad: PLUS_NODE_RESERVABLE is not defined",
-		"[ PLUS_NODE_RESERVABLE = b; ]":                         "x.ad: line 1: attribute PLUS_NODE_RESERVABLE refers to b, which is not defined",
-		"[ PLUS_NODE_RESERVABLE = true; PLUS_RSV_OWNER = 1 ]":   "x.ad: line 1: attribute PLUS_RSV_OWNER is set by the evaluator and cannot be defined",
-		"[\n PLUS_NODE_RESERVABLE = a;\n a = b;\n b = a ]":        "x.ad: line 3: attributes refer to each other in a cycle: a -> b -> a",
-		"[ PLUS_NODE_RESERVABLE = nosuch(1) ]":                  "x.ad: line 1: unknown function nosuch",
-		"[ PLUS_NODE_RESERVABLE = member(1) ]":                  "x.ad: line 1: member takes 2 arguments, not 1",
-		"[ PLUS_NODE_RESERVABLE = (1 + ]":                       `x.ad: line 1: want an expression, found "]"`,
-		"[\n\n PLUS_NODE_RESERVABLE = \"open\n\" ]":              "x.ad: line 3: newline in string",
+		"[ a = 1; ]":                    "x.ad: PLUS_NODE_RESERVABLE is not defined",
+		"[ PLUS_NODE_RESERVABLE = b; ]": "x.ad: line 1: attribute PLUS_NODE_RESERVABLE refers to b, which is not defined",
+		"[ PLUS_NODE_RESERVABLE = true; PLUS_RSV_OWNER = 1 ]": "x.ad: line 1: attribute PLUS_RSV_OWNER is set by the evaluator and cannot be defined",
+		"[\n PLUS_NODE_RESERVABLE = a;\n a = b;\n b = a ]":    "x.ad: line 3: attributes refer to each other in a cycle: a -> b -> a",
+		"[ PLUS_NODE_RESERVABLE = nosuch(1) ]":                "x.ad: line 1: unknown function nosuch",
+		"[ PLUS_NODE_RESERVABLE = member(1) ]":                "x.ad: line 1: member takes 2 arguments, not 1",
+		"[ PLUS_NODE_RESERVABLE = (1 + ]":                     `x.ad: line 1: want an expression, found "]"`,
+		"[\n\n PLUS_NODE_RESERVABLE = \"open\n\" ]":           "x.ad: line 3: newline in string",
 	} {
 		if _, err := Parse(src, "x.ad"); err == nil || err.Error() != want {
 			t.Errorf("%q: %v\nwant %s", src, err, want)
