@@ -132,3 +132,24 @@ HostsOrder:     apgrid.org, hpcc.org
 		}
 	}
 }
+
+// FuzzParsePluS: any sched_config with PluS keys parses without panic;
+// an accepted JobSortKey is either a table form whose flags map back to
+// it, or a list the table does not cover.
+func FuzzParsePluS(f *testing.F) {
+	f.Add("JobSortKey: QueuePriority, ByQueue, JobPriority\nNodeSortKey: LowestLoadAverage\n")
+	f.Add("JobSortKey: OwnersName, SubmitTime\nOwnersOrder: a, b\nGroupsOrder: g\nHostsOrder: h.org\n")
+	f.Add("JobSortKey: QueueRoundRobin, ByQueue\nby_queue: true\n")
+	f.Fuzz(func(t *testing.T, file string) {
+		c, _, err := Parse(strings.NewReader(file), "fuzz")
+		if err != nil || c.PluS == nil {
+			return
+		}
+		if fl, ok := FIFOFlagsFor(c.PluS.JobSortKey); ok {
+			keys, err := JobSortKeyFor(fl)
+			if err != nil || !reflect.DeepEqual(keys, c.PluS.JobSortKey) {
+				t.Fatalf("%v -> %+v -> %v, %v", c.PluS.JobSortKey, fl, keys, err)
+			}
+		}
+	})
+}

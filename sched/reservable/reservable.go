@@ -11,7 +11,8 @@
 //	PLUS_CANDIDATE_NODE    the node being checked, a record:
 //	                       name, isAlive, loadavg, nRunJobs, ncpu (np),
 //	                       physmem (bytes), arch, os, properties (list),
-//	                       reserved (in another reservation that overlaps)
+//	                       reserved (in another reservation that overlaps),
+//	                       idletime (seconds without a job)
 //	PLUS_ALLOCATED_NODES   the nodes chosen for this reservation so far (records)
 //	PLUS_ALL_NODES         every execution node (records)
 //	PLUS_RSV_ID            the reservation's id ("" while it is made)
@@ -62,6 +63,8 @@ type Node struct {
 	Properties []string
 	Resources  map[string]string // other resources the node reports, for -l attr=value
 	Reserved   bool              // held by a reservation overlapping the window
+	// IdleSeconds is how long the node has run no job (LongestIdleTime).
+	IdleSeconds int64
 }
 
 func (n *Node) record() map[string]any {
@@ -72,7 +75,7 @@ func (n *Node) record() map[string]any {
 	return map[string]any{
 		"name": n.Name, "isalive": n.IsAlive, "loadavg": n.LoadAvg, "nrunjobs": n.NRunJobs,
 		"ncpu": n.NCPU, "physmem": n.PhysMem, "arch": n.Arch, "os": n.OS, "properties": props,
-		"reserved": n.Reserved,
+		"reserved": n.Reserved, "idletime": n.IdleSeconds,
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"gopbs/resv"
+	"gopbs/sched/config"
 )
 
 var now = time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
@@ -236,5 +237,43 @@ func TestPolicyErrors(t *testing.T) {
 	_, err = p.Reservable(&Input{Candidate: &Node{}, Request: &Request{Owner: "a"}})
 	if err == nil || !strings.Contains(err.Error(), "member: second argument is string, not a list") {
 		t.Errorf("bad argument: %v", err)
+	}
+}
+
+func TestSortNodes(t *testing.T) {
+	mk := func() []*Node {
+		return []*Node{
+			{Name: "c", LoadAvg: 0.5, IdleSeconds: 10, PhysMem: 4},
+			{Name: "a", LoadAvg: 0.1, IdleSeconds: 10, PhysMem: 8},
+			{Name: "d", LoadAvg: 0.1, IdleSeconds: 300, PhysMem: 2},
+			{Name: "b", LoadAvg: 0.5, IdleSeconds: 0, PhysMem: 8},
+		}
+	}
+	for _, tc := range []struct {
+		keys []config.NodeSortKey
+		want []string
+	}{
+		{nil, []string{"c", "a", "d", "b"}},
+		{[]config.NodeSortKey{config.NodeName}, []string{"a", "b", "c", "d"}},
+		{[]config.NodeSortKey{config.LowestLoadAverage}, []string{"a", "d", "c", "b"}},
+		{[]config.NodeSortKey{config.LowestLoadAverage, config.LongestIdleTime}, []string{"d", "a", "c", "b"}},
+		{[]config.NodeSortKey{config.LargestPhysicalMemory, config.NodeName}, []string{"a", "b", "c", "d"}},
+		{[]config.NodeSortKey{config.LongestIdleTime, config.LargestPhysicalMemory}, []string{"d", "a", "c", "b"}},
+	} {
+		nodes := mk()
+		SortNodes(nodes, tc.keys)
+		if got := names(nodes); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%v: %v, want %v", tc.keys, got, tc.want)
+		}
+	}
+	// The seed's sample: NodeSortKey: LowestLoadAverage, LongestIdleTime
+	// puts the least loaded, longest idle node first for Choose.
+	p := load(t, "check-node-status.ad")
+	nodes := []*Node{{Name: "n1", IsAlive: true, LoadAvg: 0.2}, {Name: "n2", IsAlive: true, LoadAvg: 0.05, IdleSeconds: 5},
+		{Name: "n3", IsAlive: true, LoadAvg: 0.05, IdleSeconds: 50}}
+	SortNodes(nodes, []config.NodeSortKey{config.LowestLoadAverage, config.LongestIdleTime})
+	chosen, _ := p.Choose(Input{Now: now, Request: &Request{Owner: "a", NodeCount: 2}}, nodes)
+	if got := names(chosen); !reflect.DeepEqual(got, []string{"n3", "n2"}) {
+		t.Errorf("chosen %v", got)
 	}
 }
