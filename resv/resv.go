@@ -72,7 +72,8 @@ type Usage struct {
 // Duration is End - Start.
 func (r *Reservation) Duration() time.Duration { return r.End.Sub(r.Start) }
 
-// Nodes wanted: the count, or the length of the node list.
+// Wanted is the number of nodes wanted: the count, or the length of the
+// node list.
 func (r *Reservation) Wanted() int {
 	if len(r.Nodes) > 0 {
 		return len(r.Nodes)

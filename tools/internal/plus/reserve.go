@@ -143,7 +143,8 @@ func toPBS(l batchreq.AttrList) []pbs.Attr {
 	return out
 }
 
-// Commit is plus_commit -r id; Abort is plus_abort -r id.
+// Commit is plus_commit -r id: it applies the operation waiting on the
+// reservation.
 func Commit(env *Env, args []string) int { return commitAbort(env, args, "plus_commit", true) }
 
 // Abort is plus_abort -r id: it drops the operation waiting on the
