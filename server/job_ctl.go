@@ -145,6 +145,11 @@ func (s *Server) handleDeleteJob(c *conn, req *batchreq.Request) {
 			continue
 		}
 		ops = append(ops, s.deleteJob(j, c.requester())...)
+		if j != top {
+			// a sub-job deleted with its array: a later "qdel 5[1]" in
+			// the same command was named while it existed
+			s.consequent.note(j.id, j.ownerUser(), s.now())
+		}
 	}
 	if top.array != nil && len(top.array.subjobs) == 0 && s.jobs[top.id] != nil {
 		ops = append(ops, s.purgeJob(top)...)
