@@ -1,6 +1,7 @@
 package compattests
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -173,4 +174,21 @@ func TestTorqueSequence(t *testing.T) {
 	// filenode counts for feasibility though it has not reported.
 	expect(0, [3]string{"*", "", "0"}, "qsub", "-h", "-l", "nodes=1:fast:ppn=4", script)
 	expect(0, [3]string{"", infeasible, "190"}, "qsub", "-l", "nodes=1:fast:ppn=5", script)
+}
+
+// localhostAlias returns the HOSTALIASES setting under which the client
+// commands take "localhost", the name the tests' servers have, as its
+// own full name (a HOSTALIASES name is, spec 05 §1.1): the job ids they
+// print do not depend on what 127.0.0.1 reverse-resolves to on this
+// machine (its host name first, on some). The file is written in dir,
+// which the test users can read.
+func localhostAlias(t *testing.T, dir string) string {
+	t.Helper()
+	path := filepath.Join(dir, "hostaliases")
+	if _, err := os.Stat(path); err != nil {
+		if err := os.WriteFile(path, []byte("localhost 127.0.0.1\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return fmt.Sprintf("HOSTALIASES=%s", path)
 }
