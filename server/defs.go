@@ -121,6 +121,18 @@ type attrDef struct {
 	name  string
 	typ   valueType
 	flags uint32
+	def   *pbsattr.Def // nil for server-only definitions
+}
+
+// decode checks a value sent for the attribute, its syntax and any
+// further rule of its definition (reserve takes y or n only), and returns
+// its canonical text.
+func (d *attrDef) decode(v string) (string, bool) {
+	val, err := pbsattr.Parse(d.typ, v)
+	if err != nil || d.def != nil && d.def.Check(val) != nil {
+		return "", false
+	}
+	return val.Encode(pbsattr.ModeServer), true
 }
 
 // defTable is the server's view of one of attr's definition tables, in
@@ -136,8 +148,8 @@ type defTable struct {
 // definitions extra.
 func newDefTable(t *pbsattr.Table, extra ...attrDef) *defTable {
 	dt := &defTable{table: t, defs: make([]attrDef, 0, t.Len()+len(extra)), extra: map[string]int{}}
-	for _, d := range t.Defs() {
-		dt.defs = append(dt.defs, attrDef{name: d.Name, typ: d.Type, flags: flagWord(d.Perm, d.Flags, d.Kind)})
+	for i, d := range t.Defs() {
+		dt.defs = append(dt.defs, attrDef{name: d.Name, typ: d.Type, flags: flagWord(d.Perm, d.Flags, d.Kind), def: t.Def(i)})
 	}
 	for _, d := range extra {
 		dt.extra[strings.ToLower(d.name)] = len(dt.defs)
@@ -160,7 +172,7 @@ func (t *defTable) find(name string) int {
 var (
 	// jobDefs ends with _other_ (jaOther), the slot in which the server
 	// keeps attributes it does not know, by name.
-	jobDefs    = newDefTable(pbsattr.JobTable(), attrDef{"_other_", tStr, rdU | rdO | rdM | wrU | wrO | wrM | fSelEq})
+	jobDefs    = newDefTable(pbsattr.JobTable(), attrDef{name: "_other_", typ: tStr, flags: rdU | rdO | rdM | wrU | wrO | wrM | fSelEq})
 	queueDefs  = newDefTable(pbsattr.QueueTable())
 	serverDefs = newDefTable(pbsattr.ServerTable())
 	nodeDefs   = newDefTable(pbsattr.NodeTable())
@@ -258,7 +270,7 @@ const (
 	jaInitWorkDir             = pbsattr.JobInitWorkDir
 	jaJobID                   = pbsattr.JobID
 	jaJobArguments            = pbsattr.JobArguments
-	jaOther                   = pbsattr.JobArguments + 1 // unknown names, kept verbatim (not in attr's table)
+	jaOther                   = pbsattr.NumJobAttrs // unknown names, kept verbatim (not in attr's table)
 )
 
 // Queue attribute indexes: positions in attr.QueueTable (spec 04 §6).
