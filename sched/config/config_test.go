@@ -148,7 +148,9 @@ func TestReservationKeys(t *testing.T) {
 	}{
 		{"max_reservation: 20", func(c *Config) bool { return c.MaxReservation == Periodic[int]{20, 20} }},
 		{"max_reservation 5 non_prime", func(c *Config) bool { return c.MaxReservation == Periodic[int]{0, 5} }},
-		{"default_duration: 2:00:00", func(c *Config) bool { return c.DefaultDuration == Periodic[time.Duration]{2 * time.Hour, 2 * time.Hour} }},
+		{"default_duration: 2:00:00", func(c *Config) bool {
+			return c.DefaultDuration == Periodic[time.Duration]{2 * time.Hour, 2 * time.Hour}
+		}},
 		{"default_duration: 600 prime", func(c *Config) bool { return c.DefaultDuration == Periodic[time.Duration]{10 * time.Minute, 0} }},
 		{"default_duration: INFINITY", func(c *Config) bool { return c.DefaultDuration == Periodic[time.Duration]{} }},
 		{"duration_offset: 1:30", func(c *Config) bool { return c.Offset(Prime) == 90*time.Second && c.Offset(NonPrime) == 90*time.Second }},
