@@ -270,6 +270,9 @@ const (
 	jaInitWorkDir             = pbsattr.JobInitWorkDir
 	jaJobID                   = pbsattr.JobID
 	jaJobArguments            = pbsattr.JobArguments
+	jaReserve                 = pbsattr.JobReserve
+	jaEstimatedStartTime      = pbsattr.JobEstimatedStartTime
+	jaEstimatedExecHost       = pbsattr.JobEstimatedExecHost
 	jaOther                   = pbsattr.NumJobAttrs // unknown names, kept verbatim (not in attr's table)
 )
 

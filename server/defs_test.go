@@ -82,6 +82,9 @@ var indexNames = map[*defTable][]struct {
 		{jaInitWorkDir, "init_work_dir"},
 		{jaJobID, "job_id"},
 		{jaJobArguments, "job_arguments"},
+		{jaReserve, "reserve"},
+		{jaEstimatedStartTime, "estimated_start_time"},
+		{jaEstimatedExecHost, "estimated_exec_host"},
 		{jaOther, "_other_"},
 	},
 	queueDefs: {
