@@ -289,7 +289,9 @@ func (l *lookahead) request(c *cycle, j *world.Job, node *world.Node, d int64) p
 	if node != nil {
 		spec = node.Name
 	}
-	if sp, err := placement.ParseSpec(spec, func(n string) bool { return slices.ContainsFunc(c.w.Nodes, func(x *world.Node) bool { return x.Name == n }) }); err == nil {
+	if sp, err := placement.ParseSpec(spec, func(n string) bool {
+		return slices.ContainsFunc(c.w.Nodes, func(x *world.Node) bool { return x.Name == n })
+	}); err == nil {
 		r.Spec = sp
 		r.PerNode = l.perNode(j, sp.Nodes())
 	}
