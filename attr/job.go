@@ -74,6 +74,7 @@ const (
 	JobInitWorkDir                    // init_work_dir
 	JobID                             // job_id
 	JobArguments                      // job_arguments
+	JobExtension                      // x (scheduler extension, qsub -W x=...)
 	// GoPBS additions (seed 004, look-ahead scheduling), after TORQUE's.
 	JobReserve            // reserve
 	JobEstimatedStartTime // estimated_start_time
@@ -166,6 +167,10 @@ func jobDefs() []Def {
 		JobInitWorkDir:             {Name: "init_work_dir", Type: TypeString, Perm: ro, Flags: create | svrd | shared},
 		JobID:                      {Name: "job_id", Type: TypeString, Perm: ro, Flags: create},
 		JobArguments:               {Name: "job_arguments", Type: TypeString, Perm: uom, Flags: seleq | mom},
+		// x carries scheduler extensions (Maui and Moab read ADVRES:,
+		// QOS:, NACCESSPOLICY:, FLAGS: ... from it): stored and reported
+		// verbatim, settable by the owner at submission and with qalter.
+		JobExtension: {Name: "x", Type: TypeString, Perm: uom, Flags: seleq},
 		// reserve=y asks the scheduler for a reservation when the job
 		// cannot start at once; unset means n.
 		JobReserve: {Name: "reserve", Type: TypeString, Perm: uom, Flags: seleq, Unset: "n", check: checkYesNo},

@@ -13,7 +13,7 @@ func TestTables(t *testing.T) {
 		first string
 		last  string
 	}{
-		{JobTable(), 72, "Job_Name", "estimated_exec_host"},
+		{JobTable(), 73, "Job_Name", "estimated_exec_host"},
 		{QueueTable(), 45, "queue_type", "started"},
 		{ServerTable(), 85, "server_state", "no_mail_force"},
 		{NodeTable(), 9, "state", "gpu_status"},

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
 	"gopbs/server/pbslog"
@@ -46,9 +47,18 @@ func (s *Server) permitted(c *conn, j *Job) bool {
 	if c.perm.oper || c.perm.mgr || j.ownerUser() == c.req.User {
 		return true
 	}
-	s.log.Logf(logline.EventSecurity, logline.ClassJob, j.id, "Unauthorized Request, request type: %d, Object: Job, Name: %s, request from: %s",
-		c.req.Type, j.id, c.requester())
+	s.unauthorized(c, j)
 	return false
+}
+
+// finishedState returns the text of the common job check's BADSTATE
+// reply (spec 02 §8) for a job that is exiting or complete, or "" for a
+// job in any other state.
+func finishedState(j *Job) string {
+	if j.state == stExiting || j.state == stComplete {
+		return "invalid state for job - " + stateName(j.state)
+	}
+	return ""
 }
 
 func (s *Server) unknownJob(c *conn, id, msg string) {
@@ -89,7 +99,7 @@ func (s *Server) handleDeleteJob(c *conn, req *batchreq.Request) {
 		return
 	case ext == "" || strings.HasPrefix(ext, "deldelay=") || ext == "delasync" || strings.HasPrefix(ext, "array_range="):
 	case strings.HasPrefix(ext, "delpurge="):
-		if !c.perm.oper && !c.perm.mgr && !s.flag(saOwnerPurge) {
+		if !c.perm.oper && !c.perm.mgr && !s.flag(pbsattr.SrvOwnerPurge) {
 			c.reject(batchreq.PBSE_PERM, "")
 			return
 		}
@@ -176,10 +186,10 @@ func (s *Server) completeJob(j *Job, ok bool) []store.Op {
 	s.setState(j, stComplete, ssComplete)
 	s.log.Logf(logline.EventJob, logline.ClassJob, "NULL", "on_job_exit valid pjob: %p (substate=%d)", j, ssComplete)
 	now := s.now().Unix()
-	j.attrs.set(jaCompTime, strconv.FormatInt(now, 10))
-	keep := s.serverLong(saKeepCompleted, 0)
+	j.attrs.set(pbsattr.JobCompTime, strconv.FormatInt(now, 10))
+	keep := s.serverLong(pbsattr.SrvKeepCompleted, 0)
 	if j.queue != nil {
-		if v, ok := j.queue.long(qaKeepCompleted); ok {
+		if v, ok := j.queue.long(pbsattr.QueueKeepCompleted); ok {
 			keep = v
 		}
 	}
@@ -221,7 +231,7 @@ func (s *Server) purgeComplete(c *conn, ext string) {
 	for j := s.head; j != nil; {
 		next := j.next
 		if j.state == stComplete {
-			ct, _ := strconv.ParseInt(j.attrs.get(jaCompTime), 10, 64)
+			ct, _ := strconv.ParseInt(j.attrs.get(pbsattr.JobCompTime), 10, 64)
 			if ct <= t {
 				ops = append(ops, s.purgeJob(j)...)
 			}
@@ -234,16 +244,8 @@ func (s *Server) purgeComplete(c *conn, ext string) {
 func (s *Server) handleHoldRelease(c *conn, req *batchreq.Request) {
 	body := req.Body.(*batchreq.Manage)
 	hold := req.Type == batchreq.PBS_BATCH_HoldJob
-	if len(body.Attrs) != 1 || body.Attrs[0].Name != "Hold_Types" {
-		c.reject(batchreq.PBSE_IVALREQ, "")
-		return
-	}
-	letters := body.Attrs[0].Value
-	bits, ok := parseHold(letters)
-	if !ok {
-		c.rejectAttr(batchreq.PBSE_BADATVAL, &body.Attrs[0])
-		return
-	}
+	// The common job checks come first (spec 02 §10: chk, then the
+	// Hold_Types list, then the privilege its letters need).
 	s.mu.Lock()
 	targets, top := s.jobTargets(body.ObjName, req.Extension)
 	if top == nil {
@@ -258,6 +260,25 @@ func (s *Server) handleHoldRelease(c *conn, req *batchreq.Request) {
 			return
 		}
 	}
+	for _, j := range targets {
+		if msg := finishedState(j); msg != "" {
+			s.mu.Unlock()
+			c.reject(batchreq.PBSE_BADSTATE, msg)
+			return
+		}
+	}
+	if len(body.Attrs) != 1 || body.Attrs[0].Name != "Hold_Types" {
+		s.mu.Unlock()
+		c.reject(batchreq.PBSE_IVALREQ, "")
+		return
+	}
+	letters := body.Attrs[0].Value
+	bits, ok := parseHold(letters)
+	if !ok {
+		s.mu.Unlock()
+		c.rejectAttr(batchreq.PBSE_BADATVAL, &body.Attrs[0])
+		return
+	}
 	if bits&holdSystem != 0 && !c.perm.mgr || bits&holdOther != 0 && !c.perm.oper && !c.perm.mgr {
 		s.mu.Unlock()
 		c.reject(batchreq.PBSE_PERM, "")
@@ -265,11 +286,6 @@ func (s *Server) handleHoldRelease(c *conn, req *batchreq.Request) {
 	}
 	var ops []store.Op
 	for _, j := range targets {
-		if j.state == stComplete || j.state == stExiting {
-			s.mu.Unlock()
-			c.reject(batchreq.PBSE_BADSTATE, "invalid state for job - "+stateName(j.state))
-			return
-		}
 		if hold {
 			j.hold |= bits
 			s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Holds %s set at request of %s", letters, c.requester())
@@ -348,7 +364,7 @@ func commentOnly(list batchreq.AttrList) bool {
 		return false
 	}
 	for _, a := range list {
-		if jobDefs.find(a.Name) != jaComment {
+		if jobDefs.find(a.Name) != pbsattr.JobComment {
 			return false
 		}
 	}
@@ -369,27 +385,27 @@ func (s *Server) modifyJob(c *conn, j *Job, list batchreq.AttrList) *batchreq.Re
 	for i := range list {
 		a := &list[i]
 		idx := jobDefs.find(a.Name)
-		if idx < 0 || idx == jaOther {
+		if idx < 0 || idx == unknownJobAttr {
 			return batchreq.BadAttrReply(batchreq.PBSE_NOATTR, a)
 		}
 		d := jobDefs.defs[idx]
-		if !c.perm.writable(d.flags) {
+		if !c.perm.writable(d.perm) {
 			return batchreq.ErrorReply(batchreq.PBSE_ATTRRO, "", "")
 		}
-		if j.state == stRunning && d.flags&fAltRun == 0 {
+		if j.state == stRunning && d.flags&pbsattr.FlagAltRun == 0 {
 			return batchreq.BadAttrReply(batchreq.PBSE_MODATRRUN, a)
 		}
 		switch d.typ {
-		case tResc:
+		case pbsattr.TypeResourceList:
 			res := strings.ToLower(a.Resource)
 			rd, ok := resources[res]
 			if !ok {
 				if j.queue == nil || j.queue.isExec() {
 					return batchreq.BadAttrReply(batchreq.PBSE_UNKRESC, a)
 				}
-				rd = rescDef{typ: tStr}
+				rd = rescDef{typ: pbsattr.TypeString}
 			}
-			if rd.flags&permMask != 0 && !c.perm.writable(rd.flags) { // known resources only
+			if rd.perm != 0 && !c.perm.writable(rd.perm) { // known resources only
 				return batchreq.ErrorReply(batchreq.PBSE_ATTRRO, "", "")
 			}
 			v, ok := decodeValue(rd.typ, a.Value)
@@ -409,9 +425,9 @@ func (s *Server) modifyJob(c *conn, j *Job, list batchreq.AttrList) *batchreq.Re
 				na.setRes(idx, "neednodes", v)
 			}
 			if j.queue != nil && v != "" {
-				limit, ok := j.queue.attrs.lookupRes(qaResourcesMax, res)
+				limit, ok := j.queue.attrs.lookupRes(pbsattr.QueueResourcesMax, res)
 				if !ok {
-					limit, ok = s.attrs.lookupRes(saResourcesMax, res)
+					limit, ok = s.attrs.lookupRes(pbsattr.SrvResourcesMax, res)
 				}
 				if ok {
 					if cmp, ok := compareResource(rd.typ, v, limit); ok && cmp > 0 {
@@ -419,7 +435,7 @@ func (s *Server) modifyJob(c *conn, j *Job, list batchreq.AttrList) *batchreq.Re
 					}
 				}
 			}
-		case tHold:
+		case pbsattr.TypeHold:
 			h, ok := parseHold(a.Value)
 			if !ok {
 				return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
@@ -429,7 +445,7 @@ func (s *Server) modifyJob(c *conn, j *Job, list batchreq.AttrList) *batchreq.Re
 				return batchreq.ErrorReply(batchreq.PBSE_PERM, "", "")
 			}
 			hold = hold&^7 | h
-		case tDepend:
+		case pbsattr.TypeDepend:
 			deps, ok := s.parseDepend(a.Value)
 			if !ok {
 				return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
@@ -441,7 +457,7 @@ func (s *Server) modifyJob(c *conn, j *Job, list batchreq.AttrList) *batchreq.Re
 			if !ok {
 				return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
 			}
-			if idx == jaVariableList {
+			if idx == pbsattr.JobVariableList {
 				v = a.Value
 			}
 			na.set(idx, v)
@@ -482,7 +498,7 @@ func (s *Server) handleMoveJob(c *conn, req *batchreq.Request) {
 	}
 	if j.state != stQueued && j.state != stHeld && j.state != stWaiting {
 		s.mu.Unlock()
-		c.reject(batchreq.PBSE_BADSTATE, "")
+		c.reject(batchreq.PBSE_BADSTATE, finishedState(j))
 		return
 	}
 	dest := s.parseDestination(body.Destination)
@@ -492,7 +508,7 @@ func (s *Server) handleMoveJob(c *conn, req *batchreq.Request) {
 	}
 	qname := dest.queue
 	if qname == "" {
-		qname = s.attrs.get(saDefaultQueue)
+		qname = s.attrs.get(pbsattr.SrvDefaultQueue)
 	}
 	q := s.queueByName[qname]
 	if q == nil {
@@ -551,7 +567,15 @@ func (s *Server) handleOrderJob(c *conn, req *batchreq.Request) {
 		s.mu.Unlock()
 		c.reject(batchreq.PBSE_PERM, batchreq.MsgNotPermitted)
 		return
-	case a.state == stRunning || b.state == stRunning || a.state == stComplete || b.state == stComplete:
+	case finishedState(a) != "":
+		s.mu.Unlock()
+		c.reject(batchreq.PBSE_BADSTATE, finishedState(a))
+		return
+	case finishedState(b) != "":
+		s.mu.Unlock()
+		c.reject(batchreq.PBSE_BADSTATE, finishedState(b))
+		return
+	case a.state == stRunning || b.state == stRunning:
 		s.mu.Unlock()
 		c.reject(batchreq.PBSE_BADSTATE, "")
 		return
@@ -621,58 +645,4 @@ func (s *Server) handleRegistDep(c *conn, req *batchreq.Request) {
 		return
 	}
 	s.commitAndReply(c, ops, batchreq.NullReply())
-}
-
-// handleRunningOnly serves the requests that need a running job and the
-// MOM link (MessJob, SignalJob, Rerun, RunJob, CheckpointJob): for jobs
-// that are not running they give TORQUE's errors.
-func (s *Server) handleRunningOnly(c *conn, req *batchreq.Request) {
-	var id string
-	switch b := req.Body.(type) {
-	case *batchreq.JobID:
-		id = b.ID
-	case *batchreq.Manage:
-		id = b.ObjName
-	case *batchreq.MessJob:
-		id = b.JobID
-	case *batchreq.SignalJob:
-		id = b.JobID
-	case *batchreq.RunJob:
-		id = b.JobID
-	}
-	isRun := req.Type == batchreq.PBS_BATCH_RunJob || req.Type == batchreq.PBS_BATCH_AsyrunJob
-	if isRun && !c.perm.oper && !c.perm.mgr {
-		c.reject(batchreq.PBSE_PERM, "")
-		return
-	}
-	s.mu.RLock()
-	j := s.findJob(id)
-	var state int
-	var perm bool
-	if j != nil {
-		state = j.state
-		perm = c.perm.oper || c.perm.mgr || j.ownerUser() == c.req.User
-	}
-	s.mu.RUnlock()
-	if j == nil {
-		s.unknownJob(c, id, batchreq.MsgCannotLocateJob)
-		return
-	}
-	if !perm {
-		c.reject(batchreq.PBSE_PERM, batchreq.MsgNotPermitted)
-		return
-	}
-	if isRun {
-		if state == stRunning || state == stExiting {
-			c.reject(batchreq.PBSE_BADSTATE, "job already running")
-			return
-		}
-		c.reject(batchreq.PBSE_NORELYMOM, "")
-		return
-	}
-	if state != stRunning {
-		c.reject(batchreq.PBSE_BADSTATE, "")
-		return
-	}
-	c.reject(batchreq.PBSE_NORELYMOM, "")
 }

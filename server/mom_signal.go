@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
 	"gopbs/server/pbslog"
@@ -28,6 +29,13 @@ const staleExtension = "\x40\x8e\xf2\x16\xd6\x55"
 // runningTarget looks up the job of a relayed request and checks that
 // it is running and that the requester may act on it. It returns the
 // mother superior host or sends the rejection and returns "".
+//
+// The checks come in TORQUE's order (spec 02 §8 and §10): the common job
+// checks (unknown job; a requester who is neither the owner nor an
+// operator or manager; a job exiting or complete), then the state (the job
+// must be running), and only then the operator privilege that suspend,
+// resume and rerun need: the owner's qrerun of a queued job is "Request
+// invalid for state of job", not "Unauthorized Request".
 func (s *Server) runningTarget(c *conn, id string, needOper bool) (*Job, string) {
 	s.mu.RLock()
 	j := s.findJob(id)
@@ -37,25 +45,36 @@ func (s *Server) runningTarget(c *conn, id string, needOper bool) (*Job, string)
 	if j != nil {
 		owner = j.ownerUser() == c.req.User
 		state = j.state
-		host = motherSuperior(j.attrs.get(jaExecHost))
+		host = motherSuperior(j.attrs.get(pbsattr.JobExecHost))
 		up = s.nodeUp(host)
 	}
 	s.mu.RUnlock()
+	oper := c.perm.oper || c.perm.mgr
 	switch {
 	case j == nil:
 		s.unknownJob(c, id, batchreq.MsgCannotLocateJob)
-	case !c.perm.oper && !c.perm.mgr && (needOper || !owner):
-		s.log.Logf(logline.EventSecurity, logline.ClassJob, j.id, "Unauthorized Request, request type: %d, Object: Job, Name: %s, request from: %s",
-			c.req.Type, j.id, c.requester())
-		c.reject(batchreq.PBSE_PERM, "")
+	case !oper && !owner:
+		s.unauthorized(c, j)
+		c.reject(batchreq.PBSE_PERM, batchreq.MsgNotPermitted)
+	case state == stExiting || state == stComplete:
+		c.reject(batchreq.PBSE_BADSTATE, "invalid state for job - "+stateName(state))
 	case state != stRunning:
 		c.reject(batchreq.PBSE_BADSTATE, "")
+	case !oper && needOper:
+		s.unauthorized(c, j)
+		c.reject(batchreq.PBSE_PERM, "")
 	case !up && !(c.req.Type == batchreq.PBS_BATCH_Rerun && c.req.Extension == "force"):
 		c.reject(batchreq.PBSE_NORELYMOM, "")
 	default:
 		return j, host
 	}
 	return nil, ""
+}
+
+// unauthorized logs the security line of a refused job request.
+func (s *Server) unauthorized(c *conn, j *Job) {
+	s.log.Logf(logline.EventSecurity, logline.ClassJob, j.id, "Unauthorized Request, request type: %d, Object: Job, Name: %s, request from: %s",
+		c.req.Type, j.id, c.requester())
 }
 
 // relayReply passes a MOM's reply (or a relay failure) to the client.
@@ -125,7 +144,7 @@ func (s *Server) handleCheckpointJob(c *conn, req *batchreq.Request) {
 		return
 	}
 	s.mu.RLock()
-	ok := checkpointable(j.attrs.get(jaCheckpoint))
+	ok := checkpointable(j.attrs.get(pbsattr.JobCheckpoint))
 	s.mu.RUnlock()
 	if !ok {
 		c.reject(batchreq.PBSE_IVALREQ, "job is not checkpointable")
@@ -160,7 +179,7 @@ func (s *Server) handleRerunJob(c *conn, req *batchreq.Request) {
 		return
 	}
 	s.mu.Lock()
-	if !isTrue(j.attrs.get(jaRerunable)) {
+	if !isTrue(j.attrs.get(pbsattr.JobRerunable)) {
 		s.mu.Unlock()
 		c.reject(batchreq.PBSE_NORERUN, "")
 		return
@@ -243,14 +262,14 @@ func (s *Server) deleteRunning(c *conn, jobs []*Job, ops []store.Op, ext string)
 			}
 		}
 		if delay < 0 && j.queue != nil {
-			if n, ok := j.queue.long(qaKillDelay); ok {
+			if n, ok := j.queue.long(pbsattr.QueueKillDelay); ok {
 				delay = n
 			}
 		}
 		if delay < 0 {
-			delay = s.serverLong(saKillDelay, defaultKillDelay)
+			delay = s.serverLong(pbsattr.SrvKillDelay, defaultKillDelay)
 		}
-		ts = append(ts, target{j: j, host: motherSuperior(j.attrs.get(jaExecHost)), delay: delay})
+		ts = append(ts, target{j: j, host: motherSuperior(j.attrs.get(pbsattr.JobExecHost)), delay: delay})
 	}
 	if !s.waitSaved(c, s.store.Submit(ops...)) { // no ops: nothing to wait for
 		return
@@ -289,8 +308,8 @@ const nannyInterval = 60 * time.Second
 func (rl *runLink) watchDeleted(j *Job, host string, delay time.Duration) {
 	s := rl.s
 	s.mu.RLock()
-	force := time.Duration(s.serverLong(saJobForceCancelTime, 0)) * time.Second
-	nanny := s.serverFlag(saJobNanny)
+	force := time.Duration(s.serverLong(pbsattr.SrvJobForceCancelTime, 0)) * time.Second
+	nanny := s.serverFlag(pbsattr.SrvJobNanny)
 	s.mu.RUnlock()
 	var forceC, nannyC <-chan time.Time
 	if force > 0 {
