@@ -10,10 +10,11 @@ import (
 	"gopbs/sched/world"
 )
 
-// reserveWorld is a full cluster of nodes x 8 VPs, each VP held by a
-// running job with a walltime of 1-24 h started up to a day ago, and
-// queued jobs asking for 1-4 nodes of 1-8 VPs with walltimes, every
-// one with reserve=y.
+// reserveWorld is a cluster of nodes x 8 VPs, each VP of all but every
+// twentieth node held by a running job with a walltime of 1-24 h started
+// up to a day ago, and queued jobs asking for 1-4 nodes of 1-8 VPs with
+// walltimes of 1-12 h, every one with reserve=y: the free nodes make
+// every queued job a backfill candidate.
 func reserveWorld(nodes, queued int) *world.World {
 	w := &world.World{Now: now, Server: world.FromServer("srv", nil)}
 	q := world.FromQueue("batch", []world.Attr{{Name: "queue_type", Value: "Execution"}, {Name: "started", Value: "True"}})
@@ -22,6 +23,10 @@ func reserveWorld(nodes, queued int) *world.World {
 	for i := 0; i < nodes; i++ {
 		n := &world.Node{Name: fmt.Sprintf("n%05d", i), NP: 8, State: world.NodeJobExclusive, UsedSlots: 8, JobExclusive: true}
 		w.Nodes = append(w.Nodes, n)
+		if i%20 == 19 {
+			n.State, n.UsedSlots, n.JobExclusive = world.NodeFree, 0, false
+			continue
+		}
 		for vp := 0; vp < 8; vp++ {
 			j := world.FromJob(fmt.Sprintf("%d.srv", id), q, []world.Attr{{Name: "job_state", Value: "R"}})
 			j.ExecHost = fmt.Sprintf("%s/%d", n.Name, vp)
@@ -71,6 +76,20 @@ func benchmarkReserve(b *testing.B, nodes, queued, maxRes int) {
 // max_reservation 20 (the target: a cycle within 1 s).
 func BenchmarkReserve10kOn1k(b *testing.B) { benchmarkReserve(b, 1000, 10000, 20) }
 
-// BenchmarkReserve50kOn5kNoCap: 50,000 queued jobs on 5,000 full nodes,
-// every job considered for a reservation (no cap).
+// BenchmarkReserve50kOn5k: 50,000 queued jobs on 5,000 nodes,
+// max_reservation 20, every job considered for backfill.
+func BenchmarkReserve50kOn5k(b *testing.B) { benchmarkReserve(b, 5000, 50000, 20) }
+
+// BenchmarkReserve2kOn1kNoCap: every one of 2,000 queued jobs on 1,000
+// nodes gets a reservation (no max_reservation cap).
+func BenchmarkReserve2kOn1kNoCap(b *testing.B) { benchmarkReserve(b, 1000, 2000, 1<<30) }
+
+func BenchmarkReserve500On1kNoCap(b *testing.B) { benchmarkReserve(b, 1000, 500, 1<<30) }
+
+// BenchmarkReserve10kOn1kNoCap: every one of 10,000 queued jobs on 1,000
+// nodes gets a reservation.
+func BenchmarkReserve10kOn1kNoCap(b *testing.B) { benchmarkReserve(b, 1000, 10000, 1<<30) }
+
+// BenchmarkReserve50kOn5kNoCap: every one of 50,000 queued jobs on 5,000
+// nodes gets a reservation.
 func BenchmarkReserve50kOn5kNoCap(b *testing.B) { benchmarkReserve(b, 5000, 50000, 1<<30) }

@@ -99,15 +99,11 @@ type capacity struct {
 
 // Profile is the resource-time profile of one scheduling cycle.
 type Profile struct {
-	now    int64
-	nodes  []*node
-	byName map[string]int
-	global map[string]*capacity
-	queues map[string]map[string]*capacity
-	// cluster is the sum of the node slot diagrams (down nodes count as
-	// wholly used): a cheap test before looking at single nodes.
-	cluster  timeline
-	capSlots int
+	now      int64
+	nodes    []*node
+	byName   map[string]int
+	global   map[string]*capacity
+	queues   map[string]map[string]*capacity
 	bookings []*Booking
 	byJob    map[string]int // index in bookings
 	mark     []uint32       // per node: == gen when taken by the current Fit
@@ -136,10 +132,6 @@ func (p *Profile) AddNode(n Node) {
 	}
 	p.nodes = append(p.nodes, nd)
 	p.mark = append(p.mark, 0)
-	p.capSlots += n.Slots
-	if n.Down {
-		p.cluster.add(p.now, Forever, float64(n.Slots))
-	}
 }
 
 // SetGlobal sets the capacity of a server-wide consumable.
@@ -208,9 +200,6 @@ func (p *Profile) Fit(r Request, start int64) ([]Slot, bool) {
 	}
 	if len(r.Spec.Elements) == 0 {
 		return nil, true
-	}
-	if procs := r.Spec.Procs(); !r.Spec.Shared && float64(p.capSlots)-p.cluster.peak(start, e) < float64(procs) {
-		return nil, false
 	}
 	var out []Slot
 	p.gen++
@@ -306,6 +295,15 @@ func (p *Profile) Earliest(r Request, from int64) (int64, []Slot, bool) {
 	if !p.Possible(r) {
 		return 0, nil, false
 	}
+	if single(r.Spec) {
+		return p.earliestOne(r, from)
+	}
+	return p.earliestScan(r, from)
+}
+
+// earliestScan is Earliest by trying every time at which something the
+// request needs is released, in order.
+func (p *Profile) earliestScan(r Request, from int64) (int64, []Slot, bool) {
 	cand := []int64{from}
 	for _, el := range r.Spec.Elements {
 		for _, n := range p.nodes {
@@ -385,9 +383,6 @@ func (p *Profile) apply(b *Booking, sign float64) {
 		}
 		n := p.nodes[i]
 		n.slots.add(start, b.End, sign*float64(s.Slots))
-		if !n.Down {
-			p.cluster.add(start, b.End, sign*float64(s.Slots))
-		}
 		for name, amount := range b.PerNode {
 			if tl := n.cons[name]; tl != nil {
 				tl.add(start, b.End, sign*amount)

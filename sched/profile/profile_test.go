@@ -257,3 +257,59 @@ r2:1:RUNNING:900:600:H:n2:slots:2.000000
 		t.Errorf("schedule:\n%s\nwant\n%s", b.String(), want)
 	}
 }
+
+// TestEarliestOneMatchesScan compares the sweep of one-element requests
+// with trying every release time, over random profiles.
+func TestEarliestOneMatchesScan(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	for round := 0; round < 300; round++ {
+		p := New(100)
+		nodes := 1 + rng.Intn(6)
+		for i := 0; i < nodes; i++ {
+			n := Node{Name: "n" + string(rune('a'+i)), Slots: 1 + rng.Intn(4), Down: rng.Intn(8) == 0,
+				Consumables: map[string]float64{"mem": float64(4 + rng.Intn(4))}}
+			if rng.Intn(2) == 0 {
+				n.Props = []string{"big"}
+			}
+			p.AddNode(n)
+		}
+		p.SetGlobal("lic", float64(1+rng.Intn(3)))
+		for b := 0; b < 12; b++ {
+			n := p.nodes[rng.Intn(nodes)]
+			start := 100 + rng.Int63n(200)
+			end := start + 1 + rng.Int63n(150)
+			if rng.Intn(6) == 0 {
+				end = Forever
+			}
+			bk := Booking{Job: "j" + string(rune('A'+b)), Kind: Kind(rng.Intn(4)), Start: start, End: end,
+				Nodes: []Slot{{n.Name, 1 + rng.Intn(2)}}, PerNode: map[string]float64{"mem": float64(rng.Intn(3))}}
+			if rng.Intn(3) == 0 {
+				bk.Global = map[string]float64{"lic": 1}
+			}
+			p.Book(bk)
+		}
+		el := placement.Element{Count: 1 + rng.Intn(3), PPN: 1 + rng.Intn(3)}
+		if rng.Intn(3) == 0 {
+			el.Props = []string{"big"}
+		}
+		r := Request{Spec: placement.Spec{Elements: []placement.Element{el}}, Duration: 1 + rng.Int63n(120)}
+		if rng.Intn(5) == 0 {
+			r.Duration = Forever
+		}
+		if rng.Intn(3) == 0 {
+			r.PerNode = map[string]float64{"mem": float64(1 + rng.Intn(5))}
+		}
+		if rng.Intn(3) == 0 {
+			r.Global = map[string]float64{"lic": 1}
+		}
+		from := 100 + rng.Int63n(100)
+		s1, n1, ok1 := p.earliestOne(r, from)
+		s2, n2, ok2 := p.earliestScan(r, from)
+		if ok1 != ok2 || s1 != s2 || !reflect.DeepEqual(n1, n2) {
+			for _, n := range p.nodes {
+				t.Logf("node %s slots %d down %v props %v: %v %v", n.Name, n.Slots, n.Down, n.Props, n.slots.at, n.slots.use)
+			}
+			t.Fatalf("round %d: sweep %d %v %v, scan %d %v %v (request %+v from %d)", round, s1, n1, ok1, s2, n2, ok2, r, from)
+		}
+	}
+}
