@@ -46,4 +46,13 @@ func TestReserveAttribute(t *testing.T) {
 			t.Errorf("%s = %q, want %q", name, got, want)
 		}
 	}
+	// the scheduler removes a plan with empty values
+	if p := cl.root.do(jobReq(batchreq.PBS_BATCH_ModifyJob, "Scheduler", id, attr("estimated_start_time", ""), attr("estimated_exec_host", ""))); p.Code != 0 {
+		t.Fatalf("removing the plan: %d %q", p.Code, p.Text)
+	}
+	for _, name := range []string{"estimated_start_time", "estimated_exec_host"} {
+		if got := statusAttr(t, cl.root, id, name); got != "" {
+			t.Errorf("%s = %q after removal", name, got)
+		}
+	}
 }

@@ -371,8 +371,8 @@ func (l *lookahead) reserve(c *cycle, j *world.Job, node *world.Node) {
 	l.prof.Book(profile.Booking{Job: j.ID, Kind: profile.Reserving, Start: start, End: endOf(start, r.Duration),
 		Nodes: slots, PerNode: r.PerNode, Global: r.Global, Queue: r.Queue, QueueUse: r.QueueUse})
 	hosts := formatHosts(slots)
-	if prev, had := l.previous[j]; had && start > prev.Start {
-		c.logJob(j, fmt.Sprintf("Reservation delayed from %s to %s: %s", c.date(time.Unix(prev.Start, 0)),
+	if prev, had := l.previous[j]; had && start > j.EstStart.Unix() {
+		c.logJob(j, fmt.Sprintf("Reservation delayed from %s to %s: %s", c.date(j.EstStart),
 			c.date(time.Unix(start, 0)), l.delayCause(c, prev)))
 	}
 	l.setPlan(c, j, time.Unix(start, 0), hosts)

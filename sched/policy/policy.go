@@ -9,8 +9,10 @@
 //
 // The effects on the batch system go through the Actions interface, so
 // the same code drives the daemon (batch requests to the server) and the
-// Simulator (tests, benchmarks). Later stages (backfill reservations,
-// advance reservations, partitions) fit between filter and place.
+// Simulator (tests, benchmarks). With max_reservation the cycle also plans
+// ahead (lookahead.go): reservations at the earliest start of the
+// resource-time profile (package profile) and backfilling that never
+// delays them.
 package policy
 
 import (
