@@ -187,12 +187,7 @@ func (s *Server) completeJob(j *Job, ok bool) []store.Op {
 	s.log.Logf(logline.EventJob, logline.ClassJob, "NULL", "on_job_exit valid pjob: %p (substate=%d)", j, pbsattr.SubComplete)
 	now := s.now().Unix()
 	j.attrs.set(pbsattr.JobCompTime, strconv.FormatInt(now, 10))
-	keep := s.serverLong(pbsattr.SrvKeepCompleted, 0)
-	if j.queue != nil {
-		if v, ok := j.queue.long(pbsattr.QueueKeepCompleted); ok {
-			keep = v
-		}
-	}
+	keep := s.keepCompleted(j.queue)
 	qname := ""
 	if j.queue != nil {
 		qname = j.queue.name

@@ -361,14 +361,20 @@ func (s *Server) abandonRun(j *Job, why string) {
 // requeue frees a job's nodes and puts it back to QUEUED/HELD. Called
 // with s.mu held.
 func (s *Server) requeue(j *Job) {
+	s.run.forget(j.id)
+	s.requeueState(j)
+	s.refreshNodeJobs()
+}
+
+// requeueState forgets where a running job runs (execution host, session)
+// and puts it back to QUEUED, HELD or WAITING. Called with s.mu held.
+func (s *Server) requeueState(j *Job) {
 	j.attrs.set(pbsattr.JobExecHost, "")
 	j.attrs.set(pbsattr.JobSessionID, "")
 	j.attrs.set(pbsattr.JobExecGpus, "")
-	s.run.forget(j.id)
 	s.setState(j, pbsattr.StateQueued, pbsattr.SubQueued)
 	s.evaluate(j)
 	s.touch(j)
-	s.refreshNodeJobs()
 }
 
 // acctJobText is the common part of the S and E accounting records

@@ -249,6 +249,18 @@ func (s *Server) evaluate(j *Job) {
 	}
 }
 
+// keepCompleted returns how long (seconds) a job completed in queue q
+// (nil: none) is kept: the queue's keep_completed, else the server's.
+func (s *Server) keepCompleted(q *Queue) int64 {
+	keep := s.serverLong(pbsattr.SrvKeepCompleted, 0)
+	if q != nil {
+		if v, ok := q.long(pbsattr.QueueKeepCompleted); ok {
+			keep = v
+		}
+	}
+	return keep
+}
+
 func execTime(j *Job) int64 {
 	v := j.attrs.get(pbsattr.JobExecutionTime)
 	if v == "" {
