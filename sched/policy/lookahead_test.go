@@ -145,3 +145,31 @@ func TestReservationWithPolicyKeys(t *testing.T) {
 		t.Errorf("starving: runs %q (backfill instead of a drain)", got)
 	}
 }
+
+// TestReservationFollowsJobOrder: reservations go to jobs in the policy's
+// order — here sort_by high_priority_first with max_reservation 1 — and
+// prime-time forms of the key apply.
+func TestReservationFollowsJobOrder(t *testing.T) {
+	for _, tc := range []struct {
+		cfg, want string
+	}{
+		{"max_reservation: 1\n", "2.vm"},
+		{"max_reservation: 1\nsort_by: high_priority_first\n", "5.vm"},
+		{"max_reservation: 1 non_prime\nsort_by: high_priority_first\n", ""}, // always prime time: no reservations
+	} {
+		w, s, _ := planWorld(t, tc.cfg)
+		q := w.Queues[0]
+		j := world.FromJob("5.vm", q, []world.Attr{{Name: "job_state", Value: "Q"}})
+		j.User, j.Nodes, j.Walltime, j.Reserve, j.Priority = "bob", "2:ppn=2", time.Hour, true, 100
+		q.Jobs = append(q.Jobs, j)
+		sim := NewSimulator(w)
+		s.Cycle(w, sim)
+		var got []string
+		for _, c := range calls(sim, "plan") {
+			got = append(got, strings.Fields(c)[1])
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("%q: reservations for %q, want %q", tc.cfg, got, tc.want)
+		}
+	}
+}
