@@ -204,10 +204,15 @@ func TestEndToEndAcceptance(t *testing.T) {
 				t.Errorf("E record lacks %q: %q", w, e)
 			}
 		}
-		// No resources_used in E records, no trailing blank (spec 12
-		// §14, as TORQUE's server writes them).
-		if !strings.HasSuffix(e, " Exit_status=3") || strings.Contains(e, "resources_used") {
-			t.Errorf("E record %q", e)
+		// The usage follows Exit_status, in name order, no trailing
+		// blank (TORQUE 2.5.13 stops at Exit_status; later releases and
+		// OpenPBS append it: a deliberate difference, issue 14 item 7).
+		usage := " Exit_status=3"
+		for _, r := range []string{"cput", "mem", "vmem", "walltime"} {
+			usage += " resources_used." + r + "=" + ac.attr(id, "resources_used."+r)
+		}
+		if !strings.HasSuffix(e, usage) {
+			t.Errorf("E record %q, want it to end with %q", e, usage)
 		}
 		if strings.Contains(s, " end=") || strings.Contains(s, "Exit_status") {
 			t.Errorf("S record %q", s)
