@@ -148,6 +148,10 @@ type Options struct {
 	// and pmem only through rlimits set at the start (spec 11 §9, capture
 	// 97), so it is off by default.
 	EnforceMem bool
+	// OnLimitKill, if set, is called with the over-limit message
+	// ("walltime 9 exceeded limit 5") when the poll starts killing a job
+	// for exceeding a limit (the MOM's metrics count these).
+	OnLimitKill func(msg string)
 }
 
 // Engine runs jobs. Create it with New; it is safe for concurrent use.

@@ -162,6 +162,9 @@ func (e *Engine) Poll() {
 			e.endAdopted(a.r)
 		case a.step == 1:
 			e.log.Job(logline.EventJob, a.r.job.ID, a.msg)
+			if e.opt.OnLimitKill != nil {
+				e.opt.OnLimitKill(a.msg)
+			}
 			if p := a.r.stderrPath(); p != "" {
 				if f, err := e.appendOutput(a.r, p); err == nil {
 					fmt.Fprintf(f, "=>> PBS: job killed: %s\n", a.msg)
