@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	pbsattr "gopbs/attr"
@@ -30,7 +31,7 @@ type monitoring struct {
 	metrics *metrics.Metrics
 	handler http.Handler // the listener's mux
 
-	mu   chan struct{} // held (a token) while the listener changes
+	mu   sync.Mutex // held while the listener changes
 	ln   *httplisten.Listener
 	addr string // the address ln listens on as configured, "" when none
 }
@@ -43,9 +44,15 @@ func (s *Server) initMonitoring() {
 	mux := http.NewServeMux()
 	mux.Handle(MetricsPath, m.Handler())
 	mux.Handle("/", statuspage.New(src, statuspage.Options{}))
-	s.mon = &monitoring{metrics: m, handler: mux, mu: make(chan struct{}, 1)}
+	s.mon = &monitoring{metrics: m, handler: mux}
 	s.obs = m
-	s.store.SetObserver(m.StoreCommit)
+	// The embedded store reports its group commits; a store that cannot
+	// simply leaves the commit metrics empty.
+	if st, ok := any(s.store).(interface {
+		SetObserver(func(time.Duration, int))
+	}); ok {
+		st.SetObserver(m.StoreCommit)
+	}
 	s.instrumentRequests()
 }
 
@@ -81,8 +88,8 @@ func (s *Server) httpAddrAttr() string {
 // fatal is set (the -http flag at start-up), returned.
 func (s *Server) reconcileHTTP(fatal bool) error {
 	m := s.mon
-	m.mu <- struct{}{}
-	defer func() { <-m.mu }()
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	want := s.httpAddrAttr()
 	if want == m.addr {
 		return nil
@@ -111,8 +118,8 @@ func (s *Server) reconcileHTTP(fatal bool) error {
 // stopHTTP closes the HTTP listener, if any.
 func (s *Server) stopHTTP() {
 	m := s.mon
-	m.mu <- struct{}{}
-	defer func() { <-m.mu }()
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.ln != nil {
 		m.ln.Close()
 		m.ln, m.addr = nil, ""
@@ -123,8 +130,8 @@ func (s *Server) stopHTTP() {
 // there is none.
 func (s *Server) HTTPAddr() string {
 	m := s.mon
-	m.mu <- struct{}{}
-	defer func() { <-m.mu }()
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.ln == nil {
 		return ""
 	}

@@ -3,6 +3,8 @@ package server
 import (
 	"io"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -100,6 +102,13 @@ func TestHTTPAddress(t *testing.T) {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("metrics lack %s", want)
 		}
+	}
+	// The store's group commits are reported: at least the 16 changes of
+	// setupCluster and the 10 submissions.
+	if m := regexp.MustCompile(`\ngopbs_server_store_commit_batches_sum (\d+)\n`).FindStringSubmatch(string(body)); m == nil {
+		t.Error("no store commit batches")
+	} else if n, _ := strconv.Atoi(m[1]); n < 26 {
+		t.Errorf("%d store commit batches, want at least 26", n)
 	}
 	if p := c.do(mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", attr("http_address", "127.0.0.1:http"))); p.Code != batchreq.PBSE_BADATVAL {
 		t.Errorf("bad http_address: %d %s", p.Code, p.Text)
