@@ -12,12 +12,12 @@ import (
 
 // TORQUE job states and substates the import looks at (spec 12 §2.1).
 const (
-	stateTransit  = 0
-	stateQueued   = 1
-	stateHeld     = 2
-	stateRunning  = 4
-	stateExiting  = 5
-	stateComplete = 6
+	stateTransit     = 0
+	stateQueued      = 1
+	stateHeld        = 2
+	stateRunning     = 4
+	stateExiting     = 5
+	stateComplete    = 6
 	substateTrnOut   = 2 // being moved to another server
 	substateTrnOutCM = 3
 	substateQueued   = 10
