@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"gopbs/internal/logline"
+	"gopbs/mom/cgroup"
 	"gopbs/mom/config"
 	"gopbs/mom/momlog"
 	"gopbs/mom/procfs"
@@ -143,11 +144,11 @@ type Options struct {
 	// StarterPath is the executable run as job starter; default
 	// os.Executable(). It must call RunStarterIfRequested.
 	StarterPath string
-	// EnforceMem turns on a GoPBS extension: the poll also kills jobs whose
-	// measured memory exceeds their mem/pmem request. TORQUE enforces mem
-	// and pmem only through rlimits set at the start (spec 11 §9, capture
-	// 97), so it is off by default.
-	EnforceMem bool
+	// Cgroups, when not nil, is where each job gets a cgroup of its own
+	// (pbs_mom's $cgroup_root): its processes start in it, its usage is
+	// read from it, its mem limit is its memory.max ($enforce mem auto
+	// or cgroup) and what is left of it at the end is killed through it.
+	Cgroups *cgroup.Root
 }
 
 // Engine runs jobs. Create it with New; it is safe for concurrent use.
@@ -195,6 +196,9 @@ type runningJob struct {
 	rerun        bool
 	finishing    bool
 	noKill       bool
+	cg           *cgroup.Group // the job's cgroup (enforce.go), nil without
+	cgMemory     bool          // cg's memory.max is the job's mem limit
+	cgStats      cgroup.Stats  // the last reading of cg
 	tasks        map[int]*task // tasks started through TM/IM (task.go)
 	sister       bool          // joined as a sister node: no top task, no OnExit
 	nodeID       int           // this host's node number in the job
@@ -460,6 +464,8 @@ func (e *Engine) start(ctx context.Context, r *runningJob) (int, int, error) {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdout, stderr
 	cmd.ExtraFiles = []*os.File{reportW}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	e.makeGroup(r)
+	inGroup(cmd.SysProcAttr, r.cg)
 	if r.inter != nil {
 		// The terminal is the shell's stdin and controlling terminal.
 		cmd.Stdin = r.inter.slave
@@ -630,7 +636,17 @@ func (e *Engine) wait(r *runningJob) {
 	}
 	e.mu.Lock()
 	killed := r.limitKill
+	xcpu := ""
+	if status == 256+int(syscall.SIGXCPU) && r.limits.pcput > 0 && r.overLimit == 0 {
+		// The shell passed its RLIMIT_CPU (pcput, spec 11 §7): a
+		// job killed over its limit.
+		xcpu = fmt.Sprintf("pcput exceeded limit %d", r.limits.pcput)
+		r.overLimit, r.limitMsg = 1, xcpu
+	}
 	e.mu.Unlock()
+	if xcpu != "" {
+		e.noteLimitKill(r, xcpu)
+	}
 	if !killed.IsZero() {
 		// The shell died of a poll's SIGTERM: TORQUE's MOM, busy
 		// signalling when it died, notices at its next loop turn, a
@@ -675,6 +691,9 @@ func (e *Engine) finishNoting(r *runningJob, status int, cpu int64, msg string, 
 	e.mu.Unlock()
 	if sid > 0 && !r.noKill {
 		e.killSession(r, syscall.SIGKILL)
+	}
+	if !r.noKill {
+		e.endGroup(r, startFailed)
 	}
 	logNote()
 	if sid > 0 {
@@ -802,6 +821,13 @@ func (e *Engine) Adopt(spec *Job, sid int, started time.Time) error {
 	}
 	r.limits, _ = e.computeLimits(&j, len(hosts))
 	r.out = e.planOutput(&j, cred)
+	if e.opt.Cgroups != nil {
+		if g, err := e.opt.Cgroups.Open(j.ID); err == nil {
+			m := e.conf().EnforceMem
+			r.cg = g
+			r.cgMemory = e.opt.Cgroups.Memory() && (m == config.EnforceAuto || m == config.EnforceCgroup)
+		}
+	}
 	if _, err := os.Stat(filepath.Join(e.home, "aux", j.ID)); err == nil {
 		r.nodefile = filepath.Join(e.home, "aux", j.ID)
 	}
