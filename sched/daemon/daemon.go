@@ -65,11 +65,16 @@ type Options struct {
 
 // Daemon is a running scheduler.
 type Daemon struct {
-	opts  Options
-	priv  string
-	Log   *schedlog.Logger
+	opts Options
+	priv string
+	Log  *schedlog.Logger
+	// Sched is the FIFO policy when it is the one that runs (nil when
+	// another policy runs).
 	Sched *policy.Scheduler
 	Mom   momquery.Querier
+
+	// running is the policy that runs the cycles.
+	running policy.Policy
 
 	// Now is the clock (tests replace it).
 	Now func() time.Time
@@ -185,7 +190,7 @@ func (d *Daemon) LoadPolicy() error {
 	if d.Sched != nil {
 		s.Location = d.Sched.Location
 	}
-	d.Sched = s
+	d.Sched, d.running = s, s
 	d.Log.SetFilter(cfg.LogFilter)
 	return nil
 }
@@ -454,6 +459,8 @@ func (a serverActions) RunJob(j *world.Job, dest string) error { return a.c.RunJ
 
 func (a serverActions) DeleteJob(j *world.Job, msg string) error { return a.c.DeleteJob(j.ID, msg) }
 
+func (a serverActions) MoveJob(j *world.Job, queue string) error { return a.c.MoveJob(j.ID, queue) }
+
 // ReadWorld asks the server (and the MOMs) for the world, in the FIFO
 // scheduler's request order: StatusServer, StatusNode, the MOM queries,
 // StatusQue, then one SelStat per queue in the server's queue order.
@@ -649,9 +656,11 @@ func (d *Daemon) Cycle(ctx context.Context, conn *svrconn.Conn) (policy.Stats, e
 	if err != nil {
 		return policy.Stats{}, err
 	}
-	st := d.Sched.Cycle(w, serverActions{conn})
-	if sync := d.Sched.Config.SyncTime; sync > 0 && d.Sched.FairShare != nil && d.Now().Sub(d.lastSync) >= sync {
-		d.saveUsage()
+	st := d.running.Cycle(w, serverActions{conn})
+	if d.Sched != nil && d.Sched.FairShare != nil {
+		if sync := d.Sched.Config.SyncTime; sync > 0 && d.Now().Sub(d.lastSync) >= sync {
+			d.saveUsage()
+		}
 	}
 	if !d.brkLogged {
 		d.brkLogged = true

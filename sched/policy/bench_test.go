@@ -96,6 +96,10 @@ func (c *countingActions) RunJob(j *world.Job, dest string) error {
 	c.n++
 	return c.Actions.RunJob(j, dest)
 }
+func (c *countingActions) MoveJob(j *world.Job, queue string) error {
+	c.n++
+	return c.Actions.MoveJob(j, queue)
+}
 func (c *countingActions) DeleteJob(j *world.Job, message string) error {
 	c.n++
 	return c.Actions.DeleteJob(j, message)

@@ -39,7 +39,22 @@ type Actions interface {
 	RunJob(job *world.Job, destination string) error
 	// DeleteJob deletes the job with message (DeleteJob).
 	DeleteJob(job *world.Job, message string) error
+	// MoveJob moves the queued job to queue (MoveJob). The FIFO policy
+	// never moves jobs; the NAS policy moves each job from its submit
+	// queue to the execution queue it will run in.
+	MoveJob(job *world.Job, queue string) error
 }
+
+// Policy is a scheduling policy pbs_sched can run. Each cycle the daemon
+// reads the world from the server and the MOMs and hands it to Cycle
+// with the actions on the server; the policy decides what to run and
+// acts. Scheduler (TORQUE's FIFO policy) implements it, and so does the
+// NAS policy of package sched/nas.
+type Policy interface {
+	Cycle(w *world.World, act Actions) Stats
+}
+
+var _ Policy = (*Scheduler)(nil)
 
 // Logger receives the scheduler's log messages.
 type Logger interface {

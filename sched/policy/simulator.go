@@ -96,6 +96,13 @@ func (s *Simulator) DeleteJob(j *world.Job, message string) error {
 	return nil
 }
 
+// MoveJob implements Actions: it records the move (e.g. "move 12.vm
+// batch"); the policy that moves a job keeps its own world in step.
+func (s *Simulator) MoveJob(j *world.Job, queue string) error {
+	s.record("move %s %s", j.ID, queue)
+	return nil
+}
+
 // allocSpec is the node specification RunJob allocates for j, or "" for
 // none (no cluster nodes).
 func (s *Simulator) allocSpec(j *world.Job) string {

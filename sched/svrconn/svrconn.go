@@ -156,6 +156,13 @@ func (c *Conn) RunJob(jobID, dest string) error {
 	return err
 }
 
+// MoveJob moves a queued job to another queue of the same server
+// (MoveJob, type 12), as the NAS scheduler does before it runs a job.
+func (c *Conn) MoveJob(jobID, queue string) error {
+	_, err := c.exchange(batchreq.PBS_BATCH_MoveJob, &batchreq.MoveJob{JobID: jobID, Destination: queue}, "")
+	return err
+}
+
 // DeleteJob deletes a job; message travels as the request extension (it
 // is mailed to the owner).
 func (c *Conn) DeleteJob(jobID, message string) error {

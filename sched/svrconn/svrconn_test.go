@@ -41,6 +41,8 @@ func TestRequests(t *testing.T) {
 			func(c *Conn) error { return c.DeleteJob("4.vm", "Job could never run") }},
 		{"run on a node", "+2+12+15+9Scheduler+44.vm+3n01+0+0", "+2+1+0+0+1",
 			func(c *Conn) error { return c.RunJob("4.vm", "n01") }},
+		{"move to an execution queue", "+2+12+12+9Scheduler+44.vm+5batch+0", "+2+1+0+0+1",
+			func(c *Conn) error { return c.MoveJob("4.vm", "batch") }},
 		{"status queue", "+2+12+20+9Scheduler+0+0+0", "+2+1+0+0+6+0",
 			func(c *Conn) error { _, err := c.StatusQueue(); return err }},
 	}

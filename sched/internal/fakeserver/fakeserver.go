@@ -2,7 +2,7 @@
 // scheduler link, for tests: it holds queues, nodes and jobs, connects to
 // a scheduler, sends the 4-byte command and answers the scheduler's batch
 // requests (StatusServer, StatusNode, StatusQue, SelStat, ResourceQuery,
-// ModifyJob, RunJob, DeleteJob) until the scheduler closes.
+// ModifyJob, RunJob, DeleteJob, MoveJob) until the scheduler closes.
 package fakeserver
 
 import (
@@ -62,6 +62,7 @@ type Server struct {
 	Requests []string // request type names in order
 	Started  []string // job ids in RunJob order
 	Deleted  []string
+	Moved    []string // "id queue" in MoveJob order
 
 	pool *placement.Pool // node model answering ResourceQuery and allocating for RunJob, rebuilt after changes
 }
@@ -273,6 +274,18 @@ func (s *Server) handle(req *batchreq.Request) *batchreq.Reply {
 			job.Comment = v
 		}
 		return batchreq.NullReply()
+	case *batchreq.MoveJob:
+		if req.Header.Type != batchreq.PBS_BATCH_MoveJob {
+			break
+		}
+		for _, j := range s.Jobs {
+			if j.ID == body.JobID {
+				j.Queue = body.Destination
+				s.Moved = append(s.Moved, j.ID+" "+body.Destination)
+				return batchreq.NullReply()
+			}
+		}
+		return batchreq.ErrorReply(batchreq.PBSE_UNKJOBID, "", "")
 	case *batchreq.RunJob:
 		job := (*Job)(nil)
 		for _, j := range s.Jobs {
