@@ -195,7 +195,7 @@ func run(args []string) (err error) {
 	engine, err := jobexec.New(jobexec.Options{
 		Home: f.home, Host: host, MomPort: f.rmPort, Config: cfg, Log: logger,
 		Cgroups: momd.SetupCgroups(logger, cfg),
-		OnExit: func(ex jobexec.Exit) { m.JobExited(ex) },
+		OnExit:  func(ex jobexec.Exit) { m.JobExited(ex) },
 	})
 	if err != nil {
 		return err
