@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 
+	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 )
 
@@ -96,10 +97,10 @@ func (l attrList) clone() attrList { return append(attrList(nil), l...) }
 // wireAttr returns the batchreq entry of a stored value.
 func wireAttr(defs *defTable, v attrVal) batchreq.Attr {
 	d := defs.defs[v.idx]
-	if d.typ == tResc {
+	if d.typ == pbsattr.TypeResourceList {
 		return batchreq.Attr{Name: d.name, Resource: v.res, HasResource: true, Value: v.val}
 	}
-	if defs == jobDefs && v.idx == jaOther {
+	if defs == jobDefs && v.idx == unknownJobAttr {
 		name, res, hasRes := strings.Cut(v.res, "\x1f")
 		return batchreq.Attr{Name: name, Resource: res, HasResource: hasRes, Value: v.val}
 	}

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/dis"
 	"gopbs/server/store"
@@ -298,14 +299,14 @@ func allocServer(nodes, np, busy int) (*Server, *Job) {
 			seq++
 			s.linkJob(j)
 			s.enqueue(j, q)
-			j.attrs.set(jaExecHost, n.name+"/"+strconv.Itoa(vp))
+			j.attrs.set(pbsattr.JobExecHost, n.name+"/"+strconv.Itoa(vp))
 			s.setState(j, stRunning, ssRunning)
 		}
 	}
 	j := &Job{id: "queued.srv", state: stQueued}
 	s.linkJob(j)
 	s.enqueue(j, q)
-	j.attrs.setRes(jaResourceList, "neednodes", "1:ppn="+strconv.Itoa(np))
+	j.attrs.setRes(pbsattr.JobResourceList, "neednodes", "1:ppn="+strconv.Itoa(np))
 	return s, j
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/dis"
 	"gopbs/iff"
@@ -374,10 +375,10 @@ func (s *Server) permFor(c *conn, user string) perm {
 		p.mgr, p.oper = true, true
 	}
 	who := user + "@" + c.host
-	if aclMatchUser(parseArst(s.attrs.get(saManagers)), who) {
+	if aclMatchUser(parseArst(s.attrs.get(pbsattr.SrvManagers)), who) {
 		p.mgr = true
 	}
-	if aclMatchUser(parseArst(s.attrs.get(saOperators)), who) {
+	if aclMatchUser(parseArst(s.attrs.get(pbsattr.SrvOperators)), who) {
 		p.oper = true
 	}
 	return p
@@ -387,9 +388,9 @@ func (s *Server) permFor(c *conn, user string) perm {
 // 02 §5 step 5, spec 03 §3.2): a refusal is answered and the connection
 // closed. Called with s.mu held (read).
 func (s *Server) serverACL(c *conn, user string) (int, string) {
-	if s.flag(saACLHostEnable) && !strings.EqualFold(c.host, s.name) && s.nodeByName[c.host] == nil {
+	if s.flag(pbsattr.SrvACLHostEnable) && !strings.EqualFold(c.host, s.name) && s.nodeByName[c.host] == nil {
 		ok := false
-		for _, h := range parseArst(s.attrs.get(saACLHosts)) {
+		for _, h := range parseArst(s.attrs.get(pbsattr.SrvACLHosts)) {
 			if hostMatch(h, c.host) {
 				ok = true
 				break
@@ -399,9 +400,9 @@ func (s *Server) serverACL(c *conn, user string) (int, string) {
 			return batchreq.PBSE_BADHOST, "request not authorized from host " + c.host
 		}
 	}
-	if !c.auth.Privileged() && s.flag(saACLUserEnable) {
+	if !c.auth.Privileged() && s.flag(pbsattr.SrvACLUserEnable) {
 		rootHere := user == "root" && strings.EqualFold(c.host, s.name)
-		if !rootHere && !aclMatchUser(parseArst(s.attrs.get(saACLUsers)), user+"@"+c.host) {
+		if !rootHere && !aclMatchUser(parseArst(s.attrs.get(pbsattr.SrvACLUsers)), user+"@"+c.host) {
 			return batchreq.PBSE_PERM, ""
 		}
 	}

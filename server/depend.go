@@ -147,7 +147,7 @@ func (s *Server) localJobID(arg string) (string, bool) {
 }
 
 func (s *Server) jobDeps(j *Job) []depEntry {
-	d, _ := s.parseDependRaw(j.attrs.get(jaDepend))
+	d, _ := s.parseDependRaw(j.attrs.get(pbsattr.JobDepend))
 	return d
 }
 
@@ -158,7 +158,7 @@ func (s *Server) setDeps(j *Job, deps []depEntry) {
 			kept = append(kept, e)
 		}
 	}
-	j.attrs.set(jaDepend, formatDepend(kept))
+	j.attrs.set(pbsattr.JobDepend, formatDepend(kept))
 }
 
 // addDep records arg under type t on j.

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
 	"gopbs/server/pbslog"
@@ -89,7 +90,7 @@ func (s *Server) handleDeleteJob(c *conn, req *batchreq.Request) {
 		return
 	case ext == "" || strings.HasPrefix(ext, "deldelay=") || ext == "delasync" || strings.HasPrefix(ext, "array_range="):
 	case strings.HasPrefix(ext, "delpurge="):
-		if !c.perm.oper && !c.perm.mgr && !s.flag(saOwnerPurge) {
+		if !c.perm.oper && !c.perm.mgr && !s.flag(pbsattr.SrvOwnerPurge) {
 			c.reject(batchreq.PBSE_PERM, "")
 			return
 		}
@@ -176,10 +177,10 @@ func (s *Server) completeJob(j *Job, ok bool) []store.Op {
 	s.setState(j, stComplete, ssComplete)
 	s.log.Logf(logline.EventJob, logline.ClassJob, "NULL", "on_job_exit valid pjob: %p (substate=%d)", j, ssComplete)
 	now := s.now().Unix()
-	j.attrs.set(jaCompTime, strconv.FormatInt(now, 10))
-	keep := s.serverLong(saKeepCompleted, 0)
+	j.attrs.set(pbsattr.JobCompTime, strconv.FormatInt(now, 10))
+	keep := s.serverLong(pbsattr.SrvKeepCompleted, 0)
 	if j.queue != nil {
-		if v, ok := j.queue.long(qaKeepCompleted); ok {
+		if v, ok := j.queue.long(pbsattr.QueueKeepCompleted); ok {
 			keep = v
 		}
 	}
@@ -221,7 +222,7 @@ func (s *Server) purgeComplete(c *conn, ext string) {
 	for j := s.head; j != nil; {
 		next := j.next
 		if j.state == stComplete {
-			ct, _ := strconv.ParseInt(j.attrs.get(jaCompTime), 10, 64)
+			ct, _ := strconv.ParseInt(j.attrs.get(pbsattr.JobCompTime), 10, 64)
 			if ct <= t {
 				ops = append(ops, s.purgeJob(j)...)
 			}
@@ -348,7 +349,7 @@ func commentOnly(list batchreq.AttrList) bool {
 		return false
 	}
 	for _, a := range list {
-		if jobDefs.find(a.Name) != jaComment {
+		if jobDefs.find(a.Name) != pbsattr.JobComment {
 			return false
 		}
 	}
@@ -369,27 +370,27 @@ func (s *Server) modifyJob(c *conn, j *Job, list batchreq.AttrList) *batchreq.Re
 	for i := range list {
 		a := &list[i]
 		idx := jobDefs.find(a.Name)
-		if idx < 0 || idx == jaOther {
+		if idx < 0 || idx == unknownJobAttr {
 			return batchreq.BadAttrReply(batchreq.PBSE_NOATTR, a)
 		}
 		d := jobDefs.defs[idx]
-		if !c.perm.writable(d.flags) {
+		if !c.perm.writable(d.perm) {
 			return batchreq.ErrorReply(batchreq.PBSE_ATTRRO, "", "")
 		}
-		if j.state == stRunning && d.flags&fAltRun == 0 {
+		if j.state == stRunning && d.flags&pbsattr.FlagAltRun == 0 {
 			return batchreq.BadAttrReply(batchreq.PBSE_MODATRRUN, a)
 		}
 		switch d.typ {
-		case tResc:
+		case pbsattr.TypeResourceList:
 			res := strings.ToLower(a.Resource)
 			rd, ok := resources[res]
 			if !ok {
 				if j.queue == nil || j.queue.isExec() {
 					return batchreq.BadAttrReply(batchreq.PBSE_UNKRESC, a)
 				}
-				rd = rescDef{typ: tStr}
+				rd = rescDef{typ: pbsattr.TypeString}
 			}
-			if rd.flags&permMask != 0 && !c.perm.writable(rd.flags) { // known resources only
+			if rd.perm != 0 && !c.perm.writable(rd.perm) { // known resources only
 				return batchreq.ErrorReply(batchreq.PBSE_ATTRRO, "", "")
 			}
 			v, ok := decodeValue(rd.typ, a.Value)
@@ -409,9 +410,9 @@ func (s *Server) modifyJob(c *conn, j *Job, list batchreq.AttrList) *batchreq.Re
 				na.setRes(idx, "neednodes", v)
 			}
 			if j.queue != nil && v != "" {
-				limit, ok := j.queue.attrs.lookupRes(qaResourcesMax, res)
+				limit, ok := j.queue.attrs.lookupRes(pbsattr.QueueResourcesMax, res)
 				if !ok {
-					limit, ok = s.attrs.lookupRes(saResourcesMax, res)
+					limit, ok = s.attrs.lookupRes(pbsattr.SrvResourcesMax, res)
 				}
 				if ok {
 					if cmp, ok := compareResource(rd.typ, v, limit); ok && cmp > 0 {
@@ -419,7 +420,7 @@ func (s *Server) modifyJob(c *conn, j *Job, list batchreq.AttrList) *batchreq.Re
 					}
 				}
 			}
-		case tHold:
+		case pbsattr.TypeHold:
 			h, ok := parseHold(a.Value)
 			if !ok {
 				return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
@@ -429,7 +430,7 @@ func (s *Server) modifyJob(c *conn, j *Job, list batchreq.AttrList) *batchreq.Re
 				return batchreq.ErrorReply(batchreq.PBSE_PERM, "", "")
 			}
 			hold = hold&^7 | h
-		case tDepend:
+		case pbsattr.TypeDepend:
 			deps, ok := s.parseDepend(a.Value)
 			if !ok {
 				return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
@@ -441,7 +442,7 @@ func (s *Server) modifyJob(c *conn, j *Job, list batchreq.AttrList) *batchreq.Re
 			if !ok {
 				return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
 			}
-			if idx == jaVariableList {
+			if idx == pbsattr.JobVariableList {
 				v = a.Value
 			}
 			na.set(idx, v)
@@ -492,7 +493,7 @@ func (s *Server) handleMoveJob(c *conn, req *batchreq.Request) {
 	}
 	qname := dest.queue
 	if qname == "" {
-		qname = s.attrs.get(saDefaultQueue)
+		qname = s.attrs.get(pbsattr.SrvDefaultQueue)
 	}
 	q := s.queueByName[qname]
 	if q == nil {

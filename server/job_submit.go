@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unique"
 
+	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
 	"gopbs/server/pbslog"
@@ -49,7 +50,7 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 		qname = qname[:i]
 	}
 	if qname == "" {
-		qname = s.attrs.get(saDefaultQueue)
+		qname = s.attrs.get(pbsattr.SrvDefaultQueue)
 		if qname == "" {
 			return batchreq.ErrorReply(batchreq.PBSE_QUENODFLT, "", "")
 		}
@@ -74,15 +75,15 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 			if a.Value == "" {
 				continue
 			}
-			d := j.attrs.get(jaDepend)
+			d := j.attrs.get(pbsattr.JobDepend)
 			if d != "" {
 				d += ","
 			}
-			j.attrs.set(jaDepend, d+strings.ToLower(name)+":"+a.Value)
+			j.attrs.set(pbsattr.JobDepend, d+strings.ToLower(name)+":"+a.Value)
 			continue
 		}
 		idx := jobDefs.find(name)
-		if idx < 0 || idx == jaOther {
+		if idx < 0 || idx == unknownJobAttr {
 			if exec {
 				unknown = true
 			}
@@ -90,20 +91,20 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 			if a.HasResource {
 				key += "\x1f" + a.Resource
 			}
-			j.attrs.setRes(jaOther, key, a.Value)
+			j.attrs.setRes(unknownJobAttr, key, a.Value)
 			continue
 		}
 		d := jobDefs.defs[idx]
-		if d.flags&(wrU|fCreate) == 0 && !c.perm.svr {
+		if d.perm&pbsattr.WriteUser == 0 && d.flags&pbsattr.FlagCreate == 0 && !c.perm.svr {
 			return batchreq.BadAttrReply(batchreq.PBSE_ATTRRO, a)
 		}
-		if d.typ == tResc {
+		if d.typ == pbsattr.TypeResourceList {
 			rd, ok := resources[strings.ToLower(a.Resource)]
 			if !ok {
 				if exec {
 					return batchreq.BadAttrReply(batchreq.PBSE_UNKRESC, a)
 				}
-				rd = rescDef{typ: tStr}
+				rd = rescDef{typ: pbsattr.TypeString}
 			}
 			v, ok := decodeValue(rd.typ, a.Value)
 			if !ok {
@@ -112,18 +113,18 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 			j.attrs.setRes(idx, strings.ToLower(a.Resource), v)
 			continue
 		}
-		if d.typ == tDepend {
+		if d.typ == pbsattr.TypeDepend {
 			if _, ok := s.parseDepend(a.Value); !ok {
 				return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
 			}
-			old := j.attrs.get(jaDepend)
+			old := j.attrs.get(pbsattr.JobDepend)
 			if old != "" && a.Value != "" {
 				old += ","
 			}
-			j.attrs.set(jaDepend, old+a.Value)
+			j.attrs.set(pbsattr.JobDepend, old+a.Value)
 			continue
 		}
-		if idx == jaVariableList {
+		if idx == pbsattr.JobVariableList {
 			j.attrs.set(idx, a.Value) // kept as sent (escapes are the client's)
 			continue
 		}
@@ -136,47 +137,47 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 	if unknown {
 		return batchreq.ErrorReply(batchreq.PBSE_NOATTR, "", "detected presence of an unknown attribute")
 	}
-	if v := j.attrs.get(jaPriority); v != "" {
+	if v := j.attrs.get(pbsattr.JobPriority); v != "" {
 		if n, _ := strconv.Atoi(v); n < -1024 || n > 1024 {
 			return batchreq.ErrorReply(batchreq.PBSE_BADATVAL, "", "invalid job priority")
 		}
 	}
-	if deps, ok := s.parseDepend(j.attrs.get(jaDepend)); ok {
+	if deps, ok := s.parseDepend(j.attrs.get(pbsattr.JobDepend)); ok {
 		s.setDeps(j, deps)
 	} else {
 		a := batchreq.Attr{Name: "depend"}
 		return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, &a)
 	}
-	if h, ok := parseHold(j.attrs.get(jaHoldTypes)); ok {
+	if h, ok := parseHold(j.attrs.get(pbsattr.JobHoldTypes)); ok {
 		j.hold = h
 	}
-	j.attrs.set(jaHoldTypes, "")
+	j.attrs.set(pbsattr.JobHoldTypes, "")
 
-	if incoming && !j.attrs.has(jaJobOwner) {
+	if incoming && !j.attrs.has(pbsattr.JobOwner) {
 		return batchreq.ErrorReply(batchreq.PBSE_IVALREQ, "", "no job owner specified")
 	}
 	host := c.host
 	owner := c.req.User + "@" + host
-	if !c.perm.svr || !j.attrs.has(jaJobOwner) {
-		j.attrs.set(jaJobOwner, owner)
+	if !c.perm.svr || !j.attrs.has(pbsattr.JobOwner) {
+		j.attrs.set(pbsattr.JobOwner, owner)
 	}
 	seqStr := strconv.FormatInt(int64(seq), 10)
-	if r := j.attrs.get(jaJobArrayRequest); r != "" {
+	if r := j.attrs.get(pbsattr.JobArrayRequest); r != "" {
 		subs, _, ok := parseArrayRequest(r)
 		if !ok {
 			a := batchreq.Attr{Name: "job_array_request"}
 			return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, &a)
 		}
-		if max := s.serverLong(saMaxJobArraySize, 0); max > 0 && int64(len(subs)) > max {
+		if max := s.serverLong(pbsattr.SrvMaxJobArraySize, 0); max > 0 && int64(len(subs)) > max {
 			return batchreq.ErrorReply(batchreq.PBSE_BAD_ARRAY_REQ, "", "Requested array size too large, limit is "+strconv.FormatInt(max, 10))
 		}
 		_, slot, _ := parseArrayRequest(r)
-		if max := s.serverLong(saMaxSlotLimit, 0); max > 0 && int64(slot) > max {
+		if max := s.serverLong(pbsattr.SrvMaxSlotLimit, 0); max > 0 && int64(slot) > max {
 			return batchreq.ErrorReply(batchreq.PBSE_BAD_ARRAY_REQ, "", "Requested slot limit too large, limit is "+strconv.FormatInt(max, 10))
 		}
 		j.array = &arrayInfo{request: r}
 	}
-	if v := j.attrs.get(jaJobID); v != "" {
+	if v := j.attrs.get(pbsattr.JobID); v != "" {
 		// qsub -J: the requested sequence part replaces the number
 		if i := strings.IndexByte(v, '.'); i >= 0 {
 			v = v[:i]
@@ -188,24 +189,24 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 		j.id = body.JobID
 	}
 	if s.jobs[j.id] != nil {
-		if j.attrs.has(jaJobID) {
+		if j.attrs.has(pbsattr.JobID) {
 			return batchreq.ErrorReply(batchreq.PBSE_JOBEXIST, "", "Job with id "+j.id+" already exists, cannot set job id\n")
 		}
 		return batchreq.ErrorReply(batchreq.PBSE_JOBEXIST, "", "")
 	}
 	now := strconv.FormatInt(s.now().Unix(), 10)
-	if !j.attrs.has(jaJobName) {
-		j.attrs.set(jaJobName, "none")
+	if !j.attrs.has(pbsattr.JobName) {
+		j.attrs.set(pbsattr.JobName, "none")
 	}
 	// Variable_List: PBS_O_QUEUE and (if absent) PBS_O_HOST at the front.
-	vl := j.attrs.get(jaVariableList)
+	vl := j.attrs.get(pbsattr.JobVariableList)
 	front := "PBS_O_QUEUE=" + q.name
 	if incoming {
 		front = ""
 	} else if !strings.Contains(","+vl, ",PBS_O_HOST=") {
 		front += ",PBS_O_HOST=" + host
-		if !j.attrs.has(jaSubmitHost) {
-			j.attrs.set(jaSubmitHost, host)
+		if !j.attrs.has(pbsattr.JobSubmitHost) {
+			j.attrs.set(pbsattr.JobSubmitHost, host)
 		}
 	}
 	if vl != "" && front != "" {
@@ -213,35 +214,35 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 	} else if front != "" {
 		vl = front
 	}
-	j.attrs.set(jaVariableList, vl)
+	j.attrs.set(pbsattr.JobVariableList, vl)
 	oHost := envValue(vl, "PBS_O_HOST")
 	workdir := envValue(vl, "PBS_O_WORKDIR")
-	j.attrs.set(jaOutputPath, defaultPath(j.attrs.get(jaOutputPath), oHost, workdir, j.name(), ".o", seqStr))
-	j.attrs.set(jaErrorPath, defaultPath(j.attrs.get(jaErrorPath), oHost, workdir, j.name(), ".e", seqStr))
-	if !incoming || !j.attrs.has(jaCtime) {
-		j.attrs.set(jaCtime, now)
+	j.attrs.set(pbsattr.JobOutputPath, defaultPath(j.attrs.get(pbsattr.JobOutputPath), oHost, workdir, j.name(), ".o", seqStr))
+	j.attrs.set(pbsattr.JobErrorPath, defaultPath(j.attrs.get(pbsattr.JobErrorPath), oHost, workdir, j.name(), ".e", seqStr))
+	if !incoming || !j.attrs.has(pbsattr.JobCtime) {
+		j.attrs.set(pbsattr.JobCtime, now)
 	}
-	j.attrs.set(jaMtime, now)
-	j.attrs.set(jaQtime, now)
+	j.attrs.set(pbsattr.JobMtime, now)
+	j.attrs.set(pbsattr.JobQtime, now)
 	if incoming {
 		if p := countHop(j); p != nil {
 			return p
 		}
 	} else {
-		j.attrs.set(jaHopCount, "1")
+		j.attrs.set(pbsattr.JobHopCount, "1")
 	}
 	// Like TORQUE, a queued job already names the user and group it will
 	// run as (the scheduler's run limits and fair share read them).
-	if !j.attrs.has(jaEuser) {
-		j.attrs.set(jaEuser, j.ownerUser())
+	if !j.attrs.has(pbsattr.JobEuser) {
+		j.attrs.set(pbsattr.JobEuser, j.ownerUser())
 	}
-	if !j.attrs.has(jaEgroup) && s.run != nil {
-		if g := s.primaryGroup(j.attrs.get(jaEuser)); g != "" {
-			j.attrs.set(jaEgroup, g)
+	if !j.attrs.has(pbsattr.JobEgroup) && s.run != nil {
+		if g := s.primaryGroup(j.attrs.get(pbsattr.JobEuser)); g != "" {
+			j.attrs.set(pbsattr.JobEgroup, g)
 		}
 	}
-	if j.attrs.has(jaInteractive) {
-		j.attrs.set(jaRerunable, "False")
+	if j.attrs.has(pbsattr.JobInteractive) {
+		j.attrs.set(pbsattr.JobRerunable, "False")
 	}
 	s.applyDefaults(j, q)
 	if p := s.admit(j, q, host, false); p != nil {
@@ -259,7 +260,7 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 // group the owner belongs to.
 func jobGroups(j *Job, sloppy bool) []string {
 	var out []string
-	if l := parseArst(j.attrs.get(jaGroupList)); len(l) > 0 {
+	if l := parseArst(j.attrs.get(pbsattr.JobGroupList)); len(l) > 0 {
 		g, _, _ := strings.Cut(l[0], "@")
 		out = append(out, g)
 	} else if u, err := user.Lookup(j.ownerUser()); err == nil {
@@ -287,8 +288,8 @@ func (s *Server) formatJobID(seq string, array bool) string {
 	if array {
 		seq += "[]"
 	}
-	suffix := s.attrs.get(saDisplayJobServerSuffix) != "False"
-	alias := s.attrs.get(saJobSuffixAlias)
+	suffix := s.attrs.get(pbsattr.SrvDisplayJobServerSuffix) != "False"
+	alias := s.attrs.get(pbsattr.SrvJobSuffixAlias)
 	switch {
 	case suffix && alias != "":
 		return seq + "." + s.name + "." + alias
@@ -350,19 +351,19 @@ func defaultPath(v, host, workdir, name, suffix, seq string) string {
 // applyDefaults fills unset resources from the queue's and the server's
 // resources_default and derives nodect/neednodes from nodes.
 func (s *Server) applyDefaults(j *Job, q *Queue) {
-	for _, r := range q.attrs.resources(qaResourcesDefault) {
-		if _, ok := j.attrs.lookupRes(jaResourceList, r.res); !ok {
-			j.attrs.setRes(jaResourceList, r.res, r.val)
+	for _, r := range q.attrs.resources(pbsattr.QueueResourcesDefault) {
+		if _, ok := j.attrs.lookupRes(pbsattr.JobResourceList, r.res); !ok {
+			j.attrs.setRes(pbsattr.JobResourceList, r.res, r.val)
 		}
 	}
-	for _, r := range s.attrs.resources(saResourcesDefault) {
-		if _, ok := j.attrs.lookupRes(jaResourceList, r.res); !ok {
-			j.attrs.setRes(jaResourceList, r.res, r.val)
+	for _, r := range s.attrs.resources(pbsattr.SrvResourcesDefault) {
+		if _, ok := j.attrs.lookupRes(pbsattr.JobResourceList, r.res); !ok {
+			j.attrs.setRes(pbsattr.JobResourceList, r.res, r.val)
 		}
 	}
-	if n, ok := j.attrs.lookupRes(jaResourceList, "nodes"); ok {
-		j.attrs.setRes(jaResourceList, "nodect", strconv.Itoa(nodeCount(n)))
-		j.attrs.setRes(jaResourceList, "neednodes", n)
+	if n, ok := j.attrs.lookupRes(pbsattr.JobResourceList, "nodes"); ok {
+		j.attrs.setRes(pbsattr.JobResourceList, "nodect", strconv.Itoa(nodeCount(n)))
+		j.attrs.setRes(pbsattr.JobResourceList, "neednodes", n)
 	}
 }
 
@@ -394,32 +395,32 @@ func (s *Server) admit(j *Job, q *Queue, host string, mgrMove bool) *batchreq.Re
 func (s *Server) admitFrom(j *Job, q *Queue, host string, mgrMove, routed bool) *batchreq.Reply {
 	who := "user " + j.owner() + ", queue " + q.name
 	if q.isExec() {
-		for _, t := range parseArst(q.attrs.get(qaDisallowedTypes)) {
+		for _, t := range parseArst(q.attrs.get(pbsattr.QueueDisallowedTypes)) {
 			var code int
 			var what string
 			switch t {
 			case "interactive":
-				if j.attrs.has(jaInteractive) {
+				if j.attrs.has(pbsattr.JobInteractive) {
 					code, what = batchreq.PBSE_NOINTERACTIVE, "interactive job is not allowed for queue: "
 				}
 			case "batch":
-				if !j.attrs.has(jaInteractive) {
+				if !j.attrs.has(pbsattr.JobInteractive) {
 					code, what = batchreq.PBSE_NOBATCH, "batch job is not allowed for queue: "
 				}
 			case "rerunable":
-				if isTrue(j.attrs.get(jaRerunable)) {
+				if isTrue(j.attrs.get(pbsattr.JobRerunable)) {
 					code, what = batchreq.PBSE_NORERUNABLE, "rerunable job is not allowed for queue: "
 				}
 			case "nonrerunable":
-				if !isTrue(j.attrs.get(jaRerunable)) {
+				if !isTrue(j.attrs.get(pbsattr.JobRerunable)) {
 					code, what = batchreq.PBSE_NONONRERUNABLE, "only rerunable jobs are allowed for queue: "
 				}
 			case "fault_tolerant":
-				if isTrue(j.attrs.get(jaFaultTolerant)) {
+				if isTrue(j.attrs.get(pbsattr.JobFaultTolerant)) {
 					code, what = batchreq.PBSE_NOFAULTTOLERANT, "fault_tolerant jobs are not allowed for queue: "
 				}
 			case "fault_intolerant":
-				if !isTrue(j.attrs.get(jaFaultTolerant)) {
+				if !isTrue(j.attrs.get(pbsattr.JobFaultTolerant)) {
 					code, what = batchreq.PBSE_NOFAULTINTOLERANT, "only fault_tolerant jobs are allowed for queue: "
 				}
 			case "job_array":
@@ -432,10 +433,10 @@ func (s *Server) admitFrom(j *Job, q *Queue, host string, mgrMove, routed bool) 
 			}
 		}
 	}
-	if !mgrMove && !isTrue(q.attrs.get(qaEnabled)) {
+	if !mgrMove && !isTrue(q.attrs.get(pbsattr.QueueEnabled)) {
 		return batchreq.ErrorReply(batchreq.PBSE_QUNOENB, "", "queue is disabled: "+who)
 	}
-	if max, ok := q.long(qaMaxQueuable); ok {
+	if max, ok := q.long(pbsattr.QueueMaxQueuable); ok {
 		extra := 0
 		if j.array != nil {
 			if subs, _, ok := parseArrayRequest(j.array.request); ok {
@@ -446,17 +447,17 @@ func (s *Server) admitFrom(j *Job, q *Queue, host string, mgrMove, routed bool) 
 			return batchreq.ErrorReply(batchreq.PBSE_MAXQUED, "", "total number of jobs in queue exceeds the queue limit: "+who)
 		}
 	}
-	if max, ok := q.long(qaMaxUserQueuable); ok {
+	if max, ok := q.long(pbsattr.QueueMaxUserQueuable); ok {
 		if int64(q.users[j.ownerUser()]) >= max {
 			return batchreq.ErrorReply(batchreq.PBSE_MAXUSERQUED, "", "total number of current user's jobs exceeds the queue limit: "+who)
 		}
 	}
-	if isTrue(q.attrs.get(qaFromRouteOnly)) && !mgrMove && !routed {
+	if isTrue(q.attrs.get(pbsattr.QueueFromRouteOnly)) && !mgrMove && !routed {
 		return batchreq.ErrorReply(batchreq.PBSE_QACESS, "", "queue accepts only routed jobs, no direct submission: "+who)
 	}
-	if !mgrMove && isTrue(q.attrs.get(qaACLHostEnable)) {
+	if !mgrMove && isTrue(q.attrs.get(pbsattr.QueueACLHostEnable)) {
 		ok := false
-		for _, h := range parseArst(q.attrs.get(qaACLHosts)) {
+		for _, h := range parseArst(q.attrs.get(pbsattr.QueueACLHosts)) {
 			if hostMatch(h, host) {
 				ok = true
 			}
@@ -465,19 +466,19 @@ func (s *Server) admitFrom(j *Job, q *Queue, host string, mgrMove, routed bool) 
 			return batchreq.ErrorReply(batchreq.PBSE_BADHOST, "", "host ACL rejected the submitting host: "+who+", host "+host)
 		}
 	}
-	userOK := !isTrue(q.attrs.get(qaACLUserEnable)) || aclMatchUser(parseArst(q.attrs.get(qaACLUsers)), j.owner())
-	logicOr := isTrue(q.attrs.get(qaACLLogicOr)) || s.flag(saACLLogicOr)
-	if q.isExec() && isTrue(q.attrs.get(qaACLGroupEnable)) {
+	userOK := !isTrue(q.attrs.get(pbsattr.QueueACLUserEnable)) || aclMatchUser(parseArst(q.attrs.get(pbsattr.QueueACLUsers)), j.owner())
+	logicOr := isTrue(q.attrs.get(pbsattr.QueueACLLogicOr)) || s.flag(pbsattr.SrvACLLogicOr)
+	if q.isExec() && isTrue(q.attrs.get(pbsattr.QueueACLGroupEnable)) {
 		groupOK := false
-		acl := parseArst(q.attrs.get(qaACLGroups))
-		for _, g := range jobGroups(j, isTrue(q.attrs.get(qaACLGroupSloppy)) || s.flag(saACLGroupSloppy)) {
+		acl := parseArst(q.attrs.get(pbsattr.QueueACLGroups))
+		for _, g := range jobGroups(j, isTrue(q.attrs.get(pbsattr.QueueACLGroupSloppy)) || s.flag(pbsattr.SrvACLGroupSloppy)) {
 			if contains(acl, g) {
 				groupOK = true
 				break
 			}
 		}
 		switch {
-		case groupOK || logicOr && isTrue(q.attrs.get(qaACLUserEnable)) && userOK:
+		case groupOK || logicOr && isTrue(q.attrs.get(pbsattr.QueueACLUserEnable)) && userOK:
 		case logicOr && !userOK:
 			return batchreq.ErrorReply(batchreq.PBSE_PERM, "", "both user and group ACL rejected the submitting user: "+who)
 		default:
@@ -487,8 +488,8 @@ func (s *Server) admitFrom(j *Job, q *Queue, host string, mgrMove, routed bool) 
 		return batchreq.ErrorReply(batchreq.PBSE_PERM, "", "user ACL rejected the submitting user: "+who)
 	}
 	// resources_min / resources_max (queue, then server for max)
-	for _, r := range q.attrs.resources(qaResourcesMin) {
-		jv, ok := j.attrs.lookupRes(jaResourceList, r.res)
+	for _, r := range q.attrs.resources(pbsattr.QueueResourcesMin) {
+		jv, ok := j.attrs.lookupRes(pbsattr.JobResourceList, r.res)
 		if !ok {
 			continue
 		}
@@ -496,11 +497,11 @@ func (s *Server) admitFrom(j *Job, q *Queue, host string, mgrMove, routed bool) 
 			return batchreq.ErrorReply(batchreq.PBSE_EXCQRESC, "", "cannot satisfy queue min "+r.res+" requirement")
 		}
 	}
-	for _, r := range j.attrs.resources(jaResourceList) {
-		limit, ok := q.attrs.lookupRes(qaResourcesMax, r.res)
+	for _, r := range j.attrs.resources(pbsattr.JobResourceList) {
+		limit, ok := q.attrs.lookupRes(pbsattr.QueueResourcesMax, r.res)
 		where := "queue"
 		if !ok {
-			if limit, ok = s.attrs.lookupRes(saResourcesMax, r.res); !ok {
+			if limit, ok = s.attrs.lookupRes(pbsattr.SrvResourcesMax, r.res); !ok {
 				continue
 			}
 			where = "server"
@@ -682,7 +683,7 @@ func compactAttrs(j *Job) {
 	copy(l, j.attrs)
 	for i := range l {
 		switch v := &l[i]; {
-		case v.idx == jaOutputPath || v.idx == jaErrorPath || len(v.val) > maxInterned:
+		case v.idx == pbsattr.JobOutputPath || v.idx == pbsattr.JobErrorPath || len(v.val) > maxInterned:
 		default:
 			v.val = unique.Make(v.val).Value()
 			if v.res != "" {
@@ -733,7 +734,7 @@ func parseArrayRequest(r string) ([]int, int, bool) {
 func (s *Server) cloneArray(t *Job, hold int) []store.Op {
 	idxs, slot, _ := parseArrayRequest(t.array.request)
 	if slot == 0 {
-		slot = int(s.serverLong(saMaxSlotLimit, 0))
+		slot = int(s.serverLong(pbsattr.SrvMaxSlotLimit, 0))
 	}
 	seq := jobIDSeq(t.id)
 	suffix := strings.TrimPrefix(t.id, seq+"[]")
@@ -741,16 +742,16 @@ func (s *Server) cloneArray(t *Job, hold int) []store.Op {
 	for n, i := range idxs {
 		is := strconv.Itoa(i)
 		j := &Job{seq: t.seq, arrayIdx: i, parent: t, attrs: t.attrs.clone(), hold: hold | holdArray}
-		if slot > 0 && n >= slot && s.attrs.get(saMoabArrayCompatible) != "False" {
+		if slot > 0 && n >= slot && s.attrs.get(pbsattr.SrvMoabArrayCompatible) != "False" {
 			j.hold |= holdSlot
 		}
 		j.id = seq + "[" + is + "]" + suffix
-		j.attrs.set(jaJobName, t.name()+"-"+is)
-		j.attrs.set(jaOutputPath, t.attrs.get(jaOutputPath)+"-"+is)
-		j.attrs.set(jaErrorPath, t.attrs.get(jaErrorPath)+"-"+is)
-		j.attrs.set(jaJobArrayID, is)
-		j.attrs.set(jaSubmitArgs, t.attrs.get(jaSubmitArgs))
-		j.attrs.set(jaVariableList, "PBS_ARRAYID="+is+","+t.attrs.get(jaVariableList))
+		j.attrs.set(pbsattr.JobName, t.name()+"-"+is)
+		j.attrs.set(pbsattr.JobOutputPath, t.attrs.get(pbsattr.JobOutputPath)+"-"+is)
+		j.attrs.set(pbsattr.JobErrorPath, t.attrs.get(pbsattr.JobErrorPath)+"-"+is)
+		j.attrs.set(pbsattr.JobArrayID, is)
+		j.attrs.set(pbsattr.JobSubmitArgs, t.attrs.get(pbsattr.JobSubmitArgs))
+		j.attrs.set(pbsattr.JobVariableList, "PBS_ARRAYID="+is+","+t.attrs.get(pbsattr.JobVariableList))
 		j.rank = t.rank
 		j.state = stQueued
 		s.linkJob(j)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 )
 
@@ -575,7 +576,7 @@ func TestInteractiveReportedAsTrue(t *testing.T) {
 	if v := statusAttr(t, cl.root, id, "interactive"); v != "True" {
 		t.Fatalf("interactive = %q", v)
 	}
-	if v := cl.s.jobs[id].attrs.get(jaInteractive); v != "40123" {
+	if v := cl.s.jobs[id].attrs.get(pbsattr.JobInteractive); v != "40123" {
 		t.Fatalf("stored port %q", v)
 	}
 	if v := statusAttr(t, cl.root, id, "Rerunable"); v != "False" {

@@ -71,8 +71,8 @@ func (s *Server) handleManager(c *conn, req *batchreq.Request) {
 
 // logValue renders a value for the "attributes set" log line: booleans
 // as TRUE/FALSE, everything else as sent.
-func logValue(t valueType, v string) string {
-	if t == tBool {
+func logValue(t pbsattr.Type, v string) string {
+	if t == pbsattr.TypeBool {
 		if b, ok := parseBool(v); ok {
 			if b {
 				return "TRUE"
@@ -110,7 +110,7 @@ func (s *Server) applyAttrs(c *conn, defs *defTable, cur attrList, list batchreq
 			return nil, nil, batchreq.BadAttrReply(batchreq.PBSE_NOATTR, a)
 		}
 		d := defs.defs[idx]
-		if !c.perm.writable(d.flags) || d.flags&(wrU|wrO|wrM|wrS) == 0 {
+		if !c.perm.writable(d.perm) || d.perm&(pbsattr.WriteAll|pbsattr.WriteServer) == 0 {
 			return nil, nil, batchreq.BadAttrReply(batchreq.PBSE_ATTRRO, a)
 		}
 		if check != nil {
@@ -123,7 +123,7 @@ func (s *Server) applyAttrs(c *conn, defs *defTable, cur attrList, list batchreq
 			full += "." + a.Resource
 		}
 		if unset {
-			if d.typ == tResc && a.HasResource && a.Resource != "" {
+			if d.typ == pbsattr.TypeResourceList && a.HasResource && a.Resource != "" {
 				na.setRes(idx, strings.ToLower(a.Resource), "")
 			} else {
 				na.unset(idx)
@@ -133,7 +133,7 @@ func (s *Server) applyAttrs(c *conn, defs *defTable, cur attrList, list batchreq
 		}
 		typ := d.typ
 		res := ""
-		if d.typ == tResc {
+		if d.typ == pbsattr.TypeResourceList {
 			rd, ok := resources[strings.ToLower(a.Resource)]
 			if !ok {
 				return nil, nil, batchreq.BadAttrReply(batchreq.PBSE_UNKRESC, a)
@@ -167,7 +167,7 @@ func (s *Server) manageServer(c *conn, m *batchreq.Manage) (*batchreq.Reply, []s
 	}
 	unset := m.Command == batchreq.MGR_CMD_UNSET
 	na, lines, p := s.applyAttrs(c, serverDefs, s.attrs, m.Attrs, unset, func(idx int, a *batchreq.Attr) *batchreq.Reply {
-		if idx == saDefaultQueue && !unset && a.Value != "" && s.queueByName[a.Value] == nil {
+		if idx == pbsattr.SrvDefaultQueue && !unset && a.Value != "" && s.queueByName[a.Value] == nil {
 			return batchreq.ErrorReply(batchreq.PBSE_UNKQUE, "", "")
 		}
 		return nil
@@ -183,14 +183,14 @@ func (s *Server) manageServer(c *conn, m *batchreq.Manage) (*batchreq.Reply, []s
 	for _, l := range lines {
 		s.log.Log(logline.EventAdmin, logline.ClassServer, "PBS_Server", l)
 	}
-	if v := na.get(saNextJobNumber); v != "" {
+	if v := na.get(pbsattr.SrvNextJobNumber); v != "" {
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
 			s.nextJob = n
 		}
-		na.set(saNextJobNumber, "")
+		na.set(pbsattr.SrvNextJobNumber, "")
 	}
 	s.attrs = na
-	ev := int(s.serverLong(saLogEvents, pbslog.DefaultEvents))
+	ev := int(s.serverLong(pbsattr.SrvLogEvents, pbslog.DefaultEvents))
 	s.log.SetEvents(ev)
 	return nil, []store.Op{s.saveServerOp()}
 }
@@ -219,7 +219,7 @@ func (s *Server) manageQueue(c *conn, m *batchreq.Manage) (*batchreq.Reply, []st
 		}
 		s.orderSeq++
 		q.attrs = na
-		q.attrs.set(qaMtime, now)
+		q.attrs.set(pbsattr.QueueMtime, now)
 		s.queues = append(s.queues, q)
 		s.queueByName[name] = q
 		s.log.Logf(logline.EventAdmin, logline.ClassQueue, name, "created at request of %s", c.requester())
@@ -266,11 +266,11 @@ func (s *Server) manageQueue(c *conn, m *batchreq.Manage) (*batchreq.Reply, []st
 		}
 		old := q.attrs
 		q.attrs = na
-		if isTrue(q.attrs.get(qaEnabled)) && q.attrs.get(qaQueueType) == "" {
+		if isTrue(q.attrs.get(pbsattr.QueueEnabled)) && q.attrs.get(pbsattr.QueueType) == "" {
 			q.attrs = old
 			return batchreq.ErrorReply(batchreq.PBSE_QUENOEN, "", ""), nil
 		}
-		q.attrs.set(qaMtime, now)
+		q.attrs.set(pbsattr.QueueMtime, now)
 		s.log.Logf(logline.EventAdmin, logline.ClassQueue, q.name, "attributes %s:  at request of %s", verb, c.requester())
 		for _, l := range lines {
 			s.log.Log(logline.EventAdmin, logline.ClassQueue, q.name, l)
@@ -299,15 +299,15 @@ func isNameChar(b byte) bool {
 // type, attr.TypeQueueType.)
 func (s *Server) queueCheck(q *Queue) func(int, *batchreq.Attr) *batchreq.Reply {
 	return func(idx int, a *batchreq.Attr) *batchreq.Reply {
-		if idx == qaRouteDestinations {
+		if idx == pbsattr.QueueRouteDestinations {
 			for _, d := range parseArst(a.Value) {
 				if d == q.name {
 					return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
 				}
 			}
 		}
-		fl := queueDefs.defs[idx].flags
-		if fl&fExecQ != 0 && q.isRoute() || fl&fRouteQ != 0 && q.isExec() {
+		kind := queueDefs.defs[idx].kind
+		if kind == pbsattr.KindExecution && q.isRoute() || kind == pbsattr.KindRoute && q.isExec() {
 			return batchreq.ErrorReply(batchreq.PBSE_ATTRTYPE, "", "Warning: type of queue "+q.name+" incompatible with attribute "+a.Name)
 		}
 		return nil
@@ -380,7 +380,7 @@ func (s *Server) manageNode(c *conn, m *batchreq.Manage) (*batchreq.Reply, []sto
 		for _, l := range lines {
 			s.log.Log(logline.EventAdmin, logline.ClassNode, n.name, l)
 		}
-		if n.np != old.np || n.attrs.get(naProperties) != old.attrs.get(naProperties) || n.timeShared != old.timeShared {
+		if n.np != old.np || n.attrs.get(pbsattr.NodeProperties) != old.attrs.get(pbsattr.NodeProperties) || n.timeShared != old.timeShared {
 			fileChanged = true
 		}
 		ops = append(ops, store.Put(store.Nodes, n.name, encodeNode(n)))
@@ -402,12 +402,12 @@ func (s *Server) applyNodeAttrs(c *conn, n *Node, list batchreq.AttrList) (*batc
 			return batchreq.BadAttrReply(batchreq.PBSE_UNKNODEATR, a), nil
 		}
 		d := nodeDefs.defs[idx]
-		if !c.perm.writable(d.flags) {
+		if !c.perm.writable(d.perm) {
 			return batchreq.BadAttrReply(batchreq.PBSE_ATTRRO, a), nil
 		}
 		line := "attributes set: " + a.Name + " " + opSymbol(a.Op) + " " + a.Value
 		switch idx {
-		case naState:
+		case pbsattr.NodeStateAttr:
 			bits := 0
 			free := false
 			for _, w := range strings.Split(a.Value, ",") {
@@ -437,7 +437,7 @@ func (s *Server) applyNodeAttrs(c *conn, n *Node, list batchreq.AttrList) (*batc
 			if old != n.state {
 				s.log.Logf(logline.EventAdmin, logline.ClassNode, n.name, "node %s state changed from %s to %s", n.name, formatNodeState(old), formatNodeState(n.state))
 			}
-		case naNp:
+		case pbsattr.NodeNP:
 			v, err := strconv.Atoi(a.Value)
 			if err != nil || v <= 0 {
 				return batchreq.BadAttrReply(batchreq.PBSE_BADNDATVAL, a), nil
@@ -453,7 +453,7 @@ func (s *Server) applyNodeAttrs(c *conn, n *Node, list batchreq.AttrList) (*batc
 			default:
 				n.np = v
 			}
-		case naNtype:
+		case pbsattr.NodeNType:
 			switch a.Value {
 			case "cluster":
 				n.timeShared = false
@@ -462,8 +462,8 @@ func (s *Server) applyNodeAttrs(c *conn, n *Node, list batchreq.AttrList) (*batc
 			default:
 				return batchreq.BadAttrReply(batchreq.PBSE_BADNDATVAL, a), nil
 			}
-		case naProperties:
-			cur := parseArst(n.attrs.get(naProperties))
+		case pbsattr.NodeProperties:
+			cur := parseArst(n.attrs.get(pbsattr.NodeProperties))
 			vals := parseArst(a.Value)
 			switch a.Op {
 			case batchreq.INCR, batchreq.INCR_OLD:
@@ -483,8 +483,8 @@ func (s *Server) applyNodeAttrs(c *conn, n *Node, list batchreq.AttrList) (*batc
 			default:
 				cur = vals
 			}
-			n.attrs.set(naProperties, encodeArst(cur))
-		case naGpus:
+			n.attrs.set(pbsattr.NodeProperties, encodeArst(cur))
+		case pbsattr.NodeGPUs:
 			if _, err := strconv.Atoi(a.Value); err != nil {
 				return batchreq.BadAttrReply(batchreq.PBSE_BADNDATVAL, a), nil
 			}

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
 	"gopbs/momproto"
@@ -550,16 +551,16 @@ func (rl *runLink) nodeStatus(name string, items []string) {
 		s.mu.Unlock()
 		return
 	}
-	n.attrs.set(naStatus, strings.Join(list, ","))
+	n.attrs.set(pbsattr.NodeStatus, strings.Join(list, ","))
 	errDown := false
 	var stray []string
 	for _, it := range items {
 		k, v, _ := strings.Cut(it, "=")
 		switch k {
 		case "message":
-			errDown = strings.HasPrefix(v, "ERROR") && s.flag(saDownOnError)
+			errDown = strings.HasPrefix(v, "ERROR") && s.flag(pbsattr.SrvDownOnError)
 		case "jobs":
-			if s.flag(saMomJobSync) {
+			if s.flag(pbsattr.SrvMomJobSync) {
 				stray = s.strayJobs(name, strings.Fields(v))
 			}
 		case "state":
@@ -575,7 +576,7 @@ func (rl *runLink) nodeStatus(name string, items []string) {
 				s.log.Logf(logline.EventError, logline.ClassNode, name, "unknown state %q reported", v)
 			}
 		case "ncpus":
-			if s.flag(saAutoNodeNp) {
+			if s.flag(pbsattr.SrvAutoNodeNP) {
 				if x, err := strconv.Atoi(v); err == nil && x > 0 && x != n.np {
 					n.np = x
 				}
@@ -598,7 +599,7 @@ func (rl *runLink) checkNodes() {
 	s := rl.s
 	now := s.now()
 	s.mu.RLock()
-	rate := s.serverLong(saNodeCheckRate, defaultNodeCheckRate)
+	rate := s.serverLong(pbsattr.SrvNodeCheckRate, defaultNodeCheckRate)
 	s.mu.RUnlock()
 	if rate <= 0 {
 		rate = defaultNodeCheckRate
@@ -645,7 +646,7 @@ func (s *Server) strayJobs(node string, ids []string) []string {
 			continue
 		}
 		here := false
-		for _, x := range execSlots(j.attrs.get(jaExecHost)) {
+		for _, x := range execSlots(j.attrs.get(pbsattr.JobExecHost)) {
 			if x.host == node {
 				here = true
 			}

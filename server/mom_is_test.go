@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	pbsattr "gopbs/attr"
 	"gopbs/momproto"
 	"gopbs/rpp"
 )
@@ -162,7 +163,7 @@ func nodeVM(s *Server) (int, string) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	n := s.nodeByName["vm"]
-	return n.state, n.attrs.get(naStatus)
+	return n.state, n.attrs.get(pbsattr.NodeStatus)
 }
 
 // stillOpen reports whether st is still open: nothing ended it within d.

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/dis"
 )
@@ -751,7 +752,7 @@ func TestObitFromOtherHostAndUnreachableMom(t *testing.T) {
 	// that is not its mother superior
 	s.mu.Lock()
 	j := s.findJob(id)
-	j.attrs.set(jaExecHost, "vm/0")
+	j.attrs.set(pbsattr.JobExecHost, "vm/0")
 	s.setState(j, stRunning, ssRunning)
 	s.mu.Unlock()
 	if p := privConn(t, s).do(batchreq.NewRequest(batchreq.PBS_BATCH_JobObit, "pbs_mom", &batchreq.JobObit{JobID: id})); p.Code != batchreq.PBSE_CLEANEDOUT {

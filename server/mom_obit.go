@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
 	"gopbs/server/pbslog"
@@ -24,14 +25,14 @@ func (s *Server) applyMomAttrs(j *Job, list batchreq.AttrList) bool {
 	for _, a := range list {
 		switch {
 		case a.Name == "resources_used" && a.HasResource:
-			j.attrs.setRes(jaResourcesUsed, strings.ToLower(a.Resource), a.Value)
+			j.attrs.setRes(pbsattr.JobResourcesUsed, strings.ToLower(a.Resource), a.Value)
 		case a.Name == "session_id":
-			if j.attrs.get(jaSessionID) != a.Value {
-				j.attrs.set(jaSessionID, a.Value)
+			if j.attrs.get(pbsattr.JobSessionID) != a.Value {
+				j.attrs.set(pbsattr.JobSessionID, a.Value)
 				changed = true
 			}
 		default:
-			if idx := jobDefs.find(a.Name); idx >= 0 && idx != jaOther && jobDefs.defs[idx].typ != tResc {
+			if idx := jobDefs.find(a.Name); idx >= 0 && idx != unknownJobAttr && jobDefs.defs[idx].typ != pbsattr.TypeResourceList {
 				j.attrs.set(idx, a.Value)
 			}
 		}
@@ -51,7 +52,7 @@ func (s *Server) handleJobObit(c *conn, req *batchreq.Request) {
 	s.mu.RLock()
 	ms := ""
 	if j := s.findJob(body.JobID); j != nil {
-		ms = motherSuperior(j.attrs.get(jaExecHost))
+		ms = motherSuperior(j.attrs.get(pbsattr.JobExecHost))
 	}
 	s.mu.RUnlock()
 	trusted := ms == "" || s.run.fromHost(c.remote.Addr(), ms)
@@ -88,8 +89,8 @@ func (s *Server) handleJobObit(c *conn, req *batchreq.Request) {
 			continue
 		}
 		s.applyMomAttrs(j, body.Attrs)
-		j.attrs.set(jaExitStatus, strconv.Itoa(body.ExitStatus))
-		rerun := j.substate == ssRerun || requeueOnExit(body.ExitStatus, isTrue(j.attrs.get(jaRerunable)))
+		j.attrs.set(pbsattr.JobExitStatus, strconv.Itoa(body.ExitStatus))
+		rerun := j.substate == ssRerun || requeueOnExit(body.ExitStatus, isTrue(j.attrs.get(pbsattr.JobRerunable)))
 		if rerun {
 			j.substate = ssRerun
 		}
@@ -97,7 +98,7 @@ func (s *Server) handleJobObit(c *conn, req *batchreq.Request) {
 			s.setState(j, stExiting, ssExiting)
 		}
 		s.touch(j)
-		host := motherSuperior(j.attrs.get(jaExecHost))
+		host := motherSuperior(j.attrs.get(pbsattr.JobExecHost))
 		wait := s.store.Submit(s.saveJobOp(j))
 		s.mu.Unlock()
 		wait()
@@ -149,8 +150,8 @@ func (rl *runLink) fromHost(a netip.Addr, host string) bool {
 // stageOutPairs returns the CopyFiles pairs delivering a job's stdout,
 // stderr and stage-out files (spec 10 §8.5). Called with s.mu held.
 func stageOutPairs(j *Job, prefix string) []batchreq.FilePair {
-	join := j.attrs.get(jaJoinPath)
-	keep := j.attrs.get(jaKeepFiles)
+	join := j.attrs.get(pbsattr.JobJoinPath)
+	keep := j.attrs.get(pbsattr.JobKeepFiles)
 	var out []batchreq.FilePair
 	std := func(letter, suffix string, path string, joined bool) {
 		if joined || strings.Contains(keep, letter) && keep != "n" || path == "" {
@@ -161,11 +162,11 @@ func stageOutPairs(j *Job, prefix string) []batchreq.FilePair {
 		}
 		out = append(out, batchreq.FilePair{Flag: 1, Local: prefix + suffix, Remote: path})
 	}
-	if !j.attrs.has(jaInteractive) { // an interactive job's output went to the terminal
-		std("o", ".OU", j.attrs.get(jaOutputPath), join == "eo")
-		std("e", ".ER", j.attrs.get(jaErrorPath), join == "oe")
+	if !j.attrs.has(pbsattr.JobInteractive) { // an interactive job's output went to the terminal
+		std("o", ".OU", j.attrs.get(pbsattr.JobOutputPath), join == "eo")
+		std("e", ".ER", j.attrs.get(pbsattr.JobErrorPath), join == "oe")
 	}
-	return append(out, stagePairs(j.attrs.get(jaStageout))...)
+	return append(out, stagePairs(j.attrs.get(pbsattr.JobStageout))...)
 }
 
 // stagePairs parses a stagein/stageout value, "local@host:remote" entries.
@@ -184,9 +185,9 @@ func stagePairs(v string) []batchreq.FilePair {
 func stageFiles(j *Job, dir int, pairs []batchreq.FilePair) *batchreq.CopyFiles {
 	group := ""
 	if j.parent != nil {
-		group = j.attrs.get(jaEgroup)
+		group = j.attrs.get(pbsattr.JobEgroup)
 	}
-	return &batchreq.CopyFiles{JobID: j.id, Owner: j.ownerUser(), ExecUser: j.attrs.get(jaEuser),
+	return &batchreq.CopyFiles{JobID: j.id, Owner: j.ownerUser(), ExecUser: j.attrs.get(pbsattr.JobEuser),
 		ExecGroup: group, Direction: dir, Pairs: pairs}
 }
 
@@ -199,7 +200,7 @@ func stageFiles(j *Job, dir int, pairs []batchreq.FilePair) *batchreq.CopyFiles 
 func (rl *runLink) endJob(j *Job, exit int, rerun bool) {
 	s := rl.s
 	s.mu.Lock()
-	execHost := j.attrs.get(jaExecHost)
+	execHost := j.attrs.get(pbsattr.JobExecHost)
 	host := motherSuperior(execHost)
 	defer rl.endDone(host)
 	if s.jobs[j.id] != j {
@@ -211,17 +212,17 @@ func (rl *runLink) endJob(j *Job, exit int, rerun bool) {
 	if !rerun {
 		mails = append(mails, s.exitMail(j, exit))
 		s.log.Logf(logline.EventJobUsage, logline.ClassJob, j.id, "Exit_status=%d", exit)
-		s.acct.Record(pbslog.AcctEnd, j.id, s.acctJobText(j)+"session="+j.attrs.get(jaSessionID)+
+		s.acct.Record(pbslog.AcctEnd, j.id, s.acctJobText(j)+"session="+j.attrs.get(pbsattr.JobSessionID)+
 			" end="+strconv.FormatInt(s.now().Unix(), 10)+" Exit_status="+strconv.Itoa(exit))
 		s.logOnJobExit(j, ssExiting)
-		prefix := j.attrs.get(jaHashname)
+		prefix := j.attrs.get(pbsattr.JobHashname)
 		if prefix == "" {
 			prefix = filePrefix(j.id)
 		}
 		if pairs := stageOutPairs(j, prefix); len(pairs) > 0 {
 			copyReq = stageFiles(j, batchreq.STAGE_DIR_OUT, pairs)
 		}
-		if pairs := stagePairs(j.attrs.get(jaStagein)); len(pairs) > 0 {
+		if pairs := stagePairs(j.attrs.get(pbsattr.JobStagein)); len(pairs) > 0 {
 			delReq = stageFiles(j, batchreq.STAGE_DIR_IN, pairs)
 		}
 		j.substate = ssStageOut
@@ -229,10 +230,10 @@ func (rl *runLink) endJob(j *Job, exit int, rerun bool) {
 	} else {
 		// RERUN1 and RERUN2 (spec 10 §8.6): stage-out files only,
 		// then the stage-in files are deleted.
-		if pairs := stagePairs(j.attrs.get(jaStageout)); len(pairs) > 0 {
+		if pairs := stagePairs(j.attrs.get(pbsattr.JobStageout)); len(pairs) > 0 {
 			copyReq = stageFiles(j, batchreq.STAGE_DIR_OUT, pairs)
 		}
-		if pairs := stagePairs(j.attrs.get(jaStagein)); len(pairs) > 0 {
+		if pairs := stagePairs(j.attrs.get(pbsattr.JobStagein)); len(pairs) > 0 {
 			delReq = stageFiles(j, batchreq.STAGE_DIR_IN, pairs)
 		}
 		j.substate = ssRerun3
@@ -275,7 +276,7 @@ func (rl *runLink) endJob(j *Job, exit int, rerun bool) {
 				text := "Post job file processing error; job " + j.id + " on host " + execHost
 				s.log.Log(logline.EventError|logline.EventAdmin|logline.EventJob, logline.ClassJob, j.id, text)
 				s.mu.Lock()
-				j.attrs.set(jaSchedHint, text+"\n"+p.Text)
+				j.attrs.set(pbsattr.JobSchedHint, text+"\n"+p.Text)
 				mails = append(mails, s.mailJob(j, 'o', true, text+"\n"+p.Text))
 				s.mu.Unlock()
 			}
@@ -305,7 +306,7 @@ func (rl *runLink) endJob(j *Job, exit int, rerun bool) {
 			// HOTSTART: a job requeued by qterm -t immediate keeps
 			// its hosts, where a hot start runs it again first
 			// (spec 10 §8.6 RERUN3, spec 12 §16.1).
-			j.attrs.set(jaExecHost, execHost)
+			j.attrs.set(pbsattr.JobExecHost, execHost)
 		}
 		ops = append(ops, s.saveJobOp(j))
 	} else {
@@ -332,7 +333,7 @@ func (s *Server) exitMail(j *Job, exit int) *mail {
 	if exit >= 0 {
 		var b strings.Builder
 		fmt.Fprintf(&b, "Exit_status=%d", exit)
-		for _, r := range j.attrs.resources(jaResourcesUsed) {
+		for _, r := range j.attrs.resources(pbsattr.JobResourcesUsed) {
 			b.WriteString("\nresources_used." + r.res + "=" + r.val)
 		}
 		return s.mailJob(j, 'e', false, b.String())
@@ -381,8 +382,8 @@ func (s *Server) logOnJobExit(j *Job, sub int) {
 func (rl *runLink) pollRunning(sec int64) {
 	s := rl.s
 	s.mu.RLock()
-	rate := s.serverLong(saJobStatRate, defaultJobStatRate)
-	poll := s.attrs.get(saPollJobs) == "" || s.serverFlag(saPollJobs)
+	rate := s.serverLong(pbsattr.SrvJobStatRate, defaultJobStatRate)
+	poll := s.attrs.get(pbsattr.SrvPollJobs) == "" || s.serverFlag(pbsattr.SrvPollJobs)
 	var ids []string
 	if poll && rate > 0 {
 		for _, j := range s.holding.list {
@@ -433,7 +434,7 @@ func (rl *runLink) pollJob(id string) {
 		s.mu.RUnlock()
 		return
 	}
-	host := motherSuperior(j.attrs.get(jaExecHost))
+	host := motherSuperior(j.attrs.get(pbsattr.JobExecHost))
 	up := s.nodeUp(host)
 	s.mu.RUnlock()
 	if !up {

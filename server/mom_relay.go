@@ -1,6 +1,7 @@
 package server
 
 import (
+	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/server/pbslog"
 	"gopbs/server/store"
@@ -18,7 +19,7 @@ func (s *Server) runningTargets(jobs []*Job) []relayTarget {
 	var out []relayTarget
 	for _, j := range jobs {
 		if j.state == stRunning {
-			out = append(out, relayTarget{j: j, host: motherSuperior(j.attrs.get(jaExecHost))})
+			out = append(out, relayTarget{j: j, host: motherSuperior(j.attrs.get(pbsattr.JobExecHost))})
 		}
 	}
 	return out
@@ -68,7 +69,7 @@ func (s *Server) commitModify(c *conn, jobs []*Job, body *batchreq.Manage, ops [
 func (s *Server) holdRunning(c *conn, jobs []*Job, body *batchreq.Manage, bits int, ops []store.Op) {
 	var relay []relayTarget
 	for _, t := range s.runningTargets(jobs) {
-		if checkpointable(t.j.attrs.get(jaCheckpoint)) {
+		if checkpointable(t.j.attrs.get(pbsattr.JobCheckpoint)) {
 			relay = append(relay, t)
 		}
 	}

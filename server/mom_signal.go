@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
 	"gopbs/server/pbslog"
@@ -37,7 +38,7 @@ func (s *Server) runningTarget(c *conn, id string, needOper bool) (*Job, string)
 	if j != nil {
 		owner = j.ownerUser() == c.req.User
 		state = j.state
-		host = motherSuperior(j.attrs.get(jaExecHost))
+		host = motherSuperior(j.attrs.get(pbsattr.JobExecHost))
 		up = s.nodeUp(host)
 	}
 	s.mu.RUnlock()
@@ -125,7 +126,7 @@ func (s *Server) handleCheckpointJob(c *conn, req *batchreq.Request) {
 		return
 	}
 	s.mu.RLock()
-	ok := checkpointable(j.attrs.get(jaCheckpoint))
+	ok := checkpointable(j.attrs.get(pbsattr.JobCheckpoint))
 	s.mu.RUnlock()
 	if !ok {
 		c.reject(batchreq.PBSE_IVALREQ, "job is not checkpointable")
@@ -160,7 +161,7 @@ func (s *Server) handleRerunJob(c *conn, req *batchreq.Request) {
 		return
 	}
 	s.mu.Lock()
-	if !isTrue(j.attrs.get(jaRerunable)) {
+	if !isTrue(j.attrs.get(pbsattr.JobRerunable)) {
 		s.mu.Unlock()
 		c.reject(batchreq.PBSE_NORERUN, "")
 		return
@@ -243,14 +244,14 @@ func (s *Server) deleteRunning(c *conn, jobs []*Job, ops []store.Op, ext string)
 			}
 		}
 		if delay < 0 && j.queue != nil {
-			if n, ok := j.queue.long(qaKillDelay); ok {
+			if n, ok := j.queue.long(pbsattr.QueueKillDelay); ok {
 				delay = n
 			}
 		}
 		if delay < 0 {
-			delay = s.serverLong(saKillDelay, defaultKillDelay)
+			delay = s.serverLong(pbsattr.SrvKillDelay, defaultKillDelay)
 		}
-		ts = append(ts, target{j: j, host: motherSuperior(j.attrs.get(jaExecHost)), delay: delay})
+		ts = append(ts, target{j: j, host: motherSuperior(j.attrs.get(pbsattr.JobExecHost)), delay: delay})
 	}
 	if !s.waitSaved(c, s.store.Submit(ops...)) { // no ops: nothing to wait for
 		return
@@ -289,8 +290,8 @@ const nannyInterval = 60 * time.Second
 func (rl *runLink) watchDeleted(j *Job, host string, delay time.Duration) {
 	s := rl.s
 	s.mu.RLock()
-	force := time.Duration(s.serverLong(saJobForceCancelTime, 0)) * time.Second
-	nanny := s.serverFlag(saJobNanny)
+	force := time.Duration(s.serverLong(pbsattr.SrvJobForceCancelTime, 0)) * time.Second
+	nanny := s.serverFlag(pbsattr.SrvJobNanny)
 	s.mu.RUnlock()
 	var forceC, nannyC <-chan time.Time
 	if force > 0 {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	pbsattr "gopbs/attr"
 	"gopbs/server/store"
 )
 
@@ -54,7 +55,7 @@ func (s *Server) loadNodesFile() error {
 						n.np = x
 					}
 				case ok && k == "gpus":
-					n.attrs.set(naGpus, v)
+					n.attrs.set(pbsattr.NodeGPUs, v)
 				case ok:
 					if idx := nodeDefs.find(k); idx >= 0 {
 						n.attrs.set(idx, v)
@@ -64,7 +65,7 @@ func (s *Server) loadNodesFile() error {
 				}
 			}
 			if len(props) > 0 {
-				n.attrs.set(naProperties, encodeArst(props))
+				n.attrs.set(pbsattr.NodeProperties, encodeArst(props))
 			}
 			s.nodes = append(s.nodes, n)
 			s.nodeByName[name] = n
@@ -112,10 +113,10 @@ func nodeLine(n *Node) string {
 	if n.np > 1 {
 		b.WriteString(" np=" + strconv.Itoa(n.np))
 	}
-	if g, _ := strconv.Atoi(n.attrs.get(naGpus)); g > 0 {
+	if g, _ := strconv.Atoi(n.attrs.get(pbsattr.NodeGPUs)); g > 0 {
 		b.WriteString(" gpus=" + strconv.Itoa(g))
 	}
-	for _, p := range parseArst(n.attrs.get(naProperties)) {
+	for _, p := range parseArst(n.attrs.get(pbsattr.NodeProperties)) {
 		b.WriteString(" " + p)
 	}
 	return b.String()

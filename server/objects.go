@@ -88,7 +88,7 @@ func (j *Job) stateLetter() string {
 }
 
 // owner returns Job_Owner.
-func (j *Job) owner() string { return j.attrs.get(jaJobOwner) }
+func (j *Job) owner() string { return j.attrs.get(pbsattr.JobOwner) }
 
 // ownerUser returns the user part of Job_Owner.
 func (j *Job) ownerUser() string {
@@ -101,7 +101,7 @@ func (j *Job) ownerUser() string {
 	return o
 }
 
-func (j *Job) name() string { return j.attrs.get(jaJobName) }
+func (j *Job) name() string { return j.attrs.get(pbsattr.JobName) }
 
 // Queue is one queue.
 type Queue struct {
@@ -113,12 +113,12 @@ type Queue struct {
 }
 
 func (q *Queue) isRoute() bool {
-	t := q.attrs.get(qaQueueType)
+	t := q.attrs.get(pbsattr.QueueType)
 	return len(t) > 0 && (t[0] == 'R' || t[0] == 'r')
 }
 
 func (q *Queue) isExec() bool {
-	t := q.attrs.get(qaQueueType)
+	t := q.attrs.get(pbsattr.QueueType)
 	return len(t) > 0 && (t[0] == 'E' || t[0] == 'e')
 }
 

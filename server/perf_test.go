@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 )
 
@@ -197,7 +198,7 @@ func TestUsedVPs(t *testing.T) {
 	add := func(id, execHost string) {
 		j := &Job{id: id, state: stQueued}
 		s.linkJob(j)
-		j.attrs.set(jaExecHost, execHost)
+		j.attrs.set(pbsattr.JobExecHost, execHost)
 		s.setState(j, stRunning, ssRunning)
 	}
 	add("multi.srv", "node0002/1+node0001/0+node0002/0")
@@ -211,7 +212,7 @@ func TestUsedVPs(t *testing.T) {
 		"node0002": "0/multi.srv, 1/multi.srv",
 	}
 	for _, n := range s.nodes {
-		if got := n.attrs.get(naJobs); got != want[n.name] {
+		if got := n.attrs.get(pbsattr.NodeJobs); got != want[n.name] {
 			t.Errorf("%s jobs = %q, want %q", n.name, got, want[n.name])
 		}
 		if excl := n.state&nsJobExclusive != 0; excl != (n.name != "node0001") {
@@ -224,7 +225,7 @@ func TestUsedVPs(t *testing.T) {
 	}
 	delete(s.run.suspended, "susp.srv")
 	s.refreshNodeJobs()
-	if got := s.nodes[1].attrs.get(naJobs); got != "0/multi.srv, 1/susp.srv" {
+	if got := s.nodes[1].attrs.get(pbsattr.NodeJobs); got != "0/multi.srv, 1/susp.srv" {
 		t.Errorf("node0001 jobs after resume = %q", got)
 	}
 }

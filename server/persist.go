@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	pbsattr "gopbs/attr"
 	"gopbs/internal/logline"
 	"gopbs/server/store"
 )
@@ -199,12 +200,12 @@ func encodeNode(n *Node) []byte {
 
 // setDefaults sets the server attribute defaults of a new database.
 func (s *Server) setDefaults() {
-	s.attrs.set(saSchedulerIteration, "600")
-	s.attrs.set(saNodeCheckRate, "150")
-	s.attrs.set(saTCPTimeout, "6")
-	s.attrs.set(saLogEvents, "511")
-	s.attrs.set(saMailFrom, "adm")
-	s.attrs.set(saScheduling, "False")
+	s.attrs.set(pbsattr.SrvSchedulerIteration, "600")
+	s.attrs.set(pbsattr.SrvNodeCheckRate, "150")
+	s.attrs.set(pbsattr.SrvTCPTimeout, "6")
+	s.attrs.set(pbsattr.SrvLogEvents, "511")
+	s.attrs.set(pbsattr.SrvMailFrom, "adm")
+	s.attrs.set(pbsattr.SrvScheduling, "False")
 	s.nextJob = 0
 }
 

@@ -2,13 +2,15 @@ package server
 
 import (
 	"testing"
+
+	pbsattr "gopbs/attr"
 )
 
 func TestJobRecordRoundTrip(t *testing.T) {
 	j := &Job{id: "5[2].vm", seq: 5, state: stHeld, substate: ssHeld, hold: holdUser, arrayIdx: 2, rank: 9, purgeAt: 7}
-	j.attrs.set(jaJobName, "run-2")
-	j.attrs.setRes(jaResourceList, "walltime", "01:00:00")
-	j.attrs.setRes(jaOther, "foo\x1fbar", "x")
+	j.attrs.set(pbsattr.JobName, "run-2")
+	j.attrs.setRes(pbsattr.JobResourceList, "walltime", "01:00:00")
+	j.attrs.setRes(unknownJobAttr, "foo\x1fbar", "x")
 	r, err := decodeJob(j.id, encodeJob(j))
 	if err != nil {
 		t.Fatal(err)
@@ -17,7 +19,7 @@ func TestJobRecordRoundTrip(t *testing.T) {
 	if g.seq != 5 || g.state != stHeld || g.substate != ssHeld || g.hold != holdUser || g.arrayIdx != 2 || g.rank != 9 || g.purgeAt != 7 {
 		t.Fatalf("fixed fields %+v", g)
 	}
-	if g.attrs.get(jaJobName) != "run-2" || g.attrs.getRes(jaResourceList, "walltime") != "01:00:00" || g.attrs.getRes(jaOther, "foo\x1fbar") != "x" {
+	if g.attrs.get(pbsattr.JobName) != "run-2" || g.attrs.getRes(pbsattr.JobResourceList, "walltime") != "01:00:00" || g.attrs.getRes(unknownJobAttr, "foo\x1fbar") != "x" {
 		t.Fatalf("attributes %+v", g.attrs)
 	}
 }
@@ -25,7 +27,7 @@ func TestJobRecordRoundTrip(t *testing.T) {
 // FuzzDecodeJob: a corrupt store record never panics.
 func FuzzDecodeJob(f *testing.F) {
 	j := &Job{id: "1.vm", seq: 1, state: stQueued, substate: ssQueued}
-	j.attrs.set(jaJobName, "x")
+	j.attrs.set(pbsattr.JobName, "x")
 	f.Add(encodeJob(j))
 	f.Add([]byte{recordVersion})
 	f.Add([]byte{})

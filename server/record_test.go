@@ -3,13 +3,15 @@ package server
 import (
 	"slices"
 	"testing"
+
+	pbsattr "gopbs/attr"
 )
 
 func TestDecodeJobRecord(t *testing.T) {
 	sub := &Job{id: "5[2].vm", seq: 5, state: stHeld, substate: ssHeld, hold: holdUser, arrayIdx: 2, rank: 9, purgeAt: 7,
 		queue: &Queue{name: "batch"}, parent: &Job{id: "5[].vm"}}
-	sub.attrs.set(jaJobName, "run-2")
-	sub.attrs.setRes(jaResourceList, "walltime", "01:00:00")
+	sub.attrs.set(pbsattr.JobName, "run-2")
+	sub.attrs.setRes(pbsattr.JobResourceList, "walltime", "01:00:00")
 	tmpl := &Job{id: "5[].vm", seq: 5, state: stQueued, substate: ssQueued,
 		array: &arrayInfo{request: "0-3", size: 4, ok: 1, notOK: 2, started: 3}}
 
@@ -50,7 +52,7 @@ func TestDecodeJobRecord(t *testing.T) {
 // FuzzDecodeJobRecord: a corrupt store record never panics.
 func FuzzDecodeJobRecord(f *testing.F) {
 	j := &Job{id: "1.vm", seq: 1, state: stQueued, substate: ssQueued}
-	j.attrs.set(jaJobName, "x")
+	j.attrs.set(pbsattr.JobName, "x")
 	f.Add(encodeJob(j))
 	f.Add([]byte{recordVersion})
 	f.Fuzz(func(t *testing.T, b []byte) {

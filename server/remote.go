@@ -112,9 +112,9 @@ func (d destination) String() string {
 // receiver sets them itself (state, place, times of this queue, the
 // execution of a run that has not happened).
 var notSent = map[int]bool{
-	jaJobState: true, jaQueue: true, jaServer: true, jaHoldTypes: true, jaSubstate: true,
-	jaQueueRank: true, jaQueueType: true, jaQtime: true, jaMtime: true, jaEtime: true,
-	jaExecHost: true, jaSessionID: true,
+	pbsattr.JobState: true, pbsattr.JobQueue: true, pbsattr.JobServer: true, pbsattr.JobHoldTypes: true, pbsattr.JobSubstate: true,
+	pbsattr.JobQueueRank: true, pbsattr.JobQueueType: true, pbsattr.JobQtime: true, pbsattr.JobMtime: true, pbsattr.JobEtime: true,
+	pbsattr.JobExecHost: true, pbsattr.JobSessionID: true,
 }
 
 // outgoing is a job being sent to another server, captured under the
@@ -156,7 +156,7 @@ func (s *Server) endMove(j *Job, m *outgoing, sent bool) (ops []store.Op, here b
 	}
 	if sent {
 		s.log.Logf(logline.EventDebug2, logline.ClassJob, j.id, "dequeuing from %s, state TRANSIT", queueName(j))
-		hop, _ := strconv.Atoi(j.attrs.get(jaHopCount))
+		hop, _ := strconv.Atoi(j.attrs.get(pbsattr.JobHopCount))
 		ops = s.track(j.id, trackEntry{hop: hop + 1, location: m.dest.server, state: pbsattr.JobStateNum(m.state).Letter(false)})
 		return append(ops, s.purgeJob(j)...), true
 	}
@@ -227,12 +227,12 @@ func (s *Server) sendJob(m *outgoing) error {
 // countHop raises the hop_count of a job received from another server
 // and refuses it when it has hopped too often. Called with s.mu held.
 func countHop(j *Job) *batchreq.Reply {
-	n, _ := strconv.Atoi(j.attrs.get(jaHopCount))
+	n, _ := strconv.Atoi(j.attrs.get(pbsattr.JobHopCount))
 	n++
 	if n > maxHops {
 		return batchreq.ErrorReply(batchreq.PBSE_HOPCOUNT, "", "max job hop reached")
 	}
-	j.attrs.set(jaHopCount, strconv.Itoa(n))
+	j.attrs.set(pbsattr.JobHopCount, strconv.Itoa(n))
 	return nil
 }
 
@@ -331,7 +331,7 @@ func (s *Server) routeRemote(j *Job, m *outgoing) {
 // hopCount is a job's hop_count as the "enqueuing into" log line shows
 // it: 1 for a job submitted here.
 func hopCount(j *Job) string {
-	if h := j.attrs.get(jaHopCount); h != "" {
+	if h := j.attrs.get(pbsattr.JobHopCount); h != "" {
 		return h
 	}
 	return "1"

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/server/store"
 )
@@ -47,7 +48,7 @@ func jobHop(s *Server, id string) (string, bool) {
 	if j == nil {
 		return "", false
 	}
-	return j.attrs.get(jaHopCount), true
+	return j.attrs.get(pbsattr.JobHopCount), true
 }
 
 func waitJobAt(t *testing.T, s *Server, id string) {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
 	"gopbs/server/pbslog"
@@ -26,15 +27,15 @@ func (s *Server) routeJob(j *Job, now int64) []store.Op {
 	switch {
 	case j.state == stTransit || j.state == stComplete || j.state == stRunning || j.state == stExiting:
 		return nil
-	case j.state == stHeld && !isTrue(q.attrs.get(qaRouteHeldJobs)):
+	case j.state == stHeld && !isTrue(q.attrs.get(pbsattr.QueueRouteHeldJobs)):
 		return nil
-	case j.state == stWaiting && !isTrue(q.attrs.get(qaRouteWaitingJobs)):
+	case j.state == stWaiting && !isTrue(q.attrs.get(pbsattr.QueueRouteWaitingJobs)):
 		return nil
-	case !isTrue(q.attrs.get(qaStarted)):
+	case !isTrue(q.attrs.get(pbsattr.QueueStarted)):
 		return nil
 	}
-	if lt, ok := q.long(qaRouteLifetime); ok && lt > 0 {
-		qt := s.serverLongOf(j.attrs.get(jaQtime))
+	if lt, ok := q.long(pbsattr.QueueRouteLifetime); ok && lt > 0 {
+		qt := s.serverLongOf(j.attrs.get(pbsattr.JobQtime))
 		if now-qt > lt {
 			s.log.Log(logline.EventJob, logline.ClassJob, j.id, "Route queue lifetime exceeded")
 			s.acct.Record(pbslog.AcctAbort, j.id, "")
@@ -48,7 +49,7 @@ func (s *Server) routeJob(j *Job, now int64) []store.Op {
 		j.routeLater = map[string]bool{}
 	}
 	temporary := len(j.routeLater) > 0
-	for _, entry := range parseArst(q.attrs.get(qaRouteDestinations)) {
+	for _, entry := range parseArst(q.attrs.get(pbsattr.QueueRouteDestinations)) {
 		dest := s.parseDestination(entry)
 		if dest.bad {
 			continue // no server can be reached there
@@ -90,7 +91,7 @@ func (s *Server) routeJob(j *Job, now int64) []store.Op {
 	}
 	if temporary {
 		j.routeLater = nil
-		retry := s.serverLongOf(q.attrs.get(qaRouteRetryTime))
+		retry := s.serverLongOf(q.attrs.get(pbsattr.QueueRouteRetryTime))
 		if retry <= 0 {
 			retry = defaultRouteRetry
 		}

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 )
 
@@ -81,7 +82,7 @@ func (s *Server) usedVPs() map[string]vpJobs {
 		}
 		var host string
 		var m vpJobs
-		for rest := j.attrs.get(jaExecHost); rest != ""; {
+		for rest := j.attrs.get(pbsattr.JobExecHost); rest != ""; {
 			var e string
 			e, rest, _ = strings.Cut(rest, "+")
 			h, n, ok := strings.Cut(e, "/")
@@ -136,8 +137,8 @@ func (s *Server) refreshNodeJobs() {
 			buf = append(buf, id...)
 			count++
 		}
-		if string(buf) != n.attrs.get(naJobs) {
-			n.attrs.set(naJobs, string(buf))
+		if string(buf) != n.attrs.get(pbsattr.NodeJobs) {
+			n.attrs.set(pbsattr.NodeJobs, string(buf))
 		}
 		if count >= n.np && n.np > 0 {
 			n.state |= nsJobExclusive
@@ -169,7 +170,7 @@ func (s *Server) refreshAssigned() {
 			perQueue[j.queue] = q
 		}
 		for _, r := range assignedResources {
-			v, ok := j.attrs.lookupRes(jaResourceList, r)
+			v, ok := j.attrs.lookupRes(pbsattr.JobResourceList, r)
 			if !ok {
 				continue
 			}
@@ -190,10 +191,10 @@ func (s *Server) refreshAssigned() {
 			l.setRes(idx, r, formatAmount(r, n))
 		}
 	}
-	apply(&s.attrs, saResourcesAssigned, total)
+	apply(&s.attrs, pbsattr.SrvResourcesAssigned, total)
 	for _, q := range s.queues {
 		if q.isExec() {
-			apply(&q.attrs, qaResourcesAssigned, perQueue[q])
+			apply(&q.attrs, pbsattr.QueueResourcesAssigned, perQueue[q])
 		}
 	}
 }
@@ -288,13 +289,13 @@ func (s *Server) allocate(j *Job, dest string) ([]vpSlot, *batchreq.Reply) {
 	}
 	spec := dest
 	if spec == "" {
-		spec = j.attrs.getRes(jaResourceList, "neednodes")
+		spec = j.attrs.getRes(pbsattr.JobResourceList, "neednodes")
 	}
 	if spec == "" {
-		spec = j.attrs.getRes(jaResourceList, "nodes")
+		spec = j.attrs.getRes(pbsattr.JobResourceList, "nodes")
 	}
 	if spec == "" {
-		spec = s.attrs.get(saDefaultNode)
+		spec = s.attrs.get(pbsattr.SrvDefaultNode)
 	}
 	if spec == "" {
 		spec = defaultNodeSpec
@@ -349,7 +350,7 @@ func (s *Server) eligible(n *Node, e nodeElement) bool {
 	if len(e.props) == 0 {
 		return true
 	}
-	props := parseArst(n.attrs.get(naProperties))
+	props := parseArst(n.attrs.get(pbsattr.NodeProperties))
 	for _, p := range e.props {
 		if p != n.name && !contains(props, p) {
 			return false

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
 	"gopbs/server/pbslog"
@@ -29,13 +30,13 @@ const (
 // sendToMom lists the job attributes QueueJob carries to the MOM, in
 // definition order (spec 10 §6.2); session_id only with checkpoint_name.
 var sendToMom = map[int]bool{
-	jaJobName: true, jaJobOwner: true, jaQueue: true, jaServer: true, jaAccountName: true,
-	jaCheckpoint: true, jaErrorPath: true, jaExecHost: true, jaExecGpus: true, jaInteractive: true,
-	jaJoinPath: true, jaKeepFiles: true, jaOutputPath: true, jaResourceList: true,
-	jaShellPathList: true, jaVariableList: true, jaEuser: true, jaEgroup: true, jaHashname: true,
-	jaCookie: true, jaForwardX11: true, jaUmask: true, jaStartTime: true, jaCheckpointDir: true,
-	jaCheckpointName: true, jaRestartName: true, jaFaultTolerant: true, jaJobtype: true,
-	jaInterCmd: true, jaJobArguments: true,
+	pbsattr.JobName: true, pbsattr.JobOwner: true, pbsattr.JobQueue: true, pbsattr.JobServer: true, pbsattr.JobAccountName: true,
+	pbsattr.JobCheckpoint: true, pbsattr.JobErrorPath: true, pbsattr.JobExecHost: true, pbsattr.JobExecGpus: true, pbsattr.JobInteractive: true,
+	pbsattr.JobJoinPath: true, pbsattr.JobKeepFiles: true, pbsattr.JobOutputPath: true, pbsattr.JobResourceList: true,
+	pbsattr.JobShellPathList: true, pbsattr.JobVariableList: true, pbsattr.JobEuser: true, pbsattr.JobEgroup: true, pbsattr.JobHashname: true,
+	pbsattr.JobCookie: true, pbsattr.JobForwardX11: true, pbsattr.JobUmask: true, pbsattr.JobStartTime: true, pbsattr.JobCheckpointDir: true,
+	pbsattr.JobCheckpointName: true, pbsattr.JobRestartName: true, pbsattr.JobFaultTolerant: true, pbsattr.JobJobtype: true,
+	pbsattr.JobInterCmd: true, pbsattr.JobArguments: true,
 }
 
 // launch is what the server sends to a MOM to start a job, captured
@@ -173,31 +174,31 @@ func (s *Server) prepareRun(j *Job, slots []vpSlot) (*launch, error) {
 	}
 	now := strconv.FormatInt(s.now().Unix(), 10)
 	execHost := formatExecHost(slots)
-	j.attrs.set(jaExecHost, execHost)
-	if !j.attrs.has(jaEuser) {
-		j.attrs.set(jaEuser, j.ownerUser())
+	j.attrs.set(pbsattr.JobExecHost, execHost)
+	if !j.attrs.has(pbsattr.JobEuser) {
+		j.attrs.set(pbsattr.JobEuser, j.ownerUser())
 	}
-	euser := j.attrs.get(jaEuser)
-	if !j.attrs.has(jaEgroup) {
-		j.attrs.set(jaEgroup, s.run.groupOf(euser))
+	euser := j.attrs.get(pbsattr.JobEuser)
+	if !j.attrs.has(pbsattr.JobEgroup) {
+		j.attrs.set(pbsattr.JobEgroup, s.run.groupOf(euser))
 	}
-	if !j.attrs.has(jaHashname) {
-		j.attrs.set(jaHashname, filePrefix(j.id))
+	if !j.attrs.has(pbsattr.JobHashname) {
+		j.attrs.set(pbsattr.JobHashname, filePrefix(j.id))
 	}
-	if !j.attrs.has(jaServer) {
-		j.attrs.set(jaServer, s.name)
+	if !j.attrs.has(pbsattr.JobServer) {
+		j.attrs.set(pbsattr.JobServer, s.name)
 	}
-	if !j.attrs.has(jaRestartName) {
-		j.attrs.set(jaStartTime, now)
+	if !j.attrs.has(pbsattr.JobRestartName) {
+		j.attrs.set(pbsattr.JobStartTime, now)
 	}
-	n, _ := strconv.Atoi(j.attrs.get(jaStartCount))
-	j.attrs.set(jaStartCount, strconv.Itoa(n+1))
+	n, _ := strconv.Atoi(j.attrs.get(pbsattr.JobStartCount))
+	j.attrs.set(pbsattr.JobStartCount, strconv.Itoa(n+1))
 	s.setState(j, stRunning, ssPrerun)
 	s.touch(j)
 	s.refreshNodeJobs()
 	l := &launch{id: j.id, host: motherSuperior(execHost), script: script, attrs: s.momAttrs(j),
-		prefix: j.attrs.get(jaHashname), hasRun: n > 0}
-	if pairs := stagePairs(j.attrs.get(jaStagein)); len(pairs) > 0 {
+		prefix: j.attrs.get(pbsattr.JobHashname), hasRun: n > 0}
+	if pairs := stagePairs(j.attrs.get(pbsattr.JobStagein)); len(pairs) > 0 {
 		l.stageIn = stageFiles(j, batchreq.STAGE_DIR_IN, pairs)
 	}
 	return l, nil
@@ -208,22 +209,22 @@ func (s *Server) prepareRun(j *Job, slots []vpSlot) (*launch, error) {
 func (s *Server) momAttrs(j *Job) batchreq.AttrList {
 	defaults := map[string]string{}
 	if q := j.queue; q != nil {
-		for _, r := range q.attrs.resources(qaResourcesDefault) {
+		for _, r := range q.attrs.resources(pbsattr.QueueResourcesDefault) {
 			defaults[r.res] = r.val
 		}
 	}
-	for _, r := range s.attrs.resources(saResourcesDefault) {
+	for _, r := range s.attrs.resources(pbsattr.SrvResourcesDefault) {
 		if _, ok := defaults[r.res]; !ok {
 			defaults[r.res] = r.val
 		}
 	}
-	args := j.attrs.get(jaSubmitArgs)
+	args := j.attrs.get(pbsattr.JobSubmitArgs)
 	var out batchreq.AttrList
 	for _, v := range s.jobView(j) {
-		if !sendToMom[v.idx] && !(v.idx == jaSessionID && j.attrs.has(jaCheckpointName)) {
+		if !sendToMom[v.idx] && !(v.idx == pbsattr.JobSessionID && j.attrs.has(pbsattr.JobCheckpointName)) {
 			continue
 		}
-		if v.idx == jaResourceList && v.res == "nodect" {
+		if v.idx == pbsattr.JobResourceList && v.res == "nodect" {
 			continue
 		}
 		a := wireAttr(jobDefs, v)
@@ -231,9 +232,9 @@ func (s *Server) momAttrs(j *Job) batchreq.AttrList {
 		case j.parent != nil:
 			// array sub-jobs are clones: no value carries the default
 			// flag (capture 74)
-		case v.idx == jaEgroup:
+		case v.idx == pbsattr.JobEgroup:
 			a.Op = batchreq.DFLT
-		case v.idx == jaResourceList:
+		case v.idx == pbsattr.JobResourceList:
 			if d, ok := defaults[v.res]; ok && d == v.val && !strings.Contains(args, v.res+"=") {
 				a.Op = batchreq.DFLT
 			}
@@ -361,9 +362,9 @@ func (s *Server) abandonRun(j *Job, why string) {
 // requeue frees a job's nodes and puts it back to QUEUED/HELD. Called
 // with s.mu held.
 func (s *Server) requeue(j *Job) {
-	j.attrs.set(jaExecHost, "")
-	j.attrs.set(jaSessionID, "")
-	j.attrs.set(jaExecGpus, "")
+	j.attrs.set(pbsattr.JobExecHost, "")
+	j.attrs.set(pbsattr.JobSessionID, "")
+	j.attrs.set(pbsattr.JobExecGpus, "")
 	s.run.forget(j.id)
 	s.setState(j, stQueued, ssQueued)
 	s.evaluate(j)
@@ -376,24 +377,24 @@ func (s *Server) requeue(j *Job) {
 func (s *Server) acctJobText(j *Job) string {
 	var b strings.Builder
 	pair := func(k, v string) { b.WriteString(k + "=" + v + " ") }
-	pair("user", j.attrs.get(jaEuser))
-	pair("group", j.attrs.get(jaEgroup))
-	if a := j.attrs.get(jaAccountName); a != "" {
+	pair("user", j.attrs.get(pbsattr.JobEuser))
+	pair("group", j.attrs.get(pbsattr.JobEgroup))
+	if a := j.attrs.get(pbsattr.JobAccountName); a != "" {
 		pair("account", a)
 	}
 	pair("jobname", j.name())
 	if j.queue != nil {
 		pair("queue", j.queue.name)
 	}
-	pair("ctime", j.attrs.get(jaCtime))
-	pair("qtime", j.attrs.get(jaQtime))
-	pair("etime", j.attrs.get(jaEtime))
-	pair("start", j.attrs.get(jaStartTime))
+	pair("ctime", j.attrs.get(pbsattr.JobCtime))
+	pair("qtime", j.attrs.get(pbsattr.JobQtime))
+	pair("etime", j.attrs.get(pbsattr.JobEtime))
+	pair("start", j.attrs.get(pbsattr.JobStartTime))
 	pair("owner", j.owner())
-	if h := j.attrs.get(jaExecHost); h != "" {
+	if h := j.attrs.get(pbsattr.JobExecHost); h != "" {
 		pair("exec_host", h)
 	}
-	for _, r := range j.attrs.resources(jaResourceList) {
+	for _, r := range j.attrs.resources(pbsattr.JobResourceList) {
 		pair("Resource_List."+r.res, r.val)
 	}
 	return b.String()

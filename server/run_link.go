@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/dis"
 	"gopbs/iff"
@@ -175,7 +176,7 @@ func (rl *runLink) hotStart() {
 		s.mu.RLock()
 		var pending []*Job
 		for j := s.head; j != nil; j = j.next {
-			if j.state == stQueued && j.attrs.get(jaExecHost) != "" {
+			if j.state == stQueued && j.attrs.get(pbsattr.JobExecHost) != "" {
 				pending = append(pending, j)
 			}
 		}
@@ -224,7 +225,7 @@ func hostsSpec(execHost string) string {
 func (rl *runLink) runOnHosts(j *Job) bool {
 	s := rl.s
 	s.mu.Lock()
-	execHost := j.attrs.get(jaExecHost)
+	execHost := j.attrs.get(pbsattr.JobExecHost)
 	if s.jobs[j.id] != j || j.state != stQueued || execHost == "" {
 		s.mu.Unlock()
 		return true
@@ -269,12 +270,12 @@ func (s *Server) recoverRunning() []func() {
 			ops = append(ops, s.saveJobOp(j))
 		case j.state == stRunning && (j.substate == ssRerun || j.substate == ssRerun3):
 			j := j
-			s.run.beginEnd(motherSuperior(j.attrs.get(jaExecHost)))
+			s.run.beginEnd(motherSuperior(j.attrs.get(pbsattr.JobExecHost)))
 			resume = append(resume, func() { s.run.endJob(j, 0, true) })
 		case j.state == stExiting:
 			j := j
-			exit, _ := strconv.Atoi(j.attrs.get(jaExitStatus))
-			s.run.beginEnd(motherSuperior(j.attrs.get(jaExecHost)))
+			exit, _ := strconv.Atoi(j.attrs.get(pbsattr.JobExitStatus))
+			s.run.beginEnd(motherSuperior(j.attrs.get(pbsattr.JobExecHost)))
 			resume = append(resume, func() { s.run.endJob(j, exit, false) })
 		}
 	}
@@ -492,8 +493,8 @@ func (s *Server) handleMvJobFile(c *conn, req *batchreq.Request) {
 	j := s.findJob(body.JobID)
 	var ms, prefix string
 	if j != nil {
-		ms = motherSuperior(j.attrs.get(jaExecHost))
-		if prefix = j.attrs.get(jaHashname); prefix == "" {
+		ms = motherSuperior(j.attrs.get(pbsattr.JobExecHost))
+		if prefix = j.attrs.get(pbsattr.JobHashname); prefix == "" {
 			prefix = filePrefix(j.id)
 		}
 	}

@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	pbsattr "gopbs/attr"
 	"gopbs/internal/logline"
 	"os/exec"
 	"strings"
@@ -33,15 +34,15 @@ type mail struct {
 // refusal as TORQUE does. Called with s.mu held; send the result with
 // sendMail once the lock is released.
 func (s *Server) mailJob(j *Job, point byte, forced bool, detail string) *mail {
-	if s.attrs.get(saMailDomain) == "never" {
+	if s.attrs.get(pbsattr.SrvMailDomain) == "never" {
 		return nil
 	}
-	points, set := j.attrs.lookupRes(jaMailPoints, "")
+	points, set := j.attrs.lookupRes(pbsattr.JobMailPoints, "")
 	wanted := strings.IndexByte(points, point) >= 0 && !strings.Contains(points, "n")
 	if !set && point == 'a' {
 		wanted = true
 	}
-	if forced && !s.serverFlag(saNoMailForce) {
+	if forced && !s.serverFlag(pbsattr.SrvNoMailForce) {
 		wanted = true
 	}
 	if !wanted {
@@ -49,25 +50,25 @@ func (s *Server) mailJob(j *Job, point byte, forced bool, detail string) *mail {
 		return nil
 	}
 	var to string
-	if users := parseArst(j.attrs.get(jaMailUsers)); len(users) > 0 {
+	if users := parseArst(j.attrs.get(pbsattr.JobMailUsers)); len(users) > 0 {
 		to = strings.Join(users, " ") + " "
-	} else if d := s.attrs.get(saMailDomain); d != "" {
-		to = j.attrs.get(jaEuser) + "@" + d
+	} else if d := s.attrs.get(pbsattr.SrvMailDomain); d != "" {
+		to = j.attrs.get(pbsattr.JobEuser) + "@" + d
 	} else {
 		to = j.owner()
 	}
-	from := s.attrs.get(saMailFrom)
+	from := s.attrs.get(pbsattr.SrvMailFrom)
 	if from == "" {
 		from = "adm"
 	}
-	subjFmt := s.attrs.get(saMailSubjectFmt)
+	subjFmt := s.attrs.get(pbsattr.SrvMailSubjectFmt)
 	if subjFmt == "" {
 		subjFmt = "PBS JOB %i"
 	}
-	bodyFmt := s.attrs.get(saMailBodyFmt)
+	bodyFmt := s.attrs.get(pbsattr.SrvMailBodyFmt)
 	if bodyFmt == "" {
 		bodyFmt = "PBS Job Id: %i\nJob Name:   %j\n"
-		if j.attrs.get(jaExecHost) != "" {
+		if j.attrs.get(pbsattr.JobExecHost) != "" {
 			bodyFmt += "Exec host:  %h\n"
 		}
 		bodyFmt += "%m\n"
@@ -80,7 +81,7 @@ func (s *Server) mailJob(j *Job, point byte, forced bool, detail string) *mail {
 		msg = "An error has occurred processing your job, see below."
 	}
 	expand := func(f string) string {
-		return expandMailFormat(f, map[byte]string{'d': detail, 'h': j.attrs.get(jaExecHost), 'i': j.id, 'j': j.name(), 'm': msg, 'r': detail})
+		return expandMailFormat(f, map[byte]string{'d': detail, 'h': j.attrs.get(pbsattr.JobExecHost), 'i': j.id, 'j': j.name(), 'm': msg, 'r': detail})
 	}
 	content := "To: " + to + "\nSubject: " + expand(subjFmt) + "\nPrecedence: bulk\n\n" + expand(bodyFmt)
 	return &mail{point: point, from: from, to: to, content: content}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
 )
@@ -48,11 +49,11 @@ func (s *Server) drainJobs(manner int) {
 		if j.state != stRunning {
 			continue
 		}
-		a := action{j: j, host: motherSuperior(j.attrs.get(jaExecHost))}
+		a := action{j: j, host: motherSuperior(j.attrs.get(pbsattr.JobExecHost))}
 		switch {
-		case checkpointForShutdown(j.attrs.get(jaCheckpoint)):
+		case checkpointForShutdown(j.attrs.get(pbsattr.JobCheckpoint)):
 			a.ckpt = true
-		case isTrue(j.attrs.get(jaRerunable)):
+		case isTrue(j.attrs.get(pbsattr.JobRerunable)):
 			a.rerun = true
 		case manner == batchreq.SHUT_DELAY:
 			a.leaveRun = true
@@ -79,7 +80,7 @@ func (s *Server) drainJobs(manner int) {
 				continue
 			}
 			s.mu.RLock()
-			a.rerun = isTrue(a.j.attrs.get(jaRerunable))
+			a.rerun = isTrue(a.j.attrs.get(pbsattr.JobRerunable))
 			s.mu.RUnlock()
 			if !a.rerun && manner == batchreq.SHUT_DELAY {
 				continue

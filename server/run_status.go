@@ -1,6 +1,10 @@
 package server
 
-import "strconv"
+import (
+	"strconv"
+
+	pbsattr "gopbs/attr"
+)
 
 // withRemaining inserts the pseudo-attribute Walltime.Remaining right
 // after start_time in a running job's full status (spec 04 §3.1): the
@@ -11,15 +15,15 @@ func (s *Server) withRemaining(view attrList, j *Job) attrList {
 	if j.state != stRunning || j.substate == ssSuspend {
 		return view
 	}
-	wall, ok := parseTime(j.attrs.getRes(jaResourceList, "walltime"))
-	start, err := strconv.ParseInt(j.attrs.get(jaStartTime), 10, 64)
+	wall, ok := parseTime(j.attrs.getRes(pbsattr.JobResourceList, "walltime"))
+	start, err := strconv.ParseInt(j.attrs.get(pbsattr.JobStartTime), 10, 64)
 	if !ok || err != nil {
 		return view
 	}
 	rem := wall - (s.now().Unix() - start)
-	pseudo := attrVal{idx: jaOther, res: "Walltime\x1fRemaining", val: strconv.FormatUint(uint64(rem), 10)}
+	pseudo := attrVal{idx: unknownJobAttr, res: "Walltime\x1fRemaining", val: strconv.FormatUint(uint64(rem), 10)}
 	for i, v := range view {
-		if v.idx == jaStartTime {
+		if v.idx == pbsattr.JobStartTime {
 			view = append(view, attrVal{})
 			copy(view[i+2:], view[i+1:])
 			view[i+1] = pseudo

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
 )
@@ -37,7 +38,7 @@ func (rl *runLink) schedStart() {
 	rl.sched.kick = make(chan struct{}, 1)
 	s := rl.s
 	s.mu.RLock()
-	on := s.serverFlag(saScheduling)
+	on := s.serverFlag(pbsattr.SrvScheduling)
 	s.mu.RUnlock()
 	rl.mu.Lock()
 	rl.sched.lastCycle = s.now()
@@ -61,7 +62,7 @@ func (rl *runLink) schedNotify(cmd int) {
 	}
 	rl.s.mu.RLock()
 	queued := rl.queuedSeq
-	on := rl.s.serverFlag(saScheduling)
+	on := rl.s.serverFlag(pbsattr.SrvScheduling)
 	rl.s.mu.RUnlock()
 	if !on {
 		return // with scheduling off the reason is dropped
@@ -105,8 +106,8 @@ func (rl *runLink) schedActive() bool { return rl != nil && rl.sched.active.Load
 func (rl *runLink) schedTick() {
 	s := rl.s
 	s.mu.RLock()
-	on := s.serverFlag(saScheduling)
-	iter := s.serverLong(saSchedulerIteration, defaultSchedulerIteration)
+	on := s.serverFlag(pbsattr.SrvScheduling)
+	iter := s.serverLong(pbsattr.SrvSchedulerIteration, defaultSchedulerIteration)
 	queued := rl.queuedSeq
 	s.mu.RUnlock()
 	now := s.now()
@@ -146,7 +147,7 @@ func (rl *runLink) schedWorker() {
 		}
 		for {
 			s.mu.RLock()
-			ok := s.serverFlag(saScheduling) && !s.shutting
+			ok := s.serverFlag(pbsattr.SrvScheduling) && !s.shutting
 			s.mu.RUnlock()
 			rl.mu.Lock()
 			cmd := rl.sched.pending

@@ -3,6 +3,7 @@ package server
 import (
 	"strings"
 
+	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 )
 
@@ -10,7 +11,7 @@ import (
 type selector struct {
 	idx  int
 	res  string
-	typ  valueType
+	typ  pbsattr.Type
 	val  string
 	op   int
 	attr *batchreq.Attr
@@ -33,7 +34,7 @@ func (s *Server) handleSelect(c *conn, req *batchreq.Request) {
 			continue
 		}
 		idx := jobDefs.find(a.Name)
-		if idx < 0 || idx == jaOther {
+		if idx < 0 || idx == unknownJobAttr {
 			c.rejectAttr(batchreq.PBSE_NOATTR, a)
 			return
 		}
@@ -42,14 +43,14 @@ func (s *Server) handleSelect(c *conn, req *batchreq.Request) {
 			c.rejectAttr(batchreq.PBSE_IVALREQ, a)
 			return
 		}
-		if d.flags&fSelEq != 0 && a.Op != batchreq.EQ && a.Op != batchreq.NE {
+		if d.flags&pbsattr.FlagSelEQ != 0 && a.Op != batchreq.EQ && a.Op != batchreq.NE {
 			c.rejectAttr(batchreq.PBSE_IVALREQ, a)
 			return
 		}
 		sel := selector{idx: idx, typ: d.typ, op: a.Op, attr: a, val: a.Value}
 		switch {
-		case idx == jaJobState || idx == jaUserList:
-		case d.typ == tResc:
+		case idx == pbsattr.JobState || idx == pbsattr.JobUserList:
+		case d.typ == pbsattr.TypeResourceList:
 			rd, ok := resources[strings.ToLower(a.Resource)]
 			if !ok {
 				c.rejectAttr(batchreq.PBSE_UNKRESC, a)
@@ -62,7 +63,7 @@ func (s *Server) handleSelect(c *conn, req *batchreq.Request) {
 				return
 			}
 			sel.val = v
-		case d.typ == tHold:
+		case d.typ == pbsattr.TypeHold:
 			v, ok := decodeValue(d.typ, a.Value)
 			if !ok {
 				c.rejectAttr(batchreq.PBSE_BADATVAL, a)
@@ -124,15 +125,15 @@ func (s *Server) selects(j *Job, sels []selector) bool {
 	for _, sel := range sels {
 		var match bool
 		switch sel.idx {
-		case jaJobState:
+		case pbsattr.JobState:
 			in := strings.Contains(sel.val, j.stateLetter())
 			match = in == (sel.op != batchreq.NE)
-		case jaUserList:
+		case pbsattr.JobUserList:
 			in := aclMatchUser(parseArst(sel.val), j.owner())
 			match = in == (sel.op != batchreq.NE)
-		case jaHoldTypes:
+		case pbsattr.JobHoldTypes:
 			match = compareOp(strings.Compare(formatHold(j.hold&7), sel.val), true, sel.op)
-		case jaQueue:
+		case pbsattr.JobQueue:
 			name := ""
 			if j.queue != nil {
 				name = j.queue.name

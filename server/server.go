@@ -30,6 +30,7 @@ import (
 	"syscall"
 	"time"
 
+	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/iff"
 	"gopbs/internal/logline"
@@ -248,11 +249,11 @@ func New(cfg Config) (*Server, error) {
 	switch strings.ToLower(cfg.Scheduling) {
 	case "":
 	case "true", "t", "1", "y":
-		s.attrs.set(saScheduling, "True")
+		s.attrs.set(pbsattr.SrvScheduling, "True")
 	default:
-		s.attrs.set(saScheduling, "False")
+		s.attrs.set(pbsattr.SrvScheduling, "False")
 	}
-	if v, err := strconv.Atoi(s.attrs.get(saLogEvents)); err == nil {
+	if v, err := strconv.Atoi(s.attrs.get(pbsattr.SrvLogEvents)); err == nil {
 		s.log.SetEvents(v)
 	}
 	s.registerHandlers()
@@ -446,7 +447,7 @@ func (s *Server) serverLong(idx int, def int64) int64 {
 // credentialLifetimeLocked returns the credential lifetime (negative:
 // infinite). Called with s.mu held.
 func (s *Server) credentialLifetimeLocked() time.Duration {
-	n := s.serverLong(saCredentialLifetime, 3600)
+	n := s.serverLong(pbsattr.SrvCredentialLifetime, 3600)
 	if n < 0 {
 		return -1
 	}

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	pbsattr "gopbs/attr"
 	"gopbs/internal/logline"
 	"gopbs/server/store"
 )
@@ -221,8 +222,8 @@ func (s *Server) evaluate(j *Job) {
 	now := s.now().Unix()
 	if j.array != nil {
 		s.setState(j, stQueued, ssArrayTemp)
-		if !j.attrs.has(jaEtime) {
-			j.attrs.set(jaEtime, strconv.FormatInt(now, 10))
+		if !j.attrs.has(pbsattr.JobEtime) {
+			j.attrs.set(pbsattr.JobEtime, strconv.FormatInt(now, 10))
 		}
 		return
 	}
@@ -240,14 +241,14 @@ func (s *Server) evaluate(j *Job) {
 		s.setState(j, stWaiting, ssWaiting)
 	default:
 		s.setState(j, stQueued, ssQueued)
-		if j.queue != nil && j.queue.isExec() && !j.attrs.has(jaEtime) {
-			j.attrs.set(jaEtime, strconv.FormatInt(now, 10))
+		if j.queue != nil && j.queue.isExec() && !j.attrs.has(pbsattr.JobEtime) {
+			j.attrs.set(pbsattr.JobEtime, strconv.FormatInt(now, 10))
 		}
 	}
 }
 
 func execTime(j *Job) int64 {
-	v := j.attrs.get(jaExecutionTime)
+	v := j.attrs.get(pbsattr.JobExecutionTime)
 	if v == "" {
 		return 0
 	}
@@ -257,7 +258,7 @@ func execTime(j *Job) int64 {
 
 // touch sets mtime.
 func (s *Server) touch(j *Job) {
-	j.attrs.set(jaMtime, strconv.FormatInt(s.now().Unix(), 10))
+	j.attrs.set(pbsattr.JobMtime, strconv.FormatInt(s.now().Unix(), 10))
 }
 
 // saveJobOps returns the store operation saving a job.
@@ -352,7 +353,7 @@ func (s *Server) tick() {
 		}
 		switch {
 		case j.state == stWaiting && execTime(j) <= now:
-			j.attrs.set(jaExecutionTime, "")
+			j.attrs.set(pbsattr.JobExecutionTime, "")
 			s.evaluate(j)
 			s.touch(j)
 			ops = append(ops, s.saveJobOp(j))

@@ -4,19 +4,21 @@ import (
 	"strconv"
 	"strings"
 
+	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/dis"
 )
 
-// readable reports whether an attribute with the given flags may be read.
-func (p perm) readable(flags uint32, isOwner bool) bool {
-	if flags&fNoShow != 0 {
+// readable reports whether an attribute or resource with permissions ap
+// and flags af may be read.
+func (p perm) readable(ap pbsattr.Perm, af pbsattr.Flag, isOwner bool) bool {
+	if af&pbsattr.FlagNoReport != 0 {
 		return false
 	}
-	if flags&fPrivR != 0 && !isOwner && !p.oper && !p.mgr {
+	if af&pbsattr.FlagPrivRead != 0 && !isOwner && !p.oper && !p.mgr {
 		return false
 	}
-	return p.canRead(flags)
+	return p.canRead(ap)
 }
 
 // jobView returns the job's attributes including the computed ones, in
@@ -33,31 +35,31 @@ func (s *Server) jobViewOf(out attrList, j *Job, wanted []bool) attrList {
 	want := func(idx int) bool { return wanted == nil || wanted[idx] }
 	var synthBuf [8]attrVal
 	synth := synthBuf[:0]
-	if want(jaJobState) {
-		synth = append(synth, attrVal{idx: jaJobState, val: j.stateLetter()})
+	if want(pbsattr.JobState) {
+		synth = append(synth, attrVal{idx: pbsattr.JobState, val: j.stateLetter()})
 	}
-	if j.queue != nil && want(jaQueue) {
-		synth = append(synth, attrVal{idx: jaQueue, val: j.queue.name})
+	if j.queue != nil && want(pbsattr.JobQueue) {
+		synth = append(synth, attrVal{idx: pbsattr.JobQueue, val: j.queue.name})
 	}
-	if want(jaServer) {
-		synth = append(synth, attrVal{idx: jaServer, val: s.name})
+	if want(pbsattr.JobServer) {
+		synth = append(synth, attrVal{idx: pbsattr.JobServer, val: s.name})
 	}
-	if h := j.hold & (holdUser | holdOther | holdSystem); (h != 0 || j.hold == 0) && want(jaHoldTypes) {
-		synth = append(synth, attrVal{idx: jaHoldTypes, val: formatHold(h)})
+	if h := j.hold & (holdUser | holdOther | holdSystem); (h != 0 || j.hold == 0) && want(pbsattr.JobHoldTypes) {
+		synth = append(synth, attrVal{idx: pbsattr.JobHoldTypes, val: formatHold(h)})
 	}
-	if want(jaSubstate) {
-		synth = append(synth, attrVal{idx: jaSubstate, val: strconv.Itoa(j.substate)})
+	if want(pbsattr.JobSubstate) {
+		synth = append(synth, attrVal{idx: pbsattr.JobSubstate, val: strconv.Itoa(j.substate)})
 	}
 	if j.queue != nil {
-		if want(jaQueueRank) {
-			synth = append(synth, attrVal{idx: jaQueueRank, val: strconv.FormatInt(j.rank, 10)})
+		if want(pbsattr.JobQueueRank) {
+			synth = append(synth, attrVal{idx: pbsattr.JobQueueRank, val: strconv.FormatInt(j.rank, 10)})
 		}
-		if want(jaQueueType) {
+		if want(pbsattr.JobQueueType) {
 			qt := "E"
 			if j.queue.isRoute() {
 				qt = "R"
 			}
-			synth = append(synth, attrVal{idx: jaQueueType, val: qt})
+			synth = append(synth, attrVal{idx: pbsattr.JobQueueType, val: qt})
 		}
 	}
 	out = out[:0]
@@ -98,11 +100,11 @@ func statusList(defs *defTable, view attrList, p perm, isOwner bool, want batchr
 	var out batchreq.AttrList
 	emit := func(v attrVal) {
 		d := defs.defs[v.idx]
-		if v.val == "" || !p.readable(d.flags, isOwner) {
+		if v.val == "" || !p.readable(d.perm, d.flags, isOwner) {
 			return
 		}
-		if d.typ == tResc {
-			if rd := resources[v.res]; rd.flags != 0 && !p.readable(rd.flags, isOwner) {
+		if d.typ == pbsattr.TypeResourceList {
+			if rd := resources[v.res]; rd.perm != 0 && !p.readable(rd.perm, rd.flags, isOwner) {
 				return
 			}
 		}
@@ -137,11 +139,11 @@ func statusList(defs *defTable, view attrList, p perm, isOwner bool, want batchr
 func appendStatusAttrs(dst []byte, defs *defTable, view attrList, p perm, isOwner bool) []byte {
 	ok := func(v attrVal) bool {
 		d := &defs.defs[v.idx]
-		if v.val == "" || !p.readable(d.flags, isOwner) {
+		if v.val == "" || !p.readable(d.perm, d.flags, isOwner) {
 			return false
 		}
-		if d.typ == tResc {
-			if rd := resources[v.res]; rd.flags != 0 && !p.readable(rd.flags, isOwner) {
+		if d.typ == pbsattr.TypeResourceList {
+			if rd := resources[v.res]; rd.perm != 0 && !p.readable(rd.perm, rd.flags, isOwner) {
 				return false
 			}
 		}
@@ -180,7 +182,7 @@ func appendStatusAttrs(dst []byte, defs *defTable, view attrList, p perm, isOwne
 func (s *Server) serverView() attrList {
 	v := s.attrs.clone()
 	state := "Active"
-	if !s.serverFlag(saScheduling) {
+	if !s.serverFlag(pbsattr.SrvScheduling) {
 		state = "Idle"
 	} else if s.run.schedActive() {
 		state = "Scheduling"
@@ -188,12 +190,12 @@ func (s *Server) serverView() attrList {
 	if s.shutting {
 		state = "Terminating"
 	}
-	v.set(saServerState, state)
-	v.set(saTotalJobs, strconv.Itoa(s.totalJobs()))
-	v.set(saStateCount, stateCount(s.count))
-	v.set(saPbsVersion, "2.5.13")
-	v.set(saNextJobNumber, strconv.FormatInt(s.nextJob, 10))
-	v.set(saNetCounter, s.rate.String(s.now()))
+	v.set(pbsattr.SrvState, state)
+	v.set(pbsattr.SrvTotalJobs, strconv.Itoa(s.totalJobs()))
+	v.set(pbsattr.SrvStateCount, stateCount(s.count))
+	v.set(pbsattr.SrvPBSVersion, "2.5.13")
+	v.set(pbsattr.SrvNextJobNumber, strconv.FormatInt(s.nextJob, 10))
+	v.set(pbsattr.SrvNetCounter, s.rate.String(s.now()))
 	return v
 }
 
@@ -207,22 +209,22 @@ func (s *Server) totalJobs() int {
 
 func (s *Server) queueView(q *Queue) attrList {
 	v := q.attrs.clone()
-	v.set(qaTotalJobs, strconv.Itoa(q.total()))
-	v.set(qaStateCount, stateCount(q.count))
+	v.set(pbsattr.QueueTotalJobs, strconv.Itoa(q.total()))
+	v.set(pbsattr.QueueStateCount, stateCount(q.count))
 	return v
 }
 
 func (s *Server) nodeView(n *Node) attrList {
 	v := n.attrs.clone()
-	v.set(naState, formatNodeState(n.state))
-	v.set(naNp, strconv.Itoa(n.np))
+	v.set(pbsattr.NodeStateAttr, formatNodeState(n.state))
+	v.set(pbsattr.NodeNP, strconv.Itoa(n.np))
 	if n.timeShared {
-		v.set(naNtype, "time-shared")
+		v.set(pbsattr.NodeNType, "time-shared")
 	} else {
-		v.set(naNtype, "cluster")
+		v.set(pbsattr.NodeNType, "cluster")
 	}
-	if v.get(naGpus) == "" {
-		v.set(naGpus, "0")
+	if v.get(pbsattr.NodeGPUs) == "" {
+		v.set(pbsattr.NodeGPUs, "0")
 	}
 	return v
 }
@@ -283,7 +285,7 @@ func (s *Server) handleStatusNode(c *conn, req *batchreq.Request) {
 	case id[0] == ':':
 		prop := id[1:]
 		for _, n := range s.nodes {
-			if n.name == prop || contains(parseArst(n.attrs.get(naProperties)), prop) {
+			if n.name == prop || contains(parseArst(n.attrs.get(pbsattr.NodeProperties)), prop) {
 				ns = append(ns, n)
 			}
 		}
@@ -326,7 +328,7 @@ func contains(list []string, s string) bool {
 
 // canSee reports whether the requester may see a job at all.
 func (s *Server) canSee(c *conn, j *Job) bool {
-	if c.perm.oper || c.perm.mgr || s.serverFlag(saQueryOtherJobs) {
+	if c.perm.oper || c.perm.mgr || s.serverFlag(pbsattr.SrvQueryOtherJobs) {
 		return true
 	}
 	return j.ownerUser() == c.req.User
@@ -492,7 +494,7 @@ func (s *Server) truncate(jobs []*Job) []*Job {
 	out := jobs[:0:0]
 	for _, j := range jobs {
 		if j.state == stQueued && j.queue != nil {
-			if max, ok := j.queue.long(qaMaxReport); ok {
+			if max, ok := j.queue.long(pbsattr.QueueMaxReport); ok {
 				if seen[j.queue] >= max {
 					continue
 				}
@@ -508,7 +510,7 @@ func (s *Server) truncate(jobs []*Job) []*Job {
 // holds qsub's port for the MOM but is reported as True (spec 04 §3).
 func clientView(view attrList) attrList {
 	for i := range view {
-		if view[i].idx == jaInteractive && view[i].val != "" {
+		if view[i].idx == pbsattr.JobInteractive && view[i].val != "" {
 			view[i].val = "True"
 		}
 	}
@@ -521,12 +523,12 @@ func deltaView(j *Job, view attrList, since int64) attrList {
 	if since < 0 {
 		return view
 	}
-	if mt, _ := strconv.ParseInt(j.attrs.get(jaMtime), 10, 64); mt >= since {
+	if mt, _ := strconv.ParseInt(j.attrs.get(pbsattr.JobMtime), 10, 64); mt >= since {
 		return view
 	}
 	out := view[:0]
 	for _, v := range view {
-		if v.idx == jaJobName || v.idx == jaResourcesUsed {
+		if v.idx == pbsattr.JobName || v.idx == pbsattr.JobResourcesUsed {
 			out = append(out, v)
 		}
 	}

@@ -14,7 +14,7 @@ import (
 // decodeValue checks a value of type t as the server receives it and
 // returns its canonical text form (spec 04 §1). ok is false for an illegal
 // value (PBSE_BADATVAL). An empty value stays empty (it unsets).
-func decodeValue(t valueType, v string) (string, bool) {
+func decodeValue(t pbsattr.Type, v string) (string, bool) {
 	val, err := pbsattr.Parse(t, v)
 	if err != nil {
 		return "", false
@@ -28,7 +28,7 @@ func decodeValue(t valueType, v string) (string, bool) {
 // string arrays gain or lose elements, strings are appended to, booleans
 // and bits are or-ed in or cleared (attr.Combine). ok is false when a
 // value does not decode.
-func combineValue(t valueType, old, v string, op int) (string, bool) {
+func combineValue(t pbsattr.Type, old, v string, op int) (string, bool) {
 	o, err := pbsattr.Parse(t, old)
 	if err != nil {
 		return "", false
@@ -47,7 +47,7 @@ func combineValue(t valueType, old, v string, op int) (string, bool) {
 // parseBool decodes a boolean value (true/false, t/f, y/n, 1/0 in any
 // case); ok is false for anything else.
 func parseBool(v string) (b, ok bool) {
-	val, err := pbsattr.Parse(tBool, v)
+	val, err := pbsattr.Parse(pbsattr.TypeBool, v)
 	return val.Bool(), err == nil && val.IsSet()
 }
 
@@ -104,9 +104,9 @@ func formatHold(h int) string { return pbsattr.HoldBits(h).String() }
 // compareResource compares two canonical values of a resource: -1, 0, 1;
 // ok is false when they cannot be compared. Numbers, times and sizes (in
 // bytes) compare by value, every other type bytewise.
-func compareResource(t valueType, a, b string) (int, bool) {
+func compareResource(t pbsattr.Type, a, b string) (int, bool) {
 	switch t {
-	case tTime, tSize, tLong, tLongLong, pbsattr.TypeInteractive:
+	case pbsattr.TypeTime, pbsattr.TypeSize, pbsattr.TypeLong, pbsattr.TypeLongLong, pbsattr.TypeInteractive:
 		x, err1 := pbsattr.Parse(t, a)
 		y, err2 := pbsattr.Parse(t, b)
 		if err1 != nil || err2 != nil || !x.IsSet() || !y.IsSet() {

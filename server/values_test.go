@@ -9,34 +9,34 @@ import (
 
 func TestDecodeValue(t *testing.T) {
 	tests := []struct {
-		typ  valueType
+		typ  pbsattr.Type
 		in   string
 		want string
 		ok   bool
 	}{
-		{tLong, "+5", "5", true},
-		{tLong, "-12", "-12", true},
-		{tLong, "1x", "", false},
-		{tBool, "TRUE", "True", true},
-		{tBool, "n", "False", true},
-		{tBool, "maybe", "", false},
-		{tSize, "100MB", "100mb", true},
-		{tSize, "1024", "1024b", true},
-		{tSize, "0x10kb", "16kb", true},
-		{tSize, "5w", "5w", true},
-		{tSize, "5q", "", false},
-		{tTime, "1:00:00", "01:00:00", true},
-		{tTime, "90", "00:01:30", true},
-		{tTime, "2:00:00:00", "48:00:00", true},
-		{tTime, "00:00:00.6", "00:00:01", true},
-		{tTime, "bogus", "", false},
-		{tHold, "uo", "ou", true},
-		{tHold, "n", "n", true},
-		{tHold, "x", "", false},
-		{tArst, "a, b ,c\\,d,", "a,b,c\\,d", true},
-		{tACL, "root@vm, *@*.example.com", "root@vm,*@*.example.com", true},
-		{tHold, "", "", true},
-		{tStr, "", "", true},
+		{pbsattr.TypeLong, "+5", "5", true},
+		{pbsattr.TypeLong, "-12", "-12", true},
+		{pbsattr.TypeLong, "1x", "", false},
+		{pbsattr.TypeBool, "TRUE", "True", true},
+		{pbsattr.TypeBool, "n", "False", true},
+		{pbsattr.TypeBool, "maybe", "", false},
+		{pbsattr.TypeSize, "100MB", "100mb", true},
+		{pbsattr.TypeSize, "1024", "1024b", true},
+		{pbsattr.TypeSize, "0x10kb", "16kb", true},
+		{pbsattr.TypeSize, "5w", "5w", true},
+		{pbsattr.TypeSize, "5q", "", false},
+		{pbsattr.TypeTime, "1:00:00", "01:00:00", true},
+		{pbsattr.TypeTime, "90", "00:01:30", true},
+		{pbsattr.TypeTime, "2:00:00:00", "48:00:00", true},
+		{pbsattr.TypeTime, "00:00:00.6", "00:00:01", true},
+		{pbsattr.TypeTime, "bogus", "", false},
+		{pbsattr.TypeHold, "uo", "ou", true},
+		{pbsattr.TypeHold, "n", "n", true},
+		{pbsattr.TypeHold, "x", "", false},
+		{pbsattr.TypeStringArray, "a, b ,c\\,d,", "a,b,c\\,d", true},
+		{pbsattr.TypeACL, "root@vm, *@*.example.com", "root@vm,*@*.example.com", true},
+		{pbsattr.TypeHold, "", "", true},
+		{pbsattr.TypeString, "", "", true},
 		{pbsattr.TypeInteractive, "1", "1", true}, // kept as the number; True/False only in status
 		{pbsattr.TypeQueueType, "e", "Execution", true},
 		{pbsattr.TypeQueueType, "x", "", false},
@@ -53,22 +53,22 @@ func TestDecodeValue(t *testing.T) {
 
 func TestCompareResource(t *testing.T) {
 	tests := []struct {
-		typ  valueType
+		typ  pbsattr.Type
 		a, b string
 		cmp  int
 		ok   bool
 	}{
-		{tTime, "01:00:00", "00:10:00", 1, true},
-		{tTime, "00:10:00", "600", 0, true},
-		{tSize, "1gb", "1024mb", 0, true},
-		{tSize, "4b", "1w", 0, true},
-		{tSize, "1kb", "1025b", -1, true},
-		{tLong, "10", "9", 1, true},
-		{tLongLong, "-1", "1", -1, true},
-		{tLong, "x", "1", 0, false},
-		{tSize, "", "1kb", 0, false},
-		{tStr, "abc", "abd", -1, true},
-		{tBool, "True", "False", 1, true}, // other types: bytewise
+		{pbsattr.TypeTime, "01:00:00", "00:10:00", 1, true},
+		{pbsattr.TypeTime, "00:10:00", "600", 0, true},
+		{pbsattr.TypeSize, "1gb", "1024mb", 0, true},
+		{pbsattr.TypeSize, "4b", "1w", 0, true},
+		{pbsattr.TypeSize, "1kb", "1025b", -1, true},
+		{pbsattr.TypeLong, "10", "9", 1, true},
+		{pbsattr.TypeLongLong, "-1", "1", -1, true},
+		{pbsattr.TypeLong, "x", "1", 0, false},
+		{pbsattr.TypeSize, "", "1kb", 0, false},
+		{pbsattr.TypeString, "abc", "abd", -1, true},
+		{pbsattr.TypeBool, "True", "False", 1, true}, // other types: bytewise
 	}
 	for _, tt := range tests {
 		cmp, ok := compareResource(tt.typ, tt.a, tt.b)
@@ -130,23 +130,23 @@ func TestParseDepend(t *testing.T) {
 // TestCombineValue checks qmgr's += and -= on the stored text values.
 func TestCombineValue(t *testing.T) {
 	tests := []struct {
-		typ         valueType
+		typ         pbsattr.Type
 		old, v      string
 		op          int
 		want        string
 		wantOK      bool
 		description string
 	}{
-		{tLong, "5", "3", batchreq.INCR, "8", true, "numbers add"},
-		{tLong, "", "3", batchreq.DECR, "-3", true, "from unset"},
-		{tLong, "5", "3", batchreq.INCR_OLD, "8", true, "qmgr's +="},
-		{tACL, "a@vm,b@vm", "c@vm,a@vm", batchreq.INCR, "a@vm,b@vm,c@vm", true, "lists gain new elements"},
-		{tACL, "a@vm,b@vm", "a@vm", batchreq.DECR, "b@vm", true, "lists lose elements"},
-		{tArst, "a", "a", batchreq.DECR, "", true, "emptied list unsets"},
-		{tTime, "01:00:00", "00:30:00", batchreq.INCR, "01:30:00", true, "times add"},
-		{tSize, "1gb", "512mb", batchreq.DECR, "512mb", true, "sizes subtract in the smaller unit"},
-		{tStr, "ab", "cd", batchreq.INCR, "abcd", true, "strings append"},
-		{tLong, "x", "1", batchreq.INCR, "", false, "old value does not decode"},
+		{pbsattr.TypeLong, "5", "3", batchreq.INCR, "8", true, "numbers add"},
+		{pbsattr.TypeLong, "", "3", batchreq.DECR, "-3", true, "from unset"},
+		{pbsattr.TypeLong, "5", "3", batchreq.INCR_OLD, "8", true, "qmgr's +="},
+		{pbsattr.TypeACL, "a@vm,b@vm", "c@vm,a@vm", batchreq.INCR, "a@vm,b@vm,c@vm", true, "lists gain new elements"},
+		{pbsattr.TypeACL, "a@vm,b@vm", "a@vm", batchreq.DECR, "b@vm", true, "lists lose elements"},
+		{pbsattr.TypeStringArray, "a", "a", batchreq.DECR, "", true, "emptied list unsets"},
+		{pbsattr.TypeTime, "01:00:00", "00:30:00", batchreq.INCR, "01:30:00", true, "times add"},
+		{pbsattr.TypeSize, "1gb", "512mb", batchreq.DECR, "512mb", true, "sizes subtract in the smaller unit"},
+		{pbsattr.TypeString, "ab", "cd", batchreq.INCR, "abcd", true, "strings append"},
+		{pbsattr.TypeLong, "x", "1", batchreq.INCR, "", false, "old value does not decode"},
 	}
 	for _, tt := range tests {
 		got, ok := combineValue(tt.typ, tt.old, tt.v, tt.op)
@@ -169,9 +169,9 @@ func FuzzDecodeValue(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, typ uint8, text string) {
-		vt := valueType(typ)
+		vt := pbsattr.Type(typ)
 		v, ok := decodeValue(vt, text)
-		if !ok || vt == tArst || vt == tACL {
+		if !ok || vt == pbsattr.TypeStringArray || vt == pbsattr.TypeACL {
 			return
 		}
 		again, ok := decodeValue(vt, v)
