@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -204,9 +205,10 @@ func TestEndToEndAcceptance(t *testing.T) {
 				t.Errorf("E record lacks %q: %q", w, e)
 			}
 		}
-		// No resources_used in E records, no trailing blank (spec 12
-		// §14, as TORQUE's server writes them).
-		if !strings.HasSuffix(e, " Exit_status=3") || strings.Contains(e, "resources_used") {
+		// The E record ends with Exit_status and the usage the MOM
+		// reported (seed 001; TORQUE 2.5.13 wrote no resources_used,
+		// spec 12 §14.3), no trailing blank.
+		if !regexp.MustCompile(` Exit_status=3 resources_used\.cput=\d\d:\d\d:\d\d resources_used\.mem=\d+kb resources_used\.vmem=\d+kb resources_used\.walltime=\d\d:\d\d:\d\d$`).MatchString(e) {
 			t.Errorf("E record %q", e)
 		}
 		if strings.Contains(s, " end=") || strings.Contains(s, "Exit_status") {

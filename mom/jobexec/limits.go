@@ -3,6 +3,7 @@ package jobexec
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -52,7 +53,13 @@ func (e *Engine) computeLimits(j *Job, nodeCount int) (limitSet, error) {
 			var n int64
 			if n, err = secs(r.Name, r.Value); err == nil && !e.conf().IgnCput {
 				ls.pcput = n
-				lim := uint64(float64(n) / e.conf().CputMult)
+				// The poll kills the job whose process passes
+				// pcput and says why; the kernel's RLIMIT_CPU,
+				// two poll intervals later, only stops a process
+				// that outlives the poll (TORQUE set it at pcput
+				// itself, which killed the process alone, spec
+				// 11 §7).
+				lim := uint64(float64(n)/e.conf().CputMult) + uint64(2*e.opt.PollInterval/time.Second)
 				ls.rlimits = append(ls.rlimits, Rlimit{Resource: unix.RLIMIT_CPU, Cur: lim, Max: lim})
 			}
 		case "cput":

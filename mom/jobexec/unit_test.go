@@ -120,7 +120,7 @@ func TestComputeLimits(t *testing.T) {
 	for _, r := range ls.rlimits {
 		lim[r.Resource] = r.Cur
 	}
-	if lim[unix.RLIMIT_CPU] != 50 || lim[unix.RLIMIT_DATA] != 20<<20 || lim[unix.RLIMIT_RSS] != 20<<20 ||
+	if lim[unix.RLIMIT_CPU] != 50+2*45 || lim[unix.RLIMIT_DATA] != 20<<20 || lim[unix.RLIMIT_RSS] != 20<<20 ||
 		lim[unix.RLIMIT_FSIZE] != 1024 || lim[unix.RLIMIT_AS] < 1<<30 {
 		t.Errorf("rlimits %v", lim)
 	}
