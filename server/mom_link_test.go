@@ -435,7 +435,8 @@ func TestRunJobLaunchAndObit(t *testing.T) {
 		t.Errorf("resources_assigned.nodect after the job %q", got)
 	}
 	acct := readAccounting(t, s)
-	if !strings.Contains(acct, ";E;"+id+";user=root ") || !strings.Contains(acct, " session=16978 end=") || !strings.Contains(acct, "Exit_status=0\n") {
+	if !strings.Contains(acct, ";E;"+id+";user=root ") || !strings.Contains(acct, " session=16978 end=") ||
+		!strings.Contains(acct, " Exit_status=0 resources_used.cput=00:00:00 resources_used.walltime=00:00:05\n") {
 		t.Errorf("accounting:\n%s", acct)
 	}
 	// A second obit for the purged job is refused (CLEANEDOUT: the
