@@ -70,7 +70,7 @@ install: build
 	done
 
 demo: build
-	./contrib/demo.sh
+	BIN=$(BIN) ./contrib/demo.sh
 
 clean:
 	rm -rf $(BIN)

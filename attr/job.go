@@ -72,6 +72,7 @@ const (
 	JobInitWorkDir                    // init_work_dir
 	JobID                             // job_id
 	JobArguments                      // job_arguments
+	JobExtension                      // x (scheduler extension, qsub -W x=...)
 	numJobAttrs
 )
 
@@ -157,6 +158,10 @@ func jobDefs() []Def {
 		JobInitWorkDir:             {Name: "init_work_dir", Type: TypeString, Perm: ro, Flags: create | svrd | shared},
 		JobID:                      {Name: "job_id", Type: TypeString, Perm: ro, Flags: create},
 		JobArguments:               {Name: "job_arguments", Type: TypeString, Perm: uom, Flags: seleq | mom},
+		// x carries scheduler extensions (Maui and Moab read ADVRES:,
+		// QOS:, NACCESSPOLICY:, FLAGS: ... from it): stored and reported
+		// verbatim, settable by the owner at submission and with qalter.
+		JobExtension: {Name: "x", Type: TypeString, Perm: uom, Flags: seleq},
 	}
 	return defs[:numJobAttrs:numJobAttrs]
 }

@@ -12,7 +12,7 @@ func TestTables(t *testing.T) {
 		first string
 		last  string
 	}{
-		{JobTable(), 69, "Job_Name", "job_arguments"},
+		{JobTable(), 70, "Job_Name", "x"},
 		{QueueTable(), 45, "queue_type", "started"},
 		{ServerTable(), 85, "server_state", "no_mail_force"},
 		{NodeTable(), 9, "state", "gpu_status"},

@@ -8,11 +8,14 @@
 # script shows qstat and the job's output. The cluster keeps running
 # afterwards; `contrib/demo.sh stop` stops it.
 #
-# Needs root: pbs_iff must be setuid root and jobs run as the demo user.
+# Needs root (a root shell, or sudo): pbs_iff must be setuid root and jobs
+# run as the demo user. pbs_sched gets the sample sched_config, as
+# `make install` installs it. BIN (default ./bin) names the directory of the
+# built programs, DEMO_USER the job user.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-bin=$root/bin
+bin=${BIN:-$root/bin}
 export PBS_HOME=${PBS_HOME:-/var/tmp/gopbs-demo}
 host=localhost
 user=${DEMO_USER:-gopbsdemo}
@@ -43,7 +46,7 @@ wait_for() {
 	die "$what did not come up; see $PBS_HOME/*_logs/"
 }
 
-[ "$(id -u)" = 0 ] || die "run as root (sudo make demo): pbs_iff must be setuid root and jobs run as $user"
+[ "$(id -u)" = 0 ] || die "run as root (make demo in a root shell, or sudo make demo): pbs_iff must be setuid root and jobs run as $user"
 for b in pbs_server pbs_mom pbs_sched pbs_iff qmgr qsub qstat; do
 	[ -x "$bin/$b" ] || die "bin/$b is missing: run make build"
 done
@@ -65,6 +68,8 @@ cat >"$PBS_HOME/mom_priv/config" <<EOF
 \$logevent 255
 \$usecp *:/ /
 EOF
+# the sample scheduler configuration, as make install installs it
+install -m 0644 "$root/sched/config/sched_config" "$PBS_HOME/sched_priv/sched_config"
 chown root:root "$bin/pbs_iff"
 chmod 4755 "$bin/pbs_iff"
 

@@ -1,6 +1,9 @@
 // Package sched is the home of the GoPBS scheduler, a reimplementation of
-// TORQUE 2.5.13's pbs_sched with its FIFO policy (spec 14). It holds no
-// code itself; the work is split into small packages, one job each:
+// TORQUE 2.5.13's pbs_sched with its FIFO policy (spec 14), and with the
+// NAS scheduler's policy of OpenPBS 2.3 (seed 000) as a second policy.
+// Both implement policy.Policy; the daemon runs the one the configuration
+// file's form (or -policy) selects. It holds no code itself; the work is
+// split into small packages, one job each:
 //
 //   - config: sched_priv/sched_config (every key, prime/non-prime values,
 //     TORQUE's quirks) and the shipped sample, plus two keys of later PBS
@@ -25,11 +28,17 @@
 //     server has agreed for its node specification (one probe per
 //     specification and cycle; Scheduler.NoPrefilter, pbs_sched
 //     -prefilter-nodes=false, restores TORQUE's sequence).
+//   - nas: the NAS policy — submit queue to batch queues (MoveJob, then
+//     RunJob), special, external and dedicated queues, prime time,
+//     dedicated time from a command, run limits and load, waiting jobs,
+//     past usage and allocations, fragmentation avoidance, lazy comments,
+//     TEST_ONLY; nas/config: its configuration language and sanity checks
+//     (docs/nas-scheduler.md documents every option).
 //   - schedlog: sched_logs in TORQUE's line format.
 //   - svrconn: the batch requests the scheduler sends back over the
 //     connection the server opened, byte for byte as TORQUE's.
 //   - momquery: the RM queries to MOMs (RPP, or TCP).
 //   - daemon: accepting the server's connections, trust checks, commands,
-//     reading the world and running cycles.
+//     reading the world, choosing the policy and running cycles.
 //   - cmd/pbs_sched: the command.
 package sched

@@ -446,10 +446,7 @@ func (s *Server) registerHandlers() {
 	m.HandleFunc(batchreq.PBS_BATCH_TrackJob, s.handleTrackJob)
 	m.HandleFunc(batchreq.PBS_BATCH_RegistDep, s.handleRegistDep)
 	m.HandleFunc(batchreq.PBS_BATCH_Shutdown, s.handleShutdown)
-	for _, t := range []int{batchreq.PBS_BATCH_MessJob, batchreq.PBS_BATCH_SignalJob, batchreq.PBS_BATCH_Rerun,
-		batchreq.PBS_BATCH_RunJob, batchreq.PBS_BATCH_AsyrunJob, batchreq.PBS_BATCH_CheckpointJob} {
-		m.HandleFunc(t, s.handleRunningOnly)
-	}
+	// RunJob, SignalJob, MessJob, Rerun, CheckpointJob: registerRunHandlers.
 }
 
 // handleAuthenUser binds the user to the connection named by port (spec 03

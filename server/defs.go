@@ -128,4 +128,4 @@ var resources = func() map[string]rescDef {
 
 // unknownJobAttr is the job definition slot after attr.JobTable's in
 // which the server keeps attributes it does not know, by name.
-const unknownJobAttr = pbsattr.JobArguments + 1
+const unknownJobAttr = pbsattr.JobExtension + 1

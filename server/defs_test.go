@@ -82,6 +82,7 @@ var indexNames = map[*defTable][]struct {
 		{pbsattr.JobInitWorkDir, "init_work_dir"},
 		{pbsattr.JobID, "job_id"},
 		{pbsattr.JobArguments, "job_arguments"},
+		{pbsattr.JobExtension, "x"},
 		{unknownJobAttr, "_other_"},
 	},
 	queueDefs: {

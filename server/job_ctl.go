@@ -47,9 +47,18 @@ func (s *Server) permitted(c *conn, j *Job) bool {
 	if c.perm.oper || c.perm.mgr || j.ownerUser() == c.req.User {
 		return true
 	}
-	s.log.Logf(logline.EventSecurity, logline.ClassJob, j.id, "Unauthorized Request, request type: %d, Object: Job, Name: %s, request from: %s",
-		c.req.Type, j.id, c.requester())
+	s.unauthorized(c, j)
 	return false
+}
+
+// finishedState returns the text of the common job check's BADSTATE
+// reply (spec 02 §8) for a job that is exiting or complete, or "" for a
+// job in any other state.
+func finishedState(j *Job) string {
+	if j.state == stExiting || j.state == stComplete {
+		return "invalid state for job - " + stateName(j.state)
+	}
+	return ""
 }
 
 func (s *Server) unknownJob(c *conn, id, msg string) {
@@ -235,16 +244,8 @@ func (s *Server) purgeComplete(c *conn, ext string) {
 func (s *Server) handleHoldRelease(c *conn, req *batchreq.Request) {
 	body := req.Body.(*batchreq.Manage)
 	hold := req.Type == batchreq.PBS_BATCH_HoldJob
-	if len(body.Attrs) != 1 || body.Attrs[0].Name != "Hold_Types" {
-		c.reject(batchreq.PBSE_IVALREQ, "")
-		return
-	}
-	letters := body.Attrs[0].Value
-	bits, ok := parseHold(letters)
-	if !ok {
-		c.rejectAttr(batchreq.PBSE_BADATVAL, &body.Attrs[0])
-		return
-	}
+	// The common job checks come first (spec 02 §10: chk, then the
+	// Hold_Types list, then the privilege its letters need).
 	s.mu.Lock()
 	targets, top := s.jobTargets(body.ObjName, req.Extension)
 	if top == nil {
@@ -259,6 +260,25 @@ func (s *Server) handleHoldRelease(c *conn, req *batchreq.Request) {
 			return
 		}
 	}
+	for _, j := range targets {
+		if msg := finishedState(j); msg != "" {
+			s.mu.Unlock()
+			c.reject(batchreq.PBSE_BADSTATE, msg)
+			return
+		}
+	}
+	if len(body.Attrs) != 1 || body.Attrs[0].Name != "Hold_Types" {
+		s.mu.Unlock()
+		c.reject(batchreq.PBSE_IVALREQ, "")
+		return
+	}
+	letters := body.Attrs[0].Value
+	bits, ok := parseHold(letters)
+	if !ok {
+		s.mu.Unlock()
+		c.rejectAttr(batchreq.PBSE_BADATVAL, &body.Attrs[0])
+		return
+	}
 	if bits&holdSystem != 0 && !c.perm.mgr || bits&holdOther != 0 && !c.perm.oper && !c.perm.mgr {
 		s.mu.Unlock()
 		c.reject(batchreq.PBSE_PERM, "")
@@ -266,11 +286,6 @@ func (s *Server) handleHoldRelease(c *conn, req *batchreq.Request) {
 	}
 	var ops []store.Op
 	for _, j := range targets {
-		if j.state == stComplete || j.state == stExiting {
-			s.mu.Unlock()
-			c.reject(batchreq.PBSE_BADSTATE, "invalid state for job - "+stateName(j.state))
-			return
-		}
 		if hold {
 			j.hold |= bits
 			s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Holds %s set at request of %s", letters, c.requester())
@@ -483,7 +498,7 @@ func (s *Server) handleMoveJob(c *conn, req *batchreq.Request) {
 	}
 	if j.state != stQueued && j.state != stHeld && j.state != stWaiting {
 		s.mu.Unlock()
-		c.reject(batchreq.PBSE_BADSTATE, "")
+		c.reject(batchreq.PBSE_BADSTATE, finishedState(j))
 		return
 	}
 	dest := s.parseDestination(body.Destination)
@@ -552,7 +567,15 @@ func (s *Server) handleOrderJob(c *conn, req *batchreq.Request) {
 		s.mu.Unlock()
 		c.reject(batchreq.PBSE_PERM, batchreq.MsgNotPermitted)
 		return
-	case a.state == stRunning || b.state == stRunning || a.state == stComplete || b.state == stComplete:
+	case finishedState(a) != "":
+		s.mu.Unlock()
+		c.reject(batchreq.PBSE_BADSTATE, finishedState(a))
+		return
+	case finishedState(b) != "":
+		s.mu.Unlock()
+		c.reject(batchreq.PBSE_BADSTATE, finishedState(b))
+		return
+	case a.state == stRunning || b.state == stRunning:
 		s.mu.Unlock()
 		c.reject(batchreq.PBSE_BADSTATE, "")
 		return
@@ -622,58 +645,4 @@ func (s *Server) handleRegistDep(c *conn, req *batchreq.Request) {
 		return
 	}
 	s.commitAndReply(c, ops, batchreq.NullReply())
-}
-
-// handleRunningOnly serves the requests that need a running job and the
-// MOM link (MessJob, SignalJob, Rerun, RunJob, CheckpointJob): for jobs
-// that are not running they give TORQUE's errors.
-func (s *Server) handleRunningOnly(c *conn, req *batchreq.Request) {
-	var id string
-	switch b := req.Body.(type) {
-	case *batchreq.JobID:
-		id = b.ID
-	case *batchreq.Manage:
-		id = b.ObjName
-	case *batchreq.MessJob:
-		id = b.JobID
-	case *batchreq.SignalJob:
-		id = b.JobID
-	case *batchreq.RunJob:
-		id = b.JobID
-	}
-	isRun := req.Type == batchreq.PBS_BATCH_RunJob || req.Type == batchreq.PBS_BATCH_AsyrunJob
-	if isRun && !c.perm.oper && !c.perm.mgr {
-		c.reject(batchreq.PBSE_PERM, "")
-		return
-	}
-	s.mu.RLock()
-	j := s.findJob(id)
-	var state int
-	var perm bool
-	if j != nil {
-		state = j.state
-		perm = c.perm.oper || c.perm.mgr || j.ownerUser() == c.req.User
-	}
-	s.mu.RUnlock()
-	if j == nil {
-		s.unknownJob(c, id, batchreq.MsgCannotLocateJob)
-		return
-	}
-	if !perm {
-		c.reject(batchreq.PBSE_PERM, batchreq.MsgNotPermitted)
-		return
-	}
-	if isRun {
-		if state == stRunning || state == stExiting {
-			c.reject(batchreq.PBSE_BADSTATE, "job already running")
-			return
-		}
-		c.reject(batchreq.PBSE_NORELYMOM, "")
-		return
-	}
-	if state != stRunning {
-		c.reject(batchreq.PBSE_BADSTATE, "")
-		return
-	}
-	c.reject(batchreq.PBSE_NORELYMOM, "")
 }

@@ -29,6 +29,13 @@ const staleExtension = "\x40\x8e\xf2\x16\xd6\x55"
 // runningTarget looks up the job of a relayed request and checks that
 // it is running and that the requester may act on it. It returns the
 // mother superior host or sends the rejection and returns "".
+//
+// The checks come in TORQUE's order (spec 02 §8 and §10): the common job
+// checks (unknown job; a requester who is neither the owner nor an
+// operator or manager; a job exiting or complete), then the state (the job
+// must be running), and only then the operator privilege that suspend,
+// resume and rerun need: the owner's qrerun of a queued job is "Request
+// invalid for state of job", not "Unauthorized Request".
 func (s *Server) runningTarget(c *conn, id string, needOper bool) (*Job, string) {
 	s.mu.RLock()
 	j := s.findJob(id)
@@ -42,21 +49,32 @@ func (s *Server) runningTarget(c *conn, id string, needOper bool) (*Job, string)
 		up = s.nodeUp(host)
 	}
 	s.mu.RUnlock()
+	oper := c.perm.oper || c.perm.mgr
 	switch {
 	case j == nil:
 		s.unknownJob(c, id, batchreq.MsgCannotLocateJob)
-	case !c.perm.oper && !c.perm.mgr && (needOper || !owner):
-		s.log.Logf(logline.EventSecurity, logline.ClassJob, j.id, "Unauthorized Request, request type: %d, Object: Job, Name: %s, request from: %s",
-			c.req.Type, j.id, c.requester())
-		c.reject(batchreq.PBSE_PERM, "")
+	case !oper && !owner:
+		s.unauthorized(c, j)
+		c.reject(batchreq.PBSE_PERM, batchreq.MsgNotPermitted)
+	case state == stExiting || state == stComplete:
+		c.reject(batchreq.PBSE_BADSTATE, "invalid state for job - "+stateName(state))
 	case state != stRunning:
 		c.reject(batchreq.PBSE_BADSTATE, "")
+	case !oper && needOper:
+		s.unauthorized(c, j)
+		c.reject(batchreq.PBSE_PERM, "")
 	case !up && !(c.req.Type == batchreq.PBS_BATCH_Rerun && c.req.Extension == "force"):
 		c.reject(batchreq.PBSE_NORELYMOM, "")
 	default:
 		return j, host
 	}
 	return nil, ""
+}
+
+// unauthorized logs the security line of a refused job request.
+func (s *Server) unauthorized(c *conn, j *Job) {
+	s.log.Logf(logline.EventSecurity, logline.ClassJob, j.id, "Unauthorized Request, request type: %d, Object: Job, Name: %s, request from: %s",
+		c.req.Type, j.id, c.requester())
 }
 
 // relayReply passes a MOM's reply (or a relay failure) to the client.

@@ -99,10 +99,8 @@ func (s *Server) registerRunHandlers() {
 func (s *Server) handleRunJob(c *conn, req *batchreq.Request) {
 	body := req.Body.(*batchreq.RunJob)
 	async := req.Type == batchreq.PBS_BATCH_AsyrunJob
-	if !c.perm.oper && !c.perm.mgr {
-		c.reject(batchreq.PBSE_PERM, "")
-		return
-	}
+	// TORQUE's order (spec 02 §10): the common job checks, the job's
+	// state, then the operator privilege RunJob needs.
 	s.mu.Lock()
 	j := s.findJob(body.JobID)
 	if j == nil {
@@ -110,10 +108,11 @@ func (s *Server) handleRunJob(c *conn, req *batchreq.Request) {
 		s.unknownJob(c, body.JobID, batchreq.MsgCannotLocateJob)
 		return
 	}
+	oper := c.perm.oper || c.perm.mgr
 	switch {
-	case j.array != nil:
+	case !s.permitted(c, j):
 		s.mu.Unlock()
-		c.reject(batchreq.PBSE_IVALREQ, "cannot run an array template")
+		c.reject(batchreq.PBSE_PERM, batchreq.MsgNotPermitted)
 		return
 	case j.state == stRunning || j.state == stExiting || j.state == stTransit:
 		s.mu.Unlock()
@@ -122,6 +121,15 @@ func (s *Server) handleRunJob(c *conn, req *batchreq.Request) {
 	case j.state == stComplete:
 		s.mu.Unlock()
 		c.reject(batchreq.PBSE_BADSTATE, "invalid state for job - COMPLETE")
+		return
+	case !oper:
+		s.unauthorized(c, j)
+		s.mu.Unlock()
+		c.reject(batchreq.PBSE_PERM, "")
+		return
+	case j.array != nil:
+		s.mu.Unlock()
+		c.reject(batchreq.PBSE_IVALREQ, "cannot run an array template")
 		return
 	case j.queue == nil || !j.queue.isExec():
 		s.mu.Unlock()

@@ -27,6 +27,7 @@ import (
 	"gopbs/sched/config"
 	"gopbs/sched/fairshare"
 	"gopbs/sched/momquery"
+	"gopbs/sched/nas"
 	"gopbs/sched/placement"
 	"gopbs/sched/policy"
 	"gopbs/sched/schedlog"
@@ -61,6 +62,12 @@ type Options struct {
 	// as TORQUE does, even when its own node model says the job cannot
 	// fit now (see policy.Scheduler.NoPrefilter).
 	NoPrefilter bool
+	// Policy selects the policy: PolicyAuto ("" too), PolicyFIFO or
+	// PolicyNAS (see nasConfigPath).
+	Policy string
+	// NASConfig is the NAS configuration file to read instead of
+	// sched_priv/config (pbs_sched takes it from PBSSCHED_CONFIG).
+	NASConfig string
 }
 
 // Daemon is a running scheduler.
@@ -73,8 +80,12 @@ type Daemon struct {
 	Sched *policy.Scheduler
 	Mom   momquery.Querier
 
-	// running is the policy that runs the cycles.
+	// running is the policy that runs the cycles: Sched or nas.
 	running policy.Policy
+	// nas is the NAS policy when it is the one that runs.
+	nas *nas.Scheduler
+	// fatal is set when the policy found problems it cannot run with.
+	fatal error
 
 	// Now is the clock (tests replace it).
 	Now func() time.Time
@@ -113,9 +124,11 @@ func New(opts Options, mom momquery.Querier) (*Daemon, error) {
 		return nil, err
 	}
 	if err := d.ReadClientConfig(); err != nil {
+		d.Close()
 		return nil, err
 	}
 	if err := d.LoadPolicy(); err != nil {
+		d.Close()
 		return nil, err
 	}
 	d.lastSync = d.Now()
@@ -149,11 +162,20 @@ func (d *Daemon) Policy() *policy.Scheduler {
 // PrivPath returns the path of a file in sched_priv.
 func (d *Daemon) PrivPath(name string) string { return filepath.Join(d.priv, name) }
 
-// LoadPolicy (re)reads sched_config, holidays, dedicated_time,
-// resource_group and the usage file; it saves the current usage first.
+// LoadPolicy (re)reads the policy files. The NAS policy reads its
+// configuration (see nasConfigPath); the FIFO policy sched_config,
+// holidays, dedicated_time, resource_group and the usage file, saving
+// the current usage first.
 func (d *Daemon) LoadPolicy() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	path, err := d.nasConfigPath()
+	if err != nil {
+		return err
+	}
+	if path != "" {
+		return d.loadNAS(path)
+	}
 	if d.Sched != nil && d.Sched.FairShare != nil {
 		d.saveUsage()
 	}
@@ -190,7 +212,7 @@ func (d *Daemon) LoadPolicy() error {
 	if d.Sched != nil {
 		s.Location = d.Sched.Location
 	}
-	d.Sched, d.running = s, s
+	d.Sched, d.running, d.nas = s, s, nil
 	d.Log.SetFilter(cfg.LogFilter)
 	return nil
 }
@@ -391,6 +413,9 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener) error {
 			continue
 		}
 		if d.Handle(ctx, c) {
+			if d.fatal != nil {
+				return d.fatal
+			}
 			return ErrQuit
 		}
 	}
@@ -414,6 +439,11 @@ func (d *Daemon) Handle(ctx context.Context, c net.Conn) (quit bool) {
 	case batchreq.SCH_SCHEDULE_NEW, batchreq.SCH_SCHEDULE_TERM, batchreq.SCH_SCHEDULE_TIME,
 		batchreq.SCH_SCHEDULE_CMD, batchreq.SCH_SCHEDULE_FIRST:
 		_, err := d.Cycle(ctx, conn)
+		if d.nas != nil && d.nas.Fatal() != nil {
+			// the first cycle's queue sanity checks failed (logged)
+			d.fatal = fmt.Errorf("queue sanity: %w", ErrNotStarted)
+			return true
+		}
 		if err != nil || !time.Now().Before(deadline) {
 			var ne net.Error
 			if !time.Now().Before(deadline) || errors.As(err, &ne) && ne.Timeout() {

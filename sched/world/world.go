@@ -116,6 +116,14 @@ type Job struct {
 	// StartTime is when a running job started (start_time), zero if
 	// unknown; with Walltime it tells when its resources free up.
 	StartTime time.Time
+	// ETime, CTime and MTime are the job's etime (eligible since), ctime
+	// (created) and mtime (last modified) attributes, zero if not
+	// reported.
+	ETime, CTime, MTime time.Time
+	// Interactive is the interactive attribute (qsub -I).
+	Interactive bool
+	// Account is the Account_Name attribute ("" if none).
+	Account string
 
 	// Requested resources (Resource_List); unset sizes/times are -1.
 	CPUT     time.Duration
@@ -413,9 +421,17 @@ func FromJob(id string, q *Queue, attrs []Attr) *Job {
 		case "exec_host":
 			j.ExecHost = a.Value
 		case "start_time":
-			if n, err := strconv.ParseInt(a.Value, 10, 64); err == nil {
-				j.StartTime = time.Unix(n, 0)
-			}
+			j.StartTime = unixTime(a.Value)
+		case "etime":
+			j.ETime = unixTime(a.Value)
+		case "ctime":
+			j.CTime = unixTime(a.Value)
+		case "mtime":
+			j.MTime = unixTime(a.Value)
+		case "interactive":
+			j.Interactive = parseTrue(a.Value)
+		case "Account_Name":
+			j.Account = a.Value
 		case "Resource_List":
 			j.setRequest(a.Resource, a.Value)
 		case "resources_used":
@@ -427,6 +443,16 @@ func FromJob(id string, q *Queue, attrs []Attr) *Job {
 		}
 	}
 	return j
+}
+
+// unixTime reads a time attribute (seconds since the epoch); zero if it
+// is not a number.
+func unixTime(v string) time.Time {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return time.Time{}
+	}
+	return time.Unix(n, 0)
 }
 
 func (j *Job) setRequest(resource, v string) {

@@ -85,6 +85,13 @@ func TestFromCapturedObjects(t *testing.T) {
 		j.QTime.Unix() != 1795310669 || j.CPUT != -1 || j.UsedCPUT != 7*time.Second || j.Mem != -1 {
 		t.Errorf("job %+v", j)
 	}
+	k := FromJob("13.vm", q, []Attr{{Name: "etime", Value: "1795310600"}, {Name: "ctime", Value: "1795310500"},
+		{Name: "mtime", Value: "1795310700"}, {Name: "interactive", Value: "True"}, {Name: "Account_Name", Value: "proj1"},
+		{Name: "start_time", Value: "x"}})
+	if k.ETime.Unix() != 1795310600 || k.CTime.Unix() != 1795310500 || k.MTime.Unix() != 1795310700 || !k.Interactive ||
+		k.Account != "proj1" || !k.StartTime.IsZero() {
+		t.Errorf("job times %+v", k)
+	}
 	n := FromNode("vm", []Attr{{Name: "state", Value: "job-exclusive,busy"}, {Name: "np", Value: "2"},
 		{Name: "ntype", Value: "cluster"}, {Name: "jobs", Value: "0/12.vm, 1/13.vm"}, {Name: "properties", Value: "big,fast"}})
 	if n.NP != 2 || n.UsedSlots != 2 || !n.JobExclusive || n.TimeShared || !n.Up() || !n.HasProperty("fast") || !n.HasProperty("vm") {

@@ -1,8 +1,19 @@
-// Command pbs_sched is the GoPBS scheduler: TORQUE's FIFO scheduler
-// policy, driven by pbs_server over the scheduler port.
+// Command pbs_sched is the GoPBS scheduler, driven by pbs_server over the
+// scheduler port: TORQUE's FIFO scheduler policy (sched_priv/sched_config),
+// or the NAS scheduler's policy (seed 000) when its configuration is in
+// the NAS form.
 //
 //	pbs_sched [-d home] [-L logfile] [-S port] [-R momport] [-p outfile]
-//	          [-c configfile] [-a alarm] [-D] [-prefilter-nodes=false] [--version]
+//	          [-c configfile] [-a alarm] [-D] [-prefilter-nodes=false]
+//	          [-policy auto|fifo|nas] [--version]
+//
+// -policy auto (the default) runs the NAS policy when PBSSCHED_CONFIG
+// names its configuration file, or when sched_priv/config or
+// sched_priv/sched_config is in the NAS form ("<OPTION> <argument>" lines
+// of the NAS options); otherwise the FIFO policy. -policy fifo and
+// -policy nas force the choice. With the NAS policy, SIGHUP also re-reads
+// its configuration; a configuration with syntax errors or sanity
+// problems stops the start (the reasons are logged and printed).
 //
 // -prefilter-nodes=false makes it ask the server to run (or query nodes
 // for) every eligible job, as TORQUE does, even when its own node model
@@ -74,6 +85,7 @@ func run(args []string, stderr io.Writer) int {
 	alarm := fs.Int("a", int(daemon.DefaultAlarm/time.Second), "seconds a scheduling cycle may take")
 	foreground := fs.Bool("D", false, "stay in the foreground")
 	prefilter := fs.Bool("prefilter-nodes", true, "skip the node query or RunJob of jobs the scheduler's own node model says cannot fit now (false: ask the server about every job, as TORQUE)")
+	pol := fs.String("policy", daemon.PolicyAuto, "scheduling policy: auto (by the configuration file's form), fifo or nas")
 	listen := fs.String("listen", "", "address to listen on (default: the address the local host name resolves to, as TORQUE)")
 	version := fs.Bool("version", false, "print the version and exit")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -108,7 +120,7 @@ func run(args []string, stderr io.Writer) int {
 
 	opts := daemon.Options{Home: *home, LogFile: *logFile, Port: *port, MomPort: *momPort,
 		ConfigFile: *cfgFile, Alarm: time.Duration(*alarm) * time.Second, Argv0: args[0], Stderr: stderr,
-		NoPrefilter: !*prefilter, ListenAddr: *listen}
+		NoPrefilter: !*prefilter, ListenAddr: *listen, Policy: *pol, NASConfig: os.Getenv("PBSSCHED_CONFIG")}
 	ready := child.Ready
 	err = serve(opts, ready)
 	if err != nil && !errors.Is(err, daemon.ErrQuit) {
@@ -150,8 +162,7 @@ func serve(opts daemon.Options, ready func(error)) error {
 	signal.Notify(hup, syscall.SIGHUP)
 	go func() {
 		for range hup {
-			d.Log.Reopen()
-			d.ReadClientConfig()
+			d.Hangup()
 		}
 	}()
 	return d.Serve(ctx, ln)
