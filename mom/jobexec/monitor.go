@@ -156,6 +156,7 @@ func (e *Engine) Poll() {
 		}
 	}
 	e.mu.Unlock()
+	e.periodicCheckpoints(now)
 	for _, a := range actions {
 		switch {
 		case a.exited:

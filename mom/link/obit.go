@@ -220,6 +220,7 @@ func (m *Mom) jobObit(ctx context.Context, j *job) error {
 	if !j.sidSent && j.sid > 0 {
 		attrs = append(attrs, batchreq.NewAttr("session_id", fmt.Sprint(j.sid)))
 	}
+	attrs = append(attrs, checkpointAttrs(ex.CheckpointName, ex.CheckpointTime)...)
 	if status == jobexec.JOB_EXEC_OVERLIMIT && ex.Message != "" {
 		// GoPBS: the job's comment names the limit it passed, as its
 		// stderr file does (README, deliberate differences).
