@@ -825,4 +825,3 @@ func (e *Engine) Sessions() []int {
 	sort.Ints(out)
 	return out
 }
-
