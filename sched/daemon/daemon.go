@@ -439,9 +439,7 @@ func (d *Daemon) Handle(ctx context.Context, c net.Conn) (quit bool) {
 	case batchreq.SCH_SCHEDULE_NEW, batchreq.SCH_SCHEDULE_TERM, batchreq.SCH_SCHEDULE_TIME,
 		batchreq.SCH_SCHEDULE_CMD, batchreq.SCH_SCHEDULE_FIRST:
 		_, err := d.Cycle(ctx, conn)
-		if d.nas != nil && d.nas.Fatal() != nil {
-			// the first cycle's queue sanity checks failed (logged)
-			d.fatal = fmt.Errorf("queue sanity: %w", ErrNotStarted)
+		if d.policyFatal() {
 			return true
 		}
 		if err != nil || !time.Now().Before(deadline) {

@@ -176,6 +176,19 @@ func isLocalHost(host string) bool {
 	return false
 }
 
+// policyFatal reports whether the running policy found problems it
+// cannot run with (the NAS policy's queue sanity checks at its first
+// cycle, logged); it records them for Serve to return.
+func (d *Daemon) policyFatal() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.nas == nil || d.nas.Fatal() == nil {
+		return false
+	}
+	d.fatal = fmt.Errorf("queue sanity: %w", ErrNotStarted)
+	return true
+}
+
 // Hangup is SIGHUP: reopen the log, re-read the -c file and, for the NAS
 // policy, its configuration (TORQUE's FIFO scheduler re-reads
 // sched_config only on the CONFIGURE command). A configuration that no
@@ -191,6 +204,11 @@ func (d *Daemon) Hangup() {
 	if isNAS {
 		if err := d.LoadPolicy(); err != nil {
 			d.Log.Log(logline.EventError, logline.ClassServer, "hangup", err.Error()+" (keeping the running configuration)")
+			d.mu.Lock()
+			if d.nas != nil && d.nas.Config.ServerHost != "" {
+				d.trustHost(d.nas.Config.ServerHost) // the -c file was re-read without it
+			}
+			d.mu.Unlock()
 		}
 	}
 }

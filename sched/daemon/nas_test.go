@@ -221,10 +221,38 @@ func TestNASHangupRereads(t *testing.T) {
 	if !strings.Contains(logText(c), "1.srv;TEST_ONLY: would move the job to queue small and run it") {
 		t.Errorf("decision not logged:\n%s", logText(c))
 	}
-	// a broken file keeps the running configuration
+	// a broken file keeps the running configuration, SERVER_HOST trusted
+	os.WriteFile(filepath.Join(home, "sched_priv", "config"), []byte(nasConfig+"SERVER_HOST 192.0.2.9\n"), 0o644)
+	c.d.Hangup()
 	os.WriteFile(filepath.Join(home, "sched_priv", "config"), []byte("SUBMIT_QUEUE\n"), 0o644)
 	c.d.Hangup()
-	if !c.d.nas.Config.TestOnly || !strings.Contains(logText(c), "keeping the running configuration") {
+	if c.d.nas.Config.ServerHost != "192.0.2.9" || !strings.Contains(logText(c), "keeping the running configuration") {
 		t.Error("a broken configuration replaced the running one")
+	}
+	if r := c.d.allowed(&net.TCPAddr{IP: net.ParseIP("192.0.2.9"), Port: 1000}); r != "" {
+		t.Errorf("SERVER_HOST no longer trusted: %s", r)
+	}
+}
+
+func TestNASServerHostTrusted(t *testing.T) {
+	home := nasHome(t, map[string]string{"config": nasConfig + "SERVER_HOST 192.0.2.9\n"})
+	d, err := New(Options{Home: home, Stderr: io.Discard}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if r := d.allowed(&net.TCPAddr{IP: net.ParseIP("192.0.2.9"), Port: 1000}); r != "" {
+		t.Errorf("SERVER_HOST refused: %s", r)
+	}
+	if r := d.allowed(&net.TCPAddr{IP: net.ParseIP("192.0.2.10"), Port: 1000}); r != "unauthorized host" {
+		t.Errorf("another host: %q", r)
+	}
+}
+
+func TestIsLocalHost(t *testing.T) {
+	for host, want := range map[string]bool{"127.0.0.1": true, "::1": true, "localhost": true, "192.0.2.1": false} {
+		if got := isLocalHost(host); got != want {
+			t.Errorf("%s: %v", host, got)
+		}
 	}
 }

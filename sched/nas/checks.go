@@ -230,6 +230,9 @@ func (c *cycle) restartAction() (resubmitted []*world.Job) {
 					continue
 				}
 				sub := c.queues[cfg.SubmitQueue.Queue]
+				if sub == nil {
+					continue
+				}
 				if err := c.act.MoveJob(j, sub.Name); err != nil {
 					c.log(j, "move failed: "+err.Error())
 					continue

@@ -365,9 +365,11 @@ func (c *cycle) block(j *world.Job, stage, reason string, optional bool) {
 }
 
 // reject deletes a job that can never run (the seed: "These jobs are
-// immediately rejected").
+// immediately rejected"), its comment and the DeleteJob message (mailed
+// to the owner) saying why.
 func (c *cycle) reject(j *world.Job, msg string) {
 	c.log(j, msg)
+	c.comment(j, msg, false)
 	if c.s.Config.TestOnly {
 		c.log(j, "TEST_ONLY: would delete the job")
 		return

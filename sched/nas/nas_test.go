@@ -34,7 +34,7 @@ func TestSubmitToBatchQueues(t *testing.T) {
 		"move 1.srv small", "comment 1.srv Started on Mon Nov 23 09:00:00 2026", "run 1.srv",
 		"move 2.srv large", "comment 2.srv Started on Mon Nov 23 09:00:00 2026", "run 2.srv",
 		"move 3.srv large", "comment 3.srv Started on Mon Nov 23 09:00:00 2026", "run 3.srv",
-		"delete 4.srv " + MessageRejected,
+		"comment 4.srv " + MessageRejected, "delete 4.srv " + MessageRejected,
 	}
 	if !reflect.DeepEqual(calls, want) {
 		t.Errorf("calls\n%q\nwant\n%q", calls, want)
@@ -108,7 +108,7 @@ func TestTestOnlyChangesNothing(t *testing.T) {
 		t.Errorf("stats %+v, job %c in %s %q", st, a.State, a.Queue.Name, a.Comment)
 	}
 	for _, want := range []string{"1.srv: TEST_ONLY: would move the job to queue small and run it",
-		"2.srv: " + MessageRejected, "2.srv: TEST_ONLY: would delete the job",
+		"2.srv: " + MessageRejected, "2.srv: TEST_ONLY: would set comment: " + MessageRejected, "2.srv: TEST_ONLY: would delete the job",
 		"3.srv: " + CommentNoRoom, "3.srv: TEST_ONLY: would set comment: " + CommentNoRoom} {
 		if !h.logged(want) {
 			t.Errorf("not logged: %q in %q", want, h.logs)

@@ -3,9 +3,11 @@ package nas
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -379,4 +381,36 @@ func TestUsageDecay(t *testing.T) {
 	if _, err := ReadAllocations(path); err == nil {
 		t.Error("bad allocations file accepted")
 	}
+}
+
+// FuzzParsers feeds arbitrary text to the parsers of the files the policy
+// reads: the dedicated time command's output, the usage file and the
+// allocations file. None may panic; what they accept must be sane.
+func FuzzParsers(f *testing.F) {
+	f.Add(scheduleOutput)
+	f.Add("time 1795310600\nuser alice 12.5\naccount proj1 3.25\n")
+	f.Add("# account node-hours\nproj1 1000\ndefault 10 # others\n")
+	f.Add("PIGLET 02/30/2026 25:00-1:00 13/01/2026\n user -1 NaN\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		ps, _ := ParseSchedule([]byte(text), "PIGLET", time.UTC)
+		for i, p := range ps {
+			if !p.End.After(p.Start) || i > 0 && p.Start.Before(ps[i-1].Start) {
+				t.Fatalf("period %d %+v", i, p)
+			}
+		}
+		if u, err := ParseUsage(strings.NewReader(text)); err == nil {
+			for _, v := range u.Users {
+				if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+					t.Fatalf("usage %v", v)
+				}
+			}
+		}
+		if a, err := ParseAllocations(strings.NewReader(text)); err == nil {
+			for _, v := range a {
+				if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+					t.Fatalf("allocation %v", v)
+				}
+			}
+		}
+	})
 }

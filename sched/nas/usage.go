@@ -78,16 +78,25 @@ func (u *Usage) Charge(user, account string, nodeHours float64) {
 
 // ReadUsage reads a usage file; a missing file is empty usage.
 func ReadUsage(path string) (*Usage, error) {
-	u := NewUsage()
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return u, nil
+		return NewUsage(), nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read usage: %w", err)
 	}
 	defer f.Close()
-	err = eachLine(f, func(n int, fields []string) error {
+	u, err := ParseUsage(f)
+	if err != nil {
+		return nil, fmt.Errorf("usage file %s: %w", path, err)
+	}
+	return u, nil
+}
+
+// ParseUsage reads the content of a usage file.
+func ParseUsage(r io.Reader) (*Usage, error) {
+	u := NewUsage()
+	err := eachLine(r, func(n int, fields []string) error {
 		switch {
 		case len(fields) == 2 && fields[0] == "time":
 			sec, err := strconv.ParseInt(fields[1], 10, 64)
@@ -111,7 +120,7 @@ func ReadUsage(path string) (*Usage, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("usage file %s: %w", path, err)
+		return nil, err
 	}
 	return u, nil
 }
@@ -177,8 +186,17 @@ func ReadAllocations(path string) (Allocations, error) {
 		return nil, fmt.Errorf("read allocations: %w", err)
 	}
 	defer f.Close()
+	a, err := ParseAllocations(f)
+	if err != nil {
+		return nil, fmt.Errorf("allocations file %s: %w", path, err)
+	}
+	return a, nil
+}
+
+// ParseAllocations reads the content of an allocations file.
+func ParseAllocations(r io.Reader) (Allocations, error) {
 	a := Allocations{}
-	err = eachLine(f, func(n int, fields []string) error {
+	err := eachLine(r, func(n int, fields []string) error {
 		if len(fields) != 2 {
 			return fmt.Errorf("expected '<account> <node-hours>'")
 		}
@@ -190,7 +208,7 @@ func ReadAllocations(path string) (Allocations, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("allocations file %s: %w", path, err)
+		return nil, err
 	}
 	return a, nil
 }
@@ -209,6 +227,7 @@ func (a Allocations) Of(account string) (float64, bool) {
 // comment; an error names the line.
 func eachLine(r io.Reader, fn func(n int, fields []string) error) error {
 	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
 	n := 0
 	for sc.Scan() {
 		n++

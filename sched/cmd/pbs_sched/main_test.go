@@ -43,3 +43,18 @@ func TestForegroundLockConflict(t *testing.T) {
 		t.Errorf("log files %v", log)
 	}
 }
+
+func TestNASSyntaxErrorStopsTheStart(t *testing.T) {
+	t.Chdir(".") // run changes to sched_priv; restore afterwards
+	home := t.TempDir()
+	priv := filepath.Join(home, "sched_priv")
+	os.MkdirAll(priv, 0o755)
+	os.MkdirAll(filepath.Join(home, "sched_logs"), 0o755)
+	os.WriteFile(filepath.Join(priv, "config"), []byte("SUBMIT_QUEUE submit\nBATCH_QUEUES batch\nTEST_ONLY\n"), 0o644)
+	var stderr bytes.Buffer
+	code := run([]string{"pbs_sched", "-D", "-d", home, "-S", "0", "-listen", "127.0.0.1"}, &stderr)
+	if code != 1 || !strings.Contains(stderr.String(), "config line 3: TEST_ONLY: missing argument <boolean>") ||
+		!strings.Contains(stderr.String(), "the scheduler will not start") {
+		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	}
+}
