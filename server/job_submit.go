@@ -351,6 +351,7 @@ func defaultPath(v, host, workdir, name, suffix, seq string) string {
 // applyDefaults fills unset resources from the queue's and the server's
 // resources_default and derives nodect/neednodes from nodes.
 func (s *Server) applyDefaults(j *Job, q *Queue) {
+	applyCheckpointDefaults(j, q)
 	for _, r := range q.attrs.resources(pbsattr.QueueResourcesDefault) {
 		if _, ok := j.attrs.lookupRes(pbsattr.JobResourceList, r.res); !ok {
 			j.attrs.setRes(pbsattr.JobResourceList, r.res, r.val)
@@ -510,7 +511,7 @@ func (s *Server) admitFrom(j *Job, q *Queue, host string, mgrMove, routed bool) 
 			return batchreq.ErrorReply(batchreq.PBSE_EXCQRESC, "", "cannot satisfy "+where+" max "+r.res+" requirement")
 		}
 	}
-	return nil
+	return s.refuseCheckpoints(j, q)
 }
 
 func (s *Server) handleJobCred(c *conn, req *batchreq.Request) {

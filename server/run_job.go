@@ -349,7 +349,11 @@ func (s *Server) finishRun(j *Job, p *batchreq.Reply) bool {
 	}
 	*p = *batchreq.NullReply()
 	m := s.mailJob(j, 'b', false, "")
-	s.acct.Record(pbslog.AcctStart, j.id, s.acctJobText(j))
+	if j.attrs.get(pbsattr.JobCheckpointName) != "" {
+		s.acct.Record(pbslog.AcctRestart, j.id, "Restart from checkpoint")
+	} else {
+		s.acct.Record(pbslog.AcctStart, j.id, s.acctJobText(j))
+	}
 	wait := s.store.Submit(s.saveJobOp(j))
 	s.mu.Unlock()
 	wait()
@@ -371,7 +375,10 @@ func (s *Server) abandonRun(j *Job, why string) {
 // with s.mu held.
 func (s *Server) requeue(j *Job) {
 	j.attrs.set(pbsattr.JobExecHost, "")
-	j.attrs.set(pbsattr.JobSessionID, "")
+	if !j.attrs.has(pbsattr.JobCheckpointName) {
+		// kept for a restart: the MOM's restart program gets it
+		j.attrs.set(pbsattr.JobSessionID, "")
+	}
 	j.attrs.set(pbsattr.JobExecGpus, "")
 	s.run.forget(j.id)
 	s.setState(j, stQueued, ssQueued)

@@ -180,5 +180,24 @@ func TestCheckpointRefused(t *testing.T) {
 	if st, h := cl.job(id, "job_state"), cl.job(id, "Hold_Types"); st != "R" || h != "u" {
 		t.Errorf("after qhold without checkpoints: state %s, Hold_Types %q; want R, u", st, h)
 	}
+	// A running job made checkpointable (qalter -c enabled): the MOM,
+	// without $checkpoint_script, refuses qchkpt (PBSE_NOSUP) and the
+	// hold is kept while the job runs on.
+	if p := cl.c.Do(batchreq.NewRequest(batchreq.PBS_BATCH_ModifyJob, "root", &batchreq.Manage{Command: batchreq.MGR_CMD_SET,
+		ObjType: batchreq.MGR_OBJ_JOB, ObjName: id, Attrs: batchreq.AttrList{batchreq.NewAttr("Checkpoint", "enabled")}})); p.Code != 0 {
+		t.Fatalf("qalter -c enabled: %d %s", p.Code, p.Text)
+	}
+	if p := cl.manage(batchreq.PBS_BATCH_CheckpointJob, id); p.Code != batchreq.PBSE_NOSUP {
+		t.Errorf("qchkpt without a checkpoint script: %d %q, want PBSE_NOSUP", p.Code, p.Text)
+	}
+	if p := cl.manage(batchreq.PBS_BATCH_HoldJob, id, batchreq.NewAttr("Hold_Types", "o")); p.Code != 0 {
+		t.Fatalf("qhold -h o: %d %s", p.Code, p.Text)
+	}
+	if st, h := cl.job(id, "job_state"), cl.job(id, "Hold_Types"); st != "R" || !strings.Contains(h, "o") || !strings.Contains(h, "u") {
+		t.Errorf("after qhold -h o without checkpoints: state %s, Hold_Types %q; want R, holds u and o", st, h)
+	}
+	if r := cl.record("C", id); r != "" {
+		t.Errorf("C record without a checkpoint: %q", r)
+	}
 	cl.c.Do(batchreq.NewRequest(batchreq.PBS_BATCH_DeleteJob, "root", &batchreq.Manage{Command: batchreq.MGR_CMD_DELETE, ObjType: batchreq.MGR_OBJ_JOB, ObjName: id}))
 }
