@@ -25,20 +25,17 @@ func TestMain(m *testing.M) {
 
 // cluster is a pbs_server and a pbs_mom for node localhost.
 type cluster struct {
-	t                      *testing.T
-	bins                   e2e.Programs
-	user                   *e2e.Account
-	svHome, momHome        string
-	outDir, mailFile       string
-	svPort, momPort        int
-	rmPort, schedPort      int
-	server, mom            *e2e.Daemon
-	c                      *batchconn.Conn
-	momConfig              string
-	serverEnv              []string
-	completedKeptFor       string
-	momArgs                []string
-	startedServer, started bool
+	t                 *testing.T
+	bins              e2e.Programs
+	user              *e2e.Account
+	svHome, momHome   string
+	outDir, mailFile  string
+	svPort, momPort   int
+	rmPort, schedPort int
+	server, mom       *e2e.Daemon
+	c                 *batchconn.Conn
+	momConfig         string
+	serverEnv         []string
 }
 
 // newCluster starts pbs_server (completed jobs kept, mail to a file) and
