@@ -41,6 +41,7 @@ type schedCluster struct {
 	svPort, momPort, rmPort, schdPort int
 	users                             [2]*e2e.Account
 	sched                             *e2e.Daemon
+	mom                               *e2e.Daemon
 	acctSeen                          map[string]int // accounting file → lines already returned
 }
 
@@ -84,7 +85,7 @@ func newSchedCluster(t *testing.T) *schedCluster {
 		"set server scheduler_iteration = 2",
 		"set server keep_completed = 0",
 		"create node localhost np=1")
-	c.start("pbs_mom", "-D", "-d", c.momHome, "-H", "localhost", "-M", ps(c.momPort), "-R", ps(c.rmPort), "-S", ps(c.svPort))
+	c.mom = c.start("pbs_mom", "-D", "-d", c.momHome, "-H", "localhost", "-M", ps(c.momPort), "-R", ps(c.rmPort), "-S", ps(c.svPort))
 	c.waitFor("node localhost to be free", 20*time.Second, func() bool {
 		out, _, _ := c.run(-1, "pbsnodes", "localhost")
 		return strings.Contains(out, "state = free") && strings.Contains(out, "opsys=")

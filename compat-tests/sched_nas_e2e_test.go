@@ -17,7 +17,9 @@ import (
 // queue. First in TEST_ONLY mode, which must change nothing; then, after
 // SIGHUP re-reads the configuration without TEST_ONLY, the jobs move from
 // the submit queue to the batch queue they fit and run, the special job
-// first; the job too big for any batch queue is rejected.
+// first; the job too big for any batch queue is rejected. Last,
+// HIGH_SYSTIME holds a job back while the MOM's site-defined systime
+// resource is high.
 func TestNASSchedulerEndToEnd(t *testing.T) {
 	c := newSchedCluster(t)
 	queue := func(name string, attrs ...string) []string {
@@ -138,6 +140,44 @@ MAX_USER_RUN_JOBS 4
 	if !strings.HasPrefix(vipComment, "Started on ") || !strings.HasSuffix(vipComment, " (special access job)") {
 		t.Errorf("special job comment %q", vipComment)
 	}
+
+	// HIGH_SYSTIME reads the MOM resource systime, which a site defines
+	// as a shell resource in mom_priv/config: at 50% no job starts, at
+	// 10% it does.
+	momConfig := filepath.Join(c.momHome, "mom_priv", "config")
+	base, err := os.ReadFile(momConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	setSystime := func(pct string) {
+		if err := os.WriteFile(momConfig, append(append([]byte{}, base...), "systime !echo "+pct+"\n"...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c.mom.Signal(syscall.SIGHUP)
+	}
+	setSystime("50")
+	if err := os.WriteFile(cfgPath, []byte(nasConfig+"HIGH_SYSTIME 30\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.sched.Signal(syscall.SIGHUP)
+	c.waitFor("the configuration to be re-read", 10*time.Second, func() bool {
+		return strings.Count(logs(), "NAS scheduler policy, configuration") == 3
+	})
+	sys := c.submit(e2eJob{name: "sys", queue: "submit", args: []string{"-l", "walltime=00:02:00"}})
+	c.qmgr("set server scheduling = true")
+	c.waitFor("the system-time comment", 30*time.Second, func() bool {
+		return c.jobComment(sys) == "Not Running: System CPU time is above HIGH_SYSTIME"
+	})
+	setSystime("10")
+	c.waitFor("the job to run once system time is low", 30*time.Second, func() bool {
+		for _, line := range c.accountingLines() {
+			if f := strings.SplitN(line, ";", 4); len(f) >= 3 && f[1] == "S" && f[2] == sys {
+				return true
+			}
+		}
+		return false
+	})
+	c.qmgr("set server scheduling = false")
 }
 
 // accountingLines returns the lines of the server's accounting files not

@@ -149,18 +149,38 @@ func Parse(b []byte) (*Job, error) {
 		UnType:   int32(le.Uint32(b[offUnType:])),
 	}
 	copy(j.Union[:], b[offUnion:FixedSize])
-	rest := b[FixedSize:]
-	off := FixedSize
+	attrs, end, err := ParseAttrs(b, FixedSize)
+	j.Attrs = attrs
+	if err != nil {
+		return j, err
+	}
+	if end < len(b) {
+		j.Extra = append([]byte(nil), b[end:]...)
+	}
+	return j, nil
+}
+
+// ParseAttrs decodes the attribute records (spec 13 §2) that start at
+// offset off of b, up to and including the end marker, as they follow the
+// fixed part of job, queue and serverdb files. It returns the records and
+// the offset just past the end marker. A corrupt record, or data that ends
+// before the end marker (the error then wraps io.ErrUnexpectedEOF),
+// returns the records decoded so far with the error, which names the
+// offset.
+func ParseAttrs(b []byte, off int) ([]Attr, int, error) {
+	if off < 0 || off > len(b) {
+		return nil, off, fmt.Errorf("attribute records at offset %d of %d bytes: %w", off, len(b), io.ErrUnexpectedEOF)
+	}
+	le := binary.LittleEndian
+	rest := b[off:]
+	var attrs []Attr
 	for {
 		if len(rest) < AttrHeaderSize {
-			return j, fmt.Errorf("attribute header at offset %d: %w", off, io.ErrUnexpectedEOF)
+			return attrs, off, fmt.Errorf("attribute header at offset %d: %w", off, io.ErrUnexpectedEOF)
 		}
 		tsize := int32(le.Uint32(rest[64:]))
 		if tsize == AttrEndMarker {
-			if len(rest) > AttrHeaderSize {
-				j.Extra = append([]byte(nil), rest[AttrHeaderSize:]...)
-			}
-			return j, nil
+			return attrs, off + AttrHeaderSize, nil
 		}
 		nameln := int32(le.Uint32(rest[68:]))
 		rescln := int32(le.Uint32(rest[72:]))
@@ -168,10 +188,10 @@ func Parse(b []byte) (*Job, error) {
 		flags := le.Uint32(rest[80:]) & 0xffff
 		if tsize <= AttrHeaderSize || nameln <= 0 || rescln < 0 || valln < 0 ||
 			int64(nameln)+int64(rescln)+int64(valln) != int64(tsize)-AttrHeaderSize {
-			return j, fmt.Errorf("corrupt attribute record at offset %d (size %d, lengths %d/%d/%d)", off, tsize, nameln, rescln, valln)
+			return attrs, off, fmt.Errorf("corrupt attribute record at offset %d (size %d, lengths %d/%d/%d)", off, tsize, nameln, rescln, valln)
 		}
 		if int(tsize) > len(rest) {
-			return j, fmt.Errorf("attribute record at offset %d needs %d bytes, %d left: %w", off, tsize, len(rest), io.ErrUnexpectedEOF)
+			return attrs, off, fmt.Errorf("attribute record at offset %d needs %d bytes, %d left: %w", off, tsize, len(rest), io.ErrUnexpectedEOF)
 		}
 		data := rest[AttrHeaderSize:tsize]
 		a := Attr{Name: cstring(data[:nameln]), Flags: flags, Size: int(valln)}
@@ -183,7 +203,7 @@ func Parse(b []byte) (*Job, error) {
 		if a.Size == len(a.Value)+1 {
 			a.Size = 0
 		}
-		j.Attrs = append(j.Attrs, a)
+		attrs = append(attrs, a)
 		rest = rest[tsize:]
 		off += int(tsize)
 	}

@@ -192,3 +192,34 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseAttrs checks the attribute records decoder at any offset: the
+// end it reports is within the input, and the records it returns
+// re-encode (AppendAttr) to no more bytes than they were read from (names
+// are taken up to a NUL, so they can only shrink).
+func FuzzParseAttrs(f *testing.F) {
+	var b []byte
+	b = AppendAttr(b, Attr{Name: "Job_Name", Value: "x", Flags: FlagSet})
+	b = AppendAttr(b, Attr{Name: "Resource_List", Resource: "walltime", Value: "01:00:00", Flags: FlagSet | FlagModify})
+	b = AppendAttr(b, Attr{Name: "depend", Value: "afterok:1.vm@vm", Size: DependFieldSize})
+	f.Add(AppendEndMarker(b), 0)
+	f.Add(b, 0)
+	f.Add(append([]byte{1, 2, 3}, AppendEndMarker(nil)...), 3)
+	f.Fuzz(func(t *testing.T, b []byte, off int) {
+		attrs, end, err := ParseAttrs(b, off)
+		if err != nil {
+			return
+		}
+		if end > len(b) || end < off+AttrHeaderSize {
+			t.Fatalf("end %d for %d bytes from %d", end, len(b), off)
+		}
+		var again []byte
+		for _, a := range attrs {
+			again = AppendAttr(again, a)
+		}
+		again = AppendEndMarker(again)
+		if len(again) > end-off {
+			t.Fatalf("%d records re-encode to %d bytes, read from %d", len(attrs), len(again), end-off)
+		}
+	})
+}

@@ -295,15 +295,15 @@ func allocServer(nodes, np, busy int) (*Server, *Job) {
 	seq := 0
 	for _, n := range s.nodes[:busy] {
 		for vp := range np {
-			j := &Job{id: fmt.Sprintf("%d.srv", seq), state: stQueued}
+			j := &Job{id: fmt.Sprintf("%d.srv", seq), state: pbsattr.StateQueued}
 			seq++
 			s.linkJob(j)
 			s.enqueue(j, q)
 			j.attrs.set(pbsattr.JobExecHost, n.name+"/"+strconv.Itoa(vp))
-			s.setState(j, stRunning, ssRunning)
+			s.setState(j, pbsattr.StateRunning, pbsattr.SubRunning)
 		}
 	}
-	j := &Job{id: "queued.srv", state: stQueued}
+	j := &Job{id: "queued.srv", state: pbsattr.StateQueued}
 	s.linkJob(j)
 	s.enqueue(j, q)
 	j.attrs.setRes(pbsattr.JobResourceList, "neednodes", "1:ppn="+strconv.Itoa(np))

@@ -280,7 +280,7 @@ func (s *Server) registrationRefused(j *Job, parent string, code int) {
 	msg := "Dependency request for job rejected by " + parent
 	s.log.Log(logline.EventJob, logline.ClassJob, j.id, msg)
 	j.hold |= holdUser
-	if j.state != stRunning {
+	if j.state != pbsattr.StateRunning {
 		j.lateHold |= holdUser
 	}
 	if s.run == nil {
@@ -301,7 +301,7 @@ func (s *Server) registerOne(j, p *Job, t, self string) int {
 	}
 	switch {
 	case strings.HasPrefix(t, "after"):
-		if p.state == stComplete {
+		if p.state == pbsattr.StateComplete {
 			return batchreq.PBSE_BADSTATE
 		}
 		s.addDep(p, mirror(t), self)
@@ -381,8 +381,8 @@ func (s *Server) checkSyncSet(master *Job) {
 func (s *Server) releaseDepHold(j *Job) {
 	if j.hold&holdSystem != 0 && !dependHolds(s, j) {
 		j.hold &^= holdSystem
-		if j.substate == ssDepnHold || j.substate == ssSyncHold {
-			j.substate = ssHeld
+		if j.substate == pbsattr.SubDepnHold || j.substate == pbsattr.SubSyncHold {
+			j.substate = pbsattr.SubHeld
 		}
 		s.evaluate(j)
 		s.touch(j)

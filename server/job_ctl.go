@@ -55,7 +55,7 @@ func (s *Server) permitted(c *conn, j *Job) bool {
 // reply (spec 02 §8) for a job that is exiting or complete, or "" for a
 // job in any other state.
 func finishedState(j *Job) string {
-	if j.state == stExiting || j.state == stComplete {
+	if j.state == pbsattr.StateExiting || j.state == pbsattr.StateComplete {
 		return "invalid state for job - " + stateName(j.state)
 	}
 	return ""
@@ -129,10 +129,10 @@ func (s *Server) handleDeleteJob(c *conn, req *batchreq.Request) {
 	var ops []store.Op
 	var running []*Job
 	for _, j := range targets {
-		if j.state == stComplete {
+		if j.state == pbsattr.StateComplete {
 			continue
 		}
-		if j.state == stRunning && !strings.HasPrefix(ext, "delpurge=") {
+		if j.state == pbsattr.StateRunning && !strings.HasPrefix(ext, "delpurge=") {
 			running = append(running, j) // through the MOM (mom_signal.go)
 			continue
 		}
@@ -183,16 +183,11 @@ func (s *Server) completeJob(j *Job, ok bool) []store.Op {
 			}
 		}
 	}
-	s.setState(j, stComplete, ssComplete)
-	s.log.Logf(logline.EventJob, logline.ClassJob, "NULL", "on_job_exit valid pjob: %p (substate=%d)", j, ssComplete)
+	s.setState(j, pbsattr.StateComplete, pbsattr.SubComplete)
+	s.log.Logf(logline.EventJob, logline.ClassJob, "NULL", "on_job_exit valid pjob: %p (substate=%d)", j, pbsattr.SubComplete)
 	now := s.now().Unix()
 	j.attrs.set(pbsattr.JobCompTime, strconv.FormatInt(now, 10))
-	keep := s.serverLong(pbsattr.SrvKeepCompleted, 0)
-	if j.queue != nil {
-		if v, ok := j.queue.long(pbsattr.QueueKeepCompleted); ok {
-			keep = v
-		}
-	}
+	keep := s.keepCompleted(j.queue)
 	qname := ""
 	if j.queue != nil {
 		qname = j.queue.name
@@ -212,7 +207,7 @@ func (s *Server) completeJob(j *Job, ok bool) []store.Op {
 		}
 	}
 	for _, x := range doomed {
-		if s.jobs[x.id] == nil || x.state == stComplete {
+		if s.jobs[x.id] == nil || x.state == pbsattr.StateComplete {
 			continue
 		}
 		s.log.Logf(logline.EventJob, logline.ClassJob, x.id, "Job deleted as result of dependency on job %s", j.id)
@@ -230,7 +225,7 @@ func (s *Server) purgeComplete(c *conn, ext string) {
 	var ops []store.Op
 	for j := s.head; j != nil; {
 		next := j.next
-		if j.state == stComplete {
+		if j.state == pbsattr.StateComplete {
 			ct, _ := strconv.ParseInt(j.attrs.get(pbsattr.JobCompTime), 10, 64)
 			if ct <= t {
 				ops = append(ops, s.purgeJob(j)...)
@@ -293,15 +288,15 @@ func (s *Server) handleHoldRelease(c *conn, req *batchreq.Request) {
 			j.hold &^= bits
 			if bits&holdSystem != 0 {
 				// dependencies released by hand are dropped
-				if j.substate == ssDepnHold || j.substate == ssSyncHold {
-					j.substate = ssHeld
+				if j.substate == pbsattr.SubDepnHold || j.substate == pbsattr.SubSyncHold {
+					j.substate = pbsattr.SubHeld
 				}
 			}
 			s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Holds %s released at request of %s", letters, c.requester())
 		}
-		if j.state != stRunning {
-			if j.hold == 0 && (j.substate == ssDepnHold || j.substate == ssSyncHold) {
-				j.substate = ssHeld
+		if j.state != pbsattr.StateRunning {
+			if j.hold == 0 && (j.substate == pbsattr.SubDepnHold || j.substate == pbsattr.SubSyncHold) {
+				j.substate = pbsattr.SubHeld
 			}
 			s.evaluate(j)
 		}
@@ -373,10 +368,10 @@ func commentOnly(list batchreq.AttrList) bool {
 
 // modifyJob applies a ModifyJob attribute list atomically.
 func (s *Server) modifyJob(c *conn, j *Job, list batchreq.AttrList) *batchreq.Reply {
-	if j.state == stComplete || j.state == stExiting {
+	if j.state == pbsattr.StateComplete || j.state == pbsattr.StateExiting {
 		return batchreq.ErrorReply(batchreq.PBSE_BADSTATE, "", "invalid state for job - "+stateName(j.state))
 	}
-	if j.state == stTransit {
+	if j.state == pbsattr.StateTransit {
 		return batchreq.ErrorReply(batchreq.PBSE_BADSTATE, "", "")
 	}
 	na := j.attrs.clone()
@@ -392,7 +387,7 @@ func (s *Server) modifyJob(c *conn, j *Job, list batchreq.AttrList) *batchreq.Re
 		if !c.perm.writable(d.perm) {
 			return batchreq.ErrorReply(batchreq.PBSE_ATTRRO, "", "")
 		}
-		if j.state == stRunning && d.flags&pbsattr.FlagAltRun == 0 {
+		if j.state == pbsattr.StateRunning && d.flags&pbsattr.FlagAltRun == 0 {
 			return batchreq.BadAttrReply(batchreq.PBSE_MODATRRUN, a)
 		}
 		switch d.typ {
@@ -413,7 +408,7 @@ func (s *Server) modifyJob(c *conn, j *Job, list batchreq.AttrList) *batchreq.Re
 				return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
 			}
 			old, had := na.lookupRes(idx, res)
-			if j.state == stRunning && had && v != "" && !c.perm.oper && !c.perm.mgr {
+			if j.state == pbsattr.StateRunning && had && v != "" && !c.perm.oper && !c.perm.mgr {
 				// seed 001: a running job's limits may only be lowered by its owner
 				if cmp, ok := compareResource(rd.typ, v, old); ok && cmp > 0 {
 					return batchreq.ErrorReply(batchreq.PBSE_PERM, "", "")
@@ -469,12 +464,12 @@ func (s *Server) modifyJob(c *conn, j *Job, list batchreq.AttrList) *batchreq.Re
 		s.registerDeps(j)
 		if dependHolds(s, j) {
 			j.hold |= holdSystem
-			j.substate = ssDepnHold
+			j.substate = pbsattr.SubDepnHold
 		}
 	}
-	if j.state != stRunning {
-		if j.hold&holdSystem == 0 && (j.substate == ssDepnHold || j.substate == ssSyncHold) {
-			j.substate = ssHeld
+	if j.state != pbsattr.StateRunning {
+		if j.hold&holdSystem == 0 && (j.substate == pbsattr.SubDepnHold || j.substate == pbsattr.SubSyncHold) {
+			j.substate = pbsattr.SubHeld
 		}
 		s.evaluate(j)
 	}
@@ -496,7 +491,7 @@ func (s *Server) handleMoveJob(c *conn, req *batchreq.Request) {
 		c.reject(batchreq.PBSE_PERM, batchreq.MsgNotPermitted)
 		return
 	}
-	if j.state != stQueued && j.state != stHeld && j.state != stWaiting {
+	if j.state != pbsattr.StateQueued && j.state != pbsattr.StateHeld && j.state != pbsattr.StateWaiting {
 		s.mu.Unlock()
 		c.reject(batchreq.PBSE_BADSTATE, finishedState(j))
 		return
@@ -542,7 +537,7 @@ func (s *Server) moveJob(j *Job, from, to *Queue) []store.Op {
 		}
 		if dependHolds(s, j) {
 			j.hold |= holdSystem
-			j.substate = ssDepnHold
+			j.substate = pbsattr.SubDepnHold
 		}
 	}
 	s.evaluate(j)
@@ -575,7 +570,7 @@ func (s *Server) handleOrderJob(c *conn, req *batchreq.Request) {
 		s.mu.Unlock()
 		c.reject(batchreq.PBSE_BADSTATE, finishedState(b))
 		return
-	case a.state == stRunning || b.state == stRunning:
+	case a.state == pbsattr.StateRunning || b.state == pbsattr.StateRunning:
 		s.mu.Unlock()
 		c.reject(batchreq.PBSE_BADSTATE, "")
 		return

@@ -248,7 +248,7 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 	if p := s.admit(j, q, host, false); p != nil {
 		return p
 	}
-	j.state, j.substate = stTransit, ssTransIn
+	j.state, j.substate = pbsattr.StateTransit, pbsattr.SubTransIn
 	j.queue = q
 	j.conn = c
 	c.pending = j
@@ -534,7 +534,7 @@ func (s *Server) handleJobScript(c *conn, req *batchreq.Request) {
 		s.mu.Unlock()
 		c.reject(batchreq.PBSE_IVALREQ, "")
 		return
-	case j.substate != ssTransIn:
+	case j.substate != pbsattr.SubTransIn:
 		s.mu.Unlock()
 		c.reject(batchreq.PBSE_IVALREQ, "")
 		return
@@ -551,7 +551,7 @@ func (s *Server) handleJobScript(c *conn, req *batchreq.Request) {
 // pendingJob returns the job the connection is submitting if its id is id
 // and it has reached substate want. It is called with s.mu held; when the
 // job does not qualify it unlocks s.mu, rejects the request and returns nil.
-func (s *Server) pendingJob(c *conn, id string, want int) *Job {
+func (s *Server) pendingJob(c *conn, id string, want pbsattr.Substate) *Job {
 	j := c.pending
 	code := 0
 	switch {
@@ -570,13 +570,13 @@ func (s *Server) pendingJob(c *conn, id string, want int) *Job {
 
 func (s *Server) handleRdytoCommit(c *conn, req *batchreq.Request) {
 	s.mu.Lock()
-	j := s.pendingJob(c, req.Body.(*batchreq.JobID).ID, ssTransIn)
+	j := s.pendingJob(c, req.Body.(*batchreq.JobID).ID, pbsattr.SubTransIn)
 	if j == nil {
 		return
 	}
 	q := j.queue
 	j.queue = nil
-	j.substate = ssTransICM
+	j.substate = pbsattr.SubTransICM
 	s.linkJob(j)
 	s.enqueue(j, q)
 	s.mu.Unlock()
@@ -585,7 +585,7 @@ func (s *Server) handleRdytoCommit(c *conn, req *batchreq.Request) {
 
 func (s *Server) handleCommit(c *conn, req *batchreq.Request) {
 	s.mu.Lock()
-	j := s.pendingJob(c, req.Body.(*batchreq.JobID).ID, ssTransICM)
+	j := s.pendingJob(c, req.Body.(*batchreq.JobID).ID, pbsattr.SubTransICM)
 	if j == nil {
 		return
 	}
@@ -621,13 +621,13 @@ func (s *Server) commitJob(j *Job, requester string) []store.Op {
 	s.rankCounter++
 	j.rank = s.rankCounter
 	hold := j.hold
-	logState := stQueued
+	logState := pbsattr.StateQueued
 	switch {
 	case j.array != nil:
 	case j.hold != 0:
-		logState = stHeld
+		logState = pbsattr.StateHeld
 	case execTime(j) > s.now().Unix():
-		logState = stWaiting
+		logState = pbsattr.StateWaiting
 	}
 	// The lines are held until the job is durable (flushLogs), then
 	// written with the other submissions of the store round.
@@ -638,7 +638,7 @@ func (s *Server) commitJob(j *Job, requester string) []store.Op {
 	var ops []store.Op
 	if j.array != nil {
 		j.hold = 0
-		s.setState(j, stQueued, ssArrayTemp)
+		s.setState(j, pbsattr.StateQueued, pbsattr.SubArrayTemplate)
 		s.evaluate(j)
 	} else {
 		if q.isExec() {
@@ -647,15 +647,15 @@ func (s *Server) commitJob(j *Job, requester string) []store.Op {
 			}
 			if dependHolds(s, j) {
 				j.hold |= holdSystem
-				j.substate = ssDepnHold
+				j.substate = pbsattr.SubDepnHold
 				for _, e := range s.jobDeps(j) {
 					if e.typ == "syncwith" || e.typ == "synccount" {
-						j.substate = ssSyncHold
+						j.substate = pbsattr.SubSyncHold
 					}
 				}
 			}
 		}
-		s.setState(j, stQueued, j.substate)
+		s.setState(j, pbsattr.StateQueued, j.substate)
 		s.evaluate(j)
 	}
 	compactAttrs(j)
@@ -754,10 +754,10 @@ func (s *Server) cloneArray(t *Job, hold int) []store.Op {
 		j.attrs.set(pbsattr.JobSubmitArgs, t.attrs.get(pbsattr.JobSubmitArgs))
 		j.attrs.set(pbsattr.JobVariableList, "PBS_ARRAYID="+is+","+t.attrs.get(pbsattr.JobVariableList))
 		j.rank = t.rank
-		j.state = stQueued
+		j.state = pbsattr.StateQueued
 		s.linkJob(j)
 		s.enqueue(j, t.queue)
-		s.log.Logf(logline.EventDebug2, logline.ClassJob, j.id, "enqueuing into %s, state %d hop 1", t.queue.name, stHeld)
+		s.log.Logf(logline.EventDebug2, logline.ClassJob, j.id, "enqueuing into %s, state %d hop 1", t.queue.name, pbsattr.StateHeld)
 		s.evaluate(j)
 		t.array.subjobs = append(t.array.subjobs, j)
 		t.array.size++

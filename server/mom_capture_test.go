@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/dis"
 	"gopbs/internal/capture"
@@ -280,7 +281,7 @@ func replayTimeline(t *testing.T, file string) {
 				s.mu.RLock()
 				defer s.mu.RUnlock()
 				j := s.jobs[ev.endDone]
-				return j == nil || j.state != stRunning && j.state != stExiting
+				return j == nil || j.state != pbsattr.StateRunning && j.state != pbsattr.StateExiting
 			})
 		default:
 			rc := privConn(t, s)

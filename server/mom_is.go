@@ -641,7 +641,7 @@ func (s *Server) strayJobs(node string, ids []string) []string {
 	var out []string
 	for _, id := range ids {
 		j := s.jobs[id]
-		if j == nil || j.state != stRunning && j.state != stExiting {
+		if j == nil || j.state != pbsattr.StateRunning && j.state != pbsattr.StateExiting {
 			out = append(out, id)
 			continue
 		}

@@ -755,7 +755,7 @@ func TestObitFromOtherHostAndUnreachableMom(t *testing.T) {
 	s.mu.Lock()
 	j := s.findJob(id)
 	j.attrs.set(pbsattr.JobExecHost, "vm/0")
-	s.setState(j, stRunning, ssRunning)
+	s.setState(j, pbsattr.StateRunning, pbsattr.SubRunning)
 	s.mu.Unlock()
 	if p := privConn(t, s).do(batchreq.NewRequest(batchreq.PBS_BATCH_JobObit, "pbs_mom", &batchreq.JobObit{JobID: id})); p.Code != batchreq.PBSE_CLEANEDOUT {
 		t.Errorf("obit from a stranger: %d", p.Code)

@@ -72,17 +72,17 @@ func (s *Server) handleJobObit(c *conn, req *batchreq.Request) {
 			c.reject(code, "")
 			return
 		}
-		if j.state == stExiting {
+		if j.state == pbsattr.StateExiting {
 			s.mu.Unlock()
 			c.reject(batchreq.PBSE_ALRDYEXIT, "")
 			return
 		}
-		if j.state != stRunning {
+		if j.state != pbsattr.StateRunning {
 			s.mu.Unlock()
 			c.reject(batchreq.PBSE_BADSTATE, "")
 			return
 		}
-		if j.substate == ssPrerun && try < 30 {
+		if j.substate == pbsattr.SubPreRun && try < 30 {
 			// the launch has not finished yet: retry shortly
 			s.mu.Unlock()
 			time.Sleep(100 * time.Millisecond)
@@ -90,12 +90,12 @@ func (s *Server) handleJobObit(c *conn, req *batchreq.Request) {
 		}
 		s.applyMomAttrs(j, body.Attrs)
 		j.attrs.set(pbsattr.JobExitStatus, strconv.Itoa(body.ExitStatus))
-		rerun := j.substate == ssRerun || requeueOnExit(body.ExitStatus, isTrue(j.attrs.get(pbsattr.JobRerunable)))
+		rerun := j.substate == pbsattr.SubRerun || requeueOnExit(body.ExitStatus, isTrue(j.attrs.get(pbsattr.JobRerunable)))
 		if rerun {
-			j.substate = ssRerun
+			j.substate = pbsattr.SubRerun
 		}
 		if !rerun {
-			s.setState(j, stExiting, ssExiting)
+			s.setState(j, pbsattr.StateExiting, pbsattr.SubExiting)
 		}
 		s.touch(j)
 		host := motherSuperior(j.attrs.get(pbsattr.JobExecHost))
@@ -217,7 +217,7 @@ func (rl *runLink) endJob(j *Job, exit int, rerun bool) {
 		s.log.Logf(logline.EventJobUsage, logline.ClassJob, j.id, "Exit_status=%d", exit)
 		s.acct.Record(pbslog.AcctEnd, j.id, s.acctJobText(j)+"session="+j.attrs.get(pbsattr.JobSessionID)+
 			" end="+strconv.FormatInt(s.now().Unix(), 10)+" Exit_status="+strconv.Itoa(exit)+acctUsed(j))
-		s.logOnJobExit(j, ssExiting)
+		s.logOnJobExit(j, pbsattr.SubExiting)
 		prefix := j.attrs.get(pbsattr.JobHashname)
 		if prefix == "" {
 			prefix = filePrefix(j.id)
@@ -228,8 +228,8 @@ func (rl *runLink) endJob(j *Job, exit int, rerun bool) {
 		if pairs := stagePairs(j.attrs.get(pbsattr.JobStagein)); len(pairs) > 0 {
 			delReq = stageFiles(j, batchreq.STAGE_DIR_IN, pairs)
 		}
-		j.substate = ssStageOut
-		s.logOnJobExit(j, ssStageOut)
+		j.substate = pbsattr.SubStageOut
+		s.logOnJobExit(j, pbsattr.SubStageOut)
 	} else {
 		// RERUN1 and RERUN2 (spec 10 §8.6): stage-out files only,
 		// then the stage-in files are deleted.
@@ -239,7 +239,7 @@ func (rl *runLink) endJob(j *Job, exit int, rerun bool) {
 		if pairs := stagePairs(j.attrs.get(pbsattr.JobStagein)); len(pairs) > 0 {
 			delReq = stageFiles(j, batchreq.STAGE_DIR_IN, pairs)
 		}
-		j.substate = ssRerun3
+		j.substate = pbsattr.SubRerun3
 	}
 	var released bool
 	var relOps []store.Op
@@ -313,9 +313,9 @@ func (rl *runLink) endJob(j *Job, exit int, rerun bool) {
 		}
 		ops = append(ops, s.saveJobOp(j))
 	} else {
-		s.logOnJobExit(j, ssStageOut)
-		j.substate = ssExited
-		s.logOnJobExit(j, ssExited)
+		s.logOnJobExit(j, pbsattr.SubStageOut)
+		j.substate = pbsattr.SubExited
+		s.logOnJobExit(j, pbsattr.SubExited)
 		rl.forget(j.id)
 		ops = s.completeJob(j, exit == 0)
 		s.refreshNodeJobs()
@@ -387,11 +387,11 @@ func (s *Server) releaseDependents(j *Job, ok bool) ([]store.Op, bool) {
 	for _, x := range changed {
 		if s.jobs[x.id] != nil {
 			ops = append(ops, s.saveJobOp(x))
-			released = released || x.state == stQueued
+			released = released || x.state == pbsattr.StateQueued
 		}
 	}
 	for _, x := range doomed {
-		if s.jobs[x.id] == nil || x.state == stComplete {
+		if s.jobs[x.id] == nil || x.state == pbsattr.StateComplete {
 			continue
 		}
 		s.log.Logf(logline.EventJob, logline.ClassJob, x.id, "Job deleted as result of dependency on job %s", j.id)
@@ -401,7 +401,7 @@ func (s *Server) releaseDependents(j *Job, ok bool) ([]store.Op, bool) {
 	return ops, released
 }
 
-func (s *Server) logOnJobExit(j *Job, sub int) {
+func (s *Server) logOnJobExit(j *Job, sub pbsattr.Substate) {
 	s.log.Logf(logline.EventJob, logline.ClassJob, "NULL", "on_job_exit valid pjob: %p (substate=%d)", j, sub)
 }
 
@@ -415,7 +415,7 @@ func (rl *runLink) pollRunning(sec int64) {
 	var ids []string
 	if poll && rate > 0 {
 		for _, j := range s.holding.list {
-			if j.state == stRunning && j.substate == ssRunning && (j.rank+sec)%rate == 0 {
+			if j.state == pbsattr.StateRunning && j.substate == pbsattr.SubRunning && (j.rank+sec)%rate == 0 {
 				ids = append(ids, j.id)
 			}
 		}
@@ -458,7 +458,7 @@ func (rl *runLink) pollJob(id string) {
 	s := rl.s
 	s.mu.RLock()
 	j := s.jobs[id]
-	if j == nil || j.state != stRunning {
+	if j == nil || j.state != pbsattr.StateRunning {
 		s.mu.RUnlock()
 		return
 	}
@@ -473,7 +473,7 @@ func (rl *runLink) pollJob(id string) {
 		return
 	}
 	s.mu.Lock()
-	if s.jobs[id] != j || j.state != stRunning {
+	if s.jobs[id] != j || j.state != pbsattr.StateRunning {
 		s.mu.Unlock()
 		return
 	}

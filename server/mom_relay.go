@@ -18,7 +18,7 @@ type relayTarget struct {
 func (s *Server) runningTargets(jobs []*Job) []relayTarget {
 	var out []relayTarget
 	for _, j := range jobs {
-		if j.state == stRunning {
+		if j.state == pbsattr.StateRunning {
 			out = append(out, relayTarget{j: j, host: motherSuperior(j.attrs.get(pbsattr.JobExecHost))})
 		}
 	}
@@ -86,11 +86,11 @@ func (s *Server) holdRunning(c *conn, jobs []*Job, body *batchreq.Manage, bits i
 			&batchreq.Manage{Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_JOB, ObjName: t.j.id, Attrs: body.Attrs}, "")
 		p = relayReply(p, err)
 		s.mu.Lock()
-		if s.jobs[t.j.id] == t.j && t.j.state == stRunning {
+		if s.jobs[t.j.id] == t.j && t.j.state == pbsattr.StateRunning {
 			if p.Code == 0 {
 				// the MOM checkpoints and ends the job; its obit requeues
 				// it, held
-				t.j.substate = ssRerun
+				t.j.substate = pbsattr.SubRerun
 				s.acct.Record(pbslog.AcctCheckpoint, t.j.id, "Checkpointed and held")
 			} else {
 				if p.Code != batchreq.PBSE_NOSUP {
@@ -99,7 +99,7 @@ func (s *Server) holdRunning(c *conn, jobs []*Job, body *batchreq.Manage, bits i
 					// Hold Job Request; TORQUE dropped it).
 					t.j.hold &^= bits
 				}
-				t.j.substate = ssRunning
+				t.j.substate = pbsattr.SubRunning
 			}
 		}
 		w := s.store.Submit(s.saveJobOp(t.j))

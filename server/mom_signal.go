@@ -40,7 +40,7 @@ func (s *Server) runningTarget(c *conn, id string, needOper bool) (*Job, string)
 	s.mu.RLock()
 	j := s.findJob(id)
 	var owner, up bool
-	var state int
+	var state pbsattr.JobStateNum
 	var host string
 	if j != nil {
 		owner = j.ownerUser() == c.req.User
@@ -56,9 +56,9 @@ func (s *Server) runningTarget(c *conn, id string, needOper bool) (*Job, string)
 	case !oper && !owner:
 		s.unauthorized(c, j)
 		c.reject(batchreq.PBSE_PERM, batchreq.MsgNotPermitted)
-	case state == stExiting || state == stComplete:
+	case state == pbsattr.StateExiting || state == pbsattr.StateComplete:
 		c.reject(batchreq.PBSE_BADSTATE, "invalid state for job - "+stateName(state))
-	case state != stRunning:
+	case state != pbsattr.StateRunning:
 		c.reject(batchreq.PBSE_BADSTATE, "")
 	case !oper && needOper:
 		s.unauthorized(c, j)
@@ -109,11 +109,11 @@ func (s *Server) handleSignalJob(c *conn, req *batchreq.Request) {
 			delete(s.run.suspended, j.id)
 		}
 		s.run.mu.Unlock()
-		if s.jobs[j.id] == j && j.state == stRunning {
+		if s.jobs[j.id] == j && j.state == pbsattr.StateRunning {
 			if sig == "suspend" {
-				j.substate = ssSuspend
+				j.substate = pbsattr.SubSuspend
 			} else {
-				j.substate = ssRunning
+				j.substate = pbsattr.SubRunning
 			}
 		}
 		s.refreshNodeJobs()
@@ -195,7 +195,7 @@ func (s *Server) handleRerunJob(c *conn, req *batchreq.Request) {
 		s.mu.Lock()
 		var ops []store.Op
 		var mail *mail
-		if s.jobs[j.id] == j && j.state == stRunning {
+		if s.jobs[j.id] == j && j.state == pbsattr.StateRunning {
 			s.acct.Record(pbslog.AcctRerun, j.id, "")
 			s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Job Rerun at request of %s", c.requester())
 			mail = s.mailJob(j, 'o', true, fmt.Sprintf("rerun req to %s failed (rc=%d), forcibly requeueing job, previous output files may be lost", host, batchreq.PBSE_NORELYMOM))
@@ -209,7 +209,7 @@ func (s *Server) handleRerunJob(c *conn, req *batchreq.Request) {
 	defer m.close()
 	s.mu.Lock()
 	old := j.substate
-	j.substate = ssRerun
+	j.substate = pbsattr.SubRerun
 	s.acct.Record(pbslog.AcctRerun, j.id, "")
 	s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "Job Rerun at request of %s", c.requester())
 	s.mu.Unlock()
@@ -217,7 +217,7 @@ func (s *Server) handleRerunJob(c *conn, req *batchreq.Request) {
 	p, err := m.call(batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: j.id, Signal: "SIGKILL"}, "rerun")
 	if err != nil || p.Code != 0 {
 		s.mu.Lock()
-		if s.jobs[j.id] == j && j.substate == ssRerun {
+		if s.jobs[j.id] == j && j.substate == pbsattr.SubRerun {
 			j.substate = old
 		}
 		s.mu.Unlock()
@@ -329,7 +329,7 @@ func (rl *runLink) watchDeleted(j *Job, host string, delay time.Duration) {
 			}
 		case <-nannyC:
 			s.mu.RLock()
-			alive := s.jobs[j.id] == j && (j.state == stRunning || j.state == stExiting)
+			alive := s.jobs[j.id] == j && (j.state == pbsattr.StateRunning || j.state == pbsattr.StateExiting)
 			s.mu.RUnlock()
 			if !alive {
 				return
@@ -349,7 +349,7 @@ func (rl *runLink) watchDeleted(j *Job, host string, delay time.Duration) {
 func (rl *runLink) purgeDeleted(j *Job, why string) bool {
 	s := rl.s
 	s.mu.Lock()
-	if s.jobs[j.id] != j || j.state == stComplete {
+	if s.jobs[j.id] != j || j.state == pbsattr.StateComplete {
 		s.mu.Unlock()
 		return false
 	}
@@ -375,7 +375,7 @@ func (rl *runLink) killLater(j *Job, host string, delay time.Duration) {
 	}
 	s := rl.s
 	s.mu.RLock()
-	still := s.jobs[j.id] == j && j.state == stRunning
+	still := s.jobs[j.id] == j && j.state == pbsattr.StateRunning
 	s.mu.RUnlock()
 	if !still {
 		return

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/dis"
 )
@@ -466,7 +467,7 @@ func (l *netLoop) request(c *conn, req *batchreq.Request, rest []byte) bool {
 func (l *netLoop) commit(c *conn, req *batchreq.Request) {
 	s := l.s
 	s.mu.Lock()
-	j := s.pendingJob(c, req.Body.(*batchreq.JobID).ID, ssTransICM)
+	j := s.pendingJob(c, req.Body.(*batchreq.JobID).ID, pbsattr.SubTransICM)
 	if j == nil {
 		return // answered, unlocked
 	}

@@ -31,44 +31,9 @@ func (s *Server) loadNodesFile() error {
 	var ops []store.Op
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		fields := strings.Fields(line)
-		for _, name := range expandNodeName(fields[0]) {
-			ts := false
-			if strings.HasSuffix(name, ":ts") {
-				name, ts = strings.TrimSuffix(name, ":ts"), true
-			}
-			if s.nodeByName[name] != nil || name == "" {
-				continue
-			}
-			n := &Node{name: name, np: 1, timeShared: ts, order: s.orderSeq}
-			s.orderSeq++
-			var props []string
-			for _, tok := range fields[1:] {
-				k, v, ok := strings.Cut(tok, "=")
-				switch {
-				case ok && k == "np":
-					if x, err := strconv.Atoi(v); err == nil && x > 0 {
-						n.np = x
-					}
-				case ok && k == "gpus":
-					n.attrs.set(pbsattr.NodeGPUs, v)
-				case ok:
-					if idx := nodeDefs.find(k); idx >= 0 {
-						n.attrs.set(idx, v)
-					}
-				default:
-					props = append(props, tok)
-				}
-			}
-			if len(props) > 0 {
-				n.attrs.set(pbsattr.NodeProperties, encodeArst(props))
-			}
+		for _, n := range s.parseNodeLine(sc.Text()) {
 			s.nodes = append(s.nodes, n)
-			s.nodeByName[name] = n
+			s.nodeByName[n.name] = n
 			ops = append(ops, store.Put(store.Nodes, n.name, encodeNode(n)))
 		}
 	}
@@ -79,6 +44,52 @@ func (s *Server) loadNodesFile() error {
 		return s.store.Apply(ops...)
 	}
 	return nil
+}
+
+// parseNodeLine returns the nodes of one line of server_priv/nodes that
+// the node table does not hold yet (none for a blank or comment line),
+// numbered in creation order from s.orderSeq.
+func (s *Server) parseNodeLine(line string) []*Node {
+	line = strings.TrimSpace(line)
+	if line == "" || line[0] == '#' {
+		return nil
+	}
+	var nodes []*Node
+	fields := strings.Fields(line)
+	for _, name := range expandNodeName(fields[0]) {
+		ts := false
+		if strings.HasSuffix(name, ":ts") {
+			name, ts = strings.TrimSuffix(name, ":ts"), true
+		}
+		if s.nodeByName[name] != nil || name == "" {
+			continue
+		}
+		n := &Node{name: name, np: 1, timeShared: ts, order: s.orderSeq}
+		s.orderSeq++
+		var props []string
+		for _, tok := range fields[1:] {
+			k, v, ok := strings.Cut(tok, "=")
+			switch {
+			case ok && k == "np":
+				if x, err := strconv.Atoi(v); err == nil && x > 0 {
+					n.np = x
+				}
+			case ok && k == "gpus":
+				n.attrs.set(pbsattr.NodeGPUs, v)
+			case ok:
+				if idx := nodeDefs.find(k); idx >= 0 {
+					n.attrs.set(idx, v)
+				}
+			default:
+				props = append(props, tok)
+			}
+		}
+		if len(props) > 0 {
+			n.attrs.set(pbsattr.NodeProperties, encodeArst(props))
+		}
+		nodes = append(nodes, n)
+	}
+	return nodes
 }
 
 // expandNodeName expands "n[01-10]" ranges.

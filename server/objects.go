@@ -6,39 +6,13 @@ import (
 	pbsattr "gopbs/attr"
 )
 
-// Job states (spec 12 §2.1).
-const (
-	stTransit = iota
-	stQueued
-	stHeld
-	stWaiting
-	stRunning
-	stExiting
-	stComplete
-)
-
-// Job substates used by the server (spec 12 §2.2).
-const (
-	ssTransIn   = 0
-	ssTransICM  = 1
-	ssQueued    = 10
-	ssHeld      = 20
-	ssSyncHold  = 21
-	ssDepnHold  = 22
-	ssWaiting   = 30
-	ssRunning   = 42
-	ssExiting   = 50
-	ssComplete  = 59
-	ssArrayTemp = 75
-)
-
 // Job is one job. It is owned by the Server and only touched under its
 // lock.
 type Job struct {
 	id       string
 	seq      int64
-	state    int
-	substate int
+	state    pbsattr.JobStateNum
+	substate pbsattr.Substate
 	hold     int
 	// lateHold holds the bits of hold set after the job's state was
 	// computed, by a dependency registration its parent refused
@@ -84,7 +58,7 @@ type arrayInfo struct {
 // stateLetter returns the job_state letter; a running job suspended by
 // qsig -s suspend shows S (spec 10 §9.1).
 func (j *Job) stateLetter() string {
-	return pbsattr.JobStateNum(j.state).StateValue(j.substate == ssSuspend).Str()
+	return pbsattr.JobStateNum(j.state).StateValue(j.substate == pbsattr.SubSuspend).Str()
 }
 
 // owner returns Job_Owner.
@@ -130,7 +104,7 @@ func (q *Queue) total() int {
 	return n
 }
 
-func (q *Queue) active() int { return q.total() - q.count[stComplete] }
+func (q *Queue) active() int { return q.total() - q.count[pbsattr.StateComplete] }
 
 func (q *Queue) long(idx int) (int64, bool) {
 	v := q.attrs.get(idx)

@@ -118,9 +118,9 @@ func TestHoldingIndex(t *testing.T) {
 	q := &Queue{name: "batch"}
 	var jobs []*Job
 	for i := range 6 {
-		j := &Job{id: strconv.Itoa(i) + ".srv", state: stQueued}
+		j := &Job{id: strconv.Itoa(i) + ".srv", state: pbsattr.StateQueued}
 		if i == 5 {
-			j.state = stRunning // recovered running: linked in that state
+			j.state = pbsattr.StateRunning // recovered running: linked in that state
 		}
 		jobs = append(jobs, j)
 		s.linkJob(j)
@@ -130,7 +130,7 @@ func TestHoldingIndex(t *testing.T) {
 		t.Helper()
 		want := map[*Job]bool{}
 		for j := s.head; j != nil; j = j.next {
-			if j.state == stRunning || j.state == stExiting {
+			if j.state == pbsattr.StateRunning || j.state == pbsattr.StateExiting {
 				want[j] = true
 			}
 		}
@@ -144,21 +144,21 @@ func TestHoldingIndex(t *testing.T) {
 		}
 	}
 	check("linked")
-	s.setState(jobs[1], stRunning, ssRunning)
-	s.setState(jobs[2], stRunning, ssRunning)
-	s.setState(jobs[3], stRunning, ssRunning)
+	s.setState(jobs[1], pbsattr.StateRunning, pbsattr.SubRunning)
+	s.setState(jobs[2], pbsattr.StateRunning, pbsattr.SubRunning)
+	s.setState(jobs[3], pbsattr.StateRunning, pbsattr.SubRunning)
 	check("three started")
-	s.setState(jobs[1], stExiting, ssExiting)
-	s.setState(jobs[2], stQueued, ssQueued)
+	s.setState(jobs[1], pbsattr.StateExiting, pbsattr.SubExiting)
+	s.setState(jobs[2], pbsattr.StateQueued, pbsattr.SubQueued)
 	check("one exiting, one requeued")
 	s.dequeue(jobs[3])
 	s.unlinkJob(jobs[3])
 	check("running job unlinked")
-	s.setState(jobs[3], stRunning, ssRunning) // not linked: not tracked
+	s.setState(jobs[3], pbsattr.StateRunning, pbsattr.SubRunning) // not linked: not tracked
 	check("unlinked job changed")
-	s.setState(jobs[1], stComplete, ssComplete)
-	s.setState(jobs[5], stExiting, ssExiting)
-	s.setState(jobs[0], stRunning, ssRunning)
+	s.setState(jobs[1], pbsattr.StateComplete, pbsattr.SubComplete)
+	s.setState(jobs[5], pbsattr.StateExiting, pbsattr.SubExiting)
+	s.setState(jobs[0], pbsattr.StateRunning, pbsattr.SubRunning)
 	check("end")
 }
 
@@ -196,10 +196,10 @@ func TestPrimaryGroupCache(t *testing.T) {
 func TestUsedVPs(t *testing.T) {
 	s, _ := allocServer(3, 2, 1) // node0000 full: 0.srv on VP 0, 1.srv on VP 1
 	add := func(id, execHost string) {
-		j := &Job{id: id, state: stQueued}
+		j := &Job{id: id, state: pbsattr.StateQueued}
 		s.linkJob(j)
 		j.attrs.set(pbsattr.JobExecHost, execHost)
-		s.setState(j, stRunning, ssRunning)
+		s.setState(j, pbsattr.StateRunning, pbsattr.SubRunning)
 	}
 	add("multi.srv", "node0002/1+node0001/0+node0002/0")
 	add("bad.srv", "node0001/x+node0001/-1+node0001/99999999+nohost")

@@ -139,8 +139,8 @@ func decodeJob(id string, b []byte) (jobRecord, error) {
 	d := &decoder{b: b[1:]}
 	j := &Job{id: id}
 	j.seq = d.int()
-	j.state = int(d.int())
-	j.substate = int(d.int())
+	j.state = pbsattr.JobStateNum(d.int())
+	j.substate = pbsattr.Substate(d.int())
 	j.hold = int(d.int())
 	r := jobRecord{job: j}
 	r.queue = d.str()
@@ -161,7 +161,7 @@ func decodeJob(id string, b []byte) (jobRecord, error) {
 			j.array.started = int(d.int())
 		}
 	}
-	if j.state < 0 || j.state > stComplete {
+	if j.state < 0 || j.state > pbsattr.StateComplete {
 		return r, errCorrupt
 	}
 	return r, d.err
@@ -337,11 +337,11 @@ func (s *Server) recover() error {
 		if j.rank >= s.rankCounter {
 			s.rankCounter = j.rank + 1
 		}
-		moving := j.state == stTransit && j.substate == ssTransOut
+		moving := j.state == pbsattr.StateTransit && j.substate == pbsattr.SubTrnOut
 		if moving {
 			// a move to another server was cut short (spec 12 §14:
 			// TRNOUT goes back to queued); the job is re-evaluated
-			j.state, j.substate = stQueued, ssQueued
+			j.state, j.substate = pbsattr.StateQueued, pbsattr.SubQueued
 		}
 		s.linkJob(j)
 		s.enqueue(j, q)

@@ -8,18 +8,18 @@ import (
 )
 
 func TestDecodeJobRecord(t *testing.T) {
-	sub := &Job{id: "5[2].vm", seq: 5, state: stHeld, substate: ssHeld, hold: holdUser, arrayIdx: 2, rank: 9, purgeAt: 7,
+	sub := &Job{id: "5[2].vm", seq: 5, state: pbsattr.StateHeld, substate: pbsattr.SubHeld, hold: holdUser, arrayIdx: 2, rank: 9, purgeAt: 7,
 		queue: &Queue{name: "batch"}, parent: &Job{id: "5[].vm"}}
 	sub.attrs.set(pbsattr.JobName, "run-2")
 	sub.attrs.setRes(pbsattr.JobResourceList, "walltime", "01:00:00")
-	tmpl := &Job{id: "5[].vm", seq: 5, state: stQueued, substate: ssQueued,
+	tmpl := &Job{id: "5[].vm", seq: 5, state: pbsattr.StateQueued, substate: pbsattr.SubQueued,
 		array: &arrayInfo{request: "0-3", size: 4, ok: 1, notOK: 2, started: 3}}
 
 	r, err := DecodeJobRecord(sub.id, encodeJob(sub))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.ID != "5[2].vm" || r.Seq != 5 || r.State != stHeld || r.Substate != ssHeld || r.Hold != holdUser ||
+	if r.ID != "5[2].vm" || r.Seq != 5 || r.State != int64(pbsattr.StateHeld) || r.Substate != int64(pbsattr.SubHeld) || r.Hold != holdUser ||
 		r.Queue != "batch" || r.Rank != 9 || r.ArrayIndex != 2 || r.Parent != "5[].vm" || r.ArrayRequest != "" ||
 		r.PurgeAt != 7 || r.ArrayCounts != nil {
 		t.Fatalf("fixed fields %+v", r)
@@ -51,7 +51,7 @@ func TestDecodeJobRecord(t *testing.T) {
 
 // FuzzDecodeJobRecord: a corrupt store record never panics.
 func FuzzDecodeJobRecord(f *testing.F) {
-	j := &Job{id: "1.vm", seq: 1, state: stQueued, substate: ssQueued}
+	j := &Job{id: "1.vm", seq: 1, state: pbsattr.StateQueued, substate: pbsattr.SubQueued}
 	j.attrs.set(pbsattr.JobName, "x")
 	f.Add(encodeJob(j))
 	f.Add([]byte{recordVersion})

@@ -33,10 +33,6 @@ const maxHops = 10
 // remoteTimeout bounds one server-to-server move.
 const remoteTimeout = 10 * time.Second
 
-// ssTransOut is the substate of a job being sent to another server (spec
-// 12 §2.2 TRNOUT).
-const ssTransOut = 2
-
 // destination is a parsed queue destination.
 type destination struct {
 	queue  string
@@ -125,7 +121,8 @@ type outgoing struct {
 	attrs     batchreq.AttrList
 	scriptKey string
 	// state to return to when the move fails
-	state, substate int
+	state    pbsattr.JobStateNum
+	substate pbsattr.Substate
 }
 
 // beginMove puts j in transit to dest and returns what the move sends.
@@ -143,7 +140,7 @@ func (s *Server) beginMove(j *Job, dest destination) (*outgoing, int) {
 		out.attrs = append(out.attrs, wireAttr(jobDefs, v))
 	}
 	out.attrs = append(out.attrs, batchreq.NewAttr("Hold_Types", formatHold(j.hold&(holdUser|holdOther|holdSystem))))
-	s.setState(j, stTransit, ssTransOut)
+	s.setState(j, pbsattr.StateTransit, pbsattr.SubTrnOut)
 	return out, 0
 }
 
@@ -151,7 +148,7 @@ func (s *Server) beginMove(j *Job, dest destination) (*outgoing, int) {
 // this server; otherwise it returns to the state it had. It reports
 // whether the job was still here. Called with s.mu held.
 func (s *Server) endMove(j *Job, m *outgoing, sent bool) (ops []store.Op, here bool) {
-	if s.jobs[j.id] != j || j.state != stTransit {
+	if s.jobs[j.id] != j || j.state != pbsattr.StateTransit {
 		return nil, false
 	}
 	if sent {

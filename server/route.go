@@ -25,11 +25,11 @@ func temporaryRejection(code int) bool {
 func (s *Server) routeJob(j *Job, now int64) []store.Op {
 	q := j.queue
 	switch {
-	case j.state == stTransit || j.state == stComplete || j.state == stRunning || j.state == stExiting:
+	case j.state == pbsattr.StateTransit || j.state == pbsattr.StateComplete || j.state == pbsattr.StateRunning || j.state == pbsattr.StateExiting:
 		return nil
-	case j.state == stHeld && !isTrue(q.attrs.get(pbsattr.QueueRouteHeldJobs)):
+	case j.state == pbsattr.StateHeld && !isTrue(q.attrs.get(pbsattr.QueueRouteHeldJobs)):
 		return nil
-	case j.state == stWaiting && !isTrue(q.attrs.get(pbsattr.QueueRouteWaitingJobs)):
+	case j.state == pbsattr.StateWaiting && !isTrue(q.attrs.get(pbsattr.QueueRouteWaitingJobs)):
 		return nil
 	case !isTrue(q.attrs.get(pbsattr.QueueStarted)):
 		return nil

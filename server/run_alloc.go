@@ -55,7 +55,7 @@ func motherSuperior(execHost string) string {
 
 // holdsNodes reports whether a job's exec_host VPs count as in use.
 func (s *Server) holdsNodes(j *Job) bool {
-	if j.state != stRunning && j.state != stExiting {
+	if j.state != pbsattr.StateRunning && j.state != pbsattr.StateExiting {
 		return false
 	}
 	return !s.run.isSuspended(j.id)
@@ -161,7 +161,7 @@ func (s *Server) refreshAssigned() {
 	total := sums{}
 	perQueue := map[*Queue]sums{}
 	for _, j := range s.holding.list {
-		if j.state != stRunning && j.state != stExiting || j.queue == nil {
+		if j.state != pbsattr.StateRunning && j.state != pbsattr.StateExiting || j.queue == nil {
 			continue
 		}
 		q := perQueue[j.queue]

@@ -14,18 +14,9 @@ import (
 	"gopbs/server/store"
 )
 
-// Substates of a job on its way to and at the MOM (spec 12 §2.2).
-const (
-	ssTrnOut    = 2
-	ssPrerun    = 40
-	ssSuspend   = 43
-	ssStageOut  = 51
-	ssExited    = 53
-	ssAbort     = 54
-	ssRerun     = 60
-	ssRerun3    = 63
-	scriptChunk = 65536
-)
+// scriptChunk is the largest piece of a job script sent to a MOM in one
+// JobScript request.
+const scriptChunk = 65536
 
 // sendToMom lists the job attributes QueueJob carries to the MOM, in
 // definition order (spec 10 §6.2); session_id only with checkpoint_name.
@@ -114,11 +105,11 @@ func (s *Server) handleRunJob(c *conn, req *batchreq.Request) {
 		s.mu.Unlock()
 		c.reject(batchreq.PBSE_PERM, batchreq.MsgNotPermitted)
 		return
-	case j.state == stRunning || j.state == stExiting || j.state == stTransit:
+	case j.state == pbsattr.StateRunning || j.state == pbsattr.StateExiting || j.state == pbsattr.StateTransit:
 		s.mu.Unlock()
 		c.reject(batchreq.PBSE_BADSTATE, "job already running")
 		return
-	case j.state == stComplete:
+	case j.state == pbsattr.StateComplete:
 		s.mu.Unlock()
 		c.reject(batchreq.PBSE_BADSTATE, "invalid state for job - COMPLETE")
 		return
@@ -201,7 +192,7 @@ func (s *Server) prepareRun(j *Job, slots []vpSlot) (*launch, error) {
 	}
 	n, _ := strconv.Atoi(j.attrs.get(pbsattr.JobStartCount))
 	j.attrs.set(pbsattr.JobStartCount, strconv.Itoa(n+1))
-	s.setState(j, stRunning, ssPrerun)
+	s.setState(j, pbsattr.StateRunning, pbsattr.SubPreRun)
 	s.touch(j)
 	s.refreshNodeJobs()
 	l := &launch{id: j.id, host: motherSuperior(execHost), script: script, attrs: s.momAttrs(j),
@@ -333,7 +324,7 @@ func (rl *runLink) sendJob(l *launch) *batchreq.Reply {
 // reports whether the job started and turns p into the RunJob reply.
 func (s *Server) finishRun(j *Job, p *batchreq.Reply) bool {
 	s.mu.Lock()
-	if s.jobs[j.id] != j || j.state != stRunning {
+	if s.jobs[j.id] != j || j.state != pbsattr.StateRunning {
 		s.mu.Unlock()
 		return p.Code == 0
 	}
@@ -344,8 +335,8 @@ func (s *Server) finishRun(j *Job, p *batchreq.Reply) bool {
 		wait()
 		return false
 	}
-	if j.substate == ssPrerun {
-		j.substate = ssRunning
+	if j.substate == pbsattr.SubPreRun {
+		j.substate = pbsattr.SubRunning
 	}
 	*p = *batchreq.NullReply()
 	m := s.mailJob(j, 'b', false, "")
@@ -365,7 +356,7 @@ func (s *Server) finishRun(j *Job, p *batchreq.Reply) bool {
 func (s *Server) abandonRun(j *Job, why string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.jobs[j.id] == j && j.state == stRunning {
+	if s.jobs[j.id] == j && j.state == pbsattr.StateRunning {
 		s.log.Logf(logline.EventJob, logline.ClassJob, j.id, "run abandoned: %s", why)
 		s.requeue(j)
 	}
@@ -374,17 +365,23 @@ func (s *Server) abandonRun(j *Job, why string) {
 // requeue frees a job's nodes and puts it back to QUEUED/HELD. Called
 // with s.mu held.
 func (s *Server) requeue(j *Job) {
+	s.run.forget(j.id)
+	s.requeueState(j)
+	s.refreshNodeJobs()
+}
+
+// requeueState forgets where a running job runs (execution host, session)
+// and puts it back to QUEUED, HELD or WAITING. Called with s.mu held.
+func (s *Server) requeueState(j *Job) {
 	j.attrs.set(pbsattr.JobExecHost, "")
 	if !j.attrs.has(pbsattr.JobCheckpointName) {
 		// kept for a restart: the MOM's restart program gets it
 		j.attrs.set(pbsattr.JobSessionID, "")
 	}
 	j.attrs.set(pbsattr.JobExecGpus, "")
-	s.run.forget(j.id)
-	s.setState(j, stQueued, ssQueued)
+	s.setState(j, pbsattr.StateQueued, pbsattr.SubQueued)
 	s.evaluate(j)
 	s.touch(j)
-	s.refreshNodeJobs()
 }
 
 // acctJobText is the common part of the S and E accounting records

@@ -176,7 +176,7 @@ func (rl *runLink) hotStart() {
 		s.mu.RLock()
 		var pending []*Job
 		for j := s.head; j != nil; j = j.next {
-			if j.state == stQueued && j.attrs.get(pbsattr.JobExecHost) != "" {
+			if j.state == pbsattr.StateQueued && j.attrs.get(pbsattr.JobExecHost) != "" {
 				pending = append(pending, j)
 			}
 		}
@@ -226,7 +226,7 @@ func (rl *runLink) runOnHosts(j *Job) bool {
 	s := rl.s
 	s.mu.Lock()
 	execHost := j.attrs.get(pbsattr.JobExecHost)
-	if s.jobs[j.id] != j || j.state != stQueued || execHost == "" {
+	if s.jobs[j.id] != j || j.state != pbsattr.StateQueued || execHost == "" {
 		s.mu.Unlock()
 		return true
 	}
@@ -265,14 +265,14 @@ func (s *Server) recoverRunning() []func() {
 	var ops []store.Op
 	for j := s.head; j != nil; j = j.next {
 		switch {
-		case j.state == stRunning && (j.substate == ssPrerun || j.substate == ssTrnOut):
+		case j.state == pbsattr.StateRunning && (j.substate == pbsattr.SubPreRun || j.substate == pbsattr.SubTrnOut):
 			s.requeue(j)
 			ops = append(ops, s.saveJobOp(j))
-		case j.state == stRunning && (j.substate == ssRerun || j.substate == ssRerun3):
+		case j.state == pbsattr.StateRunning && (j.substate == pbsattr.SubRerun || j.substate == pbsattr.SubRerun3):
 			j := j
 			s.run.beginEnd(motherSuperior(j.attrs.get(pbsattr.JobExecHost)))
 			resume = append(resume, func() { s.run.endJob(j, 0, true) })
-		case j.state == stExiting:
+		case j.state == pbsattr.StateExiting:
 			j := j
 			exit, _ := strconv.Atoi(j.attrs.get(pbsattr.JobExitStatus))
 			s.run.beginEnd(motherSuperior(j.attrs.get(pbsattr.JobExecHost)))

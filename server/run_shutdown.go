@@ -32,7 +32,7 @@ func (s *Server) drainJobs(manner int) {
 	s.shutting = true // no new jobs start meanwhile
 	var acts []action
 	for j := s.head; j != nil; j = j.next {
-		if j.state != stRunning {
+		if j.state != pbsattr.StateRunning {
 			continue
 		}
 		a := action{j: j, host: motherSuperior(j.attrs.get(pbsattr.JobExecHost))}
@@ -60,9 +60,9 @@ func (s *Server) drainJobs(manner int) {
 				ObjType: batchreq.MGR_OBJ_JOB, ObjName: a.j.id, Attrs: batchreq.AttrList{batchreq.NewAttr("Hold_Types", "s")}}, "")
 			if err == nil && p.Code == 0 {
 				s.mu.Lock()
-				if a.j.state == stRunning {
+				if a.j.state == pbsattr.StateRunning {
 					a.j.hold |= holdSystem
-					a.j.substate = ssRerun
+					a.j.substate = pbsattr.SubRerun
 				}
 				s.mu.Unlock()
 				wait = append(wait, a.j)
@@ -80,8 +80,8 @@ func (s *Server) drainJobs(manner int) {
 		if a.rerun {
 			ext = "rerun"
 			s.mu.Lock()
-			if a.j.state == stRunning {
-				a.j.substate = ssRerun
+			if a.j.state == pbsattr.StateRunning {
+				a.j.substate = pbsattr.SubRerun
 			}
 			s.mu.Unlock()
 		}
@@ -94,7 +94,7 @@ func (s *Server) drainJobs(manner int) {
 		busy := false
 		s.mu.RLock()
 		for _, j := range wait {
-			if s.jobs[j.id] == j && (j.state == stRunning || j.state == stExiting) {
+			if s.jobs[j.id] == j && (j.state == pbsattr.StateRunning || j.state == pbsattr.StateExiting) {
 				busy = true
 			}
 		}

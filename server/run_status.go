@@ -12,7 +12,7 @@ import (
 // unsigned number (it wraps when the walltime is exceeded). Other views
 // are returned unchanged. Called with s.mu held.
 func (s *Server) withRemaining(view attrList, j *Job) attrList {
-	if j.state != stRunning || j.substate == ssSuspend {
+	if j.state != pbsattr.StateRunning || j.substate == pbsattr.SubSuspend {
 		return view
 	}
 	wall, ok := parseTime(j.attrs.getRes(pbsattr.JobResourceList, "walltime"))

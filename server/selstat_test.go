@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 )
 
@@ -31,7 +32,7 @@ func TestSelStatEncoding(t *testing.T) {
 	for j := s.head; j != nil; j = j.next {
 		jobs = append(jobs, j)
 	}
-	if len(jobs) != 4 || jobs[1].queue.name != "short" || jobs[3].state != stRunning {
+	if len(jobs) != 4 || jobs[1].queue.name != "short" || jobs[3].state != pbsattr.StateRunning {
 		t.Fatalf("%d jobs, want 4 with the second in short and the last running", len(jobs))
 	}
 	if raw := s.encodeJobStatuses(&conn{s: s, req: &batchreq.Request{}, perm: perm{mgr: true}}, jobs[3:], -1); !bytes.Contains(raw, []byte("Remaining")) {

@@ -62,7 +62,9 @@ func (js *jobSet) remove(j *Job) {
 // holdsState reports whether a job in this state may hold nodes: the
 // jobs that usedVPs, refreshAssigned and the MOM polling look at, kept in
 // s.holding so that they never walk the whole job list.
-func holdsState(state int) bool { return state == stRunning || state == stExiting }
+func holdsState(state pbsattr.JobStateNum) bool {
+	return state == pbsattr.StateRunning || state == pbsattr.StateExiting
+}
 
 // trackHolding puts a linked job into s.holding or takes it out
 // according to its state.
@@ -140,7 +142,7 @@ func (s *Server) unlinkJob(j *Job) {
 // some (waiting for its execution time, kept after completion, sitting in
 // a route queue), so that the timer never walks the whole job list.
 func (s *Server) watchJob(j *Job) {
-	if j.state == stWaiting || j.purgeAt != 0 || j.queue != nil && j.queue.isRoute() {
+	if j.state == pbsattr.StateWaiting || j.purgeAt != 0 || j.queue != nil && j.queue.isRoute() {
 		if s.watch == nil {
 			s.watch = make(map[*Job]struct{})
 		}
@@ -157,7 +159,7 @@ func (s *Server) enqueue(j *Job, q *Queue) {
 	}
 	q.count[j.state]++
 	s.count[j.state]++
-	if j.state != stComplete {
+	if j.state != pbsattr.StateComplete {
 		if q.users == nil {
 			q.users = map[string]int{}
 		}
@@ -177,7 +179,7 @@ func (s *Server) dequeue(j *Job) {
 	}
 	q.count[j.state]--
 	s.count[j.state]--
-	if j.state != stComplete {
+	if j.state != pbsattr.StateComplete {
 		u := j.ownerUser()
 		if q.users[u]--; q.users[u] <= 0 {
 			delete(q.users, u)
@@ -187,8 +189,8 @@ func (s *Server) dequeue(j *Job) {
 }
 
 // setState changes a job's state, keeping the counters right.
-func (s *Server) setState(j *Job, state, sub int) {
-	if state == stQueued && j.state != stQueued && s.run != nil {
+func (s *Server) setState(j *Job, state pbsattr.JobStateNum, sub pbsattr.Substate) {
+	if state == pbsattr.StateQueued && j.state != pbsattr.StateQueued && s.run != nil {
 		s.run.queuedSeq++ // the scheduler hears of it (sched_link.go)
 	}
 	if q := j.queue; q != nil && state != j.state && j.array == nil {
@@ -197,11 +199,11 @@ func (s *Server) setState(j *Job, state, sub int) {
 		q.count[state]++
 		s.count[state]++
 		u := j.ownerUser()
-		if state == stComplete {
+		if state == pbsattr.StateComplete {
 			if q.users[u]--; q.users[u] <= 0 {
 				delete(q.users, u)
 			}
-		} else if j.state == stComplete {
+		} else if j.state == pbsattr.StateComplete {
 			q.users[u]++
 		}
 	}
@@ -216,12 +218,12 @@ func (s *Server) setState(j *Job, state, sub int) {
 func (s *Server) evaluate(j *Job) {
 	hold := j.hold &^ j.lateHold
 	j.lateHold = 0
-	if j.state == stRunning || j.state == stTransit || j.state == stExiting || j.state == stComplete {
+	if j.state == pbsattr.StateRunning || j.state == pbsattr.StateTransit || j.state == pbsattr.StateExiting || j.state == pbsattr.StateComplete {
 		return
 	}
 	now := s.now().Unix()
 	if j.array != nil {
-		s.setState(j, stQueued, ssArrayTemp)
+		s.setState(j, pbsattr.StateQueued, pbsattr.SubArrayTemplate)
 		if !j.attrs.has(pbsattr.JobEtime) {
 			j.attrs.set(pbsattr.JobEtime, strconv.FormatInt(now, 10))
 		}
@@ -229,22 +231,34 @@ func (s *Server) evaluate(j *Job) {
 	}
 	switch {
 	case hold&^holdArray != 0:
-		sub := ssHeld
-		if j.substate == ssDepnHold || j.substate == ssSyncHold {
+		sub := pbsattr.SubHeld
+		if j.substate == pbsattr.SubDepnHold || j.substate == pbsattr.SubSyncHold {
 			sub = j.substate
 		}
-		if sub == ssHeld && j.hold&holdSystem != 0 && dependHolds(s, j) {
-			sub = ssDepnHold
+		if sub == pbsattr.SubHeld && j.hold&holdSystem != 0 && dependHolds(s, j) {
+			sub = pbsattr.SubDepnHold
 		}
-		s.setState(j, stHeld, sub)
+		s.setState(j, pbsattr.StateHeld, sub)
 	case execTime(j) > now:
-		s.setState(j, stWaiting, ssWaiting)
+		s.setState(j, pbsattr.StateWaiting, pbsattr.SubWaiting)
 	default:
-		s.setState(j, stQueued, ssQueued)
+		s.setState(j, pbsattr.StateQueued, pbsattr.SubQueued)
 		if j.queue != nil && j.queue.isExec() && !j.attrs.has(pbsattr.JobEtime) {
 			j.attrs.set(pbsattr.JobEtime, strconv.FormatInt(now, 10))
 		}
 	}
+}
+
+// keepCompleted returns how long (seconds) a job completed in queue q
+// (nil: none) is kept: the queue's keep_completed, else the server's.
+func (s *Server) keepCompleted(q *Queue) int64 {
+	keep := s.serverLong(pbsattr.SrvKeepCompleted, 0)
+	if q != nil {
+		if v, ok := q.long(pbsattr.QueueKeepCompleted); ok {
+			keep = v
+		}
+	}
+	return keep
 }
 
 func execTime(j *Job) int64 {
@@ -308,7 +322,7 @@ func scriptKey(j *Job) string {
 	return j.id
 }
 
-func stateName(st int) string {
+func stateName(st pbsattr.JobStateNum) string {
 	return [...]string{"TRANSIT", "QUEUED", "HELD", "WAITING", "RUNNING", "EXITING", "COMPLETE"}[st]
 }
 
@@ -329,13 +343,13 @@ func (s *Server) dropPending(c *conn) {
 	}
 	c.pending = nil
 	j.conn = nil
-	if j.substate == ssTransICM {
+	if j.substate == pbsattr.SubTransICM {
 		// After RdytoCommit the job stays listed in state T, substate 0,
 		// and never runs (observed behaviour, spec 02 §6.1); it is not
 		// durable: an unacknowledged submission does not survive a
 		// restart.
 		s.log.Logf(logline.EventDebug2, logline.ClassJob, j.id, "enqueuing into %s, state 1 hop 1", queueName(j))
-		j.substate = ssTransIn
+		j.substate = pbsattr.SubTransIn
 	}
 	// A job only queued (never made ready) was not linked: it vanishes.
 }
@@ -352,12 +366,12 @@ func (s *Server) tick() {
 			continue
 		}
 		switch {
-		case j.state == stWaiting && execTime(j) <= now:
+		case j.state == pbsattr.StateWaiting && execTime(j) <= now:
 			j.attrs.set(pbsattr.JobExecutionTime, "")
 			s.evaluate(j)
 			s.touch(j)
 			ops = append(ops, s.saveJobOp(j))
-		case j.state == stComplete && j.purgeAt != 0:
+		case j.state == pbsattr.StateComplete && j.purgeAt != 0:
 			if j.purgeAt <= now {
 				s.log.Logf(logline.EventDebug2, logline.ClassJob, j.id, "dequeuing from %s, state COMPLETE", queueName(j))
 				ops = append(ops, s.purgeJob(j)...)
@@ -367,7 +381,7 @@ func (s *Server) tick() {
 			if j.routeRetryAt <= now {
 				ops = append(ops, s.routeJob(j, now)...)
 			}
-		case j.state != stWaiting:
+		case j.state != pbsattr.StateWaiting:
 			delete(s.watch, j)
 		}
 	}

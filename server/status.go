@@ -48,7 +48,7 @@ func (s *Server) jobViewOf(out attrList, j *Job, wanted []bool) attrList {
 		synth = append(synth, attrVal{idx: pbsattr.JobHoldTypes, val: formatHold(h)})
 	}
 	if want(pbsattr.JobSubstate) {
-		synth = append(synth, attrVal{idx: pbsattr.JobSubstate, val: strconv.Itoa(j.substate)})
+		synth = append(synth, attrVal{idx: pbsattr.JobSubstate, val: strconv.Itoa(int(j.substate))})
 	}
 	if j.queue != nil {
 		if want(pbsattr.JobQueueRank) {
@@ -493,7 +493,7 @@ func (s *Server) truncate(jobs []*Job) []*Job {
 	seen := map[*Queue]int64{}
 	out := jobs[:0:0]
 	for _, j := range jobs {
-		if j.state == stQueued && j.queue != nil {
+		if j.state == pbsattr.StateQueued && j.queue != nil {
 			if max, ok := j.queue.long(pbsattr.QueueMaxReport); ok {
 				if seen[j.queue] >= max {
 					continue

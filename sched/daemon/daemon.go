@@ -152,7 +152,8 @@ func (d *Daemon) openAccounting() error {
 	return nil
 }
 
-// Policy returns the current scheduling policy (replaced by LoadPolicy).
+// Policy returns the current FIFO policy (replaced by LoadPolicy), or nil
+// while the NAS policy runs.
 func (d *Daemon) Policy() *policy.Scheduler {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -598,6 +599,7 @@ func (d *Daemon) startMomQueries(ctx context.Context, nodes []*world.Node) (fini
 		}
 		hosts[h] = append(hosts[h], i)
 	}
+	lines := d.momLines()
 	answers := make([][]string, len(ask))
 	failed := make([]bool, len(ask))
 	next := make(chan []int)
@@ -608,7 +610,7 @@ func (d *Daemon) startMomQueries(ctx context.Context, nodes []*world.Node) (fini
 			defer wg.Done()
 			for group := range next {
 				for _, i := range group {
-					a, err := d.Mom.Query(ctx, ask[i].Name, momquery.Lines)
+					a, err := d.Mom.Query(ctx, ask[i].Name, lines)
 					answers[i], failed[i] = a, err != nil
 				}
 			}
@@ -628,6 +630,9 @@ func (d *Daemon) startMomQueries(ctx context.Context, nodes []*world.Node) (fini
 				continue
 			}
 			momquery.Apply(n, answers[i])
+			if len(lines) > len(momquery.Lines) && len(answers[i]) > len(momquery.Lines) {
+				momquery.ApplySysTime(n, answers[i][len(momquery.Lines)])
+			}
 		}
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"gopbs/internal/logline"
+	"gopbs/sched/momquery"
 	"gopbs/sched/nas"
 	nasconfig "gopbs/sched/nas/config"
 )
@@ -116,15 +117,23 @@ func (d *Daemon) loadNAS(path string) error {
 	if d.nas != nil {
 		s.ContinueFrom(d.nas)
 	}
-	if cfg.HighSystime > 0 {
-		d.Log.Log(logline.EventSystem, logline.ClassServer, "nas", "HIGH_SYSTIME has no effect: the MOMs do not report system CPU time")
-	}
 	if cfg.ServerHost != "" {
 		d.trustHost(cfg.ServerHost)
 	}
 	d.nas, d.running, d.Sched = s, s, nil
+	d.Log.SetFilter(0) // log_filter is a sched_config key: the NAS policy logs every decision
 	d.Log.Log(logline.EventSystem, logline.ClassServer, "nas", "NAS scheduler policy, configuration "+path)
 	return nil
+}
+
+// momLines are the lines of the MOM queries: the FIFO scheduler's, plus
+// momquery.SysTimeLine when the NAS policy applies HIGH_SYSTIME. d.mu is
+// held (a cycle).
+func (d *Daemon) momLines() []string {
+	if d.nas != nil && d.nas.Config.HighSystime > 0 {
+		return append(momquery.Lines[:len(momquery.Lines):len(momquery.Lines)], momquery.SysTimeLine)
+	}
+	return momquery.Lines
 }
 
 // refuse logs a reason the configuration cannot be used and prints it

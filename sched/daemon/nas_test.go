@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -254,5 +255,60 @@ func TestIsLocalHost(t *testing.T) {
 		if got := isLocalHost(host); got != want {
 			t.Errorf("%s: %v", host, got)
 		}
+	}
+}
+
+// linesMom records the lines it is asked and answers systime=<sys>.
+type linesMom struct {
+	mu    sync.Mutex
+	lines [][]string
+	sys   string
+}
+
+func (m *linesMom) Query(ctx context.Context, host string, lines []string) ([]string, error) {
+	m.mu.Lock()
+	m.lines = append(m.lines, lines)
+	m.mu.Unlock()
+	out := []string{"ncpus=2", "arch=linux", "physmem=1gb", "loadave=0", "max_load=2", "ideal_load=2"}
+	if len(lines) > len(out) {
+		out = append(out, "systime="+m.sys)
+	}
+	return out, nil
+}
+
+func TestNASAsksMomsForSystime(t *testing.T) {
+	for _, tt := range []struct {
+		name, config string
+		lines        int
+		runs         bool
+	}{
+		{"FIFO", "", 6, true},
+		{"NAS without HIGH_SYSTIME", nasConfig, 6, true},
+		{"NAS with HIGH_SYSTIME", nasConfig + "HIGH_SYSTIME 30\n", 7, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, _ := newNASCluster(t, nasHome(t, map[string]string{"config": tt.config}), Options{})
+			mom := &linesMom{sys: "45"}
+			c.d.Mom = mom
+			if c.d.Sched != nil {
+				c.d.Sched.Log = c.d.Log
+			}
+			nasQueues(c)
+			c.nodes(1, 2)
+			c.job("1.srv", "submit", "alice", wall("00:05:00"))
+			if tt.config == "" {
+				c.job("2.srv", "small", "alice", wall("00:05:00"))
+			}
+			c.cycle(batchreq.SCH_SCHEDULE_NEW)
+			if len(mom.lines) != 1 || len(mom.lines[0]) != tt.lines {
+				t.Fatalf("MOM asked %q", mom.lines)
+			}
+			if tt.lines == 7 && mom.lines[0][6] != "systime" {
+				t.Errorf("lines %q", mom.lines[0])
+			}
+			if ran := len(c.srv.Started) > 0; ran != tt.runs {
+				t.Errorf("started %q", c.srv.Started)
+			}
+		})
 	}
 }

@@ -15,6 +15,24 @@ import (
 // Lines are the request lines of the scheduler's query, in order.
 var Lines = []string{"ncpus", "arch", "physmem", "loadave", "max_load", "ideal_load"}
 
+// SysTimeLine is the request line the NAS policy adds for HIGH_SYSTIME:
+// the percentage of CPU time a host spends in system mode. Neither
+// TORQUE's MOM nor GoPBS's computes it; a site defines it as a shell
+// resource in mom_priv/config ("systime !/usr/local/sbin/systime"), and
+// MOMs without it answer "? 15201" (the node is then not checked).
+const SysTimeLine = "systime"
+
+// ApplySysTime stores the answer to SysTimeLine in n.
+func ApplySysTime(n *world.Node, answer string) {
+	v, ok := answerValue(answer, SysTimeLine)
+	if !ok {
+		return
+	}
+	if f, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(v, "%")), 64); err == nil && f >= 0 && f <= 100 {
+		n.SysTime, n.HasSysTime = f, true
+	}
+}
+
 // Querier sends one RM request to the MOM on host and returns its answer
 // lines (one per request line, "name=value" or "name=? <errno>").
 // Implementations must be safe for concurrent use: the scheduler asks

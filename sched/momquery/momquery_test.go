@@ -96,3 +96,18 @@ func TestTCPQuery(t *testing.T) {
 		t.Errorf("node %+v", n)
 	}
 }
+
+func TestApplySysTime(t *testing.T) {
+	for answer, want := range map[string]float64{"systime=12.5": 12.5, "systime=40%": 40, "7": 7} {
+		n := &world.Node{}
+		if ApplySysTime(n, answer); !n.HasSysTime || n.SysTime != want {
+			t.Errorf("%q: %+v", answer, n)
+		}
+	}
+	for _, answer := range []string{"systime=? 15201", "systime=lots", "systime=101", "systime=-1", ""} {
+		n := &world.Node{}
+		if ApplySysTime(n, answer); n.HasSysTime {
+			t.Errorf("%q accepted: %+v", answer, n)
+		}
+	}
+}

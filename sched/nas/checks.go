@@ -3,6 +3,7 @@ package nas
 import (
 	"time"
 
+	"gopbs/sched/placement"
 	"gopbs/sched/world"
 )
 
@@ -134,6 +135,9 @@ func (c *cycle) policyChecks(cd *candidate) (reason, stage string) {
 			return CommentLoad, "load"
 		}
 	}
+	if cfg.HighSystime > 0 && c.sysNodes > 0 && c.sysTime > float64(cfg.HighSystime) {
+		return CommentSystime, "systime"
+	}
 	if cfg.EnforceAllocation {
 		acct := account(j)
 		alloc, ok := c.s.Allocations.Of(acct)
@@ -165,13 +169,18 @@ func (c *cycle) queueChecks(cd *candidate, b *bqueue) (reason, stage string) {
 	if !cd.special && b.drainer != "" && b.drainer != j.ID {
 		return CommentDrainingPrefix + b.drainer, "waiting job"
 	}
+	if limit := c.s.Config.HighSystime; limit > 0 && !cd.special {
+		if v, ok := c.sysOf[b.spec.Host]; ok && v > float64(limit) {
+			return CommentSystimeHostPrefix + b.spec.Host, "systime"
+		}
+	}
 	mult := c.s.Config.FakeMachineMult
 	if capacity := b.capacity(mult); capacity >= 0 && b.used+cd.size > capacity {
 		return CommentNoRoom, "nodes"
 	}
 	if c.pool != nil {
 		sp, err := c.pool.Parse(c.allocSpec(j))
-		if err != nil || c.pool.Query(sp) != 1 {
+		if err != nil || c.pool.Query(sp) != placement.Now {
 			return CommentNoRoom, "nodes"
 		}
 	}

@@ -21,24 +21,29 @@ const (
 	// walltime exceeds WALLT_LIMIT_SMALL_JOB or WALLT_LIMIT_LARGE_JOB.
 	MessageIllegalSize = "Job rejected: its walltime exceeds the limit for jobs of its size"
 
-	CommentMaxJobs         = "Not Running: Maximum number of running jobs reached"
-	CommentUserLimit       = "Not Running: User has reached the running job limit"
-	CommentLoad            = "Not Running: System load is above its target"
-	CommentPrimeWallt      = "Not Running: Walltime is over the prime-time limit"
-	CommentNonprimeDrain   = "Not Running: Draining system for prime time"
-	CommentDedicatedCross  = "Not Running: Job would cross into dedicated time"
-	CommentDedicatedOnly   = "Not Running: Dedicated queue jobs run only in dedicated time"
-	CommentInDedicated     = "Not Running: System is in dedicated time"
-	CommentMaxDedicated    = "Not Running: Maximum number of dedicated-time jobs reached"
-	CommentNoWalltime      = "Not Running: Job requests no walltime and dedicated time is scheduled"
-	CommentAllocation      = "Not Running: Allocation used up for account "
-	CommentNoAllocation    = "Not Running: No allocation for account "
-	CommentNoRoom          = "Not Running: Not enough nodes available in the queues it fits"
-	CommentFragment        = "Not Running: Job would fragment queue "
-	CommentDrainingPrefix  = "Not Running: Draining queue for waiting job "
-	CommentDrainingAll     = "Not Running: Draining system for waiting job "
-	CommentRunFailedPrefix = "Not Running - PBS Error: "
-	CommentMoveFailed      = "Not Running: Could not move job to queue "
+	CommentMaxJobs   = "Not Running: Maximum number of running jobs reached"
+	CommentUserLimit = "Not Running: User has reached the running job limit"
+	CommentLoad      = "Not Running: System load is above its target"
+	// CommentSystime: the execution hosts spend more than HIGH_SYSTIME
+	// percent of their CPU time in system mode; CommentSystimeHostPrefix
+	// precedes the exechost of a batch queue that does.
+	CommentSystime           = "Not Running: System CPU time is above HIGH_SYSTIME"
+	CommentSystimeHostPrefix = "Not Running: System CPU time is above HIGH_SYSTIME on "
+	CommentPrimeWallt        = "Not Running: Walltime is over the prime-time limit"
+	CommentNonprimeDrain     = "Not Running: Draining system for prime time"
+	CommentDedicatedCross    = "Not Running: Job would cross into dedicated time"
+	CommentDedicatedOnly     = "Not Running: Dedicated queue jobs run only in dedicated time"
+	CommentInDedicated       = "Not Running: System is in dedicated time"
+	CommentMaxDedicated      = "Not Running: Maximum number of dedicated-time jobs reached"
+	CommentNoWalltime        = "Not Running: Job requests no walltime and dedicated time is scheduled"
+	CommentAllocation        = "Not Running: Allocation used up for account "
+	CommentNoAllocation      = "Not Running: No allocation for account "
+	CommentNoRoom            = "Not Running: Not enough nodes available in the queues it fits"
+	CommentFragment          = "Not Running: Job would fragment queue "
+	CommentDrainingPrefix    = "Not Running: Draining queue for waiting job "
+	CommentDrainingAll       = "Not Running: Draining system for waiting job "
+	CommentRunFailedPrefix   = "Not Running - PBS Error: "
+	CommentMoveFailed        = "Not Running: Could not move job to queue "
 )
 
 // LogJobRun is logged for each started job, as the FIFO policy does.

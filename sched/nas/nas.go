@@ -74,6 +74,13 @@ func (s *Scheduler) ContinueFrom(prev *Scheduler) {
 // (possibly suggesting a fix) and exit").
 func (s *Scheduler) Fatal() error { return s.fatal }
 
+// notedSysTime keys the one-time note that no MOM reports systime.
+const notedSysTime = "\x00systime"
+
+// momSysTime is the MOM resource HIGH_SYSTIME reads
+// (momquery.SysTimeLine).
+const momSysTime = "systime"
+
 // bqueue is an execution queue (batch or external) in one cycle.
 type bqueue struct {
 	q       *world.Queue
@@ -110,10 +117,15 @@ type cycle struct {
 	external []*bqueue
 	byQueue  map[*world.Queue]*bqueue
 
-	running  int
-	byUser   map[string]int
-	load     float64
-	cpus     float64
+	running int
+	byUser  map[string]int
+	load    float64
+	cpus    float64
+	// sysTime is the average system time percentage of the up nodes
+	// whose MOMs report it (sysNodes of them); sysOf is per node.
+	sysTime  float64
+	sysNodes int
+	sysOf    map[string]float64
 	pool     *placement.Pool
 	drainAll string // the waiting job the whole system drains for
 	stats    policy.Stats
@@ -211,11 +223,24 @@ func (c *cycle) setup() {
 			c.count(b, j, jobSize(j), j.StartTime)
 		}
 	}
+	c.sysOf = map[string]float64{}
 	for _, n := range c.w.Nodes {
 		if n.Up() && n.MomOK {
 			c.cpus += float64(max(n.NCPUs, 1) * max(cfg.FakeMachineMult, 1))
 			c.load += max(n.LoadAve, 0)
 		}
+		if n.Up() && n.HasSysTime {
+			c.sysOf[n.Name] = n.SysTime
+			c.sysTime += n.SysTime
+			c.sysNodes++
+		}
+	}
+	if c.sysNodes > 0 {
+		c.sysTime /= float64(c.sysNodes)
+	} else if cfg.HighSystime > 0 && !c.s.noted[notedSysTime] {
+		c.s.noted[notedSysTime] = true
+		c.logServer(logline.EventSystem, "HIGH_SYSTIME: no MOM reports "+momSysTime+
+			" (define it in mom_priv/config): the check is not applied")
 	}
 	if p := placement.NewModel(c.w.Nodes); p.Len() > 0 {
 		c.pool = p

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"gopbs/sched/nas/config"
+	"gopbs/sched/world"
 )
 
 const twoQueues = "SUBMIT_QUEUE submit\nBATCH_QUEUES small,large\n"
@@ -331,5 +332,44 @@ func TestNodemaskHasNoEffect(t *testing.T) {
 	}
 	if n != 1 {
 		t.Errorf("queue nodemask noted %d times", n)
+	}
+}
+
+func TestHighSystime(t *testing.T) {
+	h := twoQueueHarness(t, "HIGH_SYSTIME 30\nSPECIAL_QUEUE special\n", 8)
+	h.queue("special")
+	// no MOM reports systime: noted once, not applied
+	j1 := h.job("submit", "a", "walltime=00:05:00")
+	h.cycle()
+	h.cycle()
+	if j1.State != 'R' || !h.logged("HIGH_SYSTIME: no MOM reports systime") {
+		t.Fatalf("job %c, logs %q", j1.State, h.logs)
+	}
+	h.node.SysTime, h.node.HasSysTime = 45, true
+	j2 := h.job("submit", "a", "walltime=00:05:00")
+	sp := h.job("special", "a", "walltime=00:05:00")
+	h.cycle()
+	if j2.State != 'Q' || j2.Comment != CommentSystime || sp.State != 'R' {
+		t.Errorf("over HIGH_SYSTIME: job %c %q, special %c", j2.State, j2.Comment, sp.State)
+	}
+	h.node.SysTime = 20
+	h.cycle()
+	if j2.State != 'R' {
+		t.Errorf("under HIGH_SYSTIME: job %c %q", j2.State, j2.Comment)
+	}
+}
+
+func TestHighSystimeOfAQueuesExechost(t *testing.T) {
+	h := newHarness(t, "SUBMIT_QUEUE submit\nBATCH_QUEUES fast@n1,slow\nHIGH_SYSTIME 30\n", 8, monday9)
+	h.queue("submit")
+	h.queue("fast")
+	h.queue("slow")
+	other := &world.Node{Name: "n2", NP: 8, State: world.NodeFree, MomOK: true, NCPUs: 8, SysTime: 0, HasSysTime: true}
+	h.w.Nodes = append(h.w.Nodes, other)
+	h.node.SysTime, h.node.HasSysTime = 50, true // average 25: under the limit
+	j := h.job("submit", "a", "walltime=00:05:00")
+	h.cycle()
+	if j.State != 'R' || j.Queue.Name != "slow" {
+		t.Errorf("job %c in %s; fast@n1 has n1 over HIGH_SYSTIME", j.State, j.Queue.Name)
 	}
 }

@@ -180,6 +180,11 @@ type Node struct {
 	LoadAve   float64
 	MaxLoad   float64
 	IdealLoad float64
+	// SysTime is the percentage of CPU time spent in system mode, from
+	// the MOM's "systime" resource (asked by the NAS policy for
+	// HIGH_SYSTIME); HasSysTime is false when the MOM did not report it.
+	SysTime    float64
+	HasSysTime bool
 }
 
 // Up reports whether the node can take jobs at all.

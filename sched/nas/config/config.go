@@ -111,8 +111,9 @@ type Config struct {
 	// FakeMachineMult multiplies the nodes the scheduler believes each
 	// host has (testing policy on a small machine); default 1.
 	FakeMachineMult int
-	// HighSystime is the percentage of system CPU time on an execution
-	// host above which no job is started there; 0 disables the check.
+	// HighSystime is the percentage of system CPU time (the MOMs'
+	// "systime" resource) above which no job is started, on average over
+	// the hosts or on a batch queue's exechost; 0 disables the check.
 	HighSystime int
 	// InteractiveLongWait is added to an interactive job's requested
 	// walltime to give the time after which it is waiting.

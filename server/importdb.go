@@ -1,0 +1,274 @@
+package server
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	pbsattr "gopbs/attr"
+	"gopbs/server/store"
+)
+
+// Database builds the contents of a new server database from objects
+// described by attribute names and text values, the way pbs_import fills
+// one from a TORQUE server_priv. It keeps the objects as the server does
+// and encodes them with the server's own record encoding, so that a
+// server started on the result recovers them as if it had written them.
+//
+// Values may be in any form the server accepts from a client or reads
+// from a TORQUE file (string arrays comma-separated or one element a
+// line); they are checked and stored in their canonical form. Attributes
+// the server computes (server_state, total_jobs, state_count,
+// pbs_version, next_job_number, net_counter, resources_assigned; a job's
+// job_state, substate, queue, server, queue_rank, queue_type and
+// Hold_Types, which the record's fixed fields hold) are not stored.
+type Database struct {
+	s       *Server // holds the server attributes and the objects added
+	scripts []store.Op
+	// Dropped lists "object: name" of the attributes the server does not
+	// know, which AddQueue, AddNode and SetServer leave out.
+	Dropped []string
+}
+
+// NewDatabase returns a database holding the server attributes of a new
+// server (the defaults pbs_server -t create sets) and nothing else.
+func NewDatabase() *Database {
+	s := &Server{now: time.Now, jobs: map[string]*Job{}, queueByName: map[string]*Queue{}, nodeByName: map[string]*Node{}}
+	s.setDefaults()
+	return &Database{s: s}
+}
+
+// computedServer and computedQueue are the attributes the server computes
+// for its status replies rather than keeping.
+var (
+	computedServer = map[int]bool{pbsattr.SrvState: true, pbsattr.SrvTotalJobs: true, pbsattr.SrvStateCount: true, pbsattr.SrvPBSVersion: true,
+		pbsattr.SrvNextJobNumber: true, pbsattr.SrvNetCounter: true, pbsattr.SrvResourcesAssigned: true}
+	computedQueue = map[int]bool{pbsattr.QueueTotalJobs: true, pbsattr.QueueStateCount: true, pbsattr.QueueResourcesAssigned: true}
+	// recordJob are the job attributes the record's fixed fields hold.
+	recordJob = map[int]bool{pbsattr.JobState: true, pbsattr.JobSubstate: true, pbsattr.JobQueue: true, pbsattr.JobServer: true,
+		pbsattr.JobQueueRank: true, pbsattr.JobQueueType: true, pbsattr.JobHoldTypes: true}
+)
+
+// importValue returns the canonical value of one attribute of defs (its
+// definition index and resource name), or idx -1 for a name defs does not
+// know.
+func importValue(defs *defTable, a RecordAttr) (idx int, res, val string, err error) {
+	idx = defs.find(a.Name)
+	if idx < 0 || defs == jobDefs && idx == unknownJobAttr {
+		return -1, "", "", nil
+	}
+	d := defs.defs[idx]
+	typ := d.typ
+	if typ == pbsattr.TypeResourceList {
+		res = strings.ToLower(a.Resource)
+		rd, ok := resources[res]
+		if !ok {
+			rd = rescDef{typ: pbsattr.TypeString} // a site resource, kept as text
+		}
+		typ = rd.typ
+	}
+	v, ok := decodeValue(typ, a.Value)
+	if !ok {
+		name := a.Name
+		if a.Resource != "" {
+			name += "." + a.Resource
+		}
+		return idx, res, "", fmt.Errorf("attribute %s: bad value %q", name, a.Value)
+	}
+	return idx, res, v, nil
+}
+
+// importAttrs sets the attributes of list in l, except the computed ones;
+// names defs does not know are appended to d.Dropped.
+func (d *Database) importAttrs(object string, defs *defTable, l *attrList, list []RecordAttr, computed map[int]bool) error {
+	for _, a := range list {
+		idx, res, v, err := importValue(defs, a)
+		if err != nil {
+			return fmt.Errorf("%s: %w", object, err)
+		}
+		if idx < 0 {
+			d.Dropped = append(d.Dropped, object+": "+a.Name)
+			continue
+		}
+		if !computed[idx] {
+			l.setRes(idx, res, v)
+		}
+	}
+	return nil
+}
+
+// SetServer sets the next job number and the server attributes (over the
+// defaults).
+func (d *Database) SetServer(next int64, attrs []RecordAttr) error {
+	if next < 0 {
+		return fmt.Errorf("server: negative next job number %d", next)
+	}
+	d.s.nextJob = next
+	return d.importAttrs("server", serverDefs, &d.s.attrs, attrs, computedServer)
+}
+
+// AddQueue adds a queue; queues are listed in the order they are added.
+func (d *Database) AddQueue(name string, attrs []RecordAttr) error {
+	if name == "" || len(name) > 15 || !isNameChar(name[0]) {
+		return fmt.Errorf("queue %q: bad name", name)
+	}
+	if d.s.queueByName[name] != nil {
+		return fmt.Errorf("queue %s: added twice", name)
+	}
+	q := &Queue{name: name, order: d.s.orderSeq}
+	if err := d.importAttrs("queue "+name, queueDefs, &q.attrs, attrs, computedQueue); err != nil {
+		return err
+	}
+	if !q.isExec() && !q.isRoute() {
+		return fmt.Errorf("queue %s: queue_type %q is neither Execution nor Route", name, q.attrs.get(pbsattr.QueueType))
+	}
+	d.s.orderSeq++
+	d.s.queues = append(d.s.queues, q)
+	d.s.queueByName[name] = q
+	return nil
+}
+
+// AddNodes adds the nodes of one line of a nodes file (spec 12 §9.1: a
+// name, possibly a range, with np=, gpus= and properties), with the
+// OFFLINE and RESERVE state bits set as given and the further attributes
+// attrs (such as note).
+func (d *Database) AddNodes(line string, offline, reserve bool, attrs []RecordAttr) error {
+	nodes := d.s.parseNodeLine(line)
+	if len(nodes) == 0 {
+		return fmt.Errorf("nodes: no node in line %q", line)
+	}
+	for _, n := range nodes {
+		if err := d.importAttrs("node "+n.name, nodeDefs, &n.attrs, attrs, nil); err != nil {
+			return err
+		}
+		if offline {
+			n.state |= nsOffline
+		}
+		if reserve {
+			n.state |= nsReserve
+		}
+		d.s.nodes = append(d.s.nodes, n)
+		d.s.nodeByName[n.name] = n
+	}
+	return nil
+}
+
+// AddJob adds a job. Its queue must have been added, and for an array
+// sub-job (Parent set) its template. The fixed fields of r give the
+// state, substate, hold bits, queue rank and array bookkeeping; Seq orders
+// the jobs when the server lists them. A completed job without PurgeAt is
+// kept for keep_completed from its comp_time. As TORQUE does when it recovers a
+// job, the resources its queue's and the server's resources_default give
+// are filled in where the job has none. script, if not nil, is the job
+// script (one per array, stored with the template).
+func (d *Database) AddJob(r *JobRecord, script []byte) error {
+	if r.ID == "" {
+		return fmt.Errorf("job without an id")
+	}
+	if d.s.jobs[r.ID] != nil {
+		return fmt.Errorf("job %s: added twice", r.ID)
+	}
+	q := d.s.queueByName[r.Queue]
+	if q == nil {
+		return fmt.Errorf("job %s: unknown queue %q", r.ID, r.Queue)
+	}
+	if r.State <= int64(pbsattr.StateTransit) || r.State > int64(pbsattr.StateComplete) {
+		return fmt.Errorf("job %s: state %d cannot be imported", r.ID, r.State)
+	}
+	j := &Job{id: r.ID, seq: r.Seq, state: pbsattr.JobStateNum(r.State), substate: pbsattr.Substate(r.Substate), hold: int(r.Hold),
+		rank: r.Rank, arrayIdx: int(r.ArrayIndex), purgeAt: r.PurgeAt}
+	if r.Parent != "" {
+		p := d.s.jobs[r.Parent]
+		if p == nil || p.array == nil {
+			return fmt.Errorf("job %s: array template %s not added before it", r.ID, r.Parent)
+		}
+		j.parent = p
+		p.array.subjobs = append(p.array.subjobs, j)
+	}
+	if r.ArrayRequest != "" {
+		if _, _, ok := parseArrayRequest(r.ArrayRequest); !ok {
+			return fmt.Errorf("job %s: bad array request %q", r.ID, r.ArrayRequest)
+		}
+		j.array = &arrayInfo{request: r.ArrayRequest}
+		for i, p := range []*int{&j.array.size, &j.array.ok, &j.array.notOK, &j.array.started} {
+			if i < len(r.ArrayCounts) {
+				*p = int(r.ArrayCounts[i])
+			}
+		}
+	}
+	for _, a := range r.Attrs {
+		idx, res, v, err := importValue(jobDefs, a)
+		if err != nil {
+			return fmt.Errorf("job %s: %w", r.ID, err)
+		}
+		switch {
+		case idx < 0:
+			key := a.Name
+			if a.Resource != "" {
+				key += "\x1f" + a.Resource
+			}
+			j.attrs.setRes(unknownJobAttr, key, a.Value)
+		case idx == pbsattr.JobDepend:
+			if _, ok := d.s.parseDepend(v); !ok {
+				return fmt.Errorf("job %s: bad depend %q", r.ID, a.Value)
+			}
+			j.attrs.set(idx, v)
+		case !recordJob[idx]:
+			j.attrs.setRes(idx, res, v)
+		}
+	}
+	if j.state == pbsattr.StateComplete && j.purgeAt == 0 {
+		// kept from its completion (comp_time) for keep_completed
+		done, err := strconv.ParseInt(j.attrs.get(pbsattr.JobCompTime), 10, 64)
+		if err != nil || done <= 0 {
+			done = d.s.now().Unix()
+		}
+		j.purgeAt = done + max(d.s.keepCompleted(q), 0)
+	}
+	d.s.applyDefaults(j, q)
+	d.s.linkJob(j)
+	d.s.enqueue(j, q)
+	if script != nil {
+		d.scripts = append(d.scripts, store.Put(store.Script, j.id, script))
+	}
+	return nil
+}
+
+// Requeue puts a running job of the database back in its queue, as the
+// server does with a job whose launch failed: its execution host and
+// session are forgotten and its state follows from its holds, execution
+// time and dependencies.
+func (d *Database) Requeue(id string) error {
+	j := d.s.jobs[id]
+	if j == nil {
+		return fmt.Errorf("job %s: not in the database", id)
+	}
+	if j.state != pbsattr.StateRunning {
+		return fmt.Errorf("job %s: not running", id)
+	}
+	d.s.requeueState(j)
+	return nil
+}
+
+// Ops returns the store operations that write the database: the server
+// record, then every queue, node, job and script.
+func (d *Database) Ops() []store.Op {
+	ops := []store.Op{d.s.saveServerOp()}
+	for _, q := range d.s.queues {
+		ops = append(ops, store.Put(store.Queues, q.name, encodeQueue(q)))
+	}
+	for _, n := range d.s.nodes {
+		ops = append(ops, store.Put(store.Nodes, n.name, encodeNode(n)))
+	}
+	for j := d.s.head; j != nil; j = j.next {
+		ops = append(ops, d.s.saveJobOp(j))
+	}
+	return append(ops, d.scripts...)
+}
+
+// NodeLines returns the lines of server_priv/nodes for the nodes added.
+func (d *Database) NodeLines() []string { return d.s.nodeLines() }
+
+// JobCount returns the number of jobs added.
+func (d *Database) JobCount() int { return len(d.s.jobs) }
