@@ -27,6 +27,7 @@ func TestRefusedBeforeRegistration(t *testing.T) {
 	s := runServerAt(t, home, InitCreate, mom, 0, func(s *Server) { s.run.mailProgram = script })
 	c := privConn(t, s)
 	setupCluster(t, c)
+	momsReported(s)
 
 	// refused submits a parent without on:N and a child with
 	// depend=beforeok:<parent>, and returns their ids.

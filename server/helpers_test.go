@@ -132,3 +132,14 @@ func setupCluster(t *testing.T, c *client) {
 		}
 	}
 }
+
+// momsReported stands for every node's MOM saying hello and sending its
+// first status, for tests whose fake MOM speaks only the batch protocol:
+// a node that has not reported is "down,offline" and runs nothing.
+func momsReported(s *Server) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, n := range s.nodes {
+		n.state &^= nsUnreported
+	}
+}

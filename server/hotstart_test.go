@@ -44,9 +44,11 @@ func TestHotStart(t *testing.T) {
 			s := runServerAt(t, home, InitCreate, mom, 0, resolve)
 			c := privConn(t, s)
 			setupCluster(t, c)
+			momsReported(s)
 			if p := c.do(mgr(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_NODE, "vm2", attr("np", "2"))); p.Code != 0 {
 				t.Fatalf("node vm2: %d", p.Code)
 			}
+			momsReported(s)
 			id := submit(t, c, "hot")
 			if p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id, Destination: "vm2"})); p.Code != 0 {
 				t.Fatalf("RunJob: %d", p.Code)
@@ -76,9 +78,9 @@ func TestHotStart(t *testing.T) {
 			if eh := jobAttr(t, c, id, "exec_host"); !strings.HasPrefix(eh, "vm2/") {
 				t.Fatalf("requeued job's exec_host %q, want its host vm2 kept", eh)
 			}
-			// vm2's MOM says hello.
+			// vm2's MOM says hello and reports.
 			s.mu.Lock()
-			s.nodeByName["vm2"].state &^= nsDown
+			s.nodeByName["vm2"].state &^= nsUnreported
 			s.mu.Unlock()
 			if init == InitWarm {
 				time.Sleep(300 * time.Millisecond)

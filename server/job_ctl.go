@@ -115,7 +115,15 @@ func (s *Server) handleDeleteJob(c *conn, req *batchreq.Request) {
 	s.mu.Lock()
 	targets, top := s.jobTargets(body.ObjName, ext)
 	if top == nil {
+		gone := s.removedAsConsequence(c, body.ObjName)
 		s.mu.Unlock()
+		if gone {
+			// Removed by the deletion of a job it depended on, maybe
+			// named earlier in the same qdel: it existed when the
+			// client started, and it is deleted as asked.
+			c.ok()
+			return
+		}
 		s.unknownJob(c, body.ObjName, "")
 		return
 	}
@@ -212,6 +220,7 @@ func (s *Server) completeJob(j *Job, ok bool) []store.Op {
 		}
 		s.log.Logf(logline.EventJob, logline.ClassJob, x.id, "Job deleted as result of dependency on job %s", j.id)
 		s.acct.Record(pbslog.AcctAbort, x.id, "")
+		s.consequent.note(x.id, x.ownerUser(), s.now())
 		ops = append(ops, s.completeJob(x, false)...)
 	}
 	return ops

@@ -511,6 +511,11 @@ func (s *Server) admitFrom(j *Job, q *Queue, host string, mgrMove, routed bool) 
 			return batchreq.ErrorReply(batchreq.PBSE_EXCQRESC, "", "cannot satisfy "+where+" max "+r.res+" requirement")
 		}
 	}
+	// a node request the configured nodes can never satisfy (busy or
+	// down nodes do not count against it)
+	if q.isExec() && !s.feasible(j.attrs.getRes(pbsattr.JobResourceList, "nodes")) {
+		return batchreq.ErrorReply(batchreq.PBSE_EXCQRESC, "", msgInfeasible)
+	}
 	return s.refuseCheckpoints(j, q)
 }
 

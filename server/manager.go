@@ -330,7 +330,8 @@ func (s *Server) manageNode(c *conn, m *batchreq.Manage) (*batchreq.Reply, []sto
 		if s.nodeByName[name] != nil {
 			return batchreq.ErrorReply(batchreq.PBSE_NODEEXIST, "", ""), nil, nil
 		}
-		n := &Node{name: name, np: 1, order: s.orderSeq}
+		// A new node is "down,offline" until its MOM reports (TORQUE).
+		n := &Node{name: name, np: 1, state: nsUnreported, order: s.orderSeq}
 		if p, lines := s.applyNodeAttrs(c, n, m.Attrs); p != nil {
 			return p, nil, nil
 		} else {
@@ -433,6 +434,11 @@ func (s *Server) applyNodeAttrs(c *conn, n *Node, list batchreq.AttrList) (*batc
 				n.state &^= bits
 			default:
 				n.state = n.state&^(nsOffline|nsDown|nsReserve) | bits
+			}
+			if n.state&nsOffline == 0 && (a.Op == batchreq.DECR && bits&nsOffline != 0 || a.Op == batchreq.SET) {
+				// An operator who clears offline (pbsnodes -c) clears
+				// the offline of a node that has not reported too.
+				n.state &^= nsNotReported
 			}
 			if old != n.state {
 				s.log.Logf(logline.EventAdmin, logline.ClassNode, n.name, "node %s state changed from %s to %s", n.name, formatNodeState(old), formatNodeState(n.state))

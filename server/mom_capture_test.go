@@ -109,10 +109,12 @@ func replayLifecycle(t *testing.T, file string) {
 	})
 	c := privConn(t, s)
 	setupCluster(t, c)
+	momsReported(s)
 	// the multi-node captures have a second node
 	if p := c.do(mgr(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_NODE, "vm2", attr("np", "2"))); p.Code != 0 {
 		t.Fatalf("node vm2: %d", p.Code)
 	}
+	momsReported(s)
 	seq, _, _ := strings.Cut(jobs[0], ".")
 	seq, _, _ = strings.Cut(seq, "[")
 	if p := c.do(mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", attr("next_job_number", seq))); p.Code != 0 {
@@ -255,6 +257,7 @@ func replayTimeline(t *testing.T, file string) {
 	})
 	c := privConn(t, s)
 	setupCluster(t, c)
+	momsReported(s)
 	if p := c.do(mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", attr("next_job_number", firstSeq))); p.Code != 0 {
 		t.Fatalf("next_job_number: %d", p.Code)
 	}

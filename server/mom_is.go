@@ -275,6 +275,9 @@ func (rl *runLink) serveNodeIS(ctx context.Context, st *rpp.Stream, name string)
 		case momproto.IS_NULL:
 		case momproto.IS_HELLO:
 			s.log.Logf(logline.EventSystem, logline.ClassServer, "is_request", "HELLO received from %s", name)
+			// The MOM is up; the node stays offline until its first
+			// status (nodeStatus).
+			rl.setNodeState(name, func(st int) int { return st &^ nsDown })
 			msg, gen := rl.clusterAddrsMsg()
 			if err := st.Send(msg); err == nil {
 				s.log.Logf(logline.EventSystem, logline.ClassServer, "send_cluster_addrs", "successful addr to node %s", name)
@@ -552,6 +555,7 @@ func (rl *runLink) nodeStatus(name string, items []string) {
 		return
 	}
 	n.attrs.set(pbsattr.NodeStatus, strings.Join(list, ","))
+	n.state &^= nsNotReported
 	errDown := false
 	var stray []string
 	for _, it := range items {

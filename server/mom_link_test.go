@@ -328,6 +328,7 @@ func TestRunJobLaunchAndObit(t *testing.T) {
 	s := runServer(t, mom, 0)
 	c := privConn(t, s)
 	setupCluster(t, c)
+	momsReported(s)
 	id := submit(t, c, "lifecycle")
 
 	p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id}))
@@ -435,8 +436,7 @@ func TestRunJobLaunchAndObit(t *testing.T) {
 		t.Errorf("resources_assigned.nodect after the job %q", got)
 	}
 	acct := readAccounting(t, s)
-	if !strings.Contains(acct, ";E;"+id+";user=root ") || !strings.Contains(acct, " session=16978 end=") ||
-		!strings.Contains(acct, " Exit_status=0 resources_used.cput=00:00:00 resources_used.walltime=00:00:05\n") {
+	if !strings.Contains(acct, ";E;"+id+";user=root ") || !strings.Contains(acct, " session=16978 end=") || !strings.Contains(acct, "Exit_status=0 resources_used.cput=00:00:00 resources_used.walltime=00:00:05\n") {
 		t.Errorf("accounting:\n%s", acct)
 	}
 	// A second obit for the purged job is refused (CLEANEDOUT: the
@@ -451,14 +451,17 @@ func TestRunJobErrors(t *testing.T) {
 	s := runServer(t, mom, 0)
 	c := privConn(t, s)
 	setupCluster(t, c)
+	momsReported(s)
 	run := func(id, dest string) *batchreq.Reply {
 		return c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id, Destination: dest}))
 	}
 	if p := run("99.vm", ""); p.Code != batchreq.PBSE_UNKJOBID {
 		t.Errorf("unknown job: %d", p.Code)
 	}
-	id := submit(t, c, "big", rattr("Resource_List", "nodes", "1:ppn=3"))
-	if p := run(id, ""); p.Code != batchreq.PBSE_RESCUNAV {
+	// (a job asking for ppn=3 of np=2 is refused at submission:
+	// TestInfeasibleNodeRequest; a RunJob destination is not checked then)
+	id := submit(t, c, "big")
+	if p := run(id, "vm:ppn=3"); p.Code != batchreq.PBSE_RESCUNAV {
 		t.Errorf("ppn=3 on np=2: %d %s", p.Code, p.Text)
 	}
 	if st := jobAttr(t, c, id, "job_state"); st != "Q" {
@@ -516,6 +519,7 @@ func TestDeleteSignalRerunRunningJob(t *testing.T) {
 	s := runServer(t, mom, 0)
 	c := privConn(t, s)
 	setupCluster(t, c)
+	momsReported(s)
 	id := submit(t, c, "sig")
 	if p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id})); p.Code != 0 {
 		t.Fatalf("RunJob: %d", p.Code)
@@ -632,6 +636,7 @@ func TestObitStartFailureRequeues(t *testing.T) {
 	s := runServer(t, mom, 0)
 	c := privConn(t, s)
 	setupCluster(t, c)
+	momsReported(s)
 	id := submit(t, c, "retry")
 	if p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id})); p.Code != 0 {
 		t.Fatalf("RunJob: %d", p.Code)
@@ -672,6 +677,7 @@ func TestRelayModifyAndHoldOfRunningJob(t *testing.T) {
 	s := runServer(t, mom, 0)
 	c := privConn(t, s)
 	setupCluster(t, c)
+	momsReported(s)
 	id := submit(t, c, "relay")
 	if p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id})); p.Code != 0 {
 		t.Fatalf("RunJob: %d", p.Code)
@@ -739,6 +745,7 @@ func TestObitFromOtherHostAndUnreachableMom(t *testing.T) {
 	})
 	c := privConn(t, s)
 	setupCluster(t, c)
+	momsReported(s)
 	id := submit(t, c, "nomom")
 	p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id}))
 	if p.Code != batchreq.PBSE_MOMREJECT || !strings.HasSuffix(p.Text, "connection to mom timed out") {
@@ -780,6 +787,7 @@ func TestWarmRestartKeepsRunningJob(t *testing.T) {
 	s := runServerAt(t, home, InitCreate, mom, 0, nil)
 	c := privConn(t, s)
 	setupCluster(t, c)
+	momsReported(s)
 	id := submit(t, c, "survivor")
 	if p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id})); p.Code != 0 {
 		t.Fatalf("RunJob: %d", p.Code)
@@ -791,6 +799,7 @@ func TestWarmRestartKeepsRunningJob(t *testing.T) {
 	<-s.Done()
 
 	s = runServerAt(t, home, InitWarm, mom, 0, nil)
+	momsReported(s)
 	c = privConn(t, s)
 	if st, eh := jobAttr(t, c, id, "job_state"), jobAttr(t, c, id, "exec_host"); st != "R" || eh != "vm/0" {
 		t.Fatalf("after restart: state %q exec_host %q", st, eh)
@@ -817,6 +826,7 @@ func TestJobMail(t *testing.T) {
 	s := runServerWith(t, mom, 0, func(s *Server) { s.run.mailProgram = script })
 	c := privConn(t, s)
 	setupCluster(t, c)
+	momsReported(s)
 	id := submit(t, c, "mailjob", attr("Mail_Points", "be"), attr("Mail_Users", "alice@example"))
 	if p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id})); p.Code != 0 {
 		t.Fatalf("RunJob: %d", p.Code)
@@ -861,6 +871,7 @@ func TestShutdownImmediateRequeuesRunningJobs(t *testing.T) {
 	mom.mu.Lock()
 	mom.reject[batchreq.PBS_BATCH_HoldJob] = batchreq.PBSE_NOSUP
 	mom.mu.Unlock()
+	momsReported(s)
 	rerun := submit(t, c, "rerunnable")
 	kill := submit(t, c, "fixed", attr("Rerunable", "False"))
 	for _, id := range []string{rerun, kill} {
@@ -898,6 +909,7 @@ func TestShutdownImmediateRequeuesRunningJobs(t *testing.T) {
 	}
 	<-s.Done()
 	s = runServerAt(t, home, InitWarm, mom, 0, nil)
+	momsReported(s)
 	c = privConn(t, s)
 	if st := jobAttr(t, c, rerun, "job_state"); st != "Q" {
 		t.Errorf("rerunnable job after restart: %q", st)
@@ -912,6 +924,7 @@ func TestDeleteNannyAndForceCancel(t *testing.T) {
 	s := runServerWith(t, mom, 0, func(s *Server) { s.run.nannyInterval = 100 * time.Millisecond })
 	c := privConn(t, s)
 	setupCluster(t, c)
+	momsReported(s)
 	if p := c.do(mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", attr("job_nanny", "true"))); p.Code != 0 {
 		t.Fatalf("job_nanny: %d", p.Code)
 	}
@@ -992,6 +1005,7 @@ func TestDependentReleasedAtObit(t *testing.T) {
 	s := runServer(t, mom, 0)
 	c := privConn(t, s)
 	setupCluster(t, c)
+	momsReported(s)
 	parent := submit(t, c, "parent")
 	child := submit(t, c, "child", attr("depend", "afterok:"+parent))
 	if st := jobAttr(t, c, child, "job_state"); st != "H" {

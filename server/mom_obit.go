@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"net/netip"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -216,7 +217,7 @@ func (rl *runLink) endJob(j *Job, exit int, rerun bool) {
 		}
 		s.log.Logf(logline.EventJobUsage, logline.ClassJob, j.id, "Exit_status=%d", exit)
 		s.acct.Record(pbslog.AcctEnd, j.id, s.acctJobText(j)+"session="+j.attrs.get(pbsattr.JobSessionID)+
-			" end="+strconv.FormatInt(s.now().Unix(), 10)+" Exit_status="+strconv.Itoa(exit)+acctUsed(j))
+			" end="+strconv.FormatInt(s.now().Unix(), 10)+" Exit_status="+strconv.Itoa(exit)+acctUsage(j))
 		s.logOnJobExit(j, pbsattr.SubExiting)
 		prefix := j.attrs.get(pbsattr.JobHashname)
 		if prefix == "" {
@@ -329,6 +330,27 @@ func (rl *runLink) endJob(j *Job, exit int, rerun bool) {
 	rl.schedNotify(batchreq.SCH_SCHEDULE_TERM)
 }
 
+// acctUsage returns the resources_used pairs an E record carries after
+// Exit_status, each preceded by a blank, in resource name order
+// ("resources_used.cput=00:00:01 resources_used.mem=3412kb ..."), or ""
+// when the job's usage is not known. TORQUE 2.5.13 ends its E records at
+// Exit_status; later TORQUE releases and OpenPBS append the usage, and
+// accounting tools read it (a deliberate difference, README).
+func acctUsage(j *Job) string {
+	used := j.attrs.resources(pbsattr.JobResourcesUsed)
+	if len(used) == 0 {
+		return ""
+	}
+	pairs := make([]string, 0, len(used))
+	for _, r := range used {
+		if r.val != "" {
+			pairs = append(pairs, " resources_used."+r.res+"="+r.val)
+		}
+	}
+	sort.Strings(pairs)
+	return strings.Join(pairs, "")
+}
+
 // exitMail is the mail for a job's end (spec 10 §8.4, spec 12 §15): the
 // end mail, or a forced abort mail for start failures and jobs killed
 // over a limit. Called with s.mu held.
@@ -352,18 +374,6 @@ func (s *Server) exitMail(j *Job, exit int) *mail {
 		}
 	}
 	return s.mailJob(j, 'a', true, text)
-}
-
-// acctUsed returns the resources_used pairs of a job's E record, each
-// after a blank ("" when the MOM reported no usage). GoPBS writes them as
-// seed 001 describes the record; TORQUE 2.5.13's server did not (spec 12
-// §14.3; README, deliberate differences). Called with s.mu held.
-func acctUsed(j *Job) string {
-	var b strings.Builder
-	for _, r := range j.attrs.resources(pbsattr.JobResourcesUsed) {
-		b.WriteString(" resources_used." + r.res + "=" + r.val)
-	}
-	return b.String()
 }
 
 // limitComment returns the comment of a job a GoPBS MOM killed over a
@@ -396,6 +406,7 @@ func (s *Server) releaseDependents(j *Job, ok bool) ([]store.Op, bool) {
 		}
 		s.log.Logf(logline.EventJob, logline.ClassJob, x.id, "Job deleted as result of dependency on job %s", j.id)
 		s.acct.Record(pbslog.AcctAbort, x.id, "")
+		s.consequent.note(x.id, x.ownerUser(), s.now())
 		ops = append(ops, s.completeJob(x, false)...)
 	}
 	return ops, released

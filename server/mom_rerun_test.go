@@ -28,9 +28,11 @@ func TestRerunReturnsOutputFromRemoteMom(t *testing.T) {
 	})
 	c := privConn(t, s)
 	setupCluster(t, c)
+	momsReported(s)
 	if p := c.do(mgr(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_NODE, "vm2", attr("np", "2"))); p.Code != 0 {
 		t.Fatalf("node vm2: %d", p.Code)
 	}
+	momsReported(s)
 	momc := privConn(t, s)
 	runOn := func(id, node string) {
 		t.Helper()

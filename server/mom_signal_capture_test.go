@@ -80,6 +80,7 @@ func TestCaptureSignalJobBytes(t *testing.T) {
 			s := runServer(t, mom, 0)
 			c := privConn(t, s)
 			setupCluster(t, c)
+			momsReported(s)
 			seq, _, _ := strings.Cut(id, ".")
 			if p := c.do(mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", attr("next_job_number", seq))); p.Code != 0 {
 				t.Fatalf("next_job_number: %d", p.Code)
@@ -140,6 +141,7 @@ func TestCaptureCheckpointJobReply(t *testing.T) {
 	s := runServer(t, mom, 0)
 	c := privConn(t, s)
 	setupCluster(t, c)
+	momsReported(s)
 	seq, _, _ := strings.Cut(id, ".")
 	if p := c.do(mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", attr("next_job_number", seq))); p.Code != 0 {
 		t.Fatalf("next_job_number: %d", p.Code)

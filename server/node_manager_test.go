@@ -30,6 +30,12 @@ func TestNodeManager(t *testing.T) {
 	if p := cl.root.do(mgr(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_NODE, "n1")); p.Code != batchreq.PBSE_NODEEXIST {
 		t.Fatalf("create twice: %d", p.Code)
 	}
+	// A new node is down,offline until its MOM reports; the operator's
+	// offline is its own.
+	if got := nodeAttr("n1", "state"); got != "down,offline" {
+		t.Errorf("new node's state %q, want down,offline", got)
+	}
+	momsReported(cl.s)
 	// each step runs in turn and is checked before the next
 	steps := []struct {
 		name  string

@@ -64,7 +64,8 @@ func (s *Server) parseNodeLine(line string) []*Node {
 		if s.nodeByName[name] != nil || name == "" {
 			continue
 		}
-		n := &Node{name: name, np: 1, timeShared: ts, order: s.orderSeq}
+		// not free until its MOM reports (spec 12 §9, TORQUE)
+		n := &Node{name: name, np: 1, state: nsUnreported, timeShared: ts, order: s.orderSeq}
 		s.orderSeq++
 		var props []string
 		for _, tok := range fields[1:] {

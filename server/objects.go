@@ -127,7 +127,17 @@ const (
 	nsJobExclusive
 	nsJobSharing
 	nsBusy
+	// nsNotReported marks a node whose MOM has not sent a status since the
+	// node was created or the server started. TORQUE shows such a node as
+	// offline ("down,offline" until its MOM's hello, "offline" until its
+	// first status) and runs nothing there. It is the MOM's to clear, not
+	// kept in the node's record.
+	nsNotReported
 )
+
+// nsUnreported is the state of a node that has not reported: down until
+// its MOM says hello, and not reported until its first status.
+const nsUnreported = nsDown | nsNotReported
 
 // nodeStateBits gives attr's node state bit for each of the server's
 // (bit i of the server's state is nodeStateBits[i]). The server keeps its
@@ -144,6 +154,9 @@ func nodeStateToAttr(s int) pbsattr.NodeState {
 		if s&(1<<i) != 0 {
 			st |= b
 		}
+	}
+	if s&nsNotReported != 0 {
+		st |= pbsattr.NodeOffline
 	}
 	return st
 }

@@ -188,7 +188,7 @@ func encodeNode(n *Node) []byte {
 	e.b = append(e.b, recordVersion)
 	e.int(n.order)
 	e.int(int64(n.np))
-	e.int(int64(n.state))
+	e.int(int64(n.state &^ nsNotReported))
 	ts := int64(0)
 	if n.timeShared {
 		ts = 1
@@ -240,7 +240,9 @@ func (s *Server) recover() error {
 		n := &Node{name: name}
 		n.order = d.int()
 		n.np = int(d.int())
-		n.state = int(d.int())
+		// No MOM has reported to this server yet (spec 12 §9: a node is
+		// down until its MOM's hello, offline until its first status).
+		n.state = int(d.int())&^(nsBusy|nsUnknown) | nsUnreported
 		n.timeShared = d.int() == 1
 		n.attrs = d.attrs(nodeDefs)
 		if d.err != nil {

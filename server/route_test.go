@@ -86,6 +86,7 @@ func TestQueueLimitsAndACL(t *testing.T) {
 	if p := cl.root.do(mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_NODE, "vm", attr("state", "free,offline"))); p.Code != batchreq.PBSE_MUTUALEX {
 		t.Fatalf("free,offline: %d", p.Code)
 	}
+	momsReported(cl.s)
 	off := attr("state", "offline")
 	off.Op = batchreq.INCR
 	cl.root.do(mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_NODE, "vm", off))

@@ -341,7 +341,7 @@ func (s *Server) allocate(j *Job, dest string) ([]vpSlot, *batchreq.Reply) {
 
 // eligible reports whether node n may serve element e.
 func (s *Server) eligible(n *Node, e nodeElement) bool {
-	if n.timeShared || n.state&(nsDown|nsOffline|nsUnknown|nsReserve) != 0 {
+	if n.timeShared || n.state&(nsDown|nsOffline|nsNotReported|nsUnknown|nsReserve) != 0 {
 		return false
 	}
 	if e.name != "" && n.name != e.name {

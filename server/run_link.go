@@ -134,8 +134,9 @@ func (s *Server) startRunLink() {
 	rl := s.run
 	s.mu.Lock()
 	for _, n := range s.nodes {
-		// All nodes are down until their MOM says hello (spec 10 §5.6).
-		n.state |= nsDown
+		// All nodes are down until their MOM says hello (spec 10 §5.6)
+		// and offline until its first status (TORQUE).
+		n.state |= nsUnreported
 	}
 	s.mu.Unlock()
 	pc, err := net.ListenPacket("udp", ":"+strconv.Itoa(s.port()))

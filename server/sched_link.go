@@ -25,6 +25,7 @@ type schedLink struct {
 	lastCycle time.Time // when the last cycle was started
 	seenQueue int64     // runLink.queuedSeq at the last tick
 	busy      bool      // a cycle is being started or served
+	again     int       // a trigger that came during the cycle, SCH_SCHEDULE_NULL if none
 
 	active atomic.Bool   // a cycle is in progress (server_state Scheduling)
 	kick   chan struct{} // wakes the scheduler worker
@@ -49,14 +50,25 @@ func (rl *runLink) schedStart() {
 	go rl.schedWorker()
 }
 
-// schedNotify records that a scheduling cycle is needed for cmd. While
-// a cycle is in progress the request is dropped, as TORQUE does: the
-// running cycle sees the current state anyway.
+// schedNotify records that a scheduling cycle is needed for cmd: a job
+// was submitted, ended or released, or scheduling was switched on. A
+// trigger that arrives while a cycle is in progress is remembered, and
+// one more cycle starts as soon as the current one ends (never two at
+// once): the running cycle may have read the server's state before the
+// change. TORQUE drops such a trigger, and the job then waits for the
+// next timed cycle (scheduler_iteration, 600 s by default); this is a
+// deliberate difference (README). Each cycle is the same on the wire.
 //
 // It must be called without Server.mu held: a "new" request takes note
 // of the jobs queued so far, so that the tick does not ask again.
 // Requests made while scheduling is off are dropped.
-func (rl *runLink) schedNotify(cmd int) {
+func (rl *runLink) schedNotify(cmd int) { rl.schedRequest(cmd, true) }
+
+// schedRequest is schedNotify; a request made during a cycle is
+// remembered for the next cycle if later is true, dropped otherwise (the
+// tick's own requests: the state changes it notices during a cycle are
+// the cycle's own doing, such as a job requeued after a failed start).
+func (rl *runLink) schedRequest(cmd int, later bool) {
 	if rl == nil {
 		return
 	}
@@ -71,8 +83,11 @@ func (rl *runLink) schedNotify(cmd int) {
 	if cmd == batchreq.SCH_SCHEDULE_NEW {
 		rl.sched.seenQueue = queued
 	}
-	if !rl.sched.busy {
+	switch {
+	case !rl.sched.busy:
 		rl.sched.pending = cmd
+	case later:
+		rl.sched.again = cmd
 	}
 	rl.mu.Unlock()
 	select {
@@ -120,9 +135,9 @@ func (rl *runLink) schedTick() {
 	rl.mu.Unlock()
 	switch {
 	case newJobs && on:
-		rl.schedNotify(batchreq.SCH_SCHEDULE_NEW)
+		rl.schedRequest(batchreq.SCH_SCHEDULE_NEW, false)
 	case due && on:
-		rl.schedNotify(batchreq.SCH_SCHEDULE_TIME)
+		rl.schedRequest(batchreq.SCH_SCHEDULE_TIME, false)
 	}
 }
 
@@ -163,9 +178,14 @@ func (rl *runLink) schedWorker() {
 			started, ran := rl.schedCycle(cmd)
 			rl.mu.Lock()
 			rl.sched.busy = false
-			if ran && started == 1 {
-				rl.sched.pending = batchreq.SCH_SCHEDULE_RECYC
+			switch {
+			case ran && started == 1:
+				rl.sched.pending = batchreq.SCH_SCHEDULE_RECYC // as TORQUE
+			case rl.sched.again != batchreq.SCH_SCHEDULE_NULL:
+				// a trigger came during the cycle: one more cycle now
+				rl.sched.pending = rl.sched.again
 			}
+			rl.sched.again = batchreq.SCH_SCHEDULE_NULL
 			rl.mu.Unlock()
 		}
 	}

@@ -81,6 +81,7 @@ func TestSchedulerCycle(t *testing.T) {
 	s := runServer(t, mom, sched.ln.Addr().(*net.TCPAddr).Port)
 	c := privConn(t, s)
 	setupCluster(t, c)
+	momsReported(s)
 	id := submit(t, c, "viasched")
 	sched.expectNone(t, 300*time.Millisecond) // scheduling is off
 
@@ -179,6 +180,7 @@ func TestISHelloStatus(t *testing.T) {
 	s := runServer(t, mom, 0)
 	c := privConn(t, s)
 	setupCluster(t, c)
+	momsReported(s)
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -245,6 +247,7 @@ func TestExternalSchedulerClient(t *testing.T) {
 	s := runServer(t, mom, 0)
 	c := privConn(t, s)
 	setupCluster(t, c)
+	momsReported(s)
 	if p := c.do(mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", attr("managers", "root@vm,plus@vm"))); p.Code != 0 {
 		t.Fatalf("managers: %d", p.Code)
 	}
@@ -319,8 +322,8 @@ func TestPingNodesAtStart(t *testing.T) {
 	go s.Serve()
 	t.Cleanup(func() { s.Shutdown("Quick") })
 	c := privConn(t, s)
-	if st := nodeAttr(t, c, "state"); st != "down" {
-		t.Errorf("node before hello: %q", st)
+	if st := nodeAttr(t, c, "state"); st != "down,offline" {
+		t.Errorf("node before hello: %q, want down,offline", st)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -347,6 +350,11 @@ func TestPingNodesAtStart(t *testing.T) {
 	if m := recv(); m.Command != momproto.IS_CLUSTER_ADDRS {
 		t.Fatalf("server sent %s", momproto.ISCommandName(m.Command))
 	}
+	// After the hello the node is up but has not reported: offline
+	// (TORQUE), until its first status.
+	if st := nodeAttr(t, c, "state"); st != "offline" {
+		t.Errorf("node after hello: %q, want offline", st)
+	}
 	st.Send((&momproto.ISMessage{Version: 1, Command: momproto.IS_STATUS, Status: []string{"opsys=linux", "state=free"}}).Append(nil))
 	waitFor(t, "node up", func() bool { return nodeAttr(t, c, "state") == "free" })
 }
@@ -369,6 +377,7 @@ func TestSchedulerNewOnRelease(t *testing.T) {
 	s := runServer(t, newFakeMom(t), sched.ln.Addr().(*net.TCPAddr).Port)
 	c := privConn(t, s)
 	setupCluster(t, c)
+	momsReported(s)
 	held := submit(t, c, "held", attr("Hold_Types", "u"))
 	if p := c.do(mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", attr("scheduling", "true"))); p.Code != 0 {
 		t.Fatalf("scheduling: %d", p.Code)
@@ -409,6 +418,7 @@ func TestSchedulingSetTrue(t *testing.T) {
 	s := runServer(t, newFakeMom(t), sched.ln.Addr().(*net.TCPAddr).Port)
 	c := privConn(t, s)
 	setupCluster(t, c)
+	momsReported(s)
 	set := func(name, value string) {
 		t.Helper()
 		if p := c.do(mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", attr(name, value))); p.Code != 0 {

@@ -17,6 +17,7 @@ func TestSelStatEncoding(t *testing.T) {
 	s := runServer(t, mom, 0)
 	c := privConn(t, s)
 	setupCluster(t, c)
+	momsReported(s)
 	submit(t, c, "queued")
 	if p := submitAs(t, c, "root", "short", rattr("Resource_List", "walltime", "00:02:00")); p.Code != 0 {
 		t.Fatalf("submit to short: %d", p.Code)
@@ -71,6 +72,7 @@ func TestSelStatReply(t *testing.T) {
 	s := runServer(t, mom, 0)
 	c := privConn(t, s)
 	setupCluster(t, c)
+	momsReported(s)
 	a := submit(t, c, "first")
 	if p := submitAs(t, c, "root", "short"); p.Code != 0 {
 		t.Fatalf("submit to short: %d", p.Code)

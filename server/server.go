@@ -112,6 +112,7 @@ type Server struct {
 	watch       map[*Job]struct{}     // jobs with timer work (state.go)
 	holding     jobSet                // jobs in state Running or Exiting (state.go)
 	groups      map[string]groupEntry // primary groups of job users (state.go)
+	consequent  consequences          // jobs removed by another's end (consequence.go)
 
 	run *runLink // MOM and scheduler links (run_link.go)
 

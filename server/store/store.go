@@ -302,7 +302,7 @@ func (s *Bolt) submit(ops []Op, logged bool) func() error {
 		return func() error { return nil }
 	}
 	for _, op := range ops {
-		if !knownBucket(op.Bucket) {
+		if !KnownBucket(op.Bucket) {
 			err := fmt.Errorf("store: unknown bucket %q", op.Bucket)
 			return func() error { return err }
 		}
@@ -332,7 +332,7 @@ func (s *Bolt) SubmitAsync(done func(error), ops ...Op) {
 		return
 	}
 	for _, op := range ops {
-		if !knownBucket(op.Bucket) {
+		if !KnownBucket(op.Bucket) {
 			done(fmt.Errorf("store: unknown bucket %q", op.Bucket))
 			return
 		}
@@ -428,7 +428,9 @@ func (s *Bolt) round() {
 	}
 }
 
-func knownBucket(b string) bool {
+// KnownBucket reports whether b is one of the store's buckets (the
+// constants above); batches naming another are refused.
+func KnownBucket(b string) bool {
 	for _, x := range buckets {
 		if x == b {
 			return true
