@@ -87,6 +87,7 @@ const (
 	SrvJobLogKeepDays                // job_log_keep_days
 	SrvMoabArrayCompatible           // moab_array_compatible
 	SrvNoMailForce                   // no_mail_force
+	SrvHTTPAddress                   // http_address (GoPBS: the metrics and status page listener)
 	numServerAttrs
 )
 
@@ -195,6 +196,7 @@ func serverDefs() []Def {
 		SrvJobLogKeepDays:         d("job_log_keep_days", TypeLong, om),
 		SrvMoabArrayCompatible:    {Name: "moab_array_compatible", Type: TypeBool, Perm: om, Unset: "True"},
 		SrvNoMailForce:            d("no_mail_force", TypeBool, m),
+		SrvHTTPAddress:            d("http_address", TypeString, m),
 	}
 	return defs[:numServerAttrs:numServerAttrs]
 }

@@ -14,7 +14,7 @@ func TestTables(t *testing.T) {
 	}{
 		{JobTable(), 70, "Job_Name", "x"},
 		{QueueTable(), 45, "queue_type", "started"},
-		{ServerTable(), 85, "server_state", "no_mail_force"},
+		{ServerTable(), 86, "server_state", "http_address"},
 		{NodeTable(), 9, "state", "gpu_status"},
 	} {
 		if tt.tab.Len() != tt.n || tt.tab.Def(0).Name != tt.first || tt.tab.Def(tt.n-1).Name != tt.last {

@@ -5,8 +5,11 @@
 # standard ports (15001-15004) and their state under $PBS_HOME (default
 # /var/tmp/gopbs-demo). The server gets a `batch` queue and the local host
 # as a node with two slots; then an unprivileged user submits a job, and the
-# script shows qstat and the job's output. The cluster keeps running
-# afterwards; `contrib/demo.sh stop` stops it.
+# script shows qstat and the job's output. pbs_server serves its status
+# page and metrics on http://127.0.0.1:15080/ (-http) and pbs_mom its
+# metrics on http://127.0.0.1:15081/metrics ($http_address); DEMO_HTTP and
+# DEMO_MOM_HTTP choose other ports. The cluster keeps running afterwards;
+# `contrib/demo.sh stop` stops it.
 #
 # Needs root (a root shell, or sudo): pbs_iff must be setuid root and jobs
 # run as the demo user. pbs_sched gets the sample sched_config, as
@@ -19,6 +22,9 @@ bin=${BIN:-$root/bin}
 export PBS_HOME=${PBS_HOME:-/var/tmp/gopbs-demo}
 host=localhost
 user=${DEMO_USER:-gopbsdemo}
+http_port=${DEMO_HTTP:-15080}
+mom_http_port=${DEMO_MOM_HTTP:-15081}
+page="http://127.0.0.1:$http_port/"
 
 say() { printf '\n== %s\n' "$*"; }
 die() { printf 'demo: %s\n' "$*" >&2; exit 1; }
@@ -67,6 +73,7 @@ cat >"$PBS_HOME/mom_priv/config" <<EOF
 \$pbsserver $host
 \$logevent 255
 \$usecp *:/ /
+\$http_address 127.0.0.1:$mom_http_port
 EOF
 # the sample scheduler configuration, as make install installs it
 install -m 0644 "$root/sched/config/sched_config" "$PBS_HOME/sched_priv/sched_config"
@@ -74,7 +81,7 @@ chown root:root "$bin/pbs_iff"
 chmod 4755 "$bin/pbs_iff"
 
 say "starting pbs_server"
-"$bin/pbs_server" -d "$PBS_HOME" -H "$host" -t create -f
+"$bin/pbs_server" -d "$PBS_HOME" -H "$host" -t create -f -http "127.0.0.1:$http_port"
 wait_for pbs_server 20 "$bin/qstat" -B
 pgrep -f "$bin/pbs_server" >>"$PBS_HOME/demo.pids" || true
 
@@ -131,5 +138,12 @@ out="$userhome/first.sh.o${jobid%%.*}"
 say "job output ($out)"
 for _ in $(seq 10); do [ -f "$out" ] && break; sleep 1; done
 cat "$out" || die "the job's output file did not appear"
+
+say "status page"
+echo "status page:     $page   (it refreshes itself; metrics at ${page}metrics)"
+echo "pbs_mom metrics: http://127.0.0.1:$mom_http_port/metrics"
+if command -v curl >/dev/null 2>&1; then
+	curl -fsS "${page}metrics" | grep '^gopbs_server_jobs{' || true
+fi
 
 say "the cluster keeps running; stop it with: contrib/demo.sh stop"

@@ -68,7 +68,8 @@ func buildHome(t *testing.T, home string, opt Options) (*server.Database, *Resul
 }
 
 func TestBuildSharedHome(t *testing.T) {
-	db, res, err := buildHome(t, sharedCopy(t), Options{Running: Keep})
+	home := sharedCopy(t)
+	db, res, err := buildHome(t, home, Options{Running: Keep})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,6 +79,12 @@ func TestBuildSharedHome(t *testing.T) {
 	recs, scripts := jobs(t, db)
 	if len(recs) != 14 || len(scripts) != 10 || scripts["3[].vm"] == "" || scripts["3[0].vm"] != "" {
 		t.Fatalf("%d jobs, scripts for %d", len(recs), len(scripts))
+	}
+	for id, prefix := range map[string]string{"0.vm": "0.vm", "3[].vm": "3.vm", "9.vm": "9.vm"} {
+		sc, err := os.ReadFile(filepath.Join(home, "server_priv", "jobs", prefix+".SC"))
+		if err != nil || scripts[id] != string(sc) {
+			t.Errorf("script of %s %q, want the .SC file's %q (%v)", id, scripts[id], sc, err)
+		}
 	}
 	check := func(id string, f func(r *server.JobRecord) bool) {
 		t.Helper()

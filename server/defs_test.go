@@ -218,6 +218,7 @@ var indexNames = map[*defTable][]struct {
 		{pbsattr.SrvJobLogKeepDays, "job_log_keep_days"},
 		{pbsattr.SrvMoabArrayCompatible, "moab_array_compatible"},
 		{pbsattr.SrvNoMailForce, "no_mail_force"},
+		{pbsattr.SrvHTTPAddress, "http_address"},
 	},
 	nodeDefs: {
 		{pbsattr.NodeStateAttr, "state"},

@@ -170,6 +170,9 @@ func (s *Server) manageServer(c *conn, m *batchreq.Manage) (*batchreq.Reply, []s
 		if idx == pbsattr.SrvDefaultQueue && !unset && a.Value != "" && s.queueByName[a.Value] == nil {
 			return batchreq.ErrorReply(batchreq.PBSE_UNKQUE, "", "")
 		}
+		if idx == pbsattr.SrvHTTPAddress && !unset && !validHTTPAddr(a.Value) {
+			return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
+		}
 		return nil
 	})
 	if p != nil {
@@ -188,6 +191,9 @@ func (s *Server) manageServer(c *conn, m *batchreq.Manage) (*batchreq.Reply, []s
 			s.nextJob = n
 		}
 		na.set(pbsattr.SrvNextJobNumber, "")
+	}
+	if na.get(pbsattr.SrvHTTPAddress) != s.attrs.get(pbsattr.SrvHTTPAddress) {
+		go s.reconcileHTTP(false) // once s.mu is released
 	}
 	s.attrs = na
 	ev := int(s.serverLong(pbsattr.SrvLogEvents, pbslog.DefaultEvents))

@@ -17,6 +17,7 @@ import (
 	"gopbs/internal/logline"
 	"gopbs/momproto"
 	"gopbs/rpp"
+	"gopbs/server/monitor"
 )
 
 // defaultNodeCheckRate is node_check_rate's default (spec 10 §5.6).
@@ -622,6 +623,7 @@ func (rl *runLink) checkNodes() {
 		s.mu.Lock()
 		if n := s.nodeByName[name]; n != nil && n.state&nsDown == 0 {
 			n.state |= nsDown
+			s.obs.MomLinkError(monitor.MomSilent)
 			s.log.Logf(logline.EventSystem|logline.EventAdmin, logline.ClassNode, name, "node %s not detected in %d seconds, marking node down", name, rate)
 		}
 		s.mu.Unlock()

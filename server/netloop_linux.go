@@ -103,9 +103,10 @@ func (lc *loopConn) write(b []byte) {
 
 // completion is a durable (or failed) Commit posted back to the loop.
 type completion struct {
-	c   *conn
-	id  string
-	err error
+	c     *conn
+	id    string
+	err   error
+	begin time.Time // when the Commit was decoded
 }
 
 // loopSource serves the buffered bytes of a connection to the decoder
@@ -466,6 +467,7 @@ func (l *netLoop) request(c *conn, req *batchreq.Request, rest []byte) bool {
 // the store; the reply goes when the store posts the batch durable.
 func (l *netLoop) commit(c *conn, req *batchreq.Request) {
 	s := l.s
+	begin := time.Now()
 	s.mu.Lock()
 	j := s.pendingJob(c, req.Body.(*batchreq.JobID).ID, pbsattr.SubTransICM)
 	if j == nil {
@@ -481,7 +483,7 @@ func (l *netLoop) commit(c *conn, req *batchreq.Request) {
 		// (the first callback of a round writes them all), then the
 		// reply is the loop's.
 		s.flushLogs()
-		l.post(completion{c: c, id: id, err: err})
+		l.post(completion{c: c, id: id, err: err, begin: begin})
 	}, ops...)
 	s.mu.Unlock()
 }
@@ -516,6 +518,7 @@ func (l *netLoop) committed(x completion, now time.Time) {
 		c.send(batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_Commit, x.id))
 		s.run.schedNotify(batchreq.SCH_SCHEDULE_NEW)
 	}
+	s.obs.Request(batchreq.PBS_BATCH_Commit, now.Sub(x.begin))
 	if lc.closed {
 		return
 	}

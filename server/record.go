@@ -8,7 +8,7 @@ import "fmt"
 // It lets tools such as printjob show a stopped server's jobs.
 type JobRecord struct {
 	ID              string
-	Seq             int64 // submission sequence number
+	Seq             int64 // place in the server's job list (submission order; recovery sorts by it)
 	State, Substate int64 // job state (0 transit … 6 complete) and substate
 	Hold            int64 // hold bits
 	Queue           string

@@ -20,6 +20,7 @@ import (
 	"gopbs/iff"
 	"gopbs/internal/logline"
 	"gopbs/rpp"
+	"gopbs/server/monitor"
 	"gopbs/server/store"
 )
 
@@ -365,8 +366,9 @@ func dialReserved(ctx context.Context, addr string) (net.Conn, error) {
 
 // momConn is one TCP connection to a MOM carrying requests in sequence.
 type momConn struct {
-	nc net.Conn
-	r  *dis.Reader
+	nc  net.Conn
+	r   *dis.Reader
+	obs monitor.Observer // told of failed requests
 }
 
 // dialMom connects to the MOM on host.
@@ -388,9 +390,10 @@ func (rl *runLink) dialMom(host string) (*momConn, error) {
 		nc, err = dialReserved(ctx, net.JoinHostPort(host, strconv.Itoa(rl.s.cfg.MomPort)))
 	}
 	if err != nil {
+		rl.s.obs.MomLinkError(monitor.MomConnect)
 		return nil, fmt.Errorf("connect to MOM %s: %w", host, err)
 	}
-	return &momConn{nc: nc, r: dis.NewReader(nc)}, nil
+	return &momConn{nc: nc, r: dis.NewReader(nc), obs: rl.s.obs}, nil
 }
 
 // call sends one request and reads its reply.
@@ -399,10 +402,12 @@ func (m *momConn) call(typ int, body batchreq.Body, ext string) (*batchreq.Reply
 	req.SetExtension(ext)
 	m.nc.SetDeadline(time.Now().Add(momTimeout))
 	if _, err := m.nc.Write(req.Append(nil)); err != nil {
+		m.obs.MomLinkError(monitor.MomRequest)
 		return nil, fmt.Errorf("send %s: %w", batchreq.RequestName(typ), err)
 	}
 	p, err := batchreq.ReadReply(m.r)
 	if err != nil {
+		m.obs.MomLinkError(monitor.MomRequest)
 		return nil, fmt.Errorf("reply to %s: %w", batchreq.RequestName(typ), err)
 	}
 	return p, nil

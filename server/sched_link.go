@@ -232,5 +232,6 @@ func (rl *runLink) schedCycle(cmd int) (int, bool) {
 	rl.sched.cur = nil
 	rl.mu.Unlock()
 	rl.sched.cycles.add(cmd, begin, time.Since(begin), n)
+	s.obs.SchedCycle("default", time.Since(begin))
 	return n, true
 }

@@ -34,6 +34,7 @@ import (
 	"gopbs/batchreq"
 	"gopbs/iff"
 	"gopbs/internal/logline"
+	"gopbs/server/monitor"
 	"gopbs/server/pbslog"
 	"gopbs/server/store"
 )
@@ -79,6 +80,10 @@ type Config struct {
 	// (netloop_linux.go; the only way on other systems). The environment
 	// variable GOPBS_NETLOOP=0 sets it too.
 	GoroutinePerConn bool
+	// HTTPAddr (-http) sets the http_address attribute at start-up: the
+	// address of the HTTP listener serving the status page and the
+	// metrics (monitoring.go); a failure to listen there is fatal.
+	HTTPAddr string
 }
 
 // Server is a running pbs_server.
@@ -126,6 +131,9 @@ type Server struct {
 	hostCache map[netip.Addr]string // reverse DNS of peers
 
 	pprof net.Listener // GOPBS_PPROF (debug.go)
+
+	mon *monitoring      // metrics, status page, HTTP listener (monitoring.go)
+	obs monitor.Observer // where events are reported
 
 	done      chan struct{}
 	closeOnce sync.Once
@@ -180,6 +188,7 @@ func New(cfg Config) (*Server, error) {
 		nodeByName:  make(map[string]*Node),
 		conns:       make(map[*conn]struct{}),
 		done:        make(chan struct{}),
+		obs:         monitor.Discard{},
 	}
 	priv := filepath.Join(cfg.Home, "server_priv")
 	for _, d := range []string{priv, filepath.Join(priv, "accounting"), filepath.Join(cfg.Home, "server_logs")} {
@@ -260,6 +269,10 @@ func New(cfg Config) (*Server, error) {
 	s.registerHandlers()
 	s.run = newRunLink(s)
 	s.registerRunHandlers()
+	s.initMonitoring()
+	if cfg.HTTPAddr != "" {
+		s.attrs.set(pbsattr.SrvHTTPAddress, cfg.HTTPAddr)
+	}
 	if cfg.Listener != nil {
 		s.ln = cfg.Listener
 	} else {
@@ -276,6 +289,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.log.Logf(logline.EventSystem|logline.EventAdmin, logline.ClassServer, "PBS_Server",
 		"Using ports Server:%d  Scheduler:%d  MOM:%d (server: '%s')", s.port(), cfg.SchedPort, cfg.MomPort, s.name)
+	if err := s.reconcileHTTP(cfg.HTTPAddr != ""); err != nil {
+		s.ln.Close()
+		s.store.Close()
+		s.releaseLock()
+		return nil, err
+	}
 	s.log.Logf(logline.EventSystem, logline.ClassServer, "PBS_Server", "Server Ready, pid = %d, loglevel=0", os.Getpid())
 	return s, nil
 }
@@ -395,6 +414,7 @@ func (s *Server) Shutdown(how string) {
 		if s.pprof != nil {
 			s.pprof.Close()
 		}
+		s.stopHTTP()
 		s.connMu.Lock()
 		s.connsClosed = true
 		for c := range s.conns {

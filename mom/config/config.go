@@ -145,6 +145,7 @@ type Config struct {
 	VarAttrs             []VarAttr
 	ConfigVersion        string
 	MomHost              string
+	HTTPAddress          string // $http_address (GoPBS): the metrics listener
 	AliasServerName      string
 	CheckpointScript     string
 	RestartScript        string
@@ -459,6 +460,8 @@ func (c *Config) directive(key, v string) error {
 		c.ConfigVersion = v
 	case "mom_host":
 		c.MomHost = v
+	case "http_address":
+		c.HTTPAddress = v
 	case "alias_server_name":
 		c.AliasServerName = v
 	case "checkpoint_script":

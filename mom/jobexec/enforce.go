@@ -151,6 +151,9 @@ func (e *Engine) endGroup(r *runningJob, startFailed bool) {
 // job's stderr file (spec 11 §9).
 func (e *Engine) noteLimitKill(r *runningJob, msg string) {
 	e.log.Job(logline.EventJob, r.job.ID, msg)
+	if e.opt.OnLimitKill != nil {
+		e.opt.OnLimitKill(msg)
+	}
 	if p := r.stderrPath(); p != "" {
 		if f, err := e.appendOutput(r, p); err == nil {
 			fmt.Fprintf(f, "=>> PBS: job killed: %s\n", msg)

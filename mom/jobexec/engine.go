@@ -157,6 +157,10 @@ type Options struct {
 	// read from it, its mem limit is its memory.max ($enforce mem auto
 	// or cgroup) and what is left of it at the end is killed through it.
 	Cgroups *cgroup.Root
+	// OnLimitKill, if set, is called with the over-limit message
+	// ("walltime 9 exceeded limit 5") when a job is killed for
+	// exceeding a limit (the MOM's metrics count these).
+	OnLimitKill func(msg string)
 }
 
 // Engine runs jobs. Create it with New; it is safe for concurrent use.

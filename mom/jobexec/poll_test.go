@@ -156,7 +156,15 @@ func TestOverLimitEscalation(t *testing.T) {
 	clk := &fakeClock{t: at(35, 0, 0)}
 	// The script replaces the top shell, so that the whole session
 	// ignores SIGTERM.
-	te := newClockedEnv(t, clk, "$exec_with_exec true\n")
+	var killsMu sync.Mutex
+	var kills []string // OnLimitKill's calls
+	te := newClockedEnv(t, clk, "$exec_with_exec true\n", func(o *Options) {
+		o.OnLimitKill = func(msg string) {
+			killsMu.Lock()
+			kills = append(kills, msg)
+			killsMu.Unlock()
+		}
+	})
 	ready := filepath.Join(te.uhome, "trapped")
 	sid := te.start(te.job("40.vm", "trap '' TERM\ntouch "+ready+"\nsleep 120\n", Resource{"walltime", "00:00:05"}))
 	deadline := time.Now().Add(10 * time.Second)
@@ -191,6 +199,11 @@ func TestOverLimitEscalation(t *testing.T) {
 	if n := strings.Count(log, "exceeded limit"); n != 1 {
 		t.Errorf("%d over-limit messages, want 1:\n%s", n, log)
 	}
+	killsMu.Lock()
+	if len(kills) != 1 || kills[0] != "walltime 10 exceeded limit 5" {
+		t.Errorf("OnLimitKill calls %q, want one for the first poll over the limit", kills)
+	}
+	killsMu.Unlock()
 	graceful := fmt.Sprintf("40.vm;kill_task: killing pid %d task 1 gracefully with sig 15\n", sid)
 	if n := strings.Count(log, graceful); n != 1 {
 		t.Errorf("%d graceful SIGKILL deliveries to the shell at the third poll, want 1:\n%s", n, log)

@@ -284,7 +284,7 @@ func nodeTile(n monitor.Node) tile {
 		}
 	}
 	if n.PhysMem > 0 {
-		t.Mem = formatBytes(n.AvailMem) + " free of " + formatBytes(n.PhysMem)
+		t.Mem = formatMem(n.AvailMem, n.PhysMem)
 	}
 	t.Title = fmt.Sprintf("%s: %s, %d of %d processors assigned, load %s", n.Name, t.State, n.Jobs, n.NP, t.Load)
 	return t
@@ -343,20 +343,26 @@ func formatTime(t time.Time) string {
 	return t.Format("01-02 15:04:05")
 }
 
-func formatBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return strconv.FormatInt(n, 10) + " B"
-	}
-	v, suffix := float64(n), ""
-	for _, s := range []string{"KiB", "MiB", "GiB", "TiB", "PiB"} {
-		v /= unit
-		suffix = s
-		if v < unit {
+// formatMem returns "avail of phys UNIT free" in phys's unit, short
+// enough for a node's tile ("55 of 64 GiB free").
+func formatMem(avail, phys int64) string {
+	v, unit := float64(phys), "B"
+	div := 1.0
+	for _, u := range []string{"KiB", "MiB", "GiB", "TiB", "PiB"} {
+		if v < 1024 {
 			break
 		}
+		v /= 1024
+		div *= 1024
+		unit = u
 	}
-	return strconv.FormatFloat(v, 'f', 1, 64) + " " + suffix
+	num := func(x float64) string {
+		if x >= 10 || x == float64(int64(x)) {
+			return strconv.FormatFloat(x, 'f', 0, 64)
+		}
+		return strconv.FormatFloat(x, 'f', 1, 64)
+	}
+	return num(float64(avail)/div) + " of " + num(v) + " " + unit + " free"
 }
 
 // sortJobs orders jobs by column key; ties keep submission order.

@@ -97,7 +97,7 @@ func TestRenderAll(t *testing.T) {
 		`<tr class="total"><td>all</td><td></td><td></td><td></td><td class="num">0</td><td class="num">3</td><td class="num">1</td><td class="num">0</td><td class="num">1</td><td class="num">0</td><td class="num">1</td><td class="num">6</td></tr>`,
 		// nodes: class by state, load bar by load per processor
 		`<div class="node free" data-node="n1" data-state="free"`,
-		`<div class="info">6.0 GiB free of 8.0 GiB</div>`,
+		`<div class="info">6 of 8 GiB free</div>`,
 		`<div class="bar load-low"><span style="width: 10%"></span></div>`,
 		`<div class="node full" data-node="n2" data-state="job-exclusive"`,
 		`<div class="bar load-over"><span style="width: 100%"></span></div>`,
@@ -242,7 +242,12 @@ func TestHelpers(t *testing.T) {
 			t.Errorf("compareIDs(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
 		}
 	}
-	if got := formatBytes(1536); got != "1.5 KiB" {
-		t.Errorf("formatBytes(1536) = %q", got)
+	for _, c := range []struct {
+		avail, phys int64
+		want        string
+	}{{6 << 30, 8 << 30, "6 of 8 GiB free"}, {1536 << 20, 2 << 30, "1.5 of 2 GiB free"}, {500, 1000, "500 of 1000 B free"}, {55 << 30, 64 << 30, "55 of 64 GiB free"}} {
+		if got := formatMem(c.avail, c.phys); got != c.want {
+			t.Errorf("formatMem(%d, %d) = %q, want %q", c.avail, c.phys, got, c.want)
+		}
 	}
 }

@@ -161,6 +161,18 @@ type Bolt struct {
 	// logged batches only, not yet fdatasynced.
 	unsynced bool
 	syncs    int64 // fdatasyncs of the log (rounds and lazy syncs)
+	// observe, if set, is told of each successful round (SetObserver).
+	observe func(d time.Duration, batches int)
+}
+
+// SetObserver has f called after each successful group commit with the
+// time its record took to write (and sync) and the number of batches it
+// made durable; nil stops the calls. f runs on the committing goroutine
+// and must return quickly.
+func (s *Bolt) SetObserver(f func(d time.Duration, batches int)) {
+	s.mu.Lock()
+	s.observe = f
+	s.mu.Unlock()
 }
 
 type batch struct {
@@ -371,6 +383,7 @@ func (s *Bolt) round() {
 	s.busy = true
 	group := s.pending
 	s.pending = s.spare[:0]
+	observe := s.observe
 	s.mu.Unlock()
 	// One record for the whole group, encoded in place.
 	n := 0
@@ -385,7 +398,11 @@ func (s *Bolt) round() {
 		s.buf = appendOps(s.buf, b.ops)
 	}
 	sealRecord(s.buf, s.walGen)
+	begin := time.Now()
 	err := s.writeLog(s.buf, sync)
+	if observe != nil && err == nil {
+		observe(time.Since(begin), len(group))
+	}
 	s.mu.Lock()
 	s.commits++
 	switch {

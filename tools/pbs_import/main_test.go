@@ -182,7 +182,7 @@ type cluster struct {
 func startCluster(t *testing.T, home string) *cluster {
 	t.Helper()
 	e2e.RequireNamespaces(t)
-	bins := e2e.Build(t, "pbs_server", "pbs_iff", "qstat", "qmgr", "pbsnodes")
+	bins := e2e.Build(t, "pbs_server", "pbs_iff", "qstat", "qmgr", "pbsnodes", "qdel")
 	ports := e2e.FreePorts(t, 4)
 	ps := strconv.Itoa
 	cmd := e2e.HostCommand(t, "vm", bins.Path("pbs_server"), "-D", "-d", home, "-p", ps(ports[0]), "-M", ps(ports[1]),
@@ -197,14 +197,22 @@ func startCluster(t *testing.T, home string) *cluster {
 // client runs a client command in the namespace and returns its stdout.
 func (c *cluster) client(name string, args ...string) string {
 	c.t.Helper()
+	out, errs, err := c.run(name, args...)
+	if err != nil {
+		c.t.Fatalf("%s %v: %v, stderr %q", name, args, err, errs)
+	}
+	return out
+}
+
+// run runs a client command in the namespace.
+func (c *cluster) run(name string, args ...string) (stdout, stderr string, err error) {
+	c.t.Helper()
 	cmd := e2e.HostCommand(c.t, "vm", c.bins.Path(name), args...)
 	cmd.Env = c.env
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		c.t.Fatalf("%s %v: %v, stderr %q", name, args, err, errb.String())
-	}
-	return out.String()
+	err = cmd.Run()
+	return out.String(), errb.String(), err
 }
 
 // A normalisation rewrites what legitimately differs between TORQUE's
@@ -369,5 +377,18 @@ func TestRequeuedRunningJob(t *testing.T) {
 	diffText(t, "qstat -f 0.vm", want, got)
 	if nodes := c.client("pbsnodes", "-a"); strings.Contains(nodes, "jobs =") {
 		t.Errorf("the node still lists the requeued job:\n%s", nodes)
+	}
+	// The imported dependency is live: 4.vm (afterok:0.vm) is deleted with
+	// 0.vm when 0.vm is deleted before it could run; both are kept
+	// completed (keep_completed).
+	before := c.client("qstat", "-f", "4.vm")
+	c.client("qdel", "0.vm")
+	for _, id := range []string{"0.vm", "4.vm"} {
+		if out := c.client("qstat", "-f", id); !strings.Contains(out, "    job_state = C\n") {
+			t.Errorf("qstat -f %s after qdel 0.vm:\n%s\nwant it completed (before:\n%s)", id, out, before)
+		}
+	}
+	if out := c.client("qstat", "-f", "5.vm"); !strings.Contains(out, "    job_state = Q\n") {
+		t.Errorf("qstat -f 5.vm: %s", out)
 	}
 }

@@ -20,7 +20,8 @@ var (
 		"mail_subject_fmt", "mail_body_fmt", "np_default", "clone_batch_size", "clone_batch_delay",
 		"job_start_timeout", "job_force_cancel_time", "max_job_array_size", "max_slot_limit",
 		"record_job_info", "record_job_script", "job_log_file_max_size", "job_log_file_roll_depth",
-		"job_log_keep_days", "authorized_users", "moab_array_compatible", "no_mail_force"}
+		"job_log_keep_days", "authorized_users", "moab_array_compatible", "no_mail_force",
+		"http_address"}
 	serverRO = []string{"resources_assigned", "state_count", "server_state", "total_jobs",
 		"net_counter", "pbs_version"}
 	queuePublic = []string{"acl_group_enable", "acl_groups", "acl_host_enable", "acl_hosts",

@@ -5,14 +5,21 @@
 //
 // Usage: pbs_mom [-D] [-d home] [-c config] [-H host] [-L logfile]
 // [-M momport] [-R rmport] [-S serverport] [-x] [-p|-r|-q|-P]
+// [-http [host:]port]
+//
+// -http (a GoPBS addition, also the configuration line $http_address)
+// serves the node's Prometheus metrics at /metrics on the address given,
+// 127.0.0.1 when only a port is given. Without either nothing listens.
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"net"
+	"net/http"
 	"net/netip"
 	"os"
 	"os/signal"
@@ -23,12 +30,15 @@ import (
 	"time"
 
 	"gopbs/internal/daemon"
+	"gopbs/internal/httplisten"
 	"gopbs/internal/logline"
 	"gopbs/mom/config"
 	"gopbs/mom/jobexec"
 	"gopbs/mom/link"
+	mommetrics "gopbs/mom/metrics"
 	"gopbs/mom/momd"
 	"gopbs/mom/momlog"
+	"gopbs/mom/sysinfo"
 	"gopbs/rpp"
 )
 
@@ -45,6 +55,7 @@ func main() {
 
 type flags struct {
 	home, configFile, host, logFile string
+	httpAddr                        string // -http: the metrics listener
 	momPort, rmPort, serverPort     int
 	foreground, noPortForward       bool
 	version, about                  bool
@@ -69,6 +80,7 @@ func parseFlags(args []string) (*flags, error) {
 	fs.BoolVar(&f.version, "v", false, "print the version and exit")
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
 	fs.BoolVar(&f.about, "about", false, "print build information and exit")
+	fs.StringVar(&f.httpAddr, "http", "", "[host:]port of the Prometheus metrics listener (host default 127.0.0.1; overrides $http_address)")
 	var p, r, q, P bool
 	fs.BoolVar(&p, "p", false, "recover and keep running jobs (default)")
 	fs.BoolVar(&r, "r", false, "kill running jobs and requeue")
@@ -192,15 +204,19 @@ func run(args []string) (err error) {
 	}
 
 	var m *link.Mom
+	metricsSrc := &mommetrics.NodeSource{Name: host, Sys: &sysinfo.Collector{Config: cfg}}
+	mm := mommetrics.New(metricsSrc, momd.Version)
 	engine, err := jobexec.New(jobexec.Options{
 		Home: f.home, Host: host, MomPort: f.rmPort, Config: cfg, Log: logger,
-		Cgroups: momd.SetupCgroups(logger, cfg),
-		OnExit:  func(ex jobexec.Exit) { m.JobExited(ex) },
+		Cgroups:     momd.SetupCgroups(logger, cfg),
+		OnExit:      func(ex jobexec.Exit) { m.JobExited(ex) },
+		OnLimitKill: mm.EnforcementKill,
 	})
 	if err != nil {
 		return err
 	}
 	defer engine.Close()
+	metricsSrc.Jobs = engine // before the metrics listener starts
 
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
@@ -285,6 +301,17 @@ func run(args []string) (err error) {
 		if l.Client, err = net.ListenPacket("udp", net.JoinHostPort(bind, "0")); err != nil {
 			return err
 		}
+	}
+	if addr := cmp.Or(f.httpAddr, cfg.HTTPAddress); addr != "" {
+		// GoPBS: Prometheus metrics of the node (-http, $http_address).
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", mm.Handler())
+		hl, err := httplisten.Start(addr, mux)
+		if err != nil {
+			return fmt.Errorf("metrics listener: %w", err)
+		}
+		defer hl.Close()
+		logger.Record(logline.EventSystem, momlog.ClassServer, "pbs_mom", "metrics listener on "+hl.URL()+"metrics")
 	}
 	child.Ready(nil)
 	var restart atomic.Bool

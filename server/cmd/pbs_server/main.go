@@ -6,6 +6,12 @@
 //	pbs_server [-a true|false] [-A acctfile] [-d home] [-D] [-f] [-H hostname]
 //	           [-L logfile] [-M [host:]momport] [-p port] [-R rmport]
 //	           [-S [host:]schedport] [-t create|cold|warm|hot]
+//	           [-http [host:]port]
+//
+// -http (a GoPBS addition) serves the status page at / and Prometheus
+// metrics at /metrics on the address given, 127.0.0.1 when only a port is
+// given; it sets the http_address server attribute, which qmgr can change
+// or unset later. Without either nothing listens.
 package main
 
 import (
@@ -55,6 +61,7 @@ func run() int {
 	fg := fs.Bool("D", false, "stay in the foreground")
 	logFile := fs.String("L", "", "log file")
 	acct := fs.String("A", "", "accounting file")
+	httpAddr := fs.String("http", "", "[host:]port of the status page and metrics listener (host default 127.0.0.1)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
 	}
@@ -64,7 +71,7 @@ func run() int {
 	}
 	cfg := server.Config{
 		Home: *home, Port: *port, RMPort: *rm, ServerName: *host, InitType: *init,
-		Scheduling: *sch, LogFile: *logFile, AcctFile: *acct,
+		Scheduling: *sch, LogFile: *logFile, AcctFile: *acct, HTTPAddr: *httpAddr,
 	}
 	if *mom != "" {
 		_, p, err := splitHostPort(*mom)

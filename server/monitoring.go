@@ -1,0 +1,237 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	pbsattr "gopbs/attr"
+	"gopbs/batchreq"
+	"gopbs/internal/httplisten"
+	"gopbs/internal/logline"
+	"gopbs/server/metrics"
+	"gopbs/server/monitor"
+	"gopbs/server/statuspage"
+)
+
+// This file connects the server to its monitoring (issue 21): the
+// monitor.Source its metrics and status page read, the monitor.Observer
+// it reports events to, and the opt-in HTTP listener that serves both
+// (the -http flag, the http_address server attribute).
+
+// MetricsPath is where the HTTP listener serves the Prometheus metrics;
+// the status page is at "/".
+const MetricsPath = "/metrics"
+
+// monitoring is the server's metrics, page and HTTP listener.
+type monitoring struct {
+	metrics *metrics.Metrics
+	handler http.Handler // the listener's mux
+
+	mu   sync.Mutex // held while the listener changes
+	ln   *httplisten.Listener
+	addr string // the address ln listens on as configured, "" when none
+}
+
+// initMonitoring creates the metrics and the page; the server reports to
+// s.obs from then on. Nothing listens yet.
+func (s *Server) initMonitoring() {
+	src := monitorSource{s}
+	m := metrics.New(src)
+	mux := http.NewServeMux()
+	mux.Handle(MetricsPath, m.Handler())
+	mux.Handle("/", statuspage.New(src, statuspage.Options{}))
+	s.mon = &monitoring{metrics: m, handler: mux}
+	s.obs = m
+	// The embedded store reports its group commits; a store that cannot
+	// simply leaves the commit metrics empty.
+	if st, ok := any(s.store).(interface {
+		SetObserver(func(time.Duration, int))
+	}); ok {
+		st.SetObserver(m.StoreCommit)
+	}
+	s.instrumentRequests()
+}
+
+// instrumentRequests wraps every registered request handler so that the
+// time it takes is reported to s.obs by request type.
+func (s *Server) instrumentRequests() {
+	for t := range batchreq.PBS_BATCH_CEILING {
+		h := s.mux.Handler(t)
+		if h == nil {
+			continue
+		}
+		s.mux.Handle(t, batchreq.HandlerFunc[*conn](func(c *conn, req *batchreq.Request) {
+			begin := time.Now()
+			h.ServeBatch(c, req)
+			s.obs.Request(req.Type, time.Since(begin))
+		}))
+	}
+}
+
+// httpAddrAttr returns the http_address server attribute, "" once the
+// server is shutting down.
+func (s *Server) httpAddrAttr() string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.shutting {
+		return ""
+	}
+	return s.attrs.get(pbsattr.SrvHTTPAddress)
+}
+
+// reconcileHTTP makes the HTTP listener match the http_address attribute:
+// it starts, moves or stops it. A failure to listen is logged and, when
+// fatal is set (the -http flag at start-up), returned.
+func (s *Server) reconcileHTTP(fatal bool) error {
+	m := s.mon
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	want := s.httpAddrAttr()
+	if want == m.addr {
+		return nil
+	}
+	if m.ln != nil {
+		m.ln.Close()
+		s.log.Logf(logline.EventSystem|logline.EventAdmin, logline.ClassServer, "PBS_Server", "HTTP listener on %s closed", m.ln.Addr())
+		m.ln, m.addr = nil, ""
+	}
+	if want == "" {
+		return nil
+	}
+	ln, err := httplisten.Start(want, m.handler)
+	if err != nil {
+		s.log.Logf(logline.EventSystem|logline.EventAdmin|logline.EventError, logline.ClassServer, "PBS_Server", "http_address %s: %v", want, err)
+		if fatal {
+			return fmt.Errorf("pbs_server: -http %s: %w", want, err)
+		}
+		return nil
+	}
+	m.ln, m.addr = ln, want
+	s.log.Logf(logline.EventSystem|logline.EventAdmin, logline.ClassServer, "PBS_Server", "HTTP listener on %s: status page %s, metrics %s", ln.Addr(), ln.URL(), strings.TrimSuffix(ln.URL(), "/")+MetricsPath)
+	return nil
+}
+
+// stopHTTP closes the HTTP listener, if any.
+func (s *Server) stopHTTP() {
+	m := s.mon
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ln != nil {
+		m.ln.Close()
+		m.ln, m.addr = nil, ""
+	}
+}
+
+// HTTPAddr returns the address the HTTP listener listens on, "" when
+// there is none.
+func (s *Server) HTTPAddr() string {
+	m := s.mon
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ln == nil {
+		return ""
+	}
+	return m.ln.Addr().String()
+}
+
+// validHTTPAddr reports whether v is an http_address value: empty or an
+// address httplisten accepts.
+func validHTTPAddr(v string) bool {
+	if v == "" {
+		return true
+	}
+	_, err := httplisten.ParseAddr(v)
+	return err == nil
+}
+
+// monitorSource is the monitor.Source of a Server.
+type monitorSource struct{ s *Server }
+
+// Cluster implements monitor.Source.
+func (m monitorSource) Cluster() monitor.Cluster {
+	s := m.s
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	cl := monitor.Cluster{Server: s.name, Taken: s.now(), Queues: make([]monitor.Queue, 0, len(s.queues)), Nodes: make([]monitor.Node, 0, len(s.nodes))}
+	for _, q := range s.queues {
+		cl.Queues = append(cl.Queues, monitor.Queue{
+			Name:    q.name,
+			Type:    q.attrs.get(pbsattr.QueueType),
+			Enabled: isTrue(q.attrs.get(pbsattr.QueueEnabled)),
+			Started: isTrue(q.attrs.get(pbsattr.QueueStarted)),
+			Counts:  q.count,
+		})
+	}
+	used := s.usedVPs()
+	for _, n := range s.nodes {
+		mn := monitor.Node{Name: n.name, States: strings.Split(formatNodeState(n.state), ","), NP: n.np}
+		for _, id := range used[n.name] {
+			if id != "" {
+				mn.Jobs++
+			}
+		}
+		nodeStatusInto(&mn, n.attrs.get(pbsattr.NodeStatus))
+		cl.Nodes = append(cl.Nodes, mn)
+	}
+	return cl
+}
+
+// nodeStatusInto reads loadave, physmem and availmem from a node's status
+// attribute ("rectime=...,loadave=0.50,physmem=8000kb,...").
+func nodeStatusInto(n *monitor.Node, status string) {
+	for item := range strings.SplitSeq(status, ",") {
+		k, v, _ := strings.Cut(item, "=")
+		switch k {
+		case "loadave":
+			if l, err := strconv.ParseFloat(v, 64); err == nil {
+				n.Load, n.HasLoad = l, true
+			}
+		case "physmem":
+			n.PhysMem = statusKB(v)
+		case "availmem":
+			n.AvailMem = statusKB(v)
+		}
+	}
+}
+
+// statusKB converts a MOM size ("8000kb") to bytes, 0 if malformed.
+func statusKB(v string) int64 {
+	n, err := strconv.ParseInt(strings.TrimSuffix(v, "kb"), 10, 64)
+	if err != nil || n < 0 || n > 1<<50 {
+		return 0
+	}
+	return n << 10
+}
+
+// Jobs implements monitor.Source.
+func (m monitorSource) Jobs(f monitor.JobFilter) []monitor.Job {
+	s := m.s
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []monitor.Job
+	for j := s.head; j != nil; j = j.next {
+		if f.User != "" && j.ownerUser() != f.User || f.State != "" && j.stateLetter() != f.State {
+			continue
+		}
+		mj := monitor.Job{
+			ID:       j.id,
+			Name:     j.name(),
+			Owner:    j.ownerUser(),
+			State:    j.stateLetter(),
+			ExecHost: j.attrs.get(pbsattr.JobExecHost),
+		}
+		if j.queue != nil {
+			mj.Queue = j.queue.name
+		}
+		mj.Walltime, _ = j.attrs.lookupRes(pbsattr.JobResourceList, "walltime")
+		if t, err := strconv.ParseInt(j.attrs.get(pbsattr.JobQtime), 10, 64); err == nil {
+			mj.Queued = time.Unix(t, 0)
+		}
+		out = append(out, mj)
+	}
+	return out
+}
