@@ -13,12 +13,12 @@ func TestExecUserRules(t *testing.T) {
 	j := &Job{}
 	j.attrs.set(pbsattr.JobOwner, "alice@submit")
 	for list, want := range map[string][2]string{ // on node1, host unknown
-		"":                                {"alice", "alice"},
-		"bob":                             {"bob", "bob"},
-		"bob@node1,carol":                 {"bob", "carol"},
-		"carol,bob@node1.example.com":     {"bob", "carol"},
-		"bob@node2":                       {"alice", "alice"},
-		"bob@NODE1":                       {"bob", "alice"},
+		"":                            {"alice", "alice"},
+		"bob":                         {"bob", "bob"},
+		"bob@node1,carol":             {"bob", "carol"},
+		"carol,bob@node1.example.com": {"bob", "carol"},
+		"bob@node2":                   {"alice", "alice"},
+		"bob@NODE1":                   {"bob", "alice"},
 	} {
 		j.attrs.set(pbsattr.JobUserList, list)
 		if got := [2]string{execUser(j, "node1"), execUser(j, "")}; got != want {
