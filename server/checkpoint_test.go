@@ -71,6 +71,7 @@ func TestShutdownCheckpointsJobs(t *testing.T) {
 	s := runServerAt(t, home, InitCreate, mom, 0, nil)
 	c := privConn(t, s)
 	setupCluster(t, c)
+	momsReported(s)
 	ck := submit(t, c, "ck", attr("Rerunable", "False"))
 	never := submit(t, c, "never", attr("Checkpoint", "n"), attr("Rerunable", "False"))
 	for _, id := range []string{ck, never} {
