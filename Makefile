@@ -20,7 +20,7 @@ STATICCHECK_VERSION := v0.8.2
 MAINS := $(shell $(GO) list -f '{{if eq .Name "main"}}{{.Dir}}{{end}}' ./... 2>/dev/null)
 DAEMONS := pbs_server pbs_mom pbs_sched
 
-.PHONY: build test vet fmt-check staticcheck unit fuzz-smoke install demo clean
+.PHONY: build test test-foreign vet fmt-check staticcheck unit fuzz-smoke install demo clean
 
 build:
 	@mkdir -p $(BIN)
@@ -68,6 +68,11 @@ install: build
 		sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@PBS_HOME@|$(PBS_HOME)|g' contrib/systemd/$$d.service.in \
 			> $(DESTDIR)$(UNITDIR)/$$d.service; \
 	done
+
+# The whole suite on a machine that looks foreign to it (contrib/foreign-host.sh):
+# another host name, 127.0.0.1 resolving to it, strangers on ports 15001-15004.
+test-foreign: build
+	./contrib/foreign-host.sh $(MAKE) unit
 
 demo: build
 	BIN=$(BIN) ./contrib/demo.sh

@@ -3,6 +3,7 @@ module gopbs
 go 1.26.0
 
 require (
+	github.com/expr-lang/expr v1.17.8
 	github.com/google/gopacket v1.1.19
 	github.com/jackc/pgx/v5 v5.7.5
 	github.com/prometheus/client_golang v1.25.0

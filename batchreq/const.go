@@ -151,8 +151,11 @@ var requestNames = [PBS_BATCH_CEILING]string{
 // RequestName returns the name the server uses for a request type in its
 // logs, e.g. "QueueJob", "ReadyToCommit", "AuthenticateUser". Unused
 // types inside the valid range are "NONE"; types outside it are "NONE"
-// as well.
+// as well, except GoPBS's own ("ResvSubmit", ...).
 func RequestName(reqType int) string {
+	if IsGoPBSRequest(reqType) {
+		return goPBSRequestNames[reqType-PBS_BATCH_GoPBSFirst]
+	}
 	if reqType < 0 || reqType >= PBS_BATCH_CEILING || requestNames[reqType] == "" {
 		return "NONE"
 	}

@@ -19,14 +19,20 @@ func (f HandlerFunc[C]) ServeBatch(conn C, req *Request) { f(conn, req) }
 // serving; ServeMux does no locking.
 type ServeMux[C any] struct {
 	handlers [PBS_BATCH_CEILING]Handler[C]
+	goPBS    [PBS_BATCH_GoPBSCeiling - PBS_BATCH_GoPBSFirst]Handler[C]
 	// NotFound serves requests of types without a handler; if nil such
 	// requests are dropped.
 	NotFound Handler[C]
 }
 
-// Handle registers h for request type reqType, replacing any earlier
-// handler. It panics if reqType is out of range, a programming error.
+// Handle registers h for request type reqType (TORQUE's or GoPBS's
+// own), replacing any earlier handler. It panics if reqType is out of
+// range, a programming error.
 func (m *ServeMux[C]) Handle(reqType int, h Handler[C]) {
+	if IsGoPBSRequest(reqType) {
+		m.goPBS[reqType-PBS_BATCH_GoPBSFirst] = h
+		return
+	}
 	if reqType < 0 || reqType >= PBS_BATCH_CEILING {
 		panic("batchreq: Handle: request type out of range")
 	}
@@ -40,6 +46,9 @@ func (m *ServeMux[C]) HandleFunc(reqType int, f func(conn C, req *Request)) {
 
 // Handler returns the handler registered for reqType, or nil.
 func (m *ServeMux[C]) Handler(reqType int) Handler[C] {
+	if IsGoPBSRequest(reqType) {
+		return m.goPBS[reqType-PBS_BATCH_GoPBSFirst]
+	}
 	if reqType < 0 || reqType >= PBS_BATCH_CEILING {
 		return nil
 	}

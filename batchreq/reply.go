@@ -213,7 +213,9 @@ func (p *Reply) decodeBody(r *dis.Reader) (err error) {
 // reply with the given choice to a request of type reqType (spec 02 §4):
 // status calls (StatusJob/Que/Svr/Node, SelStat) accept NULL, Status and
 // Text; LocateJob NULL, Text and Locate; SelectJobs Select and Text;
-// QueueJob Queue and Text; the other requests any choice 1–9. A client
+// QueueJob Queue and Text; the other requests any choice 1–9. GoPBS's
+// own: ResvSubmit Queue (the new id) and Text; ResvStatus and
+// ResvAvailNodes as the status calls. A client
 // receiving a choice it does not accept reports PBSE_PROTOCOL instead of
 // the reply's code.
 func ClientAcceptsChoice(reqType, choice int) bool {
@@ -227,8 +229,10 @@ func ClientAcceptsChoice(reqType, choice int) bool {
 		return choice == BATCH_REPLY_CHOICE_NULL || choice == BATCH_REPLY_CHOICE_Locate || choice == BATCH_REPLY_CHOICE_Text
 	case PBS_BATCH_SelectJobs:
 		return choice == BATCH_REPLY_CHOICE_Select || choice == BATCH_REPLY_CHOICE_Text
-	case PBS_BATCH_QueueJob:
+	case PBS_BATCH_QueueJob, PBS_BATCH_ResvSubmit:
 		return choice == BATCH_REPLY_CHOICE_Queue || choice == BATCH_REPLY_CHOICE_Text
+	case PBS_BATCH_ResvStatus, PBS_BATCH_ResvAvailNodes:
+		return choice == BATCH_REPLY_CHOICE_NULL || choice == BATCH_REPLY_CHOICE_Status || choice == BATCH_REPLY_CHOICE_Text
 	}
 	return true
 }

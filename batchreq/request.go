@@ -171,17 +171,19 @@ func ErrorCode(err error) int {
 // error is io.EOF and the receiver closes silently. Any other failure is
 // a *RequestError whose Code the receiver replies with before closing.
 func ReadRequest(r *dis.Reader) (*Request, error) {
-	return readRequest(r, func(t int) bool { return NewBody(t) != nil || t == PBS_BATCH_Disconnect })
+	return readRequestIn(r, func(t int) bool { return NewBody(t) != nil || t == PBS_BATCH_Disconnect }, false)
 }
 
 // ReadServerRequest decodes one request as a 2.5.13 pbs_server does:
 // the types ServerDecodes rejects end in a RequestError with Code
 // PBSE_UNKREQ without their body being read.
 func ReadServerRequest(r *dis.Reader) (*Request, error) {
-	return readRequest(r, ServerDecodes)
+	return readRequestIn(r, ServerDecodes, false)
 }
 
-func readRequest(r *dis.Reader, decodes func(int) bool) (*Request, error) {
+// readRequestIn decodes one request whose type decodes accepts; with
+// goPBS, GoPBS's own types (IsGoPBSRequest) are in range too.
+func readRequestIn(r *dis.Reader, decodes func(int) bool, goPBS bool) (*Request, error) {
 	q := &Request{Header: Header{Type: -1}}
 	fail := func(code int, err error) (*Request, error) {
 		return q, &RequestError{Code: code, Header: q.Header, Err: err}
@@ -213,7 +215,7 @@ func readRequest(r *dis.Reader, decodes func(int) bool) (*Request, error) {
 		return fail(PBSE_DISPROTO, fmt.Errorf("protocol type %d", pt))
 	case pv != PBS_BATCH_PROT_VER:
 		return fail(PBSE_DISPROTO, fmt.Errorf("protocol version %d", pv))
-	case t >= PBS_BATCH_CEILING:
+	case t >= PBS_BATCH_CEILING && !(goPBS && t < PBS_BATCH_GoPBSCeiling && IsGoPBSRequest(int(t))):
 		return fail(PBSE_DISPROTO, fmt.Errorf("request type %d out of range", t))
 	}
 	q.Type = int(t)
@@ -224,7 +226,11 @@ func readRequest(r *dis.Reader, decodes func(int) bool) (*Request, error) {
 	if !decodes(q.Type) {
 		return fail(PBSE_UNKREQ, ErrUnknownRequest)
 	}
-	if b := NewBody(q.Type); b != nil {
+	b := NewBody(q.Type)
+	if goPBS && IsGoPBSRequest(q.Type) {
+		b = newGoPBSBody(q.Type)
+	}
+	if b != nil {
 		if err := b.Decode(r); err != nil {
 			return fail(PBSE_DISPROTO, fmt.Errorf("body: %w", err))
 		}
@@ -278,6 +284,15 @@ func (q *Request) ObjectID() string {
 		return b.JobID
 	case *GpuCtrl:
 		return b.MomNode
+	case *ResvID:
+		if b.ID == "" {
+			return b.Owner
+		}
+		return b.ID
+	case *ResvModify:
+		return b.ID
+	case *ResvStatus:
+		return b.ID
 	}
 	return ""
 }

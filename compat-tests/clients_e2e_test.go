@@ -47,7 +47,7 @@ func TestClientsEndToEnd(t *testing.T) {
 		"-p", strconv.Itoa(port), "-H", "localhost"))
 	srv.WaitListening(t, fmt.Sprintf("127.0.0.1:%d", port), 10*time.Second)
 
-	env := []string{"PATH=/usr/bin:/bin", "PBS_DEFAULT=localhost:" + strconv.Itoa(port), "LANG=C"}
+	env := []string{"PATH=/usr/bin:/bin", "PBS_DEFAULT=localhost:" + strconv.Itoa(port), "LANG=C", localhostAlias(t, work)}
 	stdin := ""
 	run := func(asUser bool, name string, args ...string) (string, string, int) {
 		t.Helper()

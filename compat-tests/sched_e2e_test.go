@@ -114,7 +114,7 @@ func (c *schedCluster) run(who int, name string, args ...string) (stdout, stderr
 	c.t.Helper()
 	cmd := exec.Command(filepath.Join(c.bin, name), args...)
 	cmd.Dir = c.work
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "PBS_DEFAULT=localhost:" + strconv.Itoa(c.svPort), "LANG=C"}
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "PBS_DEFAULT=localhost:" + strconv.Itoa(c.svPort), "LANG=C", localhostAlias(c.t, c.work)}
 	if who >= 0 {
 		c.users[who].AsUser(cmd, "")
 	} else {

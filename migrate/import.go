@@ -66,6 +66,9 @@ type Result struct {
 	Jobs          int      // jobs, array templates and sub-jobs included
 	Requeued      []string // running jobs put back in their queue
 	Kept          []string // jobs left running
+	// Skipped lists jobs TORQUE was still receiving when it stopped (never
+	// acknowledged to their submitters), which are not imported.
+	Skipped []string
 	// Dropped lists attributes GoPBS does not know, left out ("object:
 	// name"); TORQUE itself discards unknown server and queue attributes.
 	Dropped []string

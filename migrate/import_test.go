@@ -234,3 +234,40 @@ func TestImportWritesHome(t *testing.T) {
 		t.Errorf("second import: %v", err)
 	}
 }
+
+func TestTransitJobs(t *testing.T) {
+	home := sharedCopy(t)
+	dir := filepath.Join(home, "server_priv", "jobs")
+	setState := func(file string, state, sub int32) {
+		t.Helper()
+		path := filepath.Join(dir, file)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, err := jobfile.Parse(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j.State, j.Substate = state, sub
+		if b, err = j.Marshal(); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setState("5.vm.JB", 0, 0) // TRANSIT/TRANSIN: still being received
+	setState("6.vm.JB", 0, 2) // TRANSIT/TRNOUT: a move cut short
+	db, res, err := buildHome(t, home, Options{Running: Keep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, _ := jobs(t, db)
+	if !slices.Equal(res.Skipped, []string{"5.vm"}) || recs["5.vm"] != nil {
+		t.Errorf("skipped %v, 5.vm %+v", res.Skipped, recs["5.vm"])
+	}
+	if r := recs["6.vm"]; r == nil || r.State != 1 || r.Substate != 10 {
+		t.Errorf("6.vm %+v, want queued", r)
+	}
+}

@@ -12,11 +12,16 @@ import (
 
 // TORQUE job states and substates the import looks at (spec 12 §2.1).
 const (
-	stateHeld     = 2
-	stateRunning  = 4
-	stateExiting  = 5
-	stateComplete = 6
-	substateHeld  = 20
+	stateTransit     = 0
+	stateQueued      = 1
+	stateHeld        = 2
+	stateRunning     = 4
+	stateExiting     = 5
+	stateComplete    = 6
+	substateTrnOut   = 2 // being moved to another server
+	substateTrnOutCM = 3
+	substateQueued   = 10
+	substateHeld     = 20
 )
 
 // attrValue returns a job file attribute ("" if absent).
@@ -89,6 +94,19 @@ func addJobs(db *server.Database, h *torque.Home, opt Options, res *Result) erro
 		for _, j := range h.Jobs {
 			if j.Template != (pass == 0) {
 				continue
+			}
+			if j.File.State == stateTransit {
+				switch j.File.Substate {
+				case substateTrnOut, substateTrnOutCM:
+					// a move to another server cut short: the job stays
+					// here, queued (TORQUE's recovery does the same)
+					j.File.State, j.File.Substate = stateQueued, substateQueued
+				default:
+					// still being received: never acknowledged to its
+					// submitter, and TORQUE's recovery discards it
+					res.Skipped = append(res.Skipped, j.File.ID)
+					continue
+				}
 			}
 			r, err := jobRecord(j, seq[j], arrays)
 			if err != nil {

@@ -51,7 +51,7 @@ func newTestServer(t *testing.T, handle func(*batchreq.Request) *batchreq.Reply)
 				defer nc.Close()
 				r := dis.NewReader(nc)
 				for {
-					req, err := batchreq.ReadRequest(r)
+					req, err := batchreq.ReadAnyRequest(r)
 					if err != nil {
 						return
 					}

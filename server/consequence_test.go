@@ -37,6 +37,19 @@ func TestDeleteJobAndDependent(t *testing.T) {
 	}
 }
 
+// TestDeleteArrayThenSubjob: qdel 5[] 5[1] succeeds for both, though
+// deleting the array removed the sub-job before its own request.
+func TestDeleteArrayThenSubjob(t *testing.T) {
+	cl := newCluster(t)
+	arr := mustSubmit(t, cl.alice, "alice", attr("job_array_request", "0-2"), attr("Hold_Types", "u"))
+	seq := arr[:len(arr)-len("[].vm")]
+	for _, id := range []string{arr, seq + "[1].vm"} {
+		if p := cl.alice.do(jobReq(batchreq.PBS_BATCH_DeleteJob, "alice", id)); p.Code != 0 {
+			t.Fatalf("qdel %s: %d %q", id, p.Code, p.Text)
+		}
+	}
+}
+
 // TestConsequencesBounded: removals are forgotten after consequenceAge
 // and beyond consequenceMax.
 func TestConsequencesBounded(t *testing.T) {

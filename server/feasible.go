@@ -23,9 +23,21 @@ func (s *Server) feasible(spec string) bool {
 		return true
 	}
 	elems, ok := parseNodeSpec(spec, func(n string) bool { return s.nodeByName[n] != nil })
-	if !ok {
-		return true
-	}
+	return !ok || s.canServe(elems)
+}
+
+// satisfiable reports whether a node spec could ever be met by the
+// configured nodes (ignoring their state and current jobs), for the
+// resource query's "never" answer: a spec that does not parse never can.
+// Called with s.mu held.
+func (s *Server) satisfiable(spec string) bool {
+	elems, ok := parseNodeSpec(spec, func(n string) bool { return s.nodeByName[n] != nil })
+	return ok && s.canServe(elems)
+}
+
+// canServe reports whether the configured nodes, whatever their state and
+// use, could serve every element of a node specification at once.
+func (s *Server) canServe(elems []nodeElement) bool {
 	if s.fits(elems) {
 		return true
 	}

@@ -145,6 +145,11 @@ func (s *Server) handleDeleteJob(c *conn, req *batchreq.Request) {
 			continue
 		}
 		ops = append(ops, s.deleteJob(j, c.requester())...)
+		if j != top {
+			// a sub-job deleted with its array: a later "qdel 5[1]" in
+			// the same command was named while it existed
+			s.consequent.note(j.id, j.ownerUser(), s.now())
+		}
 	}
 	if top.array != nil && len(top.array.subjobs) == 0 && s.jobs[top.id] != nil {
 		ops = append(ops, s.purgeJob(top)...)
@@ -316,7 +321,16 @@ func (s *Server) handleHoldRelease(c *conn, req *batchreq.Request) {
 		s.holdRunning(c, targets, body, bits, ops) // checkpoint-hold of running jobs (mom_relay.go)
 		return
 	}
+	released := false
+	for _, j := range targets {
+		released = released || j.state == pbsattr.StateQueued
+	}
 	s.commitAndReply(c, ops, batchreq.NullReply())
+	if released {
+		// a released job asks for a cycle, remembered if one is in
+		// progress (schedNotify); the tick would drop it then
+		s.run.schedNotify(batchreq.SCH_SCHEDULE_NEW)
+	}
 }
 
 func (s *Server) handleModifyJob(c *conn, req *batchreq.Request) {

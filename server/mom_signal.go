@@ -413,32 +413,3 @@ func (s *Server) handleRescQuery(c *conn, req *batchreq.Request) {
 	s.mu.RUnlock()
 	c.send(&batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_RescQuery, Resc: r})
 }
-
-// satisfiable reports whether a node spec could ever be met by the
-// configured nodes (ignoring their state and current jobs). Called with
-// s.mu held.
-func (s *Server) satisfiable(spec string) bool {
-	elems, ok := parseNodeSpec(spec, func(n string) bool { return s.nodeByName[n] != nil })
-	if !ok {
-		return false
-	}
-	need := 0
-	for _, e := range elems {
-		fit := 0
-		for _, n := range s.nodes {
-			if n.timeShared || n.np < e.ppn {
-				continue
-			}
-			probe := *n
-			probe.state = 0
-			if s.eligible(&probe, e) {
-				fit++
-			}
-		}
-		if fit < e.count {
-			return false
-		}
-		need += e.count
-	}
-	return need <= len(s.nodes)
-}

@@ -157,6 +157,10 @@ type Config struct {
 	LogFilter       int
 	DedicatedPrefix string
 	IgnoreQueues    []string
+
+	// PluS holds PluS's scheduler keys (JobSortKey, NodeSortKey,
+	// OwnersOrder, ...; plus.go), nil when the file has none.
+	PluS *PluS
 }
 
 // Shipped is the sample sched_config installed with TORQUE 2.5.13, in
@@ -201,12 +205,19 @@ func Parse(r io.Reader, name string) (*Config, []*LineError, error) {
 		if line == "" || line[0] == '#' {
 			continue
 		}
-		if reason := cfg.apply(line); reason != "" {
+		handled, reason := cfg.applyPluS(line, n)
+		if !handled {
+			reason = cfg.apply(line)
+		}
+		if reason != "" {
 			errs = append(errs, &LineError{File: name, Line: n, Reason: reason})
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, errs, fmt.Errorf("read %s: %w", name, err)
+	}
+	if line, reason := cfg.finishPluS(); reason != "" {
+		errs = append(errs, &LineError{File: name, Line: line, Reason: reason})
 	}
 	return cfg, errs, nil
 }

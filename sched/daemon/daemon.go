@@ -30,6 +30,7 @@ import (
 	"gopbs/sched/nas"
 	"gopbs/sched/placement"
 	"gopbs/sched/policy"
+	"gopbs/sched/reservable"
 	"gopbs/sched/schedlog"
 	"gopbs/sched/svrconn"
 	"gopbs/sched/timeplan"
@@ -86,6 +87,11 @@ type Daemon struct {
 	nas *nas.Scheduler
 	// fatal is set when the policy found problems it cannot run with.
 	fatal error
+
+	// Reservable is the reservability policy of advance reservations
+	// (sched_priv/reservable.ad, seed 002 §3.4), read with the other
+	// policy files; the reservations of issue 17 consult it.
+	Reservable *reservable.Policy
 
 	// Now is the clock (tests replace it).
 	Now func() time.Time
@@ -163,13 +169,19 @@ func (d *Daemon) Policy() *policy.Scheduler {
 // PrivPath returns the path of a file in sched_priv.
 func (d *Daemon) PrivPath(name string) string { return filepath.Join(d.priv, name) }
 
-// LoadPolicy (re)reads the policy files. The NAS policy reads its
-// configuration (see nasConfigPath); the FIFO policy sched_config,
+// LoadPolicy (re)reads the policy files: reservable.ad (a malformed one
+// is an error naming its line), then for the NAS policy its
+// configuration (see nasConfigPath); for the FIFO policy sched_config,
 // holidays, dedicated_time, resource_group and the usage file, saving
 // the current usage first.
 func (d *Daemon) LoadPolicy() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	rp, err := reservable.Load(d.PrivPath(reservable.FileName))
+	if err != nil {
+		return err
+	}
+	d.Reservable = rp
 	path, err := d.nasConfigPath()
 	if err != nil {
 		return err

@@ -77,6 +77,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(res.Kept) > 0 {
 		fmt.Fprintf(stdout, "pbs_import: jobs left running: %s\n", strings.Join(res.Kept, ", "))
 	}
+	if len(res.Skipped) > 0 {
+		fmt.Fprintf(stdout, "pbs_import: jobs still being received, not imported: %s\n", strings.Join(res.Skipped, ", "))
+	}
 	for _, d := range res.Dropped {
 		fmt.Fprintf(stdout, "pbs_import: unknown attribute left out: %s\n", d)
 	}

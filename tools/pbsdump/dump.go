@@ -220,7 +220,7 @@ func (d *dumper) batchRequests(conn *capture.Conn, fromClient bool, start int, p
 	src, dst := ends(conn, fromClient)
 	var reqs []*batchreq.Request
 	off, err := decodeAll(stream, start, func(b []byte) (int, error) {
-		req, n, err := readDIS(b, batchreq.ReadRequest)
+		req, n, err := readDIS(b, batchreq.ReadAnyRequest)
 		if err != nil {
 			return 0, err
 		}

@@ -53,7 +53,7 @@ func attrPairs(l batchreq.AttrList) string {
 
 var objNames = map[int]string{
 	batchreq.MGR_OBJ_NONE: "none", batchreq.MGR_OBJ_SERVER: "server", batchreq.MGR_OBJ_QUEUE: "queue",
-	batchreq.MGR_OBJ_JOB: "job", batchreq.MGR_OBJ_NODE: "node",
+	batchreq.MGR_OBJ_JOB: "job", batchreq.MGR_OBJ_NODE: "node", batchreq.MGR_OBJ_RESV: "resv",
 }
 
 var mgrNames = map[int]string{
@@ -118,6 +118,18 @@ func requestFields(req *batchreq.Request) []Field {
 		f = append(f, Field{"node", b.MomNode}, Field{"gpu", b.GpuID})
 	case *batchreq.JobCred:
 		f = append(f, Field{"credtype", itoa(b.CredType)}, Field{"bytes", itoa(len(b.Data))})
+	case *batchreq.ResvSubmit:
+		f = append(f, Field{"flags", itoa(b.Flags)}, Field{"attrs", attrPairs(b.Attrs)})
+	case *batchreq.ResvID:
+		f = append(f, Field{"resv", b.ID}, Field{"owner", b.Owner}, Field{"flags", itoa(b.Flags)})
+	case *batchreq.ResvModify:
+		f = append(f, Field{"resv", b.ID}, Field{"flags", itoa(b.Flags)}, Field{"attrs", attrPairs(b.Attrs)})
+	case *batchreq.ResvStatus:
+		f = append(f, Field{"resv", b.ID}, Field{"owner", b.Owner}, Field{"start", strconv.FormatInt(b.Start, 10)},
+			Field{"end", strconv.FormatInt(b.End, 10)}, Field{"expired", itoa(b.Expired)})
+	case *batchreq.ResvAvail:
+		f = append(f, Field{"start", strconv.FormatInt(b.Start, 10)}, Field{"end", strconv.FormatInt(b.End, 10)},
+			Field{"attrs", attrPairs(b.Attrs)})
 	}
 	if req.HasExtension {
 		f = append(f, Field{"ext", req.Extension})

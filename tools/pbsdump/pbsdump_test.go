@@ -15,6 +15,7 @@ import (
 	"github.com/google/gopacket/layers"
 	"github.com/google/gopacket/pcapgo"
 
+	"gopbs/batchreq"
 	"gopbs/internal/capture"
 	"gopbs/internal/capture/capturetest"
 	"gopbs/rpp"
@@ -250,5 +251,50 @@ func TestRun(t *testing.T) {
 		if code := run([]string{flag, filepath.Join(dir, "105-multinode-job-pbsdsh.pcap")}, &out, &errOut); code != 0 || out.Len() == 0 {
 			t.Errorf("%s: exit %d", flag, code)
 		}
+	}
+}
+
+// TestReservationRequests: GoPBS's own reservation requests and their
+// replies are named and their fields shown.
+func TestReservationRequests(t *testing.T) {
+	const cl, srv = "127.0.0.1:40001", "127.0.0.1:15001"
+	submit := batchreq.NewRequest(batchreq.PBS_BATCH_ResvSubmit, "alice", &batchreq.ResvSubmit{Flags: 1,
+		Attrs: batchreq.AttrList{batchreq.NewAttr("resv_start", "100"), batchreq.NewAttr("resv_nodect", "2")}})
+	status := batchreq.NewRequest(batchreq.PBS_BATCH_ResvStatus, "alice", &batchreq.ResvStatus{Owner: "bob", Expired: -1})
+	cancel := batchreq.NewRequest(batchreq.PBS_BATCH_ResvCancel, "alice", &batchreq.ResvID{ID: "R7"})
+	reqs := string(submit.Append(nil)) + string(status.Append(nil)) + string(cancel.Append(nil))
+	replies := string(batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_Queue, "R7").Append(nil)) +
+		string((&batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_Status, Status: []batchreq.StatusObject{
+			{ObjType: batchreq.MGR_OBJ_RESV, Name: "R7", Attrs: batchreq.AttrList{batchreq.NewAttr("resv_state", "CONFIRMED")}}}}).Append(nil)) +
+		string(batchreq.NullReply().Append(nil))
+	path := writePcap(t, []frame{
+		{src: cl, dst: srv, syn: true, seq: 99},
+		{src: cl, dst: srv, seq: 100, data: reqs},
+		{src: srv, dst: cl, seq: 500, data: replies},
+	})
+	c, err := capture.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	var st Stats
+	for _, m := range Dump(c) {
+		st.add(m)
+		lines = append(lines, Line(m))
+	}
+	text := strings.Join(lines, "\n")
+	for _, want := range []string{
+		"batch request ResvSubmit(1000) user=alice flags=1 attrs=resv_start=100,resv_nodect=2",
+		"batch request ResvStatus(1006) user=alice resv=\"\" owner=bob start=0 end=0 expired=-1",
+		"batch request ResvCancel(1004) user=alice resv=R7 owner=\"\" flags=0",
+		"batch reply ResvSubmit(1000) code=0 choice=Queue",
+		"batch reply ResvStatus(1006) code=0 choice=Status",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+	if st.UndecodedBytes != 0 || st.Errors != 0 {
+		t.Errorf("stats %v\n%s", st, text)
 	}
 }
