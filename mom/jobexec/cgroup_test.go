@@ -59,7 +59,7 @@ func TestCgroupUsageAndCleanup(t *testing.T) {
 		os.Remove(filepath.Join(te.uhome, "burnt"))
 		os.Remove(filepath.Join(te.uhome, "end"))
 		id := "60.srv"
-		sid, err := te.eng.Start(t.Context(), te.job(id, orphanCPU+"setsid -f sleep 300\n"))
+		sid, err := te.eng.Start(t.Context(), te.job(id, "setsid -f sleep 300\n"+orphanCPU))
 		if err != nil {
 			t.Fatal(err)
 		}
