@@ -55,6 +55,18 @@ type attrDef struct {
 	perm  pbsattr.Perm
 	flags pbsattr.Flag
 	kind  pbsattr.QueueKind
+	def   *pbsattr.Def // nil for server-only definitions
+}
+
+// decode checks a value sent for the attribute, its syntax and any
+// further rule of its definition (reserve takes y or n only), and returns
+// its canonical text.
+func (d *attrDef) decode(v string) (string, bool) {
+	val, err := pbsattr.Parse(d.typ, v)
+	if err != nil || d.def != nil && d.def.Check(val) != nil {
+		return "", false
+	}
+	return val.Encode(pbsattr.ModeServer), true
 }
 
 // defTable is the server's view of one of attr's definition tables, in
@@ -70,8 +82,8 @@ type defTable struct {
 // definitions extra.
 func newDefTable(t *pbsattr.Table, extra ...attrDef) *defTable {
 	dt := &defTable{table: t, defs: make([]attrDef, 0, t.Len()+len(extra)), extra: map[string]int{}}
-	for _, d := range t.Defs() {
-		dt.defs = append(dt.defs, attrDef{name: d.Name, typ: d.Type, perm: d.Perm, flags: d.Flags, kind: d.Kind})
+	for i, d := range t.Defs() {
+		dt.defs = append(dt.defs, attrDef{name: d.Name, typ: d.Type, perm: d.Perm, flags: d.Flags, kind: d.Kind, def: t.Def(i)})
 	}
 	for _, d := range extra {
 		dt.extra[strings.ToLower(d.name)] = len(dt.defs)
@@ -128,4 +140,4 @@ var resources = func() map[string]rescDef {
 
 // unknownJobAttr is the job definition slot after attr.JobTable's in
 // which the server keeps attributes it does not know, by name.
-const unknownJobAttr = pbsattr.JobExtension + 1
+const unknownJobAttr = pbsattr.NumJobAttrs

@@ -83,6 +83,9 @@ var indexNames = map[*defTable][]struct {
 		{pbsattr.JobID, "job_id"},
 		{pbsattr.JobArguments, "job_arguments"},
 		{pbsattr.JobExtension, "x"},
+		{pbsattr.JobReserve, "reserve"},
+		{pbsattr.JobEstimatedStartTime, "estimated_start_time"},
+		{pbsattr.JobEstimatedExecHost, "estimated_exec_host"},
 		{unknownJobAttr, "_other_"},
 	},
 	queueDefs: {

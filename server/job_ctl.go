@@ -471,7 +471,7 @@ func (s *Server) modifyJob(c *conn, j *Job, list batchreq.AttrList) *batchreq.Re
 			na.set(idx, formatDepend(deps))
 			depChanged = true
 		default:
-			v, ok := decodeValue(d.typ, a.Value)
+			v, ok := d.decode(a.Value)
 			if !ok {
 				return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
 			}

@@ -128,7 +128,7 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 			j.attrs.set(idx, a.Value) // kept as sent (escapes are the client's)
 			continue
 		}
-		v, ok := decodeValue(d.typ, a.Value)
+		v, ok := d.decode(a.Value)
 		if !ok {
 			return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
 		}

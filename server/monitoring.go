@@ -56,19 +56,26 @@ func (s *Server) initMonitoring() {
 	s.instrumentRequests()
 }
 
-// instrumentRequests wraps every registered request handler so that the
-// time it takes is reported to s.obs by request type.
+// instrumentRequests wraps every registered request handler, TORQUE's
+// request types and GoPBS's own, so that the time it takes is reported to
+// s.obs by request type.
 func (s *Server) instrumentRequests() {
-	for t := range batchreq.PBS_BATCH_CEILING {
+	wrap := func(t int) {
 		h := s.mux.Handler(t)
 		if h == nil {
-			continue
+			return
 		}
 		s.mux.Handle(t, batchreq.HandlerFunc[*conn](func(c *conn, req *batchreq.Request) {
 			begin := time.Now()
 			h.ServeBatch(c, req)
 			s.obs.Request(req.Type, time.Since(begin))
 		}))
+	}
+	for t := range batchreq.PBS_BATCH_CEILING {
+		wrap(t)
+	}
+	for t := batchreq.PBS_BATCH_GoPBSFirst; t < batchreq.PBS_BATCH_GoPBSCeiling; t++ {
+		wrap(t)
 	}
 }
 

@@ -104,8 +104,9 @@ func (m *Metrics) Handler() http.Handler {
 // Registry returns the registry holding the metrics.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
-// Request implements monitor.Observer. Types outside the protocol's range
-// are counted as "NONE".
+// Request implements monitor.Observer. TORQUE's request types are
+// labelled from a table; GoPBS's own (batchreq.IsGoPBSRequest) by their
+// names; unknown types are counted as "NONE".
 func (m *Metrics) Request(reqType int, d time.Duration) {
 	if reqType < 0 || reqType >= len(m.byType) {
 		m.requests.WithLabelValues(batchreq.RequestName(reqType)).Observe(d.Seconds())

@@ -102,7 +102,8 @@ func TestObserver(t *testing.T) {
 	o.Request(batchreq.PBS_BATCH_QueueJob, 300*time.Microsecond)
 	o.Request(batchreq.PBS_BATCH_StatusJob, time.Second)
 	o.Request(-1, time.Millisecond)   // out of range: NONE
-	o.Request(1000, time.Millisecond) // out of range: NONE
+	o.Request(5000, time.Millisecond) // out of range: NONE
+	o.Request(batchreq.PBS_BATCH_ResvSubmit, time.Millisecond)
 	o.StoreCommit(3*time.Millisecond, 7)
 	o.StoreCommit(time.Millisecond, 1)
 	o.SchedCycle("default", 250*time.Millisecond)
@@ -113,7 +114,7 @@ func TestObserver(t *testing.T) {
 	for _, c := range []struct {
 		label string
 		want  uint64
-	}{{"QueueJob", 2}, {"StatusJob", 1}, {"NONE", 2}, {"Commit", 0}} {
+	}{{"QueueJob", 2}, {"StatusJob", 1}, {"NONE", 2}, {"Commit", 0}, {"ResvSubmit", 1}} {
 		if got := histCount(t, m, "gopbs_server_request_duration_seconds", "request", c.label); got != c.want {
 			t.Errorf("requests %s: count %d, want %d", c.label, got, c.want)
 		}
