@@ -233,8 +233,13 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 	}
 	// Like TORQUE, a queued job already names the user and group it will
 	// run as (the scheduler's run limits and fair share read them).
+	if p := s.checkUserList(j); p != nil {
+		return p
+	}
 	if !j.attrs.has(pbsattr.JobEuser) {
-		j.attrs.set(pbsattr.JobEuser, j.ownerUser())
+		// the User_List entry without a host, else the owner; the
+		// entry naming the execution host takes over at the run
+		j.attrs.set(pbsattr.JobEuser, execUser(j, ""))
 	}
 	if !j.attrs.has(pbsattr.JobEgroup) && s.run != nil {
 		if g := s.primaryGroup(j.attrs.get(pbsattr.JobEuser)); g != "" {
@@ -348,23 +353,40 @@ func defaultPath(v, host, workdir, name, suffix, seq string) string {
 	return v
 }
 
-// applyDefaults fills unset resources from the queue's and the server's
-// resources_default and derives nodect/neednodes from nodes.
+// applyDefaults fills unset resources in seed 001's order (Resource
+// Limits): the queue's resources_default, the server's resources_default,
+// then, for the limits a MOM enforces (limitResources), the queue's
+// resources_max and the server's resources_max; it derives
+// nodect/neednodes from nodes. TORQUE 2.5.13 stopped after the server's
+// resources_default (README, deliberate differences).
 func (s *Server) applyDefaults(j *Job, q *Queue) {
-	for _, r := range q.attrs.resources(pbsattr.QueueResourcesDefault) {
-		if _, ok := j.attrs.lookupRes(pbsattr.JobResourceList, r.res); !ok {
-			j.attrs.setRes(pbsattr.JobResourceList, r.res, r.val)
+	applyCheckpointDefaults(j, q)
+	fill := func(list []attrVal, limitsOnly bool) {
+		for _, r := range list {
+			if limitsOnly && !limitResources[r.res] {
+				continue
+			}
+			if _, ok := j.attrs.lookupRes(pbsattr.JobResourceList, r.res); !ok {
+				j.attrs.setRes(pbsattr.JobResourceList, r.res, r.val)
+			}
 		}
 	}
-	for _, r := range s.attrs.resources(pbsattr.SrvResourcesDefault) {
-		if _, ok := j.attrs.lookupRes(pbsattr.JobResourceList, r.res); !ok {
-			j.attrs.setRes(pbsattr.JobResourceList, r.res, r.val)
-		}
-	}
+	fill(q.attrs.resources(pbsattr.QueueResourcesDefault), false)
+	fill(s.attrs.resources(pbsattr.SrvResourcesDefault), false)
+	fill(q.attrs.resources(pbsattr.QueueResourcesMax), true)
+	fill(s.attrs.resources(pbsattr.SrvResourcesMax), true)
 	if n, ok := j.attrs.lookupRes(pbsattr.JobResourceList, "nodes"); ok {
 		j.attrs.setRes(pbsattr.JobResourceList, "nodect", strconv.Itoa(nodeCount(n)))
 		j.attrs.setRes(pbsattr.JobResourceList, "neednodes", n)
 	}
+}
+
+// limitResources are the usage limits a MOM enforces (spec 11 §7, §9):
+// the resources whose resources_max is also their default. A maximum of
+// anything else (nodes, ncpus, ...) is no amount to give every job.
+var limitResources = map[string]bool{
+	"cput": true, "pcput": true, "walltime": true, "mem": true, "pmem": true,
+	"vmem": true, "pvmem": true, "file": true,
 }
 
 // nodeCount returns the number of nodes of a node specification.
@@ -515,7 +537,7 @@ func (s *Server) admitFrom(j *Job, q *Queue, host string, mgrMove, routed bool) 
 	if q.isExec() && !s.feasible(j.attrs.getRes(pbsattr.JobResourceList, "nodes")) {
 		return batchreq.ErrorReply(batchreq.PBSE_EXCQRESC, "", msgInfeasible)
 	}
-	return nil
+	return s.refuseCheckpoints(j, q)
 }
 
 func (s *Server) handleJobCred(c *conn, req *batchreq.Request) {

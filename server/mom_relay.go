@@ -93,7 +93,12 @@ func (s *Server) holdRunning(c *conn, jobs []*Job, body *batchreq.Manage, bits i
 				t.j.substate = pbsattr.SubRerun
 				s.acct.Record(pbslog.AcctCheckpoint, t.j.id, "Checkpointed and held")
 			} else {
-				t.j.hold &^= bits
+				if p.Code != batchreq.PBSE_NOSUP {
+					// Without checkpoint support the hold
+					// stays, for the job's next run (seed 001,
+					// Hold Job Request; TORQUE dropped it).
+					t.j.hold &^= bits
+				}
 				t.j.substate = pbsattr.SubRunning
 			}
 		}

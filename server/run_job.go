@@ -177,6 +177,14 @@ func (s *Server) prepareRun(j *Job, slots []vpSlot) (*launch, error) {
 	if !j.attrs.has(pbsattr.JobEuser) {
 		j.attrs.set(pbsattr.JobEuser, j.ownerUser())
 	}
+	if j.attrs.get(pbsattr.JobUserList) != "" {
+		// seed 001, Job Initiation: the entry naming the execution
+		// host, else the one without a host, else the owner
+		if u := execUser(j, motherSuperior(execHost)); u != j.attrs.get(pbsattr.JobEuser) {
+			j.attrs.set(pbsattr.JobEuser, u)
+			j.attrs.set(pbsattr.JobEgroup, "")
+		}
+	}
 	euser := j.attrs.get(pbsattr.JobEuser)
 	if !j.attrs.has(pbsattr.JobEgroup) {
 		j.attrs.set(pbsattr.JobEgroup, s.run.groupOf(euser))
@@ -254,6 +262,9 @@ func (rl *runLink) sendJob(l *launch) *batchreq.Reply {
 			return batchreq.ErrorReply(batchreq.PBSE_MOMREJECT, "", "connection to mom timed out")
 		}
 		if p.Code != 0 {
+			rl.mu.Lock()
+			rl.stageFailed[l.id] = p.Text
+			rl.mu.Unlock()
 			return p
 		}
 	}
@@ -329,10 +340,23 @@ func (s *Server) finishRun(j *Job, p *batchreq.Reply) bool {
 		return p.Code == 0
 	}
 	if p.Code != 0 {
+		text, stageFail := s.run.takeStageFailure(j.id)
+		var m *mail
+		if stageFail {
+			// seed 001 (File Staging): the files already staged in
+			// are gone (the MOM deletes them), the job waits and
+			// its owner is told.
+			j.attrs.set(pbsattr.JobExecutionTime, strconv.FormatInt(s.now().Unix()+stageInRetry, 10))
+			s.log.Log(logline.EventJob, logline.ClassJob, j.id, "File stage in failed: "+firstLineOf(text))
+			m = s.mailJob(j, 's', true, text)
+		}
 		s.requeue(j)
 		wait := s.store.Submit(s.saveJobOp(j))
 		s.mu.Unlock()
 		wait()
+		if m != nil {
+			go s.sendMail(j.id, m)
+		}
 		return false
 	}
 	if j.substate == pbsattr.SubPreRun {
@@ -340,12 +364,36 @@ func (s *Server) finishRun(j *Job, p *batchreq.Reply) bool {
 	}
 	*p = *batchreq.NullReply()
 	m := s.mailJob(j, 'b', false, "")
-	s.acct.Record(pbslog.AcctStart, j.id, s.acctJobText(j))
+	if j.attrs.get(pbsattr.JobCheckpointName) != "" {
+		s.acct.Record(pbslog.AcctRestart, j.id, "Restart from checkpoint")
+	} else {
+		s.acct.Record(pbslog.AcctStart, j.id, s.acctJobText(j))
+	}
 	wait := s.store.Submit(s.saveJobOp(j))
 	s.mu.Unlock()
 	wait()
 	go s.sendMail(j.id, m)
 	return true
+}
+
+// stageInRetry is how long a job whose stage-in failed waits (state W)
+// before it is eligible again.
+const stageInRetry = 300
+
+// takeStageFailure returns and forgets the reply text of the job's failed
+// stage-in, if its launch had one.
+func (rl *runLink) takeStageFailure(id string) (string, bool) {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	text, ok := rl.stageFailed[id]
+	delete(rl.stageFailed, id)
+	return text, ok
+}
+
+// firstLineOf returns the first line of s.
+func firstLineOf(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
 
 // abandonRun requeues a job whose launch could not even be recorded.
@@ -370,7 +418,10 @@ func (s *Server) requeue(j *Job) {
 // and puts it back to QUEUED, HELD or WAITING. Called with s.mu held.
 func (s *Server) requeueState(j *Job) {
 	j.attrs.set(pbsattr.JobExecHost, "")
-	j.attrs.set(pbsattr.JobSessionID, "")
+	if !j.attrs.has(pbsattr.JobCheckpointName) {
+		// kept for a restart: the MOM's restart program gets it
+		j.attrs.set(pbsattr.JobSessionID, "")
+	}
 	j.attrs.set(pbsattr.JobExecGpus, "")
 	s.setState(j, pbsattr.StateQueued, pbsattr.SubQueued)
 	s.evaluate(j)

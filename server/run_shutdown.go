@@ -1,7 +1,6 @@
 package server
 
 import (
-	"strings"
 	"time"
 
 	pbsattr "gopbs/attr"
@@ -12,19 +11,6 @@ import (
 // drainTimeout bounds how long qterm -t immediate/delay waits for the
 // running jobs it requeued or killed to end.
 const drainTimeout = 60 * time.Second
-
-// checkpointForShutdown reports whether a Checkpoint value asks for a
-// checkpoint at server shutdown: s, c (with or without =interval) or
-// shutdown among its tokens.
-func checkpointForShutdown(v string) bool {
-	for _, t := range strings.Split(v, ",") {
-		t = strings.TrimSpace(t)
-		if t == "s" || t == "c" || t == "shutdown" || strings.HasPrefix(t, "c=") {
-			return true
-		}
-	}
-	return false
-}
 
 // drainJobs handles the running jobs for qterm -t immediate (manner 0)
 // and delay (1) (spec 10 §9.6): checkpointable jobs are checkpointed
@@ -51,7 +37,10 @@ func (s *Server) drainJobs(manner int) {
 		}
 		a := action{j: j, host: motherSuperior(j.attrs.get(pbsattr.JobExecHost))}
 		switch {
-		case checkpointForShutdown(j.attrs.get(pbsattr.JobCheckpoint)):
+		case !neverCheckpoint(j.attrs.get(pbsattr.JobCheckpoint)):
+			// seed 001: every job whose Checkpoint is not n, u
+			// included; a MOM that cannot answers PBSE_NOSUP and
+			// the job is requeued or killed as without
 			a.ckpt = true
 		case isTrue(j.attrs.get(pbsattr.JobRerunable)):
 			a.rerun = true
@@ -83,6 +72,7 @@ func (s *Server) drainJobs(manner int) {
 			a.rerun = isTrue(a.j.attrs.get(pbsattr.JobRerunable))
 			s.mu.RUnlock()
 			if !a.rerun && manner == batchreq.SHUT_DELAY {
+				s.log.Log(logline.EventJob, logline.ClassJob, a.j.id, "job running on at Server shutdown")
 				continue
 			}
 		}
