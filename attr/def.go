@@ -86,6 +86,16 @@ type Def struct {
 // position in the reporting order.
 func (d *Def) Index() int { return d.index }
 
+// Check validates a decoded value beyond its type's syntax (for example
+// reserve takes only y or n): nil when the value is acceptable. Unset
+// values are always acceptable.
+func (d *Def) Check(v Value) error {
+	if d.check == nil || !v.IsSet() {
+		return nil
+	}
+	return withName(d.check(v), d.Name, "")
+}
+
 // Readable reports whether a requester with access a may see the attribute
 // (PRIVR is the caller's business, see StatusOptions). Privileged
 // connections see every attribute that anyone may read.

@@ -1,5 +1,7 @@
 package attr
 
+import "strconv"
+
 // Job attribute numbers: positions in JobTable, which is also the order of
 // a full StatusJob reply (spec 04 §3).
 const (
@@ -73,8 +75,15 @@ const (
 	JobID                             // job_id
 	JobArguments                      // job_arguments
 	JobExtension                      // x (scheduler extension, qsub -W x=...)
+	// GoPBS additions (seed 004, look-ahead scheduling), after TORQUE's.
+	JobReserve            // reserve
+	JobEstimatedStartTime // estimated_start_time
+	JobEstimatedExecHost  // estimated_exec_host
 	numJobAttrs
 )
+
+// NumJobAttrs is the number of job attribute definitions.
+const NumJobAttrs = numJobAttrs
 
 func jobDefs() []Def {
 	const (
@@ -162,6 +171,21 @@ func jobDefs() []Def {
 		// QOS:, NACCESSPOLICY:, FLAGS: ... from it): stored and reported
 		// verbatim, settable by the owner at submission and with qalter.
 		JobExtension: {Name: "x", Type: TypeString, Perm: uom, Flags: seleq},
+		// reserve=y asks the scheduler for a reservation when the job
+		// cannot start at once; unset means n.
+		JobReserve: {Name: "reserve", Type: TypeString, Perm: uom, Flags: seleq, Unset: "n", check: checkYesNo},
+		// The scheduler's plan for a job holding a reservation: its
+		// planned start (seconds since the epoch) and nodes.
+		JobEstimatedStartTime: {Name: "estimated_start_time", Type: TypeLong, Perm: svr},
+		JobEstimatedExecHost:  {Name: "estimated_exec_host", Type: TypeString, Perm: svr},
 	}
 	return defs[:numJobAttrs:numJobAttrs]
+}
+
+// checkYesNo accepts only y and n (PBSE_BADATVAL otherwise).
+func checkYesNo(v Value) error {
+	if s := v.Str(); s != "y" && s != "n" {
+		return &Error{Code: pbseBadAtVal, Reason: "value " + strconv.Quote(s) + " is not y or n"}
+	}
+	return nil
 }

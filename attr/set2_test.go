@@ -1,6 +1,7 @@
 package attr
 
 import (
+	"errors"
 	"slices"
 	"testing"
 )
@@ -12,7 +13,7 @@ func TestTables(t *testing.T) {
 		first string
 		last  string
 	}{
-		{JobTable(), 70, "Job_Name", "x"},
+		{JobTable(), 73, "Job_Name", "estimated_exec_host"},
 		{QueueTable(), 45, "queue_type", "started"},
 		{ServerTable(), 86, "server_state", "http_address"},
 		{NodeTable(), 9, "state", "gpu_status"},
@@ -470,5 +471,43 @@ func TestUnsetIgnoresValue(t *testing.T) {
 	}
 	if err := q.ModifyText("resources_max", "walltime", "garbage", OpUnset); err != nil || q.Has(QueueResourcesMax) {
 		t.Errorf("unset resources_max.walltime: %v", err)
+	}
+}
+
+// TestReserveAttribute: reserve takes y or n only (PBSE_BADATVAL
+// otherwise) and is not reported when unset; the scheduler's plan
+// attributes are written only by privileged connections.
+func TestReserveAttribute(t *testing.T) {
+	tab := JobTable()
+	d, ok := tab.Lookup("reserve")
+	if !ok || d.Index() != JobReserve || d.Unset != "n" {
+		t.Fatalf("reserve: %+v %v", d, ok)
+	}
+	for _, v := range []string{"y", "n"} {
+		val, err := Parse(d.Type, v)
+		if err != nil || d.Check(val) != nil {
+			t.Errorf("reserve=%s refused: %v %v", v, err, d.Check(val))
+		}
+	}
+	for _, v := range []string{"yes", "Y", "true", "1", "x"} {
+		val, _ := Parse(d.Type, v)
+		err := d.Check(val)
+		var e *Error
+		if !errors.As(err, &e) || e.Code != pbseBadAtVal || e.Name != "reserve" {
+			t.Errorf("reserve=%s: %v", v, err)
+		}
+	}
+	s := NewSet(tab)
+	if err := s.Decode("reserve", "", false, "maybe"); err == nil {
+		t.Error("Decode accepted reserve=maybe")
+	}
+	if err := s.Decode("reserve", "", false, "y"); err != nil || s.Get(JobReserve).Str() != "y" {
+		t.Errorf("Decode reserve=y: %v", err)
+	}
+	for _, name := range []string{"estimated_start_time", "estimated_exec_host"} {
+		d, _ := tab.Lookup(name)
+		if d.Writable(AccessUser|AccessOper|AccessMgr) || !d.Writable(AccessPrivileged) || !d.Readable(AccessUser) {
+			t.Errorf("%s permissions %v", name, d.Perm)
+		}
 	}
 }

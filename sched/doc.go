@@ -22,7 +22,8 @@
 //     order them (sort keys, by_queue, round_robin, fair share, the
 //     starving job), run each job through the stages (run limits,
 //     dedicated time, starvation, node placement, resources, tokens) and
-//     run it — acting through the Actions interface; Simulator carries
+//     run it — acting through the Actions interface; with max_reservation
+//     it also reserves and backfills against the profile; Simulator carries
 //     the actions out in memory. Unlike TORQUE, by default a job that
 //     the node model says cannot fit now costs no request once the
 //     server has agreed for its node specification (one probe per
@@ -34,6 +35,13 @@
 //     past usage and allocations, fragmentation avoidance, lazy comments,
 //     TEST_ONLY; nas/config: its configuration language and sanity checks
 //     (docs/nas-scheduler.md documents every option).
+//   - profile: the resource-time profile of look-ahead scheduling (seed
+//     004): node slots and consumables, server consumables and queue
+//     limits over time; earliest start, fit, bookings and the MONITOR
+//     file. The policy's reservations and backfilling use it, and
+//     advance reservations are to.
+//   - schedsim: replays a workload (SWF or synthetic) through the policy
+//     in simulated time and measures it (tools/schedsim).
 //   - schedlog: sched_logs in TORQUE's line format.
 //   - svrconn: the batch requests the scheduler sends back over the
 //     connection the server opened, byte for byte as TORQUE's.

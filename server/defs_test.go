@@ -84,6 +84,9 @@ var indexNames = map[*state.DefTable][]struct {
 		{pbsattr.JobID, "job_id"},
 		{pbsattr.JobArguments, "job_arguments"},
 		{pbsattr.JobExtension, "x"},
+		{pbsattr.JobReserve, "reserve"},
+		{pbsattr.JobEstimatedStartTime, "estimated_start_time"},
+		{pbsattr.JobEstimatedExecHost, "estimated_exec_host"},
 		{state.UnknownJobAttr, "_other_"},
 	},
 	state.QueueDefs: {

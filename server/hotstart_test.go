@@ -30,6 +30,9 @@ func TestHotStart(t *testing.T) {
 	for _, init := range []string{InitHot, InitWarm} {
 		t.Run(init, func(t *testing.T) {
 			mom := newFakeMom(t)
+			mom.mu.Lock()
+			mom.reject[batchreq.PBS_BATCH_HoldJob] = batchreq.PBSE_NOSUP // no checkpoints: the job is requeued
+			mom.mu.Unlock()
 			home := t.TempDir()
 			resolve := func(s *Server) {
 				s.run.resolve = func(host string) []netip.Addr {

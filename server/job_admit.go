@@ -137,5 +137,5 @@ func (s *Server) admitFrom(j *state.Job, q *state.Queue, host string, mgrMove, r
 	if q.IsExec() && !s.feasible(j.Attrs.GetRes(pbsattr.JobResourceList, "nodes")) {
 		return batchreq.ErrorReply(batchreq.PBSE_EXCQRESC, "", msgInfeasible)
 	}
-	return nil
+	return s.refuseCheckpoints(j, q)
 }

@@ -424,7 +424,7 @@ func (s *Server) modifyJob(c *conn, j *state.Job, list batchreq.AttrList) *batch
 				}
 				rd = state.ResourceDef{Type: pbsattr.TypeString}
 			}
-			if rd.Perm != 0 && !c.perm.writable(rd.Perm) { // known resources only
+			if rd.Perm != 0 && !c.perm.writable(rd.Perm) { // known state.Resources only
 				return batchreq.ErrorReply(batchreq.PBSE_ATTRRO, "", "")
 			}
 			v, ok := state.DecodeValue(rd.Type, a.Value)
@@ -472,7 +472,7 @@ func (s *Server) modifyJob(c *conn, j *state.Job, list batchreq.AttrList) *batch
 			na.Set(idx, formatDepend(deps))
 			depChanged = true
 		default:
-			v, ok := state.DecodeValue(d.Type, a.Value)
+			v, ok := d.Decode(a.Value)
 			if !ok {
 				return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
 			}

@@ -128,7 +128,7 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 			j.Attrs.Set(idx, a.Value) // kept as sent (escapes are the client's)
 			continue
 		}
-		v, ok := state.DecodeValue(d.Type, a.Value)
+		v, ok := d.Decode(a.Value)
 		if !ok {
 			return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
 		}
@@ -233,8 +233,13 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 	}
 	// Like TORQUE, a queued job already names the user and group it will
 	// run as (the scheduler's run limits and fair share read them).
+	if p := s.checkUserList(j); p != nil {
+		return p
+	}
 	if !j.Attrs.Has(pbsattr.JobEuser) {
-		j.Attrs.Set(pbsattr.JobEuser, j.OwnerUser())
+		// the User_List entry without a host, else the owner; the
+		// entry naming the execution host takes over at the run
+		j.Attrs.Set(pbsattr.JobEuser, execUser(j, ""))
 	}
 	if !j.Attrs.Has(pbsattr.JobEgroup) && s.run != nil {
 		if g := s.primaryGroup(j.Attrs.Get(pbsattr.JobEuser)); g != "" {
@@ -347,23 +352,40 @@ func defaultPath(v, host, workdir, name, suffix, seq string) string {
 	return v
 }
 
-// applyDefaults fills unset resources from the queue's and the server's
-// resources_default and derives nodect/neednodes from nodes.
+// applyDefaults fills unset resources in seed 001's order (Resource
+// Limits): the queue's resources_default, the server's resources_default,
+// then, for the limits a MOM enforces (limitResources), the queue's
+// resources_max and the server's resources_max; it derives
+// nodect/neednodes from nodes. TORQUE 2.5.13 stopped after the server's
+// resources_default (README, deliberate differences).
 func (s *Server) applyDefaults(j *state.Job, q *state.Queue) {
-	for _, r := range q.Attrs.Resources(pbsattr.QueueResourcesDefault) {
-		if _, ok := j.Attrs.LookupRes(pbsattr.JobResourceList, r.Resource); !ok {
-			j.Attrs.SetRes(pbsattr.JobResourceList, r.Resource, r.Value)
+	applyCheckpointDefaults(j, q)
+	fill := func(list []state.AttrValue, limitsOnly bool) {
+		for _, r := range list {
+			if limitsOnly && !limitResources[r.Resource] {
+				continue
+			}
+			if _, ok := j.Attrs.LookupRes(pbsattr.JobResourceList, r.Resource); !ok {
+				j.Attrs.SetRes(pbsattr.JobResourceList, r.Resource, r.Value)
+			}
 		}
 	}
-	for _, r := range s.attrs.Resources(pbsattr.SrvResourcesDefault) {
-		if _, ok := j.Attrs.LookupRes(pbsattr.JobResourceList, r.Resource); !ok {
-			j.Attrs.SetRes(pbsattr.JobResourceList, r.Resource, r.Value)
-		}
-	}
+	fill(q.Attrs.Resources(pbsattr.QueueResourcesDefault), false)
+	fill(s.attrs.Resources(pbsattr.SrvResourcesDefault), false)
+	fill(q.Attrs.Resources(pbsattr.QueueResourcesMax), true)
+	fill(s.attrs.Resources(pbsattr.SrvResourcesMax), true)
 	if n, ok := j.Attrs.LookupRes(pbsattr.JobResourceList, "nodes"); ok {
 		j.Attrs.SetRes(pbsattr.JobResourceList, "nodect", strconv.Itoa(nodeCount(n)))
 		j.Attrs.SetRes(pbsattr.JobResourceList, "neednodes", n)
 	}
+}
+
+// limitResources are the usage limits a MOM enforces (spec 11 §7, §9):
+// the resources whose resources_max is also their default. A maximum of
+// anything else (nodes, ncpus, ...) is no amount to give every job.
+var limitResources = map[string]bool{
+	"cput": true, "pcput": true, "walltime": true, "mem": true, "pmem": true,
+	"vmem": true, "pvmem": true, "file": true,
 }
 
 // nodeCount returns the number of nodes of a node specification.

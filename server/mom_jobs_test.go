@@ -275,7 +275,8 @@ func TestRelayModifyAndHoldOfRunningJob(t *testing.T) {
 		t.Fatalf("qalter -c: %d", p.Code)
 	}
 	// hold of a running checkpointable job goes to the MOM; without
-	// checkpoint support (PBSE_NOSUP) the hold is dropped again
+	// checkpoint support (PBSE_NOSUP) the hold is only recorded (seed
+	// 001; TORQUE dropped it) and the job runs on
 	mom.mu.Lock()
 	mom.reject[batchreq.PBS_BATCH_HoldJob] = batchreq.PBSE_NOSUP
 	mom.mu.Unlock()
@@ -285,7 +286,7 @@ func TestRelayModifyAndHoldOfRunningJob(t *testing.T) {
 		t.Fatalf("qhold: %d", p.Code)
 	}
 	mom.next(batchreq.PBS_BATCH_HoldJob)
-	if h, st := jobAttr(t, c, id, "Hold_Types"), jobAttr(t, c, id, "job_state"); h != "n" || st != "R" {
+	if h, st := jobAttr(t, c, id, "Hold_Types"), jobAttr(t, c, id, "job_state"); h != "u" || st != "R" {
 		t.Errorf("after NOSUP: Hold_Types %q state %q", h, st)
 	}
 	// with checkpoint support the job ends checkpointed and comes back held
@@ -435,6 +436,11 @@ func TestShutdownImmediateRequeuesRunningJobs(t *testing.T) {
 	s := runServerAt(t, home, InitCreate, mom, 0, nil)
 	c := privConn(t, s)
 	setupCluster(t, c)
+	// a MOM without checkpoint support: the jobs (Checkpoint u) are
+	// offered a checkpoint first (seed 001), then requeued or killed
+	mom.mu.Lock()
+	mom.reject[batchreq.PBS_BATCH_HoldJob] = batchreq.PBSE_NOSUP
+	mom.mu.Unlock()
 	momsReported(s)
 	rerun := submit(t, c, "rerunnable")
 	kill := submit(t, c, "fixed", attr("Rerunable", "False"))

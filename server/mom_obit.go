@@ -213,6 +213,9 @@ func (rl *runLink) endJob(j *state.Job, exit int, rerun bool) {
 	var mails []*mail
 	if !rerun {
 		mails = append(mails, s.exitMail(j, exit))
+		if c := limitComment(j); exit == -10 && c != "" {
+			s.log.Log(logline.EventJob, logline.ClassJob, j.ID, c)
+		}
 		s.log.Logf(logline.EventJobUsage, logline.ClassJob, j.ID, "Exit_status=%d", exit)
 		s.acct.Record(pbslog.AcctEnd, j.ID, s.acctJobText(j)+"session="+j.Attrs.Get(pbsattr.JobSessionID)+
 			" end="+strconv.FormatInt(s.now().Unix(), 10)+" Exit_status="+strconv.Itoa(exit)+acctUsage(j))
@@ -367,8 +370,21 @@ func (s *Server) exitMail(j *state.Job, exit int) *mail {
 		text = "Job cannot be executed\nSee job standard error file"
 	case -10:
 		text = "Job exceeded some resource limit (walltime, mem, etc.). Job was aborted\nSee Administrator for help"
+		if c := limitComment(j); c != "" {
+			text += "\n" + c
+		}
 	}
 	return s.mailJob(j, 'a', true, text)
+}
+
+// limitComment returns the comment of a job a GoPBS MOM killed over a
+// limit ("job killed: walltime 9 exceeded limit 5", set from the obit),
+// or "". Called with s.mu held.
+func limitComment(j *state.Job) string {
+	if c := j.Attrs.Get(pbsattr.JobComment); strings.HasPrefix(c, "job killed: ") {
+		return c
+	}
+	return ""
 }
 
 // releaseDependents applies the end of job j to the jobs that depend on

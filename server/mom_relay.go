@@ -96,7 +96,12 @@ func (rl *runLink) holdRunning(w replyWriter, jobs []*state.Job, attrs batchreq.
 				t.j.Substate = pbsattr.SubRerun
 				s.acct.Record(pbslog.AcctCheckpoint, t.j.ID, "Checkpointed and held")
 			} else {
-				t.j.Hold &^= bits
+				if p.Code != batchreq.PBSE_NOSUP {
+					// Without checkpoint support the hold
+					// stays, for the job's next run (seed 001,
+					// Hold Job Request; TORQUE dropped it).
+					t.j.Hold &^= bits
+				}
 				t.j.Substate = pbsattr.SubRunning
 			}
 		}

@@ -178,6 +178,14 @@ func (s *Server) prepareRun(j *state.Job, slots []vpSlot) (*launch, error) {
 	if !j.Attrs.Has(pbsattr.JobEuser) {
 		j.Attrs.Set(pbsattr.JobEuser, j.OwnerUser())
 	}
+	if j.Attrs.Get(pbsattr.JobUserList) != "" {
+		// seed 001, Job Initiation: the entry naming the execution
+		// host, else the one without a host, else the owner
+		if u := execUser(j, motherSuperior(execHost)); u != j.Attrs.Get(pbsattr.JobEuser) {
+			j.Attrs.Set(pbsattr.JobEuser, u)
+			j.Attrs.Set(pbsattr.JobEgroup, "")
+		}
+	}
 	euser := j.Attrs.Get(pbsattr.JobEuser)
 	if !j.Attrs.Has(pbsattr.JobEgroup) {
 		j.Attrs.Set(pbsattr.JobEgroup, s.run.groupOf(euser))
@@ -255,6 +263,9 @@ func (rl *runLink) sendJob(l *launch) *batchreq.Reply {
 			return batchreq.ErrorReply(batchreq.PBSE_MOMREJECT, "", "connection to mom timed out")
 		}
 		if p.Code != 0 {
+			rl.mu.Lock()
+			rl.stageFailed[l.id] = p.Text
+			rl.mu.Unlock()
 			return p
 		}
 	}
@@ -330,10 +341,23 @@ func (s *Server) finishRun(j *state.Job, p *batchreq.Reply) bool {
 		return p.Code == 0
 	}
 	if p.Code != 0 {
+		text, stageFail := s.run.takeStageFailure(j.ID)
+		var m *mail
+		if stageFail {
+			// seed 001 (File Staging): the files already staged in
+			// are gone (the MOM deletes them), the job waits and
+			// its owner is told.
+			j.Attrs.Set(pbsattr.JobExecutionTime, strconv.FormatInt(s.now().Unix()+stageInRetry, 10))
+			s.log.Log(logline.EventJob, logline.ClassJob, j.ID, "File stage in failed: "+firstLineOf(text))
+			m = s.mailJob(j, 's', true, text)
+		}
 		s.requeue(j)
 		wait := s.store.Submit(state.SaveJob(j))
 		s.mu.Unlock()
 		wait()
+		if m != nil {
+			go s.sendMail(j.ID, m)
+		}
 		return false
 	}
 	if j.Substate == pbsattr.SubPreRun {
@@ -341,12 +365,36 @@ func (s *Server) finishRun(j *state.Job, p *batchreq.Reply) bool {
 	}
 	*p = *batchreq.NullReply()
 	m := s.mailJob(j, 'b', false, "")
-	s.acct.Record(pbslog.AcctStart, j.ID, s.acctJobText(j))
+	if j.Attrs.Get(pbsattr.JobCheckpointName) != "" {
+		s.acct.Record(pbslog.AcctRestart, j.ID, "Restart from checkpoint")
+	} else {
+		s.acct.Record(pbslog.AcctStart, j.ID, s.acctJobText(j))
+	}
 	wait := s.store.Submit(state.SaveJob(j))
 	s.mu.Unlock()
 	wait()
 	go s.sendMail(j.ID, m)
 	return true
+}
+
+// stageInRetry is how long a job whose stage-in failed waits (state W)
+// before it is eligible again.
+const stageInRetry = 300
+
+// takeStageFailure returns and forgets the reply text of the job's failed
+// stage-in, if its launch had one.
+func (rl *runLink) takeStageFailure(id string) (string, bool) {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	text, ok := rl.stageFailed[id]
+	delete(rl.stageFailed, id)
+	return text, ok
+}
+
+// firstLineOf returns the first line of s.
+func firstLineOf(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
 
 // abandonRun requeues a job whose launch could not even be recorded.
@@ -371,7 +419,10 @@ func (s *Server) requeue(j *state.Job) {
 // and puts it back to QUEUED, HELD or WAITING. Called with s.mu held.
 func (s *Server) requeueState(j *state.Job) {
 	j.Attrs.Set(pbsattr.JobExecHost, "")
-	j.Attrs.Set(pbsattr.JobSessionID, "")
+	if !j.Attrs.Has(pbsattr.JobCheckpointName) {
+		// kept for a restart: the MOM's restart program gets it
+		j.Attrs.Set(pbsattr.JobSessionID, "")
+	}
 	j.Attrs.Set(pbsattr.JobExecGpus, "")
 	s.jobs.SetState(j, pbsattr.StateQueued, pbsattr.SubQueued)
 	s.evaluate(j)

@@ -83,6 +83,8 @@ type runLink struct {
 	// maxStreams is the IS endpoint's stream bound last set (sizeStreams;
 	// used by the start-up and the timer goroutine only).
 	maxStreams int
+	// rhosts returns a user's .rhosts file and uid (tests replace it).
+	rhosts func(user string) (path string, uid int, err error)
 	// groupOf returns the primary group of a user (tests replace it).
 	groupOf func(user string) string
 	// pingDelay is when, after start, down nodes are sent IS_HELLO.
@@ -91,6 +93,10 @@ type runLink struct {
 	mailProgram string
 	// nannyInterval is the job nanny's period (tests shorten it).
 	nannyInterval time.Duration
+	// stageFailed holds, by job id, the MOM's reply text of a stage-in
+	// that failed during a launch, until finishRun takes it (guarded by
+	// mu).
+	stageFailed map[string]string
 	// retryDelay separates the two attempts to reach a MOM for a launch.
 	retryDelay time.Duration
 	// hotStartInterval separates a hot start's attempts to run the jobs
@@ -109,8 +115,10 @@ func newRunLink(s *Server) *runLink {
 		suspended:     make(map[string]bool),
 		ending:        make(map[string]int),
 		deleting:      make(map[string]bool),
+		stageFailed:   make(map[string]string),
 		resolve:       resolveAddr,
 		groupOf:       lookupPrimaryGroup,
+		rhosts:        lookupRhosts,
 		pingDelay:     5 * time.Second,
 		addrsDelay:    clusterAddrsDelay,
 		mailProgram:   defaultMailProgram,

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"strings"
 	"time"
 
 	pbsattr "gopbs/attr"
@@ -13,19 +12,6 @@ import (
 // drainTimeout bounds how long qterm -t immediate/delay waits for the
 // running jobs it requeued or killed to end.
 const drainTimeout = 60 * time.Second
-
-// checkpointForShutdown reports whether a Checkpoint value asks for a
-// checkpoint at server shutdown: s, c (with or without =interval) or
-// shutdown among its tokens.
-func checkpointForShutdown(v string) bool {
-	for _, t := range strings.Split(v, ",") {
-		t = strings.TrimSpace(t)
-		if t == "s" || t == "c" || t == "shutdown" || strings.HasPrefix(t, "c=") {
-			return true
-		}
-	}
-	return false
-}
 
 // drainJobs handles the running jobs for qterm -t immediate (manner 0)
 // and delay (1) (spec 10 §9.6): checkpointable jobs are checkpointed
@@ -52,7 +38,10 @@ func (s *Server) drainJobs(manner int) {
 		}
 		a := action{j: j, host: motherSuperior(j.Attrs.Get(pbsattr.JobExecHost))}
 		switch {
-		case checkpointForShutdown(j.Attrs.Get(pbsattr.JobCheckpoint)):
+		case !neverCheckpoint(j.Attrs.Get(pbsattr.JobCheckpoint)):
+			// seed 001: every job whose Checkpoint is not n, u
+			// included; a MOM that cannot answers PBSE_NOSUP and
+			// the job is requeued or killed as without
 			a.ckpt = true
 		case state.IsTrue(j.Attrs.Get(pbsattr.JobRerunable)):
 			a.rerun = true
@@ -84,6 +73,7 @@ func (s *Server) drainJobs(manner int) {
 			a.rerun = state.IsTrue(a.j.Attrs.Get(pbsattr.JobRerunable))
 			s.mu.RUnlock()
 			if !a.rerun && manner == batchreq.SHUT_DELAY {
+				s.log.Log(logline.EventJob, logline.ClassJob, a.j.ID, "job running on at Server shutdown")
 				continue
 			}
 		}

@@ -32,6 +32,29 @@ const (
 	DefaultExtPwdRetry       = 3
 )
 
+// Ways of enforcing the mem/pmem limits ($enforce mem) and the vmem/pvmem
+// limits ($enforce vmem).
+const (
+	// EnforceAuto (mem only, the default): the kernel's memory.max in
+	// the job's cgroup where job cgroups have the memory controller,
+	// else EnforcePoll.
+	EnforceAuto = "auto"
+	// EnforceCgroup asks for memory.max; without a usable memory
+	// controller pbs_mom logs it and polls.
+	EnforceCgroup = "cgroup"
+	// EnforcePoll (the default for vmem): each poll measures the job and
+	// kills it when over its limit.
+	EnforcePoll = "poll"
+	// EnforceOff is TORQUE 2.5.13's behaviour: the limits are only
+	// setrlimit values at the start (mem, pmem: RLIMIT_DATA and
+	// RLIMIT_RSS; vmem, pvmem: RLIMIT_AS), so allocations fail instead
+	// of the job being killed.
+	EnforceOff = "off"
+)
+
+// CgroupRootOff as $cgroup_root makes pbs_mom run jobs without cgroups.
+const CgroupRootOff = "off"
+
 // UseCp is one $usecp rule: destinations on hosts matching HostPattern whose
 // path starts with From are local paths with From replaced by To.
 type UseCp struct {
@@ -97,6 +120,14 @@ type Config struct {
 	IgnCput     bool
 	IgnMem      bool
 	IgnVmem     bool
+	// EnforceMem and EnforceVmem are the $enforce mem and $enforce vmem
+	// modes (EnforceAuto, EnforceCgroup, EnforcePoll, EnforceOff).
+	EnforceMem  string
+	EnforceVmem string
+	// CgroupRoot is $cgroup_root: the directory of the cgroup v2
+	// hierarchy under which each job gets a cgroup; "" is the
+	// hierarchy's pbs_mom directory, CgroupRootOff none.
+	CgroupRoot string
 
 	MaxLoad       float64 // <0 = unset
 	IdealLoad     float64 // <0 = unset
@@ -156,6 +187,8 @@ func Default() *Config {
 		SourceLoginInteractive: true,
 		CputMult:               1,
 		WallMult:               1,
+		EnforceMem:             EnforceAuto,
+		EnforceVmem:            EnforcePoll,
 		MaxLoad:                -1,
 		IdealLoad:              -1,
 		NodeCheckInterval:      1,
@@ -389,6 +422,13 @@ func (c *Config) directive(key, v string) error {
 		c.IgnMem = ParseBool(v)
 	case "ignvmem":
 		c.IgnVmem = ParseBool(v)
+	case "enforce":
+		err = c.enforce(v)
+	case "cgroup_root":
+		if v != CgroupRootOff && !path.IsAbs(v) {
+			return fmt.Errorf("cgroup_root %q is neither absolute nor %q", v, CgroupRootOff)
+		}
+		c.CgroupRoot = v
 	case "max_load":
 		c.MaxLoad, err = parseFloat(v)
 	case "ideal_load":
@@ -457,6 +497,29 @@ func (c *Config) directive(key, v string) error {
 		return fmt.Errorf("unknown directive")
 	}
 	return err
+}
+
+// enforce applies "$enforce mem|vmem <mode>".
+func (c *Config) enforce(v string) error {
+	what, mode := splitFirst(v)
+	mode = strings.ToLower(mode)
+	switch what {
+	case "mem":
+		switch mode {
+		case EnforceAuto, EnforceCgroup, EnforcePoll, EnforceOff:
+			c.EnforceMem = mode
+			return nil
+		}
+		return fmt.Errorf("mem: mode %q is not auto, cgroup, poll or off", mode)
+	case "vmem":
+		switch mode {
+		case EnforcePoll, EnforceOff:
+			c.EnforceVmem = mode
+			return nil
+		}
+		return fmt.Errorf("vmem: mode %q is not poll or off", mode)
+	}
+	return fmt.Errorf("cannot enforce %q (mem or vmem)", what)
 }
 
 func setDur(old time.Duration, v string, min int) (time.Duration, error) {

@@ -107,3 +107,28 @@ func FuzzParse(f *testing.F) {
 		_, _ = Parse(strings.NewReader(s))
 	})
 }
+
+func TestParseEnforce(t *testing.T) {
+	c := Default()
+	if c.EnforceMem != EnforceAuto || c.EnforceVmem != EnforcePoll || c.CgroupRoot != "" {
+		t.Errorf("defaults: mem %q vmem %q cgroup_root %q", c.EnforceMem, c.EnforceVmem, c.CgroupRoot)
+	}
+	in := "$enforce mem poll\n$enforce vmem off\n$cgroup_root /sys/fs/cgroup/batch\n" +
+		"$enforce mem sometimes\n$enforce vmem cgroup\n$enforce cput poll\n$cgroup_root relative\n"
+	c, err := Parse(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.EnforceMem != EnforcePoll || c.EnforceVmem != EnforceOff || c.CgroupRoot != "/sys/fs/cgroup/batch" {
+		t.Errorf("parsed: mem %q vmem %q cgroup_root %q", c.EnforceMem, c.EnforceVmem, c.CgroupRoot)
+	}
+	if len(c.Warnings) != 4 {
+		t.Errorf("warnings %q, want 4 (bad mem mode, vmem cgroup, cput, relative root)", c.Warnings)
+	}
+	for _, v := range []string{"cgroup", "OFF", "auto"} {
+		c, _ := Parse(strings.NewReader("$enforce mem " + v + "\n$cgroup_root off\n"))
+		if c.EnforceMem != strings.ToLower(v) || c.CgroupRoot != CgroupRootOff || len(c.Warnings) != 0 {
+			t.Errorf("$enforce mem %s: %q %q %q", v, c.EnforceMem, c.CgroupRoot, c.Warnings)
+		}
+	}
+}

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"gopbs/internal/logline"
+	"gopbs/mom/cgroup"
+	"gopbs/mom/checkpoint"
 	"gopbs/mom/config"
 	"gopbs/mom/momlog"
 	"gopbs/mom/procfs"
@@ -98,6 +100,10 @@ type Exit struct {
 	// then one of the negative JOB_EXEC_* codes.
 	StartFailed bool
 	Message     string // reason for start failures and limit kills
+	// CheckpointName is the job's last checkpoint (taken in this run or
+	// restarted from), "" if none; CheckpointTime when it was taken.
+	CheckpointName string
+	CheckpointTime time.Time
 }
 
 // Status is a snapshot of one job.
@@ -110,6 +116,9 @@ type Status struct {
 	// Terminal is the pseudo-terminal of an interactive job (reported once
 	// as Output_Path/Error_Path), "" for batch jobs.
 	Terminal string
+	// CheckpointName and CheckpointTime are as in Exit.
+	CheckpointName string
+	CheckpointTime time.Time
 }
 
 // Options configure an Engine.
@@ -143,14 +152,14 @@ type Options struct {
 	// StarterPath is the executable run as job starter; default
 	// os.Executable(). It must call RunStarterIfRequested.
 	StarterPath string
-	// EnforceMem turns on a GoPBS extension: the poll also kills jobs whose
-	// measured memory exceeds their mem/pmem request. TORQUE enforces mem
-	// and pmem only through rlimits set at the start (spec 11 §9, capture
-	// 97), so it is off by default.
-	EnforceMem bool
+	// Cgroups, when not nil, is where each job gets a cgroup of its own
+	// (pbs_mom's $cgroup_root): its processes start in it, its usage is
+	// read from it, its mem limit is its memory.max ($enforce mem auto
+	// or cgroup) and what is left of it at the end is killed through it.
+	Cgroups *cgroup.Root
 	// OnLimitKill, if set, is called with the over-limit message
-	// ("walltime 9 exceeded limit 5") when the poll starts killing a job
-	// for exceeding a limit (the MOM's metrics count these).
+	// ("walltime 9 exceeded limit 5") when a job is killed for
+	// exceeding a limit (the MOM's metrics count these).
 	OnLimitKill func(msg string)
 }
 
@@ -199,6 +208,10 @@ type runningJob struct {
 	rerun        bool
 	finishing    bool
 	noKill       bool
+	cg           *cgroup.Group // the job's cgroup (enforce.go), nil without
+	cgMemory     bool          // cg's memory.max is the job's mem limit
+	cgStats      cgroup.Stats  // the last reading of cg
+	ckpt         ckptState     // checkpoints (checkpoint.go)
 	tasks        map[int]*task // tasks started through TM/IM (task.go)
 	sister       bool          // joined as a sister node: no top task, no OnExit
 	nodeID       int           // this host's node number in the job
@@ -367,6 +380,10 @@ func (e *Engine) start(ctx context.Context, r *runningJob) (int, int, error) {
 	if r.limits, err = e.computeLimits(j, len(hosts)); err != nil {
 		return 0, JOB_EXEC_FAIL1, err
 	}
+	if r.ckpt.opts, err = checkpoint.ParseOptions(j.Checkpoint); err != nil {
+		e.log.Job(logline.EventJob, j.ID, err.Error()+": checkpoints as for Checkpoint=u")
+		r.ckpt.opts = checkpoint.Options{Depth: 1}
+	}
 	if j.Cookie == "" {
 		var b [16]byte
 		_, _ = rand.Read(b[:])
@@ -431,8 +448,16 @@ func (e *Engine) start(ctx context.Context, r *runningJob) (int, int, error) {
 			argv = append(argv, "-c", j.InteractiveCmd)
 		}
 	}
+	if x := e.conf().CheckpointRunExe; x != "" && !r.ckpt.opts.Never && j.InteractivePort <= 0 {
+		// $checkpoint_run_exe (e.g. dmtcp_launch) runs the shell
+		execPath, argv = x, append([]string{x, shell}, argv...)
+	}
+	restartArgv, restartEnv, restart := e.restartPoint(r)
+	if restart {
+		execPath, argv = restartArgv[0], restartArgv
+	}
 	if e.conf().JobStarter != "" {
-		execPath, argv = e.conf().JobStarter, append([]string{e.conf().JobStarter, shell}, argv[1:]...)
+		execPath, argv = e.conf().JobStarter, append([]string{e.conf().JobStarter, execPath}, argv[1:]...)
 	}
 	dir := cred.Home
 	if v, ok := j.Var("PBS_O_INITDIR"); ok && v != "" {
@@ -460,10 +485,12 @@ func (e *Engine) start(ctx context.Context, r *runningJob) (int, int, error) {
 	}
 	defer reportR.Close()
 	cmd := exec.Command(e.opt.StarterPath, starterFlag, string(specJSON))
-	cmd.Env = e.jobEnvironment(r, shell)
+	cmd.Env = append(e.jobEnvironment(r, shell), restartEnv...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdout, stderr
 	cmd.ExtraFiles = []*os.File{reportW}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	e.makeGroup(r)
+	inGroup(cmd.SysProcAttr, r.cg)
 	if r.inter != nil {
 		// The terminal is the shell's stdin and controlling terminal.
 		cmd.Stdin = r.inter.slave
@@ -492,6 +519,8 @@ func (e *Engine) start(ctx context.Context, r *runningJob) (int, int, error) {
 		r.inter.slave.Close()
 		r.inter.slave = nil
 		r.inter.relay()
+	} else if restart {
+		e.log.Job(logline.EventJob, j.ID, "restarted from checkpoint "+j.CheckpointName)
 	} else {
 		line := script
 		if e.conf().ExecWithExec {
@@ -507,6 +536,7 @@ func (e *Engine) start(ctx context.Context, r *runningJob) (int, int, error) {
 	r.cmd = cmd
 	r.sid = cmd.Process.Pid
 	r.started = e.opt.Now()
+	r.ckpt.last = r.started
 	r.state = StateRunning
 	e.mu.Unlock()
 	e.log.Record(logline.EventError, momlog.ClassJob, "TMomFinalizeJob3",
@@ -634,7 +664,17 @@ func (e *Engine) wait(r *runningJob) {
 	}
 	e.mu.Lock()
 	killed := r.limitKill
+	xcpu := ""
+	if status == 256+int(syscall.SIGXCPU) && r.limits.pcput > 0 && r.overLimit == 0 {
+		// The shell passed its RLIMIT_CPU (pcput, spec 11 §7): a
+		// job killed over its limit.
+		xcpu = fmt.Sprintf("pcput exceeded limit %d", r.limits.pcput)
+		r.overLimit, r.limitMsg = 1, xcpu
+	}
 	e.mu.Unlock()
+	if xcpu != "" {
+		e.noteLimitKill(r, xcpu)
+	}
 	if !killed.IsZero() {
 		// The shell died of a poll's SIGTERM: TORQUE's MOM, busy
 		// signalling when it died, notices at its next loop turn, a
@@ -680,6 +720,9 @@ func (e *Engine) finishNoting(r *runningJob, status int, cpu int64, msg string, 
 	if sid > 0 && !r.noKill {
 		e.killSession(r, syscall.SIGKILL)
 	}
+	if !r.noKill {
+		e.endGroup(r, startFailed)
+	}
 	logNote()
 	if sid > 0 {
 		// The job's own processes are gone: this sample gives it its
@@ -702,7 +745,8 @@ func (e *Engine) finishNoting(r *runningJob, status int, cpu int64, msg string, 
 		}
 	}
 	r.state = StateExited
-	ex := Exit{JobID: r.job.ID, SessionID: sid, Status: status, Usage: r.usage, StartFailed: startFailed, Message: msg}
+	ex := Exit{JobID: r.job.ID, SessionID: sid, Status: status, Usage: r.usage, StartFailed: startFailed, Message: msg,
+		CheckpointName: r.ckpt.name, CheckpointTime: r.ckpt.at}
 	r.exit = &ex
 	e.mu.Unlock()
 	if sid > 0 {
@@ -751,7 +795,8 @@ func (e *Engine) statusLocked(r *runningJob) Status {
 	if r.state == StateRunning || r.state == StateSuspended {
 		u.Walltime = e.walltimeLocked(r, e.opt.Now())
 	}
-	st := Status{JobID: r.job.ID, SessionID: r.sid, State: r.state, Usage: u, Started: r.started}
+	st := Status{JobID: r.job.ID, SessionID: r.sid, State: r.state, Usage: u, Started: r.started,
+		CheckpointName: r.ckpt.name, CheckpointTime: r.ckpt.at}
 	if r.inter != nil {
 		st.Terminal = r.inter.name
 	}
@@ -783,130 +828,4 @@ func (e *Engine) Sessions() []int {
 	}
 	sort.Ints(out)
 	return out
-}
-
-// Adopt re-attaches a job whose processes survived a MOM restart (restart
-// mode -p): its session is tracked by polling /proc and the job ends when no
-// process of the session is left (exit status 0, as TORQUE reports it).
-func (e *Engine) Adopt(spec *Job, sid int, started time.Time) error {
-	j := *spec
-	if j.Prefix == "" {
-		j.Prefix = j.ID
-	}
-	cred, err := e.opt.Lookup(j.User, j.Group)
-	if err != nil {
-		return fmt.Errorf("adopt %s: %w", j.ID, err)
-	}
-	r := &runningJob{job: &j, cred: cred, sid: sid, adopted: true, started: started,
-		state: StateRunning, done: make(chan struct{})}
-	r.vnodes, _ = ParseExecHost(j.ExecHost)
-	hosts := map[string]bool{}
-	for _, v := range r.vnodes {
-		hosts[v.Host] = true
-	}
-	r.limits, _ = e.computeLimits(&j, len(hosts))
-	r.out = e.planOutput(&j, cred)
-	if _, err := os.Stat(filepath.Join(e.home, "aux", j.ID)); err == nil {
-		r.nodefile = filepath.Join(e.home, "aux", j.ID)
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if old, ok := e.jobs[j.ID]; ok && old.state != StateExited {
-		return ErrJobExists
-	}
-	e.jobs[j.ID] = r
-	return nil
-}
-
-// Abort ends a job with the given exit status without waiting for it to
-// exit: MOM restart with -r (kill=true, JOB_EXEC_INITABT) or -q (kill=false:
-// the processes keep running, the job is reported for requeue).
-func (e *Engine) Abort(jobID string, status int, kill bool) error {
-	e.mu.Lock()
-	r, ok := e.jobs[jobID]
-	if ok && !kill {
-		r.noKill = true // finish must not touch the processes
-	}
-	e.mu.Unlock()
-	if !ok {
-		return ErrUnknownJob
-	}
-	e.finish(r, status, 0, "aborted", true)
-	return nil
-}
-
-// Modify applies a ModifyJob of a running job: the given Resource_List
-// entries replace or extend the job's, and the polled limits are
-// re-evaluated ("alter" mode: the rlimits of running processes are not
-// changed). A bad value is rejected and nothing is changed.
-func (e *Engine) Modify(jobID string, resources []Resource) error {
-	e.mu.Lock()
-	r, ok := e.jobs[jobID]
-	e.mu.Unlock()
-	if !ok {
-		return ErrUnknownJob
-	}
-	j := *r.job
-	j.Resources = append([]Resource(nil), r.job.Resources...)
-	for _, nr := range resources {
-		replaced := false
-		for i := range j.Resources {
-			if j.Resources[i].Name == nr.Name {
-				j.Resources[i].Value, replaced = nr.Value, true
-			}
-		}
-		if !replaced {
-			j.Resources = append(j.Resources, nr)
-		}
-	}
-	hosts := map[string]bool{}
-	for _, v := range r.vnodes {
-		hosts[v.Host] = true
-	}
-	ls, err := e.computeLimits(&j, len(hosts))
-	if err != nil {
-		return err
-	}
-	e.mu.Lock()
-	r.job.Resources = j.Resources
-	ls.rlimits, ls.nice = r.limits.rlimits, r.limits.nice
-	r.limits = ls
-	e.mu.Unlock()
-	return nil
-}
-
-// Purge forgets a job and removes its files (DeleteJob, spec 10 §8.7):
-// $tmpdir/<jobid> (if created here), aux/<jobid>, aux/<jobid>gpu and
-// mom_priv/jobs/<prefix>.SC/.TK/.JB. A job still running is killed first.
-// Spool files are not touched.
-func (e *Engine) Purge(jobID string) error {
-	e.mu.Lock()
-	r, ok := e.jobs[jobID]
-	var running, started bool
-	if ok {
-		running, started = r.state != StateExited, r.sid > 0
-	}
-	e.mu.Unlock()
-	if !ok {
-		return ErrUnknownJob
-	}
-	if running {
-		e.finish(r, JOB_EXEC_FAIL2, 0, "purged", !started)
-	}
-	e.mu.Lock()
-	delete(e.jobs, jobID)
-	e.mu.Unlock()
-	if r.tmpdirCreated {
-		_ = os.RemoveAll(r.tmpdir)
-	}
-	_ = os.Remove(filepath.Join(e.home, "aux", jobID))
-	_ = os.Remove(filepath.Join(e.home, "aux", jobID+"gpu"))
-	jobs := filepath.Join(e.home, "mom_priv", "jobs")
-	for _, suffix := range []string{".TK", ".JB"} {
-		_ = os.Remove(filepath.Join(jobs, r.job.Prefix+suffix))
-	}
-	if err := os.Remove(filepath.Join(jobs, r.job.Prefix+".SC")); err == nil {
-		e.log.Job(logline.EventDebug, jobID, "removed job script")
-	}
-	return nil
 }

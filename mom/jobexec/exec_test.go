@@ -283,10 +283,9 @@ func TestMemoryExceededKilled(t *testing.T) {
 	if _, err := exec.LookPath("perl"); err != nil {
 		t.Skip("needs perl to allocate memory")
 	}
-	te := newTestEnv(t, "", func(o *Options) { o.EnforceMem = true })
-	// Three processes of ~12 MB each: each stays under the 20 MB rlimit, the
-	// job's total exceeds mem=20mb and the monitor, told to enforce mem (a
-	// GoPBS extension), kills it.
+	te := newTestEnv(t, "$enforce mem poll\n")
+	// Three processes of ~12 MB each: the job's total exceeds mem=20mb
+	// and the poll kills it.
 	hog := `perl -e '$x = "a" x (6*1024*1024); sleep 30' &` + "\n"
 	j := te.job("7.srv", hog+hog+hog+"wait\n", Resource{"mem", "20mb"})
 	_, ex := te.run(j)

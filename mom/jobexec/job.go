@@ -77,6 +77,15 @@ type Job struct {
 	Cookie        string // cookie; generated when empty
 	JobArguments  string // job_arguments (qsub -F)
 	JobType       string // jobtype
+	// Checkpoint is the Checkpoint attribute (qsub -c); CheckpointDir
+	// checkpoint_dir. CheckpointName, set by the server when the job
+	// runs again after a checkpoint, names the checkpoint to restart
+	// from, and RestartSession is the session id of the run that took
+	// it (checkpoint.go).
+	Checkpoint     string
+	CheckpointDir  string
+	CheckpointName string
+	RestartSession int
 	// Interactive jobs (qsub -I): InteractivePort is the value of the
 	// interactive attribute, the port qsub listens on at PBS_O_HOST;
 	// InteractiveCmd is inter_cmd (qsub -I -x), run with "-c".

@@ -3,9 +3,11 @@ package jobexec
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	"golang.org/x/sys/unix"
 
+	"gopbs/mom/config"
 	"gopbs/mom/resc"
 )
 
@@ -19,7 +21,7 @@ type limitSet struct {
 	walltime int64  // seconds
 	cput     int64  // seconds
 	pcput    int64  // seconds
-	mem      uint64 // bytes (job total rss; GoPBS extension, see Engine)
+	mem      uint64 // bytes (job total rss or the cgroup's memory.max)
 	pmem     uint64 // bytes per process rss
 	vmem     uint64 // bytes (job total vsize)
 	pvmem    uint64 // bytes per process vsize
@@ -51,7 +53,13 @@ func (e *Engine) computeLimits(j *Job, nodeCount int) (limitSet, error) {
 			var n int64
 			if n, err = secs(r.Name, r.Value); err == nil && !e.conf().IgnCput {
 				ls.pcput = n
-				lim := uint64(float64(n) / e.conf().CputMult)
+				// The poll kills the job whose process passes
+				// pcput and says why; the kernel's RLIMIT_CPU,
+				// two poll intervals later, only stops a process
+				// that outlives the poll (TORQUE set it at pcput
+				// itself, which killed the process alone, spec
+				// 11 §7).
+				lim := uint64(float64(n)/e.conf().CputMult) + uint64(2*e.opt.PollInterval/time.Second)
 				ls.rlimits = append(ls.rlimits, Rlimit{Resource: unix.RLIMIT_CPU, Cur: lim, Max: lim})
 			}
 		case "cput":
@@ -108,14 +116,18 @@ func (e *Engine) computeLimits(j *Job, nodeCount int) (limitSet, error) {
 			return ls, err
 		}
 	}
-	if memLimit > 0 {
+	// With mem/vmem enforced by the cgroup or the poll, a job over its
+	// limit is killed and told why; TORQUE's rlimits would make its
+	// allocations fail first (captures 97, 98), so they are set only
+	// with "$enforce mem off" / "$enforce vmem off".
+	if memLimit > 0 && e.conf().EnforceMem == config.EnforceOff {
 		ls.rlimits = append(ls.rlimits,
 			Rlimit{Resource: unix.RLIMIT_DATA, Cur: memLimit, Max: memLimit},
 			Rlimit{Resource: unix.RLIMIT_RSS, Cur: memLimit, Max: memLimit})
 	}
-	if vmLimit > 0 {
+	if vmLimit > 0 && e.conf().EnforceVmem == config.EnforceOff {
 		as := vmLimit
-		if memLimit > 0 {
+		if memLimit > 0 && e.conf().EnforceMem == config.EnforceOff {
 			var stack unix.Rlimit
 			if unix.Getrlimit(unix.RLIMIT_STACK, &stack) == nil && stack.Cur != unix.RLIM_INFINITY {
 				if m := memLimit + stack.Cur; m > as {

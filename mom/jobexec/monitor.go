@@ -156,21 +156,13 @@ func (e *Engine) Poll() {
 		}
 	}
 	e.mu.Unlock()
+	e.periodicCheckpoints(now)
 	for _, a := range actions {
 		switch {
 		case a.exited:
 			e.endAdopted(a.r)
 		case a.step == 1:
-			e.log.Job(logline.EventJob, a.r.job.ID, a.msg)
-			if e.opt.OnLimitKill != nil {
-				e.opt.OnLimitKill(a.msg)
-			}
-			if p := a.r.stderrPath(); p != "" {
-				if f, err := e.appendOutput(a.r, p); err == nil {
-					fmt.Fprintf(f, "=>> PBS: job killed: %s\n", a.msg)
-					f.Close()
-				}
-			}
+			e.noteLimitKill(a.r, a.msg)
 			e.killSession(a.r, syscall.SIGTERM)
 		case a.step == 2:
 			e.killSession(a.r, syscall.SIGTERM)
@@ -244,6 +236,7 @@ func (e *Engine) updateUsageLocked(r *runningJob, ps []procfs.Proc, now time.Tim
 	if vsize > r.usage.VMem {
 		r.usage.VMem = vsize
 	}
+	e.sampleGroupLocked(r)
 	if !r.started.IsZero() {
 		r.usage.Walltime = e.walltimeLocked(r, now)
 	}
@@ -279,7 +272,6 @@ func wholeSeconds(from, to time.Time) time.Duration {
 func (e *Engine) overLimitLocked(r *runningJob, ps []procfs.Proc) string {
 	l := r.limits
 	u := r.usage
-	page := uint64(os.Getpagesize())
 	if l.cput > 0 && u.CPUTime > l.cput {
 		return fmt.Sprintf("cput %d exceeded limit %d", u.CPUTime, l.cput)
 	}
@@ -290,10 +282,12 @@ func (e *Engine) overLimitLocked(r *runningJob, ps []procfs.Proc) string {
 			}
 		}
 	}
-	var vsize, rss uint64
+	if msg := e.memOverLimitLocked(r, ps); msg != "" {
+		return msg
+	}
+	var vsize uint64
 	for _, p := range ps {
 		vsize += p.VSize
-		rss += p.RSS * page
 	}
 	if l.vmem > 0 && vsize > l.vmem {
 		return fmt.Sprintf("vmem %d exceeded limit %d", vsize, l.vmem)
@@ -302,19 +296,6 @@ func (e *Engine) overLimitLocked(r *runningJob, ps []procfs.Proc) string {
 		for _, p := range ps {
 			if p.VSize > l.pvmem {
 				return fmt.Sprintf("pvmem exceeded limit %d", l.pvmem)
-			}
-		}
-	}
-	if e.opt.EnforceMem {
-		// GoPBS extension: TORQUE only sets rlimits for mem/pmem.
-		if l.mem > 0 && rss > l.mem {
-			return fmt.Sprintf("mem %d exceeded limit %d", rss, l.mem)
-		}
-		if l.pmem > 0 {
-			for _, p := range ps {
-				if p.RSS*page > l.pmem {
-					return fmt.Sprintf("pmem exceeded limit %d", l.pmem)
-				}
 			}
 		}
 	}

@@ -256,12 +256,12 @@ func TestJobEndSamplesOtherJobs(t *testing.T) {
 	te.waitExit(10 * time.Second)
 }
 
-// TestMemNotPolledByDefault: as TORQUE, pbs_mom leaves mem to the rlimits
-// (capture 97): a job whose processes together use more than mem= is not
-// killed by the poll unless Options.EnforceMem asks for it.
-func TestMemNotPolledByDefault(t *testing.T) {
+// TestMemNotPolledWhenOff: with "$enforce mem off" pbs_mom leaves mem to
+// the rlimits, as TORQUE (capture 97): a job whose processes together use
+// more than mem= is not killed by the poll.
+func TestMemNotPolledWhenOff(t *testing.T) {
 	clk := &fakeClock{t: at(35, 0, 0)}
-	te := newClockedEnv(t, clk, "")
+	te := newClockedEnv(t, clk, "$enforce mem off\n")
 	hog := `perl -e '$x = "a" x (6*1024*1024); sleep 30' &` + "\n"
 	te.start(te.job("44.vm", hog+hog+hog+"wait\n", Resource{"mem", "20mb"}))
 	deadline := time.Now().Add(10 * time.Second)

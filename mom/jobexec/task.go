@@ -287,6 +287,9 @@ func (e *Engine) Spawn(ctx context.Context, jobID string, ts TaskSpec) error {
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.ExtraFiles = []*os.File{reportW}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	e.mu.Lock()
+	inGroup(cmd.SysProcAttr, r.cg)
+	e.mu.Unlock()
 	err = cmd.Start()
 	reportW.Close()
 	if err != nil {

@@ -109,7 +109,7 @@ func TestSelectShell(t *testing.T) {
 }
 
 func TestComputeLimits(t *testing.T) {
-	e := unitEngine(t, "$cputmult 2\n")
+	e := unitEngine(t, "$cputmult 2\n$enforce mem off\n$enforce vmem off\n")
 	j := &Job{Resources: []Resource{{"pcput", "100"}, {"cput", "00:10:00"}, {"mem", "20mb"}, {"vmem", "1gb"},
 		{"pvmem", "2gb"}, {"file", "1kb"}, {"walltime", "01:00:00"}, {"nice", "5"}, {"nodes", "1"}}}
 	ls, err := e.computeLimits(j, 1)
@@ -120,7 +120,7 @@ func TestComputeLimits(t *testing.T) {
 	for _, r := range ls.rlimits {
 		lim[r.Resource] = r.Cur
 	}
-	if lim[unix.RLIMIT_CPU] != 50 || lim[unix.RLIMIT_DATA] != 20<<20 || lim[unix.RLIMIT_RSS] != 20<<20 ||
+	if lim[unix.RLIMIT_CPU] != 50+2*45 || lim[unix.RLIMIT_DATA] != 20<<20 || lim[unix.RLIMIT_RSS] != 20<<20 ||
 		lim[unix.RLIMIT_FSIZE] != 1024 || lim[unix.RLIMIT_AS] < 1<<30 {
 		t.Errorf("rlimits %v", lim)
 	}
@@ -138,6 +138,13 @@ func TestComputeLimits(t *testing.T) {
 		if r.Resource == unix.RLIMIT_AS {
 			t.Error("mem set RLIMIT_AS")
 		}
+	}
+	// Enforced by kill (the default), memory limits are no rlimits:
+	// an allocation past them must not fail before the job is killed.
+	e.SetConfig(config.Default())
+	ls, _ = e.computeLimits(&Job{Resources: []Resource{{"mem", "20mb"}, {"pmem", "10mb"}, {"vmem", "1gb"}, {"pcput", "5"}}}, 1)
+	if len(ls.rlimits) != 1 || ls.rlimits[0].Resource != unix.RLIMIT_CPU || ls.mem != 20<<20 || ls.pmem != 10<<20 || ls.vmem != 1<<30 {
+		t.Errorf("enforced limits: rlimits %v, %+v", ls.rlimits, ls)
 	}
 	if _, err := e.computeLimits(&Job{Resources: []Resource{{"walltime", "x"}}}, 1); err == nil {
 		t.Error("bad walltime accepted")

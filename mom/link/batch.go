@@ -103,8 +103,8 @@ func (m *Mom) batchMux() *batchreq.ServeMux[*batchConn] {
 	mux.HandleFunc(batchreq.PBS_BATCH_SignalJob, m.reqSignalJob)
 	mux.HandleFunc(batchreq.PBS_BATCH_AsySignalJob, m.reqSignalJob)
 	mux.HandleFunc(batchreq.PBS_BATCH_DeleteJob, m.reqDeleteJob)
-	mux.HandleFunc(batchreq.PBS_BATCH_HoldJob, m.reqNoCheckpoint)
-	mux.HandleFunc(batchreq.PBS_BATCH_CheckpointJob, m.reqNoCheckpoint)
+	mux.HandleFunc(batchreq.PBS_BATCH_HoldJob, m.reqCheckpoint)
+	mux.HandleFunc(batchreq.PBS_BATCH_CheckpointJob, m.reqCheckpoint)
 	mux.HandleFunc(batchreq.PBS_BATCH_MessJob, m.reqMessJob)
 	mux.HandleFunc(batchreq.PBS_BATCH_ModifyJob, m.reqModifyJob)
 	mux.HandleFunc(batchreq.PBS_BATCH_AsyModifyJob, m.reqModifyJob)
@@ -404,6 +404,7 @@ func (m *Mom) jobStatus(j *job) (batchreq.AttrList, bool) {
 	if u := st.Usage; u.Mem > 0 || u.VMem > 0 || u.CPUTime > 0 {
 		attrs = usageAttrs(m.withSisterUsage(j.id, u)) // multi-node: plus the sisters' (im_ms.go)
 	}
+	attrs = append(attrs, checkpointAttrs(st.CheckpointName, st.CheckpointTime)...)
 	if st.Terminal != "" && !termSent {
 		// "Send once" attributes, in attribute-table order (spec 10 §7).
 		m.mu.Lock()
@@ -504,14 +505,36 @@ func (m *Mom) purge(j *job) {
 	m.mu.Unlock()
 }
 
-func (m *Mom) reqNoCheckpoint(bc *batchConn, req *batchreq.Request) {
+// reqCheckpoint serves HoldJob (checkpoint the job, then end it: qhold
+// of a running job, the server's shutdown) and CheckpointJob (qchkpt: the
+// job goes on) with the site's $checkpoint_script. Without one the
+// request is refused with PBSE_NOSUP, as TORQUE's MOM without BLCR.
+func (m *Mom) reqCheckpoint(bc *batchConn, req *batchreq.Request) {
 	id := req.Body.(*batchreq.Manage).ObjName
 	if m.lookup(id) == nil {
 		bc.errorReply(batchreq.PBSE_UNKJOBID, "")
 		return
 	}
-	// No $checkpoint_script and no BLCR: checkpointing is not supported.
-	bc.errorReply(batchreq.PBSE_NOSUP, "")
+	ck, ok := m.opt.Exec.(Checkpointer)
+	if !ok || m.conf().CheckpointScript == "" {
+		bc.errorReply(batchreq.PBSE_NOSUP, "")
+		return
+	}
+	err := ck.Checkpoint(m.ctx, id, req.Type == batchreq.PBS_BATCH_HoldJob)
+	switch {
+	case err == nil:
+		bc.reply(batchreq.NullReply())
+	case errors.Is(err, jobexec.ErrUnknownJob):
+		bc.errorReply(batchreq.PBSE_UNKJOBID, "")
+	case errors.Is(err, jobexec.ErrNoCheckpoint):
+		bc.errorReply(batchreq.PBSE_NOSUP, "")
+	case errors.Is(err, jobexec.ErrNotCheckpointable):
+		bc.errorReply(batchreq.PBSE_IVALREQ, "job is not checkpointable")
+	case errors.Is(err, jobexec.ErrBadState), errors.Is(err, jobexec.ErrCheckpointBusy):
+		bc.errorReply(batchreq.PBSE_BADSTATE, err.Error())
+	default:
+		bc.errorReply(batchreq.PBSE_SYSTEM, err.Error())
+	}
 }
 
 func (m *Mom) reqMessJob(bc *batchConn, req *batchreq.Request) {

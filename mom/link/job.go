@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"gopbs/attr"
 	"gopbs/batchreq"
@@ -135,6 +136,15 @@ func jobSpec(id string, attrs batchreq.AttrList) jobexec.Job {
 			j.InteractiveCmd = v
 		case "hashname":
 			j.Prefix = v
+		case "Checkpoint":
+			j.Checkpoint = v
+		case "checkpoint_dir":
+			j.CheckpointDir = v
+		case "checkpoint_name":
+			j.CheckpointName = v
+		case "session_id":
+			// sent with checkpoint_name only: the checkpointed run's
+			j.RestartSession, _ = strconv.Atoi(v)
 		}
 	}
 	if j.Prefix == "" {
@@ -159,6 +169,20 @@ func serverPortOf(attrs batchreq.AttrList, def int) int {
 		return p
 	}
 	return def
+}
+
+// checkpointAttrs are checkpoint_name and checkpoint_time of a job's last
+// checkpoint (none without one): the server keeps them and sends
+// checkpoint_name back when the job runs again, to restart from it.
+func checkpointAttrs(name string, at time.Time) batchreq.AttrList {
+	if name == "" {
+		return nil
+	}
+	l := batchreq.AttrList{batchreq.NewAttr("checkpoint_name", name)}
+	if !at.IsZero() {
+		l = append(l, batchreq.NewAttr("checkpoint_time", strconv.FormatInt(at.Unix(), 10)))
+	}
+	return l
 }
 
 // usageAttrs are the four resources_used entries.

@@ -86,6 +86,13 @@ type Modifier interface {
 	Modify(jobID string, resources []jobexec.Resource) error
 }
 
+// Checkpointer is implemented by executors that take checkpoints of
+// running jobs (*jobexec.Engine): HoldJob (checkpoint and end the job) and
+// CheckpointJob (checkpoint, the job goes on).
+type Checkpointer interface {
+	Checkpoint(ctx context.Context, jobID string, hold bool) error
+}
+
 // Poller is implemented by executors that poll their jobs' usage and
 // limits on request (*jobexec.Engine): the MOM asks for a poll after each
 // IS_STATUS it sends, so the polls keep in step with the status reports as

@@ -526,6 +526,10 @@ func TestModifyWalltime(t *testing.T) {
 	if obit.ExitStatus != jobexec.JOB_EXEC_OVERLIMIT {
 		t.Errorf("obit exit status %d, want JOB_EXEC_OVERLIMIT (%d)", obit.ExitStatus, jobexec.JOB_EXEC_OVERLIMIT)
 	}
+	// The comment names the limit.
+	if c, _ := obit.Attrs.Get("comment"); !strings.HasPrefix(c, "job killed: walltime ") || !strings.HasSuffix(c, " exceeded limit 1") {
+		t.Errorf("obit comment %q", c)
+	}
 }
 
 // TestObitFailureLogged: when the server cannot be reached for the

@@ -220,6 +220,12 @@ func (m *Mom) jobObit(ctx context.Context, j *job) error {
 	if !j.sidSent && j.sid > 0 {
 		attrs = append(attrs, batchreq.NewAttr("session_id", fmt.Sprint(j.sid)))
 	}
+	attrs = append(attrs, checkpointAttrs(ex.CheckpointName, ex.CheckpointTime)...)
+	if status == jobexec.JOB_EXEC_OVERLIMIT && ex.Message != "" {
+		// GoPBS: the job's comment names the limit it passed, as its
+		// stderr file does (README, deliberate differences).
+		attrs = append(attrs, batchreq.NewAttr("comment", LimitComment(ex.Message)))
+	}
 	m.mu.Unlock()
 	req := batchreq.NewRequest(batchreq.PBS_BATCH_JobObit, "pbs_mom",
 		&batchreq.JobObit{JobID: j.id, ExitStatus: status, Attrs: attrs})
@@ -240,3 +246,8 @@ func (m *Mom) jobObit(ctx context.Context, j *job) error {
 	}
 	return nil
 }
+
+// LimitComment is the comment a job killed over a limit gets from its
+// obit: "job killed: " and the MOM's message ("mem 73728000 exceeded limit
+// 52428800"), the words of the job's stderr file.
+func LimitComment(msg string) string { return "job killed: " + msg }

@@ -114,6 +114,11 @@ func (c *Collector) Status(d Dynamic) []string {
 			}
 		}
 	}
+	if c.Config != nil && c.Config.CheckpointScript != "" {
+		// GoPBS: this MOM takes checkpoints (pbs_server admits jobs
+		// asking for them, README deliberate differences)
+		out = append(out, "checkpoint=yes")
+	}
 	out = append(out, "state="+d.State)
 	out = append(out, "jobs="+blankIfEmpty(strings.Join(d.Jobs, " ")))
 	if d.JobData != "" {

@@ -150,6 +150,23 @@ type Config struct {
 	// TORQUE 2.5.13's fixed set: mem, ncpus and nodect.
 	Resources []string
 
+	// MaxReservation is max_reservation (seed 004): the number of
+	// reservations the scheduler makes per cycle for jobs that ask for
+	// one (reserve=y) and cannot start now. 0, the default, turns
+	// reservation and backfilling off.
+	MaxReservation Periodic[int]
+	// DefaultDuration is default_duration: the run time assumed for a
+	// job without a walltime when planning (never enforced). 0, the
+	// default, is infinity: such a job is never planned to end.
+	DefaultDuration Periodic[time.Duration]
+	// DurationOffset is duration_offset (or params DURATION_OFFSET): the
+	// time added to every planned run time for the delays around a job.
+	// Use Offset, which gives the default of 60 seconds when unset.
+	DurationOffset Periodic[OptDuration]
+	// Monitor is params MONITOR: append each cycle's plan to
+	// sched_priv/schedule.
+	Monitor Periodic[bool]
+
 	MaxStarve       time.Duration
 	HalfLife        time.Duration
 	SyncTime        time.Duration
@@ -161,6 +178,24 @@ type Config struct {
 	// PluS holds PluS's scheduler keys (JobSortKey, NodeSortKey,
 	// OwnersOrder, ...; plus.go), nil when the file has none.
 	PluS *PluS
+}
+
+// DefaultDurationOffset is duration_offset when it is not set.
+const DefaultDurationOffset = 60 * time.Second
+
+// OptDuration is a duration setting that may be unset.
+type OptDuration struct {
+	D   time.Duration
+	Set bool
+}
+
+// Offset returns duration_offset for period p: its value, or
+// DefaultDurationOffset when unset.
+func (c *Config) Offset(p Period) time.Duration {
+	if v := c.DurationOffset[p]; v.Set {
+		return v.D
+	}
+	return DefaultDurationOffset
 }
 
 // Shipped is the sample sched_config installed with TORQUE 2.5.13, in
@@ -322,6 +357,26 @@ func (c *Config) apply(line string) string {
 			c.Keys[Prime] = append(c.Keys[Prime], k)
 			c.Keys[NonPrime] = append(c.Keys[NonPrime], k)
 		}
+	case "max_reservation":
+		n, err := parseInt(value)
+		if err != nil || n < 0 {
+			return "bad max_reservation " + strconv.Quote(value)
+		}
+		setPeriodic(&c.MaxReservation, n, prime, nonPrime)
+	case "default_duration":
+		d, err := parseDuration(value)
+		if err != nil {
+			return err.Error()
+		}
+		setPeriodic(&c.DefaultDuration, d, prime, nonPrime)
+	case "duration_offset":
+		d, err := ParseTime(value)
+		if err != nil {
+			return err.Error()
+		}
+		setPeriodic(&c.DurationOffset, OptDuration{D: d, Set: true}, prime, nonPrime)
+	case "params":
+		return c.applyParams(value, prime, nonPrime)
 	case "max_starve", "half_life", "sync_time":
 		d, err := ParseTime(value)
 		if err != nil {
@@ -397,6 +452,50 @@ func (c *Config) applyResources(v string) string {
 		return "missing value"
 	}
 	c.Resources = names
+	return ""
+}
+
+// parseDuration reads default_duration: a time, or "infinity" (0).
+func parseDuration(s string) (time.Duration, error) {
+	if strings.EqualFold(s, "infinity") {
+		return 0, nil
+	}
+	return ParseTime(s)
+}
+
+// applyParams reads a params value: comma-separated words, each MONITOR
+// (or MONITOR=bool) or DURATION_OFFSET=time, or the single word none
+// (every parameter off). Nothing is set when a word is bad.
+func (c *Config) applyParams(v string, prime, nonPrime bool) string {
+	if strings.EqualFold(v, "none") {
+		setPeriodic(&c.Monitor, false, prime, nonPrime)
+		return ""
+	}
+	monitor, offset := c.Monitor, c.DurationOffset
+	for _, w := range strings.Split(v, ",") {
+		name, val, hasVal := strings.Cut(w, "=")
+		switch strings.ToUpper(name) {
+		case "MONITOR":
+			on := true
+			if hasVal {
+				b, err := ParseBool(val)
+				if err != nil {
+					return "bad MONITOR value " + strconv.Quote(val)
+				}
+				on = b
+			}
+			setPeriodic(&monitor, on, prime, nonPrime)
+		case "DURATION_OFFSET":
+			d, err := ParseTime(val)
+			if !hasVal || err != nil {
+				return "bad DURATION_OFFSET value " + strconv.Quote(val)
+			}
+			setPeriodic(&offset, OptDuration{D: d, Set: true}, prime, nonPrime)
+		default:
+			return "unknown params word " + strconv.Quote(w)
+		}
+	}
+	c.Monitor, c.DurationOffset = monitor, offset
 	return ""
 }
 

@@ -135,7 +135,80 @@ func FuzzParse(f *testing.F) {
 	f.Add(Shipped)
 	f.Add("key: fair_share\nmax_starve 1:2:3:4")
 	f.Add("resources: \"ncpus, mem\"\nsmp_cluster_dist: pack prime")
+	f.Add("max_reservation: 20\ndefault_duration: 1:00:00 prime\nduration_offset 90\nparams: MONITOR,DURATION_OFFSET=30 non_prime")
 	f.Fuzz(func(t *testing.T, s string) {
 		_, _, _ = Parse(strings.NewReader(s), "fuzz")
 	})
+}
+
+func TestReservationKeys(t *testing.T) {
+	tests := []struct {
+		src   string
+		check func(c *Config) bool
+	}{
+		{"max_reservation: 20", func(c *Config) bool { return c.MaxReservation == Periodic[int]{20, 20} }},
+		{"max_reservation 5 non_prime", func(c *Config) bool { return c.MaxReservation == Periodic[int]{0, 5} }},
+		{"default_duration: 2:00:00", func(c *Config) bool {
+			return c.DefaultDuration == Periodic[time.Duration]{2 * time.Hour, 2 * time.Hour}
+		}},
+		{"default_duration: 600 prime", func(c *Config) bool { return c.DefaultDuration == Periodic[time.Duration]{10 * time.Minute, 0} }},
+		{"default_duration: INFINITY", func(c *Config) bool { return c.DefaultDuration == Periodic[time.Duration]{} }},
+		{"duration_offset: 1:30", func(c *Config) bool { return c.Offset(Prime) == 90*time.Second && c.Offset(NonPrime) == 90*time.Second }},
+		{"duration_offset: 0 non_prime", func(c *Config) bool { return c.Offset(Prime) == time.Minute && c.Offset(NonPrime) == 0 }},
+		{"params: MONITOR", func(c *Config) bool { return c.Monitor == Periodic[bool]{true, true} }},
+		{"params: monitor=false", func(c *Config) bool { return c.Monitor == Periodic[bool]{} }},
+		{"params: MONITOR,DURATION_OFFSET=120 prime", func(c *Config) bool {
+			return c.Monitor == Periodic[bool]{true, false} && c.Offset(Prime) == 2*time.Minute && c.Offset(NonPrime) == time.Minute
+		}},
+		{"params: MONITOR\nparams: none non_prime", func(c *Config) bool { return c.Monitor == Periodic[bool]{true, false} }},
+	}
+	for _, tt := range tests {
+		c, errs, err := Parse(strings.NewReader(tt.src), "f")
+		if err != nil || len(errs) != 0 {
+			t.Errorf("%q: errors %v %v", tt.src, err, errs)
+			continue
+		}
+		if !tt.check(c) {
+			t.Errorf("%q: wrong result %+v", tt.src, c)
+		}
+	}
+}
+
+func TestReservationDefaults(t *testing.T) {
+	c, _, err := Parse(strings.NewReader(Shipped), "sched_config")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MaxReservation.At(Prime) != 0 || c.DefaultDuration.At(Prime) != 0 || c.Offset(Prime) != 60*time.Second || c.Monitor.At(Prime) {
+		t.Errorf("defaults: max_reservation %v default_duration %v offset %v monitor %v",
+			c.MaxReservation, c.DefaultDuration, c.Offset(Prime), c.Monitor)
+	}
+	if (&Config{}).Offset(NonPrime) != DefaultDurationOffset {
+		t.Error("zero Config: offset is not the default")
+	}
+}
+
+// TestBadReservationLines: a malformed value is reported with its line
+// number and the key keeps its value (the default, or an earlier line's).
+func TestBadReservationLines(t *testing.T) {
+	src := "max_reservation: 3\nmax_reservation: -1\nmax_reservation: lots\ndefault_duration: 1::2\n" +
+		"duration_offset: soon\nparams: MONITOR,VERBOSE\nparams: DURATION_OFFSET\nparams: MONITOR=perhaps\nmax_reservation 4 sometimes\n"
+	c, errs, err := Parse(strings.NewReader(src), "sched_config")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []int
+	for _, e := range errs {
+		lines = append(lines, e.Line)
+	}
+	if !reflect.DeepEqual(lines, []int{2, 3, 4, 5, 6, 7, 8, 9}) {
+		t.Errorf("error lines = %v", lines)
+	}
+	if errs[0].Error() != "Error reading line 2 of file sched_config" {
+		t.Errorf("message %q", errs[0].Error())
+	}
+	if c.MaxReservation != (Periodic[int]{3, 3}) || c.DefaultDuration != (Periodic[time.Duration]{}) ||
+		c.Offset(Prime) != DefaultDurationOffset || c.Monitor != (Periodic[bool]{}) {
+		t.Errorf("bad lines changed values: %+v", c)
+	}
 }

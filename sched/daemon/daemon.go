@@ -222,6 +222,7 @@ func (d *Daemon) LoadPolicy() error {
 	s := policy.New(cfg, d.Log)
 	s.Holidays, s.Dedicated, s.FairShare = hol, ded, tree
 	s.NoPrefilter = d.opts.NoPrefilter
+	s.MonitorPath = d.PrivPath("schedule")
 	if d.Sched != nil {
 		s.Location = d.Sched.Location
 	}
@@ -499,6 +500,14 @@ func (a serverActions) SetComment(j *world.Job, comment string) error {
 func (a serverActions) RunJob(j *world.Job, dest string) error { return a.c.RunJob(j.ID, dest) }
 
 func (a serverActions) DeleteJob(j *world.Job, msg string) error { return a.c.DeleteJob(j.ID, msg) }
+
+// SetPlan implements policy.PlanActions.
+func (a serverActions) SetPlan(j *world.Job, start time.Time, hosts string) error {
+	if start.IsZero() {
+		return a.c.SetPlan(j.ID, "", "")
+	}
+	return a.c.SetPlan(j.ID, strconv.FormatInt(start.Unix(), 10), hosts)
+}
 
 func (a serverActions) MoveJob(j *world.Job, queue string) error { return a.c.MoveJob(j.ID, queue) }
 

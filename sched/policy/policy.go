@@ -9,8 +9,10 @@
 //
 // The effects on the batch system go through the Actions interface, so
 // the same code drives the daemon (batch requests to the server) and the
-// Simulator (tests, benchmarks). Later stages (backfill reservations,
-// advance reservations, partitions) fit between filter and place.
+// Simulator (tests, benchmarks). With max_reservation the cycle also plans
+// ahead (lookahead.go): reservations at the earliest start of the
+// resource-time profile (package profile) and backfilling that never
+// delays them.
 package policy
 
 import (
@@ -83,6 +85,9 @@ type Scheduler struct {
 	// changes, per waiting job and cycle. A job the model says could
 	// never fit is still left to the server, which decides its deletion.
 	NoPrefilter bool
+	// MonitorPath is the file that params MONITOR appends each cycle's
+	// plan to (sched_priv/schedule); "" writes none.
+	MonitorPath string
 
 	lastLBNode  int
 	lastSMPNode string // smp_cluster_dist round_robin: the node used last
@@ -108,6 +113,8 @@ type Stats struct {
 	Comments   int // comment changes sent
 	Period     config.Period
 	Starving   string // the starving job of the cycle, if any
+	// Reservations counts the reservations made (max_reservation).
+	Reservations int
 	// Blocked counts the jobs stopped by each pipeline stage ("nodes",
 	// "server limits", ...).
 	Blocked map[string]int
@@ -162,6 +169,7 @@ type cycle struct {
 	states   map[*world.Job]*jobState
 	starving *world.Job
 	stats    Stats
+	look     *lookahead // the time dimension; nil without reservations and MONITOR
 }
 
 // Cycle runs one scheduling cycle over w.
@@ -197,9 +205,13 @@ func (s *Scheduler) Cycle(w *world.World, act Actions) Stats {
 	}
 	c.countRunning()
 	c.accountUsage()
+	c.look = c.newLookahead()
 	lists := c.candidates()
 	c.findStarving(lists)
 	c.loop(lists)
+	if c.look != nil {
+		c.look.finish(c)
+	}
 	return c.stats
 }
 
@@ -542,13 +554,26 @@ func (c *cycle) loop(lists [][]*world.Job) {
 				c.block("nodes")
 				c.comment(j, CommentNodes)
 				c.logJob(j, LogNodes)
+				if c.look != nil {
+					c.look.reserve(c, j, nil)
+				}
 				break
 			}
-			ran := c.run(j, res.node)
+			dest := ""
+			if c.look != nil {
+				var ok bool
+				if dest, ok = c.look.admit(c, j, res.node); !ok {
+					break
+				}
+			}
+			ran := c.run(j, res.node, dest)
 			if in != nil {
 				c.learn(in, ran)
 			}
 			if ran {
+				if c.look != nil {
+					c.look.started(c, j, res.node, dest)
+				}
 				if j == c.starving {
 					c.starving = nil
 				}
@@ -563,6 +588,9 @@ func (c *cycle) loop(lists [][]*world.Job) {
 		default:
 			c.comment(j, res.comment)
 			c.logJob(j, res.log)
+			if c.look != nil && reservable[res.stage] {
+				c.look.reserve(c, j, nil)
+			}
 		}
 		if strict {
 			c.strictFIFO(j)
@@ -602,6 +630,7 @@ func (c *cycle) comment(j *world.Job, text string) {
 
 // checkResult is the outcome of the feasibility checks.
 type checkResult struct {
+	stage   string // the stage that stopped the job
 	ok      bool
 	never   bool
 	comment string
@@ -644,6 +673,7 @@ func (c *cycle) check(j *world.Job) checkResult {
 		r := st.run(c, j)
 		if !r.ok {
 			c.block(st.name)
+			r.stage = st.name
 			return r
 		}
 		if r.node != nil {
@@ -719,8 +749,17 @@ func (c *cycle) dedicatedTime(j *world.Job) checkResult {
 	return okResult
 }
 
+// reservable are the stages whose failure a reservation can answer: the
+// job waits for resources the profile plans.
+var reservable = map[string]bool{"nodes": true, "queue resources": true, "server resources": true}
+
 // drainForStarving lets only the starving job run while there is one.
+// With reservations (max_reservation > 0) nothing is drained: the
+// starving job gets a reservation instead.
 func (c *cycle) drainForStarving(j *world.Job) checkResult {
+	if c.look != nil && c.look.max > 0 {
+		return okResult
+	}
 	if c.starving != nil && c.starving != j {
 		return fail(CommentDraining, "Draining system to allow "+c.starving.ID+" to run")
 	}
@@ -1072,9 +1111,10 @@ func (c *cycle) pickNode(j *world.Job) *world.Node {
 	return best
 }
 
-// run starts job j (on node, for load balancing) and updates the cycle's
-// accounting; it reports success.
-func (c *cycle) run(j *world.Job, node *world.Node) bool {
+// run starts job j (on node, for load balancing, or on the nodes of the
+// node specification spec that reservations chose) and updates the
+// cycle's accounting; it reports success.
+func (c *cycle) run(j *world.Job, node *world.Node, spec string) bool {
 	loc := c.s.Location
 	if loc == nil {
 		loc = time.Local
@@ -1086,20 +1126,27 @@ func (c *cycle) run(j *world.Job, node *world.Node) bool {
 		dest = node.Name
 	}
 	c.comment(j, startedComment(dest, date))
+	if spec != "" {
+		dest = spec
+	}
 	if err := c.act.RunJob(j, dest); err != nil {
 		c.comment(j, CommentRunFailedPrefix+err.Error())
 		return false
 	}
 	c.stats.Started++
 	j.State = 'R'
+	alloc := c.allocSpec(j)
+	if spec != "" {
+		alloc = spec
+	}
 	if node == nil && c.dist != nil {
 		// the server placed the job itself: first fit, as the pool does
-		if sp, err := c.dist.Parse(c.allocSpec(j)); err == nil {
+		if sp, err := c.dist.Parse(alloc); err == nil {
 			c.dist.Allocate(sp)
 		}
 	}
 	if node == nil {
-		if in := c.model(c.allocSpec(j)); in != nil {
+		if in := c.model(alloc); in != nil {
 			if _, ok := c.pool.Allocate(in.spec); !ok {
 				// The server started a job the model has no room
 				// for: the model is out of date.

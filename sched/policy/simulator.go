@@ -3,6 +3,7 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"gopbs/sched/placement"
 	"gopbs/sched/world"
@@ -65,7 +66,12 @@ func (s *Simulator) RunJob(j *world.Job, dest string) error {
 		s.record("run %s %s (refused)", j.ID, dest)
 		return err
 	}
-	if spec := s.allocSpec(j); dest == "" && spec != "" {
+	spec, named := s.allocSpec(j), ""
+	if dest != "" && !s.Pool.IsNode(dest) && s.Pool.Len() > 0 {
+		// a node specification naming the nodes (reservations)
+		spec, named, dest = dest, dest, ""
+	}
+	if dest == "" && spec != "" {
 		sp, err := s.Pool.Parse(spec)
 		if err != nil {
 			return errors.New("unknown node")
@@ -82,11 +88,23 @@ func (s *Simulator) RunJob(j *world.Job, dest string) error {
 			return errors.New("no nodes can be allocated to job")
 		}
 	}
-	if dest != "" {
-		s.record("run %s %s", j.ID, dest)
+	if dest != "" || named != "" {
+		s.record("run %s %s", j.ID, dest+named)
 	} else {
 		s.record("run %s", j.ID)
 	}
+	return nil
+}
+
+// SetPlan implements PlanActions: it records the plan on the job, as
+// the server keeps estimated_start_time and estimated_exec_host.
+func (s *Simulator) SetPlan(j *world.Job, start time.Time, hosts string) error {
+	if start.IsZero() {
+		s.record("plan %s none", j.ID)
+	} else {
+		s.record("plan %s %d %s", j.ID, start.Unix(), hosts)
+	}
+	j.EstStart, j.EstHosts = start, hosts
 	return nil
 }
 

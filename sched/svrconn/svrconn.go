@@ -149,6 +149,17 @@ func (c *Conn) SetComment(jobID, comment string) error {
 	return err
 }
 
+// SetPlan records a job's reservation (ModifyJob of
+// estimated_start_time, seconds since the epoch, and estimated_exec_host);
+// empty values remove them.
+func (c *Conn) SetPlan(jobID, start, hosts string) error {
+	_, err := c.exchange(batchreq.PBS_BATCH_ModifyJob, &batchreq.Manage{
+		Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_JOB, ObjName: jobID,
+		Attrs: batchreq.AttrList{batchreq.NewAttr("estimated_start_time", start), batchreq.NewAttr("estimated_exec_host", hosts)},
+	}, "")
+	return err
+}
+
 // RunJob asks the server to run a job, on dest if not empty. The server
 // answers after the MOM accepted the job.
 func (c *Conn) RunJob(jobID, dest string) error {

@@ -144,6 +144,15 @@ type Job struct {
 
 	// Request is every Resource_List entry as reported.
 	Request map[string]string
+
+	// Reserve is the reserve attribute (y): the job asks for a
+	// reservation when it cannot start at once.
+	Reserve bool
+	// EstStart and EstHosts are the scheduler's previous plan for the
+	// job (estimated_start_time, estimated_exec_host); zero and "" when
+	// it has none.
+	EstStart time.Time
+	EstHosts string
 }
 
 // Node states the scheduler distinguishes.
@@ -439,6 +448,14 @@ func FromJob(id string, q *Queue, attrs []Attr) *Job {
 			j.Account = a.Value
 		case "Resource_List":
 			j.setRequest(a.Resource, a.Value)
+		case "reserve":
+			j.Reserve = a.Value == "y"
+		case "estimated_start_time":
+			if n, err := strconv.ParseInt(a.Value, 10, 64); err == nil {
+				j.EstStart = time.Unix(n, 0)
+			}
+		case "estimated_exec_host":
+			j.EstHosts = a.Value
 		case "resources_used":
 			if a.Resource == "cput" {
 				if d, ok := ParseDuration(a.Value); ok {

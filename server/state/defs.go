@@ -25,6 +25,18 @@ type AttrDef struct {
 	Perm  attr.Perm
 	Flags attr.Flag
 	Kind  attr.QueueKind
+	def   *attr.Def // nil for server-only definitions
+}
+
+// Decode checks a value sent for the attribute, its syntax and any
+// further rule of its definition (reserve takes y or n only), and returns
+// its canonical text.
+func (d *AttrDef) Decode(v string) (string, bool) {
+	val, err := attr.Parse(d.Type, v)
+	if err != nil || d.def != nil && d.def.Check(val) != nil {
+		return "", false
+	}
+	return val.Encode(attr.ModeServer), true
 }
 
 // DefTable is the server's view of one of attr's definition tables, in
@@ -40,8 +52,8 @@ type DefTable struct {
 // definitions extra.
 func newDefTable(t *attr.Table, extra ...AttrDef) *DefTable {
 	dt := &DefTable{table: t, Defs: make([]AttrDef, 0, t.Len()+len(extra)), extra: map[string]int{}}
-	for _, d := range t.Defs() {
-		dt.Defs = append(dt.Defs, AttrDef{Name: d.Name, Type: d.Type, Perm: d.Perm, Flags: d.Flags, Kind: d.Kind})
+	for i, d := range t.Defs() {
+		dt.Defs = append(dt.Defs, AttrDef{Name: d.Name, Type: d.Type, Perm: d.Perm, Flags: d.Flags, Kind: d.Kind, def: t.Def(i)})
 	}
 	for _, d := range extra {
 		dt.extra[strings.ToLower(d.Name)] = len(dt.Defs)
@@ -98,4 +110,4 @@ var Resources = func() map[string]ResourceDef {
 
 // UnknownJobAttr is the job definition slot after attr.JobTable's in
 // which the server keeps attributes it does not know, by name.
-const UnknownJobAttr = attr.JobExtension + 1
+const UnknownJobAttr = attr.NumJobAttrs

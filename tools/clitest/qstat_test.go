@@ -203,3 +203,20 @@ func TestQstat(t *testing.T) {
 			stderr: "qstat: Error (15033 - Batch protocol error) getting status of server bad..host\n", exit: 185},
 	})
 }
+
+// TestQstatReservation: qstat -f prints the reservation attributes of
+// look-ahead scheduling (seed 004) as TORQUE's qstat prints any attribute
+// it does not know: name = value, in the order the server sends them.
+func TestQstatReservation(t *testing.T) {
+	job := obj(batchreq.MGR_OBJ_JOB, "12.vm", "Job_Name=big", "Job_Owner=alice@vm", "job_state=Q", "queue=batch",
+		"Resource_List.nodect=2",
+		"Resource_List.nodes=2:ppn=8", "Resource_List.walltime=04:00:00", "reserve=y",
+		"estimated_start_time=1795363200", "estimated_exec_host=n01:ppn=8+n02:ppn=8")
+	runCases(t, []testCase{
+		{name: "full with a plan", argv: []string{"qstat", "-f", "12.vm"}, env: []string{"TZ=UTC"},
+			replies: []*batchreq.Reply{statusReply(job)},
+			stdout: "Job Id: 12.vm\n    Job_Name = big\n    Job_Owner = alice@vm\n    job_state = Q\n    queue = batch\n" +
+				"    Resource_List.nodect = 2\n    Resource_List.nodes = 2:ppn=8\n    Resource_List.walltime = 04:00:00\n" +
+				"    reserve = y\n    estimated_start_time = 1795363200\n    estimated_exec_host = n01:ppn=8+n02:ppn=8\n\n"},
+	})
+}

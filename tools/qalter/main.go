@@ -27,7 +27,7 @@ func main() {
 
 // run is qalter with its arguments; it returns the exit status.
 func run(args []string) int {
-	opts, ids, bad := cli.Getopt(args[1:], "a:A:c:e:h:j:k:l:m:M:N:o:p:qr:S:t:u:v:W:x:", args[0], os.Stderr)
+	opts, ids, bad := cli.Getopt(args[1:], "a:A:c:e:h:j:k:l:m:M:N:o:p:qr:R:S:t:u:v:W:x:", args[0], os.Stderr)
 	var list []pbs.Attr
 	add := func(name, val string) { list = append(list, pbs.Attr{Name: name, Value: val}) }
 	ext, async := "", false
@@ -86,6 +86,12 @@ func run(args []string) int {
 				bad = true
 			}
 			add("Rerunable", o.Arg)
+		case 'R':
+			// GoPBS (seed 004): -R y|n is -W reserve=y|n.
+			if o.Arg != "y" && o.Arg != "n" {
+				bad = true
+			}
+			add("reserve", o.Arg)
 		case 'S':
 			add("Shell_Path_List", o.Arg)
 		case 't':

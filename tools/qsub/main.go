@@ -25,7 +25,7 @@ import (
 	"gopbs/pbs/cli"
 )
 
-const optString = "a:A:b:c:C:d:D:e:fF:hIj:J:k:l:m:M:N:o:p:P:q:r:S:t:T:u:v:VW:w:Xxz"
+const optString = "a:A:b:c:C:d:D:e:fF:hIj:J:k:l:m:M:N:o:p:P:q:r:R:S:t:T:u:v:VW:w:Xxz"
 
 const usageText = `usage: qsub [-a date_time] [-A account_string] [-b secs]
       [-c [ none | { enabled | periodic | shutdown |
@@ -471,6 +471,12 @@ func (q *qsub) option(o cli.Opt, fromDirective bool) ([]pbs.Attr, error) {
 			return nil, fmt.Errorf("illegal -r value")
 		}
 		return a("Rerunable", o.Arg), nil
+	case 'R':
+		// GoPBS (seed 004): -R y|n is -W reserve=y|n.
+		if o.Arg != "y" && o.Arg != "n" {
+			return nil, fmt.Errorf("illegal -R value")
+		}
+		return a("reserve", o.Arg), nil
 	case 'S':
 		if !validShellList(o.Arg) {
 			return nil, fmt.Errorf("illegal -S value")

@@ -3,6 +3,8 @@ package main
 import (
 	"reflect"
 	"testing"
+
+	"gopbs/pbs/cli"
 )
 
 func TestDirectives(t *testing.T) {
@@ -21,5 +23,24 @@ func TestSplitWords(t *testing.T) {
 	}
 	if _, err := splitWords(`-N "open`); err == nil {
 		t.Error("unmatched quote accepted")
+	}
+}
+
+// TestReserveOption: GoPBS's -R y|n sends the reserve attribute, as -W
+// reserve=y|n does with TORQUE's qsub; other values are refused.
+func TestReserveOption(t *testing.T) {
+	q := &qsub{}
+	for _, v := range []string{"y", "n"} {
+		got, err := q.option(cli.Opt{C: 'R', Arg: v}, false)
+		if err != nil || len(got) != 1 || got[0].Name != "reserve" || got[0].Value != v {
+			t.Errorf("-R %s: %v %v", v, got, err)
+		}
+		w, err := cli.WAttrs("reserve=" + v)
+		if err != nil || len(w) != 1 || w[0] != got[0] {
+			t.Errorf("-W reserve=%s: %v %v", v, w, err)
+		}
+	}
+	if _, err := q.option(cli.Opt{C: 'R', Arg: "yes"}, false); err == nil {
+		t.Error("-R yes accepted")
 	}
 }

@@ -38,6 +38,16 @@ func bench(ctx context.Context, cfg *config, out io.Writer) (err error) {
 			return err
 		}
 	}
+	if cfg.maxReservation != 0 {
+		n := cfg.maxReservation
+		if n < 0 {
+			n = 1 << 30
+		}
+		text := fmt.Sprintf("max_reservation: %d\n", n)
+		if err := os.WriteFile(filepath.Join(home, "sched_priv", "sched_config"), []byte(text), 0o644); err != nil {
+			return err
+		}
+	}
 	hosts := filepath.Join(home, "hosts")
 	if err := runTool(ctx, cfg, filepath.Join(home, "nodesim-hosts.out"), "nodesim", "-n", strconv.Itoa(cfg.nodes), "-hosts", hosts); err != nil {
 		return fmt.Errorf("writing the hosts file: %w", err)
@@ -282,6 +292,18 @@ func waitIdle(ctx context.Context, cfg *config, d *load.Dialer) error {
 	})
 }
 
+// benchJob is the job submitted as the running or the queued ones: with
+// -max-reservation, walltimes and (queued) reserve=y.
+func benchJob(cfg *config, what string) load.Job {
+	if cfg.maxReservation == 0 {
+		return load.Job{}
+	}
+	if what == "running" {
+		return load.Job{Extra: load.ResourceList("walltime=12:00:00")}
+	}
+	return load.Job{Extra: append(load.ResourceList("walltime=04:00:00"), batchreq.NewAttr("reserve", "y"))}
+}
+
 // submit queues n jobs (no hold) with cfg.clients clients.
 func submit(ctx context.Context, cfg *config, addr string, n int, out io.Writer, what string) error {
 	stop, done := make(chan struct{}), make(chan struct{})
@@ -294,7 +316,7 @@ func submit(ctx context.Context, cfg *config, addr string, n int, out io.Writer,
 		}
 	}()
 	res, err := load.Run(load.Config{Mode: load.ModeSubmit, Dialer: &load.Dialer{Addr: addr, User: "root", Auth: true},
-		Ops: n, Clients: cfg.clients, Job: load.Job{}, Raw: true, Stop: stop})
+		Ops: n, Clients: cfg.clients, Job: benchJob(cfg, what), Raw: true, Stop: stop})
 	if err != nil {
 		return fmt.Errorf("submitting: %w", err)
 	}

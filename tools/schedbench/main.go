@@ -11,7 +11,7 @@
 //
 //	schedbench [-bin dir] [-nodes 1000] [-np 8] [-running 8000] [-queued 10000]
 //	           [-cycles 5] [-iteration 10] [-clients 8] [-profile dir]
-//	           [-profile-seconds 20] [-profile-first] [-keep]
+//	           [-profile-seconds 20] [-profile-first] [-keep] [-max-reservation 20]
 //
 // It must run as root on Linux: the daemons bind reserved ports, and
 // schedbench runs itself again in a private mount namespace where a
@@ -28,6 +28,13 @@
 // closes it. With -profile, CPU profiles of pbs_server and pbs_sched are
 // taken over the later cycles (with -profile-first: from the start of the
 // first cycle) and written to that directory.
+//
+// With -max-reservation the scheduler plans ahead (seed 004): its
+// sched_config sets max_reservation, the running jobs have walltimes (so
+// that the resource-time profile knows when they end) and every queued
+// job asks for a reservation (reserve=y); the cycles then build the
+// profile, make the reservations and test every queued job for
+// backfilling.
 //
 // The first cycle is made deterministic: scheduling is switched off
 // during the mass submission and on again after it, which starts a cycle
@@ -69,6 +76,7 @@ func run() int {
 	fs.BoolVar(&cfg.profileFirst, "profile-first", false, "with -profile: profile from the start of the first cycle instead (use a short -profile-seconds)")
 	fs.BoolVar(&cfg.keep, "keep", false, "keep the temporary PBS_HOME (its logs) and print its path")
 	fs.DurationVar(&cfg.wait, "wait", 5*time.Minute, "longest wait for the nodes, the running jobs or the cycles")
+	fs.IntVar(&cfg.maxReservation, "max-reservation", 0, "look-ahead scheduling: max_reservation in sched_config (-1: no cap); the running jobs get a walltime of 12 h, the queued ones 4 h and reserve=y")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
 	}
@@ -104,6 +112,7 @@ type config struct {
 	profileFirst            bool
 	keep                    bool
 	wait                    time.Duration
+	maxReservation          int
 	home                    string // the temporary PBS_HOME
 	port                    int    // pbs_server's port; the MOM, RM and scheduler ports follow it
 	serverDebug, schedDebug string // GOPBS_PPROF addresses
@@ -121,6 +130,8 @@ func (c *config) check() error {
 		return errors.New("-cycles must not be negative, -iteration and -clients must be positive")
 	case c.profileSeconds < 1:
 		return errors.New("-profile-seconds must be positive")
+	case c.maxReservation < -1:
+		return errors.New("-max-reservation must be -1 (no cap), 0 (off) or positive")
 	}
 	if c.bin == "" {
 		exe, err := os.Executable()

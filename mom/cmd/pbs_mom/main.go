@@ -208,6 +208,7 @@ func run(args []string) (err error) {
 	mm := mommetrics.New(metricsSrc, momd.Version)
 	engine, err := jobexec.New(jobexec.Options{
 		Home: f.home, Host: host, MomPort: f.rmPort, Config: cfg, Log: logger,
+		Cgroups:     momd.SetupCgroups(logger, cfg),
 		OnExit:      func(ex jobexec.Exit) { m.JobExited(ex) },
 		OnLimitKill: mm.EnforcementKill,
 	})
