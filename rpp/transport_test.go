@@ -271,7 +271,15 @@ func TestFaults(t *testing.T) {
 		{"all", 0.2, 0.2, 0.2, 7, 8, 60},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := newPair(t, fastOpts(10), fastOpts(20))
+			// A packet and its ACK each cross a lossy link: at 30% loss a
+			// round trip fails half the time, and fastOpts' 50 retries
+			// (about one second with back-off) run out now and then, which
+			// makes the stream stale; that is TestStaleAfterRetries' subject, not this
+			// test's. Give the streams time enough to get through (a GOODBYE
+			// whose ACK was lost after the peer let go still waits them out).
+			optsA, optsB := fastOpts(10), fastOpts(20)
+			optsA.Retry, optsB.Retry = 150, 150
+			p := newPair(t, optsA, optsB)
 			for _, c := range []struct {
 				fc   *faultConn
 				seed uint64
