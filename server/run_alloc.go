@@ -341,23 +341,12 @@ func (s *Server) allocate(j *state.Job, dest string) ([]vpSlot, *batchreq.Reply)
 }
 
 // eligible reports whether node n may serve element e.
+// It is offers (feasible.go) restricted to nodes in a usable state.
 func (s *Server) eligible(n *state.Node, e nodeElement) bool {
-	if n.TimeShared || n.State&(state.NodeStateDown|state.NodeStateOffline|state.NodeStateNotReported|state.NodeStateUnknown|state.NodeStateReserve) != 0 {
+	if n.State&(state.NodeStateDown|state.NodeStateOffline|state.NodeStateNotReported|state.NodeStateUnknown|state.NodeStateReserve) != 0 {
 		return false
 	}
-	if e.name != "" && n.Name != e.name {
-		return false
-	}
-	if len(e.props) == 0 {
-		return true
-	}
-	props := state.ParseArst(n.Attrs.Get(pbsattr.NodeProperties))
-	for _, p := range e.props {
-		if p != n.Name && !contains(props, p) {
-			return false
-		}
-	}
-	return true
+	return s.offers(n, e)
 }
 
 func freeVPs(n *state.Node, used vpJobs) []int {
