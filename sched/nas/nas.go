@@ -457,17 +457,7 @@ func (c *cycle) run(cd *candidate, b *bqueue, inPlace bool) {
 }
 
 // allocSpec is the node specification the server allocates for j.
-func (c *cycle) allocSpec(j *world.Job) string {
-	switch {
-	case j.NeedNodes != "":
-		return j.NeedNodes
-	case j.Nodes != "":
-		return j.Nodes
-	case c.w.Server != nil && c.w.Server.DefaultNode != "":
-		return c.w.Server.DefaultNode
-	}
-	return "1"
-}
+func (c *cycle) allocSpec(j *world.Job) string { return c.w.AllocSpec(j) }
 
 // account is the account a job is charged to: its Account_Name, else its
 // group.

@@ -917,19 +917,8 @@ func (c *cycle) learn(in *specInfo, fitsNow bool) {
 	in.confirmed = true
 }
 
-// allocSpec is the node specification the server allocates for j: its
-// neednodes, its nodes, the server's default_node, or one node.
-func (c *cycle) allocSpec(j *world.Job) string {
-	switch {
-	case j.NeedNodes != "":
-		return j.NeedNodes
-	case j.Nodes != "":
-		return j.Nodes
-	case c.w.Server.DefaultNode != "":
-		return c.w.Server.DefaultNode
-	}
-	return "1"
-}
+// allocSpec is the node specification the server allocates for j.
+func (c *cycle) allocSpec(j *world.Job) string { return c.w.AllocSpec(j) }
 
 // runModel returns the model's answer for the VPs the server would give
 // job j, which requests no nodes. Clusters with time-shared nodes are

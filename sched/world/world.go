@@ -574,3 +574,17 @@ func ParseNodeState(v string) int {
 	}
 	return st
 }
+
+// AllocSpec is the node specification the server allocates for job j: its
+// neednodes, its nodes, the server's default_node, or one node.
+func (w *World) AllocSpec(j *Job) string {
+	switch {
+	case j.NeedNodes != "":
+		return j.NeedNodes
+	case j.Nodes != "":
+		return j.Nodes
+	case w.Server != nil && w.Server.DefaultNode != "":
+		return w.Server.DefaultNode
+	}
+	return "1"
+}
