@@ -1,6 +1,9 @@
 package attr
 
-import "strings"
+import (
+	"cmp"
+	"strings"
+)
 
 // Op is a batch operation (batch_op, spec 02 §2.2).
 type Op int
@@ -150,7 +153,7 @@ func Compare(a, b Value) (int, bool) {
 	}
 	switch a.typ {
 	case TypeLong, TypeLongLong, TypeTime, TypeInteractive, TypeNodeType:
-		return cmpInt(a.n, b.n), true
+		return cmp.Compare(a.n, b.n), true
 	case TypeSize:
 		return a.Size().Cmp(b.Size()), true
 	case TypeString, TypeChar, TypeOther, TypeQueueType, TypeNodeSpec:
@@ -169,16 +172,6 @@ func Compare(a, b Value) (int, bool) {
 		return 0, false
 	}
 	return 1, false
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Matches reports whether the relation "a op b" holds, for the Select ops

@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"cmp"
 	"slices"
 
 	"gopbs/sched/placement"
@@ -70,7 +71,7 @@ func (p *Profile) earliestOne(r Request, from int64) (int64, []Slot, bool) {
 			feasible++
 			continue
 		}
-		slices.SortFunc(bad, func(x, y [2]int64) int { return compare(x[0], y[0]) })
+		slices.SortFunc(bad, func(x, y [2]int64) int { return cmp.Compare(x[0], y[0]) })
 		// merge overlapping intervals of this node
 		merged := bad[:1]
 		for _, iv := range bad[1:] {
@@ -106,7 +107,7 @@ func (p *Profile) earliestOne(r Request, from int64) (int64, []Slot, bool) {
 			}
 		}
 	}
-	slices.SortFunc(events, func(x, y event) int { return compare(x.at, y.at) })
+	slices.SortFunc(events, func(x, y event) int { return cmp.Compare(x.at, y.at) })
 	try := func(t int64) ([]Slot, bool) {
 		if feasible < el.Count {
 			return nil, false
@@ -126,16 +127,6 @@ func (p *Profile) earliestOne(r Request, from int64) (int64, []Slot, bool) {
 		}
 	}
 	return 0, nil, false
-}
-
-func compare(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // single reports whether earliestOne serves the request.
