@@ -67,7 +67,7 @@ func (s *Server) unknownJob(c *conn, id, msg string) {
 	c.reject(batchreq.PBSE_UNKJOBID, msg)
 }
 
-// commitAndReply submits ops (under the lock held by the caller), unlocks,
+// commitAndReply submits the batch ops (under the lock held by the caller), unlocks,
 // waits for durability and sends reply p.
 func (s *Server) commitAndReply(w replyWriter, ops []store.Op, p *batchreq.Reply) {
 	if s.waitSaved(w, s.store.Submit(ops...)) {
@@ -135,7 +135,7 @@ func (s *Server) handleDeleteJob(c *conn, req *batchreq.Request) {
 			return
 		}
 	}
-	var ops []store.Op
+	tx := s.db.Begin()
 	var running []*state.Job
 	for _, j := range targets {
 		if j.State == pbsattr.StateComplete {
@@ -145,7 +145,7 @@ func (s *Server) handleDeleteJob(c *conn, req *batchreq.Request) {
 			running = append(running, j) // through the MOM (mom_signal.go)
 			continue
 		}
-		ops = append(ops, s.deleteJob(j, c.requester())...)
+		s.deleteJob(tx, j, c.requester())
 		if j != top {
 			// a sub-job deleted with its array: a later "qdel 5[1]" in
 			// the same command was named while it existed
@@ -153,14 +153,14 @@ func (s *Server) handleDeleteJob(c *conn, req *batchreq.Request) {
 		}
 	}
 	if top.Array != nil && len(top.Array.Subjobs) == 0 && s.jobs.Get(top.ID) != nil {
-		ops = append(ops, s.purgeJob(top)...)
+		s.purgeJob(tx, top)
 	}
 	if len(running) > 0 {
-		s.running.deleteRunning(c, c.asker(), running, ops, ext)
+		s.running.deleteRunning(c, c.asker(), running, tx.Ops(), ext)
 		return
 	}
 	s.refreshNodeJobs()
-	s.commitAndReply(c, ops, batchreq.NullReply())
+	s.commitAndReply(c, tx.Ops(), batchreq.NullReply())
 }
 
 func (s *Server) flag(idx int) bool {
@@ -169,16 +169,15 @@ func (s *Server) flag(idx int) bool {
 
 // deleteJob deletes a non-running job: it becomes COMPLETE and is purged
 // now or after keep_completed.
-func (s *Server) deleteJob(j *state.Job, requester string) []store.Op {
+func (s *Server) deleteJob(tx *state.Txn, j *state.Job, requester string) {
 	s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job deleted at request of %s", requester)
 	s.acct.Record(pbslog.AcctDelete, j.ID, "requestor="+requester)
-	return s.completeJob(j, false)
+	s.completeJob(tx, j, false)
 }
 
 // completeJob ends a job that did not run successfully (ok false) or
-// did (ok true), handles its dependents and keep_completed.
-func (s *Server) completeJob(j *state.Job, ok bool) []store.Op {
-	var ops []store.Op
+// did (ok true), handles its dependents and keep_completed, in tx.
+func (s *Server) completeJob(tx *state.Txn, j *state.Job, ok bool) {
 	changed, doomed := s.parentGone(j, ok)
 	if p := j.Parent; p != nil && p.Array != nil {
 		c, d := s.arrayEnded(p, ok)
@@ -197,7 +196,7 @@ func (s *Server) completeJob(j *state.Job, ok bool) []store.Op {
 			}
 		}
 	}
-	s.jobs.SetState(j, pbsattr.StateComplete, pbsattr.SubComplete)
+	tx.SetState(j, pbsattr.StateComplete, pbsattr.SubComplete)
 	s.log.Logf(logline.EventJob, logline.ClassJob, "NULL", "on_job_exit valid pjob: %p (substate=%d)", j, pbsattr.SubComplete)
 	now := s.now().Unix()
 	j.Attrs.Set(pbsattr.JobCompTime, strconv.FormatInt(now, 10))
@@ -210,14 +209,13 @@ func (s *Server) completeJob(j *state.Job, ok bool) []store.Op {
 		j.PurgeAt = now + keep
 		s.jobs.Watch(j)
 		s.touch(j)
-		ops = append(ops, state.SaveJob(j))
 	} else {
 		s.log.Logf(logline.EventDebug2, logline.ClassJob, j.ID, "dequeuing from %s, state COMPLETE", qname)
-		ops = append(ops, s.purgeJob(j)...)
+		s.purgeJob(tx, j)
 	}
 	for _, x := range changed {
 		if s.jobs.Get(x.ID) != nil {
-			ops = append(ops, state.SaveJob(x))
+			tx.SaveJob(x)
 		}
 	}
 	for _, x := range doomed {
@@ -227,9 +225,8 @@ func (s *Server) completeJob(j *state.Job, ok bool) []store.Op {
 		s.log.Logf(logline.EventJob, logline.ClassJob, x.ID, "Job deleted as result of dependency on job %s", j.ID)
 		s.acct.Record(pbslog.AcctAbort, x.ID, "")
 		s.consequent.note(x.ID, x.OwnerUser(), s.now())
-		ops = append(ops, s.completeJob(x, false)...)
+		s.completeJob(tx, x, false)
 	}
-	return ops
 }
 
 // purgeComplete handles qdel -c: completed jobs with comp_time <= t are
@@ -237,18 +234,18 @@ func (s *Server) completeJob(j *state.Job, ok bool) []store.Op {
 func (s *Server) purgeComplete(c *conn, ext string) {
 	t, _ := strconv.ParseInt(strings.TrimPrefix(ext, "purgecomplete="), 10, 64)
 	s.mu.Lock()
-	var ops []store.Op
+	tx := s.db.Begin()
 	for j := s.jobs.First(); j != nil; {
 		next := j.Next()
 		if j.State == pbsattr.StateComplete {
 			ct, _ := strconv.ParseInt(j.Attrs.Get(pbsattr.JobCompTime), 10, 64)
 			if ct <= t {
-				ops = append(ops, s.purgeJob(j)...)
+				s.purgeJob(tx, j)
 			}
 		}
 		j = next
 	}
-	s.commitAndReply(c, ops, batchreq.NullReply())
+	s.commitAndReply(c, tx.Ops(), batchreq.NullReply())
 }
 
 func (s *Server) handleHoldRelease(c *conn, req *batchreq.Request) {
@@ -294,7 +291,7 @@ func (s *Server) handleHoldRelease(c *conn, req *batchreq.Request) {
 		c.reject(batchreq.PBSE_PERM, "")
 		return
 	}
-	var ops []store.Op
+	tx := s.db.Begin()
 	for _, j := range targets {
 		if hold {
 			j.Hold |= bits
@@ -316,17 +313,17 @@ func (s *Server) handleHoldRelease(c *conn, req *batchreq.Request) {
 			s.evaluate(j)
 		}
 		s.touch(j)
-		ops = append(ops, state.SaveJob(j))
+		tx.SaveJob(j)
 	}
 	if hold {
-		s.running.holdRunning(c, targets, body.Attrs, bits, ops) // checkpoint-hold of running jobs (mom_relay.go)
+		s.running.holdRunning(c, targets, body.Attrs, bits, tx.Ops()) // checkpoint-hold of running jobs (mom_relay.go)
 		return
 	}
 	released := false
 	for _, j := range targets {
 		released = released || j.State == pbsattr.StateQueued
 	}
-	s.commitAndReply(c, ops, batchreq.NullReply())
+	s.commitAndReply(c, tx.Ops(), batchreq.NullReply())
 	if released {
 		// a released job asks for a cycle, remembered if one is in
 		// progress (schedNotify); the tick would drop it then
@@ -347,7 +344,7 @@ func (s *Server) handleModifyJob(c *conn, req *batchreq.Request) {
 		s.unknownJob(c, body.ObjName, batchreq.MsgCannotLocateJob)
 		return
 	}
-	var ops []store.Op
+	tx := s.db.Begin()
 	for _, j := range targets {
 		if !s.permitted(c, j) {
 			s.mu.Unlock()
@@ -360,19 +357,19 @@ func (s *Server) handleModifyJob(c *conn, req *batchreq.Request) {
 			return
 		}
 		s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job Modified at request of %s", c.requester())
-		ops = append(ops, state.SaveJob(j))
+		tx.SaveJob(j)
 	}
 	if commentOnly(body.Attrs) {
 		// The scheduler sets a comment on every job it cannot run, one
 		// request after the other: an fdatasync per comment would make
 		// its first cycle over a full queue last seconds. A comment is
 		// acknowledged once it survives a crash of the server.
-		if s.waitSaved(c, s.store.SubmitLogged(ops...)) {
+		if s.waitSaved(c, tx.CommitLogged()) {
 			c.ok()
 		}
 		return
 	}
-	s.running.commitModify(c, targets, body.Attrs, ops) // relays resource changes of running jobs (mom_relay.go)
+	s.running.commitModify(c, targets, body.Attrs, tx.Ops()) // relays resource changes of running jobs (mom_relay.go)
 }
 
 // commentOnly reports whether a ModifyJob sets nothing but the job's
@@ -541,23 +538,23 @@ func (s *Server) handleMoveJob(c *conn, req *batchreq.Request) {
 		c.send(p)
 		return
 	}
-	ops := s.moveJob(j, old, q)
+	tx := s.db.Begin()
+	s.moveJob(tx, j, old, q)
 	s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job moved to %s at request of %s", q.Name, c.requester())
-	s.commitAndReply(c, ops, batchreq.NullReply())
+	s.commitAndReply(c, tx.Ops(), batchreq.NullReply())
 }
 
-// moveJob moves a job between local queues.
-func (s *Server) moveJob(j *state.Job, from, to *state.Queue) []store.Op {
+// moveJob moves a job between local queues, in tx.
+func (s *Server) moveJob(tx *state.Txn, j *state.Job, from, to *state.Queue) {
 	s.log.Logf(logline.EventDebug2, logline.ClassJob, j.ID, "dequeuing from %s, state %s", from.Name, state.StateName(j.State))
-	s.jobs.Dequeue(j)
+	tx.Dequeue(j)
 	s.applyDefaults(j, to)
-	s.jobs.Enqueue(j, to)
+	tx.Enqueue(j, to)
 	s.log.Logf(logline.EventDebug2, logline.ClassJob, j.ID, "enqueuing into %s, state %d hop %s", to.Name, j.State, hopCount(j))
 	s.acct.Record(pbslog.AcctQueue, j.ID, "queue="+to.Name)
-	var ops []store.Op
 	if to.IsExec() {
 		for _, p := range s.registerDeps(j) {
-			ops = append(ops, state.SaveJob(p))
+			tx.SaveJob(p)
 		}
 		if dependHolds(s, j) {
 			j.Hold |= state.HoldSystem
@@ -566,7 +563,6 @@ func (s *Server) moveJob(j *state.Job, from, to *state.Queue) []store.Op {
 	}
 	s.evaluate(j)
 	s.touch(j)
-	return append(ops, state.SaveJob(j))
 }
 
 func (s *Server) handleOrderJob(c *conn, req *batchreq.Request) {
@@ -599,7 +595,7 @@ func (s *Server) handleOrderJob(c *conn, req *batchreq.Request) {
 		c.reject(batchreq.PBSE_BADSTATE, "")
 		return
 	}
-	var ops []store.Op
+	tx := s.db.Begin()
 	if a.Queue != b.Queue {
 		qa, qb := a.Queue, b.Queue
 		if p := s.admit(a, qb, c.host, true); p != nil {
@@ -612,12 +608,13 @@ func (s *Server) handleOrderJob(c *conn, req *batchreq.Request) {
 			c.send(p)
 			return
 		}
-		ops = append(ops, s.moveJob(a, qa, qb)...)
-		ops = append(ops, s.moveJob(b, qb, qa)...)
+		s.moveJob(tx, a, qa, qb)
+		s.moveJob(tx, b, qb, qa)
 	}
 	a.Rank, b.Rank = b.Rank, a.Rank
-	ops = append(ops, state.SaveJob(a), state.SaveJob(b))
-	s.commitAndReply(c, ops, batchreq.NullReply())
+	tx.SaveJob(a)
+	tx.SaveJob(b)
+	s.commitAndReply(c, tx.Ops(), batchreq.NullReply())
 }
 
 func (s *Server) handleRegistDep(c *conn, req *batchreq.Request) {
@@ -638,7 +635,7 @@ func (s *Server) handleRegistDep(c *conn, req *batchreq.Request) {
 	if !strings.Contains(child, "@") {
 		child += "@" + s.name
 	}
-	var ops []store.Op
+	tx := s.db.Begin()
 	switch body.Op {
 	case batchreq.JOB_DEPEND_OP_REGISTER:
 		if strings.HasPrefix(t, "before") && parent.OwnerUser() != body.Owner {
@@ -648,20 +645,20 @@ func (s *Server) handleRegistDep(c *conn, req *batchreq.Request) {
 		}
 		s.addDep(parent, mirror(t), child)
 		s.touch(parent)
-		ops = append(ops, state.SaveJob(parent))
+		tx.SaveJob(parent)
 	case batchreq.JOB_DEPEND_OP_UNREG:
 		s.removeDep(parent, mirror(t), child)
-		ops = append(ops, state.SaveJob(parent))
+		tx.SaveJob(parent)
 	case batchreq.JOB_DEPEND_OP_RELEASE:
 		s.removeDep(parent, t, child)
 		s.releaseDepHold(parent)
-		ops = append(ops, state.SaveJob(parent))
+		tx.SaveJob(parent)
 	case batchreq.JOB_DEPEND_OP_DELETE:
-		ops = append(ops, s.completeJob(parent, false)...)
+		s.completeJob(tx, parent, false)
 	default:
 		s.mu.Unlock()
 		c.reject(batchreq.PBSE_IVALREQ, "")
 		return
 	}
-	s.commitAndReply(c, ops, batchreq.NullReply())
+	s.commitAndReply(c, tx.Ops(), batchreq.NullReply())
 }

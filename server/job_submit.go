@@ -468,7 +468,7 @@ func (s *Server) handleRdytoCommit(c *conn, req *batchreq.Request) {
 	q := j.Queue
 	j.Queue = nil
 	j.Substate = pbsattr.SubTransICM
-	s.jobs.Link(j)
+	s.jobs.Link(j) // listed, not yet durable: commitJob saves it
 	s.jobs.Enqueue(j, q)
 	s.mu.Unlock()
 	c.send(batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_RdytoCommit, j.ID))
@@ -501,8 +501,8 @@ func (s *Server) flushLogs() {
 	s.acct.Flush()
 }
 
-// commitJob turns a received job into a queued one and returns the store
-// operations that make it durable. Its log lines and accounting record
+// commitJob turns a received job into a queued one in a transaction of
+// its own and returns the store batch that makes it durable. Its log lines and accounting record
 // are held: the caller calls flushLogs once the operations are durable.
 func (s *Server) commitJob(j *state.Job, requester string) []store.Op {
 	q := j.Queue
@@ -525,15 +525,15 @@ func (s *Server) commitJob(j *state.Job, requester string) []store.Op {
 	s.log.LogfLater(logline.EventJob, logline.ClassJob, j.ID, "Job Queued at request of %s, owner = %s, job name = %s, queue = %s",
 		requester, j.Owner(), j.Name(), q.Name)
 	s.acct.RecordLater(pbslog.AcctQueue, j.ID, "queue="+q.Name)
-	var ops []store.Op
+	tx := s.db.Begin()
 	if j.Array != nil {
 		j.Hold = 0
-		s.jobs.SetState(j, pbsattr.StateQueued, pbsattr.SubArrayTemplate)
+		tx.SetState(j, pbsattr.StateQueued, pbsattr.SubArrayTemplate)
 		s.evaluate(j)
 	} else {
 		if q.IsExec() {
 			for _, p := range s.registerDeps(j) {
-				ops = append(ops, state.SaveJob(p))
+				tx.SaveJob(p)
 			}
 			if dependHolds(s, j) {
 				j.Hold |= state.HoldSystem
@@ -545,18 +545,19 @@ func (s *Server) commitJob(j *state.Job, requester string) []store.Op {
 				}
 			}
 		}
-		s.jobs.SetState(j, pbsattr.StateQueued, j.Substate)
+		tx.SetState(j, pbsattr.StateQueued, j.Substate)
 		s.evaluate(j)
 	}
 	compactAttrs(j)
-	ops = append(ops, state.SaveJob(j), store.Put(store.Script, j.ID, script), state.SaveServer(s.attrs, s.nextJob))
+	tx.SaveScript(j.ID, script)
+	tx.SaveServer()
 	if j.Array != nil {
-		ops = append(ops, s.cloneArray(j, hold)...)
+		s.cloneArray(tx, j, hold)
 	}
 	if q.IsRoute() {
-		ops = append(ops, s.routeJob(j, s.now().Unix())...)
+		s.routeJob(tx, j, s.now().Unix())
 	}
-	return ops
+	return tx.Ops()
 }
 
 // maxInterned is the length up to which compactAttrs shares a value.
@@ -621,15 +622,14 @@ func parseArrayRequest(r string) ([]int, int, bool) {
 	return out, limit, len(out) > 0
 }
 
-// cloneArray creates the sub-jobs of an array template.
-func (s *Server) cloneArray(t *state.Job, hold int) []store.Op {
+// cloneArray creates the sub-jobs of an array template, in tx.
+func (s *Server) cloneArray(tx *state.Txn, t *state.Job, hold int) {
 	idxs, slot, _ := parseArrayRequest(t.Array.Request)
 	if slot == 0 {
 		slot = int(s.serverLong(pbsattr.SrvMaxSlotLimit, 0))
 	}
 	seq := jobIDSeq(t.ID)
 	suffix := strings.TrimPrefix(t.ID, seq+"[]")
-	var ops []store.Op
 	for n, i := range idxs {
 		is := strconv.Itoa(i)
 		j := &state.Job{Seq: t.Seq, ArrayIndex: i, Parent: t, Attrs: t.Attrs.Clone(), Hold: hold | state.HoldArray}
@@ -645,13 +645,10 @@ func (s *Server) cloneArray(t *state.Job, hold int) []store.Op {
 		j.Attrs.Set(pbsattr.JobVariableList, "PBS_ARRAYID="+is+","+t.Attrs.Get(pbsattr.JobVariableList))
 		j.Rank = t.Rank
 		j.State = pbsattr.StateQueued
-		s.jobs.Link(j)
-		s.jobs.Enqueue(j, t.Queue)
+		tx.Add(j, t.Queue)
 		s.log.Logf(logline.EventDebug2, logline.ClassJob, j.ID, "enqueuing into %s, state %d hop 1", t.Queue.Name, pbsattr.StateHeld)
 		s.evaluate(j)
 		t.Array.Subjobs = append(t.Array.Subjobs, j)
 		t.Array.Size++
-		ops = append(ops, state.SaveJob(j))
 	}
-	return ops
 }

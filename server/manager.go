@@ -9,7 +9,6 @@ import (
 	"gopbs/internal/logline"
 	"gopbs/server/pbslog"
 	"gopbs/server/state"
-	"gopbs/server/store"
 )
 
 // handleManager serves qmgr/pbsnodes/qenable... requests on the server,
@@ -33,18 +32,18 @@ func (s *Server) handleManager(c *conn, req *batchreq.Request) {
 	}
 	s.mu.Lock()
 	var p *batchreq.Reply
-	var ops []store.Op
+	tx := s.db.Begin()
 	switch body.ObjType {
 	case batchreq.MGR_OBJ_SERVER:
-		p, ops = s.manageServer(c, body)
+		p = s.manageServer(tx, c, body)
 	case batchreq.MGR_OBJ_QUEUE:
-		p, ops = s.manageQueue(c, body)
+		p = s.manageQueue(tx, c, body)
 	case batchreq.MGR_OBJ_NODE:
 		var nodesFile func() error
-		if p, ops, nodesFile = s.manageNode(c, body); p == nil && nodesFile != nil {
+		if p, nodesFile = s.manageNode(tx, c, body); p == nil && nodesFile != nil {
 			// Both the store and server_priv/nodes hold the change
 			// before the reply.
-			wait := s.store.Submit(ops...)
+			wait := tx.Commit()
 			s.mu.Unlock()
 			err, ferr := wait(), nodesFile()
 			switch {
@@ -66,7 +65,7 @@ func (s *Server) handleManager(c *conn, req *batchreq.Request) {
 		c.send(p)
 		return
 	}
-	s.commitAndReply(c, ops, batchreq.NullReply())
+	s.commitAndReply(c, tx.Ops(), batchreq.NullReply())
 	s.run.schedManaged(body)
 }
 
@@ -162,9 +161,9 @@ func (s *Server) applyAttrs(c *conn, defs *state.DefTable, cur state.Attrs, list
 	return na, lines, nil
 }
 
-func (s *Server) manageServer(c *conn, m *batchreq.Manage) (*batchreq.Reply, []store.Op) {
+func (s *Server) manageServer(tx *state.Txn, c *conn, m *batchreq.Manage) *batchreq.Reply {
 	if m.Command != batchreq.MGR_CMD_SET && m.Command != batchreq.MGR_CMD_UNSET {
-		return batchreq.ErrorReply(batchreq.PBSE_IVALREQ, "", ""), nil
+		return batchreq.ErrorReply(batchreq.PBSE_IVALREQ, "", "")
 	}
 	unset := m.Command == batchreq.MGR_CMD_UNSET
 	na, lines, p := s.applyAttrs(c, state.ServerDefs, s.attrs, m.Attrs, unset, func(idx int, a *batchreq.Attr) *batchreq.Reply {
@@ -177,7 +176,7 @@ func (s *Server) manageServer(c *conn, m *batchreq.Manage) (*batchreq.Reply, []s
 		return nil
 	})
 	if p != nil {
-		return p, nil
+		return p
 	}
 	verb := "set"
 	if unset {
@@ -199,10 +198,11 @@ func (s *Server) manageServer(c *conn, m *batchreq.Manage) (*batchreq.Reply, []s
 	s.attrs = na
 	ev := int(s.serverLong(pbsattr.SrvLogEvents, pbslog.DefaultEvents))
 	s.log.SetEvents(ev)
-	return nil, []store.Op{state.SaveServer(s.attrs, s.nextJob)}
+	tx.SaveServer()
+	return nil
 }
 
-func (s *Server) manageQueue(c *conn, m *batchreq.Manage) (*batchreq.Reply, []store.Op) {
+func (s *Server) manageQueue(tx *state.Txn, c *conn, m *batchreq.Manage) *batchreq.Reply {
 	name := m.ObjName
 	if i := strings.IndexByte(name, '@'); i >= 0 {
 		name = name[:i]
@@ -211,18 +211,18 @@ func (s *Server) manageQueue(c *conn, m *batchreq.Manage) (*batchreq.Reply, []st
 	switch m.Command {
 	case batchreq.MGR_CMD_CREATE:
 		if len(name) > batchreq.PBS_MAXQUEUENAME {
-			return batchreq.ErrorReply(batchreq.PBSE_QUENBIG, "", ""), nil
+			return batchreq.ErrorReply(batchreq.PBSE_QUENBIG, "", "")
 		}
 		if name == "" || !isNameChar(name[0]) {
-			return batchreq.ErrorReply(batchreq.PBSE_IVALREQ, "", ""), nil
+			return batchreq.ErrorReply(batchreq.PBSE_IVALREQ, "", "")
 		}
 		if s.queueByName[name] != nil {
-			return batchreq.ErrorReply(batchreq.PBSE_QUEEXIST, "", ""), nil
+			return batchreq.ErrorReply(batchreq.PBSE_QUEEXIST, "", "")
 		}
 		q := &state.Queue{Name: name, Order: s.orderSeq}
 		na, lines, p := s.applyAttrs(c, state.QueueDefs, nil, m.Attrs, false, s.queueCheck(q))
 		if p != nil {
-			return p, nil
+			return p
 		}
 		s.orderSeq++
 		q.Attrs = na
@@ -233,14 +233,15 @@ func (s *Server) manageQueue(c *conn, m *batchreq.Manage) (*batchreq.Reply, []st
 		for _, l := range lines {
 			s.log.Log(logline.EventAdmin, logline.ClassQueue, name, l)
 		}
-		return nil, []store.Op{state.SaveQueue(q)}
+		tx.SaveQueue(q)
+		return nil
 	case batchreq.MGR_CMD_DELETE:
 		q := s.queueByName[name]
 		if q == nil {
-			return batchreq.ErrorReply(batchreq.PBSE_UNKQUE, "", ""), nil
+			return batchreq.ErrorReply(batchreq.PBSE_UNKQUE, "", "")
 		}
 		if q.Total() > 0 || s.queueHasJobs(q) {
-			return batchreq.ErrorReply(batchreq.PBSE_QUEBUSY, "", ""), nil
+			return batchreq.ErrorReply(batchreq.PBSE_QUEBUSY, "", "")
 		}
 		for i, x := range s.queues {
 			if x == q {
@@ -250,7 +251,8 @@ func (s *Server) manageQueue(c *conn, m *batchreq.Manage) (*batchreq.Reply, []st
 		}
 		delete(s.queueByName, name)
 		s.log.Logf(logline.EventAdmin, logline.ClassQueue, name, "deleted at request of %s", c.requester())
-		return nil, []store.Op{store.Del(store.Queues, name)}
+		tx.DeleteQueue(name)
+		return nil
 	}
 	var qs []*state.Queue
 	if name == "" {
@@ -258,33 +260,32 @@ func (s *Server) manageQueue(c *conn, m *batchreq.Manage) (*batchreq.Reply, []st
 	} else if q := s.queueByName[name]; q != nil {
 		qs = []*state.Queue{q}
 	} else {
-		return batchreq.ErrorReply(batchreq.PBSE_UNKQUE, "", ""), nil
+		return batchreq.ErrorReply(batchreq.PBSE_UNKQUE, "", "")
 	}
 	unset := m.Command == batchreq.MGR_CMD_UNSET
 	verb := "set"
 	if unset {
 		verb = "unset"
 	}
-	var ops []store.Op
 	for _, q := range qs {
 		na, lines, p := s.applyAttrs(c, state.QueueDefs, q.Attrs, m.Attrs, unset, s.queueCheck(q))
 		if p != nil {
-			return p, nil
+			return p
 		}
 		old := q.Attrs
 		q.Attrs = na
 		if state.IsTrue(q.Attrs.Get(pbsattr.QueueEnabled)) && q.Attrs.Get(pbsattr.QueueType) == "" {
 			q.Attrs = old
-			return batchreq.ErrorReply(batchreq.PBSE_QUENOEN, "", ""), nil
+			return batchreq.ErrorReply(batchreq.PBSE_QUENOEN, "", "")
 		}
 		q.Attrs.Set(pbsattr.QueueMtime, now)
 		s.log.Logf(logline.EventAdmin, logline.ClassQueue, q.Name, "attributes %s:  at request of %s", verb, c.requester())
 		for _, l := range lines {
 			s.log.Log(logline.EventAdmin, logline.ClassQueue, q.Name, l)
 		}
-		ops = append(ops, state.SaveQueue(q))
+		tx.SaveQueue(q)
 	}
-	return nil, ops
+	return nil
 }
 
 func (s *Server) queueHasJobs(q *state.Queue) bool {
@@ -322,25 +323,25 @@ func (s *Server) queueCheck(q *state.Queue) func(int, *batchreq.Attr) *batchreq.
 }
 
 // manageNode serves the Manager requests on nodes. Called with the lock
-// held; besides the reply or the store operations, it returns the wait
-// for server_priv/nodes when the change is one the file shows.
-func (s *Server) manageNode(c *conn, m *batchreq.Manage) (*batchreq.Reply, []store.Op, func() error) {
+// held; the change goes into tx and, besides the reply, it returns the
+// wait for server_priv/nodes when the change is one the file shows.
+func (s *Server) manageNode(tx *state.Txn, c *conn, m *batchreq.Manage) (*batchreq.Reply, func() error) {
 	name := m.ObjName
 	switch m.Command {
 	case batchreq.MGR_CMD_CREATE:
 		if name == "" || !(name[0] >= 'a' && name[0] <= 'z' || name[0] >= 'A' && name[0] <= 'Z') {
-			return batchreq.ErrorReply(batchreq.PBSE_BADNDATVAL, "", ""), nil, nil
+			return batchreq.ErrorReply(batchreq.PBSE_BADNDATVAL, "", ""), nil
 		}
 		if len(name) > batchreq.PBS_MAXHOSTNAME {
-			return batchreq.ErrorReply(batchreq.PBSE_NODENBIG, "", ""), nil, nil
+			return batchreq.ErrorReply(batchreq.PBSE_NODENBIG, "", ""), nil
 		}
 		if s.nodeByName[name] != nil {
-			return batchreq.ErrorReply(batchreq.PBSE_NODEEXIST, "", ""), nil, nil
+			return batchreq.ErrorReply(batchreq.PBSE_NODEEXIST, "", ""), nil
 		}
 		// A new node is "down,offline" until its MOM reports (TORQUE).
 		n := &state.Node{Name: name, NP: 1, State: state.NodeStateUnreported, Order: s.orderSeq}
 		if p, lines := s.applyNodeAttrs(c, n, m.Attrs); p != nil {
-			return p, nil, nil
+			return p, nil
 		} else {
 			for _, l := range lines {
 				s.log.Log(logline.EventAdmin, logline.ClassNode, name, l)
@@ -349,11 +350,12 @@ func (s *Server) manageNode(c *conn, m *batchreq.Manage) (*batchreq.Reply, []sto
 		s.orderSeq++
 		s.nodes = append(s.nodes, n)
 		s.nodeByName[name] = n
-		return nil, []store.Op{state.SaveNode(n)}, s.nodeCreated(n)
+		tx.SaveNode(n)
+		return nil, s.nodeCreated(n)
 	case batchreq.MGR_CMD_DELETE:
 		n := s.nodeByName[name]
 		if n == nil {
-			return batchreq.ErrorReply(batchreq.PBSE_UNKNODE, "", ""), nil, nil
+			return batchreq.ErrorReply(batchreq.PBSE_UNKNODE, "", ""), nil
 		}
 		for i, x := range s.nodes {
 			if x == n {
@@ -363,9 +365,10 @@ func (s *Server) manageNode(c *conn, m *batchreq.Manage) (*batchreq.Reply, []sto
 		}
 		delete(s.nodeByName, name)
 		s.log.Logf(logline.EventAdmin, logline.ClassNode, name, "deleted at request of %s", c.requester())
-		return nil, []store.Op{store.Del(store.Nodes, name)}, s.nodesChanged()
+		tx.DeleteNode(name)
+		return nil, s.nodesChanged()
 	case batchreq.MGR_CMD_UNSET:
-		return batchreq.ErrorReply(batchreq.PBSE_IVALREQ, "", ""), nil, nil
+		return batchreq.ErrorReply(batchreq.PBSE_IVALREQ, "", ""), nil
 	}
 	var ns []*state.Node
 	if name == "" || name == ":ALL" {
@@ -373,16 +376,15 @@ func (s *Server) manageNode(c *conn, m *batchreq.Manage) (*batchreq.Reply, []sto
 	} else if n := s.nodeByName[name]; n != nil {
 		ns = []*state.Node{n}
 	} else {
-		return batchreq.ErrorReply(batchreq.PBSE_UNKNODE, "", ""), nil, nil
+		return batchreq.ErrorReply(batchreq.PBSE_UNKNODE, "", ""), nil
 	}
-	var ops []store.Op
 	fileChanged := false
 	for _, n := range ns {
 		old := *n
 		p, lines := s.applyNodeAttrs(c, n, m.Attrs)
 		if p != nil {
 			*n = old
-			return p, nil, nil
+			return p, nil
 		}
 		s.log.Logf(logline.EventAdmin, logline.ClassNode, n.Name, "attributes set:  at request of %s", c.requester())
 		for _, l := range lines {
@@ -391,12 +393,12 @@ func (s *Server) manageNode(c *conn, m *batchreq.Manage) (*batchreq.Reply, []sto
 		if n.NP != old.NP || n.Attrs.Get(pbsattr.NodeProperties) != old.Attrs.Get(pbsattr.NodeProperties) || n.TimeShared != old.TimeShared {
 			fileChanged = true
 		}
-		ops = append(ops, state.SaveNode(n))
+		tx.SaveNode(n)
 	}
 	if fileChanged {
-		return nil, ops, s.nodesChanged()
+		return nil, s.nodesChanged()
 	}
-	return nil, ops, nil
+	return nil, nil
 }
 
 // applyNodeAttrs applies a node attribute list; it returns an error reply

@@ -319,7 +319,9 @@ func (rl *runLink) endJob(j *state.Job, exit int, rerun bool) {
 		j.Substate = pbsattr.SubExited
 		s.logOnJobExit(j, pbsattr.SubExited)
 		rl.forget(j.ID)
-		ops = s.completeJob(j, exit == 0)
+		tx := s.db.Begin()
+		s.completeJob(tx, j, exit == 0)
+		ops = tx.Ops()
 		s.refreshNodeJobs()
 	}
 	wait := s.store.Submit(ops...)
@@ -408,7 +410,9 @@ func (s *Server) releaseDependents(j *state.Job, ok bool) ([]store.Op, bool) {
 		s.log.Logf(logline.EventJob, logline.ClassJob, x.ID, "Job deleted as result of dependency on job %s", j.ID)
 		s.acct.Record(pbslog.AcctAbort, x.ID, "")
 		s.consequent.note(x.ID, x.OwnerUser(), s.now())
-		ops = append(ops, s.completeJob(x, false)...)
+		tx := s.db.Begin()
+		s.completeJob(tx, x, false)
+		ops = append(ops, tx.Ops()...)
 	}
 	return ops, released
 }
@@ -495,7 +499,9 @@ func (rl *runLink) pollJob(id string) {
 		s.log.Logf(logline.EventJob, logline.ClassJob, id, "Job does not exist on node")
 		s.acct.Record(pbslog.AcctAbort, id, "")
 		rl.forget(id)
-		ops = s.completeJob(j, false)
+		tx := s.db.Begin()
+		s.completeJob(tx, j, false)
+		ops = tx.Ops()
 		s.refreshNodeJobs()
 	case p.Code == 0:
 		for _, o := range p.Status {

@@ -360,7 +360,9 @@ func (rl *runLink) purgeDeleted(j *state.Job, why string) bool {
 		s.log.Log(logline.EventJob, logline.ClassJob, j.ID, why)
 	}
 	rl.forget(j.ID)
-	ops := s.completeJob(j, false)
+	tx := s.db.Begin()
+	s.completeJob(tx, j, false)
+	ops := tx.Ops()
 	s.refreshNodeJobs()
 	wait := s.store.Submit(ops...)
 	s.mu.Unlock()

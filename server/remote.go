@@ -156,7 +156,10 @@ func (s *Server) endMove(j *state.Job, m *outgoing, sent bool) (ops []store.Op, 
 		s.log.Logf(logline.EventDebug2, logline.ClassJob, j.ID, "dequeuing from %s, state TRANSIT", state.QueueName(j))
 		hop, _ := strconv.Atoi(j.Attrs.Get(pbsattr.JobHopCount))
 		ops = s.tracking.Track(j.ID, state.TrackEntry{Hop: hop + 1, Location: m.dest.server, State: pbsattr.JobStateNum(m.state).Letter(false)})
-		return append(ops, s.purgeJob(j)...), true
+		tx := s.db.Begin()
+		tx.Put(ops...)
+		s.purgeJob(tx, j)
+		return tx.Ops(), true
 	}
 	s.jobs.SetState(j, m.state, m.substate)
 	s.evaluate(j)

@@ -6,7 +6,6 @@ import (
 	"gopbs/internal/logline"
 	"gopbs/server/pbslog"
 	"gopbs/server/state"
-	"gopbs/server/store"
 )
 
 // defaultRouteRetry is route_retry_time when unset (seconds).
@@ -22,25 +21,26 @@ func temporaryRejection(code int) bool {
 	return false
 }
 
-// routeJob tries to move one job out of its route queue.
-func (s *Server) routeJob(j *state.Job, now int64) []store.Op {
+// routeJob tries to move one job out of its route queue, in tx.
+func (s *Server) routeJob(tx *state.Txn, j *state.Job, now int64) {
 	q := j.Queue
 	switch {
 	case j.State == pbsattr.StateTransit || j.State == pbsattr.StateComplete || j.State == pbsattr.StateRunning || j.State == pbsattr.StateExiting:
-		return nil
+		return
 	case j.State == pbsattr.StateHeld && !state.IsTrue(q.Attrs.Get(pbsattr.QueueRouteHeldJobs)):
-		return nil
+		return
 	case j.State == pbsattr.StateWaiting && !state.IsTrue(q.Attrs.Get(pbsattr.QueueRouteWaitingJobs)):
-		return nil
+		return
 	case !state.IsTrue(q.Attrs.Get(pbsattr.QueueStarted)):
-		return nil
+		return
 	}
 	if lt, ok := q.Long(pbsattr.QueueRouteLifetime); ok && lt > 0 {
 		qt := s.serverLongOf(j.Attrs.Get(pbsattr.JobQtime))
 		if now-qt > lt {
 			s.log.Log(logline.EventJob, logline.ClassJob, j.ID, "Route queue lifetime exceeded")
 			s.acct.Record(pbslog.AcctAbort, j.ID, "")
-			return s.completeJob(j, false)
+			s.completeJob(tx, j, false)
+			return
 		}
 	}
 	if j.RouteTried == nil {
@@ -68,7 +68,7 @@ func (s *Server) routeJob(j *state.Job, now int64) []store.Op {
 				continue
 			}
 			go s.routeRemote(j, m)
-			return nil
+			return
 		}
 		name := dest.queue
 		if j.RouteTried[name] {
@@ -88,7 +88,8 @@ func (s *Server) routeJob(j *state.Job, now int64) []store.Op {
 			continue
 		}
 		j.RouteTried, j.RouteLater = nil, nil
-		return s.moveJob(j, q, dq)
+		s.moveJob(tx, j, q, dq)
+		return
 	}
 	if temporary {
 		j.RouteLater = nil
@@ -97,11 +98,11 @@ func (s *Server) routeJob(j *state.Job, now int64) []store.Op {
 			retry = defaultRouteRetry
 		}
 		j.RouteRetryAt = now + retry
-		return nil
+		return
 	}
 	s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "%s", batchreq.ErrorText(batchreq.PBSE_ROUTEREJ))
 	s.acct.Record(pbslog.AcctAbort, j.ID, "")
-	return s.completeJob(j, false)
+	s.completeJob(tx, j, false)
 }
 
 func (s *Server) serverLongOf(v string) int64 {

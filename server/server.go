@@ -111,6 +111,7 @@ type Server struct {
 	rankCounter int64
 	orderSeq    int64
 	tracking    state.Tracking // jobs that moved to other servers
+	db          state.DB       // transactions over the tables above (state.Txn)
 	shutting    bool
 	rate        rateCounter
 	groups      map[string]groupEntry // primary groups of job users (state.go)
@@ -248,6 +249,7 @@ func New(cfg Config) (*Server, error) {
 		s.releaseLock()
 		return nil, err
 	}
+	s.db = state.DB{Store: s.store, Jobs: &s.jobs, Attrs: &s.attrs, NextJob: &s.nextJob}
 	s.log.Logf(logline.EventSystem, logline.ClassAcct, "Act", "Account file %s opened", s.acct.Path())
 	if err := s.recover(); err != nil {
 		s.store.Close()

@@ -9,7 +9,6 @@ import (
 	pbsattr "gopbs/attr"
 	"gopbs/internal/logline"
 	"gopbs/server/state"
-	"gopbs/server/store"
 )
 
 // findJob looks a job up by id as clients give it: the full id, an id
@@ -115,12 +114,9 @@ func (s *Server) touch(j *state.Job) {
 	j.Attrs.Set(pbsattr.JobMtime, strconv.FormatInt(s.now().Unix(), 10))
 }
 
-// purgeJob removes a job from memory and returns the store operations
-// deleting it.
-func (s *Server) purgeJob(j *state.Job) []store.Op {
-	s.jobs.Dequeue(j)
-	s.jobs.Unlink(j)
-	ops := state.DeleteJob(j)
+// purgeJob removes a job from memory and from the store, in tx.
+func (s *Server) purgeJob(tx *state.Txn, j *state.Job) {
+	tx.Remove(j)
 	if p := j.Parent; p != nil && p.Array != nil {
 		subs := p.Array.Subjobs
 		for i, x := range subs {
@@ -131,10 +127,9 @@ func (s *Server) purgeJob(j *state.Job) []store.Op {
 		}
 		if len(p.Array.Subjobs) == 0 {
 			s.log.Logf(logline.EventDebug2, logline.ClassJob, p.ID, "dequeuing from %s, state %s", p.Queue.Name, state.StateName(p.State))
-			ops = append(ops, s.purgeJob(p)...)
+			s.purgeJob(tx, p)
 		}
 	}
-	return ops
 }
 
 // dropPending discards an uncommitted submission when its connection
@@ -169,23 +164,23 @@ func (s *Server) dropPending(c *conn) {
 func (s *Server) tick() {
 	s.mu.Lock()
 	now := s.now().Unix()
-	var ops []store.Op
+	tx := s.db.Begin()
 	s.jobs.Watched(func(j *state.Job) bool {
 		switch {
 		case j.State == pbsattr.StateWaiting && state.ExecTime(j) <= now:
 			j.Attrs.Set(pbsattr.JobExecutionTime, "")
 			s.evaluate(j)
 			s.touch(j)
-			ops = append(ops, state.SaveJob(j))
+			tx.SaveJob(j)
 		case j.State == pbsattr.StateComplete && j.PurgeAt != 0:
 			if j.PurgeAt <= now {
 				s.log.Logf(logline.EventDebug2, logline.ClassJob, j.ID, "dequeuing from %s, state COMPLETE", state.QueueName(j))
-				ops = append(ops, s.purgeJob(j)...)
+				s.purgeJob(tx, j)
 				return false
 			}
 		case j.Queue != nil && j.Queue.IsRoute():
 			if j.RouteRetryAt <= now {
-				ops = append(ops, s.routeJob(j, now)...)
+				s.routeJob(tx, j, now)
 			}
 		case j.State != pbsattr.StateWaiting:
 			return false
@@ -193,8 +188,8 @@ func (s *Server) tick() {
 		return true
 	})
 	var wait func() error
-	if len(ops) > 0 && !s.shutting {
-		wait = s.store.Submit(ops...)
+	if !tx.Empty() && !s.shutting {
+		wait = tx.Commit()
 	}
 	s.mu.Unlock()
 	if wait != nil {

@@ -38,7 +38,7 @@ func (db *DB) Begin() *Txn { return &Txn{db: db} }
 type Txn struct {
 	db      *DB
 	entries []entry
-	saved   map[*Job]int // index in entries of a job's pending save
+	saved   map[*Job]int // index in entries of a job's pending save (past smallTxn)
 }
 
 // entry is one operation of the batch: a job to encode when the batch is
@@ -54,14 +54,44 @@ func (t *Txn) Jobs() *Jobs { return t.db.Jobs }
 
 // SaveJob notes that a job changed: it is saved with the batch.
 func (t *Txn) SaveJob(j *Job) {
-	if _, ok := t.saved[j]; ok {
+	if t.pending(j) >= 0 {
 		return
 	}
-	if t.saved == nil {
-		t.saved = make(map[*Job]int)
+	if t.saved != nil {
+		t.saved[j] = len(t.entries)
+	} else if len(t.entries) >= smallTxn {
+		// past a few operations (a qdel of an array, a purge) an index
+		// keeps SaveJob constant-time
+		t.saved = make(map[*Job]int, 2*smallTxn)
+		for i, e := range t.entries {
+			if e.job != nil && !e.off {
+				t.saved[e.job] = i
+			}
+		}
+		t.saved[j] = len(t.entries)
 	}
-	t.saved[j] = len(t.entries)
 	t.entries = append(t.entries, entry{job: j})
+}
+
+// smallTxn is the number of operations up to which a transaction finds a
+// job's pending save by walking its entries (a submission's transaction
+// allocates no index).
+const smallTxn = 8
+
+// pending returns the index in entries of a job's pending save, or -1.
+func (t *Txn) pending(j *Job) int {
+	if t.saved != nil {
+		if i, ok := t.saved[j]; ok {
+			return i
+		}
+		return -1
+	}
+	for i, e := range t.entries {
+		if e.job == j && !e.off {
+			return i
+		}
+	}
+	return -1
 }
 
 // SetState changes a job's state and substate (Jobs.SetState) and notes
@@ -71,10 +101,15 @@ func (t *Txn) SetState(j *Job, st attr.JobStateNum, sub attr.Substate) {
 	t.SaveJob(j)
 }
 
-// Move takes a job out of its queue and puts it into q (Jobs.Dequeue,
-// Jobs.Enqueue), noting it as changed.
-func (t *Txn) Move(j *Job, q *Queue) {
+// Dequeue takes a job out of its queue (Jobs.Dequeue), noting it as
+// changed.
+func (t *Txn) Dequeue(j *Job) {
 	t.db.Jobs.Dequeue(j)
+	t.SaveJob(j)
+}
+
+// Enqueue puts a job into q (Jobs.Enqueue), noting it as changed.
+func (t *Txn) Enqueue(j *Job, q *Queue) {
 	t.db.Jobs.Enqueue(j, q)
 	t.SaveJob(j)
 }
@@ -98,7 +133,7 @@ func (t *Txn) Remove(j *Job) {
 // DeleteJob deletes a job's record and script from the store, dropping a
 // pending save of it.
 func (t *Txn) DeleteJob(j *Job) {
-	if i, ok := t.saved[j]; ok {
+	if i := t.pending(j); i >= 0 {
 		t.entries[i].off = true
 		delete(t.saved, j)
 	}

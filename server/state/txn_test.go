@@ -124,3 +124,35 @@ func TestTxnEmpty(t *testing.T) {
 		t.Errorf("ops %v, want the two deletes", keys(ops))
 	}
 }
+
+func TestTxnManyJobsSavedOnce(t *testing.T) {
+	db, _ := newTestDB()
+	q := &Queue{Name: "batch"}
+	var jobs []*Job
+	for i := 0; i < 3*smallTxn; i++ {
+		j := &Job{ID: string(rune('a'+i)) + ".srv", State: attr.StateQueued}
+		jobs = append(jobs, j)
+		db.Jobs.Link(j)
+		db.Jobs.Enqueue(j, q)
+	}
+	tx := db.Begin()
+	for round := 0; round < 2; round++ {
+		for _, j := range jobs {
+			tx.SaveJob(j)
+		}
+	}
+	tx.DeleteJob(jobs[0])
+	tx.DeleteJob(jobs[len(jobs)-1])
+	ops := tx.Ops()
+	saves, dels := 0, 0
+	for _, op := range ops {
+		if op.Delete {
+			dels++
+		} else {
+			saves++
+		}
+	}
+	if saves != len(jobs)-2 || dels != 4 {
+		t.Errorf("%d saves and %d deletes, want %d and 4", saves, dels, len(jobs)-2)
+	}
+}
