@@ -124,17 +124,8 @@ func validHostPattern(h string) bool {
 }
 
 // aclMatchUser reports whether user@host matches an entry of a user ACL
-// (attr.MatchUserEntry: "user" matches any host, "user@host" may have '*'
-// wildcards in the host part).
-func aclMatchUser(acl []string, who string) bool {
-	u, h, _ := strings.Cut(who, "@")
-	for _, e := range acl {
-		if pbsattr.MatchUserEntry(e, u, h) {
-			return true
-		}
-	}
-	return false
-}
+// (state.MatchUserACL).
+func aclMatchUser(acl []string, who string) bool { return state.MatchUserACL(acl, who) }
 
 // hostMatch reports whether host matches a host ACL entry: the same name
 // without regard to case, or a pattern with '*' wildcards

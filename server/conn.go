@@ -436,12 +436,7 @@ func (s *Server) registerHandlers() {
 		c.reject(batchreq.PBSE_BADCRED, "")
 		c.closeAfter = true
 	})
-	m.HandleFunc(batchreq.PBS_BATCH_StatusSvr, s.handleStatusSvr)
-	m.HandleFunc(batchreq.PBS_BATCH_StatusQue, s.handleStatusQue)
-	m.HandleFunc(batchreq.PBS_BATCH_StatusNode, s.handleStatusNode)
-	m.HandleFunc(batchreq.PBS_BATCH_StatusJob, s.handleStatusJob)
-	m.HandleFunc(batchreq.PBS_BATCH_SelectJobs, s.handleSelect)
-	m.HandleFunc(batchreq.PBS_BATCH_SelStat, s.handleSelect)
+	s.registerStatusHandlers()
 	m.HandleFunc(batchreq.PBS_BATCH_Manager, s.handleManager)
 	m.HandleFunc(batchreq.PBS_BATCH_QueueJob, s.handleQueueJob)
 	m.HandleFunc(batchreq.PBS_BATCH_JobCred, s.handleJobCred)

@@ -14,6 +14,7 @@ import (
 	"gopbs/batchreq"
 	"gopbs/dis"
 	"gopbs/internal/logline"
+	"gopbs/server/handler"
 	"gopbs/server/state"
 	"gopbs/server/store"
 )
@@ -138,7 +139,7 @@ func (s *Server) beginMove(j *state.Job, dest destination) (*outgoing, int) {
 		if notSent[v.Index] {
 			continue
 		}
-		out.attrs = append(out.attrs, wireAttr(state.JobDefs, v))
+		out.attrs = append(out.attrs, handler.WireAttr(state.JobDefs, v))
 	}
 	out.attrs = append(out.attrs, batchreq.NewAttr("Hold_Types", state.FormatHold(j.Hold&(state.HoldUser|state.HoldOther|state.HoldSystem))))
 	s.jobs.SetState(j, pbsattr.StateTransit, pbsattr.SubTrnOut)

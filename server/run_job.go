@@ -10,6 +10,7 @@ import (
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
+	"gopbs/server/handler"
 	"gopbs/server/pbslog"
 	"gopbs/server/state"
 	"gopbs/server/store"
@@ -228,14 +229,14 @@ func (s *Server) momAttrs(j *state.Job) batchreq.AttrList {
 	}
 	args := j.Attrs.Get(pbsattr.JobSubmitArgs)
 	var out batchreq.AttrList
-	for _, v := range s.jobView(j) {
+	for _, v := range state.JobView(nil, j, s.name, nil) {
 		if !sendToMom[v.Index] && !(v.Index == pbsattr.JobSessionID && j.Attrs.Has(pbsattr.JobCheckpointName)) {
 			continue
 		}
 		if v.Index == pbsattr.JobResourceList && v.Resource == "nodect" {
 			continue
 		}
-		a := wireAttr(state.JobDefs, v)
+		a := handler.WireAttr(state.JobDefs, v)
 		switch {
 		case j.Parent != nil:
 			// array sub-jobs are clones: no value carries the default

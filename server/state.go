@@ -1,6 +1,7 @@
 package server
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -240,3 +241,6 @@ func (r *rateCounter) String(now time.Time) string {
 	}
 	return strconv.Itoa(avg(5)) + " " + strconv.Itoa(avg(30)) + " " + strconv.Itoa(avg(60))
 }
+
+// contains reports whether list holds s.
+func contains(list []string, s string) bool { return slices.Contains(list, s) }

@@ -1,17 +1,18 @@
-package server
+package handler
 
 import (
 	"strings"
 
-	pbsattr "gopbs/attr"
+	"gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/server/state"
 )
 
-// wireAttr returns the batchreq entry of a stored value.
-func wireAttr(defs *state.DefTable, v state.AttrValue) batchreq.Attr {
+// WireAttr returns the batchreq entry (name, resource, value) of a stored
+// value of the object kind whose definitions are defs.
+func WireAttr(defs *state.DefTable, v state.AttrValue) batchreq.Attr {
 	d := defs.Defs[v.Index]
-	if d.Type == pbsattr.TypeResourceList {
+	if d.Type == attr.TypeResourceList {
 		return batchreq.Attr{Name: d.Name, Resource: v.Resource, HasResource: true, Value: v.Value}
 	}
 	if defs == state.JobDefs && v.Index == state.UnknownJobAttr {

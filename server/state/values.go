@@ -116,3 +116,16 @@ func CompareResource(t attr.Type, a, b string) (int, bool) {
 	}
 	return strings.Compare(a, b), true
 }
+
+// MatchUserACL reports whether user@host matches an entry of a user ACL
+// (attr.MatchUserEntry: "user" matches any host, "user@host" may have '*'
+// wildcards in the host part).
+func MatchUserACL(acl []string, who string) bool {
+	u, h, _ := strings.Cut(who, "@")
+	for _, e := range acl {
+		if attr.MatchUserEntry(e, u, h) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,10 +1,11 @@
-package server
+package status
 
 import (
 	"strings"
 
-	pbsattr "gopbs/attr"
+	"gopbs/attr"
 	"gopbs/batchreq"
+	"gopbs/server/handler"
 	"gopbs/server/state"
 )
 
@@ -12,13 +13,15 @@ import (
 type selector struct {
 	idx  int
 	res  string
-	typ  pbsattr.Type
+	typ  attr.Type
 	val  string
 	op   int
 	attr *batchreq.Attr
 }
 
-func (s *Server) handleSelect(c *conn, req *batchreq.Request) {
+// Select answers a SelectJobs (the ids of the jobs selected) or a SelStat
+// (their full status).
+func Select(st State, w Writer, who *handler.Asker, req *batchreq.Request) {
 	body := req.Body.(*batchreq.Select)
 	ext := strings.ToLower(req.Extension)
 	summarize := strings.Contains(ext, "summarize_arrays")
@@ -36,70 +39,71 @@ func (s *Server) handleSelect(c *conn, req *batchreq.Request) {
 		}
 		idx := state.JobDefs.Find(a.Name)
 		if idx < 0 || idx == state.UnknownJobAttr {
-			c.rejectAttr(batchreq.PBSE_NOATTR, a)
+			w.RejectAttr(batchreq.PBSE_NOATTR, a)
 			return
 		}
 		d := state.JobDefs.Defs[idx]
 		if a.Op < batchreq.EQ || a.Op > batchreq.LT {
-			c.rejectAttr(batchreq.PBSE_IVALREQ, a)
+			w.RejectAttr(batchreq.PBSE_IVALREQ, a)
 			return
 		}
-		if d.Flags&pbsattr.FlagSelEQ != 0 && a.Op != batchreq.EQ && a.Op != batchreq.NE {
-			c.rejectAttr(batchreq.PBSE_IVALREQ, a)
+		if d.Flags&attr.FlagSelEQ != 0 && a.Op != batchreq.EQ && a.Op != batchreq.NE {
+			w.RejectAttr(batchreq.PBSE_IVALREQ, a)
 			return
 		}
 		sel := selector{idx: idx, typ: d.Type, op: a.Op, attr: a, val: a.Value}
 		switch {
-		case idx == pbsattr.JobState || idx == pbsattr.JobUserList:
-		case d.Type == pbsattr.TypeResourceList:
+		case idx == attr.JobState || idx == attr.JobUserList:
+		case d.Type == attr.TypeResourceList:
 			rd, ok := state.Resources[strings.ToLower(a.Resource)]
 			if !ok {
-				c.rejectAttr(batchreq.PBSE_UNKRESC, a)
+				w.RejectAttr(batchreq.PBSE_UNKRESC, a)
 				return
 			}
 			sel.res, sel.typ = strings.ToLower(a.Resource), rd.Type
 			v, ok := state.DecodeValue(rd.Type, a.Value)
 			if !ok {
-				c.rejectAttr(batchreq.PBSE_BADATVAL, a)
+				w.RejectAttr(batchreq.PBSE_BADATVAL, a)
 				return
 			}
 			sel.val = v
-		case d.Type == pbsattr.TypeHold:
+		case d.Type == attr.TypeHold:
 			v, ok := state.DecodeValue(d.Type, a.Value)
 			if !ok {
-				c.rejectAttr(batchreq.PBSE_BADATVAL, a)
+				w.RejectAttr(batchreq.PBSE_BADATVAL, a)
 				return
 			}
 			sel.val = v
 		default:
 			v, ok := state.DecodeValue(d.Type, a.Value)
 			if !ok {
-				c.rejectAttr(batchreq.PBSE_BADATVAL, a)
+				w.RejectAttr(batchreq.PBSE_BADATVAL, a)
 				return
 			}
 			sel.val = v
 		}
 		sels = append(sels, sel)
 	}
-	s.mu.RLock()
+	st.RLock()
 	var q *state.Queue
 	if queue != "" {
-		if q = s.queueByName[queue]; q == nil {
-			s.mu.RUnlock()
-			c.reject(batchreq.PBSE_UNKQUE, "")
+		if q = st.Queue(queue); q == nil {
+			st.RUnlock()
+			w.Reject(batchreq.PBSE_UNKQUE, "")
 			return
 		}
 	}
 	var ids []string
 	var jobs []*state.Job
-	for j := s.jobs.First(); j != nil; j = j.Next() {
+	name := st.Name()
+	for j := st.Jobs().First(); j != nil; j = j.Next() {
 		if summarize && j.Parent != nil || !summarize && j.Array != nil {
 			continue
 		}
 		if q != nil && j.Queue != q || execOnly && (j.Queue == nil || !j.Queue.IsExec()) {
 			continue
 		}
-		if !s.canSee(c, j) || !s.selects(j, sels) {
+		if !canSee(st, who, j) || !selects(j, sels, name) {
 			continue
 		}
 		if req.Type == batchreq.PBS_BATCH_SelStat {
@@ -112,29 +116,30 @@ func (s *Server) handleSelect(c *conn, req *batchreq.Request) {
 		// The full status of every selected job (the request's
 		// attribute list is not consulted), encoded directly: the
 		// scheduler selects every job of each queue in every cycle.
-		raw := s.encodeJobStatuses(c, jobs, -1)
-		s.mu.RUnlock()
-		c.sendRaw(raw)
+		raw := EncodeJobStatuses(st, who, jobs, -1)
+		st.RUnlock()
+		w.SendRaw(raw)
 		return
 	}
-	s.mu.RUnlock()
-	c.send(&batchreq.Reply{AuxCode: len(ids), Choice: batchreq.BATCH_REPLY_CHOICE_Select, JobIDs: ids})
+	st.RUnlock()
+	w.Send(&batchreq.Reply{AuxCode: len(ids), Choice: batchreq.BATCH_REPLY_CHOICE_Select, JobIDs: ids})
 }
 
-// selects reports whether a job meets every criterion.
-func (s *Server) selects(j *state.Job, sels []selector) bool {
+// selects reports whether a job meets every criterion (server: the
+// server's name, the job's server attribute).
+func selects(j *state.Job, sels []selector, server string) bool {
 	for _, sel := range sels {
 		var match bool
 		switch sel.idx {
-		case pbsattr.JobState:
+		case attr.JobState:
 			in := strings.Contains(sel.val, j.StateLetter())
 			match = in == (sel.op != batchreq.NE)
-		case pbsattr.JobUserList:
-			in := aclMatchUser(state.ParseArst(sel.val), j.Owner())
+		case attr.JobUserList:
+			in := state.MatchUserACL(state.ParseArst(sel.val), j.Owner())
 			match = in == (sel.op != batchreq.NE)
-		case pbsattr.JobHoldTypes:
+		case attr.JobHoldTypes:
 			match = compareOp(strings.Compare(state.FormatHold(j.Hold&7), sel.val), true, sel.op)
-		case pbsattr.JobQueue:
+		case attr.JobQueue:
 			name := ""
 			if j.Queue != nil {
 				name = j.Queue.Name
@@ -146,7 +151,7 @@ func (s *Server) selects(j *state.Job, sels []selector) bool {
 			if sel.res != "" {
 				v, ok = j.Attrs.LookupRes(sel.idx, sel.res)
 			} else {
-				v = s.jobView(j).GetRes(sel.idx, "")
+				v = state.JobView(nil, j, server, nil).GetRes(sel.idx, "")
 				ok = v != ""
 			}
 			if !ok {
