@@ -437,7 +437,7 @@ func (s *Server) registerHandlers() {
 		c.closeAfter = true
 	})
 	s.registerStatusHandlers()
-	m.HandleFunc(batchreq.PBS_BATCH_Manager, s.handleManager)
+	s.registerManagerHandlers()
 	m.HandleFunc(batchreq.PBS_BATCH_QueueJob, s.handleQueueJob)
 	m.HandleFunc(batchreq.PBS_BATCH_JobCred, s.handleJobCred)
 	m.HandleFunc(batchreq.PBS_BATCH_jobscript, s.handleJobScript)

@@ -111,7 +111,7 @@ func (d *Database) SetServer(next int64, attrs []state.RecordAttr) error {
 
 // AddQueue adds a queue; queues are listed in the order they are added.
 func (d *Database) AddQueue(name string, attrs []state.RecordAttr) error {
-	if name == "" || len(name) > 15 || !isNameChar(name[0]) {
+	if name == "" || len(name) > 15 || !state.NameChar(name[0]) {
 		return fmt.Errorf("queue %q: bad name", name)
 	}
 	if d.s.queueByName[name] != nil {

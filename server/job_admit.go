@@ -139,3 +139,12 @@ func (s *Server) admitFrom(j *state.Job, q *state.Queue, host string, mgrMove, r
 	}
 	return s.refuseCheckpoints(j, q)
 }
+
+// aclMatchUser reports whether user@host matches an entry of a user ACL
+// (state.MatchUserACL).
+func aclMatchUser(acl []string, who string) bool { return state.MatchUserACL(acl, who) }
+
+// hostMatch reports whether host matches a host ACL entry: the same name
+// without regard to case, or a pattern with '*' wildcards
+// (attr.MatchHostEntry).
+func hostMatch(pattern, host string) bool { return pbsattr.MatchHostEntry(pattern, host) }

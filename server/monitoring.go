@@ -146,16 +146,6 @@ func (s *Server) HTTPAddr() string {
 	return m.ln.Addr().String()
 }
 
-// validHTTPAddr reports whether v is an http_address value: empty or an
-// address httplisten accepts.
-func validHTTPAddr(v string) bool {
-	if v == "" {
-		return true
-	}
-	_, err := httplisten.ParseAddr(v)
-	return err == nil
-}
-
 // monitorSource is the monitor.Source of a Server.
 type monitorSource struct{ s *Server }
 

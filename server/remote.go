@@ -70,7 +70,7 @@ func (s *Server) parseDestination(d string) destination {
 	if port == own && isThisMachine(host) {
 		return destination{queue: queue}
 	}
-	if _, err := strconv.ParseUint(port, 10, 16); err != nil || !validHostPattern(host) && !isAddr(host) || strings.Contains(host, "*") {
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil || !state.ValidHostPattern(host) && !isAddr(host) || strings.Contains(host, "*") {
 		return destination{queue: queue, server: at, bad: true}
 	}
 	return destination{queue: queue, addr: net.JoinHostPort(host, port), server: at}

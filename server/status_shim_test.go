@@ -36,3 +36,5 @@ func (s *Server) encodeJobStatuses(c *conn, jobs []*state.Job, delta int64) []by
 	who := c.asker()
 	return status.EncodeJobStatuses(statusState{s}, &who, jobs, delta)
 }
+
+func validHostPattern(h string) bool { return state.ValidHostPattern(h) }

@@ -9,7 +9,10 @@
 // narrow interface to the server's state it needs (see package locate).
 package handler
 
-import "gopbs/batchreq"
+import (
+	"gopbs/batchreq"
+	"gopbs/server/state"
+)
 
 // ReplyWriter answers the request being served. Exactly one reply is sent
 // per request.
@@ -33,3 +36,22 @@ type Asker struct {
 
 // Requester returns "user@host" as the logs and accounting name it.
 func (a Asker) Requester() string { return a.User + "@" + a.Host }
+
+// Unlocker releases the server's lock.
+type Unlocker interface{ Unlock() }
+
+// CommitAndReply is the end of a handler that changed the state: called
+// with the lock held, it submits tx's batch to the store (which fixes its
+// order among batches), releases the lock, waits until the batch is
+// durable and sends p through w, or a system error if the batch could not
+// be saved. It reports whether p was sent.
+func CommitAndReply(l Unlocker, w ReplyWriter, tx *state.Txn, p *batchreq.Reply) bool {
+	wait := tx.Commit()
+	l.Unlock()
+	if err := wait(); err != nil {
+		w.Send(batchreq.SystemErrorReply("PBS_Server", 5, "cannot save job"))
+		return false
+	}
+	w.Send(p)
+	return true
+}

@@ -129,3 +129,25 @@ func MatchUserACL(acl []string, who string) bool {
 	}
 	return false
 }
+
+// NameChar reports whether b may begin a queue name (a letter or a
+// digit; host names are made of these, '-', '_' and '.').
+func NameChar(b byte) bool {
+	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
+}
+
+// ValidHostPattern reports whether h is a host name (letters, digits,
+// '-', '_' and '.'-separated labels) in which '*' may stand for any part,
+// as host ACL entries are written.
+func ValidHostPattern(h string) bool {
+	if h == "" || h[0] == '.' || h[len(h)-1] == '.' || strings.Contains(h, "..") {
+		return false
+	}
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if !(NameChar(c) || c == '-' || c == '_' || c == '.' || c == '*') {
+			return false
+		}
+	}
+	return true
+}

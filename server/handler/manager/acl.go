@@ -1,6 +1,7 @@
-package server
+package manager
 
 import (
+	"slices"
 	"strings"
 
 	pbsattr "gopbs/attr"
@@ -47,7 +48,7 @@ var aclLists = map[string]listKind{
 //
 // Host names are checked for their syntax only: whether a name resolves
 // depends on the machine, not on the request.
-func (s *Server) checkACL(a *batchreq.Attr, v, old string) *batchreq.Reply {
+func (r *request) checkACL(a *batchreq.Attr, v, old string) *batchreq.Reply {
 	kind, ok := aclLists[strings.ToLower(a.Name)]
 	if !ok {
 		return nil
@@ -56,17 +57,17 @@ func (s *Server) checkACL(a *batchreq.Attr, v, old string) *batchreq.Reply {
 	for _, e := range elems {
 		switch kind {
 		case listJobTypes:
-			if !contains(pbsattr.DisallowedTypes, e) {
+			if !slices.Contains(pbsattr.DisallowedTypes, e) {
 				return batchreq.BadAttrReply(batchreq.PBSE_BADDISALLOWTYPE, a)
 			}
 		case listHosts:
-			if !validHostPattern(e) {
-				return s.badACLHost(e, e)
+			if !state.ValidHostPattern(e) {
+				return r.badACLHost(e, e)
 			}
 		case listUserHost:
 			user, host, found := strings.Cut(e, "@")
-			if !found || user == "" || !validHostPattern(host) {
-				return s.badACLHost(e, host)
+			if !found || user == "" || !state.ValidHostPattern(host) {
+				return r.badACLHost(e, host)
 			}
 		}
 	}
@@ -100,34 +101,9 @@ func aclKey(kind listKind, e string) string {
 }
 
 // badACLHost logs and answers a host ACL entry that is not a host.
-func (s *Server) badACLHost(entry, host string) *batchreq.Reply {
-	s.log.Logf(logline.EventError, logline.ClassServer, "PBS_Server",
+func (r *request) badACLHost(entry, host string) *batchreq.Reply {
+	r.log.Logf(logline.EventError, logline.ClassServer, "PBS_Server",
 		"LOG_ERROR::%s (%d) in manager_oper_chk, bad entry in acl: %s",
 		batchreq.ErrorText(batchreq.PBSE_BADACLHOST), batchreq.PBSE_BADACLHOST, entry)
 	return batchreq.ErrorReply(batchreq.PBSE_BADACLHOST, "", "First bad host: "+host)
 }
-
-// validHostPattern reports whether h is a host name (letters, digits,
-// '-', '_' and '.'-separated labels) in which '*' may stand for any part,
-// as host ACL entries are written.
-func validHostPattern(h string) bool {
-	if h == "" || h[0] == '.' || h[len(h)-1] == '.' || strings.Contains(h, "..") {
-		return false
-	}
-	for i := 0; i < len(h); i++ {
-		c := h[i]
-		if !(isNameChar(c) || c == '-' || c == '_' || c == '.' || c == '*') {
-			return false
-		}
-	}
-	return true
-}
-
-// aclMatchUser reports whether user@host matches an entry of a user ACL
-// (state.MatchUserACL).
-func aclMatchUser(acl []string, who string) bool { return state.MatchUserACL(acl, who) }
-
-// hostMatch reports whether host matches a host ACL entry: the same name
-// without regard to case, or a pattern with '*' wildcards
-// (attr.MatchHostEntry).
-func hostMatch(pattern, host string) bool { return pbsattr.MatchHostEntry(pattern, host) }

@@ -1,59 +1,134 @@
-package server
+// Package manager serves the Manager request (qmgr, pbsnodes, qenable,
+// qstart...): creating, deleting, setting and unsetting the attributes
+// of the server, queues and nodes (spec 02 §3.2, §10), with the checks of
+// ACL values (acl.go). Manage is a function of the server's state as the
+// family sees it (State), a reply writer, who asks and the request.
+package manager
 
 import (
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
+	"gopbs/internal/httplisten"
 	"gopbs/internal/logline"
+	"gopbs/server/handler"
 	"gopbs/server/pbslog"
 	"gopbs/server/state"
 )
 
-// handleManager serves qmgr/pbsnodes/qenable... requests on the server,
-// queues and nodes (spec 02 §3.2, §10).
-func (s *Server) handleManager(c *conn, req *batchreq.Request) {
-	body := req.Body.(*batchreq.Manage)
+// State is what the family needs of the server. Every method but Lock,
+// Log and the callbacks returned is called with the lock held.
+type State interface {
+	// Lock and Unlock guard a change of the state.
+	Lock()
+	Unlock()
+	// Begin starts a transaction over the state.
+	Begin() *state.Txn
+	// Log returns the server's log.
+	Log() *pbslog.Logger
+	// LogError writes a LOG_ERROR line of the function fn.
+	LogError(fn, msg string)
+	// Now returns the time.
+	Now() time.Time
+	// Attrs returns the server's attributes; SetAttrs replaces them.
+	Attrs() state.Attrs
+	SetAttrs(a state.Attrs)
+	// SetNextJob sets the next job number.
+	SetNextJob(n int64)
+	// Jobs returns the job table.
+	Jobs() *state.Jobs
+	// Queues returns the queues in creation order; Queue finds one,
+	// AddQueue and RemoveQueue change the list.
+	Queues() []*state.Queue
+	Queue(name string) *state.Queue
+	AddQueue(q *state.Queue)
+	RemoveQueue(q *state.Queue)
+	// Nodes returns the nodes in creation order; Node finds one,
+	// AddNode and RemoveNode change the list.
+	Nodes() []*state.Node
+	Node(name string) *state.Node
+	AddNode(n *state.Node)
+	RemoveNode(n *state.Node)
+	// NextOrder returns the creation order number of the next queue or
+	// node; AddQueue and AddNode use it up.
+	NextOrder() int64
+	// NodeCreated and NodesChanged start the rewrite of
+	// server_priv/nodes after a change it shows; the wait returned is
+	// called without the lock.
+	NodeCreated(n *state.Node) func() error
+	NodesChanged() func() error
+	// HTTPAddressChanged reconciles the HTTP listener with the
+	// http_address attribute once the lock is released.
+	HTTPAddressChanged()
+	// Managed tells the scheduler link of a Manager request served
+	// (called after the reply, without the lock).
+	Managed(b *batchreq.Manage)
+}
+
+// request is one Manager request being served.
+type request struct {
+	st  State
+	who *handler.Asker
+	log *pbslog.Logger
+}
+
+// validHTTPAddr reports whether v is an http_address value: empty or an
+// address httplisten accepts.
+func validHTTPAddr(v string) bool {
+	if v == "" {
+		return true
+	}
+	_, err := httplisten.ParseAddr(v)
+	return err == nil
+}
+
+// Manage serves a Manager request (qmgr, pbsnodes, qenable...) on the
+// server, queues and nodes (spec 02 §3.2, §10).
+func Manage(st State, w handler.ReplyWriter, who *handler.Asker, body *batchreq.Manage) {
 	switch body.Command {
 	case batchreq.MGR_CMD_CREATE, batchreq.MGR_CMD_DELETE:
-		if !c.perm.mgr {
-			c.reject(batchreq.PBSE_PERM, "")
+		if !who.Manager {
+			w.Reject(batchreq.PBSE_PERM, "")
 			return
 		}
 	case batchreq.MGR_CMD_SET, batchreq.MGR_CMD_UNSET:
-		if !c.perm.mgr && !c.perm.oper {
-			c.reject(batchreq.PBSE_PERM, "")
+		if !who.Manager && !who.Operator {
+			w.Reject(batchreq.PBSE_PERM, "")
 			return
 		}
 	default:
-		c.reject(batchreq.PBSE_IVALREQ, "")
+		w.Reject(batchreq.PBSE_IVALREQ, "")
 		return
 	}
-	s.mu.Lock()
+	r := &request{st: st, who: who, log: st.Log()}
+	st.Lock()
 	var p *batchreq.Reply
-	tx := s.db.Begin()
+	tx := st.Begin()
 	switch body.ObjType {
 	case batchreq.MGR_OBJ_SERVER:
-		p = s.manageServer(tx, c, body)
+		p = r.manageServer(tx, body)
 	case batchreq.MGR_OBJ_QUEUE:
-		p = s.manageQueue(tx, c, body)
+		p = r.manageQueue(tx, body)
 	case batchreq.MGR_OBJ_NODE:
 		var nodesFile func() error
-		if p, nodesFile = s.manageNode(tx, c, body); p == nil && nodesFile != nil {
+		if p, nodesFile = r.manageNode(tx, body); p == nil && nodesFile != nil {
 			// Both the store and server_priv/nodes hold the change
 			// before the reply.
 			wait := tx.Commit()
-			s.mu.Unlock()
+			st.Unlock()
 			err, ferr := wait(), nodesFile()
 			switch {
 			case err != nil:
-				c.send(batchreq.SystemErrorReply("PBS_Server", 5, "cannot save node"))
+				w.Send(batchreq.SystemErrorReply("PBS_Server", 5, "cannot save node"))
 			case ferr != nil:
-				s.logError("mgr_node", ferr.Error())
-				c.send(batchreq.SystemErrorReply("PBS_Server", 5, "cannot write nodes file"))
+				st.LogError("mgr_node", ferr.Error())
+				w.Send(batchreq.SystemErrorReply("PBS_Server", 5, "cannot write nodes file"))
 			default:
-				c.send(batchreq.NullReply())
+				w.Send(batchreq.NullReply())
 			}
 			return
 		}
@@ -61,12 +136,12 @@ func (s *Server) handleManager(c *conn, req *batchreq.Request) {
 		p = batchreq.ErrorReply(batchreq.PBSE_IVALREQ, "", "")
 	}
 	if p != nil {
-		s.mu.Unlock()
-		c.send(p)
+		st.Unlock()
+		w.Send(p)
 		return
 	}
-	s.commitAndReply(c, tx.Ops(), batchreq.NullReply())
-	s.run.schedManaged(body)
+	handler.CommitAndReply(st, w, tx, batchreq.NullReply())
+	st.Managed(body)
 }
 
 // logValue renders a value for the "attributes set" log line: booleans
@@ -95,7 +170,7 @@ func opSymbol(op int) string {
 
 // applyAttrs applies a Manager attribute list to a copy of an object's
 // attributes. It returns the new list, the log lines, or an error reply.
-func (s *Server) applyAttrs(c *conn, defs *state.DefTable, cur state.Attrs, list batchreq.AttrList, unset bool,
+func (r *request) applyAttrs(defs *state.DefTable, cur state.Attrs, list batchreq.AttrList, unset bool,
 	check func(idx int, a *batchreq.Attr) *batchreq.Reply) (state.Attrs, []string, *batchreq.Reply) {
 	na := cur.Clone()
 	var lines []string
@@ -110,7 +185,7 @@ func (s *Server) applyAttrs(c *conn, defs *state.DefTable, cur state.Attrs, list
 			return nil, nil, batchreq.BadAttrReply(batchreq.PBSE_NOATTR, a)
 		}
 		d := defs.Defs[idx]
-		if !c.perm.writable(d.Perm) || d.Perm&(pbsattr.WriteAll|pbsattr.WriteServer) == 0 {
+		if !r.who.Writable(d.Perm) || d.Perm&(pbsattr.WriteAll|pbsattr.WriteServer) == 0 {
 			return nil, nil, batchreq.BadAttrReply(batchreq.PBSE_ATTRRO, a)
 		}
 		if check != nil {
@@ -146,7 +221,7 @@ func (s *Server) applyAttrs(c *conn, defs *state.DefTable, cur state.Attrs, list
 		}
 		old := na.GetRes(idx, res)
 		if state.IsList(typ) && a.Op != batchreq.DECR {
-			if p := s.checkACL(a, v, old); p != nil {
+			if p := r.checkACL(a, v, old); p != nil {
 				return nil, nil, p
 			}
 		}
@@ -161,13 +236,13 @@ func (s *Server) applyAttrs(c *conn, defs *state.DefTable, cur state.Attrs, list
 	return na, lines, nil
 }
 
-func (s *Server) manageServer(tx *state.Txn, c *conn, m *batchreq.Manage) *batchreq.Reply {
+func (r *request) manageServer(tx *state.Txn, m *batchreq.Manage) *batchreq.Reply {
 	if m.Command != batchreq.MGR_CMD_SET && m.Command != batchreq.MGR_CMD_UNSET {
 		return batchreq.ErrorReply(batchreq.PBSE_IVALREQ, "", "")
 	}
 	unset := m.Command == batchreq.MGR_CMD_UNSET
-	na, lines, p := s.applyAttrs(c, state.ServerDefs, s.attrs, m.Attrs, unset, func(idx int, a *batchreq.Attr) *batchreq.Reply {
-		if idx == pbsattr.SrvDefaultQueue && !unset && a.Value != "" && s.queueByName[a.Value] == nil {
+	na, lines, p := r.applyAttrs(state.ServerDefs, r.st.Attrs(), m.Attrs, unset, func(idx int, a *batchreq.Attr) *batchreq.Reply {
+		if idx == pbsattr.SrvDefaultQueue && !unset && a.Value != "" && r.st.Queue(a.Value) == nil {
 			return batchreq.ErrorReply(batchreq.PBSE_UNKQUE, "", "")
 		}
 		if idx == pbsattr.SrvHTTPAddress && !unset && !validHTTPAddr(a.Value) {
@@ -182,82 +257,78 @@ func (s *Server) manageServer(tx *state.Txn, c *conn, m *batchreq.Manage) *batch
 	if unset {
 		verb = "unset"
 	}
-	s.log.Logf(logline.EventAdmin, logline.ClassServer, "PBS_Server", "attributes %s:  at request of %s", verb, c.requester())
+	r.log.Logf(logline.EventAdmin, logline.ClassServer, "PBS_Server", "attributes %s:  at request of %s", verb, r.who.Requester())
 	for _, l := range lines {
-		s.log.Log(logline.EventAdmin, logline.ClassServer, "PBS_Server", l)
+		r.log.Log(logline.EventAdmin, logline.ClassServer, "PBS_Server", l)
 	}
 	if v := na.Get(pbsattr.SrvNextJobNumber); v != "" {
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
-			s.nextJob = n
+			r.st.SetNextJob(n)
 		}
 		na.Set(pbsattr.SrvNextJobNumber, "")
 	}
-	if na.Get(pbsattr.SrvHTTPAddress) != s.attrs.Get(pbsattr.SrvHTTPAddress) {
-		go s.reconcileHTTP(false) // once s.mu is released
+	httpChanged := na.Get(pbsattr.SrvHTTPAddress) != r.st.Attrs().Get(pbsattr.SrvHTTPAddress)
+	r.st.SetAttrs(na)
+	if httpChanged {
+		r.st.HTTPAddressChanged()
 	}
-	s.attrs = na
-	ev := int(s.serverLong(pbsattr.SrvLogEvents, pbslog.DefaultEvents))
-	s.log.SetEvents(ev)
+	ev := pbslog.DefaultEvents
+	if v, err := strconv.ParseInt(na.Get(pbsattr.SrvLogEvents), 10, 64); err == nil {
+		ev = int(v)
+	}
+	r.log.SetEvents(ev)
 	tx.SaveServer()
 	return nil
 }
 
-func (s *Server) manageQueue(tx *state.Txn, c *conn, m *batchreq.Manage) *batchreq.Reply {
+func (r *request) manageQueue(tx *state.Txn, m *batchreq.Manage) *batchreq.Reply {
 	name := m.ObjName
 	if i := strings.IndexByte(name, '@'); i >= 0 {
 		name = name[:i]
 	}
-	now := strconv.FormatInt(s.now().Unix(), 10)
+	now := strconv.FormatInt(r.st.Now().Unix(), 10)
 	switch m.Command {
 	case batchreq.MGR_CMD_CREATE:
 		if len(name) > batchreq.PBS_MAXQUEUENAME {
 			return batchreq.ErrorReply(batchreq.PBSE_QUENBIG, "", "")
 		}
-		if name == "" || !isNameChar(name[0]) {
+		if name == "" || !state.NameChar(name[0]) {
 			return batchreq.ErrorReply(batchreq.PBSE_IVALREQ, "", "")
 		}
-		if s.queueByName[name] != nil {
+		if r.st.Queue(name) != nil {
 			return batchreq.ErrorReply(batchreq.PBSE_QUEEXIST, "", "")
 		}
-		q := &state.Queue{Name: name, Order: s.orderSeq}
-		na, lines, p := s.applyAttrs(c, state.QueueDefs, nil, m.Attrs, false, s.queueCheck(q))
+		q := &state.Queue{Name: name, Order: r.st.NextOrder()}
+		na, lines, p := r.applyAttrs(state.QueueDefs, nil, m.Attrs, false, queueCheck(q))
 		if p != nil {
 			return p
 		}
-		s.orderSeq++
 		q.Attrs = na
 		q.Attrs.Set(pbsattr.QueueMtime, now)
-		s.queues = append(s.queues, q)
-		s.queueByName[name] = q
-		s.log.Logf(logline.EventAdmin, logline.ClassQueue, name, "created at request of %s", c.requester())
+		r.st.AddQueue(q)
+		r.log.Logf(logline.EventAdmin, logline.ClassQueue, name, "created at request of %s", r.who.Requester())
 		for _, l := range lines {
-			s.log.Log(logline.EventAdmin, logline.ClassQueue, name, l)
+			r.log.Log(logline.EventAdmin, logline.ClassQueue, name, l)
 		}
 		tx.SaveQueue(q)
 		return nil
 	case batchreq.MGR_CMD_DELETE:
-		q := s.queueByName[name]
+		q := r.st.Queue(name)
 		if q == nil {
 			return batchreq.ErrorReply(batchreq.PBSE_UNKQUE, "", "")
 		}
-		if q.Total() > 0 || s.queueHasJobs(q) {
+		if q.Total() > 0 || queueHasJobs(r.st.Jobs(), q) {
 			return batchreq.ErrorReply(batchreq.PBSE_QUEBUSY, "", "")
 		}
-		for i, x := range s.queues {
-			if x == q {
-				s.queues = append(s.queues[:i:i], s.queues[i+1:]...)
-				break
-			}
-		}
-		delete(s.queueByName, name)
-		s.log.Logf(logline.EventAdmin, logline.ClassQueue, name, "deleted at request of %s", c.requester())
+		r.st.RemoveQueue(q)
+		r.log.Logf(logline.EventAdmin, logline.ClassQueue, name, "deleted at request of %s", r.who.Requester())
 		tx.DeleteQueue(name)
 		return nil
 	}
 	var qs []*state.Queue
 	if name == "" {
-		qs = s.queues
-	} else if q := s.queueByName[name]; q != nil {
+		qs = r.st.Queues()
+	} else if q := r.st.Queue(name); q != nil {
 		qs = []*state.Queue{q}
 	} else {
 		return batchreq.ErrorReply(batchreq.PBSE_UNKQUE, "", "")
@@ -268,7 +339,7 @@ func (s *Server) manageQueue(tx *state.Txn, c *conn, m *batchreq.Manage) *batchr
 		verb = "unset"
 	}
 	for _, q := range qs {
-		na, lines, p := s.applyAttrs(c, state.QueueDefs, q.Attrs, m.Attrs, unset, s.queueCheck(q))
+		na, lines, p := r.applyAttrs(state.QueueDefs, q.Attrs, m.Attrs, unset, queueCheck(q))
 		if p != nil {
 			return p
 		}
@@ -279,17 +350,17 @@ func (s *Server) manageQueue(tx *state.Txn, c *conn, m *batchreq.Manage) *batchr
 			return batchreq.ErrorReply(batchreq.PBSE_QUENOEN, "", "")
 		}
 		q.Attrs.Set(pbsattr.QueueMtime, now)
-		s.log.Logf(logline.EventAdmin, logline.ClassQueue, q.Name, "attributes %s:  at request of %s", verb, c.requester())
+		r.log.Logf(logline.EventAdmin, logline.ClassQueue, q.Name, "attributes %s:  at request of %s", verb, r.who.Requester())
 		for _, l := range lines {
-			s.log.Log(logline.EventAdmin, logline.ClassQueue, q.Name, l)
+			r.log.Log(logline.EventAdmin, logline.ClassQueue, q.Name, l)
 		}
 		tx.SaveQueue(q)
 	}
 	return nil
 }
 
-func (s *Server) queueHasJobs(q *state.Queue) bool {
-	for j := s.jobs.First(); j != nil; j = j.Next() {
+func queueHasJobs(jobs *state.Jobs, q *state.Queue) bool {
+	for j := jobs.First(); j != nil; j = j.Next() {
 		if j.Queue == q {
 			return true
 		}
@@ -297,15 +368,11 @@ func (s *Server) queueHasJobs(q *state.Queue) bool {
 	return false
 }
 
-func isNameChar(b byte) bool {
-	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
-}
-
 // queueCheck returns the per-attribute check of a queue: a route queue
 // that would route to itself and attributes that do not fit the queue's
 // type. (queue_type values are checked and spelled out by their value
 // type, attr.TypeQueueType.)
-func (s *Server) queueCheck(q *state.Queue) func(int, *batchreq.Attr) *batchreq.Reply {
+func queueCheck(q *state.Queue) func(int, *batchreq.Attr) *batchreq.Reply {
 	return func(idx int, a *batchreq.Attr) *batchreq.Reply {
 		if idx == pbsattr.QueueRouteDestinations {
 			for _, d := range state.ParseArst(a.Value) {
@@ -325,7 +392,7 @@ func (s *Server) queueCheck(q *state.Queue) func(int, *batchreq.Attr) *batchreq.
 // manageNode serves the Manager requests on nodes. Called with the lock
 // held; the change goes into tx and, besides the reply, it returns the
 // wait for server_priv/nodes when the change is one the file shows.
-func (s *Server) manageNode(tx *state.Txn, c *conn, m *batchreq.Manage) (*batchreq.Reply, func() error) {
+func (r *request) manageNode(tx *state.Txn, m *batchreq.Manage) (*batchreq.Reply, func() error) {
 	name := m.ObjName
 	switch m.Command {
 	case batchreq.MGR_CMD_CREATE:
@@ -335,45 +402,37 @@ func (s *Server) manageNode(tx *state.Txn, c *conn, m *batchreq.Manage) (*batchr
 		if len(name) > batchreq.PBS_MAXHOSTNAME {
 			return batchreq.ErrorReply(batchreq.PBSE_NODENBIG, "", ""), nil
 		}
-		if s.nodeByName[name] != nil {
+		if r.st.Node(name) != nil {
 			return batchreq.ErrorReply(batchreq.PBSE_NODEEXIST, "", ""), nil
 		}
 		// A new node is "down,offline" until its MOM reports (TORQUE).
-		n := &state.Node{Name: name, NP: 1, State: state.NodeStateUnreported, Order: s.orderSeq}
-		if p, lines := s.applyNodeAttrs(c, n, m.Attrs); p != nil {
+		n := &state.Node{Name: name, NP: 1, State: state.NodeStateUnreported, Order: r.st.NextOrder()}
+		if p, lines := r.applyNodeAttrs(n, m.Attrs); p != nil {
 			return p, nil
 		} else {
 			for _, l := range lines {
-				s.log.Log(logline.EventAdmin, logline.ClassNode, name, l)
+				r.log.Log(logline.EventAdmin, logline.ClassNode, name, l)
 			}
 		}
-		s.orderSeq++
-		s.nodes = append(s.nodes, n)
-		s.nodeByName[name] = n
+		r.st.AddNode(n)
 		tx.SaveNode(n)
-		return nil, s.nodeCreated(n)
+		return nil, r.st.NodeCreated(n)
 	case batchreq.MGR_CMD_DELETE:
-		n := s.nodeByName[name]
+		n := r.st.Node(name)
 		if n == nil {
 			return batchreq.ErrorReply(batchreq.PBSE_UNKNODE, "", ""), nil
 		}
-		for i, x := range s.nodes {
-			if x == n {
-				s.nodes = append(s.nodes[:i:i], s.nodes[i+1:]...)
-				break
-			}
-		}
-		delete(s.nodeByName, name)
-		s.log.Logf(logline.EventAdmin, logline.ClassNode, name, "deleted at request of %s", c.requester())
+		r.st.RemoveNode(n)
+		r.log.Logf(logline.EventAdmin, logline.ClassNode, name, "deleted at request of %s", r.who.Requester())
 		tx.DeleteNode(name)
-		return nil, s.nodesChanged()
+		return nil, r.st.NodesChanged()
 	case batchreq.MGR_CMD_UNSET:
 		return batchreq.ErrorReply(batchreq.PBSE_IVALREQ, "", ""), nil
 	}
 	var ns []*state.Node
 	if name == "" || name == ":ALL" {
-		ns = s.nodes
-	} else if n := s.nodeByName[name]; n != nil {
+		ns = r.st.Nodes()
+	} else if n := r.st.Node(name); n != nil {
 		ns = []*state.Node{n}
 	} else {
 		return batchreq.ErrorReply(batchreq.PBSE_UNKNODE, "", ""), nil
@@ -381,14 +440,14 @@ func (s *Server) manageNode(tx *state.Txn, c *conn, m *batchreq.Manage) (*batchr
 	fileChanged := false
 	for _, n := range ns {
 		old := *n
-		p, lines := s.applyNodeAttrs(c, n, m.Attrs)
+		p, lines := r.applyNodeAttrs(n, m.Attrs)
 		if p != nil {
 			*n = old
 			return p, nil
 		}
-		s.log.Logf(logline.EventAdmin, logline.ClassNode, n.Name, "attributes set:  at request of %s", c.requester())
+		r.log.Logf(logline.EventAdmin, logline.ClassNode, n.Name, "attributes set:  at request of %s", r.who.Requester())
 		for _, l := range lines {
-			s.log.Log(logline.EventAdmin, logline.ClassNode, n.Name, l)
+			r.log.Log(logline.EventAdmin, logline.ClassNode, n.Name, l)
 		}
 		if n.NP != old.NP || n.Attrs.Get(pbsattr.NodeProperties) != old.Attrs.Get(pbsattr.NodeProperties) || n.TimeShared != old.TimeShared {
 			fileChanged = true
@@ -396,14 +455,14 @@ func (s *Server) manageNode(tx *state.Txn, c *conn, m *batchreq.Manage) (*batchr
 		tx.SaveNode(n)
 	}
 	if fileChanged {
-		return nil, s.nodesChanged()
+		return nil, r.st.NodesChanged()
 	}
 	return nil, nil
 }
 
 // applyNodeAttrs applies a node attribute list; it returns an error reply
 // or the log lines.
-func (s *Server) applyNodeAttrs(c *conn, n *state.Node, list batchreq.AttrList) (*batchreq.Reply, []string) {
+func (r *request) applyNodeAttrs(n *state.Node, list batchreq.AttrList) (*batchreq.Reply, []string) {
 	var lines []string
 	for i := range list {
 		a := &list[i]
@@ -412,7 +471,7 @@ func (s *Server) applyNodeAttrs(c *conn, n *state.Node, list batchreq.AttrList) 
 			return batchreq.BadAttrReply(batchreq.PBSE_UNKNODEATR, a), nil
 		}
 		d := state.NodeDefs.Defs[idx]
-		if !c.perm.writable(d.Perm) {
+		if !r.who.Writable(d.Perm) {
 			return batchreq.BadAttrReply(batchreq.PBSE_ATTRRO, a), nil
 		}
 		line := "attributes set: " + a.Name + " " + opSymbol(a.Op) + " " + a.Value
@@ -450,7 +509,7 @@ func (s *Server) applyNodeAttrs(c *conn, n *state.Node, list batchreq.AttrList) 
 				n.State &^= state.NodeStateNotReported
 			}
 			if old != n.State {
-				s.log.Logf(logline.EventAdmin, logline.ClassNode, n.Name, "node %s state changed from %s to %s", n.Name, state.FormatNodeState(old), state.FormatNodeState(n.State))
+				r.log.Logf(logline.EventAdmin, logline.ClassNode, n.Name, "node %s state changed from %s to %s", n.Name, state.FormatNodeState(old), state.FormatNodeState(n.State))
 			}
 		case pbsattr.NodeNP:
 			v, err := strconv.Atoi(a.Value)
@@ -483,14 +542,14 @@ func (s *Server) applyNodeAttrs(c *conn, n *state.Node, list batchreq.AttrList) 
 			switch a.Op {
 			case batchreq.INCR, batchreq.INCR_OLD:
 				for _, x := range vals {
-					if !contains(cur, x) {
+					if !slices.Contains(cur, x) {
 						cur = append(cur, x)
 					}
 				}
 			case batchreq.DECR:
 				var keep []string
 				for _, x := range cur {
-					if !contains(vals, x) {
+					if !slices.Contains(vals, x) {
 						keep = append(keep, x)
 					}
 				}

@@ -1,0 +1,77 @@
+package server
+
+import (
+	"time"
+
+	"gopbs/batchreq"
+	"gopbs/server/handler/manager"
+	"gopbs/server/pbslog"
+	"gopbs/server/state"
+)
+
+// managerState is the server as the Manager handler (package manager)
+// sees it.
+type managerState struct{ s *Server }
+
+func (v managerState) Lock()                          { v.s.mu.Lock() }
+func (v managerState) Unlock()                        { v.s.mu.Unlock() }
+func (v managerState) Begin() *state.Txn              { return v.s.db.Begin() }
+func (v managerState) Log() *pbslog.Logger            { return v.s.log }
+func (v managerState) LogError(fn, msg string)        { v.s.logError(fn, msg) }
+func (v managerState) Now() time.Time                 { return v.s.now() }
+func (v managerState) Attrs() state.Attrs             { return v.s.attrs }
+func (v managerState) SetAttrs(a state.Attrs)         { v.s.attrs = a }
+func (v managerState) SetNextJob(n int64)             { v.s.nextJob = n }
+func (v managerState) Jobs() *state.Jobs              { return &v.s.jobs }
+func (v managerState) Queues() []*state.Queue         { return v.s.queues }
+func (v managerState) Queue(name string) *state.Queue { return v.s.queueByName[name] }
+func (v managerState) Nodes() []*state.Node           { return v.s.nodes }
+func (v managerState) Node(name string) *state.Node   { return v.s.nodeByName[name] }
+func (v managerState) NextOrder() int64               { return v.s.orderSeq }
+func (v managerState) NodesChanged() func() error     { return v.s.nodesChanged() }
+func (v managerState) HTTPAddressChanged()            { go v.s.reconcileHTTP(false) } // once the lock is released
+func (v managerState) Managed(b *batchreq.Manage)     { v.s.run.schedManaged(b) }
+
+func (v managerState) NodeCreated(n *state.Node) func() error { return v.s.nodeCreated(n) }
+
+func (v managerState) AddQueue(q *state.Queue) {
+	v.s.orderSeq++
+	v.s.queues = append(v.s.queues, q)
+	v.s.queueByName[q.Name] = q
+}
+
+func (v managerState) RemoveQueue(q *state.Queue) {
+	v.s.queues = removeFirst(v.s.queues, q)
+	delete(v.s.queueByName, q.Name)
+}
+
+func (v managerState) AddNode(n *state.Node) {
+	v.s.orderSeq++
+	v.s.nodes = append(v.s.nodes, n)
+	v.s.nodeByName[n.Name] = n
+}
+
+func (v managerState) RemoveNode(n *state.Node) {
+	v.s.nodes = removeFirst(v.s.nodes, n)
+	delete(v.s.nodeByName, n.Name)
+}
+
+// removeFirst returns list without its first x, in a new array (the old
+// one may be walked by a status reply being encoded).
+func removeFirst[T comparable](list []T, x T) []T {
+	for i, y := range list {
+		if y == x {
+			return append(list[:i:i], list[i+1:]...)
+		}
+	}
+	return list
+}
+
+// registerManagerHandlers registers the Manager request.
+func (s *Server) registerManagerHandlers() {
+	st := managerState{s}
+	s.mux.HandleFunc(batchreq.PBS_BATCH_Manager, func(c *conn, req *batchreq.Request) {
+		who := c.asker()
+		manager.Manage(st, c, &who, req.Body.(*batchreq.Manage))
+	})
+}
