@@ -20,14 +20,6 @@ func (p perm) access() pbsattr.Access {
 	return a
 }
 
-// canRead reports whether the requester's access lets it read an
-// attribute or resource with permissions ap, by its permissions alone (see
-// readable for PRIVR and NOREPORT).
-func (p perm) canRead(ap pbsattr.Perm) bool {
-	// Fast path: what users may read, everyone may.
-	return ap&pbsattr.ReadUser != 0 || ap.Readable(p.access())
-}
-
 // writable reports whether the requester may write an attribute or
 // resource with permissions ap.
 func (p perm) writable(ap pbsattr.Perm) bool {

@@ -3,6 +3,8 @@ package server
 import (
 	"strings"
 	"time"
+
+	"gopbs/server/handler"
 )
 
 // consequences remembers, for a while, the jobs the server removed as a
@@ -67,7 +69,7 @@ func (c *consequences) prune(now time.Time) {
 // lately as a consequence of another job's end, and whether the
 // requester may act on it (its owner, an operator or a manager). Called
 // with s.mu held.
-func (s *Server) removedAsConsequence(c *conn, id string) bool {
+func (s *Server) removedAsConsequence(who *handler.Asker, id string) bool {
 	if i := strings.IndexByte(id, '@'); i >= 0 {
 		id = id[:i]
 	}
@@ -77,5 +79,5 @@ func (s *Server) removedAsConsequence(c *conn, id string) bool {
 		seq, _, _ := strings.Cut(id, ".")
 		owner, ok = s.consequent.removed(seq+"."+s.name, now)
 	}
-	return ok && (owner == c.req.User || c.perm.oper || c.perm.mgr)
+	return ok && (owner == who.User || who.Operator || who.Manager)
 }

@@ -375,7 +375,7 @@ func (s *Server) applyDefaults(j *state.Job, q *state.Queue) {
 	fill(q.Attrs.Resources(pbsattr.QueueResourcesMax), true)
 	fill(s.attrs.Resources(pbsattr.SrvResourcesMax), true)
 	if n, ok := j.Attrs.LookupRes(pbsattr.JobResourceList, "nodes"); ok {
-		j.Attrs.SetRes(pbsattr.JobResourceList, "nodect", strconv.Itoa(nodeCount(n)))
+		j.Attrs.SetRes(pbsattr.JobResourceList, "nodect", strconv.Itoa(state.NodeCount(n)))
 		j.Attrs.SetRes(pbsattr.JobResourceList, "neednodes", n)
 	}
 }
@@ -386,23 +386,6 @@ func (s *Server) applyDefaults(j *state.Job, q *state.Queue) {
 var limitResources = map[string]bool{
 	"cput": true, "pcput": true, "walltime": true, "mem": true, "pmem": true,
 	"vmem": true, "pvmem": true, "file": true,
-}
-
-// nodeCount returns the number of nodes of a node specification.
-func nodeCount(spec string) int {
-	if i := strings.IndexByte(spec, '#'); i >= 0 {
-		spec = spec[:i]
-	}
-	total := 0
-	for _, el := range strings.Split(spec, "+") {
-		first, _, _ := strings.Cut(el, ":")
-		if n, err := strconv.Atoi(first); err == nil && n > 0 {
-			total += n
-		} else {
-			total++
-		}
-	}
-	return total
 }
 
 func (s *Server) handleJobCred(c *conn, req *batchreq.Request) {

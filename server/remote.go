@@ -238,18 +238,19 @@ func countHop(j *state.Job) *batchreq.Reply {
 	return nil
 }
 
-// moveRemote serves a MoveJob to another server: the reply waits for the
-// move. Called with s.mu held; returns with it released.
-func (s *Server) moveRemote(c *conn, j *state.Job, dest destination) {
+// moveRemote serves a MoveJob of requester to another server, answering
+// through w: the reply waits for the move. Called with s.mu held; returns
+// with it released.
+func (s *Server) moveRemote(w replyWriter, requester string, j *state.Job, dest destination) {
 	if dest.bad {
 		s.mu.Unlock()
-		c.reject(batchreq.PBSE_BADHOST, "bad destination server "+dest.server)
+		w.Reject(batchreq.PBSE_BADHOST, "bad destination server "+dest.server)
 		return
 	}
 	m, code := s.beginMove(j, dest)
 	if code != 0 {
 		s.mu.Unlock()
-		c.reject(code, "")
+		w.Reject(code, "")
 		return
 	}
 	s.mu.Unlock()
@@ -259,20 +260,20 @@ func (s *Server) moveRemote(c *conn, j *state.Job, dest destination) {
 	switch {
 	case !here:
 		s.mu.Unlock()
-		c.reject(batchreq.PBSE_UNKJOBID, "")
+		w.Reject(batchreq.PBSE_UNKJOBID, "")
 		return
 	case err != nil:
 		s.mu.Unlock()
 		s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job move to %s failed: %v", dest, err)
 		if p := refusal(err); p != nil {
-			c.send(batchreq.ErrorReply(p.Code, "", remoteMessage(p)))
+			w.Send(batchreq.ErrorReply(p.Code, "", remoteMessage(p)))
 		} else {
-			c.reject(batchreq.PBSE_ROUTEREJ, "cannot send job to "+dest.addr)
+			w.Reject(batchreq.PBSE_ROUTEREJ, "cannot send job to "+dest.addr)
 		}
 		return
 	}
-	s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job moved to %s at request of %s", dest, c.requester())
-	s.commitAndReply(c, ops, batchreq.NullReply())
+	s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job moved to %s at request of %s", dest, requester)
+	s.commitAndReply(w, ops, batchreq.NullReply())
 }
 
 // remoteMessage is the MSG part of another server's refusal, passed on to

@@ -2,6 +2,7 @@ package state
 
 import (
 	"math"
+	"strconv"
 	"strings"
 
 	"gopbs/attr"
@@ -150,4 +151,22 @@ func ValidHostPattern(h string) bool {
 		}
 	}
 	return true
+}
+
+// NodeCount returns the number of nodes of a node specification
+// ("2:ppn=4+n1#excl": 3).
+func NodeCount(spec string) int {
+	if i := strings.IndexByte(spec, '#'); i >= 0 {
+		spec = spec[:i]
+	}
+	total := 0
+	for _, el := range strings.Split(spec, "+") {
+		first, _, _ := strings.Cut(el, ":")
+		if n, err := strconv.Atoi(first); err == nil && n > 0 {
+			total += n
+		} else {
+			total++
+		}
+	}
+	return total
 }

@@ -1,0 +1,112 @@
+package server
+
+import (
+	"time"
+
+	"gopbs/batchreq"
+	"gopbs/server/handler"
+	"gopbs/server/handler/jobctl"
+	"gopbs/server/pbslog"
+	"gopbs/server/state"
+	"gopbs/server/store"
+)
+
+// jobctlState is the server as the job-control handlers (package jobctl)
+// see it.
+type jobctlState struct{ s *Server }
+
+func (v jobctlState) Lock()                          { v.s.mu.Lock() }
+func (v jobctlState) Unlock()                        { v.s.mu.Unlock() }
+func (v jobctlState) Begin() *state.Txn              { return v.s.db.Begin() }
+func (v jobctlState) Log() *pbslog.Logger            { return v.s.log }
+func (v jobctlState) Now() time.Time                 { return v.s.now() }
+func (v jobctlState) Attrs() state.Attrs             { return v.s.attrs }
+func (v jobctlState) FindJob(id string) *state.Job   { return v.s.findJob(id) }
+func (v jobctlState) Queue(name string) *state.Queue { return v.s.queueByName[name] }
+func (v jobctlState) Evaluate(j *state.Job)          { v.s.evaluate(j) }
+func (v jobctlState) Touch(j *state.Job)             { v.s.touch(j) }
+func (v jobctlState) RefreshNodeJobs()               { v.s.refreshNodeJobs() }
+func (v jobctlState) Running() handler.Running       { return runningAdapter{v.s.running} }
+func (v jobctlState) SchedNotify(cmd int)            { v.s.run.schedNotify(cmd) }
+
+func (v jobctlState) Targets(id, ext string) ([]*state.Job, *state.Job) {
+	return v.s.jobTargets(id, ext)
+}
+
+func (v jobctlState) RemovedAsConsequence(who *handler.Asker, id string) bool {
+	return v.s.removedAsConsequence(who, id)
+}
+
+func (v jobctlState) NoteConsequence(j *state.Job) {
+	v.s.consequent.note(j.ID, j.OwnerUser(), v.s.now())
+}
+
+func (v jobctlState) Delete(tx *state.Txn, j *state.Job, requester string) {
+	v.s.deleteJob(tx, j, requester)
+}
+
+func (v jobctlState) Purge(tx *state.Txn, j *state.Job) { v.s.purgeJob(tx, j) }
+
+func (v jobctlState) Move(tx *state.Txn, j *state.Job, from, to *state.Queue) {
+	v.s.moveJob(tx, j, from, to)
+}
+
+func (v jobctlState) Admit(j *state.Job, q *state.Queue, host string, mgrMove bool) *batchreq.Reply {
+	return v.s.admit(j, q, host, mgrMove)
+}
+
+func (v jobctlState) MoveRemote(w handler.ReplyWriter, who *handler.Asker, j *state.Job, destination string) (string, bool) {
+	dest := v.s.parseDestination(destination)
+	if dest.addr != "" || dest.bad {
+		v.s.moveRemote(w, who.Requester(), j, dest) // remote.go
+		return "", true
+	}
+	return dest.queue, false
+}
+
+func (v jobctlState) NormalizeDepend(val string) (string, bool) {
+	deps, ok := v.s.parseDepend(val)
+	if !ok {
+		return "", false
+	}
+	return formatDepend(deps), true
+}
+
+func (v jobctlState) RegisterDeps(j *state.Job) bool {
+	v.s.registerDeps(j)
+	return dependHolds(v.s, j)
+}
+
+// runningAdapter gives the MOM link's runningActions the exported
+// method set of handler.Running.
+type runningAdapter struct{ r runningActions }
+
+func (a runningAdapter) DeleteRunning(w handler.ReplyWriter, who handler.Asker, jobs []*state.Job, ops []store.Op, ext string) {
+	a.r.deleteRunning(w, who, jobs, ops, ext)
+}
+
+func (a runningAdapter) HoldRunning(w handler.ReplyWriter, jobs []*state.Job, attrs batchreq.AttrList, bits int, ops []store.Op) {
+	a.r.holdRunning(w, jobs, attrs, bits, ops)
+}
+
+func (a runningAdapter) CommitModify(w handler.ReplyWriter, jobs []*state.Job, attrs batchreq.AttrList, ops []store.Op) {
+	a.r.commitModify(w, jobs, attrs, ops)
+}
+
+// registerJobctlHandlers registers the job-control family.
+func (s *Server) registerJobctlHandlers() {
+	st := jobctlState{s}
+	handle := func(t int, f func(jobctl.State, handler.ReplyWriter, *handler.Asker, *batchreq.Request)) {
+		s.mux.HandleFunc(t, func(c *conn, req *batchreq.Request) {
+			who := c.asker()
+			f(st, c, &who, req)
+		})
+	}
+	handle(batchreq.PBS_BATCH_DeleteJob, jobctl.Delete)
+	handle(batchreq.PBS_BATCH_HoldJob, jobctl.HoldRelease)
+	handle(batchreq.PBS_BATCH_ReleaseJob, jobctl.HoldRelease)
+	handle(batchreq.PBS_BATCH_ModifyJob, jobctl.Modify)
+	handle(batchreq.PBS_BATCH_AsyModifyJob, jobctl.Modify)
+	handle(batchreq.PBS_BATCH_MoveJob, jobctl.Move)
+	handle(batchreq.PBS_BATCH_OrderJob, jobctl.Order)
+}
