@@ -80,9 +80,9 @@ type Lease struct {
 	lost     chan struct{}
 	stop     chan struct{}
 	stopOnce sync.Once
-	stopped chan struct{}
-	mu      sync.Mutex
-	err     error
+	stopped  chan struct{}
+	mu       sync.Mutex
+	err      error
 }
 
 // lockConfig parses url for the lock connection: the application name
