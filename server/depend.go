@@ -43,25 +43,8 @@ func isCountDep(t string) bool {
 	return ok && dt.IsCount()
 }
 
-// splitEscaped splits on sep, honouring "\:" escapes.
-func splitEscaped(s string, sep byte) []string {
-	var out []string
-	var cur strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) {
-			cur.WriteByte(s[i+1])
-			i++
-			continue
-		}
-		if s[i] == sep {
-			out = append(out, cur.String())
-			cur.Reset()
-			continue
-		}
-		cur.WriteByte(s[i])
-	}
-	return append(out, cur.String())
-}
+// splitEscaped is state.SplitEscaped.
+func splitEscaped(s string, sep byte) []string { return state.SplitEscaped(s, sep) }
 
 // parseDepend decodes a depend value a client sent: its syntax and the
 // combination rules (spec 12 §6.1) are attr.ParseDepend's. Job ids get

@@ -188,7 +188,7 @@ func (d *Database) AddJob(r *state.JobRecord, script []byte) error {
 		p.Array.Subjobs = append(p.Array.Subjobs, j)
 	}
 	if r.ArrayRequest != "" {
-		if _, _, ok := parseArrayRequest(r.ArrayRequest); !ok {
+		if _, _, ok := state.ParseArrayRequest(r.ArrayRequest); !ok {
 			return fmt.Errorf("job %s: bad array request %q", r.ID, r.ArrayRequest)
 		}
 		j.Array = &state.ArrayInfo{Request: r.ArrayRequest}

@@ -61,7 +61,7 @@ func (s *Server) admitFrom(j *state.Job, q *state.Queue, host string, mgrMove, r
 	if max, ok := q.Long(pbsattr.QueueMaxQueuable); ok {
 		extra := 0
 		if j.Array != nil {
-			if subs, _, ok := parseArrayRequest(j.Array.Request); ok {
+			if subs, _, ok := state.ParseArrayRequest(j.Array.Request); ok {
 				extra = len(subs) - 1
 			}
 		}

@@ -30,7 +30,7 @@ func (s *Server) jobTargets(id, ext string) ([]*state.Job, *state.Job) {
 	}
 	subs := append([]*state.Job(nil), j.Array.Subjobs...)
 	if r, ok := strings.CutPrefix(ext, "array_range="); ok {
-		idxs, _, ok := parseArrayRequest(r)
+		idxs, _, ok := state.ParseArrayRequest(r)
 		if ok {
 			want := map[int]bool{}
 			for _, i := range idxs {

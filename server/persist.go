@@ -3,7 +3,6 @@ package server
 import (
 	"fmt"
 	"sort"
-	"strings"
 
 	pbsattr "gopbs/attr"
 	"gopbs/internal/logline"
@@ -164,9 +163,4 @@ func (s *Server) recover() error {
 }
 
 // jobIDSeq returns the numeric sequence of a job id.
-func jobIDSeq(id string) string {
-	if i := strings.IndexAny(id, ".["); i >= 0 {
-		return id[:i]
-	}
-	return id
-}
+func jobIDSeq(id string) string { return state.JobIDSeq(id) }

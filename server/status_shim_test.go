@@ -5,6 +5,7 @@ import (
 	"gopbs/batchreq"
 	"gopbs/server/handler"
 	"gopbs/server/handler/status"
+	submission "gopbs/server/handler/submit"
 	"gopbs/server/state"
 )
 
@@ -38,3 +39,5 @@ func (s *Server) encodeJobStatuses(c *conn, jobs []*state.Job, delta int64) []by
 }
 
 func validHostPattern(h string) bool { return state.ValidHostPattern(h) }
+
+func envValue(vl, name string) string { return submission.EnvValue(vl, name) }

@@ -170,3 +170,68 @@ func NodeCount(spec string) int {
 	}
 	return total
 }
+
+// ParseArrayRequest parses a job_array_request: indexes in request order
+// and the slot limit (0 if none).
+func ParseArrayRequest(r string) ([]int, int, bool) {
+	limit := 0
+	if i := strings.IndexByte(r, '%'); i >= 0 {
+		n, err := strconv.Atoi(r[i+1:])
+		if err != nil || n <= 0 {
+			return nil, 0, false
+		}
+		limit, r = n, r[:i]
+	}
+	seen := map[int]bool{}
+	var out []int
+	for _, tok := range strings.Split(r, ",") {
+		lo, hi, isRange := strings.Cut(tok, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil || a < 0 || a > 99999 {
+			return nil, 0, false
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil || b < a || b > 99999 {
+				return nil, 0, false
+			}
+		}
+		for k := a; k <= b; k++ {
+			if seen[k] {
+				return nil, 0, false
+			}
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out, limit, len(out) > 0
+}
+
+// JobIDSeq returns the sequence part of a job id ("12" of "12.srv" and
+// of "12[].srv").
+func JobIDSeq(id string) string {
+	if i := strings.IndexAny(id, ".["); i >= 0 {
+		return id[:i]
+	}
+	return id
+}
+
+// SplitEscaped splits s on sep; a backslash escapes the byte after it.
+func SplitEscaped(s string, sep byte) []string {
+	var out []string
+	var cur strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			cur.WriteByte(s[i+1])
+			i++
+			continue
+		}
+		if s[i] == sep {
+			out = append(out, cur.String())
+			cur.Reset()
+			continue
+		}
+		cur.WriteByte(s[i])
+	}
+	return append(out, cur.String())
+}

@@ -1,63 +1,126 @@
-package server
+// Package submit serves the submission family: QueueJob, JobCred,
+// JobScript, RdytoCommit and Commit (spec 02 §3.3, §6.1; spec 12 §4.3).
+// A job is checked and completed at QueueJob and kept on the connection
+// (Session) as pending until Commit enters it into the state in a
+// state.Txn (CommitJob, which the event loop calls too). The queue
+// admission checks, the defaults and the execution user are the
+// server's (State).
+package submit
 
 import (
-	"os/user"
 	"strconv"
 	"strings"
+	"time"
 	"unique"
 
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
+	"gopbs/server/handler"
 	"gopbs/server/pbslog"
 	"gopbs/server/state"
-	"gopbs/server/store"
 )
 
-// maxJobNumber is where next_job_number wraps to 0.
-const maxJobNumber = 99999999
-
-// handleQueueJob starts a submission (spec 02 §3.3, §6.1; spec 12 §4.3).
-func (s *Server) handleQueueJob(c *conn, req *batchreq.Request) {
-	body := req.Body.(*batchreq.QueueJob)
-	if body.JobID != "" && !c.perm.svr {
-		c.reject(batchreq.PBSE_IVALREQ, batchreq.MsgJobNotFromClient)
-		return
-	}
-	s.mu.Lock()
-	p := s.queueJob(c, body)
-	s.mu.Unlock()
-	c.send(p)
+// State is what the family needs of the server. Every method but Lock,
+// Log, Acct, FlushLogs and SchedNotify is called with the lock held.
+type State interface {
+	// Lock and Unlock guard a change of the state.
+	Lock()
+	Unlock()
+	// Begin starts a transaction over the state.
+	Begin() *state.Txn
+	// Log and Acct return the server's log and accounting file;
+	// FlushLogs writes the lines held back for a durable submission.
+	Log() *pbslog.Logger
+	Acct() *pbslog.Accounting
+	FlushLogs()
+	// Now returns the time; Name the server's name; Attrs its
+	// attributes.
+	Now() time.Time
+	Name() string
+	Attrs() state.Attrs
+	// TakeJobNumber returns the next job number and, unless the job
+	// comes from another server (incoming), uses it up.
+	TakeJobNumber(incoming bool) int64
+	// NextRank returns the queue rank of the next job committed.
+	NextRank() int64
+	// Jobs returns the job table; Queue the queue of the name, or nil.
+	Jobs() *state.Jobs
+	Queue(name string) *state.Queue
+	// ValidDepend reports whether a depend value is well formed;
+	// SetDepend records the job's dependencies from its depend
+	// attribute, reporting false if it is not well formed.
+	ValidDepend(v string) bool
+	SetDepend(j *state.Job) bool
+	// RegisterDeps registers a job's dependencies with the jobs it
+	// depends on (saved in tx) and reports whether they hold it and
+	// whether one of them is a sync dependency.
+	RegisterDeps(tx *state.Txn, j *state.Job) (holds, sync bool)
+	// CountHop checks and counts the hop of a job moved here by
+	// another server.
+	CountHop(j *state.Job) *batchreq.Reply
+	// CheckUserList checks the job's User_List against the owner;
+	// ExecUser returns the user the job runs as before it has a host;
+	// PrimaryGroup returns a user's primary group ("" if unknown).
+	CheckUserList(j *state.Job) *batchreq.Reply
+	ExecUser(j *state.Job) string
+	PrimaryGroup(user string) string
+	// ApplyDefaults gives the job the queue's and the server's
+	// defaults; Admit checks its entry into queue q from host.
+	ApplyDefaults(j *state.Job, q *state.Queue)
+	Admit(j *state.Job, q *state.Queue, host string) *batchreq.Reply
+	// Evaluate recomputes a job's state from its holds, execution time
+	// and dependencies.
+	Evaluate(j *state.Job)
+	// Route tries to move a job out of its route queue (in tx).
+	Route(tx *state.Txn, j *state.Job)
+	// SchedNotify asks the scheduler for a cycle (cmd: the reason).
+	SchedNotify(cmd int)
 }
 
-func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
-	if c.pending != nil {
+// Session is the connection a submission comes on: it keeps the job
+// being submitted between QueueJob and Commit. It is used with the lock
+// held.
+type Session interface {
+	Pending() *state.Job
+	SetPending(j *state.Job)
+}
+
+// QueueJob starts a submission (spec 02 §3.3, §6.1; spec 12 §4.3): the
+// job checked, completed and kept on the connection (sess) as pending.
+func QueueJob(st State, sess Session, w handler.ReplyWriter, who *handler.Asker, body *batchreq.QueueJob) {
+	if body.JobID != "" && !who.Privileged {
+		w.Reject(batchreq.PBSE_IVALREQ, batchreq.MsgJobNotFromClient)
+		return
+	}
+	st.Lock()
+	p := queueJob(st, sess, who, body)
+	st.Unlock()
+	w.Send(p)
+}
+
+func queueJob(st State, sess Session, who *handler.Asker, body *batchreq.QueueJob) *batchreq.Reply {
+	if sess.Pending() != nil {
 		// A new submission replaces an uncommitted one.
-		c.pending = nil
+		sess.SetPending(nil)
 	}
 	// A job moved here by another server keeps its id, attributes and
 	// hop count (remote.go); it takes no job number.
-	incoming := body.JobID != "" && c.perm.svr
-	seq := s.nextJob
-	if !incoming {
-		s.nextJob++
-		if s.nextJob > maxJobNumber {
-			s.nextJob = 0
-		}
-	}
+	incoming := body.JobID != "" && who.Privileged
+	seq := st.TakeJobNumber(incoming)
 	qname := body.Destination
 	if i := strings.IndexByte(qname, '@'); i >= 0 {
 		qname = qname[:i]
 	}
 	if qname == "" {
-		qname = s.attrs.Get(pbsattr.SrvDefaultQueue)
+		qname = st.Attrs().Get(pbsattr.SrvDefaultQueue)
 		if qname == "" {
 			return batchreq.ErrorReply(batchreq.PBSE_QUENODFLT, "", "")
 		}
 	}
-	q := s.queueByName[qname]
+	q := st.Queue(qname)
 	if q == nil {
-		s.log.Log(logline.EventError, logline.ClassServer, "PBS_Server", "LOG_ERROR::req_quejob, requested queue not found")
+		st.Log().Log(logline.EventError, logline.ClassServer, "PBS_Server", "LOG_ERROR::req_quejob, requested queue not found")
 		return batchreq.ErrorReply(batchreq.PBSE_UNKQUE, "", batchreq.MsgCannotLocateQue)
 	}
 	// A submitted job ends up with about 30 attribute values; room for
@@ -95,7 +158,7 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 			continue
 		}
 		d := state.JobDefs.Defs[idx]
-		if d.Perm&pbsattr.WriteUser == 0 && d.Flags&pbsattr.FlagCreate == 0 && !c.perm.svr {
+		if d.Perm&pbsattr.WriteUser == 0 && d.Flags&pbsattr.FlagCreate == 0 && !who.Privileged {
 			return batchreq.BadAttrReply(batchreq.PBSE_ATTRRO, a)
 		}
 		if d.Type == pbsattr.TypeResourceList {
@@ -114,7 +177,7 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 			continue
 		}
 		if d.Type == pbsattr.TypeDepend {
-			if _, ok := s.parseDepend(a.Value); !ok {
+			if !st.ValidDepend(a.Value) {
 				return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
 			}
 			old := j.Attrs.Get(pbsattr.JobDepend)
@@ -142,9 +205,7 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 			return batchreq.ErrorReply(batchreq.PBSE_BADATVAL, "", "invalid job priority")
 		}
 	}
-	if deps, ok := s.parseDepend(j.Attrs.Get(pbsattr.JobDepend)); ok {
-		s.setDeps(j, deps)
-	} else {
+	if !st.SetDepend(j) {
 		a := batchreq.Attr{Name: "depend"}
 		return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, &a)
 	}
@@ -156,23 +217,23 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 	if incoming && !j.Attrs.Has(pbsattr.JobOwner) {
 		return batchreq.ErrorReply(batchreq.PBSE_IVALREQ, "", "no job owner specified")
 	}
-	host := c.host
-	owner := c.req.User + "@" + host
-	if !c.perm.svr || !j.Attrs.Has(pbsattr.JobOwner) {
+	host := who.Host
+	owner := who.User + "@" + host
+	if !who.Privileged || !j.Attrs.Has(pbsattr.JobOwner) {
 		j.Attrs.Set(pbsattr.JobOwner, owner)
 	}
 	seqStr := strconv.FormatInt(int64(seq), 10)
 	if r := j.Attrs.Get(pbsattr.JobArrayRequest); r != "" {
-		subs, _, ok := parseArrayRequest(r)
+		subs, _, ok := state.ParseArrayRequest(r)
 		if !ok {
 			a := batchreq.Attr{Name: "job_array_request"}
 			return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, &a)
 		}
-		if max := s.serverLong(pbsattr.SrvMaxJobArraySize, 0); max > 0 && int64(len(subs)) > max {
+		if max := serverLong(st, pbsattr.SrvMaxJobArraySize); max > 0 && int64(len(subs)) > max {
 			return batchreq.ErrorReply(batchreq.PBSE_BAD_ARRAY_REQ, "", "Requested array size too large, limit is "+strconv.FormatInt(max, 10))
 		}
-		_, slot, _ := parseArrayRequest(r)
-		if max := s.serverLong(pbsattr.SrvMaxSlotLimit, 0); max > 0 && int64(slot) > max {
+		_, slot, _ := state.ParseArrayRequest(r)
+		if max := serverLong(st, pbsattr.SrvMaxSlotLimit); max > 0 && int64(slot) > max {
 			return batchreq.ErrorReply(batchreq.PBSE_BAD_ARRAY_REQ, "", "Requested slot limit too large, limit is "+strconv.FormatInt(max, 10))
 		}
 		j.Array = &state.ArrayInfo{Request: r}
@@ -184,17 +245,17 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 		}
 		seqStr = v
 	}
-	j.ID = s.formatJobID(seqStr, j.Array != nil)
-	if body.JobID != "" && c.perm.svr {
+	j.ID = formatJobID(st, seqStr, j.Array != nil)
+	if body.JobID != "" && who.Privileged {
 		j.ID = body.JobID
 	}
-	if s.jobs.Get(j.ID) != nil {
+	if st.Jobs().Get(j.ID) != nil {
 		if j.Attrs.Has(pbsattr.JobID) {
 			return batchreq.ErrorReply(batchreq.PBSE_JOBEXIST, "", "Job with id "+j.ID+" already exists, cannot set job id\n")
 		}
 		return batchreq.ErrorReply(batchreq.PBSE_JOBEXIST, "", "")
 	}
-	now := strconv.FormatInt(s.now().Unix(), 10)
+	now := strconv.FormatInt(st.Now().Unix(), 10)
 	if !j.Attrs.Has(pbsattr.JobName) {
 		j.Attrs.Set(pbsattr.JobName, "none")
 	}
@@ -215,8 +276,8 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 		vl = front
 	}
 	j.Attrs.Set(pbsattr.JobVariableList, vl)
-	oHost := envValue(vl, "PBS_O_HOST")
-	workdir := envValue(vl, "PBS_O_WORKDIR")
+	oHost := EnvValue(vl, "PBS_O_HOST")
+	workdir := EnvValue(vl, "PBS_O_WORKDIR")
 	j.Attrs.Set(pbsattr.JobOutputPath, defaultPath(j.Attrs.Get(pbsattr.JobOutputPath), oHost, workdir, j.Name(), ".o", seqStr))
 	j.Attrs.Set(pbsattr.JobErrorPath, defaultPath(j.Attrs.Get(pbsattr.JobErrorPath), oHost, workdir, j.Name(), ".e", seqStr))
 	if !incoming || !j.Attrs.Has(pbsattr.JobCtime) {
@@ -225,7 +286,7 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 	j.Attrs.Set(pbsattr.JobMtime, now)
 	j.Attrs.Set(pbsattr.JobQtime, now)
 	if incoming {
-		if p := countHop(j); p != nil {
+		if p := st.CountHop(j); p != nil {
 			return p
 		}
 	} else {
@@ -233,72 +294,45 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 	}
 	// Like TORQUE, a queued job already names the user and group it will
 	// run as (the scheduler's run limits and fair share read them).
-	if p := s.checkUserList(j); p != nil {
+	if p := st.CheckUserList(j); p != nil {
 		return p
 	}
 	if !j.Attrs.Has(pbsattr.JobEuser) {
 		// the User_List entry without a host, else the owner; the
 		// entry naming the execution host takes over at the run
-		j.Attrs.Set(pbsattr.JobEuser, execUser(j, ""))
+		j.Attrs.Set(pbsattr.JobEuser, st.ExecUser(j))
 	}
-	if !j.Attrs.Has(pbsattr.JobEgroup) && s.run != nil {
-		if g := s.primaryGroup(j.Attrs.Get(pbsattr.JobEuser)); g != "" {
+	if !j.Attrs.Has(pbsattr.JobEgroup) {
+		if g := st.PrimaryGroup(j.Attrs.Get(pbsattr.JobEuser)); g != "" {
 			j.Attrs.Set(pbsattr.JobEgroup, g)
 		}
 	}
 	if j.Attrs.Has(pbsattr.JobInteractive) {
 		j.Attrs.Set(pbsattr.JobRerunable, "False")
 	}
-	s.applyDefaults(j, q)
-	if p := s.admit(j, q, host, false); p != nil {
+	st.ApplyDefaults(j, q)
+	if p := st.Admit(j, q, host); p != nil {
 		return p
 	}
 	j.State, j.Substate = pbsattr.StateTransit, pbsattr.SubTransIn
 	j.Queue = q
-	c.pending = j
+	sess.SetPending(j)
 	return batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_Queue, j.ID)
-}
-
-// jobGroups returns the groups a job runs under for the group ACL: the
-// group_list entry, else the owner's primary group, plus (sloppy) every
-// group the owner belongs to.
-func jobGroups(j *state.Job, sloppy bool) []string {
-	var out []string
-	if l := state.ParseArst(j.Attrs.Get(pbsattr.JobGroupList)); len(l) > 0 {
-		g, _, _ := strings.Cut(l[0], "@")
-		out = append(out, g)
-	} else if u, err := user.Lookup(j.OwnerUser()); err == nil {
-		if g, err := user.LookupGroupId(u.Gid); err == nil {
-			out = append(out, g.Name)
-		}
-	}
-	if sloppy {
-		if u, err := user.Lookup(j.OwnerUser()); err == nil {
-			if ids, err := u.GroupIds(); err == nil {
-				for _, id := range ids {
-					if g, err := user.LookupGroupId(id); err == nil {
-						out = append(out, g.Name)
-					}
-				}
-			}
-		}
-	}
-	return out
 }
 
 // formatJobID builds a job id from its sequence part following
 // display_job_server_suffix and job_suffix_alias (spec 12 §1.1).
-func (s *Server) formatJobID(seq string, array bool) string {
+func formatJobID(st State, seq string, array bool) string {
 	if array {
 		seq += "[]"
 	}
-	suffix := s.attrs.Get(pbsattr.SrvDisplayJobServerSuffix) != "False"
-	alias := s.attrs.Get(pbsattr.SrvJobSuffixAlias)
+	suffix := st.Attrs().Get(pbsattr.SrvDisplayJobServerSuffix) != "False"
+	alias := st.Attrs().Get(pbsattr.SrvJobSuffixAlias)
 	switch {
 	case suffix && alias != "":
-		return seq + "." + s.name + "." + alias
+		return seq + "." + st.Name() + "." + alias
 	case suffix:
-		return seq + "." + s.name
+		return seq + "." + st.Name()
 	case alias != "":
 		return seq + "." + alias
 	}
@@ -308,11 +342,11 @@ func (s *Server) formatJobID(seq string, array bool) string {
 // jobAttrCap is the initial capacity of a submitted job's attribute list.
 const jobAttrCap = 32
 
-// envValue returns the value of NAME in a Variable_List string: items
+// EnvValue returns the value of NAME in a Variable_List string: items
 // are separated by commas, a backslash escapes the byte after it (as
 // splitEscaped reads them). Items without a backslash are looked at in
 // place, without copying.
-func envValue(vl, name string) string {
+func EnvValue(vl, name string) string {
 	for start := 0; start <= len(vl); {
 		end, escaped := start, false
 		for end < len(vl) && vl[end] != ',' {
@@ -324,7 +358,7 @@ func envValue(vl, name string) string {
 		}
 		item := vl[start:end]
 		if escaped {
-			item = splitEscaped(item, ',')[0]
+			item = state.SplitEscaped(item, ',')[0]
 		}
 		if k, v, ok := strings.Cut(item, "="); ok && k == name {
 			return v
@@ -352,81 +386,47 @@ func defaultPath(v, host, workdir, name, suffix, seq string) string {
 	return v
 }
 
-// applyDefaults fills unset resources in seed 001's order (Resource
-// Limits): the queue's resources_default, the server's resources_default,
-// then, for the limits a MOM enforces (limitResources), the queue's
-// resources_max and the server's resources_max; it derives
-// nodect/neednodes from nodes. TORQUE 2.5.13 stopped after the server's
-// resources_default (README, deliberate differences).
-func (s *Server) applyDefaults(j *state.Job, q *state.Queue) {
-	applyCheckpointDefaults(j, q)
-	fill := func(list []state.AttrValue, limitsOnly bool) {
-		for _, r := range list {
-			if limitsOnly && !limitResources[r.Resource] {
-				continue
-			}
-			if _, ok := j.Attrs.LookupRes(pbsattr.JobResourceList, r.Resource); !ok {
-				j.Attrs.SetRes(pbsattr.JobResourceList, r.Resource, r.Value)
-			}
-		}
-	}
-	fill(q.Attrs.Resources(pbsattr.QueueResourcesDefault), false)
-	fill(s.attrs.Resources(pbsattr.SrvResourcesDefault), false)
-	fill(q.Attrs.Resources(pbsattr.QueueResourcesMax), true)
-	fill(s.attrs.Resources(pbsattr.SrvResourcesMax), true)
-	if n, ok := j.Attrs.LookupRes(pbsattr.JobResourceList, "nodes"); ok {
-		j.Attrs.SetRes(pbsattr.JobResourceList, "nodect", strconv.Itoa(state.NodeCount(n)))
-		j.Attrs.SetRes(pbsattr.JobResourceList, "neednodes", n)
-	}
-}
-
-// limitResources are the usage limits a MOM enforces (spec 11 §7, §9):
-// the resources whose resources_max is also their default. A maximum of
-// anything else (nodes, ncpus, ...) is no amount to give every job.
-var limitResources = map[string]bool{
-	"cput": true, "pcput": true, "walltime": true, "mem": true, "pmem": true,
-	"vmem": true, "pvmem": true, "file": true,
-}
-
-func (s *Server) handleJobCred(c *conn, req *batchreq.Request) {
-	s.mu.Lock()
-	ok := c.pending != nil
-	s.mu.Unlock()
+// JobCred accepts a JobCred of a submission in progress.
+func JobCred(st State, sess Session, w handler.ReplyWriter) {
+	st.Lock()
+	ok := sess.Pending() != nil
+	st.Unlock()
 	if !ok {
-		c.reject(batchreq.PBSE_IVALREQ, "")
+		w.Reject(batchreq.PBSE_IVALREQ, "")
 		return
 	}
-	c.ok()
+	w.Send(batchreq.NullReply())
 }
 
-func (s *Server) handleJobScript(c *conn, req *batchreq.Request) {
-	body := req.Body.(*batchreq.JobFile)
-	s.mu.Lock()
-	j := c.pending
+// JobScript receives (a part of) the script of the pending job.
+func JobScript(st State, sess Session, w handler.ReplyWriter, who *handler.Asker, body *batchreq.JobFile) {
+	st.Lock()
+	j := sess.Pending()
 	switch {
 	case j == nil || body.JobID != "" && body.JobID != j.ID:
-		s.mu.Unlock()
-		c.reject(batchreq.PBSE_IVALREQ, "")
+		st.Unlock()
+		w.Reject(batchreq.PBSE_IVALREQ, "")
 		return
 	case j.Substate != pbsattr.SubTransIn:
-		s.mu.Unlock()
-		c.reject(batchreq.PBSE_IVALREQ, "")
+		st.Unlock()
+		w.Reject(batchreq.PBSE_IVALREQ, "")
 		return
-	case c.req.User != j.OwnerUser() && !c.perm.svr && !c.perm.oper && !c.perm.mgr:
-		s.mu.Unlock()
-		c.reject(batchreq.PBSE_PERM, "cannot receive job script")
+	case who.User != j.OwnerUser() && !who.Privileged && !who.Operator && !who.Manager:
+		st.Unlock()
+		w.Reject(batchreq.PBSE_PERM, "cannot receive job script")
 		return
 	}
 	j.Script = append(j.Script, body.Data...)
-	s.mu.Unlock()
-	c.ok()
+	st.Unlock()
+	w.Send(batchreq.NullReply())
 }
 
-// pendingJob returns the job the connection is submitting if its id is id
-// and it has reached substate want. It is called with s.mu held; when the
-// job does not qualify it unlocks s.mu, rejects the request and returns nil.
-func (s *Server) pendingJob(c *conn, id string, want pbsattr.Substate) *state.Job {
-	j := c.pending
+// Pending returns the job the connection (sess) is submitting if its id
+// is id and it has reached substate want. It is called with the lock
+// held; when the job does not qualify it unlocks, rejects the request
+// and returns nil.
+func Pending(st State, sess Session, w handler.ReplyWriter, id string, want pbsattr.Substate) *state.Job {
+	j := sess.Pending()
 	code := 0
 	switch {
 	case j == nil || id != j.ID:
@@ -435,112 +435,121 @@ func (s *Server) pendingJob(c *conn, id string, want pbsattr.Substate) *state.Jo
 		code = batchreq.PBSE_IVALREQ
 	}
 	if code != 0 {
-		s.mu.Unlock()
-		c.reject(code, "")
+		st.Unlock()
+		w.Reject(code, "")
 		return nil
 	}
 	return j
 }
 
-func (s *Server) handleRdytoCommit(c *conn, req *batchreq.Request) {
-	s.mu.Lock()
-	j := s.pendingJob(c, req.Body.(*batchreq.JobID).ID, pbsattr.SubTransIn)
+// RdytoCommit lists the pending job (substate TRANSICM), not yet
+// durable: CommitJob saves it.
+func RdytoCommit(st State, sess Session, w handler.ReplyWriter, b *batchreq.JobID) {
+	st.Lock()
+	j := Pending(st, sess, w, b.ID, pbsattr.SubTransIn)
 	if j == nil {
 		return
 	}
 	q := j.Queue
 	j.Queue = nil
 	j.Substate = pbsattr.SubTransICM
-	s.jobs.Link(j) // listed, not yet durable: commitJob saves it
-	s.jobs.Enqueue(j, q)
-	s.mu.Unlock()
-	c.send(batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_RdytoCommit, j.ID))
+	st.Jobs().Link(j)
+	st.Jobs().Enqueue(j, q)
+	st.Unlock()
+	w.Send(batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_RdytoCommit, j.ID))
 }
 
-func (s *Server) handleCommit(c *conn, req *batchreq.Request) {
-	s.mu.Lock()
-	j := s.pendingJob(c, req.Body.(*batchreq.JobID).ID, pbsattr.SubTransICM)
+// Commit queues the pending job and answers once it is durable (the
+// event loop serves Commit itself, without waiting: netloop_linux.go).
+func Commit(st State, sess Session, w handler.ReplyWriter, who *handler.Asker, b *batchreq.JobID) {
+	st.Lock()
+	j := Pending(st, sess, w, b.ID, pbsattr.SubTransICM)
 	if j == nil {
 		return
 	}
-	c.pending = nil
-	ops := s.commitJob(j, c.requester())
-	wait := s.store.Submit(ops...)
-	s.mu.Unlock()
+	sess.SetPending(nil)
+	tx := st.Begin()
+	CommitJob(st, tx, j, who.Requester())
+	wait := tx.Commit()
+	st.Unlock()
 	err := wait()
-	s.flushLogs()
+	st.FlushLogs()
 	if err != nil {
-		c.reject(batchreq.PBSE_SYSTEM, "cannot save job")
+		w.Reject(batchreq.PBSE_SYSTEM, "cannot save job")
 		return
 	}
-	c.send(batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_Commit, j.ID))
-	s.run.schedNotify(batchreq.SCH_SCHEDULE_NEW)
+	w.Send(batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_Commit, j.ID))
+	st.SchedNotify(batchreq.SCH_SCHEDULE_NEW)
 }
 
-// flushLogs writes the log lines and accounting records held by
-// commitJob.
-func (s *Server) flushLogs() {
-	s.log.Flush()
-	s.acct.Flush()
-}
-
-// commitJob turns a received job into a queued one in a transaction of
-// its own and returns the store batch that makes it durable. Its log lines and accounting record
-// are held: the caller calls flushLogs once the operations are durable.
-func (s *Server) commitJob(j *state.Job, requester string) []store.Op {
+// CommitJob turns a received job into a queued one in tx. Its log lines
+// and accounting record are held: the caller calls State.FlushLogs once
+// the transaction is durable.
+func CommitJob(st State, tx *state.Txn, j *state.Job, requester string) {
 	q := j.Queue
 	script := j.Script
 	j.Script = nil
-	s.rankCounter++
-	j.Rank = s.rankCounter
+	j.Rank = st.NextRank()
 	hold := j.Hold
 	logState := pbsattr.StateQueued
 	switch {
 	case j.Array != nil:
 	case j.Hold != 0:
 		logState = pbsattr.StateHeld
-	case state.ExecTime(j) > s.now().Unix():
+	case state.ExecTime(j) > st.Now().Unix():
 		logState = pbsattr.StateWaiting
 	}
 	// The lines are held until the job is durable (flushLogs), then
 	// written with the other submissions of the store round.
-	s.log.LogfLater(logline.EventDebug2, logline.ClassJob, j.ID, "enqueuing into %s, state %d hop %s", q.Name, logState, hopCount(j))
-	s.log.LogfLater(logline.EventJob, logline.ClassJob, j.ID, "Job Queued at request of %s, owner = %s, job name = %s, queue = %s",
+	log := st.Log()
+	log.LogfLater(logline.EventDebug2, logline.ClassJob, j.ID, "enqueuing into %s, state %d hop %s", q.Name, logState, hopCount(j))
+	log.LogfLater(logline.EventJob, logline.ClassJob, j.ID, "Job Queued at request of %s, owner = %s, job name = %s, queue = %s",
 		requester, j.Owner(), j.Name(), q.Name)
-	s.acct.RecordLater(pbslog.AcctQueue, j.ID, "queue="+q.Name)
-	tx := s.db.Begin()
+	st.Acct().RecordLater(pbslog.AcctQueue, j.ID, "queue="+q.Name)
 	if j.Array != nil {
 		j.Hold = 0
 		tx.SetState(j, pbsattr.StateQueued, pbsattr.SubArrayTemplate)
-		s.evaluate(j)
+		st.Evaluate(j)
 	} else {
 		if q.IsExec() {
-			for _, p := range s.registerDeps(j) {
-				tx.SaveJob(p)
-			}
-			if dependHolds(s, j) {
+			if holds, sync := st.RegisterDeps(tx, j); holds {
 				j.Hold |= state.HoldSystem
 				j.Substate = pbsattr.SubDepnHold
-				for _, e := range s.jobDeps(j) {
-					if e.typ == "syncwith" || e.typ == "synccount" {
-						j.Substate = pbsattr.SubSyncHold
-					}
+				if sync {
+					j.Substate = pbsattr.SubSyncHold
 				}
 			}
 		}
 		tx.SetState(j, pbsattr.StateQueued, j.Substate)
-		s.evaluate(j)
+		st.Evaluate(j)
 	}
 	compactAttrs(j)
 	tx.SaveScript(j.ID, script)
 	tx.SaveServer()
 	if j.Array != nil {
-		s.cloneArray(tx, j, hold)
+		cloneArray(st, tx, j, hold)
 	}
 	if q.IsRoute() {
-		s.routeJob(tx, j, s.now().Unix())
+		st.Route(tx, j)
 	}
-	return tx.Ops()
+}
+
+// hopCount returns a job's hop count as logged ("1" if unset).
+func hopCount(j *state.Job) string {
+	if h := j.Attrs.Get(pbsattr.JobHopCount); h != "" {
+		return h
+	}
+	return "1"
+}
+
+// serverLong returns a numeric server attribute, 0 if unset or not a
+// number.
+func serverLong(st State, idx int) int64 {
+	n, err := strconv.ParseInt(st.Attrs().Get(idx), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n
 }
 
 // maxInterned is the length up to which compactAttrs shares a value.
@@ -569,54 +578,18 @@ func compactAttrs(j *state.Job) {
 	j.Attrs = l
 }
 
-// parseArrayRequest parses a job_array_request: indexes in request order
-// and the slot limit (0 if none).
-func parseArrayRequest(r string) ([]int, int, bool) {
-	limit := 0
-	if i := strings.IndexByte(r, '%'); i >= 0 {
-		n, err := strconv.Atoi(r[i+1:])
-		if err != nil || n <= 0 {
-			return nil, 0, false
-		}
-		limit, r = n, r[:i]
-	}
-	seen := map[int]bool{}
-	var out []int
-	for _, tok := range strings.Split(r, ",") {
-		lo, hi, isRange := strings.Cut(tok, "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil || a < 0 || a > 99999 {
-			return nil, 0, false
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.Atoi(hi); err != nil || b < a || b > 99999 {
-				return nil, 0, false
-			}
-		}
-		for k := a; k <= b; k++ {
-			if seen[k] {
-				return nil, 0, false
-			}
-			seen[k] = true
-			out = append(out, k)
-		}
-	}
-	return out, limit, len(out) > 0
-}
-
 // cloneArray creates the sub-jobs of an array template, in tx.
-func (s *Server) cloneArray(tx *state.Txn, t *state.Job, hold int) {
-	idxs, slot, _ := parseArrayRequest(t.Array.Request)
+func cloneArray(st State, tx *state.Txn, t *state.Job, hold int) {
+	idxs, slot, _ := state.ParseArrayRequest(t.Array.Request)
 	if slot == 0 {
-		slot = int(s.serverLong(pbsattr.SrvMaxSlotLimit, 0))
+		slot = int(serverLong(st, pbsattr.SrvMaxSlotLimit))
 	}
-	seq := jobIDSeq(t.ID)
+	seq := state.JobIDSeq(t.ID)
 	suffix := strings.TrimPrefix(t.ID, seq+"[]")
 	for n, i := range idxs {
 		is := strconv.Itoa(i)
 		j := &state.Job{Seq: t.Seq, ArrayIndex: i, Parent: t, Attrs: t.Attrs.Clone(), Hold: hold | state.HoldArray}
-		if slot > 0 && n >= slot && s.attrs.Get(pbsattr.SrvMoabArrayCompatible) != "False" {
+		if slot > 0 && n >= slot && st.Attrs().Get(pbsattr.SrvMoabArrayCompatible) != "False" {
 			j.Hold |= state.HoldSlotLimit
 		}
 		j.ID = seq + "[" + is + "]" + suffix
@@ -629,8 +602,8 @@ func (s *Server) cloneArray(tx *state.Txn, t *state.Job, hold int) {
 		j.Rank = t.Rank
 		j.State = pbsattr.StateQueued
 		tx.Add(j, t.Queue)
-		s.log.Logf(logline.EventDebug2, logline.ClassJob, j.ID, "enqueuing into %s, state %d hop 1", t.Queue.Name, pbsattr.StateHeld)
-		s.evaluate(j)
+		st.Log().Logf(logline.EventDebug2, logline.ClassJob, j.ID, "enqueuing into %s, state %d hop 1", t.Queue.Name, pbsattr.StateHeld)
+		st.Evaluate(j)
 		t.Array.Subjobs = append(t.Array.Subjobs, j)
 		t.Array.Size++
 	}

@@ -1,0 +1,143 @@
+package server
+
+import (
+	"time"
+
+	pbsattr "gopbs/attr"
+	"gopbs/batchreq"
+	submission "gopbs/server/handler/submit"
+	"gopbs/server/pbslog"
+	"gopbs/server/state"
+	"gopbs/server/store"
+)
+
+// maxJobNumber is where next_job_number wraps to 0.
+const maxJobNumber = 99999999
+
+// submitState is the server as the submission handlers (package submit)
+// see it.
+type submitState struct{ s *Server }
+
+func (v submitState) Lock()                                 { v.s.mu.Lock() }
+func (v submitState) Unlock()                               { v.s.mu.Unlock() }
+func (v submitState) Begin() *state.Txn                     { return v.s.db.Begin() }
+func (v submitState) Log() *pbslog.Logger                   { return v.s.log }
+func (v submitState) Acct() *pbslog.Accounting              { return v.s.acct }
+func (v submitState) FlushLogs()                            { v.s.flushLogs() }
+func (v submitState) Now() time.Time                        { return v.s.now() }
+func (v submitState) Name() string                          { return v.s.name }
+func (v submitState) Attrs() state.Attrs                    { return v.s.attrs }
+func (v submitState) Jobs() *state.Jobs                     { return &v.s.jobs }
+func (v submitState) Queue(name string) *state.Queue        { return v.s.queueByName[name] }
+func (v submitState) CountHop(j *state.Job) *batchreq.Reply { return countHop(j) } // remote.go
+func (v submitState) CheckUserList(j *state.Job) *batchreq.Reply {
+	return v.s.checkUserList(j)
+}
+func (v submitState) ExecUser(j *state.Job) string               { return execUser(j, "") }
+func (v submitState) ApplyDefaults(j *state.Job, q *state.Queue) { v.s.applyDefaults(j, q) }
+func (v submitState) Evaluate(j *state.Job)                      { v.s.evaluate(j) }
+func (v submitState) SchedNotify(cmd int)                        { v.s.run.schedNotify(cmd) }
+
+func (v submitState) TakeJobNumber(incoming bool) int64 {
+	seq := v.s.nextJob
+	if !incoming {
+		v.s.nextJob++
+		if v.s.nextJob > maxJobNumber {
+			v.s.nextJob = 0
+		}
+	}
+	return seq
+}
+
+func (v submitState) NextRank() int64 {
+	v.s.rankCounter++
+	return v.s.rankCounter
+}
+
+func (v submitState) ValidDepend(val string) bool {
+	_, ok := v.s.parseDepend(val)
+	return ok
+}
+
+func (v submitState) SetDepend(j *state.Job) bool {
+	deps, ok := v.s.parseDepend(j.Attrs.Get(pbsattr.JobDepend))
+	if ok {
+		v.s.setDeps(j, deps)
+	}
+	return ok
+}
+
+func (v submitState) RegisterDeps(tx *state.Txn, j *state.Job) (holds, sync bool) {
+	for _, p := range v.s.registerDeps(j) {
+		tx.SaveJob(p)
+	}
+	if !dependHolds(v.s, j) {
+		return false, false
+	}
+	for _, e := range v.s.jobDeps(j) {
+		if e.typ == "syncwith" || e.typ == "synccount" {
+			sync = true
+		}
+	}
+	return true, sync
+}
+
+// PrimaryGroup is the user's primary group, looked up only when the
+// server runs jobs (not in the tests without a MOM link).
+func (v submitState) PrimaryGroup(user string) string {
+	if v.s.run == nil {
+		return ""
+	}
+	return v.s.primaryGroup(user)
+}
+
+func (v submitState) Admit(j *state.Job, q *state.Queue, host string) *batchreq.Reply {
+	return v.s.admit(j, q, host, false)
+}
+
+func (v submitState) Route(tx *state.Txn, j *state.Job) { v.s.routeJob(tx, j, v.s.now().Unix()) }
+
+// Pending returns the job being submitted on the connection
+// (submission.Session).
+func (c *conn) Pending() *state.Job { return c.pending }
+
+// SetPending sets the job being submitted on the connection
+// (submission.Session).
+func (c *conn) SetPending(j *state.Job) { c.pending = j }
+
+// pendingJob is submission.Pending for the event loop's Commit.
+func (s *Server) pendingJob(c *conn, id string, want pbsattr.Substate) *state.Job {
+	return submission.Pending(submitState{s}, c, c, id, want)
+}
+
+// commitJob is submission.CommitJob in a transaction of its own, for the
+// event loop's Commit: it returns the batch to submission.
+func (s *Server) commitJob(j *state.Job, requester string) []store.Op {
+	tx := s.db.Begin()
+	submission.CommitJob(submitState{s}, tx, j, requester)
+	return tx.Ops()
+}
+
+// registerSubmitHandlers registers the submission family.
+func (s *Server) registerSubmitHandlers() {
+	st := submitState{s}
+	m := &s.mux
+	m.HandleFunc(batchreq.PBS_BATCH_QueueJob, func(c *conn, req *batchreq.Request) {
+		who := c.asker()
+		submission.QueueJob(st, c, c, &who, req.Body.(*batchreq.QueueJob))
+	})
+	m.HandleFunc(batchreq.PBS_BATCH_JobCred, func(c *conn, req *batchreq.Request) {
+		submission.JobCred(st, c, c)
+	})
+	m.HandleFunc(batchreq.PBS_BATCH_jobscript, func(c *conn, req *batchreq.Request) {
+		who := c.asker()
+		submission.JobScript(st, c, c, &who, req.Body.(*batchreq.JobFile))
+	})
+	m.HandleFunc(batchreq.PBS_BATCH_RdytoCommit, func(c *conn, req *batchreq.Request) {
+		submission.RdytoCommit(st, c, c, req.Body.(*batchreq.JobID))
+	})
+	m.HandleFunc(batchreq.PBS_BATCH_Commit, func(c *conn, req *batchreq.Request) {
+		who := c.asker()
+		submission.Commit(st, c, c, &who, req.Body.(*batchreq.JobID))
+	})
+}
