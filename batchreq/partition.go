@@ -1,5 +1,7 @@
 package batchreq
 
+import "gopbs/dis"
+
 // Several schedulers over partitions (issue 18, seed 003): the scheduler
 // object type, GoPBS's request types that read sched objects, and the
 // error codes of sched objects and partitions.
@@ -76,3 +78,11 @@ var schedText = [PBSE_SCHEDCEILING - PBSE_SCHEDFLOOR]string{
 // IsSchedError reports whether code is one of the sched object and
 // partition codes (PBSE_SCHEDFLOOR … PBSE_SCHEDCEILING-1).
 func IsSchedError(code int) bool { return code >= PBSE_SCHEDFLOOR && code < PBSE_SCHEDCEILING }
+
+// ReadGoPBSServerRequest decodes one request as GoPBS's pbs_server does:
+// TORQUE's request types as ReadServerRequest, and GoPBS's own
+// (IsGoPBSRequest) besides; a server answers those it does not serve
+// PBSE_UNKREQ through its mux.
+func ReadGoPBSServerRequest(r *dis.Reader) (*Request, error) {
+	return readRequestIn(r, func(t int) bool { return ServerDecodes(t) || IsGoPBSRequest(t) }, true)
+}

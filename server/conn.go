@@ -15,6 +15,7 @@ import (
 	"gopbs/iff"
 	"gopbs/internal/logline"
 	"gopbs/server/handler"
+	"gopbs/server/schedulers"
 	"gopbs/server/state"
 )
 
@@ -50,6 +51,9 @@ type conn struct {
 	shutdownReq bool
 
 	pending *state.Job // job being submitted on this connection
+	// slice is what a scheduler's connection sees (sched_objects.go);
+	// nil for every other connection.
+	slice *schedulers.Slice
 
 	started bool // bytes of the current request have been read
 	// readLimit is the read deadline last set and readInRequest whether it
@@ -134,7 +138,7 @@ func (c *conn) serve() {
 	defer s.putReader(r)
 	for {
 		c.started = r.Buffered() > 0
-		req, err := batchreq.ReadServerRequest(r)
+		req, err := batchreq.ReadGoPBSServerRequest(r)
 		if err != nil {
 			if p := c.decodeFailure(err); p != nil {
 				c.send(p)
@@ -458,6 +462,7 @@ func (s *Server) registerHandlers() {
 	s.registerLocateHandlers()
 	m.HandleFunc(batchreq.PBS_BATCH_RegistDep, s.handleRegistDep)
 	m.HandleFunc(batchreq.PBS_BATCH_Shutdown, s.handleShutdown)
+	s.registerSchedHandlers()
 	// RunJob, SignalJob, MessJob, Rerun, CheckpointJob: registerRunHandlers.
 }
 

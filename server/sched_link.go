@@ -10,6 +10,7 @@ import (
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
+	"gopbs/server/schedulers"
 	"gopbs/server/state"
 )
 
@@ -29,6 +30,7 @@ type schedLink struct {
 	again     int       // a trigger that came during the cycle, SCH_SCHEDULE_NULL if none
 
 	active atomic.Bool   // a cycle is in progress (server_state Scheduling)
+	down   atomic.Bool   // the last attempt to contact the scheduler failed
 	kick   chan struct{} // wakes the scheduler worker
 
 	cycles schedCycleLog // recent cycles' durations, for the debug listener (debug.go)
@@ -205,6 +207,7 @@ func (rl *runLink) schedCycle(cmd int) (int, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), momTimeout)
 	nc, err := dialReserved(ctx, net.JoinHostPort(host, strconv.Itoa(s.cfg.SchedPort)))
 	cancel()
+	rl.sched.down.Store(err != nil)
 	if err != nil {
 		s.log.Logf(logline.EventSched, logline.ClassServer, s.name, "Could not contact Scheduler - port %d", s.cfg.SchedPort)
 		return 0, false
@@ -222,6 +225,7 @@ func (rl *runLink) schedCycle(cmd int) (int, bool) {
 	// its requests need no pbs_iff and carry full privileges.
 	s.auth.Remove(c.auth)
 	c.auth = s.auth.AddPrivileged(c.remote)
+	c.slice = s.scheds.Slice(schedulers.DefaultName) // the default scheduler's slice
 	rl.mu.Lock()
 	rl.sched.cur, rl.sched.started = c, 0
 	rl.mu.Unlock()

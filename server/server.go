@@ -36,6 +36,7 @@ import (
 	"gopbs/internal/logline"
 	"gopbs/server/monitor"
 	"gopbs/server/pbslog"
+	"gopbs/server/schedulers"
 	"gopbs/server/state"
 	"gopbs/server/store"
 )
@@ -117,6 +118,10 @@ type Server struct {
 	consequent  consequences          // jobs removed by another's end (consequence.go)
 
 	run *runLink // MOM and scheduler links (run_link.go)
+	// scheds holds the sched objects and schedRun runs the non-default
+	// schedulers (sched_objects.go, package schedulers).
+	scheds   *schedulers.Table
+	schedRun schedRunner
 	// running is the MOM link as the job-control handlers see it.
 	running runningActions
 
@@ -253,6 +258,11 @@ func New(cfg Config) (*Server, error) {
 		s.store.Close()
 		s.releaseLock()
 		return nil, err
+	}
+	if s.scheds, err = s.newSchedTable(); err != nil {
+		s.store.Close()
+		s.releaseLock()
+		return nil, fmt.Errorf("pbs_server: sched objects: %w", err)
 	}
 	switch strings.ToLower(cfg.Scheduling) {
 	case "":
