@@ -53,6 +53,11 @@ const (
 	PBSE_SCHEDCEILING = PBSE_SCHED_EXIST + 1
 )
 
+// SHUT_WHO_SCHED is or-ed into a Shutdown request's manner by qterm -s:
+// the server stops its schedulers too (GoPBS; the value later PBS
+// versions give it). A TORQUE 2.5.13 server does not know it.
+const SHUT_WHO_SCHED = 0x10
+
 // PBS_MAXSCHEDNAME is the longest name of a sched object (seed 003).
 const PBS_MAXSCHEDNAME = 15
 

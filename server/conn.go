@@ -54,6 +54,9 @@ type conn struct {
 	// slice is what a scheduler's connection sees (sched_objects.go);
 	// nil for every other connection.
 	slice *schedulers.Slice
+	// counter, when set, counts the jobs run over the connection (a
+	// non-default scheduler's cycle, sched_run.go).
+	counter *int
 
 	started bool // bytes of the current request have been read
 	// readLimit is the read deadline last set and readInRequest whether it
@@ -516,6 +519,10 @@ func (s *Server) handleShutdown(c *conn, req *batchreq.Request) {
 		return
 	}
 	manner := req.Body.(*batchreq.Shutdown).Manner
+	if manner >= 0 && manner&batchreq.SHUT_WHO_SCHED != 0 {
+		s.killScheds.Store(true) // qterm -s: the schedulers stop too
+		manner &^= batchreq.SHUT_WHO_SCHED
+	}
 	how := map[int]string{0: "Immediate", 1: "Delayed", 2: "Quick"}[manner]
 	if how == "" {
 		how = "Quick"

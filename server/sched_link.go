@@ -75,6 +75,9 @@ func (rl *runLink) schedRequest(cmd int, later bool) {
 	if rl == nil {
 		return
 	}
+	if rl.s.schedSuper != nil {
+		rl.s.schedSuper.Poke() // the partitions' schedulers look at their queues
+	}
 	rl.s.mu.RLock()
 	queued := rl.s.jobs.QueuedSeq()
 	on := rl.s.serverFlag(pbsattr.SrvScheduling)
@@ -146,6 +149,9 @@ func (rl *runLink) schedTick() {
 
 // countStart counts a job run over the scheduler connection.
 func (rl *runLink) countStart(c *conn) {
+	if c.counter != nil {
+		*c.counter++
+	}
 	rl.mu.Lock()
 	if rl.sched.cur == c {
 		rl.sched.started++

@@ -27,6 +27,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -86,6 +87,9 @@ type Config struct {
 	// address of the HTTP listener serving the status page and the
 	// metrics (monitoring.go); a failure to listen there is fatal.
 	HTTPAddr string
+	// SchedCommand is the scheduler program the server starts for its
+	// sched objects (default: pbs_sched beside the server's executable).
+	SchedCommand string
 }
 
 // Server is a running pbs_server.
@@ -120,8 +124,10 @@ type Server struct {
 	run *runLink // MOM and scheduler links (run_link.go)
 	// scheds holds the sched objects and schedRun runs the non-default
 	// schedulers (sched_objects.go, package schedulers).
-	scheds   *schedulers.Table
-	schedRun schedRunner
+	scheds     *schedulers.Table
+	schedRun   schedRunner
+	schedSuper *schedulers.Supervisor
+	killScheds atomic.Bool // qterm -s
 	// running is the MOM link as the job-control handlers see it.
 	running runningActions
 
@@ -355,6 +361,7 @@ func (s *Server) releaseLock() {
 // after a clean shutdown.
 func (s *Server) Serve() error {
 	s.pprof = s.startPprof()
+	s.startSchedulers()
 	s.startRunLink()
 	go s.timers()
 	if l := s.startNetLoop(); l != nil {
@@ -440,6 +447,7 @@ func (s *Server) Shutdown(how string) {
 			loop.stop()
 		}
 		s.stopRunLink()
+		s.stopSchedulers()
 		s.stopErr = s.store.Close()
 		s.log.Log(logline.EventSystem, logline.ClassServer, "PBS_Server", "Server shutdown completed")
 		s.log.Log(logline.EventSystem|logline.EventForce, logline.ClassServer, "Log", "Log closed")
