@@ -238,11 +238,17 @@ func (l *loop) run() {
 			sv.h.Logf(l.name, "scheduler %s restarted for its new attributes", l.name)
 			l.stopProc()
 		}
-		if l.proc == nil && l.adopted == nil && sv.cfg.Local(s.Host) && portOpen(s.Port) {
+		local := sv.cfg.Local(s.Host)
+		if !local && l.running == nil {
+			// a scheduler of another host is the site's to run; the
+			// server only connects to it
+			l.running, l.first = s, true
+		}
+		if local && l.proc == nil && l.adopted == nil && portOpen(s.Port) {
 			sv.h.Logf(l.name, "scheduler %s already runs on port %d", l.name, s.Port)
 			l.adopted, l.running, l.first = s, s, true
 		}
-		if l.proc == nil && l.adopted == nil {
+		if local && l.proc == nil && l.adopted == nil {
 			if time.Now().Before(l.nextStart) || !l.startProc(s) {
 				sv.t.SetState(l.name, StateDown)
 				continue
@@ -305,12 +311,6 @@ func (l *loop) cycle(s *Sched, changed bool) {
 // It reports whether the scheduler runs.
 func (l *loop) startProc(s *Sched) bool {
 	sv := l.sv
-	if !sv.cfg.Local(s.Host) {
-		// a scheduler of another host is the site's to run; the
-		// server only connects to it
-		l.running, l.first = s, l.running == nil || l.first
-		return false
-	}
 	uid, gid, err := lookupIDs(s.User)
 	if err != nil {
 		l.fail(s, CommentCannotStart+": "+err.Error(), true)
