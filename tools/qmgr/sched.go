@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"gopbs/pbs"
 )
@@ -37,6 +38,21 @@ func (q *qmgr) printScheds(list []pbs.Status) {
 				attrs = append(attrs, a)
 			}
 		}
-		q.printSets(objSched, st.Name, append(attrs, last...))
+		for _, a := range append(attrs, last...) {
+			if !publicAttrs[objSched][a.Name] {
+				continue
+			}
+			if a.Name == "partitions" {
+				q.printSets(objSched, st.Name, []pbs.Attr{a})
+				continue
+			}
+			// one value, quoted when it holds blanks or commas
+			// (a comment), so that qmgr reads it back whole
+			v := a.Value
+			if strings.ContainsAny(v, " \t,") {
+				v = `"` + v + `"`
+			}
+			fmt.Fprintf(q.stdout, "set sched %s %s = %s\n", st.Name, a.Name, v)
+		}
 	}
 }
