@@ -51,7 +51,10 @@ func (h schedHost) Cycle(sc *schedulers.Sched, cmd int) (int, bool) {
 	c.counter = new(int)
 	begin := time.Now()
 	c.serve()
-	s.obs.SchedCycle(sc.Name, time.Since(begin))
+	took := time.Since(begin)
+	s.obs.SchedCycle(sc.Name, took)
+	s.log.Logf(logline.EventSched, logline.ClassServer, sc.Name, "Scheduler %s cycle %s ended after %.3f s, %d jobs run",
+		sc.Name, batchreq.SchedCommandName(cmd), took.Seconds(), *c.counter)
 	return *c.counter, true
 }
 
