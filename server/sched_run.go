@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	pbsattr "gopbs/attr"
@@ -34,6 +35,7 @@ func (h schedHost) Cycle(sc *schedulers.Sched, cmd int) (int, bool) {
 	cancel()
 	if err != nil {
 		s.log.Logf(logline.EventSched, logline.ClassServer, sc.Name, "Could not contact Scheduler %s - port %d", sc.Name, sc.Port)
+		s.log.Logf(logline.EventSched, logline.ClassServer, sc.Name, "Unable to reach scheduler associated with partition %s", strings.Join(sc.Partitions, ","))
 		return 0, false
 	}
 	if err := batchreq.WriteSchedCommand(nc, cmd); err != nil {
