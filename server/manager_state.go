@@ -6,6 +6,7 @@ import (
 	"gopbs/batchreq"
 	"gopbs/server/handler/manager"
 	"gopbs/server/pbslog"
+	"gopbs/server/schedulers"
 	"gopbs/server/state"
 )
 
@@ -30,7 +31,23 @@ func (v managerState) Node(name string) *state.Node   { return v.s.nodeByName[na
 func (v managerState) NextOrder() int64               { return v.s.orderSeq }
 func (v managerState) NodesChanged() func() error     { return v.s.nodesChanged() }
 func (v managerState) HTTPAddressChanged()            { go v.s.reconcileHTTP(false) } // once the lock is released
-func (v managerState) Managed(b *batchreq.Manage)     { v.s.run.schedManaged(b) }
+func (v managerState) Managed(b *batchreq.Manage) {
+	v.s.run.schedManaged(b)
+	v.s.schedObjectsChanged(b)
+}
+
+func (v managerState) QueuePartitionCheck(q *state.Queue, na state.Attrs) *batchreq.Reply {
+	return v.s.queuePartitionCheck(q, na)
+}
+
+func (v managerState) NodePartitionCheck(old state.Attrs, n *state.Node) *batchreq.Reply {
+	return v.s.nodePartitionCheck(old, n)
+}
+
+func (v managerState) ManageSched(m *batchreq.Manage) (schedulers.Change, func()) {
+	old := v.s.scheds.Get(schedulers.DefaultName)
+	return v.s.scheds.Manage(m, portFree), func() { v.s.scheds.Load(old) }
+}
 
 func (v managerState) NodeCreated(n *state.Node) func() error { return v.s.nodeCreated(n) }
 

@@ -1,6 +1,9 @@
 package handler
 
-import "gopbs/attr"
+import (
+	"gopbs/attr"
+	"gopbs/server/state"
+)
 
 // Access returns attr's access level of the asker: privileged peers have
 // every right, and a manager has the operators' rights too.
@@ -36,3 +39,14 @@ func (a *Asker) Readable(ap attr.Perm, af attr.Flag, isOwner bool) bool {
 // Writable reports whether the asker may write an attribute or resource
 // with permissions ap.
 func (a *Asker) Writable(ap attr.Perm) bool { return ap.Writable(a.Access()) }
+
+// SeesQueue reports whether the asker's slice holds queue q (every
+// queue when it has none).
+func (a *Asker) SeesQueue(q *state.Queue) bool {
+	return a.Slice == nil || q != nil && a.Slice.Sees(q.Attrs.Get(attr.QueuePartition))
+}
+
+// SeesNode reports whether the asker's slice holds node n.
+func (a *Asker) SeesNode(n *state.Node) bool {
+	return a.Slice == nil || a.Slice.Sees(n.Attrs.Get(attr.NodePartition))
+}

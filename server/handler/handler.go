@@ -32,6 +32,15 @@ type Asker struct {
 	// Privileged is set for the server's own peers (other servers, the
 	// scheduler, MOMs).
 	Operator, Manager, Privileged bool
+	// Slice, if not nil, is the part of the server a scheduler's
+	// connection sees (its partitions); nil: everything.
+	Slice Slice
+}
+
+// Slice is the partitions a scheduler sees (schedulers.Slice).
+type Slice interface {
+	// Sees reports whether the partition p ("" for none) is seen.
+	Sees(p string) bool
 }
 
 // Requester returns "user@host" as the logs and accounting name it.

@@ -17,6 +17,7 @@ import (
 	"gopbs/internal/logline"
 	"gopbs/server/handler"
 	"gopbs/server/pbslog"
+	"gopbs/server/schedulers"
 	"gopbs/server/state"
 )
 
@@ -64,9 +65,17 @@ type State interface {
 	// HTTPAddressChanged reconciles the HTTP listener with the
 	// http_address attribute once the lock is released.
 	HTTPAddressChanged()
-	// Managed tells the scheduler link of a Manager request served
+	// Managed tells the scheduler links of a Manager request served
 	// (called after the reply, without the lock).
 	Managed(b *batchreq.Manage)
+	// QueuePartitionCheck and NodePartitionCheck refuse a change of a
+	// queue's (new attributes na) or a node's partition or queue that
+	// the partitions do not allow (old: the node's attributes before).
+	QueuePartitionCheck(q *state.Queue, na state.Attrs) *batchreq.Reply
+	NodePartitionCheck(old state.Attrs, n *state.Node) *batchreq.Reply
+	// ManageSched applies a Manager request on sched objects to the
+	// scheduler table; undo restores the table as it was.
+	ManageSched(m *batchreq.Manage) (ch schedulers.Change, undo func())
 }
 
 // request is one Manager request being served.
@@ -113,6 +122,8 @@ func Manage(st State, w handler.ReplyWriter, who *handler.Asker, body *batchreq.
 		p = r.manageServer(tx, body)
 	case batchreq.MGR_OBJ_QUEUE:
 		p = r.manageQueue(tx, body)
+	case batchreq.MGR_OBJ_SCHED:
+		p = r.manageSched(tx, body)
 	case batchreq.MGR_OBJ_NODE:
 		var nodesFile func() error
 		if p, nodesFile = r.manageNode(tx, body); p == nil && nodesFile != nil {
@@ -142,6 +153,35 @@ func Manage(st State, w handler.ReplyWriter, who *handler.Asker, body *batchreq.
 	}
 	handler.CommitAndReply(st, w, tx, batchreq.NullReply())
 	st.Managed(body)
+}
+
+// manageSched serves a Manager request on sched objects: the scheduler
+// table's change, and the default scheduler's attributes that mirror
+// the server's (scheduling, scheduler_iteration) set on the server.
+func (r *request) manageSched(tx *state.Txn, m *batchreq.Manage) *batchreq.Reply {
+	if !r.who.Manager {
+		return batchreq.ErrorReply(batchreq.PBSE_PERM, "", "")
+	}
+	ch, undo := r.st.ManageSched(m)
+	if ch.Reply != nil {
+		if ch.Reply.Code == batchreq.PBSE_SCHED_OP_DEFAULT {
+			r.log.Log(logline.EventAdmin, logline.ClassServer, "PBS_Server", batchreq.ErrorText(batchreq.PBSE_SCHED_OP_DEFAULT))
+		}
+		return ch.Reply
+	}
+	tx.Put(ch.Ops...)
+	if len(ch.Server) > 0 {
+		cmd := batchreq.MGR_CMD_SET
+		if ch.Unset {
+			cmd = batchreq.MGR_CMD_UNSET
+		}
+		if p := r.manageServer(tx, &batchreq.Manage{Command: cmd, ObjType: batchreq.MGR_OBJ_SERVER, Attrs: ch.Server}); p != nil {
+			undo() // the table's part
+			return p
+		}
+	}
+	r.log.Logf(logline.EventAdmin, logline.ClassServer, ch.Name, "sched %s at request of %s", strings.Join(ch.Log, ", "), r.who.Requester())
+	return nil
 }
 
 // logValue renders a value for the "attributes set" log line: booleans
@@ -300,6 +340,9 @@ func (r *request) manageQueue(tx *state.Txn, m *batchreq.Manage) *batchreq.Reply
 		}
 		q := &state.Queue{Name: name, Order: r.st.NextOrder()}
 		na, lines, p := r.applyAttrs(state.QueueDefs, nil, m.Attrs, false, queueCheck(q))
+		if p == nil {
+			p = r.st.QueuePartitionCheck(q, na)
+		}
 		if p != nil {
 			return p
 		}
@@ -340,6 +383,9 @@ func (r *request) manageQueue(tx *state.Txn, m *batchreq.Manage) *batchreq.Reply
 	}
 	for _, q := range qs {
 		na, lines, p := r.applyAttrs(state.QueueDefs, q.Attrs, m.Attrs, unset, queueCheck(q))
+		if p == nil {
+			p = r.st.QueuePartitionCheck(q, na)
+		}
 		if p != nil {
 			return p
 		}
@@ -409,6 +455,8 @@ func (r *request) manageNode(tx *state.Txn, m *batchreq.Manage) (*batchreq.Reply
 		n := &state.Node{Name: name, NP: 1, State: state.NodeStateUnreported, Order: r.st.NextOrder()}
 		if p, lines := r.applyNodeAttrs(n, m.Attrs); p != nil {
 			return p, nil
+		} else if p := r.st.NodePartitionCheck(nil, n); p != nil {
+			return p, nil
 		} else {
 			for _, l := range lines {
 				r.log.Log(logline.EventAdmin, logline.ClassNode, name, l)
@@ -440,7 +488,11 @@ func (r *request) manageNode(tx *state.Txn, m *batchreq.Manage) (*batchreq.Reply
 	fileChanged := false
 	for _, n := range ns {
 		old := *n
+		old.Attrs = n.Attrs.Clone()
 		p, lines := r.applyNodeAttrs(n, m.Attrs)
+		if p == nil {
+			p = r.st.NodePartitionCheck(old.Attrs, n)
+		}
 		if p != nil {
 			*n = old
 			return p, nil

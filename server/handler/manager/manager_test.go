@@ -9,6 +9,7 @@ import (
 	"gopbs/batchreq"
 	"gopbs/server/handler"
 	"gopbs/server/pbslog"
+	"gopbs/server/schedulers"
 	"gopbs/server/state"
 	"gopbs/server/store"
 )
@@ -102,6 +103,17 @@ func (f *fakeState) NodesChanged() func() error {
 }
 func (f *fakeState) HTTPAddressChanged()      {}
 func (f *fakeState) Managed(*batchreq.Manage) { f.managed++ }
+func (f *fakeState) QueuePartitionCheck(q *state.Queue, na state.Attrs) *batchreq.Reply {
+	f.under()
+	if na.Get(attr.QueuePartition) == "forbidden" {
+		return batchreq.ErrorReply(batchreq.PBSE_BADATVAL, "", "")
+	}
+	return nil
+}
+func (f *fakeState) NodePartitionCheck(old state.Attrs, n *state.Node) *batchreq.Reply { return nil }
+func (f *fakeState) ManageSched(m *batchreq.Manage) (schedulers.Change, func()) {
+	return schedulers.Change{Reply: batchreq.ErrorReply(batchreq.PBSE_IVALREQ, "", "")}, func() {}
+}
 
 func newFake(t *testing.T) *fakeState {
 	f := &fakeState{t: t}
@@ -173,6 +185,11 @@ func TestManageQueue(t *testing.T) {
 	}
 	if p := manage(t, f, oper, set); p.Code != 0 || q.Attrs.Get(attr.QueueMaxRunning) != "4" || len(f.batches) != 2 {
 		t.Errorf("set max_running: code %d, value %q, %d batches", p.Code, q.Attrs.Get(attr.QueueMaxRunning), len(f.batches))
+	}
+	part := &batchreq.Manage{Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_QUEUE, ObjName: "batch",
+		Attrs: batchreq.AttrList{{Name: "partition", Value: "forbidden"}}}
+	if p := manage(t, f, mgr, part); p.Code != batchreq.PBSE_BADATVAL || q.Attrs.Get(attr.QueuePartition) != "" {
+		t.Errorf("partition refused by the partitions: code %d, partition %q", p.Code, q.Attrs.Get(attr.QueuePartition))
 	}
 	del := &batchreq.Manage{Command: batchreq.MGR_CMD_DELETE, ObjType: batchreq.MGR_OBJ_QUEUE, ObjName: "batch"}
 	if p := manage(t, f, mgr, del); p.Code != 0 || len(f.queues) != 0 {

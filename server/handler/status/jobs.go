@@ -13,6 +13,9 @@ import (
 
 // canSee reports whether the asker may see a job at all.
 func canSee(st State, who *handler.Asker, j *state.Job) bool {
+	if who.Slice != nil && !who.SeesQueue(j.Queue) {
+		return false // not in the scheduler's slice
+	}
 	if who.Operator || who.Manager || state.IsTrue(st.Attrs().Get(attr.SrvQueryOtherJobs)) {
 		return true
 	}

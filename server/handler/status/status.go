@@ -222,6 +222,9 @@ func Queue(st State, w Writer, who *handler.Asker, b *batchreq.StatusReq) {
 	}
 	objs := make([]batchreq.StatusObject, 0, len(qs))
 	for _, q := range qs {
+		if !who.SeesQueue(q) {
+			continue
+		}
 		list, bad := List(state.QueueDefs, queueView(q), who, true, b.Attrs)
 		if bad != nil {
 			st.RUnlock()
@@ -265,6 +268,9 @@ func Node(st State, w Writer, who *handler.Asker, b *batchreq.StatusReq) {
 	}
 	objs := make([]batchreq.StatusObject, 0, len(ns))
 	for _, n := range ns {
+		if !who.SeesNode(n) {
+			continue
+		}
 		list, bad := List(state.NodeDefs, nodeView(n), who, true, b.Attrs)
 		if bad != nil {
 			st.RUnlock()

@@ -237,3 +237,36 @@ func TestSelect(t *testing.T) {
 		t.Errorf("unknown attribute: code %d, want PBSE_NOATTR", w.got[0].Code)
 	}
 }
+
+// slice sees the partition "p1" only.
+type slice struct{}
+
+func (slice) Sees(p string) bool { return p == "p1" }
+
+func TestStatusSlice(t *testing.T) {
+	f := newFake(t)
+	other := &state.Queue{Name: "other"}
+	other.Attrs.Set(attr.QueueType, "Execution")
+	other.Attrs.Set(attr.QueuePartition, "p1")
+	f.queues = append(f.queues, other)
+	j := &state.Job{ID: "4.srv", State: attr.StateQueued, Substate: attr.SubQueued}
+	j.Attrs.Set(attr.JobOwner, "carol@h")
+	f.jobs.Link(j)
+	f.jobs.Enqueue(j, other)
+	sched := &handler.Asker{User: "root", Host: "h", Manager: true, Privileged: true, Slice: slice{}}
+	var w replies
+	Queue(f, &w, sched, &batchreq.StatusReq{})
+	if objs := w.got[0].Status; len(objs) != 1 || objs[0].Name != "other" {
+		t.Errorf("a scheduler of p1 sees queues %v, want other alone", objs)
+	}
+	w = replies{}
+	Job(f, &w, sched, &batchreq.Request{Body: &batchreq.StatusReq{}})
+	if p := decode(t, w.raw[0]); len(p.Status) != 1 || p.Status[0].Name != "4.srv" {
+		t.Errorf("a scheduler of p1 sees jobs %v, want 4.srv alone", p.Status)
+	}
+	w = replies{}
+	Node(f, &w, sched, &batchreq.StatusReq{})
+	if objs := w.got[0].Status; len(objs) != 0 {
+		t.Errorf("a scheduler of p1 sees nodes %v, want none", objs)
+	}
+}
