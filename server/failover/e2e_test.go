@@ -150,7 +150,7 @@ func TestFailoverEndToEnd(t *testing.T) {
 	pg := pgtest.Start(t)
 	c := &foCluster{t: t, user: e2e.User(t, foUser)}
 	c.user.MakeHome(t)
-	c.bin = e2e.Build(t, "pbs_server", "pbs_mom", "pbs_sched", "pbs_iff", "qsub", "qstat", "qmgr", "pbsnodes").Dir
+	c.bin = e2e.Build(t, "pbs_server", "pbs_mom", "pbs_sched", "pbs_iff", "qsub", "qstat", "qdel", "qmgr").Dir
 	c.base = e2e.Dir(t)
 	c.work = filepath.Join(c.base, "work")
 	for _, d := range []string{c.work, filepath.Join(c.work, "out")} {
@@ -282,6 +282,20 @@ func TestFailoverEndToEnd(t *testing.T) {
 		t.Error("the second server's log does not say it became active")
 	}
 
+	// Job ids name the pair's server ("N.localhost"): commands given one
+	// reach the active server through the list.
+	if out, errOut, code := c.run(false, time.Minute, "qstat", "-f", long[0]); code != 0 || !strings.Contains(out, "Job Id: "+long[0]) {
+		t.Errorf("qstat -f %s after the take-over: exit %d\n%s%s", long[0], code, out, errOut)
+	}
+	out, errOut, code := c.run(false, time.Minute, "qsub", "-h", filepath.Join(c.work, "sleep0.sh"))
+	held := strings.TrimSpace(out)
+	if code != 0 {
+		t.Fatalf("qsub -h after the take-over: exit %d\n%s", code, errOut)
+	}
+	if out, errOut, code := c.run(false, time.Minute, "qdel", held); code != 0 {
+		t.Errorf("qdel %s after the take-over: exit %d\n%s%s", held, code, out, errOut)
+	}
+
 	// Every acknowledged job is there exactly once and runs to the end;
 	// the long jobs started by the first server complete on the second.
 	e2e.WaitFor(t, "every job complete", 3*time.Minute, func() bool {
@@ -294,6 +308,9 @@ func TestFailoverEndToEnd(t *testing.T) {
 		return true
 	})
 	j := c.jobs()
+	if s := j[held]; s != nil && s.state != "C" {
+		t.Errorf("deleted job %s is %s", held, s.state)
+	}
 	seen := map[string]int{}
 	for _, id := range append(append([]string{}, long...), acked...) {
 		seen[id]++
