@@ -1,6 +1,7 @@
 package failover
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -348,4 +349,59 @@ func momLog(home, word string) string {
 		}
 	}
 	return b.String()
+}
+
+// TestLostLockEndsServer: when PostgreSQL ends the active server's lock
+// session (as it does for a vanished host, or an administrator with
+// pg_terminate_backend), that pbs_server exits with status 3 at once and
+// the standby takes over.
+func TestLostLockEndsServer(t *testing.T) {
+	e2e.RequireRoot(t, "reserved ports")
+	if testing.Short() {
+		t.Skip("end-to-end test")
+	}
+	pg := pgtest.Start(t)
+	c := &foCluster{t: t}
+	c.bin = e2e.Build(t, "pbs_server").Dir
+	c.base = e2e.Dir(t)
+	ports := e2e.FreePorts(t, 5)
+	c.ports = [2]int{ports[0], ports[1]}
+	c.momPort, c.rmPort, c.schPort = ports[2], ports[3], ports[4]
+	c.homes = [2]string{filepath.Join(c.base, "server1"), filepath.Join(c.base, "server2")}
+	for _, h := range c.homes {
+		if err := e2e.MakeHome(h, "localhost"); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(h, "server_priv", URLFile)
+		e2e.WriteFile(t, p, pg.URL+"\n")
+		if err := os.Chmod(p, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e2e.LogFilesOnFailure(t, 100, filepath.Join(c.base, "*", "*_logs", "*"))
+	first := c.startServer(0, "create")
+	first.WaitListening(t, "127.0.0.1:"+strconv.Itoa(c.ports[0]), 30*time.Second)
+	second := c.startServer(1, "warm")
+	e2e.WaitFor(t, "the second server standing by", 30*time.Second, func() bool {
+		return strings.Contains(serverLog(c.homes[1]), "standing by")
+	})
+	adm := admin(t, pg.URL)
+	if _, err := adm.Exec(t.Context(), "SELECT pg_terminate_backend($1)", backendOf(t, adm)); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	select {
+	case <-first.Done():
+		err = first.Err()
+	case <-time.After(time.Minute):
+		t.Fatal("the server that lost its lock still runs")
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+		t.Errorf("exit of the server that lost its lock: %v, want status 3", err)
+	}
+	if !strings.Contains(first.Output(), "lost the failover lock") || !strings.Contains(serverLog(c.homes[0]), "lost the failover lock") {
+		t.Errorf("the server did not say why it stopped:\n%s", first.Output())
+	}
+	second.WaitListening(t, "127.0.0.1:"+strconv.Itoa(c.ports[1]), time.Minute)
 }
