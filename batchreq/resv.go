@@ -257,3 +257,10 @@ func (b *ResvAvail) Decode(r *dis.Reader) (err error) {
 	b.Attrs, err = readAttrs(r)
 	return err
 }
+
+// ReadGoPBSServerRequest decodes one request as pbs_server does: the
+// types ReadServerRequest accepts, and GoPBS's own (IsGoPBSRequest),
+// which GoPBS's server serves (advance reservations).
+func ReadGoPBSServerRequest(r *dis.Reader) (*Request, error) {
+	return readRequestIn(r, func(t int) bool { return ServerDecodes(t) || IsGoPBSRequest(t) }, true)
+}

@@ -134,7 +134,7 @@ func (c *conn) serve() {
 	defer s.putReader(r)
 	for {
 		c.started = r.Buffered() > 0
-		req, err := batchreq.ReadServerRequest(r)
+		req, err := batchreq.ReadGoPBSServerRequest(r)
 		if err != nil {
 			if p := c.decodeFailure(err); p != nil {
 				c.send(p)

@@ -129,6 +129,9 @@ func (s *Server) handleRunJob(c *conn, req *batchreq.Request) {
 		return
 	}
 	slots, bad := s.allocate(j, body.Destination)
+	if bad == nil {
+		bad = s.reservedRun(j, slots)
+	}
 	if bad != nil {
 		s.mu.Unlock()
 		c.send(bad)

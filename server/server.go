@@ -36,6 +36,7 @@ import (
 	"gopbs/internal/logline"
 	"gopbs/server/monitor"
 	"gopbs/server/pbslog"
+	"gopbs/server/reservation"
 	"gopbs/server/state"
 	"gopbs/server/store"
 )
@@ -115,6 +116,7 @@ type Server struct {
 	rate        rateCounter
 	groups      map[string]groupEntry // primary groups of job users (state.go)
 	consequent  consequences          // jobs removed by another's end (consequence.go)
+	resv        *reservation.Service  // advance reservations (reservations.go)
 
 	run *runLink // MOM and scheduler links (run_link.go)
 	// running is the MOM link as the job-control handlers see it.
@@ -265,6 +267,11 @@ func New(cfg Config) (*Server, error) {
 		s.log.SetEvents(v)
 	}
 	s.registerHandlers()
+	if err := s.startReservations(); err != nil {
+		s.store.Close()
+		s.releaseLock()
+		return nil, err
+	}
 	s.run = newRunLink(s)
 	s.running = s.run
 	// the jobs recovered as queued are the first cycle's; the tick asks
@@ -451,6 +458,7 @@ func (s *Server) timers() {
 			return
 		case <-t.C:
 			s.tick()
+			s.resv.Tick()
 		}
 	}
 }
