@@ -358,10 +358,10 @@ func TestStartAndEnd(t *testing.T) {
 		t.Fatalf("submit: %d %q", r.code, r.msg)
 	}
 	h.jobs = []*Job{
-		{ID: "1.s", Queue: "batch", Running: true, Nodes: []string{"n1"}},        // foreign, on a reserved node
-		{ID: "2.s", Queue: "batch", Running: true, Nodes: []string{"n3"}},        // foreign, elsewhere
-		{ID: "3.s", Queue: "R1"},                                                 // waits for the start
-		{ID: "4.s", Queue: "R1"},                                                 // runs in it
+		{ID: "1.s", Queue: "batch", Running: true, Nodes: []string{"n1"}}, // foreign, on a reserved node
+		{ID: "2.s", Queue: "batch", Running: true, Nodes: []string{"n3"}}, // foreign, elsewhere
+		{ID: "3.s", Queue: "R1"}, // waits for the start
+		{ID: "4.s", Queue: "R1"}, // runs in it
 		{ID: "5.s", Queue: "batch", Running: true, Nodes: []string{"n2", "n3"}}, // foreign, partly reserved
 	}
 	// before the start: a long job may not start on n1, a short one may;
