@@ -293,15 +293,17 @@ func (s *Server) startReservations() error {
 }
 
 // advresQueue returns the reservation queue a job names with
-// -W x=ADVRES:R123 (the x attribute, as Maui users write it), or "".
-func advresQueue(attrs batchreq.AttrList) string {
+// -W x=ADVRES:R123 (the x attribute, as Maui users write it), or "" if
+// it names none or one that is not there (then x is only kept, for a
+// scheduler that reads it). Called with s.mu held.
+func (s *Server) advresQueue(attrs batchreq.AttrList) string {
 	for _, a := range attrs {
 		if a.Name != "x" {
 			continue
 		}
 		for _, part := range strings.Split(a.Value, ";") {
 			if v, ok := strings.CutPrefix(strings.TrimSpace(part), "ADVRES:"); ok {
-				if n, err := resv.ParseID(strings.TrimSpace(v)); err == nil {
+				if n, err := resv.ParseID(strings.TrimSpace(v)); err == nil && s.resv.HasQueue(resv.FormatID(n)) {
 					return resv.FormatID(n)
 				}
 			}

@@ -25,6 +25,9 @@ func (s *Service) waitingComment(e *entry) string {
 // a reservation commented. The server calls it about once a second; after
 // a restart the first call catches up with what passed meanwhile.
 func (s *Service) Tick() {
+	if s == nil {
+		return
+	}
 	s.host.Lock()
 	now := s.host.Now()
 	var ops []store.Op
@@ -186,4 +189,14 @@ func (s *Service) CheckRun(queue string, nodes []string, walltime time.Duration)
 		}
 	}
 	return ""
+}
+
+// HasQueue reports whether name is the queue of a reservation and is
+// there. Called with the lock held.
+func (s *Service) HasQueue(name string) bool {
+	if s == nil {
+		return false
+	}
+	e := s.tab.byID[name]
+	return e != nil && e.QueueMade && !e.QueueGone
 }
