@@ -125,13 +125,25 @@ func (h resvHost) RemoveQueue(name string) ([]store.Op, bool) {
 	if q == nil {
 		return nil, true
 	}
-	if q.Total() > 0 || s.queueHasJobs(q) {
-		return nil, false
+	var done []*state.Job
+	for j := s.jobs.First(); j != nil; j = j.Next() {
+		if j.Queue != q {
+			continue
+		}
+		if j.State != pbsattr.StateComplete {
+			return nil, false
+		}
+		done = append(done, j)
+	}
+	// completed jobs kept for keep_completed go with their queue
+	var ops []store.Op
+	for _, j := range done {
+		ops = append(ops, s.purgeJob(j)...)
 	}
 	s.queues = slices.DeleteFunc(s.queues, func(x *state.Queue) bool { return x == q })
 	delete(s.queueByName, name)
 	s.log.Log(logline.EventAdmin, logline.ClassQueue, name, "deleted: its reservation is over")
-	return []store.Op{store.Del(store.Queues, name)}, true
+	return append(ops, store.Del(store.Queues, name)), true
 }
 
 func resvJob(j *state.Job) reservation.Job {

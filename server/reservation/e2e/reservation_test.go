@@ -187,7 +187,9 @@ func (cl *cluster) status(typ int, id string) map[string]string {
 	return out
 }
 
-func (cl *cluster) job(id string) map[string]string { return cl.status(batchreq.PBS_BATCH_StatusJob, id) }
+func (cl *cluster) job(id string) map[string]string {
+	return cl.status(batchreq.PBS_BATCH_StatusJob, id)
+}
 
 // run runs a command as user u (root when nil) and returns its output
 // and exit status.
@@ -319,4 +321,95 @@ func TestTransactionsAcrossRestarts(t *testing.T) {
 	if id := strings.TrimSpace(cl.must(cl.owner, "plus_reserve", "-s", "+3h", "-D", "10m", "-n", "1")); id != "R2" {
 		t.Errorf("after a destroy and a crash plus_reserve printed %q, want R2", id)
 	}
+}
+
+// TestReservationWindow: reservation R1 for two of the three nodes
+// starts 25 s after it is made and lasts 45 s. Before the start a job
+// already running on n1 keeps running, a long job goes to the free n3, a
+// second long job waits with a comment naming R1, and R1's jobs (qsub -q
+// R1, -W x=ADVRES:R1) wait with a comment saying when R1 begins. At the
+// start the job on n1 is requeued and R1's jobs run on n1 and n2; at the
+// end the job still running there is deleted (accounting D record, mail
+// to its owner), the queue removed, plus_status shows R1 done and
+// plus_account reports its usage.
+func TestReservationWindow(t *testing.T) {
+	cl := newCluster(t)
+	foreign := cl.submit("foreign", 600, "-l", "walltime=01:00:00")
+	e2e.WaitFor(t, "job "+foreign+" running", 60*time.Second, func() bool { return cl.job(foreign)["job_state"] == "R" })
+	if h := cl.job(foreign)["exec_host"]; !strings.HasPrefix(h, "n1/") {
+		t.Fatalf("the first job runs on %q, want n1", h)
+	}
+	id := strings.TrimSpace(cl.must(cl.owner, "plus_reserve", "-s", "+25s", "-D", "45s", "-n", "2"))
+	if id != "R1" {
+		t.Fatalf("plus_reserve printed %q", id)
+	}
+	if out := cl.must(cl.owner, "plus_status", "-n", "-r", id); !strings.Contains(out, "n1,n2") && !strings.Contains(out, "n1+n2") {
+		t.Errorf("plus_status -n:\n%s", out)
+	}
+	long := cl.submit("long", 600, "-l", "walltime=01:00:00")
+	e2e.WaitFor(t, "job "+long+" running", 30*time.Second, func() bool { return cl.job(long)["job_state"] == "R" })
+	if h := cl.job(long)["exec_host"]; !strings.HasPrefix(h, "n3/") {
+		t.Errorf("the long job runs on %q, want n3 (n1 and n2 are reserved)", h)
+	}
+	long2 := cl.submit("long2", 600, "-l", "walltime=01:00:00")
+	e2e.WaitFor(t, "job "+long2+" commented", 30*time.Second, func() bool {
+		return strings.Contains(cl.job(long2)["comment"], "reserved by R1")
+	})
+	inQueue := cl.submit("inresv", 5, "-q", id, "-l", "walltime=00:00:20")
+	advres := cl.submit("advres", 600, "-W", "x=ADVRES:"+id, "-l", "walltime=01:00:00")
+	if q := cl.job(advres)["queue"]; q != id {
+		t.Errorf("-W x=ADVRES:%s: queue %q", id, q)
+	}
+	if _, errOut, code := cl.run(cl.stranger, "qsub", "-q", id, filepath.Join(cl.work, "inresv.sh")); code == 0 {
+		t.Errorf("a stranger submitted into %s: %q", id, errOut)
+	}
+	e2e.WaitFor(t, "job "+inQueue+" commented", 10*time.Second, func() bool {
+		return strings.HasPrefix(cl.job(inQueue)["comment"], "Not Running: reservation "+id+" begins at ")
+	})
+	if st := cl.job(inQueue)["job_state"]; st != "Q" {
+		t.Fatalf("job %s of %s is %s before the start", inQueue, id, st)
+	}
+
+	e2e.WaitFor(t, id+" running", 60*time.Second, func() bool { return cl.resvState(id) == "RUNNING" })
+	e2e.WaitFor(t, "job "+foreign+" requeued", 30*time.Second, func() bool { return cl.job(foreign)["job_state"] == "Q" })
+	if !strings.Contains(cl.accounting(), ";R;"+foreign+";") || !strings.Contains(cl.accounting(), ";B;"+id+";") {
+		t.Errorf("no R record of %s or B record of %s:\n%s", foreign, id, cl.accounting())
+	}
+	var hosts []string
+	for _, j := range []string{inQueue, advres} {
+		e2e.WaitFor(t, "job "+j+" started in "+id, 30*time.Second, func() bool {
+			st := cl.job(j)
+			return st == nil || st["exec_host"] != "" || st["job_state"] == "C"
+		})
+		hosts = append(hosts, cl.job(j)["exec_host"])
+	}
+	for _, h := range hosts {
+		if !strings.HasPrefix(h, "n1/") && !strings.HasPrefix(h, "n2/") {
+			t.Errorf("a job of %s ran on %q, outside n1 and n2 (%q)", id, h, hosts)
+		}
+	}
+	if st := cl.job(long2)["job_state"]; st != "Q" {
+		t.Errorf("job %s outside %s is %s during the window", long2, id, st)
+	}
+
+	e2e.WaitFor(t, id+" done", 90*time.Second, func() bool {
+		out, _, _ := cl.run(nil, "plus_status", "-ne", "5", "-x")
+		return strings.Contains(out, "<state>DONE</state>")
+	})
+	e2e.WaitFor(t, "job "+advres+" deleted", 60*time.Second, func() bool {
+		st := cl.job(advres)
+		return st == nil || st["job_state"] == "C"
+	})
+	if !strings.Contains(cl.accounting(), ";D;"+advres+";requestor=root@") || !strings.Contains(cl.accounting(), ";F;"+id+";") {
+		t.Errorf("no D record of %s or F record of %s:\n%s", advres, id, cl.accounting())
+	}
+	e2e.WaitFor(t, "queue "+id+" removed", 30*time.Second, func() bool { return cl.status(batchreq.PBS_BATCH_StatusQue, id) == nil })
+	if mail, _ := os.ReadFile(cl.mailFile); !strings.Contains(string(mail), advres) {
+		t.Errorf("no mail about %s:\n%s", advres, mail)
+	}
+	report := cl.must(nil, "plus_account", "-l", "-f", filepath.Join(cl.acctDir, time.Now().Format("20060102")), "-d", "1")
+	if !strings.Contains(report, id) || !strings.Contains(report, ownerUser) {
+		t.Errorf("plus_account -l:\n%s", report)
+	}
+	t.Logf("plus_account -l:\n%s", report)
 }
