@@ -34,22 +34,21 @@ var nodeAddr = map[string]string{"n1": "127.0.0.2", "n2": "127.0.0.3", "n3": "12
 // cluster is pbs_server, three MOMs (n1, n2, n3, one slot each) and
 // pbs_sched, with the commands run as users.
 type cluster struct {
-	t                         *testing.T
-	bin                       e2e.Programs
-	hosts, base, work         string
-	svHome, schedHome         string
-	svPort, momPort, rmPort   int
-	schedPort                 int
-	server                    *e2e.Daemon
-	c                         *batchconn.Conn
-	owner, stranger           *e2e.Account
-	serverEnv                 []string
-	mailFile                  string
-	acctDir                   string
-	schedDaemon               *e2e.Daemon
-	moms                      []*e2e.Daemon
-	clientEnv                 []string
-	statusLimit, runningLimit time.Duration
+	t                       *testing.T
+	bin                     e2e.Programs
+	hosts, base, work       string
+	svHome, schedHome       string
+	svPort, momPort, rmPort int
+	schedPort               int
+	server                  *e2e.Daemon
+	c                       *batchconn.Conn
+	owner, stranger         *e2e.Account
+	serverEnv               []string
+	mailFile                string
+	acctDir                 string
+	schedDaemon             *e2e.Daemon
+	moms                    []*e2e.Daemon
+	clientEnv               []string
 }
 
 // inNamespace returns a command running bin with a private /etc/hosts.
