@@ -80,8 +80,8 @@ func decode(id string, b []byte) (*entry, error) {
 		return nil, fmt.Errorf("reservation %s: record names %q", id, e.ID)
 	}
 	n, err := resv.ParseID(id)
-	if err != nil {
-		return nil, fmt.Errorf("reservation record: %w", err)
+	if err != nil || resv.FormatID(n) != id {
+		return nil, fmt.Errorf("reservation record: bad id %q", id)
 	}
 	e.num = n
 	return e, nil
