@@ -158,8 +158,8 @@ func resvJob(j *state.Job) reservation.Job {
 func (h resvHost) QueueJobs(name string) []reservation.Job {
 	s := h.s
 	q := s.queueByName[name]
-	if q == nil {
-		return nil
+	if q == nil || q.Total() == 0 {
+		return nil // no walk of the job list for an empty queue
 	}
 	var out []reservation.Job
 	for j := s.jobs.First(); j != nil; j = j.Next() {

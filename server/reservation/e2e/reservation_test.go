@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -407,8 +408,18 @@ func TestReservationWindow(t *testing.T) {
 		t.Errorf("no mail about %s:\n%s", advres, mail)
 	}
 	report := cl.must(nil, "plus_account", "-l", "-f", filepath.Join(cl.acctDir, time.Now().Format("20060102")), "-d", "1")
-	if !strings.Contains(report, id) || !strings.Contains(report, ownerUser) {
-		t.Errorf("plus_account -l:\n%s", report)
+	// R1's line: two nodes, done, its nodes, the two jobs that ran in it
+	found := false
+	for _, line := range strings.Split(report, "\n") {
+		f := strings.Fields(line)
+		if len(f) > 0 && f[0] == id {
+			found = true
+			if f[1] != ownerUser || f[len(f)-1] != "2" || !slices.Contains(f, "n1+n2") || !slices.Contains(f, "DONE") {
+				t.Errorf("plus_account -l line of %s: %q", id, line)
+			}
+		}
 	}
-	t.Logf("plus_account -l:\n%s", report)
+	if !found {
+		t.Errorf("plus_account -l does not list %s:\n%s", id, report)
+	}
 }
