@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"os"
 	"os/user"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
 	"gopbs/resv"
+	"gopbs/sched/config"
 	"gopbs/sched/reservable"
 	"gopbs/server/handler"
 	"gopbs/server/pbslog"
@@ -31,8 +33,24 @@ func (h resvHost) RLock()         { h.s.mu.RLock() }
 func (h resvHost) RUnlock()       { h.s.mu.RUnlock() }
 func (h resvHost) Now() time.Time { return h.s.now() }
 
-func (h resvHost) Policy() (*reservable.Policy, error) {
-	return reservable.Load(filepath.Join(h.s.cfg.Home, "sched_priv", "reservable.ad"))
+// Rules reads the reservation rules from sched_priv beside the server's
+// own files: reservable.ad, and PluS's NodeSortKey in sched_config (a
+// sched_config that does not parse orders nothing: pbs_sched reports it).
+func (h resvHost) Rules() (reservation.Rules, error) {
+	priv := filepath.Join(h.s.cfg.Home, "sched_priv")
+	pol, err := reservable.Load(filepath.Join(priv, "reservable.ad"))
+	if err != nil {
+		return reservation.Rules{}, err
+	}
+	rules := reservation.Rules{Policy: pol}
+	if f, err := os.Open(filepath.Join(priv, "sched_config")); err == nil {
+		cfg, _, err := config.Parse(f, f.Name())
+		f.Close()
+		if err == nil && cfg.PluS != nil {
+			rules.NodeOrder = cfg.PluS.NodeSortKey
+		}
+	}
+	return rules, nil
 }
 
 func (h resvHost) UserExists(name string) bool {

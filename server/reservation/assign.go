@@ -24,11 +24,14 @@ func (s *Service) candidates(r *resv.Reservation, except string) ([]*reservable.
 }
 
 // assign chooses r's nodes: the ones it names, or Wanted of the nodes
-// that meet the normal conditions and the policy, preferring keep (the
-// nodes a modified reservation has). It returns them, or nil and why
+// that meet the normal conditions and the policy, in the rules' node
+// order, preferring keep (the nodes a modified reservation has). It returns them, or nil and why
 // not. Called with the lock held.
-func (s *Service) assign(pol *reservable.Policy, r *resv.Reservation, keep []string, now time.Time) ([]string, string) {
+func (s *Service) assign(rules Rules, r *resv.Reservation, keep []string, now time.Time) ([]string, string) {
 	all, held := s.candidates(r, r.ID)
+	pol := rules.Policy
+	ordered := slices.Clone(all)
+	reservable.SortNodes(ordered, rules.NodeOrder)
 	byName := make(map[string]*reservable.Node, len(all))
 	for _, n := range all {
 		byName[n.Name] = n
@@ -53,7 +56,7 @@ func (s *Service) assign(pol *reservable.Policy, r *resv.Reservation, keep []str
 				cands = append(cands, n)
 			}
 		}
-		for _, n := range all {
+		for _, n := range ordered {
 			if !slices.Contains(keep, n.Name) {
 				cands = append(cands, n)
 			}
@@ -128,11 +131,12 @@ func (s *Service) AvailNodes(w handler.ReplyWriter, b *batchreq.ResvAvail) {
 		return
 	}
 	r.Start, r.End = time.Unix(b.Start, 0), time.Unix(b.End, 0)
-	pol, err := s.host.Policy()
+	rules, err := s.host.Rules()
 	if err != nil {
 		reject(w, batchreq.PBSE_SYSTEM, "%v", err)
 		return
 	}
+	pol := rules.Policy
 	s.host.Lock()
 	all, _ := s.candidates(r, "")
 	req := &reservable.Request{Start: r.Start, End: r.End, NodeCount: len(all), Req: r.Req}

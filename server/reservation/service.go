@@ -9,6 +9,7 @@ import (
 
 	"gopbs/batchreq"
 	"gopbs/resv"
+	"gopbs/sched/config"
 	"gopbs/sched/reservable"
 	"gopbs/server/handler"
 	"gopbs/server/store"
@@ -38,9 +39,9 @@ type Host interface {
 	// Nodes returns the execution nodes in the server's order, as the
 	// reservability policy sees them (locked).
 	Nodes() []*reservable.Node
-	// Policy returns the reservability policy (sched_priv/reservable.ad;
-	// the policy without custom conditions when there is none).
-	Policy() (*reservable.Policy, error)
+	// Rules returns the site's reservation rules (sched_priv's
+	// reservable.ad and NodeSortKey).
+	Rules() (Rules, error)
 	// UserExists reports whether name is a user of this host.
 	UserExists(name string) bool
 	// Submit submits a store batch (locked) and returns the function
@@ -71,6 +72,16 @@ type Host interface {
 	Delete(ids []string, why string)
 	// Schedule asks the scheduler for a cycle.
 	Schedule()
+}
+
+// Rules are the site's rules for choosing a reservation's nodes.
+type Rules struct {
+	// Policy is the reservability policy (reservable.ad; the policy
+	// without custom conditions when there is none).
+	Policy *reservable.Policy
+	// NodeOrder orders the candidate nodes (PluS's NodeSortKey); none
+	// keeps the server's order.
+	NodeOrder []config.NodeSortKey
 }
 
 // Service serves the reservation requests over a Host. Its table is
@@ -180,7 +191,7 @@ func (s *Service) Submit(w handler.ReplyWriter, who handler.Asker, b *batchreq.R
 			return
 		}
 	}
-	pol, err := s.host.Policy()
+	rules, err := s.host.Rules()
 	if err != nil {
 		reject(w, batchreq.PBSE_SYSTEM, "%v", err)
 		return
@@ -188,7 +199,7 @@ func (s *Service) Submit(w handler.ReplyWriter, who handler.Asker, b *batchreq.R
 	s.host.Lock()
 	id, num, counter := s.tab.newID()
 	r.ID = id
-	assigned, why := s.assign(pol, r, nil, now)
+	assigned, why := s.assign(rules, r, nil, now)
 	if assigned == nil {
 		s.tab.next-- // nothing was made: the number is not used
 		s.host.Unlock()
@@ -403,11 +414,11 @@ func (s *Service) applyChange(e *entry, c *resv.Change, now time.Time) string {
 		e.Reservation = next
 		return ""
 	}
-	pol, err := s.host.Policy()
+	rules, err := s.host.Rules()
 	if err != nil {
 		return err.Error()
 	}
-	assigned, why := s.assign(pol, &next, e.Assigned, now)
+	assigned, why := s.assign(rules, &next, e.Assigned, now)
 	if assigned == nil {
 		return why
 	}

@@ -11,6 +11,7 @@ import (
 
 	"gopbs/batchreq"
 	"gopbs/resv"
+	"gopbs/sched/config"
 	"gopbs/sched/reservable"
 	"gopbs/server/handler"
 	"gopbs/server/store"
@@ -24,6 +25,7 @@ type fakeHost struct {
 	st       *store.Bolt
 	nodes    []*reservable.Node
 	policy   string
+	order    []config.NodeSortKey
 	queues   map[string][]string // queue → ACL
 	jobs     []*Job
 	acct     []string
@@ -61,11 +63,12 @@ func (h *fakeHost) Nodes() []*reservable.Node {
 	}
 	return out
 }
-func (h *fakeHost) Policy() (*reservable.Policy, error) {
+func (h *fakeHost) Rules() (Rules, error) {
 	if h.policy == "" {
-		return &reservable.Policy{}, nil
+		return Rules{Policy: &reservable.Policy{}, NodeOrder: h.order}, nil
 	}
-	return reservable.Parse(h.policy, "reservable.ad")
+	p, err := reservable.Parse(h.policy, "reservable.ad")
+	return Rules{Policy: p, NodeOrder: h.order}, err
 }
 func (h *fakeHost) UserExists(name string) bool        { return name != "nosuchuser" }
 func (h *fakeHost) Submit(ops []store.Op) func() error { return h.st.Submit(ops...) }
@@ -425,5 +428,32 @@ func TestStartAndEnd(t *testing.T) {
 	rec, err := resv.ParseRecord("11/27/2026 12:01:20;"+h.acct[2], time.UTC)
 	if err != nil || rec.Usage.JobSeconds != 120 || rec.Usage.ActualStart.Unix() != start.Unix() {
 		t.Errorf("plus_account's reading of the F record: %+v %v", rec, err)
+	}
+}
+
+// TestRules: reservable.ad refuses nodes (the refusal names why) and
+// NodeSortKey orders the candidates.
+func TestRules(t *testing.T) {
+	h := newFakeHost(t, t.TempDir())
+	s, _ := New(h, h.st)
+	h.nodes[2].PhysMem = 8 << 30
+	h.order = []config.NodeSortKey{config.LargestPhysicalMemory, config.NodeName}
+	h.policy = `[ Busy = { "n1" }; PLUS_NODE_RESERVABLE = !member(PLUS_CANDIDATE_NODE.name, Busy); ]`
+	start := h.now.Add(time.Hour)
+	r := h.submit(t, s, alice, false, submitAttrs(start, start.Add(time.Hour), "2"))
+	if r.code != 0 {
+		t.Fatalf("submit: %d %q", r.code, r.msg)
+	}
+	if got := s.tab.get(r.p.JobID).Assigned; !slices.Equal(got, []string{"n3", "n2"}) {
+		t.Errorf("assigned %v, want n3 (most memory) then n2 (n1 refused)", got)
+	}
+	r = h.submit(t, s, alice, false, submitAttrs(start.Add(2*time.Hour), start.Add(3*time.Hour), "3"))
+	if r.code != batchreq.PBSE_RESCUNAV || !strings.Contains(r.msg, "only 2 of 3 nodes free") ||
+		!strings.Contains(r.msg, "n1 PLUS_NODE_RESERVABLE is false") {
+		t.Errorf("three nodes: %d %q", r.code, r.msg)
+	}
+	h.policy = "[ PLUS_NODE_RESERVABLE = ; ]"
+	if r := h.submit(t, s, alice, false, submitAttrs(start, start.Add(time.Hour), "1")); r.code != batchreq.PBSE_SYSTEM || !strings.Contains(r.msg, "reservable.ad") {
+		t.Errorf("a malformed reservable.ad: %d %q", r.code, r.msg)
 	}
 }
