@@ -14,8 +14,9 @@ import (
 
 // TestReservationQueueFromTorqueQsub sends a GoPBS server the bytes the
 // real TORQUE 2.5.13 qsub sends for `qsub -q R1 sleep20.sh` (issue 17):
-// capture 34's submission (`qsub -q nosuchq sleep20.sh`, by alice) with
-// its destination re-encoded as R1, after alice made reservation R1 (one
+// capture 27's submission (`qsub sleep20.sh`, by alice: QueueJob,
+// JobScript, RdytoCommit, Commit) with the destination and submit_args
+// that `-q R1` gives, re-encoded, after alice made reservation R1 (one
 // node, an hour from now) with ResvSubmit. The job is queued in R1, the
 // reservation's queue; its comment says when R1 begins. bob, who is not
 // among R1's users, is refused by the queue's user ACL, and capture 28's
@@ -93,10 +94,15 @@ func TestReservationQueueFromTorqueQsub(t *testing.T) {
 		return p
 	}
 	toR1 := func(qj *batchreq.QueueJob) {
-		if qj.Destination != "nosuchq" {
-			t.Fatalf("capture 34's destination is %q", qj.Destination)
+		if qj.Destination != "" {
+			t.Fatalf("capture 27's destination is %q", qj.Destination)
 		}
 		qj.Destination = "R1"
+		for k, a := range qj.Attrs {
+			if a.Name == "submit_args" {
+				qj.Attrs[k] = batchreq.NewAttr("submit_args", "-q R1 "+a.Value) // Size re-counted
+			}
+		}
 	}
 	attr := func(id, name string) string {
 		st := r.admin(batchreq.NewRequest(batchreq.PBS_BATCH_StatusJob, "root", &batchreq.StatusReq{ID: id}))
@@ -110,7 +116,7 @@ func TestReservationQueueFromTorqueQsub(t *testing.T) {
 		}
 		return ""
 	}
-	p = submit("34-qsub-nosuchq.pcap", "alice", toR1)
+	p = submit("27-qsub-plain-script.pcap", "alice", toR1)
 	if p.Code != 0 {
 		t.Fatalf("qsub -q R1 as alice: %d %q", p.Code, p.Text)
 	}
@@ -125,7 +131,7 @@ func TestReservationQueueFromTorqueQsub(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if p := submit("34-qsub-nosuchq.pcap", "bob", toR1); p.Code != batchreq.PBSE_PERM {
+	if p := submit("27-qsub-plain-script.pcap", "bob", toR1); p.Code != batchreq.PBSE_PERM {
 		t.Errorf("qsub -q R1 as bob: %d %q, want %d", p.Code, p.Text, batchreq.PBSE_PERM)
 	}
 	p = submit("28-qsub-many-options.pcap", "alice", func(qj *batchreq.QueueJob) {
