@@ -112,6 +112,9 @@ func queueJob(st State, sess Session, who *handler.Asker, body *batchreq.QueueJo
 	if i := strings.IndexByte(qname, '@'); i >= 0 {
 		qname = qname[:i]
 	}
+	if adv := s.advresQueue(body.Attrs); adv != "" {
+		qname = adv // -W x=ADVRES:R123 (reservations.go)
+	}
 	if qname == "" {
 		qname = st.Attrs().Get(pbsattr.SrvDefaultQueue)
 		if qname == "" {
