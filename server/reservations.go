@@ -154,10 +154,11 @@ func (h resvHost) RemoveQueue(name string) ([]store.Op, bool) {
 		done = append(done, j)
 	}
 	// completed jobs kept for keep_completed go with their queue
-	var ops []store.Op
+	tx := s.db.Begin()
 	for _, j := range done {
-		ops = append(ops, s.purgeJob(j)...)
+		s.purgeJob(tx, j)
 	}
+	ops := tx.Ops()
 	s.queues = slices.DeleteFunc(s.queues, func(x *state.Queue) bool { return x == q })
 	delete(s.queueByName, name)
 	s.log.Log(logline.EventAdmin, logline.ClassQueue, name, "deleted: its reservation is over")
@@ -274,7 +275,9 @@ func (h resvHost) Delete(ids []string, why string) {
 			running = append(running, j)
 			continue
 		}
-		ops = append(ops, s.deleteJob(j, who.Requester())...)
+		tx := s.db.Begin()
+		s.deleteJob(tx, j, who.Requester())
+		ops = append(ops, tx.Ops()...)
 	}
 	if len(running) > 0 {
 		s.running.deleteRunning(discardReply{}, who, running, ops, "")

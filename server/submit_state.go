@@ -18,18 +18,19 @@ const maxJobNumber = 99999999
 // see it.
 type submitState struct{ s *Server }
 
-func (v submitState) Lock()                                 { v.s.mu.Lock() }
-func (v submitState) Unlock()                               { v.s.mu.Unlock() }
-func (v submitState) Begin() *state.Txn                     { return v.s.db.Begin() }
-func (v submitState) Log() *pbslog.Logger                   { return v.s.log }
-func (v submitState) Acct() *pbslog.Accounting              { return v.s.acct }
-func (v submitState) FlushLogs()                            { v.s.flushLogs() }
-func (v submitState) Now() time.Time                        { return v.s.now() }
-func (v submitState) Name() string                          { return v.s.name }
-func (v submitState) Attrs() state.Attrs                    { return v.s.attrs }
-func (v submitState) Jobs() *state.Jobs                     { return &v.s.jobs }
-func (v submitState) Queue(name string) *state.Queue        { return v.s.queueByName[name] }
-func (v submitState) CountHop(j *state.Job) *batchreq.Reply { return countHop(j) } // remote.go
+func (v submitState) Lock()                                  { v.s.mu.Lock() }
+func (v submitState) Unlock()                                { v.s.mu.Unlock() }
+func (v submitState) Begin() *state.Txn                      { return v.s.db.Begin() }
+func (v submitState) Log() *pbslog.Logger                    { return v.s.log }
+func (v submitState) Acct() *pbslog.Accounting               { return v.s.acct }
+func (v submitState) FlushLogs()                             { v.s.flushLogs() }
+func (v submitState) Now() time.Time                         { return v.s.now() }
+func (v submitState) Name() string                           { return v.s.name }
+func (v submitState) Attrs() state.Attrs                     { return v.s.attrs }
+func (v submitState) AdvresQueue(a batchreq.AttrList) string { return v.s.advresQueue(a) } // reservations.go
+func (v submitState) Jobs() *state.Jobs                      { return &v.s.jobs }
+func (v submitState) Queue(name string) *state.Queue         { return v.s.queueByName[name] }
+func (v submitState) CountHop(j *state.Job) *batchreq.Reply  { return countHop(j) } // remote.go
 func (v submitState) CheckUserList(j *state.Job) *batchreq.Reply {
 	return v.s.checkUserList(j)
 }

@@ -44,6 +44,9 @@ type State interface {
 	TakeJobNumber(incoming bool) int64
 	// NextRank returns the queue rank of the next job committed.
 	NextRank() int64
+	// AdvresQueue returns the queue of the advance reservation a
+	// submission names (qsub -W x=ADVRES:R123), or "".
+	AdvresQueue(attrs batchreq.AttrList) string
 	// Jobs returns the job table; Queue the queue of the name, or nil.
 	Jobs() *state.Jobs
 	Queue(name string) *state.Queue
@@ -112,8 +115,8 @@ func queueJob(st State, sess Session, who *handler.Asker, body *batchreq.QueueJo
 	if i := strings.IndexByte(qname, '@'); i >= 0 {
 		qname = qname[:i]
 	}
-	if adv := s.advresQueue(body.Attrs); adv != "" {
-		qname = adv // -W x=ADVRES:R123 (reservations.go)
+	if adv := st.AdvresQueue(body.Attrs); adv != "" {
+		qname = adv // -W x=ADVRES:R123
 	}
 	if qname == "" {
 		qname = st.Attrs().Get(pbsattr.SrvDefaultQueue)

@@ -60,6 +60,12 @@ func (f *fakeState) TakeJobNumber(incoming bool) int64 {
 }
 func (f *fakeState) NextRank() int64   { f.under(); f.rank++; return f.rank }
 func (f *fakeState) Jobs() *state.Jobs { f.under(); return &f.jobs }
+func (f *fakeState) AdvresQueue(attrs batchreq.AttrList) string {
+	if v, ok := attrs.Get("x"); ok && v == "ADVRES:R1" {
+		return "batch"
+	}
+	return ""
+}
 func (f *fakeState) Queue(name string) *state.Queue {
 	f.under()
 	if name == f.queue.Name {
