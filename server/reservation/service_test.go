@@ -429,6 +429,17 @@ func TestStartAndEnd(t *testing.T) {
 	if err != nil || rec.Usage.JobSeconds != 120 || rec.Usage.ActualStart.Unix() != start.Unix() {
 		t.Errorf("plus_account's reading of the F record: %+v %v", rec, err)
 	}
+	// an ended reservation leaves the table after KeepEnded
+	h.now = h.now.Add(DefaultKeepEnded)
+	s.Tick()
+	if _, _, ok := s.state("R1"); !ok {
+		t.Fatal("R1 dropped before KeepEnded passed")
+	}
+	h.now = h.now.Add(2 * time.Second)
+	s.Tick()
+	if _, _, ok := s.state("R1"); ok {
+		t.Fatal("R1 kept after KeepEnded")
+	}
 }
 
 // TestRules: reservable.ad refuses nodes (the refusal names why) and

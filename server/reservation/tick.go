@@ -90,7 +90,7 @@ func (s *Service) Tick() {
 				remove = append(remove, e.ID)
 			}
 		}
-		if e.State.Final() && (e.QueueGone || !e.QueueMade) {
+		if e.State.Final() && (e.QueueGone || !e.QueueMade) || s.expired(e, now) {
 			ops = append(ops, s.tab.drop(e))
 			continue
 		}
@@ -126,6 +126,17 @@ func (s *Service) Tick() {
 	if schedule {
 		s.host.Schedule()
 	}
+}
+
+// expired reports whether e ended (done or cancelled, its queue gone)
+// longer than KeepEnded ago.
+func (s *Service) expired(e *entry, now time.Time) bool {
+	keep := s.KeepEnded
+	if keep <= 0 {
+		keep = DefaultKeepEnded
+	}
+	return (e.State == resv.Done || e.State == resv.Cancelled) && (e.QueueGone || !e.QueueMade) &&
+		e.Finished > 0 && now.Unix()-e.Finished > int64(keep/time.Second)
 }
 
 // countUsage adds the node time e's running jobs used since the last
