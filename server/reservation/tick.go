@@ -211,3 +211,22 @@ func (s *Service) HasQueue(name string) bool {
 	e := s.tab.byID[name]
 	return e != nil && e.QueueMade && !e.QueueGone
 }
+
+// Usable returns which nodes a job of queue with walltime (0: no limit)
+// may get when the server chooses its nodes itself (a RunJob without
+// destination): CheckRun's rule as a filter, so that first-fit passes
+// over reserved nodes instead of failing on them. Called with the lock
+// held; the function is used under it.
+func (s *Service) Usable(queue string, walltime time.Duration) func(node string) bool {
+	all := func(string) bool { return true }
+	if s == nil || len(s.tab.byID) == 0 {
+		return all
+	}
+	if e := s.tab.byID[queue]; e != nil && !e.State.Final() && e.QueueMade {
+		if s.CheckRun(queue, nil, walltime) != "" {
+			return all // not running: CheckRun refuses the job, saying when it begins
+		}
+		return func(node string) bool { return slices.Contains(e.Assigned, node) }
+	}
+	return func(node string) bool { return s.CheckRun(queue, []string{node}, walltime) == "" }
+}
