@@ -228,5 +228,18 @@ func (s *Service) Usable(queue string, walltime time.Duration) func(node string)
 		}
 		return func(node string) bool { return slices.Contains(e.Assigned, node) }
 	}
-	return func(node string) bool { return s.CheckRun(queue, []string{node}, walltime) == "" }
+	now := s.host.Now()
+	end := now.Add(walltime)
+	if walltime <= 0 {
+		end = time.Unix(1<<40, 0)
+	}
+	blocked := map[string]bool{}
+	for _, e := range s.tab.byID {
+		if e.Holds() && e.Overlaps(now, end) {
+			for _, n := range e.Assigned {
+				blocked[n] = true
+			}
+		}
+	}
+	return func(node string) bool { return !blocked[node] }
 }
