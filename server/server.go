@@ -37,6 +37,7 @@ import (
 	"gopbs/server/monitor"
 	"gopbs/server/pbslog"
 	"gopbs/server/state"
+	"gopbs/server/syncset"
 	"gopbs/server/store"
 )
 
@@ -111,6 +112,7 @@ type Server struct {
 	rankCounter int64
 	orderSeq    int64
 	tracking    state.Tracking // jobs that moved to other servers
+	syncsets    syncset.Table  // sync sets mastered here, released jobs awaiting their start (sync_sets.go)
 	shutting    bool
 	rate        rateCounter
 	groups      map[string]groupEntry // primary groups of job users (state.go)

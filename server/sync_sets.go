@@ -1,0 +1,453 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	pbsattr "gopbs/attr"
+	"gopbs/batchreq"
+	"gopbs/dis"
+	"gopbs/internal/logline"
+	"gopbs/server/state"
+	"gopbs/server/store"
+	"gopbs/server/syncset"
+)
+
+// Sync sets (seed 001, Synchronize Job Starts) are kept by package
+// syncset; this file ties its table to the jobs, the store and the other
+// servers. The master's server keeps the set: members on this server
+// register as they enter an execution queue, members on other servers
+// through RegisterDependency (Register, with the member's cost). Once
+// every member registered, the cheapest is released (its system hold
+// removed: locally, or by a RegisterDependency Release to its server);
+// when a released job starts, its server reports Ready and the next
+// cheapest is released. Costs follow the job's own server's
+// resources_cost and system_cost.
+
+// syncKey is the sync-set table's key in store.Server.
+const syncKey = "syncsets"
+
+// syncRetries bounds the attempts to deliver one request to another
+// server.
+const syncRetries = 5
+
+// loadSyncSets reads the sync-set table at start-up.
+func (s *Server) loadSyncSets() error {
+	b, err := s.store.Get(store.Server, syncKey)
+	if err != nil {
+		return fmt.Errorf("read sync sets: %w", err)
+	}
+	if err := s.syncsets.Decode(b); err != nil {
+		return fmt.Errorf("sync sets: %w", err)
+	}
+	return nil
+}
+
+// saveSyncSets queues the table's write. The store applies writes in
+// order, so a reply whose own commit follows is durable only with it.
+// Called with s.mu held.
+func (s *Server) saveSyncSets() {
+	s.store.Submit(store.Put(store.Server, syncKey, s.syncsets.Encode()))
+}
+
+// syncSelf is how other servers reach this one: its name, with the port
+// when it is not the standard one.
+func (s *Server) syncSelf() string {
+	if a, ok := s.Addr().(*net.TCPAddr); ok && a.Port != batchreq.PBS_BATCH_SERVICE_PORT {
+		return s.name + ":" + strconv.Itoa(a.Port)
+	}
+	return s.name
+}
+
+// syncPrices are the server's resources_cost and system_cost.
+func (s *Server) syncPrices() syncset.Prices {
+	p := syncset.Prices{PerUnit: map[string]int64{}}
+	for _, v := range s.attrs.Resources(pbsattr.SrvResourcesCost) {
+		if n, ok := syncset.ParsePrice(v.Value); ok {
+			p.PerUnit[v.Resource] = n
+		}
+	}
+	p.System, _ = syncset.ParsePrice(s.attrs.Get(pbsattr.SrvSystemCost))
+	return p
+}
+
+// syncCost is the resource cost of job j on this server.
+func (s *Server) syncCost(j *state.Job) int64 {
+	var req []syncset.Resource
+	for _, v := range j.Attrs.Resources(pbsattr.JobResourceList) {
+		t := pbsattr.TypeString
+		if d, ok := state.Resources[v.Resource]; ok {
+			t = d.Type
+		}
+		req = append(req, syncset.Resource{Name: v.Resource, Type: t, Value: v.Value})
+	}
+	return s.syncPrices().Cost(req)
+}
+
+// syncCount returns the synccount of j, if it is a sync master.
+func (s *Server) syncCount(j *state.Job) (int, bool) {
+	for _, e := range s.jobDeps(j) {
+		if e.typ == "synccount" && len(e.args) == 1 {
+			n, err := strconv.Atoi(e.args[0])
+			return n, err == nil
+		}
+	}
+	return 0, false
+}
+
+// syncOpen records the set of master j entering an execution queue and
+// releases what that allows. It returns the local jobs changed. Called
+// with s.mu held.
+func (s *Server) syncOpen(j *state.Job) []*state.Job {
+	n, ok := s.syncCount(j)
+	if !ok {
+		return nil
+	}
+	rel := s.syncsets.Open(j.ID, j.ID+"@"+s.name, n, s.syncCost(j))
+	s.saveSyncSets()
+	return s.syncRelease(j.ID, rel)
+}
+
+// syncRegisterLocal registers member j with master m, both on this
+// server. Called with s.mu held.
+func (s *Server) syncRegisterLocal(m, j *state.Job) (changed []*state.Job, code int) {
+	if _, ok := s.syncCount(m); !ok {
+		return nil, batchreq.PBSE_NOSYNCMSTR
+	}
+	if _, ok := s.syncsets.Set(m.ID); !ok {
+		// a master queued before this server kept sets, or outside
+		// an execution queue: open its set now
+		changed = s.syncOpen(m)
+	}
+	ref := j.ID + "@" + s.name
+	s.addDep(m, "syncwith", ref)
+	s.touch(m)
+	rel, err := s.syncsets.Register(m.ID, ref, s.syncCost(j))
+	if err != nil {
+		return changed, batchreq.PBSE_NOSYNCMSTR
+	}
+	s.saveSyncSets()
+	return append(append(changed, m), s.syncRelease(m.ID, rel)...), 0
+}
+
+// syncRelease releases the members rel of master's set: a local job loses
+// the system hold of its sync dependency and awaits its start; a job on
+// another server is released by a RegisterDependency Release. It returns
+// the local jobs changed. Called with s.mu held.
+func (s *Server) syncRelease(master string, rel []string) []*state.Job {
+	var changed []*state.Job
+	masterRef := master + "@" + s.syncSelf()
+	for _, ref := range rel {
+		id, local := s.localJobID(ref)
+		if !local {
+			s.log.Logf(logline.EventJob, logline.ClassJob, master, "sync set: releasing %s", ref)
+			s.syncSend(ref, &batchreq.RegistDep{ParentID: id, ChildID: masterRef,
+				DepType: batchreq.JOB_DEPEND_TYPE_SYNCWITH, Op: batchreq.JOB_DEPEND_OP_RELEASE})
+			continue
+		}
+		j := s.findJob(id)
+		if j == nil {
+			continue
+		}
+		s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "sync set of %s: released", master)
+		if j.ID == master {
+			s.dropSyncDeps(j, "")
+		} else {
+			s.dropSyncDeps(j, master)
+		}
+		s.syncsets.Await(j.ID, master+"@"+s.name)
+		s.releaseDepHold(j)
+		changed = append(changed, j)
+	}
+	if len(rel) > 0 {
+		s.saveSyncSets()
+	}
+	return changed
+}
+
+// dropSyncDeps removes j's syncwith entries naming master (a job id, any
+// server part), or, for master "", j's own synccount and syncwith
+// entries (j is the master).
+func (s *Server) dropSyncDeps(j *state.Job, master string) {
+	deps := s.jobDeps(j)
+	kept := deps[:0]
+	for _, e := range deps {
+		switch {
+		case master == "" && (e.typ == "synccount" || e.typ == "syncwith"):
+			continue
+		case master != "" && e.typ == "syncwith":
+			var args []string
+			for _, a := range e.args {
+				if id, _, _ := strings.Cut(a, "@"); id != master {
+					args = append(args, a)
+				}
+			}
+			e.args = args
+		}
+		kept = append(kept, e)
+	}
+	s.setDeps(j, kept)
+	s.touch(j)
+}
+
+// syncRegisterRemote asks the server of master ("id@server") to register
+// member j, with its cost. Called with s.mu held.
+func (s *Server) syncRegisterRemote(j *state.Job, master string) {
+	id, _, _ := strings.Cut(master, "@")
+	s.syncSend(master, &batchreq.RegistDep{Owner: j.OwnerUser(), ParentID: id, ChildID: j.ID + "@" + s.syncSelf(),
+		DepType: batchreq.JOB_DEPEND_TYPE_SYNCWITH, Op: batchreq.JOB_DEPEND_OP_REGISTER, Cost: s.syncCost(j)})
+}
+
+// syncStarted reports the start of job j to its sync master, if it was
+// released from a set, and returns the local jobs changed (the next
+// release when the master is here). Called with s.mu held.
+func (s *Server) syncStarted(j *state.Job) []*state.Job {
+	master, ok := s.syncsets.Started(j.ID)
+	if !ok {
+		return nil
+	}
+	s.saveSyncSets()
+	id, local := s.localJobID(master)
+	ref := j.ID + "@" + s.name
+	if !local {
+		s.syncSend(master, &batchreq.RegistDep{Owner: j.OwnerUser(), ParentID: id, ChildID: j.ID + "@" + s.syncSelf(),
+			DepType: batchreq.JOB_DEPEND_TYPE_SYNCWITH, Op: batchreq.JOB_DEPEND_OP_READY})
+		return nil
+	}
+	s.log.Logf(logline.EventJob, logline.ClassJob, id, "sync set: %s is ready", ref)
+	return s.syncRelease(id, s.syncsets.Ready(id, ref))
+}
+
+// syncGone handles the end of job j (deleted, aborted or finished) for
+// the sync sets: a master's members that have not started are aborted
+// (seed 001: local ones are returned as doomed, others get a
+// RegisterDependency Delete); a member leaves its master's set.
+// Called with s.mu held.
+func (s *Server) syncGone(j *state.Job) (changed, doomed []*state.Job) {
+	if waited, ok := s.syncsets.Started(j.ID); ok {
+		s.leaveSet(j, waited)
+	}
+	if _, master := s.syncCount(j); !master {
+		// a member not released yet: its syncwith entry names the master
+		// (a master's own syncwith entries are its members)
+		for _, e := range s.jobDeps(j) {
+			if e.typ == "syncwith" {
+				for _, m := range e.args {
+					changed = append(changed, s.leaveSet(j, m)...)
+				}
+			}
+		}
+	}
+	if _, ok := s.syncsets.Set(j.ID); !ok {
+		return changed, doomed
+	}
+	masterRef := j.ID + "@" + s.syncSelf()
+	for _, ref := range s.syncsets.Abort(j.ID) {
+		id, local := s.localJobID(ref)
+		if !local {
+			s.syncSend(ref, &batchreq.RegistDep{Owner: j.OwnerUser(), ParentID: id, ChildID: masterRef,
+				DepType: batchreq.JOB_DEPEND_TYPE_SYNCWITH, Op: batchreq.JOB_DEPEND_OP_DELETE})
+			continue
+		}
+		if c := s.findJob(id); c != nil && c != j && c.State != pbsattr.StateComplete && c.State != pbsattr.StateRunning {
+			doomed = append(doomed, c)
+		}
+	}
+	s.saveSyncSets()
+	return changed, doomed
+}
+
+// leaveSet takes job j out of the set of master ("id@server").
+func (s *Server) leaveSet(j *state.Job, master string) []*state.Job {
+	id, local := s.localJobID(master)
+	if !local {
+		s.syncSend(master, &batchreq.RegistDep{Owner: j.OwnerUser(), ParentID: id, ChildID: j.ID + "@" + s.syncSelf(),
+			DepType: batchreq.JOB_DEPEND_TYPE_SYNCWITH, Op: batchreq.JOB_DEPEND_OP_UNREG})
+		return nil
+	}
+	rel := s.syncsets.Leave(id, j.ID+"@"+s.name)
+	s.saveSyncSets()
+	return s.syncRelease(id, rel)
+}
+
+// handleSyncDep serves a RegisterDependency of type syncwith from
+// another server: Register and Ready (and Unregister) for a master here,
+// Release and Delete for a member here.
+func (s *Server) handleSyncDep(c *conn, body *batchreq.RegistDep) {
+	s.mu.Lock()
+	j := s.findJob(body.ParentID)
+	if j == nil {
+		s.mu.Unlock()
+		c.reject(batchreq.PBSE_UNKJOBID, "")
+		return
+	}
+	var changed []*state.Job
+	var ops []store.Op
+	switch body.Op {
+	case batchreq.JOB_DEPEND_OP_REGISTER:
+		if _, ok := s.syncCount(j); !ok {
+			s.mu.Unlock()
+			c.reject(batchreq.PBSE_NOSYNCMSTR, "")
+			return
+		}
+		if _, ok := s.syncsets.Set(j.ID); !ok {
+			changed = s.syncOpen(j)
+		}
+		rel, err := s.syncsets.Register(j.ID, body.ChildID, body.Cost)
+		if err != nil {
+			s.mu.Unlock()
+			c.reject(batchreq.PBSE_IVALREQ, "")
+			return
+		}
+		s.addDep(j, "syncwith", body.ChildID)
+		s.touch(j)
+		s.saveSyncSets()
+		changed = append(append(changed, j), s.syncRelease(j.ID, rel)...)
+	case batchreq.JOB_DEPEND_OP_READY:
+		changed = s.syncRelease(j.ID, s.syncsets.Ready(j.ID, body.ChildID))
+	case batchreq.JOB_DEPEND_OP_UNREG:
+		rel := s.syncsets.Leave(j.ID, body.ChildID)
+		s.saveSyncSets()
+		changed = s.syncRelease(j.ID, rel)
+	case batchreq.JOB_DEPEND_OP_RELEASE:
+		// Ready goes to the master's server as this job's syncwith
+		// names it (which reached it at registration)
+		master, _, _ := strings.Cut(body.ChildID, "@")
+		ref := body.ChildID
+		for _, e := range s.jobDeps(j) {
+			for _, a := range e.args {
+				if id, _, _ := strings.Cut(a, "@"); e.typ == "syncwith" && id == master {
+					ref = a
+				}
+			}
+		}
+		s.dropSyncDeps(j, master)
+		s.syncsets.Await(j.ID, ref)
+		s.saveSyncSets()
+		s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "sync set of %s: released", body.ChildID)
+		s.releaseDepHold(j)
+		changed = []*state.Job{j}
+	case batchreq.JOB_DEPEND_OP_DELETE:
+		if j.State == pbsattr.StateRunning || j.State == pbsattr.StateComplete {
+			break
+		}
+		s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job deleted as result of dependency on job %s", body.ChildID)
+		ops = append(ops, s.completeJob(j, false)...)
+	default:
+		s.mu.Unlock()
+		c.reject(batchreq.PBSE_IVALREQ, "")
+		return
+	}
+	for _, x := range changed {
+		if s.jobs.Get(x.ID) == x {
+			ops = append(ops, state.SaveJob(x))
+		}
+	}
+	s.commitAndReply(c, ops, batchreq.NullReply())
+}
+
+// syncSend delivers a RegisterDependency to the server named in ref
+// ("id@server[:port]") in the background, retrying a transport failure
+// a few times. A refused Register puts the member on user hold, as a
+// refused local registration does. Called with s.mu held.
+func (s *Server) syncSend(ref string, body *batchreq.RegistDep) {
+	_, srv, _ := strings.Cut(ref, "@")
+	dest := s.parseDestination("x@" + srv)
+	if dest.addr == "" || dest.bad {
+		s.log.Logf(logline.EventJob, logline.ClassJob, body.ParentID, "sync set: cannot reach server %q", srv)
+		return
+	}
+	go func() {
+		var p *batchreq.Reply
+		var err error
+		for try := range syncRetries {
+			if try > 0 {
+				time.Sleep(time.Duration(1<<try) * 200 * time.Millisecond)
+			}
+			if p, err = sendRequest(dest.addr, batchreq.PBS_BATCH_RegistDep, body); err == nil {
+				break
+			}
+		}
+		name := batchreq.RequestName(batchreq.PBS_BATCH_RegistDep)
+		switch {
+		case err != nil:
+			s.log.Logf(logline.EventJob, logline.ClassJob, body.ParentID, "sync set: %s (op %d) to %s failed: %v", name, body.Op, dest.addr, err)
+		case p.Code != 0:
+			s.log.Logf(logline.EventJob, logline.ClassJob, body.ParentID, "sync set: %s (op %d) to %s refused: %d %s", name, body.Op, dest.addr, p.Code, p.Text)
+			if body.Op == batchreq.JOB_DEPEND_OP_REGISTER {
+				s.syncRefused(body.ChildID)
+			}
+		}
+	}()
+}
+
+// syncRefused puts member ref ("id@server", a job here) on user hold:
+// its master's server refused its registration.
+func (s *Server) syncRefused(ref string) {
+	id, _, _ := strings.Cut(ref, "@")
+	s.mu.Lock()
+	j := s.findJob(id)
+	if j == nil {
+		s.mu.Unlock()
+		return
+	}
+	s.log.Log(logline.EventJob, logline.ClassJob, j.ID, "Job held for unknown job dep, use 'qrls' to release")
+	j.Hold |= state.HoldUser
+	s.evaluate(j)
+	s.touch(j)
+	wait := s.store.Submit(state.SaveJob(j))
+	s.mu.Unlock()
+	wait()
+}
+
+// sendRequest sends one request to another server from a reserved port
+// and returns its reply.
+func sendRequest(addr string, typ int, body batchreq.Body) (*batchreq.Reply, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), remoteTimeout)
+	defer cancel()
+	nc, err := dialReserved(ctx, addr)
+	if err != nil {
+		return nil, fmt.Errorf("dial %s: %w", addr, err)
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(remoteTimeout))
+	if _, err := nc.Write(batchreq.NewRequest(typ, momUser, body).Append(nil)); err != nil {
+		return nil, fmt.Errorf("send to %s: %w", addr, err)
+	}
+	p, err := batchreq.ReadReply(dis.NewReader(nc))
+	if err != nil {
+		return nil, fmt.Errorf("reply from %s: %w", addr, err)
+	}
+	nc.Write(batchreq.NewRequest(batchreq.PBS_BATCH_Disconnect, momUser, nil).Append(nil))
+	return p, nil
+}
+
+// keepSyncReleased returns deps without the sync entries that the
+// registrations just made removed from the job (now: its depend value
+// after them): a job released at once keeps no hold.
+func keepSyncReleased(deps, now []depEntry) []depEntry {
+	has := map[string]bool{}
+	for _, e := range now {
+		for _, a := range e.args {
+			has[e.typ+"\x00"+a] = true
+		}
+	}
+	out := make([]depEntry, 0, len(deps))
+	for _, e := range deps {
+		if e.typ == "synccount" || e.typ == "syncwith" {
+			var args []string
+			for _, a := range e.args {
+				if has[e.typ+"\x00"+a] {
+					args = append(args, a)
+				}
+			}
+			e.args = args
+		}
+		out = append(out, e)
+	}
+	return out
+}
