@@ -37,8 +37,8 @@ import (
 	"gopbs/server/monitor"
 	"gopbs/server/pbslog"
 	"gopbs/server/state"
-	"gopbs/server/syncset"
 	"gopbs/server/store"
+	"gopbs/server/syncset"
 )
 
 // Initialisation types (-t).
