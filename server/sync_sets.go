@@ -144,6 +144,7 @@ func (s *Server) syncRelease(master string, rel []string) []*state.Job {
 	for _, ref := range rel {
 		id, local := s.localJobID(ref)
 		if !local {
+			id = jobPart(ref)
 			s.log.Logf(logline.EventJob, logline.ClassJob, master, "sync set: releasing %s", ref)
 			s.syncSend(ref, &batchreq.RegistDep{ParentID: id, ChildID: masterRef,
 				DepType: batchreq.JOB_DEPEND_TYPE_SYNCWITH, Op: batchreq.JOB_DEPEND_OP_RELEASE})
@@ -197,8 +198,7 @@ func (s *Server) dropSyncDeps(j *state.Job, master string) {
 // syncRegisterRemote asks the server of master ("id@server") to register
 // member j, with its cost. Called with s.mu held.
 func (s *Server) syncRegisterRemote(j *state.Job, master string) {
-	id, _, _ := strings.Cut(master, "@")
-	s.syncSend(master, &batchreq.RegistDep{Owner: j.OwnerUser(), ParentID: id, ChildID: j.ID + "@" + s.syncSelf(),
+	s.syncSend(master, &batchreq.RegistDep{Owner: j.OwnerUser(), ParentID: jobPart(master), ChildID: j.ID + "@" + s.syncSelf(),
 		DepType: batchreq.JOB_DEPEND_TYPE_SYNCWITH, Op: batchreq.JOB_DEPEND_OP_REGISTER, Cost: s.syncCost(j)})
 }
 
@@ -214,6 +214,7 @@ func (s *Server) syncStarted(j *state.Job) []*state.Job {
 	id, local := s.localJobID(master)
 	ref := j.ID + "@" + s.name
 	if !local {
+		id = jobPart(master)
 		s.syncSend(master, &batchreq.RegistDep{Owner: j.OwnerUser(), ParentID: id, ChildID: j.ID + "@" + s.syncSelf(),
 			DepType: batchreq.JOB_DEPEND_TYPE_SYNCWITH, Op: batchreq.JOB_DEPEND_OP_READY})
 		return nil
@@ -249,6 +250,7 @@ func (s *Server) syncGone(j *state.Job) (changed, doomed []*state.Job) {
 	for _, ref := range s.syncsets.Abort(j.ID) {
 		id, local := s.localJobID(ref)
 		if !local {
+			id = jobPart(ref)
 			s.syncSend(ref, &batchreq.RegistDep{Owner: j.OwnerUser(), ParentID: id, ChildID: masterRef,
 				DepType: batchreq.JOB_DEPEND_TYPE_SYNCWITH, Op: batchreq.JOB_DEPEND_OP_DELETE})
 			continue
@@ -265,6 +267,7 @@ func (s *Server) syncGone(j *state.Job) (changed, doomed []*state.Job) {
 func (s *Server) leaveSet(j *state.Job, master string) []*state.Job {
 	id, local := s.localJobID(master)
 	if !local {
+		id = jobPart(master)
 		s.syncSend(master, &batchreq.RegistDep{Owner: j.OwnerUser(), ParentID: id, ChildID: j.ID + "@" + s.syncSelf(),
 			DepType: batchreq.JOB_DEPEND_TYPE_SYNCWITH, Op: batchreq.JOB_DEPEND_OP_UNREG})
 		return nil
@@ -450,4 +453,10 @@ func keepSyncReleased(deps, now []depEntry) []depEntry {
 		out = append(out, e)
 	}
 	return out
+}
+
+// jobPart is the job id of a "id@server" reference.
+func jobPart(ref string) string {
+	id, _, _ := strings.Cut(ref, "@")
+	return id
 }
