@@ -38,7 +38,6 @@ import (
 	"gopbs/server/pbslog"
 	"gopbs/server/state"
 	"gopbs/server/store"
-	"gopbs/server/syncset"
 )
 
 // Initialisation types (-t).
@@ -117,7 +116,7 @@ type Server struct {
 	rankCounter int64
 	orderSeq    int64
 	tracking    state.Tracking // jobs that moved to other servers
-	syncsets    syncset.Table  // sync sets mastered here, released jobs awaiting their start (sync_sets.go)
+	sync        syncState      // sync sets mastered here, released jobs awaiting their start (sync_sets.go)
 	shutting    bool
 	rate        rateCounter
 	groups      map[string]groupEntry // primary groups of job users (state.go)
@@ -475,6 +474,7 @@ func (s *Server) timers() {
 			return
 		case <-t.C:
 			s.tick()
+			s.syncDeliver() // sync_sets.go
 		}
 	}
 }

@@ -31,17 +31,13 @@ import (
 // syncKey is the sync-set table's key in store.Server.
 const syncKey = "syncsets"
 
-// syncRetries bounds the attempts to deliver one request to another
-// server.
-const syncRetries = 5
-
 // loadSyncSets reads the sync-set table at start-up.
 func (s *Server) loadSyncSets() error {
 	b, err := s.store.Get(store.Server, syncKey)
 	if err != nil {
 		return fmt.Errorf("read sync sets: %w", err)
 	}
-	if err := s.syncsets.Decode(b); err != nil {
+	if err := s.sync.table.Decode(b); err != nil {
 		return fmt.Errorf("sync sets: %w", err)
 	}
 	return nil
@@ -51,7 +47,7 @@ func (s *Server) loadSyncSets() error {
 // order, so a reply whose own commit follows is durable only with it.
 // Called with s.mu held.
 func (s *Server) saveSyncSets() {
-	s.store.Submit(store.Put(store.Server, syncKey, s.syncsets.Encode()))
+	s.store.Submit(store.Put(store.Server, syncKey, s.sync.table.Encode()))
 }
 
 // syncSelf is how other servers reach this one: its name, with the port
@@ -107,7 +103,7 @@ func (s *Server) syncOpen(j *state.Job) []*state.Job {
 	if !ok {
 		return nil
 	}
-	rel := s.syncsets.Open(j.ID, j.ID+"@"+s.name, n, s.syncCost(j))
+	rel := s.sync.table.Open(j.ID, j.ID+"@"+s.name, n, s.syncCost(j))
 	s.saveSyncSets()
 	return s.syncRelease(j.ID, rel)
 }
@@ -118,7 +114,7 @@ func (s *Server) syncRegisterLocal(m, j *state.Job) (changed []*state.Job, code 
 	if _, ok := s.syncCount(m); !ok {
 		return nil, batchreq.PBSE_NOSYNCMSTR
 	}
-	if _, ok := s.syncsets.Set(m.ID); !ok {
+	if _, ok := s.sync.table.Set(m.ID); !ok {
 		// a master queued before this server kept sets, or outside
 		// an execution queue: open its set now
 		changed = s.syncOpen(m)
@@ -126,7 +122,7 @@ func (s *Server) syncRegisterLocal(m, j *state.Job) (changed []*state.Job, code 
 	ref := j.ID + "@" + s.name
 	s.addDep(m, "syncwith", ref)
 	s.touch(m)
-	rel, err := s.syncsets.Register(m.ID, ref, s.syncCost(j))
+	rel, err := s.sync.table.Register(m.ID, ref, s.syncCost(j))
 	if err != nil {
 		return changed, batchreq.PBSE_NOSYNCMSTR
 	}
@@ -160,7 +156,7 @@ func (s *Server) syncRelease(master string, rel []string) []*state.Job {
 		} else {
 			s.dropSyncDeps(j, master)
 		}
-		s.syncsets.Await(j.ID, master+"@"+s.name)
+		s.sync.table.Await(j.ID, master+"@"+s.name)
 		s.releaseDepHold(j)
 		changed = append(changed, j)
 	}
@@ -206,7 +202,7 @@ func (s *Server) syncRegisterRemote(j *state.Job, master string) {
 // released from a set, and returns the local jobs changed (the next
 // release when the master is here). Called with s.mu held.
 func (s *Server) syncStarted(j *state.Job) []*state.Job {
-	master, ok := s.syncsets.Started(j.ID)
+	master, ok := s.sync.table.Started(j.ID)
 	if !ok {
 		return nil
 	}
@@ -220,7 +216,7 @@ func (s *Server) syncStarted(j *state.Job) []*state.Job {
 		return nil
 	}
 	s.log.Logf(logline.EventJob, logline.ClassJob, id, "sync set: %s is ready", ref)
-	return s.syncRelease(id, s.syncsets.Ready(id, ref))
+	return s.syncRelease(id, s.sync.table.Ready(id, ref))
 }
 
 // syncGone handles the end of job j (deleted, aborted or finished) for
@@ -229,7 +225,7 @@ func (s *Server) syncStarted(j *state.Job) []*state.Job {
 // RegisterDependency Delete); a member leaves its master's set.
 // Called with s.mu held.
 func (s *Server) syncGone(j *state.Job) (changed, doomed []*state.Job) {
-	if waited, ok := s.syncsets.Started(j.ID); ok {
+	if waited, ok := s.sync.table.Started(j.ID); ok {
 		s.leaveSet(j, waited)
 	}
 	if _, master := s.syncCount(j); !master {
@@ -243,11 +239,11 @@ func (s *Server) syncGone(j *state.Job) (changed, doomed []*state.Job) {
 			}
 		}
 	}
-	if _, ok := s.syncsets.Set(j.ID); !ok {
+	if _, ok := s.sync.table.Set(j.ID); !ok {
 		return changed, doomed
 	}
 	masterRef := j.ID + "@" + s.syncSelf()
-	for _, ref := range s.syncsets.Abort(j.ID) {
+	for _, ref := range s.sync.table.Abort(j.ID) {
 		id, local := s.localJobID(ref)
 		if !local {
 			id = jobPart(ref)
@@ -272,7 +268,7 @@ func (s *Server) leaveSet(j *state.Job, master string) []*state.Job {
 			DepType: batchreq.JOB_DEPEND_TYPE_SYNCWITH, Op: batchreq.JOB_DEPEND_OP_UNREG})
 		return nil
 	}
-	rel := s.syncsets.Leave(id, j.ID+"@"+s.name)
+	rel := s.sync.table.Leave(id, j.ID+"@"+s.name)
 	s.saveSyncSets()
 	return s.syncRelease(id, rel)
 }
@@ -297,10 +293,10 @@ func (s *Server) handleSyncDep(c *conn, body *batchreq.RegistDep) {
 			c.reject(batchreq.PBSE_NOSYNCMSTR, "")
 			return
 		}
-		if _, ok := s.syncsets.Set(j.ID); !ok {
+		if _, ok := s.sync.table.Set(j.ID); !ok {
 			changed = s.syncOpen(j)
 		}
-		rel, err := s.syncsets.Register(j.ID, body.ChildID, body.Cost)
+		rel, err := s.sync.table.Register(j.ID, body.ChildID, body.Cost)
 		if err != nil {
 			s.mu.Unlock()
 			c.reject(batchreq.PBSE_IVALREQ, "")
@@ -311,9 +307,9 @@ func (s *Server) handleSyncDep(c *conn, body *batchreq.RegistDep) {
 		s.saveSyncSets()
 		changed = append(append(changed, j), s.syncRelease(j.ID, rel)...)
 	case batchreq.JOB_DEPEND_OP_READY:
-		changed = s.syncRelease(j.ID, s.syncsets.Ready(j.ID, body.ChildID))
+		changed = s.syncRelease(j.ID, s.sync.table.Ready(j.ID, body.ChildID))
 	case batchreq.JOB_DEPEND_OP_UNREG:
-		rel := s.syncsets.Leave(j.ID, body.ChildID)
+		rel := s.sync.table.Leave(j.ID, body.ChildID)
 		s.saveSyncSets()
 		changed = s.syncRelease(j.ID, rel)
 	case batchreq.JOB_DEPEND_OP_RELEASE:
@@ -329,7 +325,7 @@ func (s *Server) handleSyncDep(c *conn, body *batchreq.RegistDep) {
 			}
 		}
 		s.dropSyncDeps(j, master)
-		s.syncsets.Await(j.ID, ref)
+		s.sync.table.Await(j.ID, ref)
 		s.saveSyncSets()
 		s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "sync set of %s: released", body.ChildID)
 		s.releaseDepHold(j)
@@ -353,58 +349,110 @@ func (s *Server) handleSyncDep(c *conn, body *batchreq.RegistDep) {
 	s.commitAndReply(c, ops, batchreq.NullReply())
 }
 
-// syncSend delivers a RegisterDependency to the server named in ref
-// ("id@server[:port]") in the background, retrying a transport failure
-// a few times. A refused Register puts the member on user hold, as a
-// refused local registration does. Called with s.mu held.
+// syncState is the sync-set table and the delivery state of its
+// outbox (not stored: a restart retries every message at once).
+type syncState struct {
+	table syncset.Table
+	busy  map[uint64]bool      // messages being sent
+	next  map[uint64]time.Time // earliest time of the next attempt
+	tries map[uint64]int       // failed attempts
+}
+
+// syncSend queues a RegisterDependency for the server named in ref
+// ("id@server[:port]") in the table's outbox, stored with the table, and
+// starts its delivery. Called with s.mu held.
 func (s *Server) syncSend(ref string, body *batchreq.RegistDep) {
 	_, srv, _ := strings.Cut(ref, "@")
-	dest := s.parseDestination("x@" + srv)
-	if dest.addr == "" || dest.bad {
-		s.log.Logf(logline.EventJob, logline.ClassJob, body.ParentID, "sync set: cannot reach server %q", srv)
+	seq := s.sync.table.Post(syncset.Message{To: srv, Op: body.Op, Owner: body.Owner, Parent: body.ParentID, Child: body.ChildID, Cost: body.Cost})
+	if seq == 0 {
+		s.log.Logf(logline.EventJob, logline.ClassJob, body.ParentID, "sync set: cannot send to server %q", srv)
 		return
 	}
-	go func() {
-		var p *batchreq.Reply
-		var err error
-		for try := range syncRetries {
-			if try > 0 {
-				time.Sleep(time.Duration(1<<try) * 200 * time.Millisecond)
-			}
-			if p, err = sendRequest(dest.addr, batchreq.PBS_BATCH_RegistDep, body); err == nil {
-				break
-			}
+	s.saveSyncSets()
+	s.syncDeliverLocked()
+}
+
+// syncDeliver starts the delivery of the outbox messages that are due
+// (the server's timer calls it every second).
+func (s *Server) syncDeliver() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.syncDeliverLocked()
+}
+
+// syncDeliverLocked is syncDeliver with s.mu held. A failed attempt is
+// tried again after a delay that doubles up to a minute; a refused
+// message is dropped (a refused Register puts its member on user hold,
+// as a refused local registration does).
+func (s *Server) syncDeliverLocked() {
+	if s.shutting {
+		return
+	}
+	now := time.Now()
+	for _, m := range s.sync.table.Outbox() {
+		if s.sync.busy[m.Seq] || now.Before(s.sync.next[m.Seq]) {
+			continue
 		}
-		name := batchreq.RequestName(batchreq.PBS_BATCH_RegistDep)
-		switch {
-		case err != nil:
-			s.log.Logf(logline.EventJob, logline.ClassJob, body.ParentID, "sync set: %s (op %d) to %s failed: %v", name, body.Op, dest.addr, err)
-		case p.Code != 0:
-			s.log.Logf(logline.EventJob, logline.ClassJob, body.ParentID, "sync set: %s (op %d) to %s refused: %d %s", name, body.Op, dest.addr, p.Code, p.Text)
-			if body.Op == batchreq.JOB_DEPEND_OP_REGISTER {
-				s.syncRefused(body.ChildID)
-			}
+		dest := s.parseDestination("x@" + m.To)
+		if dest.addr == "" || dest.bad {
+			s.log.Logf(logline.EventJob, logline.ClassJob, m.Parent, "sync set: cannot reach server %q", m.To)
+			s.sync.table.Delivered(m.Seq)
+			s.saveSyncSets()
+			continue
 		}
-	}()
+		if s.sync.busy == nil {
+			s.sync.busy, s.sync.next, s.sync.tries = map[uint64]bool{}, map[uint64]time.Time{}, map[uint64]int{}
+		}
+		s.sync.busy[m.Seq] = true
+		go s.syncAttempt(m, dest.addr)
+	}
+}
+
+// syncAttempt sends one outbox message once.
+func (s *Server) syncAttempt(m syncset.Message, addr string) {
+	p, err := sendRequest(addr, batchreq.PBS_BATCH_RegistDep, &batchreq.RegistDep{Owner: m.Owner, ParentID: m.Parent,
+		ChildID: m.Child, DepType: batchreq.JOB_DEPEND_TYPE_SYNCWITH, Op: m.Op, Cost: m.Cost})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.sync.busy, m.Seq)
+	if s.shutting {
+		return
+	}
+	name := batchreq.RequestName(batchreq.PBS_BATCH_RegistDep)
+	if err != nil {
+		n := s.sync.tries[m.Seq]
+		s.sync.tries[m.Seq] = n + 1
+		s.sync.next[m.Seq] = time.Now().Add(min(time.Duration(1)<<n*time.Second, time.Minute))
+		if n == 0 || n%10 == 0 {
+			s.log.Logf(logline.EventJob, logline.ClassJob, m.Parent, "sync set: %s (op %d) to %s failed: %v", name, m.Op, addr, err)
+		}
+		return
+	}
+	delete(s.sync.tries, m.Seq)
+	delete(s.sync.next, m.Seq)
+	s.sync.table.Delivered(m.Seq)
+	s.saveSyncSets()
+	if p.Code != 0 {
+		s.log.Logf(logline.EventJob, logline.ClassJob, m.Parent, "sync set: %s (op %d) to %s refused: %d %s", name, m.Op, addr, p.Code, p.Text)
+		if m.Op == batchreq.JOB_DEPEND_OP_REGISTER {
+			s.syncRefused(m.Child)
+		}
+	}
 }
 
 // syncRefused puts member ref ("id@server", a job here) on user hold:
 // its master's server refused its registration.
+// Called with s.mu held.
 func (s *Server) syncRefused(ref string) {
-	id, _, _ := strings.Cut(ref, "@")
-	s.mu.Lock()
-	j := s.findJob(id)
+	j := s.findJob(jobPart(ref))
 	if j == nil {
-		s.mu.Unlock()
 		return
 	}
 	s.log.Log(logline.EventJob, logline.ClassJob, j.ID, "Job held for unknown job dep, use 'qrls' to release")
 	j.Hold |= state.HoldUser
 	s.evaluate(j)
 	s.touch(j)
-	wait := s.store.Submit(state.SaveJob(j))
-	s.mu.Unlock()
-	wait()
+	s.store.Submit(state.SaveJob(j))
 }
 
 // sendRequest sends one request to another server from a reserved port

@@ -67,7 +67,7 @@ func TestSyncSetCheapestFirst(t *testing.T) {
 		t.Fatalf("complete set: %s, want the cheapest (small) released alone", got)
 	}
 	s.mu.Lock()
-	set, ok := s.syncsets.Set(master)
+	set, ok := s.sync.table.Set(master)
 	s.mu.Unlock()
 	if !ok || len(set.Members) != 3 || set.Members[0].Cost != 305 || set.Members[1].Cost != 105 || set.Members[2].Cost != 205 {
 		t.Fatalf("set %+v", set)
@@ -89,7 +89,7 @@ func TestSyncSetCheapestFirst(t *testing.T) {
 	}
 	runJob(t, c, master)
 	s.mu.Lock()
-	_, ok = s.syncsets.Set(master)
+	_, ok = s.sync.table.Set(master)
 	s.mu.Unlock()
 	if ok {
 		t.Fatal("the set is kept after every job started")
@@ -151,7 +151,7 @@ func TestSyncSetRemoteProtocol(t *testing.T) {
 		t.Fatalf("register: %d %q", p.Code, p.Text)
 	}
 	s.mu.Lock()
-	set, _ := s.syncsets.Set(master)
+	set, _ := s.sync.table.Set(master)
 	s.mu.Unlock()
 	if len(set.Members) != 2 || !set.Members[1].Released || set.Members[1].Cost != 3 || set.Members[0].Released {
 		t.Fatalf("the remote member (cost 3, cheaper than 15) is not released first: %+v", set)
@@ -168,4 +168,48 @@ func TestSyncSetRemoteProtocol(t *testing.T) {
 	waitFor(t, "the failed Release logged", func() bool {
 		return strings.Contains(serverLog(t, s.cfg.Home), "sync set: RegisterDependency (op 2) to 127.0.0.1:1 failed")
 	})
+}
+
+// TestSyncSetSurvivesRestart: the set, its costs and releases and the
+// requests still owed to another server are stored: after a warm start
+// the master's server still waits for the released member's Ready, and
+// still owes its server the Release.
+func TestSyncSetSurvivesRestart(t *testing.T) {
+	home := t.TempDir()
+	mom := newFakeMom(t)
+	s := runServerAt(t, home, InitCreate, mom, 0, nil)
+	c := privConn(t, s)
+	setupCluster(t, c)
+	c.do(mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", attr("system_cost", "5")))
+	master := submit(t, c, "master", attr("synccount", "1"))
+	const remote = "4.other@127.0.0.1:1"
+	p := privConn(t, s).do(batchreq.NewRequest(batchreq.PBS_BATCH_RegistDep, "PBS_Server", &batchreq.RegistDep{
+		Owner: "root", ParentID: master, ChildID: remote, DepType: batchreq.JOB_DEPEND_TYPE_SYNCWITH, Op: batchreq.JOB_DEPEND_OP_REGISTER, Cost: 1}))
+	if p.Code != 0 {
+		t.Fatalf("register: %d", p.Code)
+	}
+	s.Shutdown("Quick")
+	s = runServerAt(t, home, InitWarm, mom, 0, nil)
+	c = privConn(t, s)
+	s.mu.Lock()
+	set, ok := s.sync.table.Set(master)
+	out := s.sync.table.Outbox()
+	s.mu.Unlock()
+	if !ok || len(set.Members) != 2 || !set.Members[1].Released || set.Members[0].Released || set.Members[0].Cost != 5 {
+		t.Fatalf("set after restart %+v", set)
+	}
+	if len(out) != 1 || out[0].Op != batchreq.JOB_DEPEND_OP_RELEASE || out[0].To != "127.0.0.1:1" || out[0].Parent != "4.other" {
+		t.Fatalf("outbox after restart %+v", out)
+	}
+	if st := jobAttr(t, c, master, "job_state"); st != "H" {
+		t.Fatalf("master %s after restart", st)
+	}
+	p = privConn(t, s).do(batchreq.NewRequest(batchreq.PBS_BATCH_RegistDep, "PBS_Server", &batchreq.RegistDep{
+		ParentID: master, ChildID: remote, DepType: batchreq.JOB_DEPEND_TYPE_SYNCWITH, Op: batchreq.JOB_DEPEND_OP_READY}))
+	if p.Code != 0 {
+		t.Fatalf("ready: %d", p.Code)
+	}
+	if st := jobAttr(t, c, master, "job_state"); st != "Q" {
+		t.Fatalf("master %s after the member is ready", st)
+	}
 }

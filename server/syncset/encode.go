@@ -15,6 +15,7 @@ import (
 //	set <master id> <count>
 //	member <job@server> <cost> <released 0|1> <ready 0|1>   (the set's members, master first)
 //	wait <local job id> <master job@server>
+//	msg <seq> <to server> <op> <owner or -> <parent> <child> <cost>
 //
 // Job ids hold no white space.
 const header = "gopbs-syncset 1"
@@ -37,6 +38,13 @@ func (t *Table) Encode() []byte {
 	slices.Sort(jobs)
 	for _, j := range jobs {
 		fmt.Fprintf(&b, "wait %s %s\n", j, t.waiting[j])
+	}
+	for _, m := range t.outbox {
+		owner := m.Owner
+		if owner == "" {
+			owner = "-"
+		}
+		fmt.Fprintf(&b, "msg %d %s %d %s %s %s %d\n", m.Seq, m.To, m.Op, owner, m.Parent, m.Child, m.Cost)
 	}
 	return b.Bytes()
 }
@@ -101,6 +109,22 @@ func (t *Table) Decode(b []byte) error {
 				return bad("wait needs a job and a master")
 			}
 			nt.Await(f[1], f[2])
+		case "msg":
+			if len(f) != 8 {
+				return bad("malformed message")
+			}
+			seq, err1 := strconv.ParseUint(f[1], 10, 64)
+			op, err2 := strconv.Atoi(f[3])
+			cost, err3 := strconv.ParseInt(f[7], 10, 64)
+			if err1 != nil || err2 != nil || err3 != nil || seq <= nt.lastSeq {
+				return bad("bad message")
+			}
+			owner := f[4]
+			if owner == "-" {
+				owner = ""
+			}
+			nt.lastSeq = seq
+			nt.outbox = append(nt.outbox, Message{Seq: seq, To: f[2], Op: op, Owner: owner, Parent: f[5], Child: f[6], Cost: cost})
 		default:
 			return bad("unknown record " + strconv.Quote(f[0]))
 		}

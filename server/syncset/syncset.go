@@ -108,6 +108,8 @@ func (s *Set) find(job string) int {
 type Table struct {
 	sets    map[string]*Set
 	waiting map[string]string // local job id → master "id@server"
+	outbox  []Message         // requests owed to other servers (outbox.go)
+	lastSeq uint64
 }
 
 // Open records the set of master (job id; ref is its "id@server" form)

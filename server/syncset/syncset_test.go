@@ -146,6 +146,7 @@ func FuzzDecode(f *testing.F) {
 	tb.Open("1.a", "1.a@a", 2, 300)
 	tb.Register("1.a", "2.a@a", 200)
 	tb.Await("3.a", "11.c@c")
+	tb.Post(Message{To: "c:1", Op: 2, Parent: "3.c", Child: "1.a@a", Cost: -1})
 	f.Add(tb.Encode())
 	f.Add([]byte(header + "\nset x 0\nmember x 0 1 1\n"))
 	f.Add([]byte("garbage"))
@@ -195,5 +196,34 @@ func TestCost(t *testing.T) {
 	}
 	if _, ok := ParsePrice("x"); ok {
 		t.Error("ParsePrice(x) accepted")
+	}
+}
+
+func TestOutbox(t *testing.T) {
+	var tb Table
+	a := tb.Post(Message{To: "b:15011", Op: 1, Owner: "alice", Parent: "1.a", Child: "5.b@b:15011", Cost: 7})
+	b := tb.Post(Message{To: "c", Op: 3, Parent: "2.c", Child: "6.a@a"})
+	if a == 0 || b <= a {
+		t.Fatalf("sequence numbers %d %d", a, b)
+	}
+	if tb.Post(Message{To: "c d", Parent: "1", Child: "2"}) != 0 {
+		t.Fatal("a message with white space was kept")
+	}
+	var back Table
+	if err := back.Decode(tb.Encode()); err != nil {
+		t.Fatal(err)
+	}
+	if got := back.Outbox(); len(got) != 2 || got[0] != (Message{Seq: a, To: "b:15011", Op: 1, Owner: "alice", Parent: "1.a", Child: "5.b@b:15011", Cost: 7}) || got[1].Owner != "" {
+		t.Fatalf("decoded outbox %+v", got)
+	}
+	back.Delivered(a)
+	if got := back.Outbox(); len(got) != 1 || got[0].Seq != b {
+		t.Fatalf("after delivery %+v", got)
+	}
+	if c := back.Post(Message{To: "c", Parent: "3.c", Child: "7.a@a"}); c <= b {
+		t.Fatalf("sequence after decode %d, last %d", c, b)
+	}
+	if err := back.Decode([]byte(header + "\nmsg 2 c 1 - p c 0\nmsg 1 c 1 - p c 0\n")); err == nil {
+		t.Fatal("decreasing sequence accepted")
 	}
 }
