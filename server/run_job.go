@@ -133,7 +133,7 @@ func (s *Server) handleRunJob(c *conn, req *batchreq.Request) {
 		c.send(bad)
 		return
 	}
-	slots, bad := s.allocateIn(j, body.Destination, s.runsOn(c, j))
+	slots, bad := s.allocateIn(j, body.Destination, s.reservationFilter(j, body.Destination, s.runsOn(c, j)))
 	if bad == nil {
 		bad = s.reservedRun(j, slots)
 	}
