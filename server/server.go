@@ -123,6 +123,7 @@ type Server struct {
 	orderSeq    int64
 	tracking    state.Tracking // jobs that moved to other servers
 	db          state.DB       // transactions over the tables above (state.Txn)
+	sync        syncState      // sync sets mastered here, released jobs awaiting their start (sync_sets.go)
 	shutting    bool
 	rate        rateCounter
 	groups      map[string]groupEntry // primary groups of job users (state.go)
@@ -501,6 +502,7 @@ func (s *Server) timers() {
 		case <-t.C:
 			s.tick()
 			s.resv.Tick()
+			s.syncDeliver() // sync_sets.go
 		}
 	}
 }

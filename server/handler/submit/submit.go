@@ -148,7 +148,9 @@ func queueJob(st State, sess Session, who *handler.Asker, body *batchreq.QueueJo
 			if d != "" {
 				d += ","
 			}
-			j.Attrs.Set(pbsattr.JobDepend, d+strings.ToLower(name)+":"+a.Value)
+			// a ':' in the value ("id@host:port") is escaped as depend
+			// arguments are
+			j.Attrs.Set(pbsattr.JobDepend, d+strings.ToLower(name)+":"+strings.ReplaceAll(a.Value, ":", "\\:"))
 			continue
 		}
 		idx := state.JobDefs.Find(name)
