@@ -15,6 +15,7 @@ import (
 	"gopbs/iff"
 	"gopbs/internal/logline"
 	"gopbs/server/handler"
+	"gopbs/server/link/sched"
 	"gopbs/server/state"
 )
 
@@ -50,6 +51,9 @@ type conn struct {
 	shutdownReq bool
 
 	pending *state.Job // job being submitted on this connection
+	// cycle is the scheduling cycle of a scheduler's connection, nil
+	// for any other (server/link/sched).
+	cycle *sched.Cycle
 
 	started bool // bytes of the current request have been read
 	// readLimit is the read deadline last set and readInRequest whether it

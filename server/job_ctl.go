@@ -330,7 +330,7 @@ func (s *Server) handleHoldRelease(c *conn, req *batchreq.Request) {
 	if released {
 		// a released job asks for a cycle, remembered if one is in
 		// progress (schedNotify); the tick would drop it then
-		s.run.schedNotify(batchreq.SCH_SCHEDULE_NEW)
+		s.sched.Notify(batchreq.SCH_SCHEDULE_NEW)
 	}
 }
 

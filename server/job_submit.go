@@ -491,7 +491,7 @@ func (s *Server) handleCommit(c *conn, req *batchreq.Request) {
 		return
 	}
 	c.send(batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_Commit, j.ID))
-	s.run.schedNotify(batchreq.SCH_SCHEDULE_NEW)
+	s.sched.Notify(batchreq.SCH_SCHEDULE_NEW)
 }
 
 // flushLogs writes the log lines and accounting records held by

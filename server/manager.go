@@ -67,7 +67,7 @@ func (s *Server) handleManager(c *conn, req *batchreq.Request) {
 		return
 	}
 	s.commitAndReply(c, ops, batchreq.NullReply())
-	s.run.schedManaged(body)
+	s.sched.Managed(body)
 }
 
 // logValue renders a value for the "attributes set" log line: booleans

@@ -259,7 +259,7 @@ func (rl *runLink) endJob(j *state.Job, exit int, rerun bool) {
 		relWait()
 	}
 	if released {
-		rl.schedNotify(batchreq.SCH_SCHEDULE_NEW)
+		rl.s.sched.Notify(batchreq.SCH_SCHEDULE_NEW)
 	}
 
 	if m, err := rl.dialMom(host); err != nil {
@@ -328,7 +328,7 @@ func (rl *runLink) endJob(j *state.Job, exit int, rerun bool) {
 	for _, m := range mails {
 		s.sendMail(j.ID, m)
 	}
-	rl.schedNotify(batchreq.SCH_SCHEDULE_TERM)
+	rl.s.sched.Notify(batchreq.SCH_SCHEDULE_TERM)
 }
 
 // acctUsage returns the resources_used pairs an E record carries after

@@ -365,7 +365,7 @@ func (rl *runLink) purgeDeleted(j *state.Job, why string) bool {
 	wait := s.store.Submit(ops...)
 	s.mu.Unlock()
 	wait()
-	rl.schedNotify(batchreq.SCH_SCHEDULE_TERM)
+	rl.s.sched.Notify(batchreq.SCH_SCHEDULE_TERM)
 	return true
 }
 

@@ -515,7 +515,7 @@ func (l *netLoop) committed(x completion, now time.Time) {
 		c.reject(batchreq.PBSE_SYSTEM, "cannot save job")
 	} else {
 		c.send(batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_Commit, x.id))
-		s.run.schedNotify(batchreq.SCH_SCHEDULE_NEW)
+		s.sched.Notify(batchreq.SCH_SCHEDULE_NEW)
 	}
 	s.obs.Request(batchreq.PBS_BATCH_Commit, now.Sub(x.begin))
 	if lc.closed {

@@ -157,7 +157,7 @@ func (s *Server) handleRunJob(c *conn, req *batchreq.Request) {
 		c.send(p)
 	}
 	if started {
-		s.run.countStart(c)
+		c.cycle.CountStart()
 		if !s.run.endingWith(l.host) {
 			go s.run.pollJob(j.ID)
 		}

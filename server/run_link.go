@@ -71,7 +71,6 @@ type runLink struct {
 	pingAnswerWait time.Duration
 
 	deleting map[string]bool // job id → a delete is in progress
-	sched    schedLink
 
 	// dialer, when set (tests), replaces the resolution of a MOM host
 	// name to its address.
@@ -165,7 +164,7 @@ func (s *Server) startRunLink() {
 	if s.cfg.InitType == InitHot {
 		go rl.hotStart()
 	}
-	rl.schedStart()
+	s.sched.Start(s.done)
 }
 
 // hotStartPeriod is how long a hot start keeps trying to run the jobs
@@ -338,7 +337,7 @@ func (rl *runLink) timers() {
 		rl.sizeStreams()
 		rl.checkNodes()
 		rl.pollRunning(sec)
-		rl.schedTick()
+		rl.s.sched.Tick()
 	}
 }
 

@@ -364,9 +364,7 @@ func TestPingNodesAtStart(t *testing.T) {
 func waitSchedIdle(t *testing.T, s *Server) {
 	t.Helper()
 	waitFor(t, "end of the scheduler cycle", func() bool {
-		s.run.mu.Lock()
-		defer s.run.mu.Unlock()
-		return !s.run.sched.busy
+		return !s.sched.Busy()
 	})
 }
 

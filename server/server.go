@@ -34,6 +34,7 @@ import (
 	"gopbs/batchreq"
 	"gopbs/iff"
 	"gopbs/internal/logline"
+	"gopbs/server/link/sched"
 	"gopbs/server/monitor"
 	"gopbs/server/pbslog"
 	"gopbs/server/state"
@@ -116,7 +117,9 @@ type Server struct {
 	groups      map[string]groupEntry // primary groups of job users (state.go)
 	consequent  consequences          // jobs removed by another's end (consequence.go)
 
-	run *runLink // MOM and scheduler links (run_link.go)
+	run *runLink // MOM link (run_link.go)
+	// sched is the scheduler link (server/link/sched, sched_state.go).
+	sched *sched.Link
 	// running is the MOM link as the job-control handlers see it.
 	running runningActions
 
@@ -267,11 +270,11 @@ func New(cfg Config) (*Server, error) {
 	s.registerHandlers()
 	s.run = newRunLink(s)
 	s.running = s.run
-	// the jobs recovered as queued are the first cycle's; the tick asks
-	// for cycles for jobs queued from now on
-	s.run.sched.seenQueue = s.jobs.QueuedSeq()
 	s.registerRunHandlers()
 	s.initMonitoring()
+	// the jobs recovered as queued are the first cycle's; the tick asks
+	// for cycles for jobs queued from now on
+	s.sched = sched.New(schedState{s}, s.log, s.name, s.obs, sched.Scheduler{Name: "default", Host: cfg.SchedHost, Port: cfg.SchedPort})
 	if cfg.HTTPAddr != "" {
 		s.attrs.Set(pbsattr.SrvHTTPAddress, cfg.HTTPAddr)
 	}

@@ -187,7 +187,7 @@ func (s *Server) serverView() state.Attrs {
 	srvState := "Active"
 	if !s.serverFlag(pbsattr.SrvScheduling) {
 		srvState = "Idle"
-	} else if s.run.schedActive() {
+	} else if s.sched.Active() {
 		srvState = "Scheduling"
 	}
 	if s.shutting {
