@@ -7,6 +7,7 @@ import (
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
+	"gopbs/server/link/remote"
 	"gopbs/server/pbslog"
 	"gopbs/server/state"
 	"gopbs/server/store"
@@ -521,11 +522,11 @@ func (s *Server) handleMoveJob(c *conn, req *batchreq.Request) {
 		return
 	}
 	dest := s.parseDestination(body.Destination)
-	if dest.addr != "" || dest.bad {
+	if dest.Addr != "" || dest.Bad {
 		s.moveRemote(c, j, dest)
 		return
 	}
-	qname := dest.queue
+	qname := dest.Queue
 	if qname == "" {
 		qname = s.attrs.Get(pbsattr.SrvDefaultQueue)
 	}
@@ -552,7 +553,7 @@ func (s *Server) moveJob(j *state.Job, from, to *state.Queue) []store.Op {
 	s.jobs.Dequeue(j)
 	s.applyDefaults(j, to)
 	s.jobs.Enqueue(j, to)
-	s.log.Logf(logline.EventDebug2, logline.ClassJob, j.ID, "enqueuing into %s, state %d hop %s", to.Name, j.State, hopCount(j))
+	s.log.Logf(logline.EventDebug2, logline.ClassJob, j.ID, "enqueuing into %s, state %d hop %s", to.Name, j.State, remote.HopCount(j))
 	s.acct.Record(pbslog.AcctQueue, j.ID, "queue="+to.Name)
 	var ops []store.Op
 	if to.IsExec() {

@@ -9,6 +9,7 @@ import (
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
+	"gopbs/server/link/remote"
 	"gopbs/server/pbslog"
 	"gopbs/server/state"
 	"gopbs/server/store"
@@ -225,7 +226,7 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 	j.Attrs.Set(pbsattr.JobMtime, now)
 	j.Attrs.Set(pbsattr.JobQtime, now)
 	if incoming {
-		if p := countHop(j); p != nil {
+		if p := remote.CountHop(j); p != nil {
 			return p
 		}
 	} else {
@@ -521,7 +522,7 @@ func (s *Server) commitJob(j *state.Job, requester string) []store.Op {
 	}
 	// The lines are held until the job is durable (flushLogs), then
 	// written with the other submissions of the store round.
-	s.log.LogfLater(logline.EventDebug2, logline.ClassJob, j.ID, "enqueuing into %s, state %d hop %s", q.Name, logState, hopCount(j))
+	s.log.LogfLater(logline.EventDebug2, logline.ClassJob, j.ID, "enqueuing into %s, state %d hop %s", q.Name, logState, remote.HopCount(j))
 	s.log.LogfLater(logline.EventJob, logline.ClassJob, j.ID, "Job Queued at request of %s, owner = %s, job name = %s, queue = %s",
 		requester, j.Owner(), j.Name(), q.Name)
 	s.acct.RecordLater(pbslog.AcctQueue, j.ID, "queue="+q.Name)
