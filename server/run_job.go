@@ -283,7 +283,7 @@ func (rl *runLink) sendJob(l *launch) *batchreq.Reply {
 	if err != nil {
 		// the MOM cannot be reached: its node is down (spec 10 §6.5)
 		rl.s.logError("send_job", err.Error())
-		rl.setNodeState(l.host, func(st int) int { return st | state.NodeStateDown })
+		isNodes{rl.s}.SetState(l.host, func(st int) int { return st | state.NodeStateDown })
 		return batchreq.ErrorReply(batchreq.PBSE_MOMREJECT, "", "connection to mom timed out")
 	}
 	defer m.close()

@@ -19,7 +19,6 @@ import (
 	"gopbs/dis"
 	"gopbs/iff"
 	"gopbs/internal/logline"
-	"gopbs/rpp"
 	"gopbs/server/monitor"
 	"gopbs/server/state"
 	"gopbs/server/store"
@@ -29,46 +28,22 @@ import (
 // (spec 10 §4).
 const momUser = "PBS_Server"
 
-// isReadBuffer is the receive buffer of the server's IS socket: 10,000
-// MOMs saying hello within seconds acknowledge their 110 KB node lists
-// with tens of thousands of datagrams a second, which the default buffer
-// dropped by the hundred thousand (each loss costs a MOM a retransmission
-// interval).
-const isReadBuffer = 16 << 20
-
 // momTimeout bounds one request/reply exchange with a MOM or the
 // connection set-up (TORQUE's tcp_timeout).
 const momTimeout = 10 * time.Second
 
-// runLink is the server's side of running jobs: the IS endpoint MOMs
-// report to, the TCP requests to MOMs and the scheduler connection. Its
-// own mutex guards only its bookkeeping and is never held while taking
-// Server.mu.
+// runLink is the server's side of running jobs: the TCP requests to
+// MOMs (launch, relays, end of jobs, polls). Its own mutex guards only
+// its bookkeeping and is never held while taking Server.mu.
 type runLink struct {
-	s  *Server
-	ep *rpp.Endpoint // IS over RPP on the server's UDP port; nil if the port could not be bound
+	s *Server
 	// nodesFile writes the node table's changes to server_priv/nodes
 	// (Server.nodeCreated, nodesChanged); it has its own lock.
 	nodesFile *nodesFile
 
 	mu        sync.Mutex
-	streams   map[string]*rpp.Stream // node name → its MOM's IS stream
-	pings     map[string]*rpp.Stream // node name → the server's ping to its MOM, not answered yet
-	pingAt    map[string]time.Time   // node name → when its ping was sent
-	heard     map[string]time.Time   // node name → last IS_STATUS
-	suspended map[string]bool        // job id → suspended by qsig -s suspend
-	ending    map[string]int         // MOM host → end-of-job exchanges in progress
-	// addrsDue is set while a re-send of IS_CLUSTER_ADDRS to every
-	// node is scheduled (announceCluster); addrsNotBefore is the
-	// earliest time of the next one (clusterAddrsRate), addrsSent which
-	// list each stream holds.
-	addrsDue       bool
-	addrsNotBefore time.Time
-	addrsSent      addrsSent
-	// addrsDelay is clusterAddrsDelay (tests shorten it).
-	addrsDelay time.Duration
-	// pingAnswerWait is pingAnswerWait (tests change it).
-	pingAnswerWait time.Duration
+	suspended map[string]bool // job id → suspended by qsig -s suspend
+	ending    map[string]int  // MOM host → end-of-job exchanges in progress
 
 	deleting map[string]bool // job id → a delete is in progress
 
@@ -77,17 +52,10 @@ type runLink struct {
 	dialer func(ctx context.Context, host string) (net.Conn, error)
 	// resolve returns the addresses of a node name (tests replace it).
 	resolve func(host string) []netip.Addr
-	// nodeAddrs finds the node of an IS stream's address (nodeByAddr).
-	nodeAddrs nodeAddrIndex
-	// maxStreams is the IS endpoint's stream bound last set (sizeStreams;
-	// used by the start-up and the timer goroutine only).
-	maxStreams int
 	// rhosts returns a user's .rhosts file and uid (tests replace it).
 	rhosts func(user string) (path string, uid int, err error)
 	// groupOf returns the primary group of a user (tests replace it).
 	groupOf func(user string) string
-	// pingDelay is when, after start, down nodes are sent IS_HELLO.
-	pingDelay time.Duration
 	// mailProgram is the sendmail command (tests replace it).
 	mailProgram string
 	// nannyInterval is the job nanny's period (tests shorten it).
@@ -106,11 +74,7 @@ type runLink struct {
 func newRunLink(s *Server) *runLink {
 	rl := &runLink{
 		s:             s,
-		streams:       make(map[string]*rpp.Stream),
-		pings:         make(map[string]*rpp.Stream),
-		pingAt:        make(map[string]time.Time),
 		nodesFile:     newNodesFile(s.nodesFile()),
-		heard:         make(map[string]time.Time),
 		suspended:     make(map[string]bool),
 		ending:        make(map[string]int),
 		deleting:      make(map[string]bool),
@@ -118,14 +82,11 @@ func newRunLink(s *Server) *runLink {
 		resolve:       resolveAddr,
 		groupOf:       lookupPrimaryGroup,
 		rhosts:        lookupRhosts,
-		pingDelay:     5 * time.Second,
-		addrsDelay:    clusterAddrsDelay,
 		mailProgram:   defaultMailProgram,
 		nannyInterval: nannyInterval,
 		retryDelay:    2 * time.Second,
 
 		hotStartInterval: 15 * time.Second,
-		pingAnswerWait:   pingAnswerWait,
 	}
 	if s.cfg.ResolveHost != nil {
 		rl.resolve = s.cfg.ResolveHost
@@ -145,14 +106,7 @@ func (s *Server) startRunLink() {
 		n.State |= state.NodeStateUnreported
 	}
 	s.mu.Unlock()
-	pc, err := net.ListenPacket("udp", ":"+strconv.Itoa(s.port()))
-	if err != nil {
-		s.logError("start_rpp", fmt.Sprintf("cannot bind IS port %d: %v", s.port(), err))
-	} else {
-		rl.ep = rpp.NewEndpoint(pc, &rpp.Options{ReadBuffer: isReadBuffer})
-		rl.sizeStreams()
-		go rl.acceptIS()
-	}
+	s.is.Start(s.port())
 	s.mu.Lock()
 	resume := s.recoverRunning()
 	s.refreshNodeJobs() // jobs kept running across a warm restart hold their nodes
@@ -292,30 +246,6 @@ func (s *Server) recoverRunning() []func() {
 	return resume
 }
 
-// stopRunLink closes the MOMs' IS streams (they see GOODBYE and say
-// hello again to the next server, capture 102) and the endpoint.
-func (s *Server) stopRunLink() {
-	rl := s.run
-	if rl == nil || rl.ep == nil {
-		return
-	}
-	rl.mu.Lock()
-	streams := make([]*rpp.Stream, 0, len(rl.streams))
-	for _, st := range rl.streams {
-		streams = append(streams, st)
-	}
-	rl.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	for _, st := range streams {
-		st.Close()
-	}
-	for _, st := range streams {
-		st.Flush(ctx)
-	}
-	rl.ep.Close()
-}
-
 // logError writes a LOG_ERROR line (spec 12 §13.2).
 func (s *Server) logError(fn, msg string) {
 	s.log.Logf(1, "Svr", "PBS_Server", "LOG_ERROR::%s, %s", fn, msg)
@@ -334,29 +264,9 @@ func (rl *runLink) timers() {
 		case <-t.C:
 		}
 		sec++
-		rl.sizeStreams()
-		rl.checkNodes()
+		rl.s.is.Tick()
 		rl.pollRunning(sec)
 		rl.s.sched.Tick()
-	}
-}
-
-// sizeStreams bounds the IS endpoint's streams by the number of nodes:
-// each node's MOM keeps a stream open to the server and the server may
-// open one to it, with rpp.DefaultMaxStreams to spare for the
-// scheduler's and clients' streams (resource queries) and for floods.
-// Called at start and by the one-second timer, which sees created nodes
-// within a second (a MOM's refused HELLO1 is retransmitted).
-func (rl *runLink) sizeStreams() {
-	if rl.ep == nil {
-		return
-	}
-	rl.s.mu.RLock()
-	n := rpp.DefaultMaxStreams + 2*len(rl.s.nodes)
-	rl.s.mu.RUnlock()
-	if n != rl.maxStreams {
-		rl.ep.SetMaxStreams(n)
-		rl.maxStreams = n
 	}
 }
 

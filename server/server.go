@@ -34,6 +34,7 @@ import (
 	"gopbs/batchreq"
 	"gopbs/iff"
 	"gopbs/internal/logline"
+	"gopbs/server/link/momis"
 	"gopbs/server/link/sched"
 	"gopbs/server/monitor"
 	"gopbs/server/pbslog"
@@ -118,6 +119,8 @@ type Server struct {
 	consequent  consequences          // jobs removed by another's end (consequence.go)
 
 	run *runLink // MOM link (run_link.go)
+	// is is the MOMs' IS streams (server/link/momis, is_nodes.go).
+	is *momis.Link
 	// sched is the scheduler link (server/link/sched, sched_state.go).
 	sched *sched.Link
 	// running is the MOM link as the job-control handlers see it.
@@ -269,6 +272,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.registerHandlers()
 	s.run = newRunLink(s)
+	s.is = momis.New(isNodes{s}, s.log, cfg.RMPort, s.done)
 	s.running = s.run
 	s.registerRunHandlers()
 	s.initMonitoring()
@@ -432,7 +436,7 @@ func (s *Server) Shutdown(how string) {
 		if loop != nil {
 			loop.stop()
 		}
-		s.stopRunLink()
+		s.is.Stop()
 		s.stopErr = s.store.Close()
 		s.log.Log(logline.EventSystem, logline.ClassServer, "PBS_Server", "Server shutdown completed")
 		s.log.Log(logline.EventSystem|logline.EventForce, logline.ClassServer, "Log", "Log closed")

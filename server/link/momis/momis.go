@@ -1,9 +1,21 @@
-package server
+// Package momis is pbs_server's side of the MOMs' IS streams (spec 10):
+// the RPP endpoint on the server's UDP port, the stream each node's MOM
+// reports on (IS_HELLO, IS_UPDATE, IS_STATUS), the server's pings to the
+// MOMs of down nodes, the node address list (IS_CLUSTER_ADDRS) and the
+// check that marks silent nodes down.
+//
+// The link knows the server's node table only through the narrow Nodes
+// interface: it reads the node list, changes a node's state bits, hands
+// over each status report and learns node_check_rate. It never holds
+// its own lock while calling Nodes.
+package momis
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/netip"
 	"slices"
 	"sort"
@@ -12,38 +24,196 @@ import (
 	"sync"
 	"time"
 
-	pbsattr "gopbs/attr"
-	"gopbs/batchreq"
 	"gopbs/internal/logline"
 	"gopbs/momproto"
 	"gopbs/rpp"
-	"gopbs/server/monitor"
+	"gopbs/server/pbslog"
 	"gopbs/server/state"
 )
 
-// defaultNodeCheckRate is node_check_rate's default (spec 10 §5.6).
-const defaultNodeCheckRate = 150
+// Nodes is what the IS link needs of the server's node table. Its
+// methods take the server's lock themselves.
+type Nodes interface {
+	// Same reports whether the node list is still nodes (the same nodes
+	// in the same order).
+	Same(nodes []*state.Node) bool
+	// List returns a copy of the node list and the nodes' names.
+	List() (nodes []*state.Node, names []string)
+	// Count returns the number of nodes.
+	Count() int
+	// Down returns the names of the nodes marked down.
+	Down() []string
+	// SetState changes the state bits of node name.
+	SetState(name string, f func(int) int)
+	// Status applies node name's IS_STATUS items, status being the
+	// node's status attribute made of them (spec 10 §5.3). It returns
+	// the ids of jobs the MOM holds that the server does not run there
+	// (mom_job_sync).
+	Status(name, status string, items []string) (stray []string)
+	// DeleteStray has job id deleted at the MOM of node name.
+	DeleteStray(name, id string)
+	// CheckRate returns node_check_rate in seconds.
+	CheckRate() int64
+	// Silent marks node name down: its MOM has not reported for rate
+	// seconds.
+	Silent(name string, rate int64)
+	// Resolve returns the addresses of a node's host name.
+	Resolve(name string) []netip.Addr
+	// Now returns the server's clock.
+	Now() time.Time
+}
+
+// isReadBuffer is the receive buffer of the server's IS socket: 10,000
+// MOMs saying hello within seconds acknowledge their 110 KB node lists
+// with tens of thousands of datagrams a second, which the default buffer
+// dropped by the hundred thousand (each loss costs a MOM a retransmission
+// interval).
+const isReadBuffer = 16 << 20
+
+// Link is the server's side of the MOMs' IS streams.
+type Link struct {
+	nodes  Nodes
+	log    *pbslog.Logger
+	rmPort int             // the MOMs' resource manager port, where pings go
+	done   <-chan struct{} // closed when the server stops
+	ep     *rpp.Endpoint   // nil until Start, or if the port could not be bound
+
+	// PingDelay is when, after Start, down nodes are sent IS_HELLO.
+	PingDelay time.Duration
+	// AddrsDelay is clusterAddrsDelay (tests shorten it).
+	AddrsDelay time.Duration
+	// PingAnswerWait is pingAnswerWait (tests change it).
+	PingAnswerWait time.Duration
+
+	mu      sync.Mutex
+	streams map[string]*rpp.Stream // node name → its MOM's IS stream
+	pings   map[string]*rpp.Stream // node name → the server's ping to its MOM, not answered yet
+	pingAt  map[string]time.Time   // node name → when its ping was sent
+	heard   map[string]time.Time   // node name → last IS_STATUS
+	// addrsDue is set while a re-send of IS_CLUSTER_ADDRS to every
+	// node is scheduled (announceCluster); addrsNotBefore is the
+	// earliest time of the next one (clusterAddrsRate), addrsSent which
+	// list each stream holds.
+	addrsDue       bool
+	addrsNotBefore time.Time
+	addrsSent      addrsSent
+
+	// nodeAddrs finds the node of an IS stream's address (nodeByAddr).
+	nodeAddrs nodeAddrIndex
+	// maxStreams is the endpoint's stream bound last set (SizeStreams;
+	// used by Start and the timer goroutine only).
+	maxStreams int
+}
+
+// New returns the IS link of a server whose node table is nodes, logging
+// to log; pings go to the MOMs' port rmPort. Its work ends when done is
+// closed.
+func New(nodes Nodes, log *pbslog.Logger, rmPort int, done <-chan struct{}) *Link {
+	return &Link{
+		nodes:          nodes,
+		log:            log,
+		rmPort:         rmPort,
+		done:           done,
+		PingDelay:      5 * time.Second,
+		AddrsDelay:     clusterAddrsDelay,
+		PingAnswerWait: pingAnswerWait,
+		streams:        make(map[string]*rpp.Stream),
+		pings:          make(map[string]*rpp.Stream),
+		pingAt:         make(map[string]time.Time),
+		heard:          make(map[string]time.Time),
+	}
+}
+
+// Start opens the IS endpoint on UDP port port and accepts the MOMs'
+// streams; PingDelay later it pings the MOMs of down nodes. A port that
+// cannot be bound is logged, and the link then serves no MOM.
+func (l *Link) Start(port int) {
+	pc, err := net.ListenPacket("udp", ":"+strconv.Itoa(port))
+	if err != nil {
+		l.logError("start_rpp", fmt.Sprintf("cannot bind IS port %d: %v", port, err))
+		return
+	}
+	l.ep = rpp.NewEndpoint(pc, &rpp.Options{ReadBuffer: isReadBuffer})
+	l.SizeStreams()
+	go l.acceptIS()
+}
+
+// Stop closes the MOMs' IS streams (they see GOODBYE and say hello again
+// to the next server, capture 102) and the endpoint.
+func (l *Link) Stop() {
+	if l == nil || l.ep == nil {
+		return
+	}
+	l.mu.Lock()
+	streams := make([]*rpp.Stream, 0, len(l.streams))
+	for _, st := range l.streams {
+		streams = append(streams, st)
+	}
+	l.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	for _, st := range streams {
+		st.Close()
+	}
+	for _, st := range streams {
+		st.Flush(ctx)
+	}
+	l.ep.Close()
+}
+
+// Tick runs every second: it bounds the endpoint's streams by the
+// number of nodes and marks down the nodes whose MOM has been silent for
+// node_check_rate seconds.
+func (l *Link) Tick() {
+	l.SizeStreams()
+	l.checkNodes()
+}
+
+// SizeStreams bounds the IS endpoint's streams by the number of nodes:
+// each node's MOM keeps a stream open to the server and the server may
+// open one to it, with rpp.DefaultMaxStreams to spare for the
+// scheduler's and clients' streams (resource queries) and for floods.
+// Called at start and by the one-second timer, which sees created nodes
+// within a second (a MOM's refused HELLO1 is retransmitted).
+func (l *Link) SizeStreams() {
+	if l.ep == nil {
+		return
+	}
+	n := rpp.DefaultMaxStreams + 2*l.nodes.Count()
+	if n != l.maxStreams {
+		l.ep.SetMaxStreams(n)
+		l.maxStreams = n
+	}
+}
+
+// logError writes a LOG_ERROR line (spec 12 §13.2).
+func (l *Link) logError(fn, msg string) {
+	l.log.Logf(1, "Svr", "PBS_Server", "LOG_ERROR::%s, %s", fn, msg)
+}
+
+// DefaultNodeCheckRate is node_check_rate's default (spec 10 §5.6).
+const DefaultNodeCheckRate = 150
 
 // acceptIS accepts the IS streams MOMs open to the server.
-func (rl *runLink) acceptIS() {
+func (l *Link) acceptIS() {
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		<-rl.s.done
+		<-l.done
 		cancel()
 	}()
 	go func() {
 		select {
 		case <-ctx.Done():
-		case <-time.After(rl.pingDelay):
-			rl.pingNodes(ctx)
+		case <-time.After(l.PingDelay):
+			l.pingNodes(ctx)
 		}
 	}()
 	for {
-		st, err := rl.ep.Accept(ctx)
+		st, err := l.ep.Accept(ctx)
 		if err != nil {
 			return
 		}
-		go rl.serveIS(ctx, st)
+		go l.serveIS(ctx, st)
 	}
 }
 
@@ -77,18 +247,18 @@ type nodeAddrIndex struct {
 // (spec 10 §3.1): the first node with exactly that address, else, for a
 // loopback address, the first node whose name resolves to a loopback
 // address (several MOMs may run on 127.0.0.x). Called without locks.
-func (rl *runLink) nodeByAddr(a netip.Addr) string {
+func (l *Link) nodeByAddr(a netip.Addr) string {
 	a = a.Unmap()
-	ix := &rl.nodeAddrs
+	ix := &l.nodeAddrs
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	now := time.Now()
-	if !rl.nodesUnchanged(ix.nodes) || now.Sub(ix.built) > nodeAddrMaxAge {
-		rl.indexNodeAddrs(now)
+	if !l.nodesUnchanged(ix.nodes) || now.Sub(ix.built) > nodeAddrMaxAge {
+		l.indexNodeAddrs(now)
 	}
 	name, ok := ix.byAddr[a]
 	if !ok && !a.IsLoopback() && now.Sub(ix.built) > nodeAddrMissRetry {
-		rl.indexNodeAddrs(now)
+		l.indexNodeAddrs(now)
 		name, ok = ix.byAddr[a]
 	}
 	if ok {
@@ -101,35 +271,19 @@ func (rl *runLink) nodeByAddr(a netip.Addr) string {
 }
 
 // nodesUnchanged reports whether the server's node list is still nodes.
-func (rl *runLink) nodesUnchanged(nodes []*state.Node) bool {
-	rl.s.mu.RLock()
-	defer rl.s.mu.RUnlock()
-	if nodes == nil || len(nodes) != len(rl.s.nodes) {
-		return false
-	}
-	for i, n := range rl.s.nodes {
-		if n != nodes[i] {
-			return false
-		}
-	}
-	return true
+func (l *Link) nodesUnchanged(nodes []*state.Node) bool {
+	return nodes != nil && l.nodes.Same(nodes)
 }
 
-// indexNodeAddrs resolves every node's name into rl.nodeAddrs, whose
+// indexNodeAddrs resolves every node's name into l.nodeAddrs, whose
 // lock the caller holds.
-func (rl *runLink) indexNodeAddrs(now time.Time) {
-	rl.s.mu.RLock()
-	nodes := append([]*state.Node{}, rl.s.nodes...)
-	names := make([]string, len(nodes))
-	for i, n := range nodes {
-		names[i] = n.Name
-	}
-	rl.s.mu.RUnlock()
-	ix := &rl.nodeAddrs
+func (l *Link) indexNodeAddrs(now time.Time) {
+	nodes, names := l.nodes.List()
+	ix := &l.nodeAddrs
 	ix.nodes, ix.byAddr, ix.loopback, ix.built = nodes, make(map[netip.Addr]string, len(nodes)), "", now
 	var cluster []uint32
 	for _, name := range names {
-		for _, x := range rl.resolve(name) {
+		for _, x := range l.nodes.Resolve(name) {
 			if x.Is4() {
 				b := x.As4()
 				cluster = append(cluster, uint32(b[0])<<24|uint32(b[1])<<16|uint32(b[2])<<8|uint32(b[3]))
@@ -150,55 +304,45 @@ func (rl *runLink) indexNodeAddrs(now time.Time) {
 }
 
 // serveIS reads the IS messages of a stream a MOM opened.
-func (rl *runLink) serveIS(ctx context.Context, st *rpp.Stream) {
-	s := rl.s
+func (l *Link) serveIS(ctx context.Context, st *rpp.Stream) {
 	addr := st.RemoteAddr().Addr()
-	name := rl.nodeByAddr(addr)
+	name := l.nodeByAddr(addr)
 	if name == "" {
-		s.logError("is_request", "bad attempt to connect from "+addr.String()+" (address not trusted - check entry in server_priv/nodes)")
+		l.logError("is_request", "bad attempt to connect from "+addr.String()+" (address not trusted - check entry in server_priv/nodes)")
 		st.Close()
 		return
 	}
-	rl.serveNodeIS(ctx, st, name)
+	l.serveNodeIS(ctx, st, name)
 }
 
 // pingNodes says IS_HELLO to the MOM of every node that is down and has
 // no IS stream, as the server does 5 s after it starts (spec 10 §5.6).
-func (rl *runLink) pingNodes(ctx context.Context) {
-	s := rl.s
-	s.mu.RLock()
-	var names []string
-	for _, n := range s.nodes {
-		if n.State&state.NodeStateDown != 0 {
-			names = append(names, n.Name)
-		}
-	}
-	s.mu.RUnlock()
-	rl.mu.Lock()
+func (l *Link) pingNodes(ctx context.Context) {
+	names := l.nodes.Down()
+	l.mu.Lock()
 	todo := names[:0]
 	for _, name := range names {
-		if rl.streams[name] == nil {
+		if l.streams[name] == nil {
 			todo = append(todo, name)
 		}
 	}
-	rl.mu.Unlock()
+	l.mu.Unlock()
 	if len(todo) == 0 {
 		return
 	}
-	s.log.Logf(logline.EventSched, logline.ClassRequest, "ping_nodes", "ping attempting to contact %d nodes", len(todo))
+	l.log.Logf(logline.EventSched, logline.ClassRequest, "ping_nodes", "ping attempting to contact %d nodes", len(todo))
 	for _, name := range todo {
-		rl.pingNode(ctx, name)
+		l.PingNode(ctx, name)
 	}
 }
 
-// pingNode opens a stream to the MOM of node name and says IS_HELLO on
+// PingNode opens a stream to the MOM of node name and says IS_HELLO on
 // it. The stream becomes the node's IS stream only when the MOM speaks
 // on it (serveNodeIS): a MOM that opened its own stream meanwhile, the
 // two opens crossing between the same two UDP ports, keeps the stream it
 // speaks on, whichever that is.
-func (rl *runLink) pingNode(ctx context.Context, name string) {
-	s := rl.s
-	addrs := rl.resolve(name)
+func (l *Link) PingNode(ctx context.Context, name string) {
+	addrs := l.nodes.Resolve(name)
 	if len(addrs) == 0 {
 		return
 	}
@@ -207,7 +351,7 @@ func (rl *runLink) pingNode(ctx context.Context, name string) {
 	// the ping and carries on over its stream, so a ping given up early
 	// under load (thousands of MOMs at once after a restart) would leave
 	// that MOM talking to a stream the server no longer knows.
-	st, err := rl.ep.Open(netip.AddrPortFrom(addrs[0], uint16(s.cfg.RMPort)))
+	st, err := l.ep.Open(netip.AddrPortFrom(addrs[0], uint16(l.rmPort)))
 	if err != nil {
 		return
 	}
@@ -215,36 +359,35 @@ func (rl *runLink) pingNode(ctx context.Context, name string) {
 		st.Close()
 		return
 	}
-	s.log.Logf(logline.EventSched, logline.ClassRequest, "ping_nodes", "successful ping to node %s (stream %d)", name, st.Index())
-	rl.mu.Lock()
-	if old := rl.pings[name]; old != nil {
+	l.log.Logf(logline.EventSched, logline.ClassRequest, "ping_nodes", "successful ping to node %s (stream %d)", name, st.Index())
+	l.mu.Lock()
+	if old := l.pings[name]; old != nil {
 		old.Close()
 	}
-	rl.pings[name] = st
-	rl.pingAt[name] = time.Now()
-	rl.mu.Unlock()
-	go rl.serveNodeIS(ctx, st, name)
+	l.pings[name] = st
+	l.pingAt[name] = time.Now()
+	l.mu.Unlock()
+	go l.serveNodeIS(ctx, st, name)
 }
 
 // serveNodeIS reads the IS messages of a stream to node name's MOM, one
 // the MOM opened or the server's ping. The stream on which the MOM last
-// spoke is the node's stream (rl.streams): a message on another one
+// spoke is the node's stream (l.streams): a message on another one
 // makes that one the node's and closes the previous stream, whose end
 // then says nothing about the node. Only the end of the node's stream
 // marks it down.
-func (rl *runLink) serveNodeIS(ctx context.Context, st *rpp.Stream, name string) {
-	s := rl.s
+func (l *Link) serveNodeIS(ctx context.Context, st *rpp.Stream, name string) {
 	defer func() {
-		rl.mu.Lock()
-		if rl.streams[name] == st {
-			delete(rl.streams, name)
+		l.mu.Lock()
+		if l.streams[name] == st {
+			delete(l.streams, name)
 		}
-		if rl.pings[name] == st {
-			delete(rl.pings, name)
-			delete(rl.pingAt, name)
+		if l.pings[name] == st {
+			delete(l.pings, name)
+			delete(l.pingAt, name)
 		}
-		rl.addrsSent.forget(st)
-		rl.mu.Unlock()
+		l.addrsSent.forget(st)
+		l.mu.Unlock()
 	}()
 	for {
 		b, err := st.Recv(ctx)
@@ -252,7 +395,7 @@ func (rl *runLink) serveNodeIS(ctx context.Context, st *rpp.Stream, name string)
 			// A stream the server closed itself (shutdown, or replaced)
 			// ends without a word, as TORQUE logs nothing for its
 			// nodes when it shuts down.
-			if ctx.Err() != nil || errors.Is(err, rpp.ErrClosed) || !rl.nodeStream(name, st) || rl.movedToPing(ctx, name, st) {
+			if ctx.Err() != nil || errors.Is(err, rpp.ErrClosed) || !l.nodeStream(name, st) || l.movedToPing(ctx, name, st) {
 				st.Close()
 				return
 			}
@@ -260,39 +403,39 @@ func (rl *runLink) serveNodeIS(ctx context.Context, st *rpp.Stream, name string)
 			if !errors.Is(err, io.EOF) {
 				why = "Premature end of message"
 			}
-			s.logError("stream_eof", "connection to "+name+" is bad, remote service may be down, message may be corrupt, or connection may have been dropped remotely ("+why+").  setting node state to down")
-			rl.setNodeState(name, func(st int) int { return st | state.NodeStateDown })
+			l.logError("stream_eof", "connection to "+name+" is bad, remote service may be down, message may be corrupt, or connection may have been dropped remotely ("+why+").  setting node state to down")
+			l.setNodeState(name, func(st int) int { return st | state.NodeStateDown })
 			st.Close()
 			return
 		}
-		rl.adoptStream(name, st)
+		l.adoptStream(name, st)
 		msg, err := momproto.DecodeIS(b)
 		if err != nil {
-			s.logError("is_request", "bad IS message from "+name+": "+err.Error())
-			rl.setNodeState(name, func(st int) int { return st | state.NodeStateDown })
+			l.logError("is_request", "bad IS message from "+name+": "+err.Error())
+			l.setNodeState(name, func(st int) int { return st | state.NodeStateDown })
 			st.Close()
 			return
 		}
 		switch msg.Command {
 		case momproto.IS_NULL:
 		case momproto.IS_HELLO:
-			s.log.Logf(logline.EventSystem, logline.ClassServer, "is_request", "HELLO received from %s", name)
+			l.log.Logf(logline.EventSystem, logline.ClassServer, "is_request", "HELLO received from %s", name)
 			// The MOM is up; the node stays offline until its first
 			// status (nodeStatus).
-			rl.setNodeState(name, func(st int) int { return st &^ state.NodeStateDown })
-			msg, gen := rl.clusterAddrsMsg()
+			l.setNodeState(name, func(st int) int { return st &^ state.NodeStateDown })
+			msg, gen := l.clusterAddrsMsg()
 			if err := st.Send(msg); err == nil {
-				s.log.Logf(logline.EventSystem, logline.ClassServer, "send_cluster_addrs", "successful addr to node %s", name)
-				rl.mu.Lock()
-				if rl.streams[name] == st {
-					rl.addrsSent.note(st, gen)
+				l.log.Logf(logline.EventSystem, logline.ClassServer, "send_cluster_addrs", "successful addr to node %s", name)
+				l.mu.Lock()
+				if l.streams[name] == st {
+					l.addrsSent.note(st, gen)
 				}
-				rl.mu.Unlock()
+				l.mu.Unlock()
 			}
-			rl.announceCluster(gen)
+			l.announceCluster(gen)
 		case momproto.IS_UPDATE:
 			bits := int(msg.State)
-			rl.setNodeState(name, func(st int) int {
+			l.setNodeState(name, func(st int) int {
 				st &^= state.NodeStateDown | state.NodeStateBusy | state.NodeStateUnknown
 				if bits&momproto.INUSE_DOWN != 0 {
 					st |= state.NodeStateDown
@@ -303,12 +446,12 @@ func (rl *runLink) serveNodeIS(ctx context.Context, st *rpp.Stream, name string)
 				return st
 			})
 		case momproto.IS_STATUS:
-			rl.nodeStatus(name, msg.Status)
-			rl.dropPing(name, st)
+			l.nodeStatus(name, msg.Status)
+			l.dropPing(name, st)
 		case momproto.IS_GPU_STATUS:
 		default:
-			s.logError("is_request", "unknown command from "+name)
-			rl.setNodeState(name, func(st int) int { return st | state.NodeStateUnknown })
+			l.logError("is_request", "unknown command from "+name)
+			l.setNodeState(name, func(st int) int { return st | state.NodeStateUnknown })
 			st.Close()
 			return
 		}
@@ -316,10 +459,10 @@ func (rl *runLink) serveNodeIS(ctx context.Context, st *rpp.Stream, name string)
 }
 
 // nodeStream reports whether st is node name's IS stream.
-func (rl *runLink) nodeStream(name string, st *rpp.Stream) bool {
-	rl.mu.Lock()
-	defer rl.mu.Unlock()
-	return rl.streams[name] == st
+func (l *Link) nodeStream(name string, st *rpp.Stream) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.streams[name] == st
 }
 
 // pingSwitchWait bounds how long the end of a node's stream waits for
@@ -331,12 +474,12 @@ const pingSwitchWait = 5 * time.Second
 // and then closes its own stream, and the server may read the two in
 // either order. While a ping to the node is pending it waits up to
 // pingSwitchWait for the answer.
-func (rl *runLink) movedToPing(ctx context.Context, name string, st *rpp.Stream) bool {
+func (l *Link) movedToPing(ctx context.Context, name string, st *rpp.Stream) bool {
 	deadline := time.Now().Add(pingSwitchWait)
 	for {
-		rl.mu.Lock()
-		moved, pending := rl.streams[name] != st, rl.pings[name] != nil
-		rl.mu.Unlock()
+		l.mu.Lock()
+		moved, pending := l.streams[name] != st, l.pings[name] != nil
+		l.mu.Unlock()
 		if moved {
 			return true
 		}
@@ -353,17 +496,17 @@ func (rl *runLink) movedToPing(ctx context.Context, name string, st *rpp.Stream)
 
 // adoptStream makes st, on which node name's MOM just spoke, the node's
 // IS stream, closing the one it had before.
-func (rl *runLink) adoptStream(name string, st *rpp.Stream) {
-	rl.mu.Lock()
-	defer rl.mu.Unlock()
-	old := rl.streams[name]
+func (l *Link) adoptStream(name string, st *rpp.Stream) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	old := l.streams[name]
 	if old == st {
 		return
 	}
-	rl.streams[name] = st
-	if rl.pings[name] == st {
-		delete(rl.pings, name)
-		delete(rl.pingAt, name)
+	l.streams[name] = st
+	if l.pings[name] == st {
+		delete(l.pings, name)
+		delete(l.pingAt, name)
 	}
 	if old != nil {
 		old.Close()
@@ -378,13 +521,13 @@ const pingAnswerWait = 30 * time.Second
 
 // dropPing closes the server's ping to node name when the MOM reports
 // its status on another stream, st, and the ping has waited
-// rl.pingAnswerWait for an answer.
-func (rl *runLink) dropPing(name string, st *rpp.Stream) {
-	rl.mu.Lock()
-	defer rl.mu.Unlock()
-	if p := rl.pings[name]; p != nil && p != st && time.Since(rl.pingAt[name]) >= rl.pingAnswerWait {
-		delete(rl.pings, name)
-		delete(rl.pingAt, name)
+// l.PingAnswerWait for an answer.
+func (l *Link) dropPing(name string, st *rpp.Stream) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if p := l.pings[name]; p != nil && p != st && time.Since(l.pingAt[name]) >= l.PingAnswerWait {
+		delete(l.pings, name)
+		delete(l.pingAt, name)
 		p.Close()
 	}
 }
@@ -450,217 +593,124 @@ func (a *addrsSent) staleBefore(gen uint64) bool {
 // 102, 103) gets none, and neither do MOMs whose lists are all current
 // (10,000 MOMs saying hello to a server whose nodes were all created
 // before: each got the whole list with its own answer).
-func (rl *runLink) announceCluster(gen uint64) {
-	rl.mu.Lock()
-	defer rl.mu.Unlock()
-	if rl.addrsDue || !rl.addrsSent.staleBefore(gen) {
+func (l *Link) announceCluster(gen uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.addrsDue || !l.addrsSent.staleBefore(gen) {
 		return
 	}
-	rl.addrsDue = true
-	delay := max(rl.addrsDelay, time.Until(rl.addrsNotBefore))
-	time.AfterFunc(delay, rl.sendClusterAddrs)
+	l.addrsDue = true
+	delay := max(l.AddrsDelay, time.Until(l.addrsNotBefore))
+	time.AfterFunc(delay, l.sendClusterAddrs)
 }
 
 // sendClusterAddrs sends IS_CLUSTER_ADDRS to every node's IS stream if
 // one of them holds an outdated list.
-func (rl *runLink) sendClusterAddrs() {
+func (l *Link) sendClusterAddrs() {
 	select {
-	case <-rl.s.done:
+	case <-l.done:
 		return
 	default:
 	}
-	msg, gen := rl.clusterAddrsMsg()
-	rl.mu.Lock()
-	rl.addrsDue = false
-	if !rl.addrsSent.staleBefore(gen) {
-		rl.mu.Unlock()
+	msg, gen := l.clusterAddrsMsg()
+	l.mu.Lock()
+	l.addrsDue = false
+	if !l.addrsSent.staleBefore(gen) {
+		l.mu.Unlock()
 		return
 	}
 	type target struct {
 		name string
 		st   *rpp.Stream
 	}
-	targets := make([]target, 0, len(rl.streams))
-	for name, st := range rl.streams {
+	targets := make([]target, 0, len(l.streams))
+	for name, st := range l.streams {
 		targets = append(targets, target{name, st})
 	}
 	cost := time.Duration(int64(len(msg)) * int64(len(targets)) * int64(time.Second) / clusterAddrsRate)
-	rl.addrsNotBefore = time.Now().Add(cost)
-	rl.mu.Unlock()
+	l.addrsNotBefore = time.Now().Add(cost)
+	l.mu.Unlock()
 	sort.Slice(targets, func(i, j int) bool { return targets[i].name < targets[j].name })
 	for _, t := range targets {
 		if err := t.st.Send(msg); err == nil {
-			rl.s.log.Logf(logline.EventSystem, logline.ClassServer, "send_cluster_addrs", "successful addr to node %s", t.name)
-			rl.mu.Lock()
-			if rl.streams[t.name] == t.st {
-				rl.addrsSent.note(t.st, gen)
+			l.log.Logf(logline.EventSystem, logline.ClassServer, "send_cluster_addrs", "successful addr to node %s", t.name)
+			l.mu.Lock()
+			if l.streams[t.name] == t.st {
+				l.addrsSent.note(t.st, gen)
 			}
-			rl.mu.Unlock()
+			l.mu.Unlock()
 		}
 	}
 }
 
 // clusterAddrs returns the IPv4 addresses of every node, in node order,
 // as IS_CLUSTER_ADDRS carries them.
-func (rl *runLink) clusterAddrs() []uint32 {
-	ix := rl.clusterIndex()
+func (l *Link) clusterAddrs() []uint32 {
+	ix := l.clusterIndex()
 	defer ix.mu.Unlock()
 	return ix.cluster // never modified: each rebuild makes a new slice
 }
 
 // clusterAddrsMsg returns the encoded IS_CLUSTER_ADDRS message of every
 // node's address and the generation of that list.
-func (rl *runLink) clusterAddrsMsg() ([]byte, uint64) {
-	ix := rl.clusterIndex()
+func (l *Link) clusterAddrsMsg() ([]byte, uint64) {
+	ix := l.clusterIndex()
 	defer ix.mu.Unlock()
 	return ix.clusterMsg, ix.clusterGen // never modified: each change makes a new slice
 }
 
 // clusterIndex returns the address index, up to date and locked.
-func (rl *runLink) clusterIndex() *nodeAddrIndex {
-	ix := &rl.nodeAddrs
+func (l *Link) clusterIndex() *nodeAddrIndex {
+	ix := &l.nodeAddrs
 	ix.mu.Lock()
-	if now := time.Now(); ix.clusterMsg == nil || !rl.nodesUnchanged(ix.nodes) || now.Sub(ix.built) > nodeAddrMaxAge {
-		rl.indexNodeAddrs(now)
+	if now := time.Now(); ix.clusterMsg == nil || !l.nodesUnchanged(ix.nodes) || now.Sub(ix.built) > nodeAddrMaxAge {
+		l.indexNodeAddrs(now)
 	}
 	return ix
 }
 
 // setNodeState changes a node's state bits.
-func (rl *runLink) setNodeState(name string, f func(int) int) {
-	s := rl.s
-	s.mu.Lock()
-	if n := s.nodeByName[name]; n != nil {
-		n.State = f(n.State)
-	}
-	s.mu.Unlock()
-}
+func (l *Link) setNodeState(name string, f func(int) int) { l.nodes.SetState(name, f) }
 
 // nodeStatus stores an IS_STATUS list as the node's status attribute
 // (reversed, rectime first, spec 10 §5.3) and applies its state.
-func (rl *runLink) nodeStatus(name string, items []string) {
-	s := rl.s
-	now := s.now()
-	rl.mu.Lock()
-	rl.heard[name] = now
-	rl.mu.Unlock()
+func (l *Link) nodeStatus(name string, items []string) {
+	now := l.nodes.Now()
+	l.mu.Lock()
+	l.heard[name] = now
+	l.mu.Unlock()
 	list := []string{"rectime=" + strconv.FormatInt(now.Unix(), 10)}
 	for i := len(items) - 1; i >= 0; i-- {
 		for _, part := range strings.Split(items[i], ",") {
 			list = append(list, strings.TrimRight(part, " "))
 		}
 	}
-	s.mu.Lock()
-	n := s.nodeByName[name]
-	if n == nil {
-		s.mu.Unlock()
-		return
-	}
-	n.Attrs.Set(pbsattr.NodeStatus, strings.Join(list, ","))
-	n.State &^= state.NodeStateNotReported
-	errDown := false
-	var stray []string
-	for _, it := range items {
-		k, v, _ := strings.Cut(it, "=")
-		switch k {
-		case "message":
-			errDown = strings.HasPrefix(v, "ERROR") && s.flag(pbsattr.SrvDownOnError)
-		case "jobs":
-			if s.flag(pbsattr.SrvMomJobSync) {
-				stray = s.strayJobs(name, strings.Fields(v))
-			}
-		case "state":
-			switch v {
-			case "down":
-				n.State |= state.NodeStateDown
-			case "busy":
-				n.State = n.State&^(state.NodeStateDown|state.NodeStateUnknown) | state.NodeStateBusy
-			case "free":
-				n.State &^= state.NodeStateDown | state.NodeStateUnknown | state.NodeStateBusy
-			default:
-				n.State |= state.NodeStateUnknown
-				s.log.Logf(logline.EventError, logline.ClassNode, name, "unknown state %q reported", v)
-			}
-		case "ncpus":
-			if s.flag(pbsattr.SrvAutoNodeNP) {
-				if x, err := strconv.Atoi(v); err == nil && x > 0 && x != n.NP {
-					n.NP = x
-				}
-			}
-		}
-	}
-	if errDown {
-		n.State |= state.NodeStateDown // a health-check error with down_on_error
-	}
-	s.mu.Unlock()
+	stray := l.nodes.Status(name, strings.Join(list, ","), items)
 	// jobs the MOM holds but the server does not run there (mom_job_sync)
 	for _, id := range stray {
-		go rl.momRequest(name, batchreq.PBS_BATCH_DeleteJob, &batchreq.Manage{Command: batchreq.MGR_CMD_DELETE, ObjType: batchreq.MGR_OBJ_JOB, ObjName: id}, "")
+		go l.nodes.DeleteStray(name, id)
 	}
 }
 
 // checkNodes marks nodes down whose MOM has not reported for
 // node_check_rate seconds.
-func (rl *runLink) checkNodes() {
-	s := rl.s
-	now := s.now()
-	s.mu.RLock()
-	rate := s.serverLong(pbsattr.SrvNodeCheckRate, defaultNodeCheckRate)
-	s.mu.RUnlock()
+func (l *Link) checkNodes() {
+	now := l.nodes.Now()
+	rate := l.nodes.CheckRate()
 	if rate <= 0 {
-		rate = defaultNodeCheckRate
+		rate = DefaultNodeCheckRate
 	}
 	limit := time.Duration(rate) * time.Second
-	rl.mu.Lock()
+	l.mu.Lock()
 	var stale []string
-	for name, t := range rl.heard {
+	for name, t := range l.heard {
 		if now.Sub(t) > limit {
 			stale = append(stale, name)
-			delete(rl.heard, name)
+			delete(l.heard, name)
 		}
 	}
-	rl.mu.Unlock()
+	l.mu.Unlock()
 	for _, name := range stale {
-		s.mu.Lock()
-		if n := s.nodeByName[name]; n != nil && n.State&state.NodeStateDown == 0 {
-			n.State |= state.NodeStateDown
-			s.obs.MomLinkError(monitor.MomSilent)
-			s.log.Logf(logline.EventSystem|logline.EventAdmin, logline.ClassNode, name, "node %s not detected in %d seconds, marking node down", name, rate)
-		}
-		s.mu.Unlock()
+		l.nodes.Silent(name, rate)
 	}
-}
-
-// nodeUp reports whether a job may be sent to or relayed for the MOM of
-// node name (not DOWN, DELETED or UNKNOWN). Called with s.mu held.
-func (s *Server) nodeUp(name string) bool {
-	n := s.nodeByName[name]
-	if n == nil {
-		return len(s.nodes) == 0 // jobs run on the server host when there are no nodes
-	}
-	return n.State&(state.NodeStateDown|state.NodeStateUnknown) == 0
-}
-
-// strayJobs returns the job ids a MOM reports that the server does not
-// know as running there (mom_job_sync, spec 10 §5.4). Called with s.mu
-// held.
-func (s *Server) strayJobs(node string, ids []string) []string {
-	var out []string
-	for _, id := range ids {
-		j := s.jobs.Get(id)
-		if j == nil || j.State != pbsattr.StateRunning && j.State != pbsattr.StateExiting {
-			out = append(out, id)
-			continue
-		}
-		here := false
-		for _, x := range execSlots(j.Attrs.Get(pbsattr.JobExecHost)) {
-			if x.host == node {
-				here = true
-			}
-		}
-		if !here {
-			out = append(out, id)
-		}
-	}
-	return out
 }
