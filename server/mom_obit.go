@@ -268,7 +268,7 @@ func (rl *runLink) endJob(j *state.Job, exit int, rerun bool) {
 		if rerun && !rl.onServerHost(host) {
 			// RERUN: the MOM returns the job's spooled stdout and
 			// stderr with MvJobFile on a connection of its own.
-			if p, err := m.call(batchreq.PBS_BATCH_Rerun, &batchreq.JobID{ID: j.ID}, ""); err == nil && p.Code != 0 {
+			if p, err := m.Call(batchreq.PBS_BATCH_Rerun, &batchreq.JobID{ID: j.ID}, ""); err == nil && p.Code != 0 {
 				text := "rerun req to " + host + " failed (rc=" + strconv.Itoa(p.Code) + ")"
 				s.log.Log(logline.EventError|logline.EventAdmin|logline.EventJob, logline.ClassJob, j.ID, text)
 				s.mu.Lock()
@@ -277,7 +277,7 @@ func (rl *runLink) endJob(j *state.Job, exit int, rerun bool) {
 			}
 		}
 		if copyReq != nil {
-			if p, err := m.call(batchreq.PBS_BATCH_CopyFiles, copyReq, ""); err == nil && p.Code != 0 {
+			if p, err := m.Call(batchreq.PBS_BATCH_CopyFiles, copyReq, ""); err == nil && p.Code != 0 {
 				text := "Post job file processing error; job " + j.ID + " on host " + execHost
 				s.log.Log(logline.EventError|logline.EventAdmin|logline.EventJob, logline.ClassJob, j.ID, text)
 				s.mu.Lock()
@@ -287,7 +287,7 @@ func (rl *runLink) endJob(j *state.Job, exit int, rerun bool) {
 			}
 		}
 		if delReq != nil {
-			if p, err := m.call(batchreq.PBS_BATCH_DelFiles, delReq, ""); err == nil && p.Code != 0 {
+			if p, err := m.Call(batchreq.PBS_BATCH_DelFiles, delReq, ""); err == nil && p.Code != 0 {
 				text := "Unable to delete files for job " + j.ID + ", on host " + execHost
 				s.log.Log(logline.EventError|logline.EventAdmin|logline.EventJob, logline.ClassJob, j.ID, text)
 				s.mu.Lock()
@@ -295,8 +295,8 @@ func (rl *runLink) endJob(j *state.Job, exit int, rerun bool) {
 				s.mu.Unlock()
 			}
 		}
-		m.call(batchreq.PBS_BATCH_DeleteJob, &batchreq.Manage{Command: batchreq.MGR_CMD_DELETE, ObjType: batchreq.MGR_OBJ_JOB, ObjName: j.ID}, "")
-		m.close()
+		m.Call(batchreq.PBS_BATCH_DeleteJob, &batchreq.Manage{Command: batchreq.MGR_CMD_DELETE, ObjType: batchreq.MGR_OBJ_JOB, ObjName: j.ID}, "")
+		m.Close()
 	}
 
 	s.mu.Lock()

@@ -208,7 +208,7 @@ func (s *Server) handleRerunJob(c *conn, req *batchreq.Request) {
 		s.sendMail(j.ID, mail)
 		return
 	}
-	defer m.close()
+	defer m.Close()
 	s.mu.Lock()
 	old := j.Substate
 	j.Substate = pbsattr.SubRerun
@@ -216,7 +216,7 @@ func (s *Server) handleRerunJob(c *conn, req *batchreq.Request) {
 	s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job Rerun at request of %s", c.requester())
 	s.mu.Unlock()
 	c.ok()
-	p, err := m.call(batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: j.ID, Signal: "SIGKILL"}, "rerun")
+	p, err := m.Call(batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: j.ID, Signal: "SIGKILL"}, "rerun")
 	if err != nil || p.Code != 0 {
 		s.mu.Lock()
 		if s.jobs.Get(j.ID) == j && j.Substate == pbsattr.SubRerun {

@@ -10,6 +10,7 @@ import (
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
+	"gopbs/server/link/mom"
 	"gopbs/server/pbslog"
 	"gopbs/server/state"
 	"gopbs/server/store"
@@ -269,7 +270,7 @@ func (rl *runLink) sendJob(l *launch) *batchreq.Reply {
 			return p
 		}
 	}
-	var m *momConn
+	var m *mom.Conn
 	var err error
 	// at most two connection attempts, 2 s apart (spec 10 §6.1)
 	for attempt := 0; attempt < 2; attempt++ {
@@ -286,8 +287,8 @@ func (rl *runLink) sendJob(l *launch) *batchreq.Reply {
 		isNodes{rl.s}.SetState(l.host, func(st int) int { return st | state.NodeStateDown })
 		return batchreq.ErrorReply(batchreq.PBSE_MOMREJECT, "", "connection to mom timed out")
 	}
-	defer m.close()
-	p, err := m.call(batchreq.PBS_BATCH_QueueJob, &batchreq.QueueJob{JobID: l.id, Destination: l.host, Attrs: l.attrs}, "")
+	defer m.Close()
+	p, err := m.Call(batchreq.PBS_BATCH_QueueJob, &batchreq.QueueJob{JobID: l.id, Destination: l.host, Attrs: l.attrs}, "")
 	if err != nil {
 		return batchreq.ErrorReply(batchreq.PBSE_MOMREJECT, "", "connection to mom timed out")
 	}
@@ -300,7 +301,7 @@ func (rl *runLink) sendJob(l *launch) *batchreq.Reply {
 	}
 	for seq, off := 0, 0; off < len(l.script); seq++ {
 		end := min(off+scriptChunk, len(l.script))
-		p, err = m.call(batchreq.PBS_BATCH_jobscript, &batchreq.JobFile{Seq: seq, FileType: batchreq.JScript, JobID: l.id, Data: l.script[off:end]}, "")
+		p, err = m.Call(batchreq.PBS_BATCH_jobscript, &batchreq.JobFile{Seq: seq, FileType: batchreq.JScript, JobID: l.id, Data: l.script[off:end]}, "")
 		if err != nil {
 			return batchreq.ErrorReply(batchreq.PBSE_MOMREJECT, "", "connection to mom timed out")
 		}
@@ -317,7 +318,7 @@ func (rl *runLink) sendJob(l *launch) *batchreq.Reply {
 		}
 	}
 	for _, typ := range []int{batchreq.PBS_BATCH_RdytoCommit, batchreq.PBS_BATCH_Commit} {
-		p, err = m.call(typ, &batchreq.JobID{ID: l.id}, "")
+		p, err = m.Call(typ, &batchreq.JobID{ID: l.id}, "")
 		if err != nil {
 			return batchreq.ErrorReply(batchreq.PBSE_MOMREJECT, "", "connection to mom timed out")
 		}

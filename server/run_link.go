@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"net/netip"
 	"os"
@@ -16,21 +15,11 @@ import (
 
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
-	"gopbs/dis"
-	"gopbs/iff"
 	"gopbs/internal/logline"
-	"gopbs/server/monitor"
+	"gopbs/server/link/mom"
 	"gopbs/server/state"
 	"gopbs/server/store"
 )
-
-// momUser is the header user of every request the server sends to a MOM
-// (spec 10 §4).
-const momUser = "PBS_Server"
-
-// momTimeout bounds one request/reply exchange with a MOM or the
-// connection set-up (TORQUE's tcp_timeout).
-const momTimeout = 10 * time.Second
 
 // runLink is the server's side of running jobs: the TCP requests to
 // MOMs (launch, relays, end of jobs, polls). Its own mutex guards only
@@ -79,7 +68,7 @@ func newRunLink(s *Server) *runLink {
 		ending:        make(map[string]int),
 		deleting:      make(map[string]bool),
 		stageFailed:   make(map[string]string),
-		resolve:       resolveAddr,
+		resolve:       mom.ResolveAddr,
 		groupOf:       lookupPrimaryGroup,
 		rhosts:        lookupRhosts,
 		mailProgram:   defaultMailProgram,
@@ -270,98 +259,17 @@ func (rl *runLink) timers() {
 	}
 }
 
-// dialReserved opens a TCP connection to addr from a privileged local
-// port counting down from 1023, as TORQUE daemons connect to each other.
-// Without the privilege to bind one (tests as a user) it falls back to
-// an ordinary port.
-func dialReserved(ctx context.Context, addr string) (net.Conn, error) {
-	d := iff.ReservedDialer{Unprivileged: true}
-	return d.Dial(ctx, addr)
-}
-
-// momConn is one TCP connection to a MOM carrying requests in sequence.
-type momConn struct {
-	nc  net.Conn
-	r   *dis.Reader
-	obs monitor.Observer // told of failed requests
+// momDialer returns how the link connects to MOMs.
+func (rl *runLink) momDialer() mom.Dialer {
+	return mom.Dialer{Port: rl.s.cfg.MomPort, Resolve: rl.s.cfg.ResolveHost, Dial: rl.dialer, Obs: rl.s.obs}
 }
 
 // dialMom connects to the MOM on host.
-func (rl *runLink) dialMom(host string) (*momConn, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), momTimeout)
-	defer cancel()
-	var nc net.Conn
-	var err error
-	switch {
-	case rl.dialer != nil:
-		nc, err = rl.dialer(ctx, host)
-	case rl.s.cfg.ResolveHost != nil:
-		addrs := rl.s.cfg.ResolveHost(host)
-		if len(addrs) == 0 {
-			return nil, fmt.Errorf("connect to MOM %s: host name does not resolve", host)
-		}
-		nc, err = dialReserved(ctx, netip.AddrPortFrom(addrs[0], uint16(rl.s.cfg.MomPort)).String())
-	default:
-		nc, err = dialReserved(ctx, net.JoinHostPort(host, strconv.Itoa(rl.s.cfg.MomPort)))
-	}
-	if err != nil {
-		rl.s.obs.MomLinkError(monitor.MomConnect)
-		return nil, fmt.Errorf("connect to MOM %s: %w", host, err)
-	}
-	return &momConn{nc: nc, r: dis.NewReader(nc), obs: rl.s.obs}, nil
-}
-
-// call sends one request and reads its reply.
-func (m *momConn) call(typ int, body batchreq.Body, ext string) (*batchreq.Reply, error) {
-	req := batchreq.NewRequest(typ, momUser, body)
-	req.SetExtension(ext)
-	m.nc.SetDeadline(time.Now().Add(momTimeout))
-	if _, err := m.nc.Write(req.Append(nil)); err != nil {
-		m.obs.MomLinkError(monitor.MomRequest)
-		return nil, fmt.Errorf("send %s: %w", batchreq.RequestName(typ), err)
-	}
-	p, err := batchreq.ReadReply(m.r)
-	if err != nil {
-		m.obs.MomLinkError(monitor.MomRequest)
-		return nil, fmt.Errorf("reply to %s: %w", batchreq.RequestName(typ), err)
-	}
-	return p, nil
-}
-
-// close sends Disconnect and closes the connection.
-func (m *momConn) close() {
-	m.nc.SetDeadline(time.Now().Add(time.Second))
-	m.nc.Write(batchreq.NewRequest(batchreq.PBS_BATCH_Disconnect, momUser, nil).Append(nil))
-	m.nc.Close()
-}
+func (rl *runLink) dialMom(host string) (*mom.Conn, error) { return rl.momDialer().Connect(host) }
 
 // momRequest sends one request to the MOM on host on a new connection.
 func (rl *runLink) momRequest(host string, typ int, body batchreq.Body, ext string) (*batchreq.Reply, error) {
-	m, err := rl.dialMom(host)
-	if err != nil {
-		return nil, err
-	}
-	defer m.close()
-	return m.call(typ, body, ext)
-}
-
-// resolveAddr returns the addresses of a host name (node names may be
-// addresses).
-func resolveAddr(host string) []netip.Addr {
-	if a, err := netip.ParseAddr(host); err == nil {
-		return []netip.Addr{a.Unmap()}
-	}
-	addrs, err := net.LookupHost(host)
-	if err != nil {
-		return nil
-	}
-	var out []netip.Addr
-	for _, x := range addrs {
-		if a, err := netip.ParseAddr(x); err == nil {
-			out = append(out, a.Unmap())
-		}
-	}
-	return out
+	return rl.momDialer().Request(host, typ, body, ext)
 }
 
 // Output of rerun jobs (spec 10 §6.1 step c, §8.6): when a job that ran
@@ -454,7 +362,7 @@ func (s *Server) handleMvJobFile(c *conn, req *batchreq.Request) {
 // sendSpool sends the spool files a rerun job's previous MOM returned
 // to the job's new MOM, each that exists, in chunks (spec 10 §6.1 step
 // c). It returns a failure reply, or nil.
-func (rl *runLink) sendSpool(m *momConn, l *launch) *batchreq.Reply {
+func (rl *runLink) sendSpool(m *mom.Conn, l *launch) *batchreq.Reply {
 	for _, f := range spoolSuffixes {
 		data, err := os.ReadFile(rl.s.spoolPath(l.prefix, f.typ))
 		if err != nil {
@@ -462,7 +370,7 @@ func (rl *runLink) sendSpool(m *momConn, l *launch) *batchreq.Reply {
 		}
 		for seq := 0; seq == 0 || len(data) > 0; seq++ {
 			n := min(len(data), scriptChunk)
-			p, err := m.call(batchreq.PBS_BATCH_MvJobFile, &batchreq.JobFile{Seq: seq, FileType: f.typ, JobID: l.id, Data: data[:n]}, "")
+			p, err := m.Call(batchreq.PBS_BATCH_MvJobFile, &batchreq.JobFile{Seq: seq, FileType: f.typ, JobID: l.id, Data: data[:n]}, "")
 			if err != nil {
 				return batchreq.ErrorReply(batchreq.PBSE_MOMREJECT, "", "connection to mom timed out")
 			}
