@@ -164,7 +164,8 @@ func (in isNodes) Now() time.Time { return in.s.now() }
 
 // nodeUp reports whether a job may be sent to or relayed for the MOM of
 // node name (not DOWN, DELETED or UNKNOWN). Called with s.mu held.
-func (s *Server) nodeUp(name string) bool {
+func (rl *runLink) nodeUp(name string) bool {
+	s := rl.s
 	n := s.nodeByName[name]
 	if n == nil {
 		return len(s.nodes) == 0 // jobs run on the server host when there are no nodes

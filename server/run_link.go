@@ -97,7 +97,7 @@ func (s *Server) startRunLink() {
 	s.mu.Unlock()
 	s.is.Start(s.port())
 	s.mu.Lock()
-	resume := s.recoverRunning()
+	resume := s.launch.recoverRunning()
 	s.refreshNodeJobs() // jobs kept running across a warm restart hold their nodes
 	s.mu.Unlock()
 	for _, f := range resume {
@@ -105,7 +105,7 @@ func (s *Server) startRunLink() {
 	}
 	go rl.timers()
 	if s.cfg.InitType == InitHot {
-		go rl.hotStart()
+		go rl.s.launch.hotStart()
 	}
 	s.sched.Start(s.done)
 }
@@ -119,7 +119,8 @@ const hotStartPeriod = 300 * time.Second
 // then every hotStartInterval for hotStartPeriod, as long as some are
 // left (spec 12 §16.1). A job whose hosts are not up yet waits for the
 // next round; the scheduler may meanwhile run it elsewhere.
-func (rl *runLink) hotStart() {
+func (ln *launcher) hotStart() {
+	rl := ln.rl
 	s := rl.s
 	deadline := time.Now().Add(hotStartPeriod)
 	for {
@@ -133,7 +134,7 @@ func (rl *runLink) hotStart() {
 		s.mu.RUnlock()
 		left := 0
 		for _, j := range pending {
-			if !rl.runOnHosts(j) {
+			if !ln.runOnHosts(j) {
 				left++
 			}
 		}
@@ -172,7 +173,8 @@ func hostsSpec(execHost string) string {
 // runOnHosts runs a hot-start job on the hosts of its exec_host. It
 // reports whether the job no longer waits for that (it started, or it
 // is no longer a queued hot-start job).
-func (rl *runLink) runOnHosts(j *state.Job) bool {
+func (ln *launcher) runOnHosts(j *state.Job) bool {
+	rl := ln.rl
 	s := rl.s
 	s.mu.Lock()
 	execHost := j.Attrs.Get(pbsattr.JobExecHost)
@@ -186,7 +188,7 @@ func (rl *runLink) runOnHosts(j *state.Job) bool {
 		return false // its hosts are not up (yet)
 	}
 	s.log.Log(logline.EventJob, logline.ClassJob, j.ID, "Job Run at hot start")
-	l, err := s.prepareRun(j, slots)
+	l, err := ln.prepareRun(j, slots)
 	if err != nil {
 		s.mu.Unlock()
 		s.logError("hot_start", err.Error())
@@ -195,11 +197,11 @@ func (rl *runLink) runOnHosts(j *state.Job) bool {
 	wait := s.store.Submit(state.SaveJob(j))
 	s.mu.Unlock()
 	if err := wait(); err != nil {
-		s.abandonRun(j, "cannot save job")
+		ln.abandonRun(j, "cannot save job")
 		return true
 	}
-	p := rl.sendJob(l)
-	if s.finishRun(j, p) && !rl.endingWith(l.host) {
+	p := ln.sendJob(l)
+	if ln.finishRun(j, p) && !rl.endingWith(l.host) {
 		go rl.pollJob(j.ID)
 	}
 	return true
@@ -210,13 +212,14 @@ func (rl *runLink) runOnHosts(j *state.Job) bool {
 // on the MOM as already running), and end-of-job or rerun processing
 // that was cut short is resumed. Called with s.mu held; it returns the
 // work to start once the lock is released.
-func (s *Server) recoverRunning() []func() {
+func (ln *launcher) recoverRunning() []func() {
+	s := ln.s
 	var resume []func()
 	var ops []store.Op
 	for j := s.jobs.First(); j != nil; j = j.Next() {
 		switch {
 		case j.State == pbsattr.StateRunning && (j.Substate == pbsattr.SubPreRun || j.Substate == pbsattr.SubTrnOut):
-			s.requeue(j)
+			ln.requeue(j)
 			ops = append(ops, state.SaveJob(j))
 		case j.State == pbsattr.StateRunning && (j.Substate == pbsattr.SubRerun || j.Substate == pbsattr.SubRerun3):
 			j := j
@@ -288,7 +291,8 @@ var spoolSuffixes = []struct {
 
 // spoolPath returns the server's spool file of a job prefix and file
 // type, "" for a type that has none.
-func (s *Server) spoolPath(prefix string, typ int) string {
+func (rl *runLink) spoolPath(prefix string, typ int) string {
+	s := rl.s
 	for _, f := range spoolSuffixes {
 		if f.typ == typ {
 			return filepath.Join(s.cfg.Home, "spool", prefix+f.suffix)
@@ -312,7 +316,8 @@ func (rl *runLink) onServerHost(host string) bool {
 // handleMvJobFile stores one chunk of a job's stdout, stderr or
 // checkpoint file that its mother superior returns (spec 10 §8.6): chunk
 // 0 creates the spool file, later chunks append.
-func (s *Server) handleMvJobFile(c *conn, req *batchreq.Request) {
+func (rl *runLink) handleMvJobFile(c *conn, req *batchreq.Request) {
+	s := rl.s
 	body := req.Body.(*batchreq.JobFile)
 	if !c.perm.svr {
 		c.reject(batchreq.PBSE_PERM, "")
@@ -328,11 +333,11 @@ func (s *Server) handleMvJobFile(c *conn, req *batchreq.Request) {
 		}
 	}
 	s.mu.RUnlock()
-	if j == nil || ms != "" && !s.run.fromHost(c.remote.Addr(), ms) {
+	if j == nil || ms != "" && !rl.fromHost(c.remote.Addr(), ms) {
 		c.reject(batchreq.PBSE_UNKJOBID, "")
 		return
 	}
-	name := s.spoolPath(prefix, body.FileType)
+	name := rl.spoolPath(prefix, body.FileType)
 	if name == "" {
 		c.reject(batchreq.PBSE_IVALREQ, "")
 		return
@@ -364,7 +369,7 @@ func (s *Server) handleMvJobFile(c *conn, req *batchreq.Request) {
 // c). It returns a failure reply, or nil.
 func (rl *runLink) sendSpool(m *mom.Conn, l *launch) *batchreq.Reply {
 	for _, f := range spoolSuffixes {
-		data, err := os.ReadFile(rl.s.spoolPath(l.prefix, f.typ))
+		data, err := os.ReadFile(rl.spoolPath(l.prefix, f.typ))
 		if err != nil {
 			continue
 		}
@@ -386,6 +391,6 @@ func (rl *runLink) sendSpool(m *mom.Conn, l *launch) *batchreq.Reply {
 // removeSpool removes a job's spool files once they reached its MOM.
 func (rl *runLink) removeSpool(prefix string) {
 	for _, f := range spoolSuffixes {
-		os.Remove(rl.s.spoolPath(prefix, f.typ))
+		os.Remove(rl.spoolPath(prefix, f.typ))
 	}
 }

@@ -119,6 +119,8 @@ type Server struct {
 	consequent  consequences          // jobs removed by another's end (consequence.go)
 
 	run *runLink // MOM link (run_link.go)
+	// launch starts jobs over the MOM link (run_job.go, run_alloc.go).
+	launch *launcher
 	// is is the MOMs' IS streams (server/link/momis, is_nodes.go).
 	is *momis.Link
 	// sched is the scheduler link (server/link/sched, sched_state.go).
@@ -272,6 +274,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.registerHandlers()
 	s.run = newRunLink(s)
+	s.launch = &launcher{s: s, rl: s.run}
 	s.is = momis.New(isNodes{s}, s.log, cfg.RMPort, s.done)
 	s.running = s.run
 	s.registerRunHandlers()
