@@ -16,6 +16,7 @@ import (
 	"gopbs/internal/logline"
 	"gopbs/server/handler"
 	"gopbs/server/link/sched"
+	"gopbs/server/schedulers"
 	"gopbs/server/state"
 )
 
@@ -54,6 +55,9 @@ type conn struct {
 	// cycle is the scheduling cycle of a scheduler's connection, nil
 	// for any other (server/link/sched).
 	cycle *sched.Cycle
+	// slice is what a scheduler's connection sees (sched_objects.go);
+	// nil for every other connection.
+	slice *schedulers.Slice
 
 	started bool // bytes of the current request have been read
 	// readLimit is the read deadline last set and readInRequest whether it
@@ -138,7 +142,7 @@ func (c *conn) serve() {
 	defer s.putReader(r)
 	for {
 		c.started = r.Buffered() > 0
-		req, err := batchreq.ReadServerRequest(r)
+		req, err := batchreq.ReadGoPBSServerRequest(r)
 		if err != nil {
 			if p := c.decodeFailure(err); p != nil {
 				c.send(p)
@@ -462,6 +466,7 @@ func (s *Server) registerHandlers() {
 	s.registerLocateHandlers()
 	m.HandleFunc(batchreq.PBS_BATCH_RegistDep, s.handleRegistDep)
 	m.HandleFunc(batchreq.PBS_BATCH_Shutdown, s.handleShutdown)
+	s.registerSchedHandlers()
 	// RunJob, SignalJob, MessJob, Rerun, CheckpointJob: registerRunHandlers.
 }
 
@@ -515,6 +520,10 @@ func (s *Server) handleShutdown(c *conn, req *batchreq.Request) {
 		return
 	}
 	manner := req.Body.(*batchreq.Shutdown).Manner
+	if manner >= 0 && manner&batchreq.SHUT_WHO_SCHED != 0 {
+		s.killScheds.Store(true) // qterm -s: the schedulers stop too
+		manner &^= batchreq.SHUT_WHO_SCHED
+	}
 	how := map[int]string{0: "Immediate", 1: "Delayed", 2: "Quick"}[manner]
 	if how == "" {
 		how = "Quick"

@@ -6,6 +6,7 @@ import (
 
 	pbsattr "gopbs/attr"
 	"gopbs/server/link/sched"
+	"gopbs/server/schedulers"
 )
 
 // schedState is the server as the scheduler link (server/link/sched)
@@ -41,6 +42,14 @@ func (st schedState) ShuttingDown() bool {
 // Now implements sched.Server.
 func (st schedState) Now() time.Time { return st.s.now() }
 
+// Triggered implements sched.Server: the partitions' schedulers look at
+// their queues.
+func (st schedState) Triggered() {
+	if st.s.schedSuper != nil {
+		st.s.schedSuper.Poke()
+	}
+}
+
 // CycleConn implements sched.Server: the scheduler's connection is a
 // privileged client (spec 03 §5.1): its requests need no pbs_iff and
 // carry full privileges.
@@ -52,6 +61,7 @@ func (st schedState) CycleConn(nc net.Conn, cy *sched.Cycle) (sched.Conn, bool) 
 	}
 	s.auth.Remove(c.auth)
 	c.auth = s.auth.AddPrivileged(c.remote)
+	c.slice = s.scheds.Slice(schedulers.DefaultName) // the default scheduler's slice
 	c.cycle = cy
 	return cycleConn{c}, true
 }

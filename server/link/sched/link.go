@@ -49,6 +49,9 @@ type Server interface {
 	ShuttingDown() bool
 	// Now returns the server's clock.
 	Now() time.Time
+	// Triggered is told of every request for a cycle before the link
+	// weighs it (the partitions' schedulers look at their queues).
+	Triggered()
 	// CycleConn takes on nc, the connection of a scheduler that has been
 	// sent its command, as a privileged client (spec 03 §5.1: no pbs_iff,
 	// full privileges). The jobs run over it are to be counted in cy
@@ -84,6 +87,9 @@ func (c *Cycle) CountStart() {
 	}
 }
 
+// Started returns the number of jobs run over the cycle's connection.
+func (c *Cycle) Started() int { return int(c.started.Load()) }
+
 // Link is the server's side of its schedulers.
 type Link struct {
 	srv    Server
@@ -99,6 +105,7 @@ type Link struct {
 type scheduler struct {
 	Scheduler
 	active atomic.Bool   // a cycle is in progress (server_state Scheduling)
+	down   atomic.Bool   // the last attempt to contact the scheduler failed
 	kick   chan struct{} // wakes the worker
 	cycles schedCycleLog // recent cycles' durations, for the debug listener
 
@@ -170,6 +177,7 @@ func (l *Link) request(cmd int, later bool) {
 
 // requestTo is request for the schedulers scheds.
 func (l *Link) requestTo(scheds []*scheduler, cmd int, later bool) {
+	l.srv.Triggered()
 	on, queued := l.srv.Scheduling()
 	if !on {
 		return // with scheduling off the reason is dropped
@@ -225,6 +233,10 @@ func (l *Link) Active() bool {
 	}
 	return false
 }
+
+// Down reports whether the last attempt to contact the default
+// scheduler failed.
+func (l *Link) Down() bool { return l != nil && len(l.scheds) > 0 && l.scheds[0].down.Load() }
 
 // Busy reports whether a cycle is being started or served.
 func (l *Link) Busy() bool {
@@ -315,6 +327,7 @@ func (l *Link) cycle(sc *scheduler, cmd int) (int, bool) {
 	d := iff.ReservedDialer{Unprivileged: true}
 	nc, err := d.Dial(ctx, net.JoinHostPort(host, strconv.Itoa(sc.Port)))
 	cancel()
+	sc.down.Store(err != nil)
 	if err != nil {
 		l.log.Logf(logline.EventSched, logline.ClassServer, l.name, "Could not contact Scheduler - port %d", sc.Port)
 		return 0, false
@@ -332,7 +345,7 @@ func (l *Link) cycle(sc *scheduler, cmd int) (int, bool) {
 	sc.active.Store(true)
 	c.Serve()
 	sc.active.Store(false)
-	n := int(cy.started.Load())
+	n := cy.Started()
 	sc.cycles.add(cmd, begin, time.Since(begin), n)
 	l.obs.SchedCycle(sc.Name, time.Since(begin))
 	return n, true
