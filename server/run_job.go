@@ -146,6 +146,9 @@ func (ln *launcher) handleRunJob(c *conn, req *batchreq.Request) {
 		return
 	}
 	slots, bad := s.allocateIn(j, body.Destination, s.runsOn(c, j))
+	if bad == nil {
+		bad = s.reservedRun(j, slots)
+	}
 	if bad != nil {
 		s.mu.Unlock()
 		c.send(bad)

@@ -39,6 +39,7 @@ import (
 	"gopbs/server/link/sched"
 	"gopbs/server/monitor"
 	"gopbs/server/pbslog"
+	"gopbs/server/reservation"
 	"gopbs/server/schedulers"
 	"gopbs/server/state"
 	"gopbs/server/store"
@@ -127,6 +128,7 @@ type Server struct {
 	rate        rateCounter
 	groups      map[string]groupEntry // primary groups of job users (state.go)
 	consequent  consequences          // jobs removed by another's end (consequence.go)
+	resv        *reservation.Service  // advance reservations (reservations.go)
 
 	run *runLink // MOM link (run_link.go)
 	// launch starts jobs over the MOM link (run_job.go, run_alloc.go).
@@ -303,6 +305,11 @@ func New(cfg Config) (*Server, error) {
 		s.log.SetEvents(v)
 	}
 	s.registerHandlers()
+	if err := s.startReservations(); err != nil {
+		s.store.Close()
+		s.releaseLock()
+		return nil, err
+	}
 	s.run = newRunLink(s)
 	s.launch = &launcher{s: s, rl: s.run}
 	s.is = momis.New(isNodes{s}, s.log, cfg.RMPort, s.done)
@@ -501,6 +508,7 @@ func (s *Server) timers() {
 			return
 		case <-t.C:
 			s.tick()
+			s.resv.Tick()
 		}
 	}
 }

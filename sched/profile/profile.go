@@ -43,9 +43,13 @@ const (
 	Suspended
 	Starting
 	Reserving
+	// Advance is an advance reservation (issue 17): its nodes, whole,
+	// for its window.
+	Advance
 )
 
-var kindNames = [...]string{Running: "RUNNING", Suspended: "SUSPENDED", Starting: "STARTING", Reserving: "RESERVING"}
+var kindNames = [...]string{Running: "RUNNING", Suspended: "SUSPENDED", Starting: "STARTING", Reserving: "RESERVING",
+	Advance: "ADVANCE"}
 
 func (k Kind) String() string { return kindNames[k] }
 
@@ -402,14 +406,14 @@ func (p *Profile) apply(b *Booking, sign float64) {
 }
 
 // Blocker returns the reservation that stands in the way of the request
-// starting at start: the earliest Reserving booking overlapping the
+// starting at start: the earliest Reserving or Advance booking overlapping the
 // request's interval on a node the request could use, or on a consumable
 // it asks for; false when there is none.
 func (p *Profile) Blocker(r Request, start int64) (Booking, bool) {
 	e := end(start, r.Duration)
 	var best *Booking
 	for _, b := range p.bookings {
-		if b.Kind != Reserving || b.Start >= e || b.End <= start {
+		if b.Kind != Reserving && b.Kind != Advance || b.Start >= e || b.End <= start {
 			continue
 		}
 		if !p.touches(b, r) {
