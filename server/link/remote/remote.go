@@ -140,6 +140,29 @@ func Send(m *Move, script []byte) error {
 	return nil
 }
 
+// Request sends one request to the server at addr (host:port) from a
+// reserved port and returns its reply.
+func Request(addr string, typ int, body batchreq.Body) (*batchreq.Reply, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	d := iff.ReservedDialer{Unprivileged: true}
+	nc, err := d.Dial(ctx, addr)
+	if err != nil {
+		return nil, fmt.Errorf("dial %s: %w", addr, err)
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(timeout))
+	if _, err := nc.Write(batchreq.NewRequest(typ, user, body).Append(nil)); err != nil {
+		return nil, fmt.Errorf("send to %s: %w", addr, err)
+	}
+	p, err := batchreq.ReadReply(dis.NewReader(nc))
+	if err != nil {
+		return nil, fmt.Errorf("reply from %s: %w", addr, err)
+	}
+	nc.Write(batchreq.NewRequest(batchreq.PBS_BATCH_Disconnect, user, nil).Append(nil))
+	return p, nil
+}
+
 // CountHop raises the hop_count of a job received from another server
 // and refuses it when it has hopped too often. Called with the server's
 // lock held.
