@@ -11,7 +11,8 @@ import "sort"
 type freeList struct {
 	version uint64
 	ivs     [][2]int64
-	maxGap  int64 // the longest finite interval
+	maxGap  int64   // the longest finite interval
+	longest []int64 // longest[k]: the longest of ivs[:k+1] (Forever from the unending one)
 }
 
 // beginning is the start of time for free intervals.
@@ -51,6 +52,17 @@ func (n *node) freeFor(p int, now int64) *freeList {
 	}
 	if open {
 		fl.ivs = append(fl.ivs, [2]int64{start, Forever})
+	}
+	fl.longest = fl.longest[:0]
+	m := int64(0)
+	for _, iv := range fl.ivs {
+		switch {
+		case iv[1] == Forever:
+			m = Forever
+		case iv[1] > now:
+			m = max(m, iv[1]-max(iv[0], now))
+		}
+		fl.longest = append(fl.longest, m)
 	}
 	return fl
 }
@@ -151,6 +163,13 @@ func slotsOnly(r Request) bool {
 		}
 	}
 	return true
+}
+
+// firstLong returns the index of the first interval that can hold a
+// request of duration d starting at or after the profile's present: the
+// ones before it are all shorter.
+func (fl *freeList) firstLong(d int64) int {
+	return sort.Search(len(fl.longest), func(k int) bool { return fl.longest[k] >= d })
 }
 
 // ableAt reports whether node n has p slots free during [start, end), from

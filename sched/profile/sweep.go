@@ -19,6 +19,12 @@ type level struct {
 	tail   []int64
 	byGap  []int32 // nodes by gap, longest first
 	gap    []int64
+	sort   []levelEntry // scratch of the builds
+}
+
+type levelEntry struct {
+	at   int64
+	node int32
 }
 
 // rebuildAfter is how many node changes make a level stale: a rebuild
@@ -41,33 +47,33 @@ func (p *Profile) level(slots int) *level {
 	}
 	lv.built = len(p.changes)
 	lv.byTail, lv.tail, lv.byGap, lv.gap = lv.byTail[:0], lv.tail[:0], lv.byGap[:0], lv.gap[:0]
-	type entry struct {
-		at   int64
-		node int32
-	}
-	var tails, gaps []entry
+	tails := lv.sort[:0]
 	for i, n := range p.nodes {
 		fl := n.freeFor(slots, p.now)
 		if fl == nil || len(fl.ivs) == 0 {
 			continue
 		}
 		if last := fl.ivs[len(fl.ivs)-1]; last[1] == Forever {
-			tails = append(tails, entry{last[0], int32(i)})
-		}
-		if fl.maxGap > 0 {
-			gaps = append(gaps, entry{fl.maxGap, int32(i)})
+			tails = append(tails, levelEntry{last[0], int32(i)})
 		}
 	}
-	slices.SortFunc(tails, func(a, b entry) int {
+	slices.SortFunc(tails, func(a, b levelEntry) int {
 		if a.at != b.at {
 			return cmp.Compare(a.at, b.at)
 		}
 		return cmp.Compare(a.node, b.node)
 	})
-	slices.SortFunc(gaps, func(a, b entry) int { return cmp.Compare(b.at, a.at) })
 	for _, e := range tails {
 		lv.byTail, lv.tail = append(lv.byTail, e.node), append(lv.tail, e.at)
 	}
+	gaps := tails[:0]
+	for i, n := range p.nodes {
+		if fl := &n.freeLists; len(*fl) > slots && (*fl)[slots].maxGap > 0 {
+			gaps = append(gaps, levelEntry{(*fl)[slots].maxGap, int32(i)})
+		}
+	}
+	slices.SortFunc(gaps, func(a, b levelEntry) int { return cmp.Compare(b.at, a.at) })
+	lv.sort = gaps
 	for _, e := range gaps {
 		lv.byGap, lv.gap = append(lv.byGap, e.node), append(lv.gap, e.at)
 	}
@@ -120,11 +126,7 @@ func (p *Profile) sweepSlots(r Request, from int64, only bool) (int64, []Slot, b
 		if fl == nil || len(fl.ivs) == 0 {
 			return
 		}
-		k := 0
-		if d == Forever || d > fl.maxGap {
-			k = len(fl.ivs) - 1 // only an interval without end is long enough
-		}
-		for ; k < len(fl.ivs); k++ {
+		for k := fl.firstLong(d); k < len(fl.ivs); k++ {
 			x, y, ok := starts(fl.ivs[k], d, from)
 			if !ok {
 				continue
