@@ -8,6 +8,7 @@ import (
 
 	"gopbs/batchreq"
 	"gopbs/internal/e2e"
+	"gopbs/server/store"
 )
 
 func setComment(id, text string) *batchreq.Request {
@@ -28,7 +29,7 @@ func TestCommentsWithoutSyncEach(t *testing.T) {
 	id := submit(t, c, "commented")
 	const n = 50
 	start := time.Now()
-	before := s.store.Syncs()
+	before := s.store.(*store.Bolt).Syncs()
 	for i := range n {
 		if p := c.do(setComment(id, fmt.Sprintf("Not Running: try %d", i))); p.Code != 0 {
 			t.Fatalf("comment %d: %d %q", i, p.Code, p.Text)
@@ -37,14 +38,14 @@ func TestCommentsWithoutSyncEach(t *testing.T) {
 	elapsed := time.Since(start)
 	// At most one lazy sync per 10 ms, and a few to spare for the
 	// server's own durable writes meanwhile; a sync per comment would be n.
-	if syncs, most := s.store.Syncs()-before, int64(elapsed/(10*time.Millisecond))+5; syncs > most {
+	if syncs, most := s.store.(*store.Bolt).Syncs()-before, int64(elapsed/(10*time.Millisecond))+5; syncs > most {
 		t.Fatalf("%d fdatasyncs for %d comments in %v (at most %d expected)", syncs, n, elapsed, most)
 	}
 	if got := jobAttr(t, c, id, "comment"); got != fmt.Sprintf("Not Running: try %d", n-1) {
 		t.Fatalf("comment = %q", got)
 	}
 	// A modification of anything else is synced before its reply.
-	before = s.store.Syncs()
+	before = s.store.(*store.Bolt).Syncs()
 	p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_ModifyJob, "root", &batchreq.Manage{
 		Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_JOB, ObjName: id,
 		Attrs: batchreq.AttrList{attr("comment", "with a name"), attr("Job_Name", "renamed")},
@@ -52,7 +53,7 @@ func TestCommentsWithoutSyncEach(t *testing.T) {
 	if p.Code != 0 {
 		t.Fatalf("modify: %d %q", p.Code, p.Text)
 	}
-	if s.store.Syncs() == before {
+	if s.store.(*store.Bolt).Syncs() == before {
 		t.Fatal("a ModifyJob of Job_Name was acknowledged before its fdatasync")
 	}
 }

@@ -14,6 +14,7 @@ import (
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/server/state"
+	"gopbs/server/store"
 )
 
 // TestPerformance measures the goals of the issue; it runs only with
@@ -55,7 +56,7 @@ func TestPerformance(t *testing.T) {
 	}
 	wg.Wait()
 	el := time.Since(start)
-	t.Logf("%d submissions in %v: %.0f/s, %d commits", n, el, float64(n)/el.Seconds(), s.store.Commits())
+	t.Logf("%d submissions in %v: %.0f/s, %d commits", n, el, float64(n)/el.Seconds(), s.store.(*store.Bolt).Commits())
 	time.Sleep(1500 * time.Millisecond) // let the store checkpoint its log
 	runtime.GC()
 	var ms runtime.MemStats

@@ -85,6 +85,11 @@ type Config struct {
 	// address of the HTTP listener serving the status page and the
 	// metrics (monitoring.go); a failure to listen there is fatal.
 	HTTPAddr string
+	// Store, if set, is where the server keeps its state instead of the
+	// embedded store (server_priv/serverdb.bolt): a PostgreSQL store
+	// (package pgstore) opened by the caller, which -t create must have
+	// emptied already. Shutdown closes it, as a failed New does.
+	Store store.AsyncStore
 }
 
 // Server is a running pbs_server.
@@ -93,7 +98,7 @@ type Server struct {
 	name  string
 	log   *pbslog.Logger
 	acct  *pbslog.Accounting
-	store *store.Bolt
+	store store.AsyncStore
 	auth  *iff.Table
 	ln    net.Listener
 	mux   batchreq.ServeMux[*conn]
@@ -211,6 +216,9 @@ func New(cfg Config) (*Server, error) {
 		s.name = h
 	}
 	if err := s.takeLock(filepath.Join(priv, "server.lock")); err != nil {
+		if cfg.Store != nil {
+			cfg.Store.Close()
+		}
 		return nil, err
 	}
 	logDir := filepath.Join(cfg.Home, "server_logs")
@@ -221,6 +229,7 @@ func New(cfg Config) (*Server, error) {
 		s.log, err = pbslog.NewLogger(logDir, "PBS_Server")
 	}
 	if err != nil {
+		s.closeConfigStore()
 		s.releaseLock()
 		return nil, err
 	}
@@ -230,6 +239,7 @@ func New(cfg Config) (*Server, error) {
 		s.acct, err = pbslog.NewAccounting(filepath.Join(priv, "accounting"))
 	}
 	if err != nil {
+		s.closeConfigStore()
 		s.releaseLock()
 		return nil, err
 	}
@@ -238,13 +248,17 @@ func New(cfg Config) (*Server, error) {
 	s.log.Logf(logline.EventSystem|logline.EventAdmin, logline.ClassServer, "PBS_Server", "Server %s started, initialization type = %d", s.name, initNum)
 	dbPath := filepath.Join(priv, "serverdb.bolt")
 	if cfg.InitType == InitCreate {
-		if err := os.Remove(dbPath); err != nil && !errors.Is(err, os.ErrNotExist) {
-			s.releaseLock()
-			return nil, fmt.Errorf("pbs_server: remove database: %w", err)
+		if cfg.Store == nil {
+			if err := os.Remove(dbPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+				s.releaseLock()
+				return nil, fmt.Errorf("pbs_server: remove database: %w", err)
+			}
 		}
 		os.Remove(filepath.Join(priv, "nodes"))
 	}
-	if s.store, err = store.OpenBolt(dbPath); err != nil {
+	if cfg.Store != nil {
+		s.store = cfg.Store
+	} else if s.store, err = store.OpenBolt(dbPath); err != nil {
 		s.releaseLock()
 		return nil, err
 	}
@@ -332,6 +346,14 @@ func (s *Server) takeLock(path string) error {
 	fmt.Fprintf(f, "%d\n", os.Getpid())
 	s.lock = f
 	return nil
+}
+
+// closeConfigStore closes Config.Store for a New that fails before the
+// server has taken it over.
+func (s *Server) closeConfigStore() {
+	if s.cfg.Store != nil {
+		s.cfg.Store.Close()
+	}
 }
 
 func (s *Server) releaseLock() {

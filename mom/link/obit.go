@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"time"
 
 	"gopbs/batchreq"
@@ -126,21 +127,69 @@ func (m *Mom) sendObit(ctx context.Context, j *job) {
 }
 
 // serverCall sends one request to the job's server on a connection of
-// its own; a failure is an errRetry.
+// its own; a failure is an errRetry. When the job's server cannot be
+// connected to, the other servers of $pbsserver are tried in turn (the
+// standby of a failover pair that has taken over, docs/failover.md), and
+// the one that answers is the job's server from then on.
 func (m *Mom) serverCall(ctx context.Context, j *job, req *batchreq.Request) (*batchreq.Reply, error) {
 	m.mu.Lock()
 	addr := netip.AddrPortFrom(j.server, uint16(j.serverPort))
 	m.mu.Unlock()
 	var rep *batchreq.Reply
-	err := m.withServer(ctx, addr, func(sc *serverConn) (err error) {
+	talk := func(sc *serverConn) (err error) {
 		rep, err = sc.call(req)
 		return err
-	})
+	}
+	err := m.withServer(ctx, addr, talk)
+	var ce *connectError
+	if errors.As(err, &ce) {
+		for _, alt := range m.otherServers(ctx, addr) {
+			if aerr := m.withServer(ctx, alt, talk); !errors.As(aerr, &ce) {
+				err = aerr
+				if aerr == nil {
+					m.mu.Lock()
+					j.server, j.serverPort = alt.Addr(), int(alt.Port())
+					m.mu.Unlock()
+					m.log.Job(logline.EventJob, j.id, fmt.Sprintf("server %v unreachable, %v answered", addr, alt))
+				}
+				break
+			}
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errRetry, err)
 	}
 	return rep, nil
 }
+
+// otherServers returns the addresses of the $pbsserver entries other
+// than addr, in their order; entries that do not resolve are left out.
+func (m *Mom) otherServers(ctx context.Context, addr netip.AddrPort) []netip.AddrPort {
+	var out []netip.AddrPort
+	for _, s := range m.opt.Servers {
+		host, port := splitHostPort(s, m.opt.ServerPort)
+		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		ip, err := m.resolve(rctx, host)
+		cancel()
+		if err != nil {
+			continue
+		}
+		a := netip.AddrPortFrom(ip.Unmap(), uint16(port))
+		if a != addr && !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// connectError is withServer's failure to connect: nothing was sent.
+type connectError struct {
+	addr netip.AddrPort
+	err  error
+}
+
+func (e *connectError) Error() string { return fmt.Sprintf("connect %v: %v", e.addr, e.err) }
+func (e *connectError) Unwrap() error { return e.err }
 
 // serverConn is a connection to a server for the MOM's own requests.
 type serverConn struct {
@@ -169,7 +218,7 @@ func (m *Mom) withServer(ctx context.Context, addr netip.AddrPort, talk func(*se
 	defer cancel()
 	c, err := m.opt.Dial(ctx, addr)
 	if err != nil {
-		return fmt.Errorf("connect %v: %w", addr, err)
+		return &connectError{addr: addr, err: err}
 	}
 	defer c.Close()
 	stop := context.AfterFunc(ctx, func() { c.Close() })

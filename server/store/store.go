@@ -117,6 +117,16 @@ type Store interface {
 	Close() error
 }
 
+// AsyncStore is a Store that can also report a batch's outcome by a
+// callback instead of a wait: SubmitAsync queues the batch like Submit
+// and calls done with the outcome once it is durable (or has failed), on
+// the store's own goroutine, or at once when the batch is refused. Bolt
+// and pgstore.Store are AsyncStores.
+type AsyncStore interface {
+	Store
+	SubmitAsync(done func(error), ops ...Op)
+}
+
 // ErrClosed is returned by Apply after Close.
 var ErrClosed = errors.New("store: closed")
 

@@ -7,7 +7,7 @@
 //
 // Usage:
 //
-//	pbsbench [-s host:port] [-m submit|stat|select|mixed|comment] [-n ops] [-c clients]
+//	pbsbench [-s host:port] [-m submit|stat|select|mixed|comment|takeover] [-n ops] [-c clients]
 //	         [-u user] [-q queue] [-hold=true] [-t maxtime] [-window n] [-noauth] [-setup]
 //	         [-l name=value,...] [-raw=true]
 //
@@ -18,7 +18,9 @@
 // 10% status requests for one job; comment sets the comment of the
 // server's jobs in turn (ModifyJob), each client over one connection,
 // one request after the other, as the scheduler sets "Not Running"
-// comments. The last line of the output is
+// comments; takeover connects every 10 ms until a StatusServer succeeds
+// and reports that time (a standby taking over after the active server
+// was killed; objects= is the server's total_jobs). The last line of the output is
 //
 //	mode=submit ok=N failed=N elapsed=…s rate=…/s p50=… p99=…
 //
@@ -44,7 +46,7 @@ func main() { os.Exit(run()) }
 func run() int {
 	fs := flag.NewFlagSet("pbsbench", flag.ContinueOnError)
 	server := fs.String("s", "127.0.0.1:15001", "server host:port")
-	mode := fs.String("m", load.ModeSubmit, "mode: submit, stat, select, mixed or comment")
+	mode := fs.String("m", load.ModeSubmit, "mode: submit, stat, select, mixed, comment or takeover")
 	ops := fs.Int("n", 10000, "number of operations")
 	clients := fs.Int("c", 8, "concurrent clients")
 	user := fs.String("u", "root", "user name in request headers")
@@ -101,7 +103,7 @@ func run() int {
 	if *mode == load.ModeMixed {
 		fmt.Fprintf(os.Stderr, "pbsbench: kinds: %v\n", res.Kinds)
 	}
-	if *mode == load.ModeStat || *mode == load.ModeSelect {
+	if *mode == load.ModeStat || *mode == load.ModeSelect || *mode == load.ModeTakeover {
 		fmt.Printf("objects=%d\n", res.Objects)
 	}
 	fmt.Println(res)

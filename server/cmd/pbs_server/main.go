@@ -6,12 +6,20 @@
 //	pbs_server [-a true|false] [-A acctfile] [-d home] [-D] [-f] [-H hostname]
 //	           [-L logfile] [-M [host:]momport] [-p port] [-R rmport]
 //	           [-S [host:]schedport] [-t create|cold|warm|hot]
-//	           [-http [host:]port]
+//	           [-http [host:]port] [-database url]
 //
 // -http (a GoPBS addition) serves the status page at / and Prometheus
 // metrics at /metrics on the address given, 127.0.0.1 when only a port is
 // given; it sets the http_address server attribute, which qmgr can change
 // or unset later. Without either nothing listens.
+//
+// -database (a GoPBS addition) keeps the server's state in the PostgreSQL
+// database at url instead of server_priv/serverdb.bolt; without the flag
+// the first line of server_priv/database_url (mode 600) names one, if
+// that file exists. Several servers may share one database: the one
+// holding its failover lock serves, the others stand by and the first to
+// get the lock takes over when the active one dies (docs/failover.md). A
+// server that loses the lock exits with status 3.
 package main
 
 import (
@@ -62,6 +70,7 @@ func run() int {
 	logFile := fs.String("L", "", "log file")
 	acct := fs.String("A", "", "accounting file")
 	httpAddr := fs.String("http", "", "[host:]port of the status page and metrics listener (host default 127.0.0.1)")
+	dbFlag := fs.String("database", "", "PostgreSQL connection URL (default: server_priv/database_url, else the embedded store)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
 	}
@@ -89,9 +98,14 @@ func run() int {
 		}
 		cfg.SchedHost, cfg.SchedPort = h, p
 	}
+	dbURL, err := databaseURL(*dbFlag, *home)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "pbs_server: %v\n", err)
+		return 2
+	}
 	child := daemon.Child(daemonEnv)
 	if *init == server.InitCreate && !*force && child == nil {
-		if _, err := os.Stat(filepath.Join(*home, "server_priv", "serverdb.bolt")); err == nil {
+		if _, err := os.Stat(filepath.Join(*home, "server_priv", "serverdb.bolt")); err == nil || dbURL != "" {
 			fmt.Print("pbs_server: -t create will remove all jobs and queues; do you wish to continue y/(n)? ")
 			line, _ := bufio.NewReader(os.Stdin).ReadString('\n')
 			if !strings.HasPrefix(strings.TrimSpace(line), "y") {
@@ -114,6 +128,25 @@ func run() int {
 			return 1
 		}
 		return 0
+	}
+	var active *activeServer
+	if dbURL != "" {
+		name := cfg.ServerName
+		if name == "" {
+			name, _ = os.Hostname()
+		}
+		// A standby reports itself started to a waiting parent: it may
+		// wait for ever.
+		active, err = becomeActive(dbURL, *home, *logFile, fmt.Sprintf("%s pid %d", name, os.Getpid()),
+			*init == server.InitCreate, func() { child.Ready(nil) })
+		if err != nil {
+			child.Ready(err)
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		cfg.Store = active.store
+		go active.exitOnLoss()
+		defer active.release()
 	}
 	s, err := server.New(cfg)
 	child.Ready(err)

@@ -20,6 +20,15 @@ var migrations = []string{
 		value  bytea NOT NULL,
 		PRIMARY KEY (bucket, key)
 	)`,
+	// 2: the leadership token of failover (fence.go): one row, whose
+	// token each server taking over increments and whose every commit
+	// round checks.
+	`CREATE TABLE gopbs_leader (
+		id     integer PRIMARY KEY CHECK (id = 1),
+		token  bigint NOT NULL,
+		holder text NOT NULL,
+		since  timestamptz NOT NULL DEFAULT now()
+	)`,
 }
 
 // migrationLock is the advisory lock key under which the schema is
@@ -41,6 +50,11 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, steps []string) error {
 		return fmt.Errorf("pgstore: connect: %w", err)
 	}
 	defer conn.Release()
+	return migrateConn(ctx, conn.Conn(), steps)
+}
+
+// migrateConn is migrate on one connection.
+func migrateConn(ctx context.Context, conn *pgx.Conn, steps []string) error {
 	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", int64(migrationLock)); err != nil {
 		return fmt.Errorf("pgstore: lock the schema: %w", err)
 	}

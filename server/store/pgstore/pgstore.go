@@ -44,7 +44,8 @@ const roundTimeout = 30 * time.Second
 
 // Store is a store.Store in a PostgreSQL database.
 type Store struct {
-	pool *pgxpool.Pool
+	pool  *pgxpool.Pool
+	fence int64 // Options.Fence
 
 	mu      sync.Mutex
 	pending []*batch
@@ -64,10 +65,23 @@ type batch struct {
 
 var _ store.Store = (*Store)(nil)
 
+// Options adjust OpenWith.
+type Options struct {
+	// Fence, if not zero, is the token Claim returned: every round
+	// checks, in its own transaction, that it is still the database's
+	// and fails with ErrFenced otherwise (fence.go).
+	Fence int64
+}
+
 // Open connects to the database at url (a PostgreSQL connection URL or
 // key=value string, as libpq takes), creates or upgrades the schema and
 // starts the goroutine that commits batches.
 func Open(ctx context.Context, url string) (*Store, error) {
+	return OpenWith(ctx, url, Options{})
+}
+
+// OpenWith is Open with options.
+func OpenWith(ctx context.Context, url string, opt Options) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: %w", err)
@@ -80,7 +94,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		pool.Close()
 		return nil, err
 	}
-	s := &Store{pool: pool, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	s := &Store{pool: pool, fence: opt.Fence, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go s.committer()
 	return s, nil
 }
@@ -212,6 +226,9 @@ func (s *Store) transact(ctx context.Context, round []*batch) error {
 	defer tx.Rollback(ctx)
 	logged := true
 	var q pgx.Batch
+	if s.fence != 0 {
+		q.Queue(fenceSQL)
+	}
 	for _, b := range round {
 		logged = logged && b.logged
 		for _, op := range b.ops {
@@ -231,7 +248,14 @@ func (s *Store) transact(ctx context.Context, round []*batch) error {
 			return err
 		}
 	}
-	if err := tx.SendBatch(ctx, &q).Close(); err != nil {
+	br := tx.SendBatch(ctx, &q)
+	if s.fence != 0 {
+		if err := s.checkFence(br); err != nil {
+			br.Close()
+			return err
+		}
+	}
+	if err := br.Close(); err != nil {
 		return err
 	}
 	return tx.Commit(ctx)

@@ -3,6 +3,7 @@ package pgstore
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -335,4 +337,80 @@ func BenchmarkApplyParallel(b *testing.B) {
 	})
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/float64(s.Commits()), "batches/commit")
+}
+
+// TestClaimFences: Claim waits for a round of the previous leader still
+// under way (here a transaction holding the leader row as rounds do),
+// and the previous leader's later rounds fail with ErrFenced.
+func TestClaimFences(t *testing.T) {
+	pg := pgtest.Start(t)
+	ctx := context.Background()
+	first, err := Claim(ctx, pg.URL, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := OpenWith(ctx, pg.URL, Options{Fence: first})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if err := a.Apply(store.Put(store.Jobs, "1.srv", []byte("1"))); err != nil {
+		t.Fatal(err)
+	}
+	other, err := pgx.Connect(ctx, pg.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close(ctx)
+	tx, err := other.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, fenceSQL); err != nil {
+		t.Fatal(err)
+	}
+	claimed := make(chan int64, 1)
+	go func() {
+		tok, err := Claim(ctx, pg.URL, "b")
+		if err != nil {
+			t.Error(err)
+		}
+		claimed <- tok
+	}()
+	watch, err := pgx.Connect(ctx, pg.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Close(ctx)
+	e2e.WaitFor(t, "Claim waiting for the round", 20*time.Second, func() bool {
+		var n int
+		watch.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO gopbs_leader%'`).Scan(&n)
+		return n > 0
+	})
+	select {
+	case <-claimed:
+		t.Fatal("Claim did not wait for the round under way")
+	default:
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	second := <-claimed
+	if second != first+1 {
+		t.Errorf("tokens %d then %d", first, second)
+	}
+	if err := a.Apply(store.Put(store.Jobs, "2.srv", []byte("2"))); !errors.Is(err, ErrFenced) {
+		t.Errorf("round after the claim: %v", err)
+	}
+	b, err := OpenWith(ctx, pg.URL, Options{Fence: second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := b.Apply(store.Put(store.Jobs, "2.srv", []byte("2"))); err != nil {
+		t.Errorf("round of the new leader: %v", err)
+	}
+	if l, err := b.CurrentLeader(ctx); err != nil || l.Holder != "b" || l.Token != second {
+		t.Errorf("leader %+v %v", l, err)
+	}
 }

@@ -140,12 +140,15 @@ func (r *Result) addLatencies(perClient [][]time.Duration) {
 // Run performs cfg.Ops operations with cfg.Clients concurrent clients.
 func Run(cfg Config) (*Result, error) {
 	switch cfg.Mode {
-	case ModeSubmit, ModeStat, ModeSelect, ModeMixed, ModeComment:
+	case ModeSubmit, ModeStat, ModeSelect, ModeMixed, ModeComment, ModeTakeover:
 	default:
 		return nil, fmt.Errorf("unknown mode %q", cfg.Mode)
 	}
 	if cfg.Dialer == nil {
 		return nil, fmt.Errorf("no dialer")
+	}
+	if cfg.Mode == ModeTakeover {
+		return runTakeover(cfg)
 	}
 	clients := max(cfg.Clients, 1)
 	criteria := cfg.Criteria
