@@ -11,6 +11,8 @@ const (
 	NodeNote              // note
 	NodeGPUs              // gpus
 	NodeGPUStatus         // gpu_status
+	NodePartition         // partition (seed 003)
+	NodeQueue             // queue: the one queue whose jobs the node runs (seed 003)
 	numNodeAttrs
 )
 
@@ -25,5 +27,7 @@ func nodeDefs() []Def {
 		NodeNote:       {Name: "note", Type: TypeString, Perm: perm("UOM", "OM")},
 		NodeGPUs:       {Name: "gpus", Type: TypeLong, Perm: perm("UOM", "OM"), Flags: FlagAlwaysRep, Default: "0"},
 		NodeGPUStatus:  {Name: "gpu_status", Type: TypeStringArray, Perm: perm("UOM", "M")},
+		NodePartition:  {Name: "partition", Type: TypeString, Perm: perm("UOM", "M")},
+		NodeQueue:      {Name: "queue", Type: TypeString, Perm: perm("UOM", "M")},
 	}
 }

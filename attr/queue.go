@@ -49,6 +49,7 @@ const (
 	QueueRouteLifetime             // route_lifetime
 	QueueEnabled                   // enabled
 	QueueStarted                   // started
+	QueuePartition                 // partition (seed 003)
 	numQueueAttrs
 )
 
@@ -108,6 +109,7 @@ func queueDefs() []Def {
 		QueueRouteLifetime:      r("route_lifetime", TypeLong),
 		QueueEnabled:            a("enabled", TypeBool),
 		QueueStarted:            a("started", TypeBool),
+		QueuePartition:          {Name: "partition", Type: TypeString, Perm: perm("UOM", "M")},
 	}
 	return defs[:numQueueAttrs:numQueueAttrs]
 }

@@ -14,9 +14,9 @@ func TestTables(t *testing.T) {
 		last  string
 	}{
 		{JobTable(), 73, "Job_Name", "estimated_exec_host"},
-		{QueueTable(), 45, "queue_type", "started"},
+		{QueueTable(), 46, "queue_type", "partition"},
 		{ServerTable(), 86, "server_state", "http_address"},
-		{NodeTable(), 9, "state", "gpu_status"},
+		{NodeTable(), 11, "state", "queue"},
 	} {
 		if tt.tab.Len() != tt.n || tt.tab.Def(0).Name != tt.first || tt.tab.Def(tt.n-1).Name != tt.last {
 			t.Errorf("%s table: %d defs, %s…%s", tt.tab.Object, tt.tab.Len(), tt.tab.Def(0).Name, tt.tab.Def(tt.tab.Len()-1).Name)

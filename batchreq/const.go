@@ -365,6 +365,8 @@ func ObjTypeName(objType int) string {
 		return "Job"
 	case MGR_OBJ_NODE:
 		return "Node"
+	case MGR_OBJ_SCHED:
+		return "Sched"
 	}
 	return ""
 }

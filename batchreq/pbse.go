@@ -236,7 +236,8 @@ var rmText = [...]string{
 
 // ErrorText returns the message text of a PBSE code exactly as the
 // table has it, trailing blanks included: "no error" for 0 and
-// PBSE_FLOOR, the table text for 15001–15093 and 15201–15206, and "" for
+// PBSE_FLOOR, the table text for 15001–15093, 15201–15206 and the sched
+// object codes 15215–15226 (partition.go), and "" for
 // other codes above 15000 (codes without a text). For codes below 15000
 // it returns "" too; see ReplyBaseText for the errno texts.
 func ErrorText(code int) string {
@@ -247,6 +248,8 @@ func ErrorText(code int) string {
 		return pbseText[code-PBSE_FLOOR]
 	case code >= PBSE_RMUNKNOWN && code <= PBSE_RMPART:
 		return rmText[code-PBSE_RMUNKNOWN]
+	case IsSchedError(code):
+		return schedText[code-PBSE_SCHEDFLOOR]
 	}
 	return ""
 }

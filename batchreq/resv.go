@@ -28,7 +28,7 @@ const (
 	// PBS_BATCH_GoPBSFirst and PBS_BATCH_GoPBSCeiling bound GoPBS's own
 	// request types: first … ceiling-1.
 	PBS_BATCH_GoPBSFirst   = PBS_BATCH_ResvSubmit
-	PBS_BATCH_GoPBSCeiling = PBS_BATCH_ResvAvailNodes + 1
+	PBS_BATCH_GoPBSCeiling = PBS_BATCH_SchedHello + 1
 )
 
 // MGR_OBJ_RESV is the object type of reservations in Status replies, a
@@ -74,12 +74,15 @@ var goPBSRequestNames = [...]string{
 	PBS_BATCH_ResvDestroy - PBS_BATCH_GoPBSFirst:    "ResvDestroy",
 	PBS_BATCH_ResvStatus - PBS_BATCH_GoPBSFirst:     "ResvStatus",
 	PBS_BATCH_ResvAvailNodes - PBS_BATCH_GoPBSFirst: "ResvAvailNodes",
+	PBS_BATCH_StatusSched - PBS_BATCH_GoPBSFirst:    "StatusSched",
+	PBS_BATCH_SchedHello - PBS_BATCH_GoPBSFirst:     "SchedHello",
 }
 
 // IsGoPBSRequest reports whether reqType is one of GoPBS's own request
 // types.
 func IsGoPBSRequest(reqType int) bool {
-	return reqType >= PBS_BATCH_GoPBSFirst && reqType < PBS_BATCH_GoPBSCeiling
+	return reqType >= PBS_BATCH_GoPBSFirst && reqType < PBS_BATCH_GoPBSCeiling &&
+		goPBSRequestNames[reqType-PBS_BATCH_GoPBSFirst] != ""
 }
 
 // newGoPBSBody returns the body of a GoPBS request type, or nil.
@@ -95,6 +98,8 @@ func newGoPBSBody(reqType int) Body {
 		return new(ResvStatus)
 	case PBS_BATCH_ResvAvailNodes:
 		return new(ResvAvail)
+	case PBS_BATCH_StatusSched, PBS_BATCH_SchedHello:
+		return new(StatusReq)
 	}
 	return nil
 }

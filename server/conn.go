@@ -15,6 +15,7 @@ import (
 	"gopbs/iff"
 	"gopbs/internal/logline"
 	"gopbs/server/handler"
+	"gopbs/server/schedulers"
 	"gopbs/server/state"
 )
 
@@ -50,6 +51,12 @@ type conn struct {
 	shutdownReq bool
 
 	pending *state.Job // job being submitted on this connection
+	// slice is what a scheduler's connection sees (sched_objects.go);
+	// nil for every other connection.
+	slice *schedulers.Slice
+	// counter, when set, counts the jobs run over the connection (a
+	// non-default scheduler's cycle, sched_run.go).
+	counter *int
 
 	started bool // bytes of the current request have been read
 	// readLimit is the read deadline last set and readInRequest whether it
@@ -134,7 +141,7 @@ func (c *conn) serve() {
 	defer s.putReader(r)
 	for {
 		c.started = r.Buffered() > 0
-		req, err := batchreq.ReadServerRequest(r)
+		req, err := batchreq.ReadGoPBSServerRequest(r)
 		if err != nil {
 			if p := c.decodeFailure(err); p != nil {
 				c.send(p)
@@ -458,6 +465,7 @@ func (s *Server) registerHandlers() {
 	s.registerLocateHandlers()
 	m.HandleFunc(batchreq.PBS_BATCH_RegistDep, s.handleRegistDep)
 	m.HandleFunc(batchreq.PBS_BATCH_Shutdown, s.handleShutdown)
+	s.registerSchedHandlers()
 	// RunJob, SignalJob, MessJob, Rerun, CheckpointJob: registerRunHandlers.
 }
 
@@ -511,6 +519,10 @@ func (s *Server) handleShutdown(c *conn, req *batchreq.Request) {
 		return
 	}
 	manner := req.Body.(*batchreq.Shutdown).Manner
+	if manner >= 0 && manner&batchreq.SHUT_WHO_SCHED != 0 {
+		s.killScheds.Store(true) // qterm -s: the schedulers stop too
+		manner &^= batchreq.SHUT_WHO_SCHED
+	}
 	how := map[int]string{0: "Immediate", 1: "Delayed", 2: "Quick"}[manner]
 	if how == "" {
 		how = "Quick"

@@ -135,6 +135,7 @@ var indexNames = map[*state.DefTable][]struct {
 		{pbsattr.QueueRouteLifetime, "route_lifetime"},
 		{pbsattr.QueueEnabled, "enabled"},
 		{pbsattr.QueueStarted, "started"},
+		{pbsattr.QueuePartition, "partition"},
 	},
 	state.ServerDefs: {
 		{pbsattr.SrvState, "server_state"},
@@ -234,6 +235,8 @@ var indexNames = map[*state.DefTable][]struct {
 		{pbsattr.NodeNote, "note"},
 		{pbsattr.NodeGPUs, "gpus"},
 		{pbsattr.NodeGPUStatus, "gpu_status"},
+		{pbsattr.NodePartition, "partition"},
+		{pbsattr.NodeQueue, "queue"},
 	},
 }
 

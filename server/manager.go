@@ -39,6 +39,8 @@ func (s *Server) handleManager(c *conn, req *batchreq.Request) {
 		p, ops = s.manageServer(c, body)
 	case batchreq.MGR_OBJ_QUEUE:
 		p, ops = s.manageQueue(c, body)
+	case batchreq.MGR_OBJ_SCHED:
+		p, ops = s.manageSched(c, body)
 	case batchreq.MGR_OBJ_NODE:
 		var nodesFile func() error
 		if p, ops, nodesFile = s.manageNode(c, body); p == nil && nodesFile != nil {
@@ -68,6 +70,7 @@ func (s *Server) handleManager(c *conn, req *batchreq.Request) {
 	}
 	s.commitAndReply(c, ops, batchreq.NullReply())
 	s.run.schedManaged(body)
+	s.schedObjectsChanged(body)
 }
 
 // logValue renders a value for the "attributes set" log line: booleans
@@ -221,6 +224,9 @@ func (s *Server) manageQueue(c *conn, m *batchreq.Manage) (*batchreq.Reply, []st
 		}
 		q := &state.Queue{Name: name, Order: s.orderSeq}
 		na, lines, p := s.applyAttrs(c, state.QueueDefs, nil, m.Attrs, false, s.queueCheck(q))
+		if p == nil {
+			p = s.queuePartitionCheck(q, na)
+		}
 		if p != nil {
 			return p, nil
 		}
@@ -268,6 +274,9 @@ func (s *Server) manageQueue(c *conn, m *batchreq.Manage) (*batchreq.Reply, []st
 	var ops []store.Op
 	for _, q := range qs {
 		na, lines, p := s.applyAttrs(c, state.QueueDefs, q.Attrs, m.Attrs, unset, s.queueCheck(q))
+		if p == nil {
+			p = s.queuePartitionCheck(q, na)
+		}
 		if p != nil {
 			return p, nil
 		}
@@ -341,6 +350,8 @@ func (s *Server) manageNode(c *conn, m *batchreq.Manage) (*batchreq.Reply, []sto
 		n := &state.Node{Name: name, NP: 1, State: state.NodeStateUnreported, Order: s.orderSeq}
 		if p, lines := s.applyNodeAttrs(c, n, m.Attrs); p != nil {
 			return p, nil, nil
+		} else if p := s.nodePartitionCheck(nil, n); p != nil {
+			return p, nil, nil
 		} else {
 			for _, l := range lines {
 				s.log.Log(logline.EventAdmin, logline.ClassNode, name, l)
@@ -379,7 +390,11 @@ func (s *Server) manageNode(c *conn, m *batchreq.Manage) (*batchreq.Reply, []sto
 	fileChanged := false
 	for _, n := range ns {
 		old := *n
+		old.Attrs = n.Attrs.Clone()
 		p, lines := s.applyNodeAttrs(c, n, m.Attrs)
+		if p == nil {
+			p = s.nodePartitionCheck(old.Attrs, n)
+		}
 		if p != nil {
 			*n = old
 			return p, nil, nil

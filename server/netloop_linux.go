@@ -419,7 +419,7 @@ func (l *netLoop) serve(c *conn, data []byte, now time.Time) {
 func (l *netLoop) decode(b []byte, end error) (*batchreq.Request, int, error) {
 	l.src = loopSource{b: b, end: end}
 	l.r.Reset(&l.src)
-	req, err := batchreq.ReadServerRequest(l.r)
+	req, err := batchreq.ReadGoPBSServerRequest(l.r)
 	if l.src.short && end == errNeedMore {
 		return nil, -1, nil
 	}

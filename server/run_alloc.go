@@ -285,6 +285,12 @@ func parseNodeSpec(spec string, known func(string) bool) ([]nodeElement, bool) {
 // exec_host slots, or an error reply (spec 12 §9.3). Called with s.mu
 // held; it changes nothing.
 func (s *Server) allocate(j *state.Job, dest string) ([]vpSlot, *batchreq.Reply) {
+	return s.allocateIn(j, dest, nil)
+}
+
+// allocateIn is allocate over the nodes usable accepts (all if nil): a
+// scheduler's slice (sched_objects.go).
+func (s *Server) allocateIn(j *state.Job, dest string, usable func(*state.Node) bool) ([]vpSlot, *batchreq.Reply) {
 	if len(s.nodes) == 0 {
 		return []vpSlot{{host: s.name, vp: 0}}, nil
 	}
@@ -314,7 +320,7 @@ func (s *Server) allocate(j *state.Job, dest string) ([]vpSlot, *batchreq.Reply)
 			var pick *state.Node
 			var free []int
 			for _, n := range s.nodes {
-				if taken[n.Name] || !s.eligible(n, e) {
+				if taken[n.Name] || usable != nil && !usable(n) || !s.eligible(n, e) {
 					continue
 				}
 				f := freeVPs(n, used[n.Name])

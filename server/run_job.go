@@ -128,7 +128,12 @@ func (s *Server) handleRunJob(c *conn, req *batchreq.Request) {
 		c.reject(batchreq.PBSE_IVALREQ, "job not in execution queue")
 		return
 	}
-	slots, bad := s.allocate(j, body.Destination)
+	if bad := s.sliceRefusesRun(c, j, body.Destination); bad != nil {
+		s.mu.Unlock()
+		c.send(bad)
+		return
+	}
+	slots, bad := s.allocateIn(j, body.Destination, s.runsOn(c, j))
 	if bad != nil {
 		s.mu.Unlock()
 		c.send(bad)

@@ -10,6 +10,7 @@ import (
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
+	"gopbs/server/schedulers"
 	"gopbs/server/state"
 )
 
@@ -29,6 +30,7 @@ type schedLink struct {
 	again     int       // a trigger that came during the cycle, SCH_SCHEDULE_NULL if none
 
 	active atomic.Bool   // a cycle is in progress (server_state Scheduling)
+	down   atomic.Bool   // the last attempt to contact the scheduler failed
 	kick   chan struct{} // wakes the scheduler worker
 
 	cycles schedCycleLog // recent cycles' durations, for the debug listener (debug.go)
@@ -72,6 +74,9 @@ func (rl *runLink) schedNotify(cmd int) { rl.schedRequest(cmd, true) }
 func (rl *runLink) schedRequest(cmd int, later bool) {
 	if rl == nil {
 		return
+	}
+	if rl.s.schedSuper != nil {
+		rl.s.schedSuper.Poke() // the partitions' schedulers look at their queues
 	}
 	rl.s.mu.RLock()
 	queued := rl.s.jobs.QueuedSeq()
@@ -144,6 +149,9 @@ func (rl *runLink) schedTick() {
 
 // countStart counts a job run over the scheduler connection.
 func (rl *runLink) countStart(c *conn) {
+	if c.counter != nil {
+		*c.counter++
+	}
 	rl.mu.Lock()
 	if rl.sched.cur == c {
 		rl.sched.started++
@@ -205,6 +213,7 @@ func (rl *runLink) schedCycle(cmd int) (int, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), momTimeout)
 	nc, err := dialReserved(ctx, net.JoinHostPort(host, strconv.Itoa(s.cfg.SchedPort)))
 	cancel()
+	rl.sched.down.Store(err != nil)
 	if err != nil {
 		s.log.Logf(logline.EventSched, logline.ClassServer, s.name, "Could not contact Scheduler - port %d", s.cfg.SchedPort)
 		return 0, false
@@ -222,6 +231,7 @@ func (rl *runLink) schedCycle(cmd int) (int, bool) {
 	// its requests need no pbs_iff and carry full privileges.
 	s.auth.Remove(c.auth)
 	c.auth = s.auth.AddPrivileged(c.remote)
+	c.slice = s.scheds.Slice(schedulers.DefaultName) // the default scheduler's slice
 	rl.mu.Lock()
 	rl.sched.cur, rl.sched.started = c, 0
 	rl.mu.Unlock()

@@ -27,6 +27,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -36,6 +37,7 @@ import (
 	"gopbs/internal/logline"
 	"gopbs/server/monitor"
 	"gopbs/server/pbslog"
+	"gopbs/server/schedulers"
 	"gopbs/server/state"
 	"gopbs/server/store"
 )
@@ -85,6 +87,9 @@ type Config struct {
 	// address of the HTTP listener serving the status page and the
 	// metrics (monitoring.go); a failure to listen there is fatal.
 	HTTPAddr string
+	// SchedCommand is the scheduler program the server starts for its
+	// sched objects (default: pbs_sched beside the server's executable).
+	SchedCommand string
 	// Store, if set, is where the server keeps its state instead of the
 	// embedded store (server_priv/serverdb.bolt): a PostgreSQL store
 	// (package pgstore) opened by the caller, which -t create must have
@@ -122,6 +127,12 @@ type Server struct {
 	consequent  consequences          // jobs removed by another's end (consequence.go)
 
 	run *runLink // MOM and scheduler links (run_link.go)
+	// scheds holds the sched objects and schedRun runs the non-default
+	// schedulers (sched_objects.go, package schedulers).
+	scheds     *schedulers.Table
+	schedRun   schedRunner
+	schedSuper *schedulers.Supervisor
+	killScheds atomic.Bool // qterm -s
 	// running is the MOM link as the job-control handlers see it.
 	running runningActions
 
@@ -268,6 +279,11 @@ func New(cfg Config) (*Server, error) {
 		s.releaseLock()
 		return nil, err
 	}
+	if s.scheds, err = s.newSchedTable(); err != nil {
+		s.store.Close()
+		s.releaseLock()
+		return nil, fmt.Errorf("pbs_server: sched objects: %w", err)
+	}
 	switch strings.ToLower(cfg.Scheduling) {
 	case "":
 	case "true", "t", "1", "y":
@@ -367,6 +383,7 @@ func (s *Server) releaseLock() {
 // after a clean shutdown.
 func (s *Server) Serve() error {
 	s.pprof = s.startPprof()
+	s.startSchedulers()
 	s.startRunLink()
 	go s.timers()
 	if l := s.startNetLoop(); l != nil {
@@ -452,6 +469,7 @@ func (s *Server) Shutdown(how string) {
 			loop.stop()
 		}
 		s.stopRunLink()
+		s.stopSchedulers()
 		s.stopErr = s.store.Close()
 		s.log.Log(logline.EventSystem, logline.ClassServer, "PBS_Server", "Server shutdown completed")
 		s.log.Log(logline.EventSystem|logline.EventForce, logline.ClassServer, "Log", "Log closed")

@@ -266,6 +266,9 @@ func (s *Server) handleStatusQue(c *conn, req *batchreq.Request) {
 	}
 	objs := make([]batchreq.StatusObject, 0, len(qs))
 	for _, q := range qs {
+		if !c.seesQueue(q) {
+			continue
+		}
 		list, bad := statusList(state.QueueDefs, s.queueView(q), c.perm, true, body.Attrs)
 		if bad != nil {
 			s.mu.RUnlock()
@@ -308,6 +311,9 @@ func (s *Server) handleStatusNode(c *conn, req *batchreq.Request) {
 	}
 	objs := make([]batchreq.StatusObject, 0, len(ns))
 	for _, n := range ns {
+		if !c.seesNode(n) {
+			continue
+		}
 		list, bad := statusList(state.NodeDefs, s.nodeView(n), c.perm, true, body.Attrs)
 		if bad != nil {
 			s.mu.RUnlock()
@@ -331,6 +337,9 @@ func contains(list []string, s string) bool {
 
 // canSee reports whether the requester may see a job at all.
 func (s *Server) canSee(c *conn, j *state.Job) bool {
+	if c.slice != nil && !c.seesQueue(j.Queue) {
+		return false // not in the scheduler's slice
+	}
 	if c.perm.oper || c.perm.mgr || s.serverFlag(pbsattr.SrvQueryOtherJobs) {
 		return true
 	}

@@ -69,6 +69,14 @@ type Options struct {
 	// NASConfig is the NAS configuration file to read instead of
 	// sched_priv/config (pbs_sched takes it from PBSSCHED_CONFIG).
 	NASConfig string
+	// PrivDir and LogDir replace PBS_HOME/sched_priv and
+	// PBS_HOME/sched_logs (a sched object's sched_priv and sched_log,
+	// issue 18).
+	PrivDir, LogDir string
+	// Name is the scheduler's sched object: the scheduler names itself
+	// to the server at the start of every cycle and sees its slice of
+	// the cluster. Empty for a TORQUE-style scheduler (the default one).
+	Name string
 }
 
 // Daemon is a running scheduler.
@@ -121,8 +129,14 @@ func New(opts Options, mom momquery.Querier) (*Daemon, error) {
 	if opts.Stderr == nil {
 		opts.Stderr = os.Stderr
 	}
-	d := &Daemon{opts: opts, priv: filepath.Join(opts.Home, "sched_priv"), Mom: mom, Now: time.Now}
-	d.Log = schedlog.New(filepath.Join(opts.Home, "sched_logs"), opts.LogFile)
+	if opts.PrivDir == "" {
+		opts.PrivDir = filepath.Join(opts.Home, "sched_priv")
+	}
+	if opts.LogDir == "" {
+		opts.LogDir = filepath.Join(opts.Home, "sched_logs")
+	}
+	d := &Daemon{opts: opts, priv: opts.PrivDir, Mom: mom, Now: time.Now}
+	d.Log = schedlog.New(opts.LogDir, opts.LogFile)
 	if err := d.Log.Open(); err != nil {
 		return nil, err
 	}
@@ -706,6 +720,9 @@ func (d *Daemon) Cycle(ctx context.Context, conn *svrconn.Conn) (policy.Stats, e
 	defer d.mu.Unlock()
 	d.Log.Hold() // a line per job: written in large pieces
 	defer d.Log.Release()
+	if skip, err := d.hello(conn); skip || err != nil {
+		return policy.Stats{}, err
+	}
 	w, err := d.ReadWorld(ctx, conn)
 	if err != nil {
 		return policy.Stats{}, err

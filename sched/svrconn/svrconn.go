@@ -110,6 +110,13 @@ func (c *Conn) StatusServer() ([]Object, error) {
 	return c.status(batchreq.PBS_BATCH_StatusSvr, &batchreq.StatusReq{})
 }
 
+// SchedHello names the scheduler to the server (a GoPBS request, issue
+// 18): the connection then sees only the scheduler's slice. It returns
+// the scheduler's object.
+func (c *Conn) SchedHello(name string) ([]Object, error) {
+	return c.status(batchreq.PBS_BATCH_SchedHello, &batchreq.StatusReq{ID: name})
+}
+
 // StatusNode requests every node.
 func (c *Conn) StatusNode() ([]Object, error) {
 	return c.status(batchreq.PBS_BATCH_StatusNode, &batchreq.StatusReq{})

@@ -123,6 +123,9 @@ func (t *Jobs) Enqueue(j *Job, q *Queue) {
 	}
 	q.Count[j.State]++
 	t.count[j.State]++
+	if j.State == attr.StateQueued {
+		q.Events++
+	}
 	if j.State != attr.StateComplete {
 		if q.Users == nil {
 			q.Users = map[string]int{}
@@ -157,6 +160,9 @@ func (t *Jobs) Dequeue(j *Job) {
 func (t *Jobs) SetState(j *Job, st attr.JobStateNum, sub attr.Substate) {
 	if st == attr.StateQueued && j.State != attr.StateQueued {
 		t.queuedSeq++
+	}
+	if q := j.Queue; q != nil && st != j.State && (st == attr.StateQueued || st == attr.StateExiting || st == attr.StateComplete) {
+		q.Events++
 	}
 	if q := j.Queue; q != nil && st != j.State && j.Array == nil {
 		q.Count[j.State]--

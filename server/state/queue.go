@@ -13,6 +13,10 @@ type Queue struct {
 	Count [7]int         // jobs per state
 	Users map[string]int // non-complete jobs per owner user
 	Order int64          // creation order
+	// Events counts the jobs that became queued or ended in the queue:
+	// the scheduler of the queue's partition compares it with the
+	// value it saw at its last cycle (package schedulers).
+	Events int64
 }
 
 // IsRoute reports whether the queue is a route queue.

@@ -32,10 +32,14 @@ var (
 		"restartable", "rendezvous_retry", "route_destinations", "alt_router", "route_held_jobs",
 		"route_waiting_jobs", "route_retry_time", "route_lifetime", "reserved_expedite",
 		"reserved_sync", "started", "acl_logic_or", "acl_group_sloppy", "keep_completed",
-		"disallowed_types", "hostlist", "is_transit"}
+		"disallowed_types", "hostlist", "is_transit", "partition"}
 	queueRO    = []string{"total_jobs", "state_count", "resources_assigned", "mtime"}
-	nodePublic = []string{"state", "properties", "np", "ntype", "status", "note", "gpus", "gpu_status"}
+	nodePublic = []string{"state", "properties", "np", "ntype", "status", "note", "gpus", "gpu_status", "partition", "queue"}
 	nodeRO     = []string{"jobs"}
+	// schedPublic are the attributes of sched objects (GoPBS, seed 003).
+	schedPublic = []string{"host", "port", "partitions", "sched_priv", "sched_log", "scheduling",
+		"scheduler_iteration", "sched_user", "comment"}
+	schedRO = []string{"state"}
 )
 
 func set(lists ...[]string) map[string]bool {
@@ -53,10 +57,12 @@ var (
 		objServer: set(serverPublic, serverRO),
 		objQueue:  set(queuePublic, queueRO),
 		objNode:   set(nodePublic, nodeRO),
+		objSched:  set(schedPublic, schedRO),
 	}
 	publicAttrs = [...]map[string]bool{
 		objServer: set(serverPublic),
 		objQueue:  set(queuePublic),
 		objNode:   set(nodePublic),
+		objSched:  set(schedPublic),
 	}
 )

@@ -23,11 +23,12 @@ const (
 	objServer = iota
 	objQueue
 	objNode
+	objSched // GoPBS: scheduler objects (issue 18, seed 003)
 )
 
-var objNames = [...]string{"server", "queue", "node"}
-var objTitles = [...]string{"Server", "Queue", "Node"}
-var mgrObj = [...]int{batchreq.MGR_OBJ_SERVER, batchreq.MGR_OBJ_QUEUE, batchreq.MGR_OBJ_NODE}
+var objNames = [...]string{"server", "queue", "node", "sched"}
+var objTitles = [...]string{"Server", "Queue", "Node", "Sched"}
+var mgrObj = [...]int{batchreq.MGR_OBJ_SERVER, batchreq.MGR_OBJ_QUEUE, batchreq.MGR_OBJ_NODE, batchreq.MGR_OBJ_SCHED}
 
 var verbs = []string{"create", "delete", "set", "unset", "list", "print", "active", "help", "quit", "exit"}
 
@@ -268,6 +269,12 @@ func (q *qmgr) command(line string) (bool, int) {
 	if q.syntaxOnly {
 		return false, 0
 	}
+	if verb == "active" && obj == objSched {
+		if !q.quiet {
+			fmt.Fprintln(q.stderr, "qmgr: active is not supported for sched objects")
+		}
+		return false, exitParse
+	}
 	if verb == "active" {
 		return false, q.active(obj, names)
 	}
@@ -304,7 +311,9 @@ func (q *qmgr) command(line string) (bool, int) {
 			}
 			targets = append(targets, target{name, svr})
 		}
-	case obj == objServer:
+	case obj == objServer || obj == objSched:
+		// a sched command without a name is the default scheduler's
+		// (the seed's old syntax), or every scheduler's for list/print
 		for _, s := range q.servers {
 			targets = append(targets, target{"", s})
 		}
@@ -367,11 +376,16 @@ func (q *qmgr) printErr(name, server string, err error) {
 	if server == "" {
 		server = "default"
 	}
+	n := pbs.Errno(err)
 	if t := pbs.ServerText(err); t != "" {
 		fmt.Fprintf(q.stderr, "qmgr obj=%s svr=%s: %s\n", name, server, t)
+		if batchreq.IsSchedError(n) {
+			// GoPBS's partition and sched codes: their number too,
+			// as the seed shows them
+			fmt.Fprintf(q.stderr, "qmgr: Error (%d) returned from server\n", n)
+		}
 		return
 	}
-	n := pbs.Errno(err)
 	fmt.Fprintf(q.stderr, "qmgr: Error (%d - %s) returned from server\n", n, pbs.ErrorText(n))
 }
 
@@ -416,6 +430,8 @@ func (q *qmgr) exec(c *pbs.Conn, verb string, obj int, name string, attrs []pbs.
 			list, err = c.StatusQueue(name, attrs, "")
 		case objNode:
 			list, err = c.StatusNode(name, attrs, "")
+		case objSched:
+			list, err = c.StatusSched(name, attrs)
 		}
 		if err != nil {
 			return err
@@ -424,6 +440,8 @@ func (q *qmgr) exec(c *pbs.Conn, verb string, obj int, name string, attrs []pbs.
 		case verb == "active":
 		case verb == "print" && obj == objQueue:
 			q.printQueues(list)
+		case verb == "print" && obj == objSched:
+			q.printScheds(list)
 		case verb == "print":
 			fmt.Fprintln(q.stdout, "#")
 			fmt.Fprintln(q.stdout, "# Create nodes and set their properties.")

@@ -1,4 +1,5 @@
-// Command qterm shuts pbs_server down (Shutdown; spec 05 §4).
+// Command qterm shuts pbs_server down (Shutdown; spec 05 §4). With -s
+// (GoPBS, seed 003) the server stops the schedulers it runs too.
 package main
 
 import (
@@ -11,9 +12,14 @@ import (
 )
 
 func main() {
-	opts, servers, bad := cli.Getopt(os.Args[1:], "t:", os.Args[0], os.Stderr)
+	opts, servers, bad := cli.Getopt(os.Args[1:], "st:", os.Args[0], os.Stderr)
 	manner := batchreq.SHUT_QUICK
+	scheds := false
 	for _, o := range opts {
+		if o.C == 's' {
+			scheds = true
+			continue
+		}
 		switch o.Arg {
 		case "immediate":
 			manner = batchreq.SHUT_IMMEDIATE
@@ -28,6 +34,9 @@ func main() {
 	if bad {
 		fmt.Fprintln(os.Stderr, "usage: qterm [-t immediate|delay|quick] [server ...]")
 		cli.Exit(1)
+	}
+	if scheds {
+		manner |= batchreq.SHUT_WHO_SCHED
 	}
 	if len(servers) == 0 {
 		servers = []string{""}

@@ -73,6 +73,9 @@ func bench(ctx context.Context, cfg *config, out io.Writer) (err error) {
 	if err := waitTCP(ctx, net.JoinHostPort("127.0.0.1", p(0)), 10*time.Second); err != nil {
 		return fmt.Errorf("pbs_server: %w (see %s)", err, logPath(home, "pbs_server"))
 	}
+	if cfg.partitions > 0 {
+		return benchPartitions(ctx, cfg, out, &procs, net.JoinHostPort("127.0.0.1", p(0)))
+	}
 	sched, err := procs.start(ctx, cfg, "pbs_sched", []string{debugserve.Env + "=" + cfg.schedDebug, "PBS_BATCH_SERVICE_PORT=" + p(0)},
 		"-D", "-d", home, "-S", p(3), "-R", p(2), "-listen", "127.0.0.1")
 	if err != nil {
@@ -315,8 +318,10 @@ func submit(ctx context.Context, cfg *config, addr string, n int, out io.Writer,
 		case <-done:
 		}
 	}()
+	job := benchJob(cfg, what)
+	job.Queue = cfg.queue
 	res, err := load.Run(load.Config{Mode: load.ModeSubmit, Dialer: &load.Dialer{Addr: addr, User: "root", Auth: true},
-		Ops: n, Clients: cfg.clients, Job: benchJob(cfg, what), Raw: true, Stop: stop})
+		Ops: n, Clients: cfg.clients, Job: job, Raw: true, Stop: stop})
 	if err != nil {
 		return fmt.Errorf("submitting: %w", err)
 	}

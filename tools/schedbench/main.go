@@ -12,6 +12,13 @@
 //	schedbench [-bin dir] [-nodes 1000] [-np 8] [-running 8000] [-queued 10000]
 //	           [-cycles 5] [-iteration 10] [-clients 8] [-profile dir]
 //	           [-profile-seconds 20] [-profile-first] [-keep] [-max-reservation 20]
+//	           [-partitions 4]
+//
+// With -partitions N the cluster is cut into N partitions of -nodes/N
+// nodes, each with a queue and a scheduler of its own (sched objects
+// that pbs_server starts; issue 18); the running and queued jobs are
+// spread evenly over the queues, and the cycle durations of every
+// scheduler come from pbs_server's log (partitions.go).
 //
 // It must run as root on Linux: the daemons bind reserved ports, and
 // schedbench runs itself again in a private mount namespace where a
@@ -77,6 +84,7 @@ func run() int {
 	fs.BoolVar(&cfg.keep, "keep", false, "keep the temporary PBS_HOME (its logs) and print its path")
 	fs.DurationVar(&cfg.wait, "wait", 5*time.Minute, "longest wait for the nodes, the running jobs or the cycles")
 	fs.IntVar(&cfg.maxReservation, "max-reservation", 0, "look-ahead scheduling: max_reservation in sched_config (-1: no cap); the running jobs get a walltime of 12 h, the queued ones 4 h and reserve=y")
+	fs.IntVar(&cfg.partitions, "partitions", 0, "several schedulers: this many partitions of -nodes/N nodes, each with its queue and its scheduler (a sched object pbs_server runs); the jobs are spread over the queues")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
 	}
@@ -113,6 +121,8 @@ type config struct {
 	keep                    bool
 	wait                    time.Duration
 	maxReservation          int
+	partitions              int    // -partitions: schedulers over partitions (partitions.go)
+	queue                   string // the queue jobs are submitted to ("" the default queue)
 	home                    string // the temporary PBS_HOME
 	port                    int    // pbs_server's port; the MOM, RM and scheduler ports follow it
 	serverDebug, schedDebug string // GOPBS_PPROF addresses
@@ -132,6 +142,8 @@ func (c *config) check() error {
 		return errors.New("-profile-seconds must be positive")
 	case c.maxReservation < -1:
 		return errors.New("-max-reservation must be -1 (no cap), 0 (off) or positive")
+	case c.partitions < 0 || c.partitions > 0 && c.nodes%c.partitions != 0:
+		return errors.New("-partitions must divide -nodes")
 	}
 	if c.bin == "" {
 		exe, err := os.Executable()

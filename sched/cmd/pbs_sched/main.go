@@ -87,6 +87,9 @@ func run(args []string, stderr io.Writer) int {
 	prefilter := fs.Bool("prefilter-nodes", true, "skip the node query or RunJob of jobs the scheduler's own node model says cannot fit now (false: ask the server about every job, as TORQUE)")
 	pol := fs.String("policy", daemon.PolicyAuto, "scheduling policy: auto (by the configuration file's form), fifo or nas")
 	listen := fs.String("listen", "", "address to listen on (default: the address the local host name resolves to, as TORQUE)")
+	privDir := fs.String("priv", "", "scheduler directory (default PBS_HOME/sched_priv; a sched object's sched_priv)")
+	logDir := fs.String("log", "", "log directory (default PBS_HOME/sched_logs; a sched object's sched_log)")
+	name := fs.String("name", "", "the sched object this scheduler is: it names itself to the server and sees only its partitions (GoPBS)")
 	version := fs.Bool("version", false, "print the version and exit")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 1
@@ -111,8 +114,12 @@ func run(args []string, stderr io.Writer) int {
 	if !*foreground && child == nil {
 		return detach(args, *home, *outFile, stderr)
 	}
-	if err := os.Chdir(filepath.Join(*home, "sched_priv")); err != nil {
-		err = fmt.Errorf("unable to change to directory %s: %v", filepath.Join(*home, "sched_priv"), err)
+	priv := *privDir
+	if priv == "" {
+		priv = filepath.Join(*home, "sched_priv")
+	}
+	if err := os.Chdir(priv); err != nil {
+		err = fmt.Errorf("unable to change to directory %s: %v", priv, err)
 		child.Ready(err)
 		fmt.Fprintf(stderr, "%s: %v\n", filepath.Base(args[0]), err)
 		return 1
@@ -120,7 +127,8 @@ func run(args []string, stderr io.Writer) int {
 
 	opts := daemon.Options{Home: *home, LogFile: *logFile, Port: *port, MomPort: *momPort,
 		ConfigFile: *cfgFile, Alarm: time.Duration(*alarm) * time.Second, Argv0: args[0], Stderr: stderr,
-		NoPrefilter: !*prefilter, ListenAddr: *listen, Policy: *pol, NASConfig: os.Getenv("PBSSCHED_CONFIG")}
+		NoPrefilter: !*prefilter, ListenAddr: *listen, Policy: *pol, NASConfig: os.Getenv("PBSSCHED_CONFIG"),
+		PrivDir: priv, LogDir: *logDir, Name: *name}
 	ready := child.Ready
 	err = serve(opts, ready)
 	if err != nil && !errors.Is(err, daemon.ErrQuit) {

@@ -1,0 +1,253 @@
+package server
+
+import (
+	"net"
+	"os/user"
+	"strconv"
+	"strings"
+
+	pbsattr "gopbs/attr"
+	"gopbs/batchreq"
+	"gopbs/internal/logline"
+	"gopbs/server/schedulers"
+	"gopbs/server/state"
+	"gopbs/server/store"
+)
+
+// This file is the server's side of package schedulers (issue 18, seed
+// 003): sched objects through the Manager request, their status, the
+// partition rules of queues and nodes, and the slice of the cluster a
+// scheduler's connection sees.
+
+// newSchedTable returns the sched objects of a server, with the records
+// of the store.
+func (s *Server) newSchedTable() (*schedulers.Table, error) {
+	u := "root"
+	if cu, err := user.Current(); err == nil {
+		u = cu.Username
+	}
+	t := schedulers.NewTable(schedulers.Env{Home: s.cfg.Home, Host: s.name, User: u, DefaultPort: s.cfg.SchedPort})
+	err := s.store.ForEach(store.Server, func(key string, b []byte) error {
+		if !schedulers.IsRecordKey(key) {
+			return nil
+		}
+		sc, err := schedulers.Decode(b)
+		if err != nil {
+			return err
+		}
+		t.Load(sc)
+		return nil
+	})
+	return t, err
+}
+
+// schedMirror returns the default scheduler's attributes that are the
+// server's. Called with s.mu held.
+func (s *Server) schedMirror() schedulers.Mirror {
+	st := schedulers.StateIdle
+	switch {
+	case s.run != nil && s.run.schedActive():
+		st = schedulers.StateScheduling
+	case s.run != nil && s.run.sched.down.Load():
+		st = schedulers.StateDown
+	}
+	return schedulers.Mirror{
+		Scheduling: s.serverFlag(pbsattr.SrvScheduling),
+		Iteration:  s.serverLong(pbsattr.SrvSchedulerIteration, defaultSchedulerIteration),
+		State:      st,
+	}
+}
+
+// portFree reports whether nothing listens on a loopback port, for the
+// port of a new scheduler.
+func portFree(p int) bool {
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+	if err != nil {
+		return false
+	}
+	ln.Close()
+	return true
+}
+
+// manageSched serves a Manager request on sched objects. Called with
+// s.mu held (for the default scheduler's mirrored server attributes).
+func (s *Server) manageSched(c *conn, m *batchreq.Manage) (*batchreq.Reply, []store.Op) {
+	if !c.perm.mgr {
+		return batchreq.ErrorReply(batchreq.PBSE_PERM, "", ""), nil
+	}
+	old := s.scheds.Get(schedulers.DefaultName)
+	ch := s.scheds.Manage(m, portFree)
+	if ch.Reply != nil {
+		if ch.Reply.Code == batchreq.PBSE_SCHED_OP_DEFAULT {
+			s.log.Log(logline.EventAdmin, logline.ClassServer, "PBS_Server", batchreq.ErrorText(batchreq.PBSE_SCHED_OP_DEFAULT))
+		}
+		return ch.Reply, nil
+	}
+	ops := ch.Ops
+	if len(ch.Server) > 0 {
+		cmd := batchreq.MGR_CMD_SET
+		if ch.Unset {
+			cmd = batchreq.MGR_CMD_UNSET
+		}
+		p, sops := s.manageServer(c, &batchreq.Manage{Command: cmd, ObjType: batchreq.MGR_OBJ_SERVER, Attrs: ch.Server})
+		if p != nil {
+			s.scheds.Load(old) // undo the table's part
+			return p, nil
+		}
+		ops = append(ops, sops...)
+	}
+	s.log.Logf(logline.EventAdmin, logline.ClassServer, ch.Name, "sched %s at request of %s", strings.Join(ch.Log, ", "), c.requester())
+	return nil, ops
+}
+
+// schedObjectsChanged is called after a Manager request has been
+// answered: a change of a sched object reaches its process and cycles,
+// and the default scheduler's scheduling set to true asks for a cycle as
+// the server's does.
+func (s *Server) schedObjectsChanged(m *batchreq.Manage) {
+	if m.ObjType != batchreq.MGR_OBJ_SCHED {
+		return
+	}
+	name := m.ObjName
+	if name == "" {
+		name = schedulers.DefaultName
+	}
+	if name == schedulers.DefaultName {
+		s.run.schedManaged(&batchreq.Manage{Command: m.Command, ObjType: batchreq.MGR_OBJ_SERVER, Attrs: m.Attrs})
+		return
+	}
+	if s.schedRun != nil {
+		s.schedRun.Changed(name)
+	}
+}
+
+// handleStatusSched answers StatusSched (qmgr's list and print of sched
+// objects).
+func (s *Server) handleStatusSched(c *conn, req *batchreq.Request) {
+	body := req.Body.(*batchreq.StatusReq)
+	s.mu.RLock()
+	m := s.schedMirror()
+	s.mu.RUnlock()
+	objs, p := s.scheds.Status(body.ID, body.Attrs, m)
+	if p != nil {
+		c.send(p)
+		return
+	}
+	c.send(&batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_Status, Status: objs})
+}
+
+// handleSchedHello binds a connection to the scheduler it names: from
+// then on it sees that scheduler's slice. A connection the server opened
+// to a scheduler may name only that one. The reply is the scheduler's
+// own object.
+func (s *Server) handleSchedHello(c *conn, req *batchreq.Request) {
+	body := req.Body.(*batchreq.StatusReq)
+	if !c.perm.mgr && !c.perm.svr {
+		c.reject(batchreq.PBSE_PERM, "")
+		return
+	}
+	if c.slice != nil && c.slice.Name != body.ID {
+		c.reject(batchreq.PBSE_PERM, "")
+		return
+	}
+	s.mu.RLock()
+	m := s.schedMirror()
+	s.mu.RUnlock()
+	objs, p := s.scheds.Status(body.ID, nil, m)
+	if p != nil {
+		c.send(p)
+		return
+	}
+	c.slice = s.scheds.Slice(body.ID)
+	c.send(&batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_Status, Status: objs})
+}
+
+// schedRunner runs the non-default schedulers (Supervisor): told of
+// every change of a sched object.
+type schedRunner interface{ Changed(name string) }
+
+// registerSchedHandlers registers the requests of sched objects.
+func (s *Server) registerSchedHandlers() {
+	s.mux.HandleFunc(batchreq.PBS_BATCH_StatusSched, s.handleStatusSched)
+	s.mux.HandleFunc(batchreq.PBS_BATCH_SchedHello, s.handleSchedHello)
+}
+
+// queuePartitionCheck applies the partition rules to a queue change: q
+// is the queue as it was, na its new attributes. Called with s.mu held.
+func (s *Server) queuePartitionCheck(q *state.Queue, na state.Attrs) *batchreq.Reply {
+	isRoute := func(t string) bool { return len(t) > 0 && (t[0] == 'r' || t[0] == 'R') }
+	u := schedulers.QueueUpdate{Name: q.Name,
+		OldPart: q.Attrs.Get(pbsattr.QueuePartition), NewPart: na.Get(pbsattr.QueuePartition),
+		OldRoute: isRoute(q.Attrs.Get(pbsattr.QueueType)), NewRoute: isRoute(na.Get(pbsattr.QueueType))}
+	if u.OldPart == u.NewPart && u.OldRoute == u.NewRoute {
+		return nil
+	}
+	for _, n := range s.nodes {
+		if n.Attrs.Get(pbsattr.NodeQueue) == q.Name {
+			u.NodeParts = append(u.NodeParts, n.Attrs.Get(pbsattr.NodePartition))
+		}
+	}
+	return schedulers.CheckQueue(u)
+}
+
+// nodePartitionCheck applies the partition rules to a node change: old
+// is the node as it was, n as it is now. Called with s.mu held.
+func (s *Server) nodePartitionCheck(old state.Attrs, n *state.Node) *batchreq.Reply {
+	u := schedulers.NodeUpdate{
+		OldPart: old.Get(pbsattr.NodePartition), NewPart: n.Attrs.Get(pbsattr.NodePartition),
+		OldQueue: old.Get(pbsattr.NodeQueue), NewQueue: n.Attrs.Get(pbsattr.NodeQueue),
+		QueuePart: func(name string) (string, bool) {
+			q := s.queueByName[name]
+			if q == nil {
+				return "", false
+			}
+			return q.Attrs.Get(pbsattr.QueuePartition), true
+		},
+	}
+	if u.OldPart == u.NewPart && u.OldQueue == u.NewQueue {
+		return nil
+	}
+	return schedulers.CheckNode(u)
+}
+
+// seesQueue reports whether a connection's slice holds a queue.
+func (c *conn) seesQueue(q *state.Queue) bool {
+	return c.slice == nil || q != nil && c.slice.Sees(q.Attrs.Get(pbsattr.QueuePartition))
+}
+
+// seesNode reports whether a connection's slice holds a node.
+func (c *conn) seesNode(n *state.Node) bool {
+	return c.slice == nil || c.slice.Sees(n.Attrs.Get(pbsattr.NodePartition))
+}
+
+// sliceRefusesRun returns the refusal of a RunJob from a scheduler's
+// connection for a job or a destination outside its slice, or nil.
+// Called with s.mu held.
+func (s *Server) sliceRefusesRun(c *conn, j *state.Job, dest string) *batchreq.Reply {
+	if c.slice == nil {
+		return nil
+	}
+	if !c.seesQueue(j.Queue) {
+		return batchreq.TextReply(batchreq.PBSE_PERM, "job "+j.ID+" is not in a partition of scheduler "+c.slice.Name)
+	}
+	for _, elem := range strings.Split(dest, "+") {
+		h, _, _ := strings.Cut(elem, ":")
+		h, _, _ = strings.Cut(h, "/")
+		if n := s.nodeByName[h]; n != nil && !c.seesNode(n) {
+			return batchreq.TextReply(batchreq.PBSE_PERM, "node "+h+" is not in a partition of scheduler "+c.slice.Name)
+		}
+	}
+	return nil
+}
+
+// runsOn returns the nodes a RunJob may allocate to job j: those of the
+// connection's slice, and of them those linked to no queue or to the
+// job's (a node's queue attribute). Called with s.mu held.
+func (s *Server) runsOn(c *conn, j *state.Job) func(*state.Node) bool {
+	return func(n *state.Node) bool {
+		if q := n.Attrs.Get(pbsattr.NodeQueue); q != "" && (j.Queue == nil || j.Queue.Name != q) {
+			return false
+		}
+		return c.seesNode(n)
+	}
+}

@@ -1,0 +1,482 @@
+package schedulers
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"gopbs/batchreq"
+	"gopbs/server/store"
+)
+
+// Host is the server as the Supervisor uses it.
+type Host interface {
+	// Cycle connects to scheduler s, sends it cmd and serves the
+	// connection (as s's slice) until the scheduler closes it. It
+	// returns the number of jobs started over it and whether the
+	// scheduler was reached.
+	Cycle(s *Sched, cmd int) (started int, reached bool)
+	// Events returns a counter of the job events (a job queued or
+	// finished) in the queues of the partitions: a change asks for a
+	// cycle.
+	Events(partitions []string) int64
+	// Save makes store operations durable (comments and scheduling the
+	// Supervisor sets).
+	Save(ops ...store.Op)
+	// Logf writes a server log line about scheduler name.
+	Logf(name, format string, args ...any)
+}
+
+// RunConfig says how schedulers are started.
+type RunConfig struct {
+	// Command is the scheduler program (GoPBS's pbs_sched).
+	Command string
+	// Home is PBS_HOME, given to the scheduler with -d.
+	Home string
+	// RMPort is the MOMs' resource-monitor port (-R).
+	RMPort int
+	// Local reports whether a host name is this server's host: the
+	// server starts only the schedulers of its own host, which listen
+	// on the loopback address.
+	Local func(host string) bool
+	// RestartDelay is the first pause before a dead scheduler is
+	// started again (doubling up to a minute); default 1 s.
+	RestartDelay time.Duration
+	// Tick is the period of the timed checks; default 1 s.
+	Tick time.Duration
+}
+
+// Comments the Supervisor gives a scheduler (seed 003, interface 1 and 2).
+const (
+	CommentRestarted     = "scheduler restarted"
+	CommentAttention     = "NEEDS_ATTENTION"
+	CommentReady         = "READY_TO_USE"
+	CommentPrivAccess    = "scheduler can not access it's priv directory"
+	CommentLogAccess     = "scheduler can not access it's log directory"
+	CommentPrivChecks    = "PBS failed validation checks for sched_priv directory"
+	CommentCannotStart   = "scheduler could not be started"
+	restartsForAttention = 3
+)
+
+// Supervisor starts the non-default schedulers whose scheduling is true,
+// restarts those that die, stops them, and runs their cycles: one loop
+// per scheduler, so that a scheduler never has two cycles at once while
+// different schedulers cycle in parallel.
+type Supervisor struct {
+	t   *Table
+	h   Host
+	cfg RunConfig
+
+	mu      sync.Mutex
+	loops   map[string]*loop
+	stopped bool
+	wg      sync.WaitGroup
+}
+
+// NewSupervisor returns a Supervisor of the schedulers in t.
+func NewSupervisor(t *Table, h Host, cfg RunConfig) *Supervisor {
+	if cfg.RestartDelay == 0 {
+		cfg.RestartDelay = time.Second
+	}
+	if cfg.Tick == 0 {
+		cfg.Tick = time.Second
+	}
+	if cfg.Local == nil {
+		cfg.Local = func(string) bool { return true }
+	}
+	return &Supervisor{t: t, h: h, cfg: cfg, loops: map[string]*loop{}}
+}
+
+// Start starts a loop for every non-default scheduler.
+func (sv *Supervisor) Start() {
+	for _, s := range sv.t.List() {
+		if !s.IsDefault() {
+			sv.Changed(s.Name)
+		}
+	}
+}
+
+// Changed tells the Supervisor that a sched object was created, changed
+// or deleted.
+func (sv *Supervisor) Changed(name string) {
+	if name == DefaultName {
+		return
+	}
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	if sv.stopped {
+		return
+	}
+	l := sv.loops[name]
+	if l == nil {
+		l = &loop{sv: sv, name: name, kick: make(chan struct{}, 1), quit: make(chan bool, 1)}
+		sv.loops[name] = l
+		sv.wg.Add(1)
+		go func() {
+			defer sv.wg.Done()
+			l.run()
+			sv.mu.Lock()
+			if sv.loops[name] == l {
+				delete(sv.loops, name)
+			}
+			sv.mu.Unlock()
+		}()
+		return
+	}
+	l.poke(true)
+}
+
+// Poke tells every scheduler that jobs may have been queued or finished:
+// each compares the events of its partitions with those it saw.
+func (sv *Supervisor) Poke() {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	for _, l := range sv.loops {
+		l.poke(false)
+	}
+}
+
+// Stop ends the loops; with kill, the scheduler processes are stopped
+// too (qterm -s), otherwise they are left running for the next server.
+func (sv *Supervisor) Stop(kill bool) {
+	sv.mu.Lock()
+	sv.stopped = true
+	for _, l := range sv.loops {
+		select {
+		case l.quit <- kill:
+		default:
+		}
+		l.poke(false)
+	}
+	sv.mu.Unlock()
+	sv.wg.Wait()
+}
+
+// loop runs one scheduler.
+type loop struct {
+	sv   *Supervisor
+	name string
+	kick chan struct{}
+	quit chan bool
+
+	mu      sync.Mutex
+	changed bool // the sched object changed since the loop last looked
+
+	proc      *exec.Cmd
+	exited    chan struct{}
+	running   *Sched // the object as the process was started with
+	restarts  []time.Time
+	nextStart time.Time
+	delay     time.Duration
+	first     bool // the first cycle after a start is still due
+	lastCycle time.Time
+	events    int64
+	again     bool // a cycle started one job: one more (as TORQUE)
+	// adopted is set while the scheduler runs as a process the
+	// Supervisor did not start (left running by the previous server):
+	// it is driven as it is, and stopped through its lock file's pid.
+	adopted *Sched
+}
+
+func (l *loop) poke(changed bool) {
+	if changed {
+		l.mu.Lock()
+		l.changed = true
+		l.mu.Unlock()
+	}
+	select {
+	case l.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (l *loop) run() {
+	sv := l.sv
+	tick := time.NewTicker(sv.cfg.Tick)
+	defer tick.Stop()
+	l.delay = sv.cfg.RestartDelay
+	for {
+		var exited chan struct{}
+		if l.proc != nil {
+			exited = l.exited
+		}
+		select {
+		case kill := <-l.quit:
+			if kill {
+				l.stopProc()
+			}
+			return
+		case <-exited:
+			l.procExited()
+		case <-l.kick:
+		case <-tick.C:
+		}
+		s := sv.t.Get(l.name)
+		if s == nil {
+			l.stopProc() // deleted
+			return
+		}
+		l.mu.Lock()
+		changed := l.changed
+		l.changed = false
+		l.mu.Unlock()
+		if !s.Scheduling {
+			if l.proc != nil {
+				l.stopProc()
+			}
+			sv.t.SetState(l.name, StateDown)
+			continue
+		}
+		if (l.proc != nil || l.adopted != nil) && changed && l.running != nil && !sameRun(l.running, s) {
+			sv.h.Logf(l.name, "scheduler %s restarted for its new attributes", l.name)
+			l.stopProc()
+		}
+		local := sv.cfg.Local(s.Host)
+		if !local && l.running == nil {
+			// a scheduler of another host is the site's to run; the
+			// server only connects to it
+			l.running, l.first = s, true
+		}
+		if local && l.proc == nil && l.adopted == nil && portOpen(s.Port) {
+			sv.h.Logf(l.name, "scheduler %s already runs on port %d", l.name, s.Port)
+			l.adopted, l.running, l.first = s, s, true
+		}
+		if local && l.proc == nil && l.adopted == nil {
+			if time.Now().Before(l.nextStart) || !l.startProc(s) {
+				sv.t.SetState(l.name, StateDown)
+				continue
+			}
+		}
+		l.cycle(s, changed)
+	}
+}
+
+// sameRun reports whether a running scheduler can go on under the new
+// attributes (only its partitions, iteration and comment changed).
+func sameRun(a, b *Sched) bool {
+	return a.Host == b.Host && a.Port == b.Port && a.Priv == b.Priv && a.Log == b.Log && a.User == b.User
+}
+
+// cycle runs a cycle if one is due: the first after a start, one asked
+// for by a change of the object, by a job event in its partitions, or by
+// its scheduler_iteration.
+func (l *loop) cycle(s *Sched, changed bool) {
+	sv := l.sv
+	if len(s.Partitions) == 0 {
+		sv.t.SetState(l.name, StateIdle) // it schedules nothing
+		return
+	}
+	ev := sv.h.Events(s.Partitions)
+	cmd := batchreq.SCH_SCHEDULE_NULL
+	switch {
+	case l.first:
+		cmd = batchreq.SCH_SCHEDULE_FIRST
+	case l.again:
+		cmd = batchreq.SCH_SCHEDULE_RECYC
+	case changed:
+		cmd = batchreq.SCH_SCHEDULE_CMD
+	case ev != l.events:
+		cmd = batchreq.SCH_SCHEDULE_NEW
+	case s.Iteration > 0 && time.Since(l.lastCycle) >= time.Duration(s.Iteration)*time.Second:
+		cmd = batchreq.SCH_SCHEDULE_TIME
+	}
+	if cmd == batchreq.SCH_SCHEDULE_NULL {
+		sv.t.SetState(l.name, StateIdle)
+		return
+	}
+	l.events, l.lastCycle = ev, time.Now()
+	sv.t.SetState(l.name, StateScheduling)
+	started, reached := sv.h.Cycle(s, cmd)
+	if !reached {
+		sv.t.SetState(l.name, StateDown)
+		l.adopted = nil // gone: the next turn starts it
+		return          // a started process is watched; the next tick tries again
+	}
+	l.first = false
+	l.again = started == 1
+	sv.t.SetState(l.name, StateIdle)
+	// a job queued or finished during the cycle asks for the next one
+	// at the next kick or tick (events was read before the cycle)
+	l.poke(false)
+}
+
+// startProc validates the directories and starts the scheduler process.
+// It reports whether the scheduler runs.
+func (l *loop) startProc(s *Sched) bool {
+	sv := l.sv
+	uid, gid, err := lookupIDs(s.User)
+	if err != nil {
+		l.fail(s, CommentCannotStart+": "+err.Error(), true)
+		return false
+	}
+	if msg := checkDir(s.Priv, uid, true); msg != "" {
+		l.fail(s, CommentPrivChecks+": "+msg, true)
+		return false
+	}
+	if _, err := os.Stat(filepath.Join(s.Priv, "sched_config")); err != nil {
+		l.fail(s, CommentPrivAccess, true)
+		return false
+	}
+	if err := os.MkdirAll(s.Log, 0o755); err == nil {
+		_ = os.Chown(s.Log, uid, gid)
+	}
+	if msg := checkDir(s.Log, uid, false); msg != "" {
+		l.fail(s, CommentLogAccess+": "+msg, true)
+		return false
+	}
+	args := []string{"-D", "-d", sv.cfg.Home, "-S", strconv.Itoa(s.Port), "-priv", s.Priv, "-log", s.Log,
+		"-name", s.Name, "-listen", "127.0.0.1"}
+	if sv.cfg.RMPort != 0 {
+		args = append(args, "-R", strconv.Itoa(sv.cfg.RMPort))
+	}
+	cmd := exec.Command(sv.cfg.Command, args...)
+	out, err := os.OpenFile(filepath.Join(s.Priv, "sched_out"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err == nil {
+		_ = out.Chown(uid, gid)
+		cmd.Stdout, cmd.Stderr = out, out
+		defer out.Close()
+	}
+	cmd.Dir = s.Priv
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if uid != os.Geteuid() {
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+	}
+	if err := cmd.Start(); err != nil {
+		l.fail(s, CommentCannotStart+": "+err.Error(), false)
+		return false
+	}
+	l.proc, l.running, l.first = cmd, s, true
+	l.exited = make(chan struct{})
+	go func(c *exec.Cmd, done chan struct{}) {
+		_ = c.Wait()
+		close(done)
+	}(cmd, l.exited)
+	sv.h.Logf(l.name, "scheduler %s started, pid %d, port %d", l.name, cmd.Process.Pid, s.Port)
+	// wait for its port, so that the first cycle finds it
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-l.exited:
+			return true // procExited at the next turn
+		case <-time.After(50 * time.Millisecond):
+		}
+		if portOpen(s.Port) {
+			break
+		}
+	}
+	return true
+}
+
+// fail records that a scheduler cannot run: its comment says why, and
+// with off its scheduling is turned off (seed 003, interface 2).
+func (l *loop) fail(s *Sched, comment string, off bool) {
+	sv := l.sv
+	sv.h.Logf(l.name, "scheduler %s: %s", l.name, comment)
+	var op store.Op
+	var ok bool
+	if off {
+		op, ok = sv.t.SetScheduling(l.name, false, comment)
+	} else {
+		op, ok = sv.t.SetComment(l.name, comment)
+	}
+	if ok {
+		sv.h.Save(op)
+	}
+	l.nextStart = time.Now().Add(l.delay)
+}
+
+// procExited handles the death of the scheduler process: it is started
+// again after a pause that doubles with every quick death, and its
+// comment says so ("NEEDS_ATTENTION" after three restarts in an hour).
+func (l *loop) procExited() {
+	sv := l.sv
+	st := "exited"
+	if ps := l.proc.ProcessState; ps != nil {
+		st = ps.String()
+	}
+	l.proc = nil
+	sv.t.SetState(l.name, StateDown)
+	now := time.Now()
+	l.restarts = slices.DeleteFunc(l.restarts, func(t time.Time) bool { return now.Sub(t) > time.Hour })
+	l.restarts = append(l.restarts, now)
+	comment := fmt.Sprintf("%s %d time(s) in the last hour (%s at %s)", CommentRestarted, len(l.restarts), st, now.Format(time.RFC3339))
+	if len(l.restarts) >= restartsForAttention {
+		comment = CommentAttention + ": " + comment
+	}
+	sv.h.Logf(l.name, "scheduler %s %s; starting it again", l.name, st)
+	if op, ok := sv.t.SetComment(l.name, comment); ok {
+		sv.h.Save(op)
+	}
+	l.nextStart = now.Add(l.delay)
+	if l.delay < time.Minute {
+		l.delay *= 2
+	}
+}
+
+// stopProc stops the scheduler process (SIGTERM, then SIGKILL after 5 s).
+func (l *loop) stopProc() {
+	if a := l.adopted; a != nil {
+		l.adopted = nil
+		if pid := lockPID(a.Priv); pid > 0 {
+			_ = syscall.Kill(pid, syscall.SIGTERM)
+			l.sv.h.Logf(l.name, "scheduler %s (pid %d) stopped", l.name, pid)
+		}
+		l.sv.t.SetState(l.name, StateDown)
+		return
+	}
+	if l.proc == nil {
+		return
+	}
+	p := l.proc
+	_ = p.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-l.exited:
+	case <-time.After(5 * time.Second):
+		_ = p.Process.Kill()
+		<-l.exited
+	}
+	l.sv.h.Logf(l.name, "scheduler %s stopped", l.name)
+	l.proc = nil
+	l.sv.t.SetState(l.name, StateDown)
+}
+
+// lookupIDs returns the uid and gid of a user.
+func lookupIDs(name string) (int, int, error) {
+	u, err := user.Lookup(name)
+	if err != nil {
+		return 0, 0, fmt.Errorf("sched_user %s: %w", name, err)
+	}
+	uid, err1 := strconv.Atoi(u.Uid)
+	gid, err2 := strconv.Atoi(u.Gid)
+	if err1 != nil || err2 != nil {
+		return 0, 0, fmt.Errorf("sched_user %s: ids %s/%s", name, u.Uid, u.Gid)
+	}
+	return uid, gid, nil
+}
+
+// checkDir checks a scheduler directory: it exists, is a directory,
+// belongs to the scheduler's user and, for sched_priv, is writable by
+// no one else (750 or stricter). It returns "" or what is wrong.
+func checkDir(dir string, uid int, priv bool) string {
+	fi, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return err.Error()
+	case !fi.IsDir():
+		return dir + " is not a directory"
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != uid {
+		return fmt.Sprintf("%s belongs to uid %d, not %d", dir, st.Uid, uid)
+	}
+	if priv && fi.Mode().Perm()&0o022 != 0 {
+		return fmt.Sprintf("%s is writable by others (%o)", dir, fi.Mode().Perm())
+	}
+	return ""
+}
