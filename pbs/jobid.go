@@ -142,10 +142,21 @@ func (j JobID) Server() string {
 // parentServer is the parent server to connect to. A parent written
 // without a port that names the default server's host takes the default
 // server's port, so that ids such as "12.srv" work when PBS_DEFAULT is
-// "srv:15011" (with the standard port nothing changes).
+// "srv:15011" (with the standard port nothing changes). When the default
+// list has several servers (a failover pair, docs/failover.md) a parent
+// naming the host of any of them is the whole list (""), tried in turn:
+// the servers of a pair share the name of their jobs' ids, and whichever
+// is active serves them.
 func (j JobID) parentServer() string {
 	if j.Parent == "" || strings.Contains(j.Parent, ":") {
 		return j.Parent
+	}
+	if list := ServerList(); strings.Contains(list, ",") {
+		for _, s := range strings.Split(list, ",") {
+			if host, _, _ := strings.Cut(strings.TrimSpace(s), ":"); strings.EqualFold(host, j.Parent) {
+				return ""
+			}
+		}
 	}
 	def := DefaultServer()
 	if host, _, hasPort := strings.Cut(def, ":"); hasPort && strings.EqualFold(host, j.Parent) {

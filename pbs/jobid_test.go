@@ -64,6 +64,32 @@ func TestServerList(t *testing.T) {
 	}
 }
 
+// TestParentInServerList: with a list of several default servers (a
+// failover pair), a job id naming one of their hosts goes to the list
+// (Server ""), tried in turn; other parents, parents with a port and
+// single-server lists are unchanged.
+func TestParentInServerList(t *testing.T) {
+	t.Setenv("PBS_SERVER", "")
+	for _, tt := range []struct{ list, id, server string }{
+		{"head1:15011,head2:15011", "12.head1", ""},
+		{"head1:15011,head2:15011", "12.HEAD2", ""},
+		{"head1:15011,head2:15011", "12.other", "other"},
+		{"head1:15011,head2:15011", "12.head1:15001", "head1:15001"},
+		{"head1:15011,head2:15011", "12.head1@head2", "head2"},
+		{"head1:15011", "12.head1", "head1:15011"},
+		{"head1", "12.head1", "head1"},
+	} {
+		t.Setenv("PBS_DEFAULT", tt.list)
+		j, err := ParseJobID(tt.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := j.Server(); got != tt.server {
+			t.Errorf("PBS_DEFAULT=%s, %s: server %q, want %q", tt.list, tt.id, got, tt.server)
+		}
+	}
+}
+
 func TestErrorText(t *testing.T) {
 	for code, want := range map[int]string{0: "no error", 15001: "Unknown Job Id",
 		15007: "Unauthorized Request ", 15033: "Batch protocol error", 15019: "", 111: "Connection refused"} {

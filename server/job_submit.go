@@ -49,6 +49,9 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 	if i := strings.IndexByte(qname, '@'); i >= 0 {
 		qname = qname[:i]
 	}
+	if adv := s.advresQueue(body.Attrs); adv != "" {
+		qname = adv // -W x=ADVRES:R123 (reservations.go)
+	}
 	if qname == "" {
 		qname = s.attrs.Get(pbsattr.SrvDefaultQueue)
 		if qname == "" {

@@ -134,6 +134,9 @@ func (s *Server) handleRunJob(c *conn, req *batchreq.Request) {
 		return
 	}
 	slots, bad := s.allocateIn(j, body.Destination, s.runsOn(c, j))
+	if bad == nil {
+		bad = s.reservedRun(j, slots)
+	}
 	if bad != nil {
 		s.mu.Unlock()
 		c.send(bad)

@@ -37,6 +37,7 @@ import (
 	"gopbs/internal/logline"
 	"gopbs/server/monitor"
 	"gopbs/server/pbslog"
+	"gopbs/server/reservation"
 	"gopbs/server/schedulers"
 	"gopbs/server/state"
 	"gopbs/server/store"
@@ -125,6 +126,7 @@ type Server struct {
 	rate        rateCounter
 	groups      map[string]groupEntry // primary groups of job users (state.go)
 	consequent  consequences          // jobs removed by another's end (consequence.go)
+	resv        *reservation.Service  // advance reservations (reservations.go)
 
 	run *runLink // MOM and scheduler links (run_link.go)
 	// scheds holds the sched objects and schedRun runs the non-default
@@ -295,6 +297,11 @@ func New(cfg Config) (*Server, error) {
 		s.log.SetEvents(v)
 	}
 	s.registerHandlers()
+	if err := s.startReservations(); err != nil {
+		s.store.Close()
+		s.releaseLock()
+		return nil, err
+	}
 	s.run = newRunLink(s)
 	s.running = s.run
 	// the jobs recovered as queued are the first cycle's; the tick asks
@@ -491,6 +498,7 @@ func (s *Server) timers() {
 			return
 		case <-t.C:
 			s.tick()
+			s.resv.Tick()
 		}
 	}
 }

@@ -567,6 +567,9 @@ func (d *Daemon) ReadWorld(ctx context.Context, conn *svrconn.Conn) (*world.Worl
 	if err != nil {
 		return nil, err
 	}
+	if w.Reservations, err = d.readReservations(conn, w.Queues); err != nil {
+		return nil, err
+	}
 	return w, nil
 }
 

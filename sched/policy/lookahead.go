@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"gopbs/internal/logline"
+	"gopbs/resv"
 	"gopbs/sched/placement"
 	"gopbs/sched/profile"
 	"gopbs/sched/world"
@@ -45,6 +46,7 @@ type lookahead struct {
 	planned  map[*world.Job]bool // jobs given a reservation this cycle
 	seen     map[*world.Job]bool // jobs the cycle looked at for a start or a reservation
 	previous map[*world.Job]profile.Booking
+	advance  bool // advance reservations are booked (advance.go)
 }
 
 // defaultPlanned are the consumables planned without a sched_config
@@ -56,7 +58,8 @@ var defaultPlanned = []string{"mem", "ncpus", "nodect"}
 func (c *cycle) newLookahead() *lookahead {
 	cfg := c.s.Config
 	maxRes := cfg.MaxReservation.At(c.period)
-	if maxRes <= 0 && !cfg.Monitor.At(c.period) {
+	if maxRes <= 0 && !cfg.Monitor.At(c.period) &&
+		!slices.ContainsFunc(c.w.Reservations, func(r *resv.Reservation) bool { return holding(r, c.now.Unix()) }) {
 		return nil
 	}
 	l := &lookahead{max: max(maxRes, 0), offset: int64(cfg.Offset(c.period) / time.Second),
@@ -99,6 +102,7 @@ func (c *cycle) newLookahead() *lookahead {
 			}
 		}
 	}
+	l.bookAdvance(c)
 	return l
 }
 
@@ -309,7 +313,7 @@ func (l *lookahead) admit(c *cycle, j *world.Job, node *world.Node) (dest string
 	if prev, had := l.previous[j]; had {
 		l.prof.Unbook(prev.Job)
 	}
-	if l.max == 0 {
+	if l.max == 0 && !l.advance {
 		return "", true
 	}
 	r := l.request(c, j, node, l.backfillDuration(j))
@@ -320,7 +324,11 @@ func (l *lookahead) admit(c *cycle, j *world.Job, node *world.Node) (dest string
 		}
 		return formatHosts(slots), true
 	}
-	if b, blocked := l.prof.Blocker(r, l.now); blocked {
+	if b, blocked := l.prof.Blocker(r, l.now); blocked && b.Kind == profile.Advance {
+		c.block("reservation")
+		c.comment(j, c.advanceComment(b))
+		c.logJob(j, "Nodes reserved by "+b.Job)
+	} else if blocked {
 		c.block("reservation")
 		c.comment(j, CommentReservedPrefix+b.Job+" until "+c.date(time.Unix(b.Start, 0)))
 		c.logJob(j, "Resources reserved for "+b.Job)

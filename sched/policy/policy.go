@@ -206,7 +206,7 @@ func (s *Scheduler) Cycle(w *world.World, act Actions) Stats {
 	c.countRunning()
 	c.accountUsage()
 	c.look = c.newLookahead()
-	lists := c.candidates()
+	lists := c.reservedJobs(c.candidates())
 	c.findStarving(lists)
 	c.loop(lists)
 	if c.look != nil {

@@ -17,7 +17,8 @@ import (
 // it uses: G for the server-wide consumables (object: server, the
 // server's name), Q for the queue limits (object: the queue), H for a
 // node (resource slots, its virtual processors, then its consumables).
-// States are RUNNING, SUSPENDED, STARTING and RESERVING; the duration is
+// States are RUNNING, SUSPENDED, STARTING, RESERVING and ADVANCE (an
+// advance reservation, its id in place of the job's); the duration is
 // the planned one in seconds, INFINITY for a booking without an end. An
 // array sub-job 5[3].vm is job 5[].vm, task 3; other jobs are task 1.
 func WriteSchedule(w io.Writer, server string, bookings []Booking) error {

@@ -43,9 +43,13 @@ const (
 	Suspended
 	Starting
 	Reserving
+	// Advance is an advance reservation (issue 17): its nodes, whole,
+	// for its window.
+	Advance
 )
 
-var kindNames = [...]string{Running: "RUNNING", Suspended: "SUSPENDED", Starting: "STARTING", Reserving: "RESERVING"}
+var kindNames = [...]string{Running: "RUNNING", Suspended: "SUSPENDED", Starting: "STARTING", Reserving: "RESERVING",
+	Advance: "ADVANCE"}
 
 func (k Kind) String() string { return kindNames[k] }
 
@@ -366,7 +370,7 @@ func (p *Profile) Book(b Booking) {
 	p.apply(bp, 1)
 	p.byJob[b.Job] = len(p.bookings)
 	p.bookings = append(p.bookings, bp)
-	if bp.Kind == Reserving {
+	if bp.Kind == Reserving || bp.Kind == Advance {
 		p.resv.add(bp)
 	}
 }
@@ -430,7 +434,7 @@ func (p *Profile) apply(b *Booking, sign float64) {
 }
 
 // Blocker returns the reservation that stands in the way of the request
-// starting at start: the earliest Reserving booking overlapping the
+// starting at start: the earliest Reserving or Advance booking overlapping the
 // request's interval on a node the request could use, or on a consumable
 // it asks for; false when there is none.
 func (p *Profile) Blocker(r Request, start int64) (Booking, bool) {

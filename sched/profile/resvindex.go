@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// resvIndex keeps the Reserving bookings in order of start, then job, for
+// resvIndex keeps the Reserving and Advance bookings in order of start, then job, for
 // Blocker: a sorted run and a buffer of the recent ones, merged into the
 // run when the buffer grows; removed bookings (gone) leave at the merge.
 // Blocker then reads the run only up to the end of the interval it asks
@@ -48,7 +48,7 @@ func (ix *resvIndex) merge() {
 	ix.sorted, ix.recent = out, ix.recent[:0]
 }
 
-// blocker is Blocker over the index: the first Reserving booking, by
+// blocker is Blocker over the index: the first Reserving or Advance booking, by
 // start and job, that overlaps [start, e) and touches the request.
 func (p *Profile) blocker(r Request, start, e int64) *Booking {
 	ix := &p.resv

@@ -13,7 +13,7 @@ func naiveBlocker(p *Profile, r Request, start int64) (Booking, bool) {
 	e := end(start, r.Duration)
 	var best *Booking
 	for _, b := range p.bookings {
-		if b.Kind != Reserving || b.Start >= e || b.End <= start || !p.touches(b, r) {
+		if b.Kind != Reserving && b.Kind != Advance || b.Start >= e || b.End <= start || !p.touches(b, r) {
 			continue
 		}
 		if best == nil || byStartJob(b, best) < 0 {
@@ -49,7 +49,7 @@ func TestBlockerIndex(t *testing.T) {
 		}
 		job := "j" + strconv.Itoa(rng.Intn(400)) // a job booked again replaces its booking
 		start := rng.Int63n(1000)
-		b := Booking{Job: job, Kind: Kind(rng.Intn(4)), Start: start, End: start + 1 + rng.Int63n(300),
+		b := Booking{Job: job, Kind: Kind(rng.Intn(5)), Start: start, End: start + 1 + rng.Int63n(300),
 			Nodes: []Slot{{"n" + strconv.Itoa(rng.Intn(20)), 1}}}
 		if rng.Intn(4) == 0 {
 			b.Global = map[string]float64{"lic": 1}

@@ -127,6 +127,12 @@ func (c *Conn) StatusQueue() ([]Object, error) {
 	return c.status(batchreq.PBS_BATCH_StatusQue, &batchreq.StatusReq{})
 }
 
+// ResvStatus requests the advance reservations that are not over
+// (GoPBS's own request type; a TORQUE server refuses it).
+func (c *Conn) ResvStatus() ([]Object, error) {
+	return c.status(batchreq.PBS_BATCH_ResvStatus, &batchreq.ResvStatus{})
+}
+
 // SelStatQueue requests every job of queue with all attributes (SelStat
 // with the single criterion destination EQ queue).
 func (c *Conn) SelStatQueue(queue string) ([]Object, error) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"gopbs/batchreq"
+	"gopbs/resv"
 )
 
 // Unlimited is the value of a run limit that is not set.
@@ -219,6 +220,9 @@ type World struct {
 	Server *Server
 	Queues []*Queue // in server order
 	Nodes  []*Node  // in server order
+	// Reservations are the server's advance reservations that are not
+	// over (issue 17); their queues are named by their ids.
+	Reservations []*resv.Reservation
 }
 
 // Jobs returns every job of every queue.

@@ -1,6 +1,7 @@
 package failover
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -150,7 +151,7 @@ func TestFailoverEndToEnd(t *testing.T) {
 	pg := pgtest.Start(t)
 	c := &foCluster{t: t, user: e2e.User(t, foUser)}
 	c.user.MakeHome(t)
-	c.bin = e2e.Build(t, "pbs_server", "pbs_mom", "pbs_sched", "pbs_iff", "qsub", "qstat", "qmgr", "pbsnodes").Dir
+	c.bin = e2e.Build(t, "pbs_server", "pbs_mom", "pbs_sched", "pbs_iff", "qsub", "qstat", "qdel", "qmgr").Dir
 	c.base = e2e.Dir(t)
 	c.work = filepath.Join(c.base, "work")
 	for _, d := range []string{c.work, filepath.Join(c.work, "out")} {
@@ -282,6 +283,20 @@ func TestFailoverEndToEnd(t *testing.T) {
 		t.Error("the second server's log does not say it became active")
 	}
 
+	// Job ids name the pair's server ("N.localhost"): commands given one
+	// reach the active server through the list.
+	if out, errOut, code := c.run(false, time.Minute, "qstat", "-f", long[0]); code != 0 || !strings.Contains(out, "Job Id: "+long[0]) {
+		t.Errorf("qstat -f %s after the take-over: exit %d\n%s%s", long[0], code, out, errOut)
+	}
+	out, errOut, code := c.run(false, time.Minute, "qsub", "-h", filepath.Join(c.work, "sleep0.sh"))
+	held := strings.TrimSpace(out)
+	if code != 0 {
+		t.Fatalf("qsub -h after the take-over: exit %d\n%s", code, errOut)
+	}
+	if out, errOut, code := c.run(false, time.Minute, "qdel", held); code != 0 {
+		t.Errorf("qdel %s after the take-over: exit %d\n%s%s", held, code, out, errOut)
+	}
+
 	// Every acknowledged job is there exactly once and runs to the end;
 	// the long jobs started by the first server complete on the second.
 	e2e.WaitFor(t, "every job complete", 3*time.Minute, func() bool {
@@ -294,6 +309,9 @@ func TestFailoverEndToEnd(t *testing.T) {
 		return true
 	})
 	j := c.jobs()
+	if s := j[held]; s != nil && s.state != "C" {
+		t.Errorf("deleted job %s is %s", held, s.state)
+	}
 	seen := map[string]int{}
 	for _, id := range append(append([]string{}, long...), acked...) {
 		seen[id]++
@@ -331,4 +349,59 @@ func momLog(home, word string) string {
 		}
 	}
 	return b.String()
+}
+
+// TestLostLockEndsServer: when PostgreSQL ends the active server's lock
+// session (as it does for a vanished host, or an administrator with
+// pg_terminate_backend), that pbs_server exits with status 3 at once and
+// the standby takes over.
+func TestLostLockEndsServer(t *testing.T) {
+	e2e.RequireRoot(t, "reserved ports")
+	if testing.Short() {
+		t.Skip("end-to-end test")
+	}
+	pg := pgtest.Start(t)
+	c := &foCluster{t: t}
+	c.bin = e2e.Build(t, "pbs_server").Dir
+	c.base = e2e.Dir(t)
+	ports := e2e.FreePorts(t, 5)
+	c.ports = [2]int{ports[0], ports[1]}
+	c.momPort, c.rmPort, c.schPort = ports[2], ports[3], ports[4]
+	c.homes = [2]string{filepath.Join(c.base, "server1"), filepath.Join(c.base, "server2")}
+	for _, h := range c.homes {
+		if err := e2e.MakeHome(h, "localhost"); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(h, "server_priv", URLFile)
+		e2e.WriteFile(t, p, pg.URL+"\n")
+		if err := os.Chmod(p, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e2e.LogFilesOnFailure(t, 100, filepath.Join(c.base, "*", "*_logs", "*"))
+	first := c.startServer(0, "create")
+	first.WaitListening(t, "127.0.0.1:"+strconv.Itoa(c.ports[0]), 30*time.Second)
+	second := c.startServer(1, "warm")
+	e2e.WaitFor(t, "the second server standing by", 30*time.Second, func() bool {
+		return strings.Contains(serverLog(c.homes[1]), "standing by")
+	})
+	adm := admin(t, pg.URL)
+	if _, err := adm.Exec(t.Context(), "SELECT pg_terminate_backend($1)", backendOf(t, adm)); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	select {
+	case <-first.Done():
+		err = first.Err()
+	case <-time.After(time.Minute):
+		t.Fatal("the server that lost its lock still runs")
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+		t.Errorf("exit of the server that lost its lock: %v, want status 3", err)
+	}
+	if !strings.Contains(first.Output(), "lost the failover lock") || !strings.Contains(serverLog(c.homes[0]), "lost the failover lock") {
+		t.Errorf("the server did not say why it stopped:\n%s", first.Output())
+	}
+	second.WaitListening(t, "127.0.0.1:"+strconv.Itoa(c.ports[1]), time.Minute)
 }

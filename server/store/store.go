@@ -61,9 +61,10 @@ const (
 	Jobs   = "jobs"   // job id → encoded job
 	Script = "script" // job id → job script
 	Arrays = "arrays" // array id → encoded array bookkeeping
+	Resvs  = "resvs"  // reservation id → encoded advance reservation; "#next" → the next number
 )
 
-var buckets = []string{Server, Queues, Nodes, Jobs, Script, Arrays}
+var buckets = []string{Server, Queues, Nodes, Jobs, Script, Arrays, Resvs}
 
 // metaBucket holds the store's own bookkeeping: key walGenKey is the
 // generation (8 bytes, big-endian) of the log records not yet in bbolt.

@@ -312,33 +312,6 @@ func TestOpenErrors(t *testing.T) {
 	}
 }
 
-// BenchmarkApplyParallel applies one-put batches (a job record's size)
-// from 8 goroutines per processor, each waiting for its commit, as
-// submitting clients do.
-func BenchmarkApplyParallel(b *testing.B) {
-	pg := pgtest.Start(b)
-	s, err := Open(context.Background(), pg.URL)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
-	val := make([]byte, 1500)
-	var n atomic.Int64
-	b.SetParallelism(8)
-	b.ResetTimer()
-	b.RunParallel(func(p *testing.PB) {
-		for p.Next() {
-			k := strconv.FormatInt(n.Add(1), 10) + ".vm"
-			if err := s.Apply(store.Put(store.Jobs, k, val), store.Put(store.Script, k, val[:100])); err != nil {
-				b.Error(err)
-				return
-			}
-		}
-	})
-	b.StopTimer()
-	b.ReportMetric(float64(b.N)/float64(s.Commits()), "batches/commit")
-}
-
 // TestClaimFences: Claim waits for a round of the previous leader still
 // under way (here a transaction holding the leader row as rounds do),
 // and the previous leader's later rounds fail with ErrFenced.
@@ -412,5 +385,49 @@ func TestClaimFences(t *testing.T) {
 	}
 	if l, err := b.CurrentLeader(ctx); err != nil || l.Holder != "b" || l.Token != second {
 		t.Errorf("leader %+v %v", l, err)
+	}
+}
+
+// BenchmarkApplyParallel applies one-put batches (a job record's size)
+// from 8 goroutines per processor, each waiting for its commit, as
+// submitting clients do; "fenced" is the store as pbs_server opens it
+// (a leader token checked by every round).
+func BenchmarkApplyParallel(b *testing.B) {
+	pg := pgtest.Start(b)
+	for _, fenced := range []bool{false, true} {
+		name := "plain"
+		if fenced {
+			name = "fenced"
+		}
+		b.Run(name, func(b *testing.B) {
+			var opt Options
+			if fenced {
+				tok, err := Claim(context.Background(), pg.URL, "bench")
+				if err != nil {
+					b.Fatal(err)
+				}
+				opt.Fence = tok
+			}
+			s, err := OpenWith(context.Background(), pg.URL, opt)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			val := make([]byte, 1500)
+			var n atomic.Int64
+			b.SetParallelism(8)
+			b.ResetTimer()
+			b.RunParallel(func(p *testing.PB) {
+				for p.Next() {
+					k := name + strconv.FormatInt(n.Add(1), 10) + ".vm"
+					if err := s.Apply(store.Put(store.Jobs, k, val), store.Put(store.Script, k, val[:100])); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.StopTimer()
+			b.ReportMetric(float64(b.N)/float64(s.Commits()), "batches/commit")
+		})
 	}
 }

@@ -1,0 +1,369 @@
+package server
+
+import (
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	pbsattr "gopbs/attr"
+	"gopbs/batchreq"
+	"gopbs/internal/logline"
+	"gopbs/resv"
+	"gopbs/sched/config"
+	"gopbs/sched/reservable"
+	"gopbs/server/handler"
+	"gopbs/server/pbslog"
+	"gopbs/server/reservation"
+	"gopbs/server/state"
+	"gopbs/server/store"
+)
+
+// resvHost is the server as the reservation service (package
+// reservation) sees it.
+type resvHost struct{ s *Server }
+
+func (h resvHost) Lock()          { h.s.mu.Lock() }
+func (h resvHost) Unlock()        { h.s.mu.Unlock() }
+func (h resvHost) RLock()         { h.s.mu.RLock() }
+func (h resvHost) RUnlock()       { h.s.mu.RUnlock() }
+func (h resvHost) Now() time.Time { return h.s.now() }
+
+// Rules reads the reservation rules from sched_priv beside the server's
+// own files: reservable.ad, and PluS's NodeSortKey in sched_config (a
+// sched_config that does not parse orders nothing: pbs_sched reports it).
+func (h resvHost) Rules() (reservation.Rules, error) {
+	priv := filepath.Join(h.s.cfg.Home, "sched_priv")
+	pol, err := reservable.Load(filepath.Join(priv, "reservable.ad"))
+	if err != nil {
+		return reservation.Rules{}, err
+	}
+	rules := reservation.Rules{Policy: pol}
+	if f, err := os.Open(filepath.Join(priv, "sched_config")); err == nil {
+		cfg, _, err := config.Parse(f, f.Name())
+		f.Close()
+		if err == nil && cfg.PluS != nil {
+			rules.NodeOrder = cfg.PluS.NodeSortKey
+		}
+	}
+	return rules, nil
+}
+
+func (h resvHost) UserExists(name string) bool {
+	_, err := user.Lookup(name)
+	return err == nil
+}
+
+func (h resvHost) Submit(ops []store.Op) func() error { return h.s.store.Submit(ops...) }
+
+func (h resvHost) Account(typ byte, id, msg string) { h.s.acct.Record(typ, id, msg) }
+
+func (h resvHost) Log(id, msg string) {
+	h.s.log.Log(logline.EventAdmin, logline.ClassServer, id, msg)
+}
+
+func (h resvHost) Schedule() { h.s.run.schedNotify(batchreq.SCH_SCHEDULE_NEW) }
+
+// Nodes describes the nodes for the reservability policy, from their
+// state, properties and the status their MOMs report.
+func (h resvHost) Nodes() []*reservable.Node {
+	s := h.s
+	running := map[string]int{}
+	for _, j := range s.jobs.Holding() {
+		for _, n := range jobNodes(j) {
+			running[n]++
+		}
+	}
+	out := make([]*reservable.Node, 0, len(s.nodes))
+	for _, n := range s.nodes {
+		down := state.NodeStateDown | state.NodeStateOffline | state.NodeStateUnknown | state.NodeStateNotReported
+		rn := &reservable.Node{Name: n.Name, IsAlive: n.State&down == 0, NCPU: n.NP, NRunJobs: running[n.Name],
+			Properties: state.ParseArst(n.Attrs.Get(pbsattr.NodeProperties)), Resources: map[string]string{}}
+		for _, item := range strings.Split(n.Attrs.Get(pbsattr.NodeStatus), ",") {
+			k, v, ok := strings.Cut(item, "=")
+			if !ok {
+				continue
+			}
+			rn.Resources[k] = v
+			switch k {
+			case "arch":
+				rn.Arch = v
+			case "opsys":
+				rn.OS = v
+			case "loadave":
+				rn.LoadAvg, _ = strconv.ParseFloat(v, 64)
+			case "physmem":
+				if b, ok := state.SizeBytes(v); ok {
+					rn.PhysMem = b
+				}
+			}
+		}
+		out = append(out, rn)
+	}
+	return out
+}
+
+// jobNodes returns the nodes a job runs on, each once.
+func jobNodes(j *state.Job) []string {
+	var out []string
+	for _, x := range execSlots(j.Attrs.Get(pbsattr.JobExecHost)) {
+		if !slices.Contains(out, x.host) {
+			out = append(out, x.host)
+		}
+	}
+	return out
+}
+
+func (h resvHost) EnsureQueue(name string, users []string) []store.Op {
+	s := h.s
+	q := s.queueByName[name]
+	if q == nil {
+		q = &state.Queue{Name: name, Order: s.orderSeq}
+		s.orderSeq++
+		q.Attrs.Set(pbsattr.QueueType, "Execution")
+		q.Attrs.Set(pbsattr.QueueEnabled, "True")
+		q.Attrs.Set(pbsattr.QueueStarted, "True")
+		q.Attrs.Set(pbsattr.QueueACLUserEnable, "True")
+		s.queues = append(s.queues, q)
+		s.queueByName[name] = q
+		s.log.Log(logline.EventAdmin, logline.ClassQueue, name, "created for reservation "+name)
+	}
+	q.Attrs.Set(pbsattr.QueueACLUsers, state.EncodeArst(users))
+	q.Attrs.Set(pbsattr.QueueMtime, strconv.FormatInt(s.now().Unix(), 10))
+	return []store.Op{state.SaveQueue(q)}
+}
+
+func (h resvHost) RemoveQueue(name string) ([]store.Op, bool) {
+	s := h.s
+	q := s.queueByName[name]
+	if q == nil {
+		return nil, true
+	}
+	var done []*state.Job
+	for j := s.jobs.First(); j != nil; j = j.Next() {
+		if j.Queue != q {
+			continue
+		}
+		if j.State != pbsattr.StateComplete {
+			return nil, false
+		}
+		done = append(done, j)
+	}
+	// completed jobs kept for keep_completed go with their queue
+	var ops []store.Op
+	for _, j := range done {
+		ops = append(ops, s.purgeJob(j)...)
+	}
+	s.queues = slices.DeleteFunc(s.queues, func(x *state.Queue) bool { return x == q })
+	delete(s.queueByName, name)
+	s.log.Log(logline.EventAdmin, logline.ClassQueue, name, "deleted: its reservation is over")
+	return append(ops, store.Del(store.Queues, name)), true
+}
+
+func resvJob(j *state.Job) reservation.Job {
+	run := j.State == pbsattr.StateRunning || j.State == pbsattr.StateExiting
+	rj := reservation.Job{ID: j.ID, Queue: state.QueueName(j), Running: run, Comment: j.Attrs.Get(pbsattr.JobComment)}
+	if run {
+		rj.Nodes = jobNodes(j)
+	}
+	return rj
+}
+
+func (h resvHost) QueueJobs(name string) []reservation.Job {
+	s := h.s
+	q := s.queueByName[name]
+	if q == nil || q.Total() == 0 {
+		return nil // no walk of the job list for an empty queue
+	}
+	var out []reservation.Job
+	for j := s.jobs.First(); j != nil; j = j.Next() {
+		if j.Queue == q && j.State != pbsattr.StateComplete && j.Array == nil {
+			out = append(out, resvJob(j))
+		}
+	}
+	return out
+}
+
+func (h resvHost) RunningOn(nodes []string) []reservation.Job {
+	var out []reservation.Job
+	for _, j := range h.s.jobs.Holding() {
+		if j.State != pbsattr.StateRunning {
+			continue
+		}
+		if slices.ContainsFunc(jobNodes(j), func(n string) bool { return slices.Contains(nodes, n) }) {
+			out = append(out, resvJob(j))
+		}
+	}
+	return out
+}
+
+func (h resvHost) SetComment(id, text string) []store.Op {
+	j := h.s.jobs.Get(id)
+	if j == nil {
+		return nil
+	}
+	j.Attrs.Set(pbsattr.JobComment, text)
+	h.s.touch(j)
+	return []store.Op{state.SaveJob(j)}
+}
+
+// Requeue stops running jobs through their MOMs and requeues them, as
+// qrerun: SIGKILL with the "rerun" extension, after which the obit puts
+// the job back in its queue; without an answering MOM the job is
+// requeued at once, as qrerun -f does.
+func (h resvHost) Requeue(ids []string) {
+	s := h.s
+	for _, id := range ids {
+		s.mu.Lock()
+		j := s.jobs.Get(id)
+		if j == nil || j.State != pbsattr.StateRunning {
+			s.mu.Unlock()
+			continue
+		}
+		host := motherSuperior(j.Attrs.Get(pbsattr.JobExecHost))
+		j.Substate = pbsattr.SubRerun
+		s.acct.Record(pbslog.AcctRerun, j.ID, "")
+		s.log.Log(logline.EventJob, logline.ClassJob, j.ID, "Job Rerun: its nodes are reserved")
+		s.mu.Unlock()
+		p, err := s.run.momRequest(host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: id, Signal: "SIGKILL"}, "rerun")
+		if err == nil && p.Code == 0 {
+			continue
+		}
+		s.mu.Lock()
+		var m *mail
+		var wait func() error
+		if s.jobs.Get(id) == j && j.State == pbsattr.StateRunning {
+			m = s.mailJob(j, 'o', true, "its nodes are reserved and its MOM did not answer: requeued, previous output files may be lost")
+			s.requeue(j)
+			wait = s.store.Submit(state.SaveJob(j))
+		}
+		s.mu.Unlock()
+		if wait != nil {
+			wait()
+			s.sendMail(id, m)
+		}
+	}
+}
+
+// discardReply answers nobody: the deletes a reservation's end makes are
+// the server's own.
+type discardReply struct{}
+
+func (discardReply) Send(*batchreq.Reply) {}
+func (discardReply) Reject(int, string)   {}
+
+// Delete deletes jobs as qdel does (accounting D records, SIGTERM then
+// SIGKILL through the MOM for running jobs, mail to their owners).
+func (h resvHost) Delete(ids []string, why string) {
+	s := h.s
+	who := handler.Asker{User: "root", Host: s.name, Manager: true, Operator: true}
+	s.mu.Lock()
+	var ops []store.Op
+	var running []*state.Job
+	for _, id := range ids {
+		j := s.jobs.Get(id)
+		if j == nil || j.State == pbsattr.StateComplete {
+			continue
+		}
+		s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "deleted: %s is over", why)
+		if j.State == pbsattr.StateRunning {
+			running = append(running, j)
+			continue
+		}
+		ops = append(ops, s.deleteJob(j, who.Requester())...)
+	}
+	if len(running) > 0 {
+		s.running.deleteRunning(discardReply{}, who, running, ops, "")
+		return
+	}
+	s.refreshNodeJobs()
+	wait := s.store.Submit(ops...)
+	s.mu.Unlock()
+	wait()
+}
+
+// startReservations makes the reservation service and registers its
+// request handlers (types 1000–1007).
+func (s *Server) startReservations() error {
+	svc, err := reservation.New(resvHost{s}, s.store)
+	if err != nil {
+		return fmt.Errorf("pbs_server: %w", err)
+	}
+	s.resv = svc
+	serve := func(typ int, f func(c *conn, req *batchreq.Request)) { s.mux.HandleFunc(typ, f) }
+	serve(batchreq.PBS_BATCH_ResvSubmit, func(c *conn, req *batchreq.Request) {
+		svc.Submit(c, c.asker(), req.Body.(*batchreq.ResvSubmit))
+	})
+	serve(batchreq.PBS_BATCH_ResvCommit, func(c *conn, req *batchreq.Request) {
+		svc.Commit(c, c.asker(), req.Body.(*batchreq.ResvID))
+	})
+	serve(batchreq.PBS_BATCH_ResvAbort, func(c *conn, req *batchreq.Request) {
+		svc.Abort(c, c.asker(), req.Body.(*batchreq.ResvID))
+	})
+	serve(batchreq.PBS_BATCH_ResvModify, func(c *conn, req *batchreq.Request) {
+		svc.Modify(c, c.asker(), req.Body.(*batchreq.ResvModify))
+	})
+	serve(batchreq.PBS_BATCH_ResvCancel, func(c *conn, req *batchreq.Request) {
+		svc.Cancel(c, c.asker(), req.Body.(*batchreq.ResvID))
+	})
+	serve(batchreq.PBS_BATCH_ResvDestroy, func(c *conn, req *batchreq.Request) {
+		svc.Destroy(c, c.asker(), req.Body.(*batchreq.ResvID))
+	})
+	serve(batchreq.PBS_BATCH_ResvStatus, func(c *conn, req *batchreq.Request) {
+		svc.Status(c, req.Body.(*batchreq.ResvStatus))
+	})
+	serve(batchreq.PBS_BATCH_ResvAvailNodes, func(c *conn, req *batchreq.Request) {
+		svc.AvailNodes(c, req.Body.(*batchreq.ResvAvail))
+	})
+	return nil
+}
+
+// advresQueue returns the reservation queue a job names with
+// -W x=ADVRES:R123 (the x attribute, as Maui users write it), or "" if
+// it names none or one that is not there (then x is only kept, for a
+// scheduler that reads it). Called with s.mu held.
+func (s *Server) advresQueue(attrs batchreq.AttrList) string {
+	for _, a := range attrs {
+		if a.Name != "x" {
+			continue
+		}
+		for _, part := range strings.Split(a.Value, ";") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(part), "ADVRES:"); ok {
+				if n, err := resv.ParseID(strings.TrimSpace(v)); err == nil && s.resv.HasQueue(resv.FormatID(n)) {
+					return resv.FormatID(n)
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// reservedRun checks a RunJob against the reservations (with s.mu
+// held): the job of a reservation's queue runs only on its nodes during
+// its window; another job never on a node reserved before its walltime
+// ends. It returns the refusal, or nil.
+func (s *Server) reservedRun(j *state.Job, slots []vpSlot) *batchreq.Reply {
+	if s.resv == nil {
+		return nil
+	}
+	var nodes []string
+	for _, x := range slots {
+		if !slices.Contains(nodes, x.host) {
+			nodes = append(nodes, x.host)
+		}
+	}
+	var wall time.Duration
+	if v, ok := j.Attrs.LookupRes(pbsattr.JobResourceList, "walltime"); ok {
+		if n, ok := state.ParseTime(v); ok {
+			wall = time.Duration(n) * time.Second
+		}
+	}
+	if msg := s.resv.CheckRun(state.QueueName(j), nodes, wall); msg != "" {
+		return batchreq.ErrorReply(batchreq.PBSE_RESCUNAV, "", msg)
+	}
+	return nil
+}
