@@ -342,6 +342,28 @@ func (s *Server) advresQueue(attrs batchreq.AttrList) string {
 	return ""
 }
 
+// jobWalltime returns a job's walltime (0 without one).
+func jobWalltime(j *state.Job) time.Duration {
+	if v, ok := j.Attrs.LookupRes(pbsattr.JobResourceList, "walltime"); ok {
+		if n, ok := state.ParseTime(v); ok {
+			return time.Duration(n) * time.Second
+		}
+	}
+	return 0
+}
+
+// reservationFilter narrows usable, the nodes a RunJob may allocate, by
+// the reservations when the server chooses the nodes (no destination):
+// first-fit then passes over reserved nodes. A destination naming nodes
+// is checked by reservedRun instead, which says why it is refused.
+func (s *Server) reservationFilter(j *state.Job, dest string, usable func(*state.Node) bool) func(*state.Node) bool {
+	if dest != "" || s.resv == nil {
+		return usable
+	}
+	ok := s.resv.Usable(state.QueueName(j), jobWalltime(j))
+	return func(n *state.Node) bool { return (usable == nil || usable(n)) && ok(n.Name) }
+}
+
 // reservedRun checks a RunJob against the reservations (with s.mu
 // held): the job of a reservation's queue runs only on its nodes during
 // its window; another job never on a node reserved before its walltime
@@ -356,13 +378,7 @@ func (s *Server) reservedRun(j *state.Job, slots []vpSlot) *batchreq.Reply {
 			nodes = append(nodes, x.host)
 		}
 	}
-	var wall time.Duration
-	if v, ok := j.Attrs.LookupRes(pbsattr.JobResourceList, "walltime"); ok {
-		if n, ok := state.ParseTime(v); ok {
-			wall = time.Duration(n) * time.Second
-		}
-	}
-	if msg := s.resv.CheckRun(state.QueueName(j), nodes, wall); msg != "" {
+	if msg := s.resv.CheckRun(state.QueueName(j), nodes, jobWalltime(j)); msg != "" {
 		return batchreq.ErrorReply(batchreq.PBSE_RESCUNAV, "", msg)
 	}
 	return nil

@@ -84,6 +84,9 @@ type Rules struct {
 	NodeOrder []config.NodeSortKey
 }
 
+// DefaultKeepEnded is how long ended reservations are kept by default.
+const DefaultKeepEnded = 7 * 24 * time.Hour
+
 // Service serves the reservation requests over a Host. Its table is
 // guarded by the Host's lock.
 type Service struct {
@@ -95,6 +98,10 @@ type Service struct {
 	// ExpiredShown is how many ended reservations plus_status shows by
 	// default (-ne absent).
 	ExpiredShown int
+	// KeepEnded is how long a done or cancelled reservation stays in the
+	// table (DefaultKeepEnded when zero); its records stay in the
+	// accounting files, which plus_account reads.
+	KeepEnded time.Duration
 	// Location is the time zone of refusal texts (time.Local when nil).
 	Location *time.Location
 }

@@ -429,6 +429,17 @@ func TestStartAndEnd(t *testing.T) {
 	if err != nil || rec.Usage.JobSeconds != 120 || rec.Usage.ActualStart.Unix() != start.Unix() {
 		t.Errorf("plus_account's reading of the F record: %+v %v", rec, err)
 	}
+	// an ended reservation leaves the table after KeepEnded
+	h.now = h.now.Add(DefaultKeepEnded)
+	s.Tick()
+	if _, _, ok := s.state("R1"); !ok {
+		t.Fatal("R1 dropped before KeepEnded passed")
+	}
+	h.now = h.now.Add(2 * time.Second)
+	s.Tick()
+	if _, _, ok := s.state("R1"); ok {
+		t.Fatal("R1 kept after KeepEnded")
+	}
 }
 
 // TestRules: reservable.ad refuses nodes (the refusal names why) and
@@ -455,5 +466,31 @@ func TestRules(t *testing.T) {
 	h.policy = "[ PLUS_NODE_RESERVABLE = ; ]"
 	if r := h.submit(t, s, alice, false, submitAttrs(start, start.Add(time.Hour), "1")); r.code != batchreq.PBSE_SYSTEM || !strings.Contains(r.msg, "reservable.ad") {
 		t.Errorf("a malformed reservable.ad: %d %q", r.code, r.msg)
+	}
+}
+
+// TestUsable: the node filter of a RunJob without destination.
+func TestUsable(t *testing.T) {
+	h := newFakeHost(t, t.TempDir())
+	s, _ := New(h, h.st)
+	if !s.Usable("batch", 0)("n1") {
+		t.Fatal("no reservations: n1 not usable")
+	}
+	start := h.now.Add(time.Minute)
+	h.submit(t, s, alice, false, submitAttrs(start, start.Add(time.Hour), "n1"))
+	use := s.Usable("batch", time.Hour)
+	if use("n1") || !use("n2") {
+		t.Errorf("an hour's job: n1 %v, n2 %v", use("n1"), use("n2"))
+	}
+	if !s.Usable("batch", 30*time.Second)("n1") {
+		t.Error("a 30 s job may not use n1 before R1")
+	}
+	if !s.Usable("R1", 0)("n3") {
+		t.Error("before the start R1's jobs are left to CheckRun")
+	}
+	h.now = start
+	s.Tick()
+	if use := s.Usable("R1", 0); !use("n1") || use("n2") {
+		t.Errorf("R1 running: n1 %v, n2 %v", use("n1"), use("n2"))
 	}
 }

@@ -90,7 +90,7 @@ func (s *Service) Tick() {
 				remove = append(remove, e.ID)
 			}
 		}
-		if e.State.Final() && (e.QueueGone || !e.QueueMade) {
+		if e.State.Final() && (e.QueueGone || !e.QueueMade) || s.expired(e, now) {
 			ops = append(ops, s.tab.drop(e))
 			continue
 		}
@@ -126,6 +126,17 @@ func (s *Service) Tick() {
 	if schedule {
 		s.host.Schedule()
 	}
+}
+
+// expired reports whether e ended (done or cancelled, its queue gone)
+// longer than KeepEnded ago.
+func (s *Service) expired(e *entry, now time.Time) bool {
+	keep := s.KeepEnded
+	if keep <= 0 {
+		keep = DefaultKeepEnded
+	}
+	return (e.State == resv.Done || e.State == resv.Cancelled) && (e.QueueGone || !e.QueueMade) &&
+		e.Finished > 0 && now.Unix()-e.Finished > int64(keep/time.Second)
 }
 
 // countUsage adds the node time e's running jobs used since the last
@@ -199,4 +210,36 @@ func (s *Service) HasQueue(name string) bool {
 	}
 	e := s.tab.byID[name]
 	return e != nil && e.QueueMade && !e.QueueGone
+}
+
+// Usable returns which nodes a job of queue with walltime (0: no limit)
+// may get when the server chooses its nodes itself (a RunJob without
+// destination): CheckRun's rule as a filter, so that first-fit passes
+// over reserved nodes instead of failing on them. Called with the lock
+// held; the function is used under it.
+func (s *Service) Usable(queue string, walltime time.Duration) func(node string) bool {
+	all := func(string) bool { return true }
+	if s == nil || len(s.tab.byID) == 0 {
+		return all
+	}
+	if e := s.tab.byID[queue]; e != nil && !e.State.Final() && e.QueueMade {
+		if s.CheckRun(queue, nil, walltime) != "" {
+			return all // not running: CheckRun refuses the job, saying when it begins
+		}
+		return func(node string) bool { return slices.Contains(e.Assigned, node) }
+	}
+	now := s.host.Now()
+	end := now.Add(walltime)
+	if walltime <= 0 {
+		end = time.Unix(1<<40, 0)
+	}
+	blocked := map[string]bool{}
+	for _, e := range s.tab.byID {
+		if e.Holds() && e.Overlaps(now, end) {
+			for _, n := range e.Assigned {
+				blocked[n] = true
+			}
+		}
+	}
+	return func(node string) bool { return !blocked[node] }
 }

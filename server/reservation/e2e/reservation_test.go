@@ -251,7 +251,8 @@ func (cl *cluster) accounting() string {
 }
 
 // TestTransactionsAcrossRestarts: a reservation made with -T waits for
-// its commit through a SIGKILL of the server; only its owner may commit
+// its commit through a SIGKILL of the server (and keeps its node from a
+// long job meanwhile); only its owner may commit
 // it; committed it gets its queue; a cancel with -T survives another
 // crash and is aborted; plus_destroy removes it. Bad requests exit 1 with
 // the server's reason.
@@ -267,6 +268,14 @@ func TestTransactionsAcrossRestarts(t *testing.T) {
 	cl.crash()
 	if st := cl.resvState(id); st != "WAIT_COMMIT/reserve" {
 		t.Fatalf("after the crash: %q", st)
+	}
+	// the scheduler does not see an uncommitted reservation (it has no
+	// queue yet), but the server's first fit passes over its node for a
+	// job that would still run at its start
+	long := cl.submit("long", 600, "-l", "walltime=03:00:00")
+	e2e.WaitFor(t, "job "+long+" running", 60*time.Second, func() bool { return cl.job(long)["job_state"] == "R" })
+	if h := cl.job(long)["exec_host"]; strings.HasPrefix(h, "n1/") {
+		t.Errorf("a 3-hour job was started on n1, held by %s from 2 hours on", id)
 	}
 	if _, errOut, code := cl.run(cl.stranger, "plus_commit", "-r", id); code != 1 || !strings.Contains(errOut, "only its owner or a manager") {
 		t.Errorf("a stranger's plus_commit: exit %d, %q", code, errOut)
