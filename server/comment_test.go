@@ -72,6 +72,7 @@ func TestCommentsSurviveKill(t *testing.T) {
 		mgr(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_QUEUE, "batch", attr("queue_type", "execution")),
 		mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_QUEUE, "batch", attr("enabled", "true"), attr("started", "true")),
 		mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", attr("default_queue", "batch")),
+		mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", attr("acl_roots", "root")),
 	} {
 		if p := c.do(r); p.Code != 0 {
 			t.Fatalf("setup: %d %q", p.Code, p.Text)

@@ -62,7 +62,7 @@ func TestHomeLayoutAndDaemonOptions(t *testing.T) {
 			t.Fatalf("setup: %d %q", p.Code, p.Text)
 		}
 	}
-	id := mustSubmit(t, root, "root")
+	id := mustSubmit(t, root, "alice")
 	if !strings.HasSuffix(id, ".headnode") {
 		t.Errorf("job id %s", id)
 	}
@@ -80,7 +80,7 @@ func TestHomeLayoutAndDaemonOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{";PBS_Server;Svr;PBS_Server;Server headnode started, initialization type = 4", ";Job;" + id + ";Job Queued at request of root@"} {
+	for _, want := range []string{";PBS_Server;Svr;PBS_Server;Server headnode started, initialization type = 4", ";Job;" + id + ";Job Queued at request of alice@"} {
 		if !strings.Contains(string(logs), want) {
 			t.Errorf("-L file lacks %q", want)
 		}

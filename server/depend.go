@@ -220,6 +220,7 @@ func (s *Server) registerDeps(j *state.Job) (changed []*state.Job) {
 	}
 	self := j.ID + "@" + s.name
 	userHold := false
+	changed = s.syncOpen(j)
 	for i := range deps {
 		e := &deps[i]
 		if isCountDep(e.typ) {
@@ -228,6 +229,22 @@ func (s *Server) registerDeps(j *state.Job) (changed []*state.Job) {
 		var keep []string
 		for _, arg := range e.args {
 			pid, local := s.localJobID(arg)
+			if e.typ == "syncwith" {
+				// sync sets: sync_sets.go
+				if !local {
+					keep = append(keep, arg)
+					s.syncRegisterRemote(j, arg)
+					continue
+				}
+				if p := s.findJob(pid); p != nil && p != j {
+					c, code := s.syncRegisterLocal(p, j)
+					changed = append(changed, c...)
+					if code == 0 {
+						keep = append(keep, arg)
+						continue
+					}
+				}
+			}
 			var p *state.Job
 			if local {
 				p = s.findJob(stripArrayCount(pid))
@@ -250,17 +267,9 @@ func (s *Server) registerDeps(j *state.Job) (changed []*state.Job) {
 		}
 		e.args = keep
 	}
-	s.setDeps(j, deps)
+	s.setDeps(j, keepSyncReleased(deps, s.jobDeps(j)))
 	if userHold {
 		j.Hold |= state.HoldUser
-	}
-	for _, p := range changed {
-		for _, e := range s.jobDeps(p) {
-			if e.typ == "synccount" {
-				s.checkSyncSet(p)
-				break
-			}
-		}
 	}
 	return changed
 }
@@ -345,38 +354,6 @@ func (s *Server) registerOne(j, p *state.Job, t, self string) int {
 	return 0
 }
 
-// checkSyncSet releases a sync set once every member has registered.
-func (s *Server) checkSyncSet(master *state.Job) {
-	need, members := 0, []string(nil)
-	for _, e := range s.jobDeps(master) {
-		switch e.typ {
-		case "synccount":
-			need, _ = strconv.Atoi(e.args[0])
-		case "syncwith":
-			members = append(members, e.args...)
-		}
-	}
-	if len(members) < need {
-		return
-	}
-	for _, m := range members {
-		id, _ := s.localJobID(m)
-		if c := s.findJob(id); c != nil {
-			s.removeDep(c, "syncwith", master.ID+"@"+s.name)
-			s.releaseDepHold(c)
-		}
-	}
-	deps := s.jobDeps(master)
-	var kept []depEntry
-	for _, e := range deps {
-		if e.typ != "synccount" && e.typ != "syncwith" {
-			kept = append(kept, e)
-		}
-	}
-	s.setDeps(master, kept)
-	s.releaseDepHold(master)
-}
-
 // releaseDepHold clears the system hold of a job whose dependencies no
 // longer hold it.
 func (s *Server) releaseDepHold(j *state.Job) {
@@ -396,6 +373,7 @@ func (s *Server) releaseDepHold(j *state.Job) {
 // It returns jobs to save and jobs to delete.
 func (s *Server) parentGone(p *state.Job, ok bool) (changed, doomed []*state.Job) {
 	self := p.ID + "@" + s.name
+	changed, doomed = s.syncGone(p)
 	for _, e := range s.jobDeps(p) {
 		for _, arg := range e.args {
 			id, local := s.localJobID(arg)
@@ -414,9 +392,8 @@ func (s *Server) parentGone(p *state.Job, ok bool) (changed, doomed []*state.Job
 				release = ok
 			case "beforenotok":
 				release = !ok
-			case "synccount", "syncwith":
-				release = false
 			default:
+				// synccount and syncwith: syncGone
 				continue
 			}
 			s.removeDep(c, mirror(e.typ), self)

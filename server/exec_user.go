@@ -13,6 +13,7 @@ import (
 
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
+	"gopbs/server/rootacl"
 )
 
 // userEntry is one User_List entry, "user[@host]".
@@ -121,6 +122,25 @@ func (s *Server) checkUserList(j *state.Job) *batchreq.Reply {
 		if err := mayRunAs(s.run.rhosts, owner, host, e.user); err != nil {
 			return batchreq.ErrorReply(batchreq.PBSE_BADUSER, "", err.Error())
 		}
+	}
+	return nil
+}
+
+// checkRoot refuses a job that would run as a superuser (its euser, a
+// User_List entry or its owner being a uid-0 account) unless its owner is
+// listed in the server's acl_roots: PBSE_BADUSER "root user <user> not
+// allowed". Called with s.mu held, for a job entering an execution queue.
+func (s *Server) checkRoot(j *state.Job) *batchreq.Reply {
+	users := []string{execUser(j, "")}
+	if eu := j.Attrs.Get(pbsattr.JobEuser); eu != "" {
+		users = append(users, eu)
+	}
+	for _, e := range userList(j.Attrs.Get(pbsattr.JobUserList)) {
+		users = append(users, e.user)
+	}
+	acl := state.ParseArst(s.attrs.Get(pbsattr.SrvACLRoots))
+	if err := rootacl.Check(acl, j.Owner(), users, rootacl.SystemUID); err != nil {
+		return batchreq.ErrorReply(batchreq.PBSE_BADUSER, "", err.Error())
 	}
 	return nil
 }

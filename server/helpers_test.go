@@ -113,6 +113,8 @@ func setupCluster(t *testing.T, c *client) {
 		mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", attr("managers", "root@vm")),
 		mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", attr("operators", "root@vm")),
 		mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", attr("acl_hosts", "vm")),
+		// the tests submit jobs as root too, as a site allows with acl_roots
+		mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", attr("acl_roots", "root@vm")),
 		mgr(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_QUEUE, "batch", attr("queue_type", "execution")),
 		mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_QUEUE, "batch", rattr("resources_default", "walltime", "01:00:00")),
 		mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_QUEUE, "batch", rattr("resources_default", "nodes", "1")),

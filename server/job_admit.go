@@ -17,6 +17,9 @@ func (s *Server) admit(j *state.Job, q *state.Queue, host string, mgrMove bool) 
 func (s *Server) admitFrom(j *state.Job, q *state.Queue, host string, mgrMove, routed bool) *batchreq.Reply {
 	who := "user " + j.Owner() + ", queue " + q.Name
 	if q.IsExec() {
+		if p := s.checkRoot(j); p != nil {
+			return p
+		}
 		for _, t := range state.ParseArst(q.Attrs.Get(pbsattr.QueueDisallowedTypes)) {
 			var code int
 			var what string

@@ -626,6 +626,10 @@ func (s *Server) handleRegistDep(c *conn, req *batchreq.Request) {
 		return
 	}
 	body := req.Body.(*batchreq.RegistDep)
+	if body.DepType == batchreq.JOB_DEPEND_TYPE_SYNCWITH {
+		s.handleSyncDep(c, body) // sync_sets.go
+		return
+	}
 	s.mu.Lock()
 	parent := s.findJob(body.ParentID)
 	if parent == nil {

@@ -82,7 +82,9 @@ func (s *Server) queueJob(c *conn, body *batchreq.QueueJob) *batchreq.Reply {
 			if d != "" {
 				d += ","
 			}
-			j.Attrs.Set(pbsattr.JobDepend, d+strings.ToLower(name)+":"+a.Value)
+			// a ':' in the value ("id@host:port") is escaped as depend
+			// arguments are
+			j.Attrs.Set(pbsattr.JobDepend, d+strings.ToLower(name)+":"+strings.ReplaceAll(a.Value, ":", "\\:"))
 			continue
 		}
 		idx := state.JobDefs.Find(name)

@@ -40,6 +40,9 @@ func (s *Server) recover() error {
 	if err := s.tracking.Load(s.store); err != nil {
 		return fmt.Errorf("pbs_server: %w", err)
 	}
+	if err := s.loadSyncSets(); err != nil {
+		return fmt.Errorf("pbs_server: %w", err)
+	}
 	s.log.Log(logline.EventDebug, logline.ClassRequest, "setup_nodes", "setup_nodes()")
 	err = s.store.ForEach(store.Nodes, func(name string, b []byte) error {
 		n, err := state.DecodeNode(name, b)

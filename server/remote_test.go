@@ -287,7 +287,7 @@ func TestHopCount(t *testing.T) {
 		t.Fatalf("hop_count %q", hop)
 	}
 	// the moved job took no job number of this server
-	if next := mustSubmit(t, root, "root"); next != "0.other" {
+	if next := mustSubmit(t, root, "alice"); next != "0.other" {
 		t.Fatalf("next job %s", next)
 	}
 	if vl := statusAttr(t, root, "8.vm", "Variable_List"); vl != "PBS_O_QUEUE=route,PBS_O_HOST=vm" {

@@ -378,7 +378,11 @@ func (s *Server) finishRun(j *state.Job, p *batchreq.Reply) bool {
 	} else {
 		s.acct.Record(pbslog.AcctStart, j.ID, s.acctJobText(j))
 	}
-	wait := s.store.Submit(state.SaveJob(j))
+	ops := []store.Op{state.SaveJob(j)}
+	for _, x := range s.syncStarted(j) { // a released sync set member: sync_sets.go
+		ops = append(ops, state.SaveJob(x))
+	}
+	wait := s.store.Submit(ops...)
 	s.mu.Unlock()
 	wait()
 	go s.sendMail(j.ID, m)

@@ -122,6 +122,7 @@ type Server struct {
 	rankCounter int64
 	orderSeq    int64
 	tracking    state.Tracking // jobs that moved to other servers
+	sync        syncState      // sync sets mastered here, released jobs awaiting their start (sync_sets.go)
 	shutting    bool
 	rate        rateCounter
 	groups      map[string]groupEntry // primary groups of job users (state.go)
@@ -499,6 +500,7 @@ func (s *Server) timers() {
 		case <-t.C:
 			s.tick()
 			s.resv.Tick()
+			s.syncDeliver() // sync_sets.go
 		}
 	}
 }

@@ -176,7 +176,7 @@ func newCluster(t *testing.T) *cluster {
 func TestSeveralSchedulers(t *testing.T) {
 	c := newCluster(t)
 	ps := strconv.Itoa
-	c.qmgr("set server managers = root@localhost", "set server keep_completed = 0",
+	c.qmgr("set server managers = root@localhost", "set server keep_completed = 0", "set server acl_roots = root",
 		"create queue q1 queue_type = execution", "set queue q1 partition = p1, enabled = true, started = true",
 		"create queue q2 queue_type = execution", "set queue q2 partition = p2, enabled = true, started = true",
 		"create queue q4 queue_type = route")

@@ -151,6 +151,7 @@ func TestEndToEnd(t *testing.T) {
 	root.must(manage("root", batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_QUEUE, "batch",
 		batchreq.NewAttr("enabled", "true"), batchreq.NewAttr("started", "true")))
 	root.must(manage("root", batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", batchreq.NewAttr("default_queue", "batch")))
+	root.must(manage("root", batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", batchreq.NewAttr("acl_roots", "root")))
 	root.must(manage("root", batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_NODE, "node01", batchreq.NewAttr("np", "4")))
 	if b, err := os.ReadFile(filepath.Join(home, "server_priv", "nodes")); err != nil || string(b) != "node01 np=4\n" {
 		t.Fatalf("nodes file %q %v", b, err)
@@ -224,6 +225,7 @@ func TestCrashSafety(t *testing.T) {
 	root.must(manage("root", batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_QUEUE, "batch",
 		batchreq.NewAttr("enabled", "true"), batchreq.NewAttr("started", "true")))
 	root.must(manage("root", batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", batchreq.NewAttr("default_queue", "batch")))
+	root.must(manage("root", batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", batchreq.NewAttr("acl_roots", "root")))
 
 	var mu sync.Mutex
 	acked := map[string]string{}

@@ -35,6 +35,7 @@ func TestMoveBetweenServerProcesses(t *testing.T) {
 		roots[i].must(manage("root", batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_QUEUE, "batch",
 			batchreq.NewAttr("enabled", "true"), batchreq.NewAttr("started", "true")))
 		roots[i].must(manage("root", batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", batchreq.NewAttr("default_queue", "batch")))
+		roots[i].must(manage("root", batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", batchreq.NewAttr("acl_roots", "root")))
 	}
 	id := roots[0].submit("root", "#!/bin/sh\nsleep 1\n")
 	run := func(port int, name string, args ...string) (string, error) {

@@ -10,7 +10,8 @@ import (
 // (d.Auth is ignored; the requests come from a reserved port, so d.User
 // should be a manager such as root): it creates the execution queue
 // queue if needed, enables and starts it, and makes it the default
-// queue.
+// queue. When d.User is root it adds root to acl_roots, as a site must
+// for root's jobs to be accepted.
 func Setup(d *Dialer, queue string) error {
 	pd := &Dialer{Addr: d.Addr, User: d.User, Timeout: d.Timeout}
 	c, err := pd.Dial()
@@ -26,6 +27,13 @@ func Setup(d *Dialer, queue string) error {
 	if _, err := c.Do(mgr(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_QUEUE, queue,
 		batchreq.NewAttr("queue_type", "execution"))); err != nil {
 		return err
+	}
+	if d.User == "root" {
+		// Refused harmlessly (PBSE_DUPLIST) when root is listed already.
+		r := mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", batchreq.Attr{Name: "acl_roots", Value: "root", Op: batchreq.INCR})
+		if _, err := c.Do(r); err != nil {
+			return err
+		}
 	}
 	for _, r := range []*batchreq.Request{
 		mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_QUEUE, queue, batchreq.NewAttr("enabled", "True"), batchreq.NewAttr("started", "True")),
