@@ -62,6 +62,8 @@ const (
 	CommentLogAccess     = "scheduler can not access it's log directory"
 	CommentPrivChecks    = "PBS failed validation checks for sched_priv directory"
 	CommentCannotStart   = "scheduler could not be started"
+	CommentPrivChange    = "Unable to change the sched_priv directory"
+	CommentLogChange     = "Unable to change the sched_logs directory"
 	restartsForAttention = 3
 )
 
@@ -316,19 +318,36 @@ func (l *loop) startProc(s *Sched) bool {
 		l.fail(s, CommentCannotStart+": "+err.Error(), true)
 		return false
 	}
+	// a directory changed while the scheduler ran: the seed's texts
+	privChanged := l.running != nil && l.running.Priv != s.Priv
+	logChanged := l.running != nil && l.running.Log != s.Log
 	if msg := checkDir(s.Priv, uid, true); msg != "" {
-		l.fail(s, CommentPrivChecks+": "+msg, true)
+		if privChanged {
+			sv.h.Logf(l.name, "scheduler %s: %s: %s", l.name, CommentPrivChecks, msg)
+			l.fail(s, CommentPrivChange, true)
+		} else {
+			l.fail(s, CommentPrivChecks+": "+msg, true)
+		}
 		return false
 	}
 	if _, err := os.Stat(filepath.Join(s.Priv, "sched_config")); err != nil {
-		l.fail(s, CommentPrivAccess, true)
+		if privChanged {
+			l.fail(s, CommentPrivChange, true)
+		} else {
+			l.fail(s, CommentPrivAccess, true)
+		}
 		return false
 	}
 	if err := os.MkdirAll(s.Log, 0o755); err == nil {
 		_ = os.Chown(s.Log, uid, gid)
 	}
 	if msg := checkDir(s.Log, uid, false); msg != "" {
-		l.fail(s, CommentLogAccess+": "+msg, true)
+		if logChanged {
+			sv.h.Logf(l.name, "scheduler %s: %s: %s", l.name, CommentLogAccess, msg)
+			l.fail(s, CommentLogChange, true)
+		} else {
+			l.fail(s, CommentLogAccess+": "+msg, true)
+		}
 		return false
 	}
 	args := []string{"-D", "-d", sv.cfg.Home, "-S", strconv.Itoa(s.Port), "-priv", s.Priv, "-log", s.Log,

@@ -1,6 +1,10 @@
 package schedulers
 
 import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -169,5 +173,42 @@ func TestSliceAndRules(t *testing.T) {
 		case p != nil && p.Code != tc.code:
 			t.Errorf("CheckQueue(%+v) = %d, want %d", tc.u, p.Code, tc.code)
 		}
+	}
+}
+
+// TestSupervisorRefusesBadDirectories: a scheduler whose sched_priv
+// fails the checks is not started; its comment says why and its
+// scheduling goes off (seed 003, interface 2).
+func TestSupervisorRefusesBadDirectories(t *testing.T) {
+	home := t.TempDir()
+	tab := NewTable(Env{Home: home, Host: "srv", User: "root", DefaultPort: 15004})
+	h := &fakeHost{cycles: map[string][]int{}, active: map[string]int{}}
+	sv := NewSupervisor(tab, h, RunConfig{Command: "/nonexistent/pbs_sched", Tick: 20 * time.Millisecond})
+	sv.Start()
+	defer sv.Stop(false)
+	if err := os.MkdirAll(filepath.Join(home, "empty"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ priv, comment string }{
+		{filepath.Join(home, "missing"), CommentPrivChecks + ": "},
+		{filepath.Join(home, "empty"), CommentPrivAccess},
+	} {
+		name := "s" + strconv.Itoa(len(tc.priv))
+		ch := tab.Manage(&batchreq.Manage{Command: batchreq.MGR_CMD_CREATE, ObjType: batchreq.MGR_OBJ_SCHED, ObjName: name,
+			Attrs: batchreq.AttrList{batchreq.NewAttr("sched_priv", tc.priv), batchreq.NewAttr("partitions", "p"+name),
+				batchreq.NewAttr("scheduling", "true")}}, nil)
+		if ch.Reply != nil {
+			t.Fatalf("create %s: %+v", name, ch.Reply)
+		}
+		sv.Changed(name)
+		waitFor(t, name+" refused", func() bool {
+			s := tab.Get(name)
+			return !s.Scheduling && strings.HasPrefix(s.Comment, tc.comment)
+		})
+		h.mu.Lock()
+		if len(h.cycles[name]) != 0 {
+			t.Errorf("%s cycled: %v", name, h.cycles[name])
+		}
+		h.mu.Unlock()
 	}
 }

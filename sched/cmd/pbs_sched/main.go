@@ -5,7 +5,16 @@
 //
 //	pbs_sched [-d home] [-L logfile] [-S port] [-R momport] [-p outfile]
 //	          [-c configfile] [-a alarm] [-D] [-prefilter-nodes=false]
-//	          [-policy auto|fifo|nas] [--version]
+//	          [-policy auto|fifo|nas] [-priv dir] [-log dir] [-name sched]
+//	          [--version]
+//
+// -priv and -log replace PBS_HOME/sched_priv and PBS_HOME/sched_logs, and
+// -name makes the scheduler the sched object of that name (GoPBS, issue
+// 18): at the start of every cycle it names itself to the server, which
+// then shows it only the queues, jobs and nodes of its partitions; a
+// scheduler other than "default" without a partition logs "Scheduler
+// does not contain a partition" and skips the cycle. pbs_server starts
+// its sched objects' schedulers with these options.
 //
 // -policy auto (the default) runs the NAS policy when PBSSCHED_CONFIG
 // names its configuration file, or when sched_priv/config or
@@ -110,13 +119,13 @@ func run(args []string, stderr io.Writer) int {
 		return 1
 	}
 	*home = absHome
-	child := daemonize.Child(childEnv)
-	if !*foreground && child == nil {
-		return detach(args, *home, *outFile, stderr)
-	}
 	priv := *privDir
 	if priv == "" {
 		priv = filepath.Join(*home, "sched_priv")
+	}
+	child := daemonize.Child(childEnv)
+	if !*foreground && child == nil {
+		return detach(args, priv, *outFile, stderr)
 	}
 	if err := os.Chdir(priv); err != nil {
 		err = fmt.Errorf("unable to change to directory %s: %v", priv, err)
@@ -177,12 +186,13 @@ func serve(opts daemon.Options, ready func(error)) error {
 }
 
 // detach starts the scheduler again as a child in a new session with
-// stdout/stderr on the output file, waits until it reports its start-up
-// and returns the exit status for the parent.
-func detach(args []string, home, outFile string, stderr io.Writer) int {
+// stdout/stderr on the output file (relative names in priv, the
+// scheduler's directory), waits until it reports its start-up and
+// returns the exit status for the parent.
+func detach(args []string, priv, outFile string, stderr io.Writer) int {
 	name := filepath.Base(args[0])
 	if !filepath.IsAbs(outFile) {
-		outFile = filepath.Join(home, "sched_priv", outFile)
+		outFile = filepath.Join(priv, outFile)
 	}
 	err := daemonize.Detach(daemonize.Options{Env: childEnv, Args: args, Output: outFile, WaitReady: true})
 	switch {

@@ -131,9 +131,11 @@ func run() int {
 	}
 	var active *activeServer
 	if dbURL != "" {
-		name := cfg.ServerName
+		// The lock holder is described by host (the servers of a pair
+		// share their server name).
+		name, _ := os.Hostname()
 		if name == "" {
-			name, _ = os.Hostname()
+			name = cfg.ServerName
 		}
 		// A standby reports itself started to a waiting parent: it may
 		// wait for ever.
