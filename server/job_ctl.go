@@ -401,7 +401,7 @@ func (s *Server) modifyJob(c *conn, j *state.Job, list batchreq.AttrList) *batch
 	}
 	na := j.Attrs.Clone()
 	hold := j.Hold
-	depChanged := false
+	depChanged, nodesChanged := false, false
 	for i := range list {
 		a := &list[i]
 		idx := state.JobDefs.Find(a.Name)
@@ -441,6 +441,7 @@ func (s *Server) modifyJob(c *conn, j *state.Job, list batchreq.AttrList) *batch
 			}
 			na.SetRes(idx, res, v)
 			if res == "nodes" {
+				nodesChanged = true
 				na.SetRes(idx, "nodect", strconv.Itoa(nodeCount(v)))
 				na.SetRes(idx, "neednodes", v)
 			}
@@ -482,6 +483,10 @@ func (s *Server) modifyJob(c *conn, j *state.Job, list batchreq.AttrList) *batch
 			}
 			na.Set(idx, v)
 		}
+	}
+	if nodesChanged && j.Queue != nil && j.Queue.IsExec() && !s.feasible(na.GetRes(pbsattr.JobResourceList, "nodes")) {
+		// the submission's check (job_admit.go), with its code and text
+		return batchreq.ErrorReply(batchreq.PBSE_EXCQRESC, "", msgInfeasible)
 	}
 	j.Attrs = na
 	j.Hold = hold
