@@ -88,8 +88,8 @@ func newMultiNodeSchedCluster(t *testing.T, nodes []string, np int) *schedCluste
 // TestStarvationEndToEnd is seed 004's starvation scenario with the real
 // daemons on three nodes of two slots: six one-slot jobs B0-B5 (walltime
 // one hour) fill the cluster; A asks for all of it (nodes=3:ppn=2); a
-// short C (walltime five minutes) and more B jobs (B6, B7) queue behind
-// it. The jobs run until the test ends them (a file each waits for), so
+// short C (walltime five minutes) and more B jobs (B6, B7, walltime two
+// hours) queue behind it. The jobs run until the test ends them (a file each waits for), so
 // nothing depends on how fast the machine is: every step waits for what
 // the daemons report (accounting records, qstat -f), never for time.
 //
@@ -196,8 +196,12 @@ func TestStarvationEndToEnd(t *testing.T) {
 				}
 			}
 			submit("C", 1, "-l", "nodes=1:ppn=1,walltime=00:05:00")
-			submit("B6", 0, hour...)
-			submit("B7", 1, hour...)
+			// two hours: B6 and B7 can never end before A's plan (at most
+			// an hour away), even when they are looked at in the second
+			// the last of B0-B5 started
+			twoHours := []string{"-l", "nodes=1:ppn=1,walltime=02:00:00"}
+			submit("B6", 0, twoHours...)
+			submit("B7", 1, twoHours...)
 			end("B0", "B1")
 			if !tc.reserve {
 				c.waitFor("B6 to start in a freed slot", 30*time.Second, func() bool { return started("B6") })
