@@ -2,162 +2,240 @@ package compattests
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"gopbs/internal/e2e"
 )
 
+// newMultiNodeSchedCluster is a schedCluster whose jobs run on several
+// nodes, each with a pbs_mom of its own: node i is 127.0.0.(i+2), named
+// in a hosts file that pbs_server, pbs_sched and the MOMs see in mount
+// namespaces of their own (each MOM bound to its address with
+// GOPBS_MOM_ADDR, all on the same ports). It returns when every node is
+// free and has reported.
+func newMultiNodeSchedCluster(t *testing.T, nodes []string, np int) *schedCluster {
+	t.Helper()
+	e2e.RequireNamespaces(t)
+	if testing.Short() {
+		t.Skip("end-to-end test")
+	}
+	addr := func(i int) string { return fmt.Sprintf("127.0.0.%d", i+2) }
+	for i := range nodes {
+		l, err := net.Listen("tcp", addr(i)+":0")
+		if err != nil {
+			t.Skipf("loopback address %s not usable: %v", addr(i), err)
+		}
+		l.Close()
+	}
+	c := &schedCluster{t: t, acctSeen: map[string]int{}}
+	for i, name := range schedE2EUsers {
+		c.users[i] = e2e.User(t, name)
+		c.users[i].MakeHome(t)
+	}
+	c.bin = e2e.Build(t, "pbs_server", "pbs_mom", "pbs_sched", "pbs_iff", "qsub", "qstat", "qmgr", "pbsnodes").Dir
+	c.base = e2e.Dir(t)
+	c.work = filepath.Join(c.base, "work")
+	c.svHome, c.schedHome = filepath.Join(c.base, "server"), filepath.Join(c.base, "sched")
+	if err := os.MkdirAll(c.work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(c.work, 0o777|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	hosts := "127.0.0.1\tlocalhost\n"
+	for i, n := range nodes {
+		hosts += addr(i) + "\t" + n + "\n"
+	}
+	c.hosts = filepath.Join(c.base, "hosts")
+	e2e.WriteFile(t, c.hosts, hosts)
+	for _, h := range []string{c.svHome, c.schedHome} {
+		if err := e2e.MakeHome(h, "localhost"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ports := e2e.FreePorts(t, 4)
+	c.svPort, c.momPort, c.rmPort, c.schdPort = ports[0], ports[1], ports[2], ports[3]
+	e2e.LogFilesOnFailure(t, 20000, filepath.Join(c.base, "*", "*_logs", "*"))
+	ps := strconv.Itoa
+	c.start("pbs_server", "-D", "-f", "-t", "create", "-d", c.svHome, "-p", ps(c.svPort), "-M", ps(c.momPort),
+		"-R", ps(c.rmPort), "-S", "127.0.0.1:"+ps(c.schdPort), "-H", "localhost").WaitListening(t, c.addr(c.svPort), 10*time.Second)
+	c.qmgr("set server scheduling = false", "set server scheduler_iteration = 2", "set server keep_completed = 0")
+	for i, n := range nodes {
+		c.qmgr(fmt.Sprintf("create node %s np=%d", n, np))
+		home := filepath.Join(c.base, "mom-"+n)
+		if err := e2e.MakeHome(home, "localhost"); err != nil {
+			t.Fatal(err)
+		}
+		e2e.WriteFile(t, filepath.Join(home, "mom_priv", "config"), "$pbsserver localhost\n$status_update_time 2\n")
+		c.startEnv("pbs_mom "+n, "pbs_mom", []string{"GOPBS_MOM_ADDR=" + addr(i)}, "-D", "-d", home, "-H", n,
+			"-M", ps(c.momPort), "-R", ps(c.rmPort), "-S", ps(c.svPort))
+	}
+	for _, n := range nodes {
+		c.waitFor("node "+n+" to be free", 30*time.Second, func() bool {
+			out, _, _ := c.run(-1, "pbsnodes", n)
+			return strings.Contains(out, "state = free") && strings.Contains(out, "opsys=")
+		})
+	}
+	return c
+}
+
 // TestStarvationEndToEnd is seed 004's starvation scenario with the real
-// daemons: node localhost has two slots; a stream of one-slot jobs B(i)
-// (8 s, walltime 10 s) arrives every 4 s, so one always ends while the
-// other runs; job A asks for both slots with qsub -W reserve=y just after
-// B(0) and B(1) started; a short job C (1 s, walltime 3 s) follows.
+// daemons on three nodes of two slots: six one-slot jobs B0-B5 (walltime
+// one hour) fill the cluster; A asks for all of it (nodes=3:ppn=2); a
+// short C (walltime five minutes) and more B jobs (B6, B7, walltime two
+// hours) queue behind it. The jobs run until the test ends them (a file each waits for), so
+// nothing depends on how fast the machine is: every step waits for what
+// the daemons report (accounting records, qstat -f), never for time.
 //
-// With max_reservation A gets a reservation (estimated_start_time and
-// estimated_exec_host in qstat -f, the MONITOR file sched_priv/schedule),
-// starts no later than one scheduler cycle after its planned start, no
-// B(i) queued after it starts before it, and C backfills into the gap
-// before it. Without reservations (TORQUE's FIFO) the B(i) keep taking
-// the free slot and A starves while the stream lasts.
+// With max_reservation A gets a reservation on all three nodes at the
+// predicted time (the last planned end of B0-B5: start_time + walltime,
+// duration_offset 0), shown by qstat -f (estimated_start_time,
+// estimated_exec_host) and the MONITOR file; when B0 and B1 end, C
+// backfills into a free slot while B6 and B7, which fit too but would
+// still run at A's planned start, are held with the reservation comment;
+// the plan never gets later; A starts when its nodes are free, before any
+// job queued after it but C. Without reservations (TORQUE's FIFO) B6
+// takes a free slot while A waits: A starves.
 func TestStarvationEndToEnd(t *testing.T) {
-	c := newSchedCluster(t)
+	nodes := []string{"nodea", "nodeb", "nodec"}
+	c := newMultiNodeSchedCluster(t, nodes, 2)
 	c.qmgr("create queue resv queue_type = execution", "set queue resv enabled = true", "set queue resv started = true",
 		"set server default_queue = resv")
-	const iteration = 2 // scheduler_iteration, seconds
 	for _, tc := range []struct {
 		name        string
 		schedConfig string
 		reserve     bool
 	}{
-		{"reservation", "max_reservation: 4\nduration_offset: 0\nparams: MONITOR\n", true},
+		{"reservation", "max_reservation: 10\nduration_offset: 0\nparams: MONITOR\n", true},
 		{"fifo", "help_starving_jobs: false\n", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c.t = t
-			c.qmgr("set server scheduling = false", "set node localhost np = 2")
+			c.qmgr("set server scheduling = false")
 			c.startScheduler(tc.schedConfig, nil)
 			c.accounting()
 			c.qmgr("set server scheduling = true")
-			bJob := func(i int) e2eJob {
-				return e2eJob{name: fmt.Sprintf("B%d", i), user: i % 2, args: []string{"-l", "nodes=1:ppn=1,walltime=00:00:10"}, sleep: "8"}
-			}
-			var mu sync.Mutex
-			order := []string{} // submission order after A
-			names := map[string]string{}
-			submit := func(j e2eJob) string {
-				id := c.submit(j)
-				mu.Lock()
-				names[id] = j.name
-				mu.Unlock()
+			names := map[string]string{} // id → name
+			ids := map[string]string{}   // name → id
+			endFile := func(name string) string { return filepath.Join(c.work, "end."+tc.name+"."+name) }
+			submit := func(name string, user int, args ...string) string {
+				script := "#!/bin/sh\nwhile [ ! -e " + endFile(name) + " ]; do sleep 0.2; done\n"
+				if name == "C" {
+					script = "#!/bin/sh\nexit 0\n"
+				}
+				id := c.submit(e2eJob{name: tc.name + "-" + name, user: user, args: args, script: script})
+				names[id], ids[name] = name, id
 				return id
 			}
-			submit(bJob(0))
-			time.Sleep(4 * time.Second)
-			submit(bJob(1))
-			c.waitFor("B0 and B1 to run", 20*time.Second, func() bool { return c.runningCount() == 2 })
-			aArgs := []string{"-l", "nodes=1:ppn=2,walltime=00:00:05"}
-			if tc.reserve {
-				aArgs = append(aArgs, "-W", "reserve=y")
-			}
-			a := submit(e2eJob{name: "A", args: aArgs, sleep: "3"})
-			cJob := submit(e2eJob{name: "C", user: 1, args: []string{"-l", "nodes=1:ppn=1,walltime=00:00:03"}, sleep: "1"})
-			var planned int64
-			if tc.reserve {
-				c.waitFor("A's reservation", 20*time.Second, func() bool {
-					planned, _ = strconv.ParseInt(c.jobAttr(a, "estimated_start_time"), 10, 64)
-					return planned > 0
-				})
-				if hosts := c.jobAttr(a, "estimated_exec_host"); hosts != "localhost:ppn=2" {
-					t.Errorf("estimated_exec_host = %q, want localhost:ppn=2", hosts)
-				}
-				if got := c.jobAttr(a, "reserve"); got != "y" {
-					t.Errorf("reserve = %q in qstat -f", got)
+			end := func(names ...string) {
+				for _, n := range names {
+					e2e.WriteFile(t, endFile(n), "")
 				}
 			}
-			// the stream goes on: B2... every 4 s
-			stop := make(chan struct{})
-			var wg sync.WaitGroup
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := 2; i < 9; i++ {
-					select {
-					case <-stop:
-						return
-					case <-time.After(4 * time.Second):
-					}
-					id := submit(bJob(i))
-					mu.Lock()
-					order = append(order, id)
-					mu.Unlock()
-				}
-			}()
-			started := map[string]time.Time{}
-			var startOrder []string
-			c.waitFor("A to start or the stream to end", 60*time.Second, func() bool {
+			var startOrder []string // names, by S record
+			started := func(name string) bool {
 				for _, r := range c.accounting() {
-					if r.kind == "S" {
-						if _, ok := started[r.id]; !ok {
-							started[r.id] = time.Now()
-							startOrder = append(startOrder, r.id)
-						}
+					if r.kind == "S" && names[r.id] != "" {
+						startOrder = append(startOrder, names[r.id])
 					}
 				}
-				mu.Lock()
-				streamDone := len(order) == 7
-				mu.Unlock()
-				_, aStarted := started[a]
-				return aStarted && tc.reserve || streamDone
-			})
-			close(stop)
-			wg.Wait()
-			mu.Lock()
-			defer mu.Unlock()
-			pos := func(id string) int {
-				for i, x := range startOrder {
-					if x == id {
+				for _, n := range startOrder {
+					if n == name {
+						return true
+					}
+				}
+				return false
+			}
+			pos := func(name string) int {
+				for i, n := range startOrder {
+					if n == name {
 						return i
 					}
 				}
 				return len(startOrder)
 			}
+			t.Cleanup(func() {
+				end("A", "B0", "B1", "B2", "B3", "B4", "B5", "B6", "B7")
+				c.waitFor("the jobs to end", 60*time.Second, func() bool { return c.runningCount() == 0 && c.queuedCount() == 0 })
+			})
+
+			hour := []string{"-l", "nodes=1:ppn=1,walltime=01:00:00"}
+			for i := 0; i < 6; i++ {
+				submit("B"+strconv.Itoa(i), i%2, hour...)
+			}
+			c.waitFor("B0-B5 to run", 30*time.Second, func() bool { return c.runningCount() == 6 })
+			aArgs := []string{"-l", "nodes=3:ppn=2,walltime=01:00:00"}
+			if tc.reserve {
+				aArgs = append(aArgs, "-W", "reserve=y")
+			}
+			a := submit("A", 0, aArgs...)
+			var planned int64
+			if tc.reserve {
+				c.waitFor("A's reservation", 30*time.Second, func() bool {
+					planned, _ = strconv.ParseInt(c.jobAttr(a, "estimated_start_time"), 10, 64)
+					return planned > 0
+				})
+				var predicted int64
+				for i := 0; i < 6; i++ {
+					predicted = max(predicted, c.jobStartTime(ids["B"+strconv.Itoa(i)])+3600)
+				}
+				if planned != predicted {
+					t.Errorf("A planned at %d, want %d (the last end of B0-B5 by walltime)", planned, predicted)
+				}
+				if hosts := c.jobAttr(a, "estimated_exec_host"); hosts != "nodea:ppn=2+nodeb:ppn=2+nodec:ppn=2" {
+					t.Errorf("estimated_exec_host = %q, want nodea:ppn=2+nodeb:ppn=2+nodec:ppn=2", hosts)
+				}
+				if got := c.jobAttr(a, "reserve"); got != "y" {
+					t.Errorf("reserve = %q in qstat -f", got)
+				}
+			}
+			submit("C", 1, "-l", "nodes=1:ppn=1,walltime=00:05:00")
+			// two hours: B6 and B7 can never end before A's plan (at most
+			// an hour away), even when they are looked at in the second
+			// the last of B0-B5 started
+			twoHours := []string{"-l", "nodes=1:ppn=1,walltime=02:00:00"}
+			submit("B6", 0, twoHours...)
+			submit("B7", 1, twoHours...)
+			end("B0", "B1")
 			if !tc.reserve {
-				overtook := 0
-				for _, id := range order {
-					if pos(id) < pos(a) {
-						overtook++
-					}
+				c.waitFor("B6 to start in a freed slot", 30*time.Second, func() bool { return started("B6") })
+				if started("A") {
+					t.Fatalf("FIFO: A started (start order %v)", startOrder)
 				}
-				if overtook < 3 {
-					t.Errorf("FIFO: only %d B jobs queued after A started before it (start order %v): A did not starve", overtook, startOrder)
+				return // A starves behind the stream; the clean-up ends it all
+			}
+			reserved := "Not Running: resources reserved for " + a + " until "
+			c.waitFor("C to backfill and B6, B7 to be held for A", 30*time.Second, func() bool {
+				if p, _ := strconv.ParseInt(c.jobAttr(a, "estimated_start_time"), 10, 64); p > planned {
+					t.Fatalf("A's plan got later: %d, then %d", planned, p)
 				}
-				return
+				return started("C") && strings.HasPrefix(c.jobComment(ids["B6"]), reserved) &&
+					strings.HasPrefix(c.jobComment(ids["B7"]), reserved)
+			})
+			if started("B6") || started("B7") {
+				t.Fatalf("a B job queued after A started before it: start order %v", startOrder)
 			}
-			if pos(a) == len(startOrder) {
-				t.Fatalf("A never started (start order %v)", startOrder)
+			end("B2", "B3", "B4", "B5")
+			c.waitFor("A to start", 30*time.Second, func() bool { return started("A") })
+			if pos("B6") < pos("A") || pos("B7") < pos("A") || pos("C") > pos("A") {
+				t.Errorf("start order %v: want C before A, and A before B6 and B7", startOrder)
 			}
-			for _, id := range order {
-				if pos(id) < pos(a) {
-					t.Errorf("%s (queued after A) started before A: start order %v", names[id], startOrder)
-				}
-			}
-			if pos(cJob) > pos(a) {
-				t.Errorf("C did not backfill before A: start order %v", startOrder)
-			}
-			aStart := c.jobStartTime(a)
-			if aStart > planned+iteration {
-				t.Errorf("A started at %d, planned %d: later than one cycle (%d s)", aStart, planned, iteration)
+			if s := c.jobStartTime(a); s > planned {
+				t.Errorf("A started at %d, after its plan %d", s, planned)
 			}
 			sched, err := os.ReadFile(filepath.Join(c.schedHome, "sched_priv", "schedule"))
-			if err != nil || !strings.Contains(string(sched), a+":1:RESERVING:"+strconv.FormatInt(planned, 10)+":5:H:localhost:slots:2.000000\n") ||
-				!strings.Contains(string(sched), "::::::::\n") {
-				t.Errorf("MONITOR file: %v\n%s", err, sched)
+			for _, n := range nodes {
+				line := a + ":1:RESERVING:" + strconv.FormatInt(planned, 10) + ":3600:H:" + n + ":slots:2.000000\n"
+				if err != nil || !strings.Contains(string(sched), line) {
+					t.Errorf("MONITOR file lacks %q: %v\n%s", line, err, sched)
+				}
 			}
-			c.waitFor("the jobs to end", 60*time.Second, func() bool { return c.runningCount() == 0 && c.queuedCount() == 0 })
 		})
 	}
 }

@@ -43,6 +43,9 @@ type schedCluster struct {
 	sched                             *e2e.Daemon
 	mom                               *e2e.Daemon
 	acctSeen                          map[string]int // accounting file → lines already returned
+	// hosts, when set, is the hosts(5) file the daemons see (a mount
+	// namespace of their own each): the multi-node cluster's.
+	hosts string
 }
 
 // newSchedCluster builds the programs, starts pbs_server and pbs_mom and
@@ -97,7 +100,23 @@ func newSchedCluster(t *testing.T) *schedCluster {
 // c.t ends.
 func (c *schedCluster) start(name string, args ...string) *e2e.Daemon {
 	c.t.Helper()
-	return e2e.Start(c.t, name, exec.Command(filepath.Join(c.bin, name), args...))
+	return c.startEnv(name, name, nil, args...)
+}
+
+// startEnv is start of program name, called label in the test's output,
+// with env added to its environment.
+func (c *schedCluster) startEnv(label, name string, env []string, args ...string) *e2e.Daemon {
+	c.t.Helper()
+	cmd := exec.Command(filepath.Join(c.bin, name), args...)
+	if c.hosts != "" {
+		script := `mount --bind "$1" /etc/hosts && shift && exec "$@"`
+		cmd = exec.Command("unshare", append([]string{"--mount", "--propagation", "private", "sh", "-c", script, "sh",
+			c.hosts, filepath.Join(c.bin, name)}, args...)...)
+	}
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
+	return e2e.Start(c.t, label, cmd)
 }
 
 // addr is the loopback address of port.
@@ -140,6 +159,8 @@ type e2eJob struct {
 	queue string   // -q
 	args  []string // more qsub options (-l, -p)
 	sleep string   // seconds the job runs ("0" by default)
+	// script, when set, is the job's script instead of the sleep.
+	script string
 }
 
 // submit queues job j with qsub as its user and returns the job id.
@@ -150,7 +171,11 @@ func (c *schedCluster) submit(j e2eJob) string {
 		sleep = "0"
 	}
 	script := filepath.Join(c.work, j.name+".sh")
-	if err := os.WriteFile(script, []byte("#!/bin/sh\nsleep "+sleep+"\n"), 0o644); err != nil {
+	text := "#!/bin/sh\nsleep " + sleep + "\n"
+	if j.script != "" {
+		text = j.script
+	}
+	if err := os.WriteFile(script, []byte(text), 0o644); err != nil {
 		c.t.Fatal(err)
 	}
 	args := []string{"-N", j.name, "-j", "oe", "-o", "localhost:" + filepath.Join(c.work, j.name+".out")}

@@ -17,6 +17,7 @@ ip link set lo up
 hostname gopbs-foreign
 hosts=$(mktemp)
 printf '127.0.0.1\tgopbs-foreign localhost\n::1\tlocalhost ip6-localhost\n' >"$hosts"
+chmod 644 "$hosts" # mktemp's 0600 would hide it from the users the tests run clients as
 mount --bind "$hosts" /etc/hosts
 pids=
 trap 'kill $pids 2>/dev/null; rm -f "$hosts"' EXIT

@@ -15,6 +15,7 @@ import (
 	"gopbs/iff"
 	"gopbs/internal/logline"
 	"gopbs/server/handler"
+	"gopbs/server/link/sched"
 	"gopbs/server/schedulers"
 	"gopbs/server/state"
 )
@@ -51,12 +52,12 @@ type conn struct {
 	shutdownReq bool
 
 	pending *state.Job // job being submitted on this connection
+	// cycle is the scheduling cycle of a scheduler's connection, nil
+	// for any other (server/link/sched).
+	cycle *sched.Cycle
 	// slice is what a scheduler's connection sees (sched_objects.go);
 	// nil for every other connection.
 	slice *schedulers.Slice
-	// counter, when set, counts the jobs run over the connection (a
-	// non-default scheduler's cycle, sched_run.go).
-	counter *int
 
 	started bool // bytes of the current request have been read
 	// readLimit is the read deadline last set and readInRequest whether it
@@ -518,7 +519,7 @@ func (s *Server) handleShutdown(c *conn, req *batchreq.Request) {
 	}
 	s.log.Logf(logline.EventSystem|logline.EventAdmin|logline.EventDebug, logline.ClassServer, "PBS_Server", "Shutdown request from %s ", c.requester())
 	c.shutdownReq = true
-	s.drainJobs(manner) // immediate/delay: requeue or kill running jobs first (run_shutdown.go)
+	s.run.drainJobs(manner) // immediate/delay: requeue or kill running jobs first (run_shutdown.go)
 	s.Shutdown(how)
 	c.ok()
 	c.closeAfter = true

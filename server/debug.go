@@ -1,92 +1,16 @@
 package server
 
 import (
-	"encoding/json"
 	"net"
-	"net/http"
-	"sync"
-	"time"
 
-	"gopbs/batchreq"
 	"gopbs/internal/debugserve"
 )
 
-// schedCyclesPath is where the debug listener serves the recent
-// scheduling cycles as JSON (a schedCyclesReport).
-const schedCyclesPath = "/debug/gopbs/sched_cycles"
-
 // startPprof starts the hidden debug listener (package debugserve) if
-// GOPBS_PPROF asks for it: the runtime profiles and, at schedCyclesPath,
-// the durations of the recent scheduling cycles (tools/schedbench). It
-// returns the listener (nil if none) so that Shutdown can close it.
+// GOPBS_PPROF asks for it: the runtime profiles and what the scheduler
+// link adds (the durations of the recent scheduling cycles, for
+// tools/schedbench). It returns the listener (nil if none) so that
+// Shutdown can close it.
 func (s *Server) startPprof() net.Listener {
-	var extra map[string]http.Handler
-	if s.run != nil {
-		extra = map[string]http.Handler{schedCyclesPath: &s.run.sched.cycles}
-	}
-	return debugserve.Start(extra)
-}
-
-// maxSchedCycles is the number of recent cycles a schedCycleLog keeps.
-const maxSchedCycles = 256
-
-// schedCycleRecord is one scheduling cycle as the server saw it: from
-// the moment it started to connect to the scheduler until the scheduler
-// closed the connection. Its JSON form is part of what schedCyclesPath
-// serves.
-type schedCycleRecord struct {
-	Seq     int64     `json:"seq"`     // 1 for the server's first cycle, and so on
-	Command string    `json:"command"` // the command sent ("new", "time", ...)
-	Start   time.Time `json:"start"`
-	Seconds float64   `json:"seconds"` // the cycle's duration
-	Started int       `json:"started"` // jobs run over the connection
-}
-
-// schedCyclesReport is the JSON document served at schedCyclesPath.
-type schedCyclesReport struct {
-	Total  int64              `json:"total"`  // cycles since the server started
-	Cycles []schedCycleRecord `json:"cycles"` // the most recent ones, oldest first
-}
-
-// schedCycleLog keeps the durations of the most recent scheduling cycles
-// for the debug listener. Its zero value is ready to use.
-type schedCycleLog struct {
-	mu     sync.Mutex
-	total  int64
-	recent []schedCycleRecord // ring of at most maxSchedCycles, recent[total%max] is the oldest when full
-}
-
-// add records a cycle of command cmd that started at start, lasted d and
-// ran started jobs.
-func (l *schedCycleLog) add(cmd int, start time.Time, d time.Duration, started int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.total++
-	r := schedCycleRecord{Seq: l.total, Command: batchreq.SchedCommandName(cmd), Start: start, Seconds: d.Seconds(), Started: started}
-	if len(l.recent) < maxSchedCycles {
-		l.recent = append(l.recent, r)
-		return
-	}
-	l.recent[(l.total-1)%maxSchedCycles] = r
-}
-
-// report returns the recorded cycles, oldest first.
-func (l *schedCycleLog) report() schedCyclesReport {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	rep := schedCyclesReport{Total: l.total, Cycles: make([]schedCycleRecord, 0, len(l.recent))}
-	if len(l.recent) < maxSchedCycles {
-		rep.Cycles = append(rep.Cycles, l.recent...)
-		return rep
-	}
-	oldest := int(l.total % maxSchedCycles)
-	rep.Cycles = append(rep.Cycles, l.recent[oldest:]...)
-	rep.Cycles = append(rep.Cycles, l.recent[:oldest]...)
-	return rep
-}
-
-// ServeHTTP writes the report as JSON.
-func (l *schedCycleLog) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(l.report())
+	return debugserve.Start(s.sched.DebugHandlers())
 }

@@ -42,3 +42,34 @@ func TestExtensionAttribute(t *testing.T) {
 		t.Fatalf("qselect on x: %d %q %v", sel.Code, sel.Text, sel.JobIDs)
 	}
 }
+
+// TestExtensionAttributePosition pins where x is reported in a full job
+// status. No capture or spec table shows TORQUE reporting x (spec 04 §3
+// lists the job attributes in definition order, which is qstat -f's
+// order, and x is not among them); the table puts the names it does not
+// define at the end, after job_arguments (#69), and that is where x is
+// reported: after every attribute of TORQUE's table and before GoPBS's
+// own (reserve, estimated_start_time, estimated_exec_host), so that a
+// TORQUE client sees TORQUE's attributes in TORQUE's order (issue 14,
+// remainder d; docs/architecture.md says the same).
+func TestExtensionAttributePosition(t *testing.T) {
+	cl := newCluster(t)
+	p := submitAs(t, cl.alice, "alice", "batch", attr("reserve", "y"), attr("x", "QOS:high"), attr("job_arguments", "a b"), attr("Job_Name", "pos"))
+	if p.Code != 0 {
+		t.Fatalf("qsub -F 'a b' -W x=QOS:high -W reserve=y: %d %q", p.Code, p.Text)
+	}
+	st := cl.alice.do(batchreq.NewRequest(batchreq.PBS_BATCH_StatusJob, "alice", &batchreq.StatusReq{ID: p.JobID}))
+	if st.Code != 0 || len(st.Status) != 1 {
+		t.Fatalf("status: %d %q", st.Code, st.Text)
+	}
+	var names []string
+	for _, a := range st.Status[0].Attrs {
+		if !a.HasResource {
+			names = append(names, a.Name)
+		}
+	}
+	n := len(names)
+	if n < 4 || names[n-3] != "job_arguments" || names[n-2] != "x" || names[n-1] != "reserve" {
+		t.Fatalf("full status ends %v, want ... job_arguments x reserve", names[max(n-4, 0):])
+	}
+}

@@ -50,3 +50,39 @@ func TestInfeasibleNodeRequest(t *testing.T) {
 		}
 	}
 }
+
+// TestInfeasibleNodeAlter: qalter -l nodes=... gets the submission's
+// feasibility check, with the same code and text (qalter exits 190), and
+// the job keeps its request; a feasible change, or one that only busy
+// nodes stand in the way of, is applied (issue 14, remainder b).
+func TestInfeasibleNodeAlter(t *testing.T) {
+	mom := newFakeMom(t)
+	s := runServer(t, mom, 0)
+	c := privConn(t, s)
+	setupCluster(t, c) // node vm, np=2
+	if p := c.do(mgr(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_NODE, "big", attr("np", "4"), attr("properties", "fat"))); p.Code != 0 {
+		t.Fatalf("create node big: %d", p.Code)
+	}
+	const text = "Job exceeds queue resource limits MSG=cannot locate feasible nodes (nodes file is empty or all systems are busy)"
+	id := submit(t, c, "alter", rattr("Resource_List", "nodes", "1"))
+	alter := func(nodes string) *batchreq.Reply {
+		t.Helper()
+		return c.do(jobReq(batchreq.PBS_BATCH_ModifyJob, "root", id, rattr("Resource_List", "nodes", nodes)))
+	}
+	for _, spec := range []string{"1:ppn=5", "3", "vm:ppn=3", "2:fat", "1:gpu", "1:ppn=4+1:ppn=4"} {
+		if p := alter(spec); p.Code != batchreq.PBSE_EXCQRESC || p.Text != text || p.Code&0xff != 190 {
+			t.Errorf("qalter -l nodes=%s: %d %q, want %d %q", spec, p.Code, p.Text, batchreq.PBSE_EXCQRESC, text)
+		}
+		if got := jobAttr(t, c, id, "Resource_List.nodes"); got != "1" {
+			t.Fatalf("after a refused qalter -l nodes=%s: nodes = %q, want 1 (unchanged)", spec, got)
+		}
+	}
+	for _, spec := range []string{"1:ppn=4", "2", "vm:ppn=2+big:ppn=4", "1:fat:ppn=3"} {
+		if p := alter(spec); p.Code != 0 {
+			t.Errorf("qalter -l nodes=%s: %d %q, want accepted", spec, p.Code, p.Text)
+		}
+		if got := jobAttr(t, c, id, "Resource_List.nodes"); got != spec {
+			t.Errorf("after qalter -l nodes=%s: nodes = %q", spec, got)
+		}
+	}
+}

@@ -23,11 +23,13 @@ func (v jobctlState) Now() time.Time                 { return v.s.now() }
 func (v jobctlState) Attrs() state.Attrs             { return v.s.attrs }
 func (v jobctlState) FindJob(id string) *state.Job   { return v.s.findJob(id) }
 func (v jobctlState) Queue(name string) *state.Queue { return v.s.queueByName[name] }
+func (v jobctlState) Feasible(spec string) bool      { return v.s.feasible(spec) } // feasible.go
+func (v jobctlState) InfeasibleText() string         { return msgInfeasible }
 func (v jobctlState) Evaluate(j *state.Job)          { v.s.evaluate(j) }
 func (v jobctlState) Touch(j *state.Job)             { v.s.touch(j) }
 func (v jobctlState) RefreshNodeJobs()               { v.s.refreshNodeJobs() }
 func (v jobctlState) Running() handler.Running       { return runningAdapter{v.s.running} }
-func (v jobctlState) SchedNotify(cmd int)            { v.s.run.schedNotify(cmd) }
+func (v jobctlState) SchedNotify(cmd int)            { v.s.sched.Notify(cmd) }
 
 func (v jobctlState) Targets(id, ext string) ([]*state.Job, *state.Job) {
 	return v.s.jobTargets(id, ext)
@@ -57,11 +59,11 @@ func (v jobctlState) Admit(j *state.Job, q *state.Queue, host string, mgrMove bo
 
 func (v jobctlState) MoveRemote(w handler.ReplyWriter, who *handler.Asker, j *state.Job, destination string) (string, bool) {
 	dest := v.s.parseDestination(destination)
-	if dest.addr != "" || dest.bad {
+	if dest.Addr != "" || dest.Bad {
 		v.s.moveRemote(w, who.Requester(), j, dest) // remote.go
 		return "", true
 	}
-	return dest.queue, false
+	return dest.Queue, false
 }
 
 func (v jobctlState) NormalizeDepend(val string) (string, bool) {

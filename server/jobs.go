@@ -7,6 +7,7 @@ import (
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
+	"gopbs/server/link/remote"
 	"gopbs/server/pbslog"
 	"gopbs/server/state"
 	"gopbs/server/store"
@@ -155,7 +156,7 @@ func (s *Server) moveJob(tx *state.Txn, j *state.Job, from, to *state.Queue) {
 	tx.Dequeue(j)
 	s.applyDefaults(j, to)
 	tx.Enqueue(j, to)
-	s.log.Logf(logline.EventDebug2, logline.ClassJob, j.ID, "enqueuing into %s, state %d hop %s", to.Name, j.State, hopCount(j))
+	s.log.Logf(logline.EventDebug2, logline.ClassJob, j.ID, "enqueuing into %s, state %d hop %s", to.Name, j.State, remote.HopCount(j))
 	s.acct.Record(pbslog.AcctQueue, j.ID, "queue="+to.Name)
 	if to.IsExec() {
 		for _, p := range s.registerDeps(j) {

@@ -80,9 +80,9 @@ func isCluster(t *testing.T, pingDelay time.Duration, names ...string) (*Server,
 		}
 		return nil
 	}
-	s.run.pingDelay = pingDelay
-	s.run.addrsDelay = 100 * time.Millisecond
-	s.run.pingAnswerWait = 0
+	s.is.PingDelay = pingDelay
+	s.is.AddrsDelay = 100 * time.Millisecond
+	s.is.PingAnswerWait = 0
 	go s.Serve()
 	t.Cleanup(func() { s.Shutdown("Quick") })
 	for _, p := range peers {
@@ -196,7 +196,7 @@ func TestPingCrossesMomHello(t *testing.T) {
 	mom.status(s, own, "first")
 	// The ping's check saw no stream for the node before the hello; the
 	// status seen through s.mu orders the server's start before this.
-	s.run.pingNode(mom.ctx, "vm")
+	s.is.PingNode(mom.ctx, "vm")
 	ping := mom.acceptPing()
 	mom.status(s, own, "after-ping")
 	if err := stillOpen(own, 300*time.Millisecond); err != nil {
@@ -220,7 +220,7 @@ func TestPingAnsweredAfterMomHello(t *testing.T) {
 	s, mom := isServer(t, time.Hour)
 	own := mom.hello()
 	mom.status(s, own, "first")
-	s.run.pingNode(mom.ctx, "vm")
+	s.is.PingNode(mom.ctx, "vm")
 	ping := mom.acceptPing()
 	mom.send(ping, &momproto.ISMessage{Command: momproto.IS_HELLO})
 	if m := mom.recv(ping); m.Command != momproto.IS_CLUSTER_ADDRS {
@@ -248,7 +248,7 @@ func TestMomClosesBeforeAnsweringPing(t *testing.T) {
 	s, mom := isServer(t, time.Hour)
 	own := mom.hello()
 	mom.status(s, own, "first")
-	s.run.pingNode(mom.ctx, "vm")
+	s.is.PingNode(mom.ctx, "vm")
 	ping := mom.acceptPing()
 	own.Close()
 	select {
@@ -277,11 +277,11 @@ func TestMomClosesBeforeAnsweringPing(t *testing.T) {
 func TestPingAnsweredLate(t *testing.T) {
 	s, mom := isServer(t, time.Hour)
 	s.run.mu.Lock()
-	s.run.pingAnswerWait = time.Hour
+	s.is.PingAnswerWait = time.Hour
 	s.run.mu.Unlock()
 	own := mom.hello()
 	mom.status(s, own, "first")
-	s.run.pingNode(mom.ctx, "vm")
+	s.is.PingNode(mom.ctx, "vm")
 	ping := mom.acceptPing()
 	mom.status(s, own, "before-answer")
 	if err := stillOpen(ping, 200*time.Millisecond); err != nil {

@@ -14,6 +14,7 @@ import (
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/dis"
+	"gopbs/server/link/mom"
 )
 
 func TestRunJobErrors(t *testing.T) {
@@ -561,7 +562,7 @@ func privConn(t *testing.T, s *Server) *client {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	nc, err := dialReserved(ctx, s.Addr().String())
+	nc, err := mom.DialReserved(ctx, s.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"gopbs/batchreq"
 	"gopbs/dis"
+	momlink "gopbs/server/link/mom"
 )
 
 // fakeMom is a test MOM on loopback: it accepts the server's TCP
@@ -236,7 +237,7 @@ func runServerAt(t *testing.T, home, init string, mom *fakeMom, schedPort int, s
 		if host == "vm" {
 			return []netip.Addr{netip.MustParseAddr("127.0.0.1")}
 		}
-		return resolveAddr(host)
+		return momlink.ResolveAddr(host)
 	}
 	if mom != nil {
 		s.run.dialer = func(ctx context.Context, host string) (net.Conn, error) {

@@ -22,7 +22,7 @@ const defaultJobStatRate = 45
 // applyMomAttrs applies the resources_used and send-once attributes a
 // MOM reports for a job; it reports whether session_id changed. Called
 // with s.mu held.
-func (s *Server) applyMomAttrs(j *state.Job, list batchreq.AttrList) bool {
+func applyMomAttrs(j *state.Job, list batchreq.AttrList) bool {
 	changed := false
 	for _, a := range list {
 		switch {
@@ -43,7 +43,8 @@ func (s *Server) applyMomAttrs(j *state.Job, list batchreq.AttrList) bool {
 }
 
 // handleJobObit serves a MOM's JobObit (spec 10 §8.3).
-func (s *Server) handleJobObit(c *conn, req *batchreq.Request) {
+func (rl *runLink) handleJobObit(c *conn, req *batchreq.Request) {
+	s := rl.s
 	body := req.Body.(*batchreq.JobObit)
 	if !c.perm.svr {
 		c.reject(batchreq.PBSE_PERM, "")
@@ -57,7 +58,7 @@ func (s *Server) handleJobObit(c *conn, req *batchreq.Request) {
 		ms = motherSuperior(j.Attrs.Get(pbsattr.JobExecHost))
 	}
 	s.mu.RUnlock()
-	trusted := ms == "" || s.run.fromHost(c.remote.Addr(), ms)
+	trusted := ms == "" || rl.fromHost(c.remote.Addr(), ms)
 	for try := 0; ; try++ {
 		s.mu.Lock()
 		j := s.findJob(body.JobID)
@@ -90,7 +91,7 @@ func (s *Server) handleJobObit(c *conn, req *batchreq.Request) {
 			time.Sleep(100 * time.Millisecond)
 			continue
 		}
-		s.applyMomAttrs(j, body.Attrs)
+		applyMomAttrs(j, body.Attrs)
 		j.Attrs.Set(pbsattr.JobExitStatus, strconv.Itoa(body.ExitStatus))
 		rerun := j.Substate == pbsattr.SubRerun || requeueOnExit(body.ExitStatus, state.IsTrue(j.Attrs.Get(pbsattr.JobRerunable)))
 		if rerun {
@@ -104,9 +105,9 @@ func (s *Server) handleJobObit(c *conn, req *batchreq.Request) {
 		wait := s.store.Submit(state.SaveJob(j))
 		s.mu.Unlock()
 		wait()
-		s.run.beginEnd(host)
+		rl.beginEnd(host)
 		c.ok()
-		go s.run.endJob(j, body.ExitStatus, rerun)
+		go rl.endJob(j, body.ExitStatus, rerun)
 		return
 	}
 }
@@ -212,14 +213,14 @@ func (rl *runLink) endJob(j *state.Job, exit int, rerun bool) {
 	var copyReq, delReq *batchreq.CopyFiles
 	var mails []*mail
 	if !rerun {
-		mails = append(mails, s.exitMail(j, exit))
+		mails = append(mails, rl.exitMail(j, exit))
 		if c := limitComment(j); exit == -10 && c != "" {
 			s.log.Log(logline.EventJob, logline.ClassJob, j.ID, c)
 		}
 		s.log.Logf(logline.EventJobUsage, logline.ClassJob, j.ID, "Exit_status=%d", exit)
-		s.acct.Record(pbslog.AcctEnd, j.ID, s.acctJobText(j)+"session="+j.Attrs.Get(pbsattr.JobSessionID)+
+		s.acct.Record(pbslog.AcctEnd, j.ID, acctJobText(j)+"session="+j.Attrs.Get(pbsattr.JobSessionID)+
 			" end="+strconv.FormatInt(s.now().Unix(), 10)+" Exit_status="+strconv.Itoa(exit)+acctUsage(j))
-		s.logOnJobExit(j, pbsattr.SubExiting)
+		rl.logOnJobExit(j, pbsattr.SubExiting)
 		prefix := j.Attrs.Get(pbsattr.JobHashname)
 		if prefix == "" {
 			prefix = filePrefix(j.ID)
@@ -231,7 +232,7 @@ func (rl *runLink) endJob(j *state.Job, exit int, rerun bool) {
 			delReq = stageFiles(j, batchreq.STAGE_DIR_IN, pairs)
 		}
 		j.Substate = pbsattr.SubStageOut
-		s.logOnJobExit(j, pbsattr.SubStageOut)
+		rl.logOnJobExit(j, pbsattr.SubStageOut)
 	} else {
 		// RERUN1 and RERUN2 (spec 10 §8.6): stage-out files only,
 		// then the stage-in files are deleted.
@@ -248,7 +249,7 @@ func (rl *runLink) endJob(j *state.Job, exit int, rerun bool) {
 	if !rerun {
 		// dependents are released on entering end-of-job processing
 		// (spec 10 §8.5); completeJob finds nothing left to do for them
-		relOps, released = s.releaseDependents(j, exit == 0)
+		relOps, released = rl.releaseDependents(j, exit == 0)
 	}
 	var relWait func() error
 	if len(relOps) > 0 {
@@ -259,7 +260,7 @@ func (rl *runLink) endJob(j *state.Job, exit int, rerun bool) {
 		relWait()
 	}
 	if released {
-		rl.schedNotify(batchreq.SCH_SCHEDULE_NEW)
+		rl.s.sched.Notify(batchreq.SCH_SCHEDULE_NEW)
 	}
 
 	if m, err := rl.dialMom(host); err != nil {
@@ -268,7 +269,7 @@ func (rl *runLink) endJob(j *state.Job, exit int, rerun bool) {
 		if rerun && !rl.onServerHost(host) {
 			// RERUN: the MOM returns the job's spooled stdout and
 			// stderr with MvJobFile on a connection of its own.
-			if p, err := m.call(batchreq.PBS_BATCH_Rerun, &batchreq.JobID{ID: j.ID}, ""); err == nil && p.Code != 0 {
+			if p, err := m.Call(batchreq.PBS_BATCH_Rerun, &batchreq.JobID{ID: j.ID}, ""); err == nil && p.Code != 0 {
 				text := "rerun req to " + host + " failed (rc=" + strconv.Itoa(p.Code) + ")"
 				s.log.Log(logline.EventError|logline.EventAdmin|logline.EventJob, logline.ClassJob, j.ID, text)
 				s.mu.Lock()
@@ -277,7 +278,7 @@ func (rl *runLink) endJob(j *state.Job, exit int, rerun bool) {
 			}
 		}
 		if copyReq != nil {
-			if p, err := m.call(batchreq.PBS_BATCH_CopyFiles, copyReq, ""); err == nil && p.Code != 0 {
+			if p, err := m.Call(batchreq.PBS_BATCH_CopyFiles, copyReq, ""); err == nil && p.Code != 0 {
 				text := "Post job file processing error; job " + j.ID + " on host " + execHost
 				s.log.Log(logline.EventError|logline.EventAdmin|logline.EventJob, logline.ClassJob, j.ID, text)
 				s.mu.Lock()
@@ -287,7 +288,7 @@ func (rl *runLink) endJob(j *state.Job, exit int, rerun bool) {
 			}
 		}
 		if delReq != nil {
-			if p, err := m.call(batchreq.PBS_BATCH_DelFiles, delReq, ""); err == nil && p.Code != 0 {
+			if p, err := m.Call(batchreq.PBS_BATCH_DelFiles, delReq, ""); err == nil && p.Code != 0 {
 				text := "Unable to delete files for job " + j.ID + ", on host " + execHost
 				s.log.Log(logline.EventError|logline.EventAdmin|logline.EventJob, logline.ClassJob, j.ID, text)
 				s.mu.Lock()
@@ -295,8 +296,8 @@ func (rl *runLink) endJob(j *state.Job, exit int, rerun bool) {
 				s.mu.Unlock()
 			}
 		}
-		m.call(batchreq.PBS_BATCH_DeleteJob, &batchreq.Manage{Command: batchreq.MGR_CMD_DELETE, ObjType: batchreq.MGR_OBJ_JOB, ObjName: j.ID}, "")
-		m.close()
+		m.Call(batchreq.PBS_BATCH_DeleteJob, &batchreq.Manage{Command: batchreq.MGR_CMD_DELETE, ObjType: batchreq.MGR_OBJ_JOB, ObjName: j.ID}, "")
+		m.Close()
 	}
 
 	s.mu.Lock()
@@ -306,7 +307,7 @@ func (rl *runLink) endJob(j *state.Job, exit int, rerun bool) {
 	}
 	var ops []store.Op
 	if rerun {
-		s.requeue(j)
+		s.launch.requeue(j)
 		if s.shutting && execHost != "" {
 			// HOTSTART: a job requeued by qterm -t immediate keeps
 			// its hosts, where a hot start runs it again first
@@ -315,9 +316,9 @@ func (rl *runLink) endJob(j *state.Job, exit int, rerun bool) {
 		}
 		ops = append(ops, state.SaveJob(j))
 	} else {
-		s.logOnJobExit(j, pbsattr.SubStageOut)
+		rl.logOnJobExit(j, pbsattr.SubStageOut)
 		j.Substate = pbsattr.SubExited
-		s.logOnJobExit(j, pbsattr.SubExited)
+		rl.logOnJobExit(j, pbsattr.SubExited)
 		rl.forget(j.ID)
 		tx := s.db.Begin()
 		s.completeJob(tx, j, exit == 0)
@@ -330,7 +331,7 @@ func (rl *runLink) endJob(j *state.Job, exit int, rerun bool) {
 	for _, m := range mails {
 		s.sendMail(j.ID, m)
 	}
-	rl.schedNotify(batchreq.SCH_SCHEDULE_TERM)
+	rl.s.sched.Notify(batchreq.SCH_SCHEDULE_TERM)
 }
 
 // acctUsage returns the resources_used pairs an E record carries after
@@ -357,7 +358,8 @@ func acctUsage(j *state.Job) string {
 // exitMail is the mail for a job's end (spec 10 §8.4, spec 12 §15): the
 // end mail, or a forced abort mail for start failures and jobs killed
 // over a limit. Called with s.mu held.
-func (s *Server) exitMail(j *state.Job, exit int) *mail {
+func (rl *runLink) exitMail(j *state.Job, exit int) *mail {
+	s := rl.s
 	if exit >= 0 {
 		var b strings.Builder
 		fmt.Fprintf(&b, "Exit_status=%d", exit)
@@ -393,7 +395,8 @@ func limitComment(j *state.Job) string {
 // it (before* dependencies): released jobs are saved, jobs whose
 // condition can no longer be met are deleted. It reports whether a job
 // was released. Called with s.mu held.
-func (s *Server) releaseDependents(j *state.Job, ok bool) ([]store.Op, bool) {
+func (rl *runLink) releaseDependents(j *state.Job, ok bool) ([]store.Op, bool) {
+	s := rl.s
 	changed, doomed := s.parentGone(j, ok)
 	var ops []store.Op
 	released := false
@@ -417,7 +420,8 @@ func (s *Server) releaseDependents(j *state.Job, ok bool) ([]store.Op, bool) {
 	return ops, released
 }
 
-func (s *Server) logOnJobExit(j *state.Job, sub pbsattr.Substate) {
+func (rl *runLink) logOnJobExit(j *state.Job, sub pbsattr.Substate) {
+	s := rl.s
 	s.log.Logf(logline.EventJob, logline.ClassJob, "NULL", "on_job_exit valid pjob: %p (substate=%d)", j, sub)
 }
 
@@ -479,7 +483,7 @@ func (rl *runLink) pollJob(id string) {
 		return
 	}
 	host := motherSuperior(j.Attrs.Get(pbsattr.JobExecHost))
-	up := s.nodeUp(host)
+	up := rl.nodeUp(host)
 	s.mu.RUnlock()
 	if !up {
 		return
@@ -506,7 +510,7 @@ func (rl *runLink) pollJob(id string) {
 	case p.Code == 0:
 		for _, o := range p.Status {
 			if o.Name == id {
-				s.applyMomAttrs(j, o.Attrs)
+				applyMomAttrs(j, o.Attrs)
 				ops = append(ops, state.SaveJob(j))
 			}
 		}

@@ -16,7 +16,7 @@ type relayTarget struct {
 
 // runningTargets returns the running jobs among jobs with their mother
 // superiors. Called with s.mu held.
-func (s *Server) runningTargets(jobs []*state.Job) []relayTarget {
+func runningTargets(jobs []*state.Job) []relayTarget {
 	var out []relayTarget
 	for _, j := range jobs {
 		if j.State == pbsattr.StateRunning {
@@ -44,7 +44,7 @@ func (rl *runLink) commitModify(w replyWriter, jobs []*state.Job, attrs batchreq
 	s := rl.s
 	var relay []relayTarget
 	if hasResourceList(attrs) {
-		relay = s.runningTargets(jobs)
+		relay = runningTargets(jobs)
 	}
 	if len(relay) == 0 {
 		s.commitAndReply(w, ops, batchreq.NullReply())
@@ -71,7 +71,7 @@ func (rl *runLink) commitModify(w replyWriter, jobs []*state.Job, attrs batchreq
 func (rl *runLink) holdRunning(w replyWriter, jobs []*state.Job, attrs batchreq.AttrList, bits int, ops []store.Op) {
 	s := rl.s
 	var relay []relayTarget
-	for _, t := range s.runningTargets(jobs) {
+	for _, t := range runningTargets(jobs) {
 		if checkpointable(t.j.Attrs.Get(pbsattr.JobCheckpoint)) {
 			relay = append(relay, t)
 		}

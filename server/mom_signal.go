@@ -38,7 +38,8 @@ const staleExtension = "\x40\x8e\xf2\x16\xd6\x55"
 // must be running), and only then the operator privilege that suspend,
 // resume and rerun need: the owner's qrerun of a queued job is "Request
 // invalid for state of job", not "Unauthorized Request".
-func (s *Server) runningTarget(c *conn, id string, needOper bool) (*state.Job, string) {
+func (rl *runLink) runningTarget(c *conn, id string, needOper bool) (*state.Job, string) {
+	s := rl.s
 	s.mu.RLock()
 	j := s.findJob(id)
 	var owner, up bool
@@ -48,7 +49,7 @@ func (s *Server) runningTarget(c *conn, id string, needOper bool) (*state.Job, s
 		owner = j.OwnerUser() == c.req.User
 		st = j.State
 		host = motherSuperior(j.Attrs.Get(pbsattr.JobExecHost))
-		up = s.nodeUp(host)
+		up = rl.nodeUp(host)
 	}
 	s.mu.RUnlock()
 	oper := c.perm.oper || c.perm.mgr
@@ -88,11 +89,12 @@ func relayReply(p *batchreq.Reply, err error) *batchreq.Reply {
 }
 
 // handleSignalJob relays qsig to the MOM (spec 10 §9.1).
-func (s *Server) handleSignalJob(c *conn, req *batchreq.Request) {
+func (rl *runLink) handleSignalJob(c *conn, req *batchreq.Request) {
+	s := rl.s
 	body := req.Body.(*batchreq.SignalJob)
 	sig := strings.ToLower(body.Signal)
 	susp := sig == "suspend" || sig == "resume"
-	j, host := s.runningTarget(c, body.JobID, susp)
+	j, host := rl.runningTarget(c, body.JobID, susp)
 	if j == nil {
 		return
 	}
@@ -100,17 +102,17 @@ func (s *Server) handleSignalJob(c *conn, req *batchreq.Request) {
 	if susp {
 		ext = staleExtension
 	}
-	p, err := s.run.momRequest(host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: j.ID, Signal: body.Signal}, ext)
+	p, err := rl.momRequest(host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: j.ID, Signal: body.Signal}, ext)
 	p = relayReply(p, err)
 	if p.Code == 0 && susp {
 		s.mu.Lock()
-		s.run.mu.Lock()
+		rl.mu.Lock()
 		if sig == "suspend" {
-			s.run.suspended[j.ID] = true
+			rl.suspended[j.ID] = true
 		} else {
-			delete(s.run.suspended, j.ID)
+			delete(rl.suspended, j.ID)
 		}
-		s.run.mu.Unlock()
+		rl.mu.Unlock()
 		if s.jobs.Get(j.ID) == j && j.State == pbsattr.StateRunning {
 			if sig == "suspend" {
 				j.Substate = pbsattr.SubSuspend
@@ -125,13 +127,14 @@ func (s *Server) handleSignalJob(c *conn, req *batchreq.Request) {
 }
 
 // handleMessJob relays qmsg to the MOM.
-func (s *Server) handleMessJob(c *conn, req *batchreq.Request) {
+func (rl *runLink) handleMessJob(c *conn, req *batchreq.Request) {
+	s := rl.s
 	body := req.Body.(*batchreq.MessJob)
-	j, host := s.runningTarget(c, body.JobID, false)
+	j, host := rl.runningTarget(c, body.JobID, false)
 	if j == nil {
 		return
 	}
-	p, err := s.run.momRequest(host, batchreq.PBS_BATCH_MessJob, &batchreq.MessJob{JobID: j.ID, FileOpt: body.FileOpt, Message: body.Message}, "")
+	p, err := rl.momRequest(host, batchreq.PBS_BATCH_MessJob, &batchreq.MessJob{JobID: j.ID, FileOpt: body.FileOpt, Message: body.Message}, "")
 	p = relayReply(p, err)
 	s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Message request to job status %d", p.Code)
 	c.send(p)
@@ -139,9 +142,10 @@ func (s *Server) handleMessJob(c *conn, req *batchreq.Request) {
 
 // handleCheckpointJob relays qchkpt for checkpointable jobs (spec 10
 // §9.3).
-func (s *Server) handleCheckpointJob(c *conn, req *batchreq.Request) {
+func (rl *runLink) handleCheckpointJob(c *conn, req *batchreq.Request) {
+	s := rl.s
 	id := req.Body.(*batchreq.Manage).ObjName
-	j, host := s.runningTarget(c, id, false)
+	j, host := rl.runningTarget(c, id, false)
 	if j == nil {
 		return
 	}
@@ -152,7 +156,7 @@ func (s *Server) handleCheckpointJob(c *conn, req *batchreq.Request) {
 		c.reject(batchreq.PBSE_IVALREQ, "job is not checkpointable")
 		return
 	}
-	p, err := s.run.momRequest(host, batchreq.PBS_BATCH_CheckpointJob, &batchreq.Manage{Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_JOB, ObjName: j.ID}, "")
+	p, err := rl.momRequest(host, batchreq.PBS_BATCH_CheckpointJob, &batchreq.Manage{Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_JOB, ObjName: j.ID}, "")
 	p = relayReply(p, err)
 	if p.Code == 0 {
 		s.acct.Record(pbslog.AcctCheckpoint, j.ID, "Checkpointed")
@@ -174,9 +178,10 @@ func checkpointable(v string) bool {
 
 // handleRerunJob serves qrerun of a running job (spec 10 §9.4): SIGKILL
 // with extension "rerun"; the obit then requeues it.
-func (s *Server) handleRerunJob(c *conn, req *batchreq.Request) {
+func (rl *runLink) handleRerunJob(c *conn, req *batchreq.Request) {
+	s := rl.s
 	id := req.Body.(*batchreq.JobID).ID
-	j, host := s.runningTarget(c, id, true)
+	j, host := rl.runningTarget(c, id, true)
 	if j == nil {
 		return
 	}
@@ -187,7 +192,7 @@ func (s *Server) handleRerunJob(c *conn, req *batchreq.Request) {
 		return
 	}
 	s.mu.Unlock()
-	m, err := s.run.dialMom(host)
+	m, err := rl.dialMom(host)
 	if err != nil {
 		if req.Extension != "force" {
 			c.reject(batchreq.PBSE_MOMREJECT, "")
@@ -201,14 +206,14 @@ func (s *Server) handleRerunJob(c *conn, req *batchreq.Request) {
 			s.acct.Record(pbslog.AcctRerun, j.ID, "")
 			s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job Rerun at request of %s", c.requester())
 			mail = s.mailJob(j, 'o', true, fmt.Sprintf("rerun req to %s failed (rc=%d), forcibly requeueing job, previous output files may be lost", host, batchreq.PBSE_NORELYMOM))
-			s.requeue(j)
+			s.launch.requeue(j)
 			ops = append(ops, state.SaveJob(j))
 		}
 		s.commitAndReply(c, ops, batchreq.NullReply())
 		s.sendMail(j.ID, mail)
 		return
 	}
-	defer m.close()
+	defer m.Close()
 	s.mu.Lock()
 	old := j.Substate
 	j.Substate = pbsattr.SubRerun
@@ -216,7 +221,7 @@ func (s *Server) handleRerunJob(c *conn, req *batchreq.Request) {
 	s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job Rerun at request of %s", c.requester())
 	s.mu.Unlock()
 	c.ok()
-	p, err := m.call(batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: j.ID, Signal: "SIGKILL"}, "rerun")
+	p, err := m.Call(batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: j.ID, Signal: "SIGKILL"}, "rerun")
 	if err != nil || p.Code != 0 {
 		s.mu.Lock()
 		if s.jobs.Get(j.ID) == j && j.Substate == pbsattr.SubRerun {
@@ -367,7 +372,7 @@ func (rl *runLink) purgeDeleted(j *state.Job, why string) bool {
 	wait := s.store.Submit(ops...)
 	s.mu.Unlock()
 	wait()
-	rl.schedNotify(batchreq.SCH_SCHEDULE_TERM)
+	rl.s.sched.Notify(batchreq.SCH_SCHEDULE_TERM)
 	return true
 }
 
@@ -392,7 +397,8 @@ func (rl *runLink) killLater(j *state.Job, host string, delay time.Duration) {
 // handleRescQuery answers pbs_rescquery: for nodes=<spec> whether the
 // specification could be satisfied now (1), later (0) or never (-1)
 // (spec 12 §10.2).
-func (s *Server) handleRescQuery(c *conn, req *batchreq.Request) {
+func (rl *runLink) handleRescQuery(c *conn, req *batchreq.Request) {
+	s := rl.s
 	body, ok := req.Body.(*batchreq.Resc)
 	if !ok {
 		c.reject(batchreq.PBSE_IVALREQ, "")

@@ -13,6 +13,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"gopbs/server/transport/netsys"
+
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/dis"
@@ -83,7 +85,7 @@ func (lc *loopConn) write(b []byte) {
 		return
 	}
 	for len(b) > 0 {
-		n, err := sysSend(lc.fd, b)
+		n, err := netsys.Send(lc.fd, b)
 		if err == unix.EINTR {
 			continue
 		}
@@ -192,10 +194,10 @@ func (l *netLoop) setup() error {
 	if l.efd, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err != nil {
 		return err
 	}
-	if err := sysEpollCtl(l.ep, unix.EPOLL_CTL_ADD, l.lfd, unix.EPOLLIN); err != nil {
+	if err := netsys.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, l.lfd, unix.EPOLLIN); err != nil {
 		return err
 	}
-	if err := sysEpollCtl(l.ep, unix.EPOLL_CTL_ADD, l.efd, unix.EPOLLIN); err != nil {
+	if err := netsys.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, l.efd, unix.EPOLLIN); err != nil {
 		return err
 	}
 	l.events = make([]unix.EpollEvent, 128)
@@ -210,7 +212,7 @@ func (l *netLoop) setup() error {
 func (l *netLoop) closeFds() {
 	for _, fd := range []int{l.lfd, l.ep, l.efd} {
 		if fd >= 0 {
-			sysClose(fd)
+			netsys.Close(fd)
 		}
 	}
 }
@@ -220,7 +222,7 @@ func (l *netLoop) stop() {
 	l.mu.Lock()
 	l.stopping = true
 	if !l.stopped {
-		eventfdSignal(l.efd)
+		netsys.EventfdSignal(l.efd)
 	}
 	l.mu.Unlock()
 }
@@ -232,7 +234,7 @@ func (l *netLoop) post(x completion) {
 		l.posted = append(l.posted, x)
 		if !l.signaled {
 			l.signaled = true
-			eventfdSignal(l.efd)
+			netsys.EventfdSignal(l.efd)
 		}
 	}
 	l.mu.Unlock()
@@ -245,15 +247,15 @@ func (l *netLoop) run() {
 	holdP := runtime.GOMAXPROCS(0) >= 2
 	busy := false
 	for {
-		n := epollPoll(l.ep, l.events)
+		n := netsys.EpollPoll(l.ep, l.events)
 		if n == 0 && busy && holdP {
 			// Busy: the next event is likely within a millisecond; wait
 			// for it keeping the P (see epollWaitHoldingP).
-			n = epollWaitHoldingP(l.ep, l.events, busyWait)
+			n = netsys.EpollWaitHoldingP(l.ep, l.events, busyWait)
 		}
 		if n == 0 {
 			wait := time.Until(l.nextSweep)
-			n = epollWait(l.ep, l.events, max(int(wait/time.Millisecond)+1, 1))
+			n = netsys.EpollWait(l.ep, l.events, max(int(wait/time.Millisecond)+1, 1))
 		}
 		busy = n > 0
 		now := time.Now()
@@ -297,7 +299,7 @@ func (l *netLoop) shutdown() {
 func (l *netLoop) accept(now time.Time) {
 	s := l.s
 	for range acceptBatch {
-		fd, ap, err := sysAccept4(l.lfd)
+		fd, ap, err := netsys.Accept4(l.lfd)
 		switch err {
 		case nil:
 		case unix.EINTR, unix.ECONNABORTED:
@@ -305,14 +307,14 @@ func (l *netLoop) accept(now time.Time) {
 		case unix.EMFILE, unix.ENFILE, unix.ENOBUFS, unix.ENOMEM:
 			// Out of descriptors or memory: stop watching the listening
 			// socket for a while (it would be ready at once again).
-			sysEpollCtl(l.ep, unix.EPOLL_CTL_MOD, l.lfd, 0)
+			netsys.EpollCtl(l.ep, unix.EPOLL_CTL_MOD, l.lfd, 0)
 			l.acceptAgain = now.Add(10 * time.Millisecond)
 			return
 		default: // EAGAIN: none left
 			return
 		}
 		if !ap.IsValid() {
-			sysClose(fd)
+			netsys.Close(fd)
 			continue
 		}
 		// The connection and the loop's state of it in one allocation;
@@ -335,7 +337,7 @@ func (l *netLoop) accept(now time.Time) {
 			continue
 		}
 		c.host = host
-		if err := sysEpollCtl(l.ep, unix.EPOLL_CTL_ADD, fd, unix.EPOLLIN|unix.EPOLLRDHUP); err != nil {
+		if err := netsys.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, fd, unix.EPOLLIN|unix.EPOLLRDHUP); err != nil {
 			l.close(c)
 			continue
 		}
@@ -349,7 +351,7 @@ func (l *netLoop) input(c *conn, events uint32, now time.Time) {
 	if lc.paused {
 		return
 	}
-	n, err := sysRead(lc.fd, l.buf)
+	n, err := netsys.Read(lc.fd, l.buf)
 	switch {
 	case err == unix.EAGAIN || err == unix.EINTR:
 		return
@@ -490,7 +492,7 @@ func (l *netLoop) commit(c *conn, req *batchreq.Request) {
 // completions answers the Commits the store has made durable. It
 // reports false when the loop is to stop.
 func (l *netLoop) completions(now time.Time) bool {
-	eventfdClear(l.efd)
+	netsys.EventfdClear(l.efd)
 	l.mu.Lock()
 	done := l.posted
 	l.posted = l.spare[:0]
@@ -515,7 +517,7 @@ func (l *netLoop) committed(x completion, now time.Time) {
 		c.reject(batchreq.PBSE_SYSTEM, "cannot save job")
 	} else {
 		c.send(batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_Commit, x.id))
-		s.run.schedNotify(batchreq.SCH_SCHEDULE_NEW)
+		s.sched.Notify(batchreq.SCH_SCHEDULE_NEW)
 	}
 	s.obs.Request(batchreq.PBS_BATCH_Commit, now.Sub(x.begin))
 	if lc.closed {
@@ -529,7 +531,7 @@ func (l *netLoop) committed(x completion, now time.Time) {
 		l.handoff(c, nil, lc.in)
 	default:
 		if lc.paused && !lc.eof {
-			if sysEpollCtl(l.ep, unix.EPOLL_CTL_MOD, lc.fd, unix.EPOLLIN|unix.EPOLLRDHUP) != nil {
+			if netsys.EpollCtl(l.ep, unix.EPOLL_CTL_MOD, lc.fd, unix.EPOLLIN|unix.EPOLLRDHUP) != nil {
 				l.close(c)
 				return
 			}
@@ -558,7 +560,7 @@ func (l *netLoop) cutShort(c *conn, readErr error) {
 // pause stops watching c's socket.
 func (l *netLoop) pause(c *conn) {
 	if !c.lc.paused {
-		sysEpollCtl(l.ep, unix.EPOLL_CTL_MOD, c.lc.fd, 0)
+		netsys.EpollCtl(l.ep, unix.EPOLL_CTL_MOD, c.lc.fd, 0)
 		c.lc.paused = true
 	}
 }
@@ -569,7 +571,7 @@ func (l *netLoop) sweep(now time.Time) {
 	cfg := &l.s.cfg
 	if !l.acceptAgain.IsZero() && !now.Before(l.acceptAgain) {
 		l.acceptAgain = time.Time{}
-		sysEpollCtl(l.ep, unix.EPOLL_CTL_MOD, l.lfd, unix.EPOLLIN)
+		netsys.EpollCtl(l.ep, unix.EPOLL_CTL_MOD, l.lfd, unix.EPOLLIN)
 	}
 	for _, c := range l.conns {
 		if c == nil || c.lc.committing {
@@ -595,7 +597,7 @@ func (l *netLoop) close(c *conn) {
 		return
 	}
 	lc.closed = true
-	sysClose(lc.fd)
+	netsys.Close(lc.fd)
 	l.conns[lc.fd] = nil
 	l.s.auth.Remove(c.auth)
 	l.s.dropPending(c)
@@ -608,7 +610,7 @@ func (l *netLoop) close(c *conn) {
 func (l *netLoop) handoff(c *conn, req *batchreq.Request, rest []byte) {
 	s := l.s
 	lc := c.lc
-	sysEpollCtl(l.ep, unix.EPOLL_CTL_DEL, lc.fd, 0)
+	netsys.EpollCtl(l.ep, unix.EPOLL_CTL_DEL, lc.fd, 0)
 	lc.closed = true
 	l.conns[lc.fd] = nil
 	f := os.NewFile(uintptr(lc.fd), "")

@@ -2,7 +2,6 @@ package server
 
 import (
 	"fmt"
-	"net/netip"
 	"os"
 	"runtime"
 	"strconv"
@@ -177,58 +176,6 @@ func TestUsedVPs(t *testing.T) {
 	s.refreshNodeJobs()
 	if got := s.nodes[1].Attrs.Get(pbsattr.NodeJobs); got != "0/multi.srv, 1/susp.srv" {
 		t.Errorf("node0001 jobs after resume = %q", got)
-	}
-}
-
-// nodeByAddr resolves the node names once per change of the node list,
-// prefers an exact address to loopback equivalence, and sees nodes
-// created later.
-func TestNodeByAddrIndex(t *testing.T) {
-	s := &Server{}
-	lookups := 0
-	addrs := map[string][]netip.Addr{}
-	rl := &runLink{s: s, resolve: func(h string) []netip.Addr { lookups++; return addrs[h] }}
-	const n = 1000
-	for i := range n {
-		name := fmt.Sprintf("sim%04d", i)
-		addrs[name] = []netip.Addr{netip.AddrFrom4([4]byte{127, 1, byte(i >> 8), byte(i)})}
-		s.nodes = append(s.nodes, &state.Node{Name: name})
-	}
-	addrs["remote"] = []netip.Addr{netip.MustParseAddr("10.0.0.7")}
-	s.nodes = append(s.nodes, &state.Node{Name: "remote"})
-	tests := []struct{ addr, want string }{
-		{"127.1.0.5", "sim0005"},
-		{"127.1.3.231", "sim0999"},
-		{"::ffff:127.1.0.9", "sim0009"},
-		{"127.0.0.1", "sim0000"}, // loopback: the first loopback node
-		{"10.0.0.7", "remote"},
-		{"10.0.0.8", ""},
-	}
-	for range 3 {
-		for _, tc := range tests {
-			if got := rl.nodeByAddr(netip.MustParseAddr(tc.addr)); got != tc.want {
-				t.Errorf("nodeByAddr(%s) = %q, want %q", tc.addr, got, tc.want)
-			}
-		}
-	}
-	if lookups != n+1 {
-		t.Errorf("%d host lookups for %d nodes and %d streams, want one per node", lookups, n+1, 3*len(tests))
-	}
-	addrs["late"] = []netip.Addr{netip.MustParseAddr("10.0.0.8")}
-	s.nodes = append(s.nodes, &state.Node{Name: "late"})
-	if got := rl.nodeByAddr(netip.MustParseAddr("10.0.0.8")); got != "late" {
-		t.Errorf("node created later: got %q", got)
-	}
-	// The IS_CLUSTER_ADDRS list comes from the same index.
-	before := lookups
-	for range 3 {
-		addrs := rl.clusterAddrs()
-		if len(addrs) != n+2 || addrs[0] != 127<<24|1<<16 || addrs[n+1] != 10<<24|8 {
-			t.Fatalf("clusterAddrs: %d addresses, first %x, last %x", len(addrs), addrs[0], addrs[len(addrs)-1])
-		}
-	}
-	if lookups != before {
-		t.Errorf("clusterAddrs resolved %d names again", lookups-before)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
+	"gopbs/server/link/remote"
 	"gopbs/server/state"
 	"gopbs/server/store"
 )
@@ -93,7 +94,7 @@ func TestParseDestination(t *testing.T) {
 		{"batch@*.org", "batch", "", true},
 	} {
 		d := s.parseDestination(tc.in)
-		if d.queue != tc.queue || d.addr != tc.addr || d.bad != tc.bad {
+		if d.Queue != tc.queue || d.Addr != tc.addr || d.Bad != tc.bad {
 			t.Errorf("parseDestination(%q) = %+v, want queue %q addr %q bad %v", tc.in, d, tc.queue, tc.addr, tc.bad)
 		}
 	}
@@ -302,7 +303,7 @@ func TestInterruptedMoveRequeued(t *testing.T) {
 	id := mustSubmit(t, cl.alice, "alice")
 	cl.s.mu.Lock()
 	j := cl.s.jobs.Get(id)
-	if _, code := cl.s.beginMove(j, destination{queue: "batch", addr: "127.0.0.1:1"}); code != 0 {
+	if _, code := cl.s.beginMove(j, remote.Destination{Queue: "batch", Addr: "127.0.0.1:1"}); code != 0 {
 		cl.s.mu.Unlock()
 		t.Fatalf("beginMove: %d", code)
 	}
@@ -403,14 +404,14 @@ func FuzzParseDestination(f *testing.F) {
 	f.Cleanup(func() { s.Shutdown("Quick") })
 	f.Fuzz(func(t *testing.T, in string) {
 		d := s.parseDestination(in)
-		if !strings.HasPrefix(in, d.queue) {
-			t.Fatalf("queue %q is not the start of %q", d.queue, in)
+		if !strings.HasPrefix(in, d.Queue) {
+			t.Fatalf("queue %q is not the start of %q", d.Queue, in)
 		}
-		if d.addr != "" {
-			if _, _, err := net.SplitHostPort(d.addr); err != nil {
-				t.Fatalf("address %q of %q: %v", d.addr, in, err)
+		if d.Addr != "" {
+			if _, _, err := net.SplitHostPort(d.Addr); err != nil {
+				t.Fatalf("address %q of %q: %v", d.Addr, in, err)
 			}
-			if d.bad {
+			if d.Bad {
 				t.Fatalf("%q: both an address and bad", in)
 			}
 		}

@@ -66,7 +66,7 @@ func (h resvHost) Log(id, msg string) {
 	h.s.log.Log(logline.EventAdmin, logline.ClassServer, id, msg)
 }
 
-func (h resvHost) Schedule() { h.s.run.schedNotify(batchreq.SCH_SCHEDULE_NEW) }
+func (h resvHost) Schedule() { h.s.sched.Notify(batchreq.SCH_SCHEDULE_NEW) }
 
 // Nodes describes the nodes for the reservability policy, from their
 // state, properties and the status their MOMs report.
@@ -239,7 +239,7 @@ func (h resvHost) Requeue(ids []string) {
 		var wait func() error
 		if s.jobs.Get(id) == j && j.State == pbsattr.StateRunning {
 			m = s.mailJob(j, 'o', true, "its nodes are reserved and its MOM did not answer: requeued, previous output files may be lost")
-			s.requeue(j)
+			s.launch.requeue(j)
 			wait = s.store.Submit(state.SaveJob(j))
 		}
 		s.mu.Unlock()

@@ -52,10 +52,10 @@ func (s *Server) routeJob(tx *state.Txn, j *state.Job, now int64) {
 	temporary := len(j.RouteLater) > 0
 	for _, entry := range state.ParseArst(q.Attrs.Get(pbsattr.QueueRouteDestinations)) {
 		dest := s.parseDestination(entry)
-		if dest.bad {
+		if dest.Bad {
 			continue // no server can be reached there
 		}
-		if dest.addr != "" {
+		if dest.Addr != "" {
 			// another server: the move runs without the lock and
 			// reports back (remote.go)
 			key := dest.String()
@@ -70,7 +70,7 @@ func (s *Server) routeJob(tx *state.Txn, j *state.Job, now int64) {
 			go s.routeRemote(j, m)
 			return
 		}
-		name := dest.queue
+		name := dest.Queue
 		if j.RouteTried[name] {
 			continue
 		}

@@ -11,6 +11,7 @@ import (
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
 	"gopbs/server/handler"
+	"gopbs/server/link/mom"
 	"gopbs/server/pbslog"
 	"gopbs/server/state"
 	"gopbs/server/store"
@@ -46,6 +47,16 @@ type launch struct {
 
 // fileprefix returns the job's file prefix (hashname): the job id with
 // an array index "[N]" written "-N" (spec 12 §1.2, capture 74).
+// launcher is the MOM link's side of starting jobs: RunJob (from the
+// scheduler or qrun), the choice of the nodes' VPs (run_alloc.go), the
+// job's run attributes, its sending to the mother superior and the
+// outcome; at start-up, the jobs to resume or run again on their hosts
+// (run_link.go). It uses the runLink's connections and bookkeeping.
+type launcher struct {
+	s  *Server
+	rl *runLink
+}
+
 func filePrefix(id string) string {
 	if i := strings.IndexByte(id, '['); i >= 0 {
 		if j := strings.IndexByte(id[i:], ']'); j > 0 {
@@ -77,19 +88,20 @@ func lookupPrimaryGroup(name string) string {
 
 func (s *Server) registerRunHandlers() {
 	m := &s.mux
-	m.HandleFunc(batchreq.PBS_BATCH_RunJob, s.handleRunJob)
-	m.HandleFunc(batchreq.PBS_BATCH_AsyrunJob, s.handleRunJob)
-	m.HandleFunc(batchreq.PBS_BATCH_JobObit, s.handleJobObit)
-	m.HandleFunc(batchreq.PBS_BATCH_SignalJob, s.handleSignalJob)
-	m.HandleFunc(batchreq.PBS_BATCH_MessJob, s.handleMessJob)
-	m.HandleFunc(batchreq.PBS_BATCH_Rerun, s.handleRerunJob)
-	m.HandleFunc(batchreq.PBS_BATCH_CheckpointJob, s.handleCheckpointJob)
-	m.HandleFunc(batchreq.PBS_BATCH_Rescq, s.handleRescQuery)
-	m.HandleFunc(batchreq.PBS_BATCH_MvJobFile, s.handleMvJobFile)
+	m.HandleFunc(batchreq.PBS_BATCH_RunJob, s.launch.handleRunJob)
+	m.HandleFunc(batchreq.PBS_BATCH_AsyrunJob, s.launch.handleRunJob)
+	m.HandleFunc(batchreq.PBS_BATCH_JobObit, s.run.handleJobObit)
+	m.HandleFunc(batchreq.PBS_BATCH_SignalJob, s.run.handleSignalJob)
+	m.HandleFunc(batchreq.PBS_BATCH_MessJob, s.run.handleMessJob)
+	m.HandleFunc(batchreq.PBS_BATCH_Rerun, s.run.handleRerunJob)
+	m.HandleFunc(batchreq.PBS_BATCH_CheckpointJob, s.run.handleCheckpointJob)
+	m.HandleFunc(batchreq.PBS_BATCH_Rescq, s.run.handleRescQuery)
+	m.HandleFunc(batchreq.PBS_BATCH_MvJobFile, s.run.handleMvJobFile)
 }
 
 // handleRunJob serves RunJob and AsyrunJob (spec 12 §10.2, spec 10 §6).
-func (s *Server) handleRunJob(c *conn, req *batchreq.Request) {
+func (ln *launcher) handleRunJob(c *conn, req *batchreq.Request) {
+	s := ln.s
 	body := req.Body.(*batchreq.RunJob)
 	async := req.Type == batchreq.PBS_BATCH_AsyrunJob
 	// TORQUE's order (spec 02 §10): the common job checks, the job's
@@ -144,7 +156,7 @@ func (s *Server) handleRunJob(c *conn, req *batchreq.Request) {
 		return
 	}
 	s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job Run at request of %s", c.requester())
-	l, err := s.prepareRun(j, slots)
+	l, err := ln.prepareRun(j, slots)
 	if err != nil {
 		s.mu.Unlock()
 		c.reject(batchreq.PBSE_SYSTEM, err.Error())
@@ -153,20 +165,20 @@ func (s *Server) handleRunJob(c *conn, req *batchreq.Request) {
 	wait := s.store.Submit(state.SaveJob(j))
 	s.mu.Unlock()
 	if err := wait(); err != nil {
-		s.abandonRun(j, "cannot save job")
+		ln.abandonRun(j, "cannot save job")
 		c.reject(batchreq.PBSE_SYSTEM, "cannot save job")
 		return
 	}
 	if async {
 		c.ok()
 	}
-	p := s.run.sendJob(l)
-	started := s.finishRun(j, p)
+	p := ln.sendJob(l)
+	started := ln.finishRun(j, p)
 	if !async {
 		c.send(p)
 	}
 	if started {
-		s.run.countStart(c)
+		c.cycle.CountStart()
 		if !s.run.endingWith(l.host) {
 			go s.run.pollJob(j.ID)
 		}
@@ -176,7 +188,8 @@ func (s *Server) handleRunJob(c *conn, req *batchreq.Request) {
 // prepareRun records the allocation on the job (exec_host, euser,
 // egroup, hashname, start_time, start_count), puts it in RUNNING/PRERUN
 // and returns the launch. Called with s.mu held.
-func (s *Server) prepareRun(j *state.Job, slots []vpSlot) (*launch, error) {
+func (ln *launcher) prepareRun(j *state.Job, slots []vpSlot) (*launch, error) {
+	s := ln.s
 	script, err := s.store.Get(store.Script, state.ScriptKey(j))
 	if err != nil {
 		return nil, fmt.Errorf("cannot read job script: %w", err)
@@ -213,7 +226,7 @@ func (s *Server) prepareRun(j *state.Job, slots []vpSlot) (*launch, error) {
 	s.jobs.SetState(j, pbsattr.StateRunning, pbsattr.SubPreRun)
 	s.touch(j)
 	s.refreshNodeJobs()
-	l := &launch{id: j.ID, host: motherSuperior(execHost), script: script, attrs: s.momAttrs(j),
+	l := &launch{id: j.ID, host: motherSuperior(execHost), script: script, attrs: ln.momAttrs(j),
 		prefix: j.Attrs.Get(pbsattr.JobHashname), hasRun: n > 0}
 	if pairs := stagePairs(j.Attrs.Get(pbsattr.JobStagein)); len(pairs) > 0 {
 		l.stageIn = stageFiles(j, batchreq.STAGE_DIR_IN, pairs)
@@ -223,7 +236,8 @@ func (s *Server) prepareRun(j *state.Job, slots []vpSlot) (*launch, error) {
 
 // momAttrs builds the QueueJob attribute list for the MOM (spec 10 §6.2):
 // values that came from defaults travel with op DFLT.
-func (s *Server) momAttrs(j *state.Job) batchreq.AttrList {
+func (ln *launcher) momAttrs(j *state.Job) batchreq.AttrList {
+	s := ln.s
 	defaults := map[string]string{}
 	if q := j.Queue; q != nil {
 		for _, r := range q.Attrs.Resources(pbsattr.QueueResourcesDefault) {
@@ -264,7 +278,8 @@ func (s *Server) momAttrs(j *state.Job) batchreq.AttrList {
 // sendJob sends a job to its mother superior on one connection:
 // QueueJob, JobScript chunks, RdytoCommit, Commit (spec 10 §6.1). It
 // returns the reply for the RunJob requester.
-func (rl *runLink) sendJob(l *launch) *batchreq.Reply {
+func (ln *launcher) sendJob(l *launch) *batchreq.Reply {
+	rl := ln.rl
 	if l.stageIn != nil {
 		// stage-in first, on its own connection (capture 94)
 		p, err := rl.momRequest(l.host, batchreq.PBS_BATCH_CopyFiles, l.stageIn, "")
@@ -278,7 +293,7 @@ func (rl *runLink) sendJob(l *launch) *batchreq.Reply {
 			return p
 		}
 	}
-	var m *momConn
+	var m *mom.Conn
 	var err error
 	// at most two connection attempts, 2 s apart (spec 10 §6.1)
 	for attempt := 0; attempt < 2; attempt++ {
@@ -292,11 +307,11 @@ func (rl *runLink) sendJob(l *launch) *batchreq.Reply {
 	if err != nil {
 		// the MOM cannot be reached: its node is down (spec 10 §6.5)
 		rl.s.logError("send_job", err.Error())
-		rl.setNodeState(l.host, func(st int) int { return st | state.NodeStateDown })
+		isNodes{rl.s}.SetState(l.host, func(st int) int { return st | state.NodeStateDown })
 		return batchreq.ErrorReply(batchreq.PBSE_MOMREJECT, "", "connection to mom timed out")
 	}
-	defer m.close()
-	p, err := m.call(batchreq.PBS_BATCH_QueueJob, &batchreq.QueueJob{JobID: l.id, Destination: l.host, Attrs: l.attrs}, "")
+	defer m.Close()
+	p, err := m.Call(batchreq.PBS_BATCH_QueueJob, &batchreq.QueueJob{JobID: l.id, Destination: l.host, Attrs: l.attrs}, "")
 	if err != nil {
 		return batchreq.ErrorReply(batchreq.PBSE_MOMREJECT, "", "connection to mom timed out")
 	}
@@ -309,7 +324,7 @@ func (rl *runLink) sendJob(l *launch) *batchreq.Reply {
 	}
 	for seq, off := 0, 0; off < len(l.script); seq++ {
 		end := min(off+scriptChunk, len(l.script))
-		p, err = m.call(batchreq.PBS_BATCH_jobscript, &batchreq.JobFile{Seq: seq, FileType: batchreq.JScript, JobID: l.id, Data: l.script[off:end]}, "")
+		p, err = m.Call(batchreq.PBS_BATCH_jobscript, &batchreq.JobFile{Seq: seq, FileType: batchreq.JScript, JobID: l.id, Data: l.script[off:end]}, "")
 		if err != nil {
 			return batchreq.ErrorReply(batchreq.PBSE_MOMREJECT, "", "connection to mom timed out")
 		}
@@ -326,7 +341,7 @@ func (rl *runLink) sendJob(l *launch) *batchreq.Reply {
 		}
 	}
 	for _, typ := range []int{batchreq.PBS_BATCH_RdytoCommit, batchreq.PBS_BATCH_Commit} {
-		p, err = m.call(typ, &batchreq.JobID{ID: l.id}, "")
+		p, err = m.Call(typ, &batchreq.JobID{ID: l.id}, "")
 		if err != nil {
 			return batchreq.ErrorReply(batchreq.PBSE_MOMREJECT, "", "connection to mom timed out")
 		}
@@ -343,14 +358,15 @@ func (rl *runLink) sendJob(l *launch) *batchreq.Reply {
 // finishRun completes a launch: on success the job is RUNNING and the S
 // record written; on failure its nodes are freed and it is requeued. It
 // reports whether the job started and turns p into the RunJob reply.
-func (s *Server) finishRun(j *state.Job, p *batchreq.Reply) bool {
+func (ln *launcher) finishRun(j *state.Job, p *batchreq.Reply) bool {
+	s := ln.s
 	s.mu.Lock()
 	if s.jobs.Get(j.ID) != j || j.State != pbsattr.StateRunning {
 		s.mu.Unlock()
 		return p.Code == 0
 	}
 	if p.Code != 0 {
-		text, stageFail := s.run.takeStageFailure(j.ID)
+		text, stageFail := ln.takeStageFailure(j.ID)
 		var m *mail
 		if stageFail {
 			// seed 001 (File Staging): the files already staged in
@@ -360,7 +376,7 @@ func (s *Server) finishRun(j *state.Job, p *batchreq.Reply) bool {
 			s.log.Log(logline.EventJob, logline.ClassJob, j.ID, "File stage in failed: "+firstLineOf(text))
 			m = s.mailJob(j, 's', true, text)
 		}
-		s.requeue(j)
+		ln.requeue(j)
 		wait := s.store.Submit(state.SaveJob(j))
 		s.mu.Unlock()
 		wait()
@@ -377,7 +393,7 @@ func (s *Server) finishRun(j *state.Job, p *batchreq.Reply) bool {
 	if j.Attrs.Get(pbsattr.JobCheckpointName) != "" {
 		s.acct.Record(pbslog.AcctRestart, j.ID, "Restart from checkpoint")
 	} else {
-		s.acct.Record(pbslog.AcctStart, j.ID, s.acctJobText(j))
+		s.acct.Record(pbslog.AcctStart, j.ID, acctJobText(j))
 	}
 	ops := []store.Op{state.SaveJob(j)}
 	for _, x := range s.syncStarted(j) { // a released sync set member: sync_sets.go
@@ -396,7 +412,8 @@ const stageInRetry = 300
 
 // takeStageFailure returns and forgets the reply text of the job's failed
 // stage-in, if its launch had one.
-func (rl *runLink) takeStageFailure(id string) (string, bool) {
+func (ln *launcher) takeStageFailure(id string) (string, bool) {
+	rl := ln.rl
 	rl.mu.Lock()
 	defer rl.mu.Unlock()
 	text, ok := rl.stageFailed[id]
@@ -411,18 +428,20 @@ func firstLineOf(s string) string {
 }
 
 // abandonRun requeues a job whose launch could not even be recorded.
-func (s *Server) abandonRun(j *state.Job, why string) {
+func (ln *launcher) abandonRun(j *state.Job, why string) {
+	s := ln.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.jobs.Get(j.ID) == j && j.State == pbsattr.StateRunning {
 		s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "run abandoned: %s", why)
-		s.requeue(j)
+		ln.requeue(j)
 	}
 }
 
 // requeue frees a job's nodes and puts it back to QUEUED/HELD. Called
 // with s.mu held.
-func (s *Server) requeue(j *state.Job) {
+func (ln *launcher) requeue(j *state.Job) {
+	s := ln.s
 	s.run.forget(j.ID)
 	s.requeueState(j)
 	s.refreshNodeJobs()
@@ -444,7 +463,7 @@ func (s *Server) requeueState(j *state.Job) {
 
 // acctJobText is the common part of the S and E accounting records
 // (spec 12 §14.3); every pair is followed by a blank.
-func (s *Server) acctJobText(j *state.Job) string {
+func acctJobText(j *state.Job) string {
 	var b strings.Builder
 	pair := func(k, v string) { b.WriteString(k + "=" + v + " ") }
 	pair("user", j.Attrs.Get(pbsattr.JobEuser))

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"net/netip"
 	"os"
@@ -16,79 +15,36 @@ import (
 
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
-	"gopbs/dis"
-	"gopbs/iff"
 	"gopbs/internal/logline"
-	"gopbs/rpp"
-	"gopbs/server/monitor"
+	"gopbs/server/link/mom"
 	"gopbs/server/state"
 	"gopbs/server/store"
 )
 
-// momUser is the header user of every request the server sends to a MOM
-// (spec 10 §4).
-const momUser = "PBS_Server"
-
-// isReadBuffer is the receive buffer of the server's IS socket: 10,000
-// MOMs saying hello within seconds acknowledge their 110 KB node lists
-// with tens of thousands of datagrams a second, which the default buffer
-// dropped by the hundred thousand (each loss costs a MOM a retransmission
-// interval).
-const isReadBuffer = 16 << 20
-
-// momTimeout bounds one request/reply exchange with a MOM or the
-// connection set-up (TORQUE's tcp_timeout).
-const momTimeout = 10 * time.Second
-
-// runLink is the server's side of running jobs: the IS endpoint MOMs
-// report to, the TCP requests to MOMs and the scheduler connection. Its
-// own mutex guards only its bookkeeping and is never held while taking
-// Server.mu.
+// runLink is the server's side of running jobs: the TCP requests to
+// MOMs (launch, relays, end of jobs, polls). Its own mutex guards only
+// its bookkeeping and is never held while taking Server.mu.
 type runLink struct {
-	s  *Server
-	ep *rpp.Endpoint // IS over RPP on the server's UDP port; nil if the port could not be bound
+	s *Server
 	// nodesFile writes the node table's changes to server_priv/nodes
 	// (Server.nodeCreated, nodesChanged); it has its own lock.
 	nodesFile *nodesFile
 
 	mu        sync.Mutex
-	streams   map[string]*rpp.Stream // node name → its MOM's IS stream
-	pings     map[string]*rpp.Stream // node name → the server's ping to its MOM, not answered yet
-	pingAt    map[string]time.Time   // node name → when its ping was sent
-	heard     map[string]time.Time   // node name → last IS_STATUS
-	suspended map[string]bool        // job id → suspended by qsig -s suspend
-	ending    map[string]int         // MOM host → end-of-job exchanges in progress
-	// addrsDue is set while a re-send of IS_CLUSTER_ADDRS to every
-	// node is scheduled (announceCluster); addrsNotBefore is the
-	// earliest time of the next one (clusterAddrsRate), addrsSent which
-	// list each stream holds.
-	addrsDue       bool
-	addrsNotBefore time.Time
-	addrsSent      addrsSent
-	// addrsDelay is clusterAddrsDelay (tests shorten it).
-	addrsDelay time.Duration
-	// pingAnswerWait is pingAnswerWait (tests change it).
-	pingAnswerWait time.Duration
+	suspended map[string]bool // job id → suspended by qsig -s suspend
+	ending    map[string]int  // MOM host → end-of-job exchanges in progress
 
 	deleting map[string]bool // job id → a delete is in progress
-	sched    schedLink
 
 	// dialer, when set (tests), replaces the resolution of a MOM host
 	// name to its address.
 	dialer func(ctx context.Context, host string) (net.Conn, error)
 	// resolve returns the addresses of a node name (tests replace it).
 	resolve func(host string) []netip.Addr
-	// nodeAddrs finds the node of an IS stream's address (nodeByAddr).
-	nodeAddrs nodeAddrIndex
-	// maxStreams is the IS endpoint's stream bound last set (sizeStreams;
-	// used by the start-up and the timer goroutine only).
-	maxStreams int
 	// rhosts returns a user's .rhosts file and uid (tests replace it).
 	rhosts func(user string) (path string, uid int, err error)
 	// groupOf returns the primary group of a user (tests replace it).
 	groupOf func(user string) string
-	// pingDelay is when, after start, down nodes are sent IS_HELLO.
-	pingDelay time.Duration
 	// mailProgram is the sendmail command (tests replace it).
 	mailProgram string
 	// nannyInterval is the job nanny's period (tests shorten it).
@@ -107,26 +63,19 @@ type runLink struct {
 func newRunLink(s *Server) *runLink {
 	rl := &runLink{
 		s:             s,
-		streams:       make(map[string]*rpp.Stream),
-		pings:         make(map[string]*rpp.Stream),
-		pingAt:        make(map[string]time.Time),
 		nodesFile:     newNodesFile(s.nodesFile()),
-		heard:         make(map[string]time.Time),
 		suspended:     make(map[string]bool),
 		ending:        make(map[string]int),
 		deleting:      make(map[string]bool),
 		stageFailed:   make(map[string]string),
-		resolve:       resolveAddr,
+		resolve:       mom.ResolveAddr,
 		groupOf:       lookupPrimaryGroup,
 		rhosts:        lookupRhosts,
-		pingDelay:     5 * time.Second,
-		addrsDelay:    clusterAddrsDelay,
 		mailProgram:   defaultMailProgram,
 		nannyInterval: nannyInterval,
 		retryDelay:    2 * time.Second,
 
 		hotStartInterval: 15 * time.Second,
-		pingAnswerWait:   pingAnswerWait,
 	}
 	if s.cfg.ResolveHost != nil {
 		rl.resolve = s.cfg.ResolveHost
@@ -146,16 +95,9 @@ func (s *Server) startRunLink() {
 		n.State |= state.NodeStateUnreported
 	}
 	s.mu.Unlock()
-	pc, err := net.ListenPacket("udp", ":"+strconv.Itoa(s.port()))
-	if err != nil {
-		s.logError("start_rpp", fmt.Sprintf("cannot bind IS port %d: %v", s.port(), err))
-	} else {
-		rl.ep = rpp.NewEndpoint(pc, &rpp.Options{ReadBuffer: isReadBuffer})
-		rl.sizeStreams()
-		go rl.acceptIS()
-	}
+	s.is.Start(s.port())
 	s.mu.Lock()
-	resume := s.recoverRunning()
+	resume := s.launch.recoverRunning()
 	s.refreshNodeJobs() // jobs kept running across a warm restart hold their nodes
 	s.mu.Unlock()
 	for _, f := range resume {
@@ -163,9 +105,9 @@ func (s *Server) startRunLink() {
 	}
 	go rl.timers()
 	if s.cfg.InitType == InitHot {
-		go rl.hotStart()
+		go rl.s.launch.hotStart()
 	}
-	rl.schedStart()
+	s.sched.Start(s.done)
 }
 
 // hotStartPeriod is how long a hot start keeps trying to run the jobs
@@ -177,7 +119,8 @@ const hotStartPeriod = 300 * time.Second
 // then every hotStartInterval for hotStartPeriod, as long as some are
 // left (spec 12 §16.1). A job whose hosts are not up yet waits for the
 // next round; the scheduler may meanwhile run it elsewhere.
-func (rl *runLink) hotStart() {
+func (ln *launcher) hotStart() {
+	rl := ln.rl
 	s := rl.s
 	deadline := time.Now().Add(hotStartPeriod)
 	for {
@@ -191,7 +134,7 @@ func (rl *runLink) hotStart() {
 		s.mu.RUnlock()
 		left := 0
 		for _, j := range pending {
-			if !rl.runOnHosts(j) {
+			if !ln.runOnHosts(j) {
 				left++
 			}
 		}
@@ -230,7 +173,8 @@ func hostsSpec(execHost string) string {
 // runOnHosts runs a hot-start job on the hosts of its exec_host. It
 // reports whether the job no longer waits for that (it started, or it
 // is no longer a queued hot-start job).
-func (rl *runLink) runOnHosts(j *state.Job) bool {
+func (ln *launcher) runOnHosts(j *state.Job) bool {
+	rl := ln.rl
 	s := rl.s
 	s.mu.Lock()
 	execHost := j.Attrs.Get(pbsattr.JobExecHost)
@@ -244,7 +188,7 @@ func (rl *runLink) runOnHosts(j *state.Job) bool {
 		return false // its hosts are not up (yet)
 	}
 	s.log.Log(logline.EventJob, logline.ClassJob, j.ID, "Job Run at hot start")
-	l, err := s.prepareRun(j, slots)
+	l, err := ln.prepareRun(j, slots)
 	if err != nil {
 		s.mu.Unlock()
 		s.logError("hot_start", err.Error())
@@ -253,11 +197,11 @@ func (rl *runLink) runOnHosts(j *state.Job) bool {
 	wait := s.store.Submit(state.SaveJob(j))
 	s.mu.Unlock()
 	if err := wait(); err != nil {
-		s.abandonRun(j, "cannot save job")
+		ln.abandonRun(j, "cannot save job")
 		return true
 	}
-	p := rl.sendJob(l)
-	if s.finishRun(j, p) && !rl.endingWith(l.host) {
+	p := ln.sendJob(l)
+	if ln.finishRun(j, p) && !rl.endingWith(l.host) {
 		go rl.pollJob(j.ID)
 	}
 	return true
@@ -268,13 +212,14 @@ func (rl *runLink) runOnHosts(j *state.Job) bool {
 // on the MOM as already running), and end-of-job or rerun processing
 // that was cut short is resumed. Called with s.mu held; it returns the
 // work to start once the lock is released.
-func (s *Server) recoverRunning() []func() {
+func (ln *launcher) recoverRunning() []func() {
+	s := ln.s
 	var resume []func()
 	var ops []store.Op
 	for j := s.jobs.First(); j != nil; j = j.Next() {
 		switch {
 		case j.State == pbsattr.StateRunning && (j.Substate == pbsattr.SubPreRun || j.Substate == pbsattr.SubTrnOut):
-			s.requeue(j)
+			ln.requeue(j)
 			ops = append(ops, state.SaveJob(j))
 		case j.State == pbsattr.StateRunning && (j.Substate == pbsattr.SubRerun || j.Substate == pbsattr.SubRerun3):
 			j := j
@@ -291,30 +236,6 @@ func (s *Server) recoverRunning() []func() {
 		s.store.Submit(ops...)
 	}
 	return resume
-}
-
-// stopRunLink closes the MOMs' IS streams (they see GOODBYE and say
-// hello again to the next server, capture 102) and the endpoint.
-func (s *Server) stopRunLink() {
-	rl := s.run
-	if rl == nil || rl.ep == nil {
-		return
-	}
-	rl.mu.Lock()
-	streams := make([]*rpp.Stream, 0, len(rl.streams))
-	for _, st := range rl.streams {
-		streams = append(streams, st)
-	}
-	rl.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	for _, st := range streams {
-		st.Close()
-	}
-	for _, st := range streams {
-		st.Flush(ctx)
-	}
-	rl.ep.Close()
 }
 
 // logError writes a LOG_ERROR line (spec 12 §13.2).
@@ -335,124 +256,23 @@ func (rl *runLink) timers() {
 		case <-t.C:
 		}
 		sec++
-		rl.sizeStreams()
-		rl.checkNodes()
+		rl.s.is.Tick()
 		rl.pollRunning(sec)
-		rl.schedTick()
+		rl.s.sched.Tick()
 	}
 }
 
-// sizeStreams bounds the IS endpoint's streams by the number of nodes:
-// each node's MOM keeps a stream open to the server and the server may
-// open one to it, with rpp.DefaultMaxStreams to spare for the
-// scheduler's and clients' streams (resource queries) and for floods.
-// Called at start and by the one-second timer, which sees created nodes
-// within a second (a MOM's refused HELLO1 is retransmitted).
-func (rl *runLink) sizeStreams() {
-	if rl.ep == nil {
-		return
-	}
-	rl.s.mu.RLock()
-	n := rpp.DefaultMaxStreams + 2*len(rl.s.nodes)
-	rl.s.mu.RUnlock()
-	if n != rl.maxStreams {
-		rl.ep.SetMaxStreams(n)
-		rl.maxStreams = n
-	}
-}
-
-// dialReserved opens a TCP connection to addr from a privileged local
-// port counting down from 1023, as TORQUE daemons connect to each other.
-// Without the privilege to bind one (tests as a user) it falls back to
-// an ordinary port.
-func dialReserved(ctx context.Context, addr string) (net.Conn, error) {
-	d := iff.ReservedDialer{Unprivileged: true}
-	return d.Dial(ctx, addr)
-}
-
-// momConn is one TCP connection to a MOM carrying requests in sequence.
-type momConn struct {
-	nc  net.Conn
-	r   *dis.Reader
-	obs monitor.Observer // told of failed requests
+// momDialer returns how the link connects to MOMs.
+func (rl *runLink) momDialer() mom.Dialer {
+	return mom.Dialer{Port: rl.s.cfg.MomPort, Resolve: rl.s.cfg.ResolveHost, Dial: rl.dialer, Obs: rl.s.obs}
 }
 
 // dialMom connects to the MOM on host.
-func (rl *runLink) dialMom(host string) (*momConn, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), momTimeout)
-	defer cancel()
-	var nc net.Conn
-	var err error
-	switch {
-	case rl.dialer != nil:
-		nc, err = rl.dialer(ctx, host)
-	case rl.s.cfg.ResolveHost != nil:
-		addrs := rl.s.cfg.ResolveHost(host)
-		if len(addrs) == 0 {
-			return nil, fmt.Errorf("connect to MOM %s: host name does not resolve", host)
-		}
-		nc, err = dialReserved(ctx, netip.AddrPortFrom(addrs[0], uint16(rl.s.cfg.MomPort)).String())
-	default:
-		nc, err = dialReserved(ctx, net.JoinHostPort(host, strconv.Itoa(rl.s.cfg.MomPort)))
-	}
-	if err != nil {
-		rl.s.obs.MomLinkError(monitor.MomConnect)
-		return nil, fmt.Errorf("connect to MOM %s: %w", host, err)
-	}
-	return &momConn{nc: nc, r: dis.NewReader(nc), obs: rl.s.obs}, nil
-}
-
-// call sends one request and reads its reply.
-func (m *momConn) call(typ int, body batchreq.Body, ext string) (*batchreq.Reply, error) {
-	req := batchreq.NewRequest(typ, momUser, body)
-	req.SetExtension(ext)
-	m.nc.SetDeadline(time.Now().Add(momTimeout))
-	if _, err := m.nc.Write(req.Append(nil)); err != nil {
-		m.obs.MomLinkError(monitor.MomRequest)
-		return nil, fmt.Errorf("send %s: %w", batchreq.RequestName(typ), err)
-	}
-	p, err := batchreq.ReadReply(m.r)
-	if err != nil {
-		m.obs.MomLinkError(monitor.MomRequest)
-		return nil, fmt.Errorf("reply to %s: %w", batchreq.RequestName(typ), err)
-	}
-	return p, nil
-}
-
-// close sends Disconnect and closes the connection.
-func (m *momConn) close() {
-	m.nc.SetDeadline(time.Now().Add(time.Second))
-	m.nc.Write(batchreq.NewRequest(batchreq.PBS_BATCH_Disconnect, momUser, nil).Append(nil))
-	m.nc.Close()
-}
+func (rl *runLink) dialMom(host string) (*mom.Conn, error) { return rl.momDialer().Connect(host) }
 
 // momRequest sends one request to the MOM on host on a new connection.
 func (rl *runLink) momRequest(host string, typ int, body batchreq.Body, ext string) (*batchreq.Reply, error) {
-	m, err := rl.dialMom(host)
-	if err != nil {
-		return nil, err
-	}
-	defer m.close()
-	return m.call(typ, body, ext)
-}
-
-// resolveAddr returns the addresses of a host name (node names may be
-// addresses).
-func resolveAddr(host string) []netip.Addr {
-	if a, err := netip.ParseAddr(host); err == nil {
-		return []netip.Addr{a.Unmap()}
-	}
-	addrs, err := net.LookupHost(host)
-	if err != nil {
-		return nil
-	}
-	var out []netip.Addr
-	for _, x := range addrs {
-		if a, err := netip.ParseAddr(x); err == nil {
-			out = append(out, a.Unmap())
-		}
-	}
-	return out
+	return rl.momDialer().Request(host, typ, body, ext)
 }
 
 // Output of rerun jobs (spec 10 §6.1 step c, §8.6): when a job that ran
@@ -471,7 +291,8 @@ var spoolSuffixes = []struct {
 
 // spoolPath returns the server's spool file of a job prefix and file
 // type, "" for a type that has none.
-func (s *Server) spoolPath(prefix string, typ int) string {
+func (rl *runLink) spoolPath(prefix string, typ int) string {
+	s := rl.s
 	for _, f := range spoolSuffixes {
 		if f.typ == typ {
 			return filepath.Join(s.cfg.Home, "spool", prefix+f.suffix)
@@ -495,7 +316,8 @@ func (rl *runLink) onServerHost(host string) bool {
 // handleMvJobFile stores one chunk of a job's stdout, stderr or
 // checkpoint file that its mother superior returns (spec 10 §8.6): chunk
 // 0 creates the spool file, later chunks append.
-func (s *Server) handleMvJobFile(c *conn, req *batchreq.Request) {
+func (rl *runLink) handleMvJobFile(c *conn, req *batchreq.Request) {
+	s := rl.s
 	body := req.Body.(*batchreq.JobFile)
 	if !c.perm.svr {
 		c.reject(batchreq.PBSE_PERM, "")
@@ -511,11 +333,11 @@ func (s *Server) handleMvJobFile(c *conn, req *batchreq.Request) {
 		}
 	}
 	s.mu.RUnlock()
-	if j == nil || ms != "" && !s.run.fromHost(c.remote.Addr(), ms) {
+	if j == nil || ms != "" && !rl.fromHost(c.remote.Addr(), ms) {
 		c.reject(batchreq.PBSE_UNKJOBID, "")
 		return
 	}
-	name := s.spoolPath(prefix, body.FileType)
+	name := rl.spoolPath(prefix, body.FileType)
 	if name == "" {
 		c.reject(batchreq.PBSE_IVALREQ, "")
 		return
@@ -545,15 +367,15 @@ func (s *Server) handleMvJobFile(c *conn, req *batchreq.Request) {
 // sendSpool sends the spool files a rerun job's previous MOM returned
 // to the job's new MOM, each that exists, in chunks (spec 10 §6.1 step
 // c). It returns a failure reply, or nil.
-func (rl *runLink) sendSpool(m *momConn, l *launch) *batchreq.Reply {
+func (rl *runLink) sendSpool(m *mom.Conn, l *launch) *batchreq.Reply {
 	for _, f := range spoolSuffixes {
-		data, err := os.ReadFile(rl.s.spoolPath(l.prefix, f.typ))
+		data, err := os.ReadFile(rl.spoolPath(l.prefix, f.typ))
 		if err != nil {
 			continue
 		}
 		for seq := 0; seq == 0 || len(data) > 0; seq++ {
 			n := min(len(data), scriptChunk)
-			p, err := m.call(batchreq.PBS_BATCH_MvJobFile, &batchreq.JobFile{Seq: seq, FileType: f.typ, JobID: l.id, Data: data[:n]}, "")
+			p, err := m.Call(batchreq.PBS_BATCH_MvJobFile, &batchreq.JobFile{Seq: seq, FileType: f.typ, JobID: l.id, Data: data[:n]}, "")
 			if err != nil {
 				return batchreq.ErrorReply(batchreq.PBSE_MOMREJECT, "", "connection to mom timed out")
 			}
@@ -569,6 +391,6 @@ func (rl *runLink) sendSpool(m *momConn, l *launch) *batchreq.Reply {
 // removeSpool removes a job's spool files once they reached its MOM.
 func (rl *runLink) removeSpool(prefix string) {
 	for _, f := range spoolSuffixes {
-		os.Remove(rl.s.spoolPath(prefix, f.typ))
+		os.Remove(rl.spoolPath(prefix, f.typ))
 	}
 }

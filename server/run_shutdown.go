@@ -18,7 +18,8 @@ const drainTimeout = 60 * time.Second
 // and held, rerunnable ones killed and requeued, the others killed
 // (immediate) or left running (delay). It returns when the jobs acted
 // upon have ended or drainTimeout passed. Other manners return at once.
-func (s *Server) drainJobs(manner int) {
+func (rl *runLink) drainJobs(manner int) {
+	s := rl.s
 	if manner != batchreq.SHUT_IMMEDIATE && manner != batchreq.SHUT_DELAY {
 		return
 	}
@@ -57,7 +58,7 @@ func (s *Server) drainJobs(manner int) {
 	var wait []*state.Job
 	for _, a := range acts {
 		if a.ckpt {
-			p, err := s.run.momRequest(a.host, batchreq.PBS_BATCH_HoldJob, &batchreq.Manage{Command: batchreq.MGR_CMD_SET,
+			p, err := rl.momRequest(a.host, batchreq.PBS_BATCH_HoldJob, &batchreq.Manage{Command: batchreq.MGR_CMD_SET,
 				ObjType: batchreq.MGR_OBJ_JOB, ObjName: a.j.ID, Attrs: batchreq.AttrList{batchreq.NewAttr("Hold_Types", "s")}}, "")
 			if err == nil && p.Code == 0 {
 				s.mu.Lock()
@@ -86,7 +87,7 @@ func (s *Server) drainJobs(manner int) {
 			}
 			s.mu.Unlock()
 		}
-		if _, err := s.run.momRequest(a.host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: a.j.ID, Signal: "SIGKILL"}, ext); err == nil {
+		if _, err := rl.momRequest(a.host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: a.j.ID, Signal: "SIGKILL"}, ext); err == nil {
 			wait = append(wait, a.j)
 		}
 	}

@@ -318,7 +318,7 @@ func TestPingNodesAtStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.run.resolve = func(string) []netip.Addr { return []netip.Addr{netip.MustParseAddr("127.0.0.1")} }
-	s.run.pingDelay = 50 * time.Millisecond
+	s.is.PingDelay = 50 * time.Millisecond
 	go s.Serve()
 	t.Cleanup(func() { s.Shutdown("Quick") })
 	c := privConn(t, s)
@@ -364,9 +364,7 @@ func TestPingNodesAtStart(t *testing.T) {
 func waitSchedIdle(t *testing.T, s *Server) {
 	t.Helper()
 	waitFor(t, "end of the scheduler cycle", func() bool {
-		s.run.mu.Lock()
-		defer s.run.mu.Unlock()
-		return !s.run.sched.busy
+		return !s.sched.Busy()
 	})
 }
 

@@ -8,6 +8,7 @@ import (
 
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
+	"gopbs/server/link/sched"
 	"gopbs/server/schedulers"
 	"gopbs/server/state"
 	"gopbs/server/store"
@@ -45,14 +46,14 @@ func (s *Server) newSchedTable() (*schedulers.Table, error) {
 func (s *Server) schedMirror() schedulers.Mirror {
 	st := schedulers.StateIdle
 	switch {
-	case s.run != nil && s.run.schedActive():
+	case s.sched.Active():
 		st = schedulers.StateScheduling
-	case s.run != nil && s.run.sched.down.Load():
+	case s.sched.Down():
 		st = schedulers.StateDown
 	}
 	return schedulers.Mirror{
 		Scheduling: s.serverFlag(pbsattr.SrvScheduling),
-		Iteration:  s.serverLong(pbsattr.SrvSchedulerIteration, defaultSchedulerIteration),
+		Iteration:  s.serverLong(pbsattr.SrvSchedulerIteration, sched.DefaultIteration),
 		State:      st,
 	}
 }
@@ -81,7 +82,7 @@ func (s *Server) schedObjectsChanged(m *batchreq.Manage) {
 		name = schedulers.DefaultName
 	}
 	if name == schedulers.DefaultName {
-		s.run.schedManaged(&batchreq.Manage{Command: m.Command, ObjType: batchreq.MGR_OBJ_SERVER, Attrs: m.Attrs})
+		s.sched.Managed(&batchreq.Manage{Command: m.Command, ObjType: batchreq.MGR_OBJ_SERVER, Attrs: m.Attrs})
 		return
 	}
 	if s.schedRun != nil {

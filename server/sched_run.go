@@ -13,6 +13,8 @@ import (
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
+	"gopbs/server/link/mom"
+	"gopbs/server/link/sched"
 	"gopbs/server/schedulers"
 	"gopbs/server/store"
 )
@@ -30,8 +32,8 @@ func (h schedHost) Cycle(sc *schedulers.Sched, cmd int) (int, bool) {
 	if host == s.name {
 		host = "127.0.0.1" // the server starts its host's schedulers on loopback
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), momTimeout)
-	nc, err := dialReserved(ctx, net.JoinHostPort(host, strconv.Itoa(sc.Port)))
+	ctx, cancel := context.WithTimeout(context.Background(), mom.Timeout)
+	nc, err := mom.DialReserved(ctx, net.JoinHostPort(host, strconv.Itoa(sc.Port)))
 	cancel()
 	if err != nil {
 		s.log.Logf(logline.EventSched, logline.ClassServer, sc.Name, "Could not contact Scheduler %s - port %d", sc.Name, sc.Port)
@@ -50,14 +52,14 @@ func (h schedHost) Cycle(sc *schedulers.Sched, cmd int) (int, bool) {
 	s.auth.Remove(c.auth)
 	c.auth = s.auth.AddPrivileged(c.remote)
 	c.slice = s.scheds.Slice(sc.Name)
-	c.counter = new(int)
+	c.cycle = new(sched.Cycle)
 	begin := time.Now()
 	c.serve()
 	took := time.Since(begin)
 	s.obs.SchedCycle(sc.Name, took)
 	s.log.Logf(logline.EventSched, logline.ClassServer, sc.Name, "Scheduler %s cycle %s ended after %.3f s, %d jobs run",
-		sc.Name, batchreq.SchedCommandName(cmd), took.Seconds(), *c.counter)
-	return *c.counter, true
+		sc.Name, batchreq.SchedCommandName(cmd), took.Seconds(), c.cycle.Started())
+	return c.cycle.Started(), true
 }
 
 // Events sums the job events of the queues of the partitions.

@@ -35,6 +35,8 @@ import (
 	"gopbs/batchreq"
 	"gopbs/iff"
 	"gopbs/internal/logline"
+	"gopbs/server/link/momis"
+	"gopbs/server/link/sched"
 	"gopbs/server/monitor"
 	"gopbs/server/pbslog"
 	"gopbs/server/reservation"
@@ -130,7 +132,13 @@ type Server struct {
 	consequent  consequences          // jobs removed by another's end (consequence.go)
 	resv        *reservation.Service  // advance reservations (reservations.go)
 
-	run *runLink // MOM and scheduler links (run_link.go)
+	run *runLink // MOM link (run_link.go)
+	// launch starts jobs over the MOM link (run_job.go, run_alloc.go).
+	launch *launcher
+	// is is the MOMs' IS streams (server/link/momis, is_nodes.go).
+	is *momis.Link
+	// sched is the scheduler link (server/link/sched, sched_state.go).
+	sched *sched.Link
 	// scheds holds the sched objects and schedRun runs the non-default
 	// schedulers (sched_objects.go, package schedulers).
 	scheds     *schedulers.Table
@@ -306,12 +314,14 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.run = newRunLink(s)
+	s.launch = &launcher{s: s, rl: s.run}
+	s.is = momis.New(isNodes{s}, s.log, cfg.RMPort, s.done)
 	s.running = s.run
-	// the jobs recovered as queued are the first cycle's; the tick asks
-	// for cycles for jobs queued from now on
-	s.run.sched.seenQueue = s.jobs.QueuedSeq()
 	s.registerRunHandlers()
 	s.initMonitoring()
+	// the jobs recovered as queued are the first cycle's; the tick asks
+	// for cycles for jobs queued from now on
+	s.sched = sched.New(schedState{s}, s.log, s.name, s.obs, sched.Scheduler{Name: "default", Host: cfg.SchedHost, Port: cfg.SchedPort})
 	if cfg.HTTPAddr != "" {
 		s.attrs.Set(pbsattr.SrvHTTPAddress, cfg.HTTPAddr)
 	}
@@ -478,7 +488,7 @@ func (s *Server) Shutdown(how string) {
 		if loop != nil {
 			loop.stop()
 		}
-		s.stopRunLink()
+		s.is.Stop()
 		s.stopSchedulers()
 		s.stopErr = s.store.Close()
 		s.log.Log(logline.EventSystem, logline.ClassServer, "PBS_Server", "Server shutdown completed")

@@ -33,7 +33,7 @@ func (v statusState) ServerState() string {
 		return "Terminating"
 	case !v.s.serverFlag(pbsattr.SrvScheduling):
 		return "Idle"
-	case v.s.run.schedActive():
+	case v.s.sched.Active():
 		return "Scheduling"
 	}
 	return "Active"

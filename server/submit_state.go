@@ -6,6 +6,7 @@ import (
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	submission "gopbs/server/handler/submit"
+	"gopbs/server/link/remote"
 	"gopbs/server/pbslog"
 	"gopbs/server/state"
 	"gopbs/server/store"
@@ -30,14 +31,14 @@ func (v submitState) Attrs() state.Attrs                     { return v.s.attrs 
 func (v submitState) AdvresQueue(a batchreq.AttrList) string { return v.s.advresQueue(a) } // reservations.go
 func (v submitState) Jobs() *state.Jobs                      { return &v.s.jobs }
 func (v submitState) Queue(name string) *state.Queue         { return v.s.queueByName[name] }
-func (v submitState) CountHop(j *state.Job) *batchreq.Reply  { return countHop(j) } // remote.go
+func (v submitState) CountHop(j *state.Job) *batchreq.Reply  { return remote.CountHop(j) } // remote.go
 func (v submitState) CheckUserList(j *state.Job) *batchreq.Reply {
 	return v.s.checkUserList(j)
 }
 func (v submitState) ExecUser(j *state.Job) string               { return execUser(j, "") }
 func (v submitState) ApplyDefaults(j *state.Job, q *state.Queue) { v.s.applyDefaults(j, q) }
 func (v submitState) Evaluate(j *state.Job)                      { v.s.evaluate(j) }
-func (v submitState) SchedNotify(cmd int)                        { v.s.run.schedNotify(cmd) }
+func (v submitState) SchedNotify(cmd int)                        { v.s.sched.Notify(cmd) }
 
 func (v submitState) TakeJobNumber(incoming bool) int64 {
 	seq := v.s.nextJob

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"strconv"
@@ -10,8 +9,8 @@ import (
 
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
-	"gopbs/dis"
 	"gopbs/internal/logline"
+	"gopbs/server/link/remote"
 	"gopbs/server/state"
 	"gopbs/server/store"
 	"gopbs/server/syncset"
@@ -396,7 +395,7 @@ func (s *Server) syncDeliverLocked() {
 			continue
 		}
 		dest := s.parseDestination("x@" + m.To)
-		if dest.addr == "" || dest.bad {
+		if dest.Addr == "" || dest.Bad {
 			s.log.Logf(logline.EventJob, logline.ClassJob, m.Parent, "sync set: cannot reach server %q", m.To)
 			s.sync.table.Delivered(m.Seq)
 			s.saveSyncSets()
@@ -406,13 +405,13 @@ func (s *Server) syncDeliverLocked() {
 			s.sync.busy, s.sync.next, s.sync.tries = map[uint64]bool{}, map[uint64]time.Time{}, map[uint64]int{}
 		}
 		s.sync.busy[m.Seq] = true
-		go s.syncAttempt(m, dest.addr)
+		go s.syncAttempt(m, dest.Addr)
 	}
 }
 
 // syncAttempt sends one outbox message once.
 func (s *Server) syncAttempt(m syncset.Message, addr string) {
-	p, err := sendRequest(addr, batchreq.PBS_BATCH_RegistDep, &batchreq.RegistDep{Owner: m.Owner, ParentID: m.Parent,
+	p, err := remote.Request(addr, batchreq.PBS_BATCH_RegistDep, &batchreq.RegistDep{Owner: m.Owner, ParentID: m.Parent,
 		ChildID: m.Child, DepType: batchreq.JOB_DEPEND_TYPE_SYNCWITH, Op: m.Op, Cost: m.Cost})
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -455,28 +454,6 @@ func (s *Server) syncRefused(ref string) {
 	s.evaluate(j)
 	s.touch(j)
 	s.store.Submit(state.SaveJob(j))
-}
-
-// sendRequest sends one request to another server from a reserved port
-// and returns its reply.
-func sendRequest(addr string, typ int, body batchreq.Body) (*batchreq.Reply, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), remoteTimeout)
-	defer cancel()
-	nc, err := dialReserved(ctx, addr)
-	if err != nil {
-		return nil, fmt.Errorf("dial %s: %w", addr, err)
-	}
-	defer nc.Close()
-	nc.SetDeadline(time.Now().Add(remoteTimeout))
-	if _, err := nc.Write(batchreq.NewRequest(typ, momUser, body).Append(nil)); err != nil {
-		return nil, fmt.Errorf("send to %s: %w", addr, err)
-	}
-	p, err := batchreq.ReadReply(dis.NewReader(nc))
-	if err != nil {
-		return nil, fmt.Errorf("reply from %s: %w", addr, err)
-	}
-	nc.Write(batchreq.NewRequest(batchreq.PBS_BATCH_Disconnect, momUser, nil).Append(nil))
-	return p, nil
 }
 
 // keepSyncReleased returns deps without the sync entries that the

@@ -59,7 +59,11 @@ func TestCgroupUsageAndCleanup(t *testing.T) {
 		os.Remove(filepath.Join(te.uhome, "burnt"))
 		os.Remove(filepath.Join(te.uhome, "end"))
 		id := "60.srv"
-		sid, err := te.eng.Start(t.Context(), te.job(id, "setsid -f sleep 300\n"+orphanCPU))
+		// The escaped sleep's argument is this run's own, so that other
+		// runs of this package as the same user (or the script's own
+		// "sleep 0.1") are never taken for it.
+		escaped := []string{"sleep", strconv.Itoa(300 + os.Getpid()%10000)}
+		sid, err := te.eng.Start(t.Context(), te.job(id, "setsid -f "+strings.Join(escaped, " ")+"\n"+orphanCPU))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,7 +100,7 @@ func TestCgroupUsageAndCleanup(t *testing.T) {
 		}
 		left := false
 		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-			if left = userRuns(int(te.cred.UID), "sleep"); !left {
+			if left = userRuns(int(te.cred.UID), escaped); !left {
 				break
 			}
 		}
@@ -104,7 +108,7 @@ func TestCgroupUsageAndCleanup(t *testing.T) {
 			t.Errorf("with cgroups %v: the escaped sleep is left running: %v", withGroups, left)
 		}
 		if !withGroups {
-			killUser(int(te.cred.UID), "sleep")
+			killUser(int(te.cred.UID), escaped)
 		}
 		if _, err := os.Stat(group); !os.IsNotExist(err) {
 			t.Errorf("job group %s left: %v", group, err)
@@ -112,12 +116,14 @@ func TestCgroupUsageAndCleanup(t *testing.T) {
 	}
 }
 
-// userRuns reports whether a process of uid runs command.
-func userRuns(uid int, command string) bool {
-	return len(userProcs(uid, command)) > 0
+// userRuns reports whether a live process of uid has the command line argv.
+func userRuns(uid int, argv []string) bool {
+	return len(userProcs(uid, argv)) > 0
 }
 
-func userProcs(uid int, command string) []int {
+// userProcs returns the live processes of uid whose command line is argv.
+func userProcs(uid int, argv []string) []int {
+	want := strings.Join(argv, "\x00") + "\x00"
 	var out []int
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
@@ -129,17 +135,18 @@ func userProcs(uid int, command string) []int {
 		if syscall.Stat("/proc/"+e.Name(), &st) != nil || int(st.Uid) != uid {
 			continue
 		}
-		comm, _ := os.ReadFile("/proc/" + e.Name() + "/comm")
+		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
 		stat, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if strings.TrimSpace(string(comm)) == command && !strings.Contains(string(stat), ") Z ") {
+		if string(cmdline) == want && !strings.Contains(string(stat), ") Z ") {
 			out = append(out, pid)
 		}
 	}
 	return out
 }
 
-func killUser(uid int, command string) {
-	for _, p := range userProcs(uid, command) {
+// killUser kills the processes of uid whose command line is argv.
+func killUser(uid int, argv []string) {
+	for _, p := range userProcs(uid, argv) {
 		syscall.Kill(p, syscall.SIGKILL)
 	}
 }

@@ -121,8 +121,10 @@ func TestWalltimeKillAtPoll(t *testing.T) {
 	}
 
 	clk.Set(at(35, 57, 247))
-	te.eng.Poll()
+	// taken before the poll, which notes the kill's time itself: under
+	// load the poll's signalling can take half a second after that
 	killed := time.Now()
+	te.eng.Poll()
 	// The end is processed a second after the kill: the obit's walltime
 	// is 10 (obit at 02:35:58.264).
 	clk.Set(at(35, 58, 250))

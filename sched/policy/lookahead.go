@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"slices"
@@ -43,6 +44,7 @@ type lookahead struct {
 
 	overran  map[string][]string // node → running jobs past their planned end
 	planned  map[*world.Job]bool // jobs given a reservation this cycle
+	seen     map[*world.Job]bool // jobs the cycle looked at for a start or a reservation
 	previous map[*world.Job]profile.Booking
 	advance  bool // advance reservations are booked (advance.go)
 }
@@ -62,7 +64,7 @@ func (c *cycle) newLookahead() *lookahead {
 	}
 	l := &lookahead{max: max(maxRes, 0), offset: int64(cfg.Offset(c.period) / time.Second),
 		defDur: int64(cfg.DefaultDuration.At(c.period) / time.Second), now: c.now.Unix(),
-		res: cfg.Resources, overran: map[string][]string{}, planned: map[*world.Job]bool{},
+		res: cfg.Resources, overran: map[string][]string{}, planned: map[*world.Job]bool{}, seen: map[*world.Job]bool{},
 		previous: map[*world.Job]profile.Booking{}}
 	if l.res == nil {
 		l.res = defaultPlanned
@@ -307,6 +309,7 @@ func (l *lookahead) request(c *cycle, j *world.Job, node *world.Node, d int64) p
 // RunJob destination (the nodes the profile chose, so the server cannot
 // pick reserved ones) or, when j must wait, ok false after commenting.
 func (l *lookahead) admit(c *cycle, j *world.Job, node *world.Node) (dest string, ok bool) {
+	l.seen[j] = true
 	if prev, had := l.previous[j]; had {
 		l.prof.Unbook(prev.Job)
 	}
@@ -362,6 +365,7 @@ func (l *lookahead) wantsReservation(c *cycle, j *world.Job) bool {
 // reserve gives j, which cannot start now, a reservation at its earliest
 // start, if it wants one and the cycle has reservations left.
 func (l *lookahead) reserve(c *cycle, j *world.Job, node *world.Node) {
+	l.seen[j] = true
 	if prev, had := l.previous[j]; had {
 		l.prof.Unbook(prev.Job)
 	}
@@ -369,9 +373,21 @@ func (l *lookahead) reserve(c *cycle, j *world.Job, node *world.Node) {
 		return
 	}
 	r := l.request(c, j, node, l.planDuration(j))
-	start, slots, ok := l.prof.Earliest(r, l.now)
-	if !ok {
-		return
+	var start int64
+	var slots []profile.Slot
+	for from := l.now; ; {
+		var ok bool
+		if start, slots, ok = l.prof.Earliest(r, from); !ok {
+			return
+		}
+		later, clash := c.dedicatedClash(j, start)
+		if !clash {
+			break
+		}
+		if later <= start {
+			return // no dedicated period admits the job
+		}
+		from = later
 	}
 	l.made++
 	c.stats.Reservations++
@@ -419,11 +435,14 @@ func (l *lookahead) setPlan(c *cycle, j *world.Job, start time.Time, hosts strin
 	}
 }
 
-// finish drops the plans of queued jobs that got no reservation this
-// cycle and appends the cycle's plan to the MONITOR file.
+// finish drops the plans of queued jobs the cycle looked at that got no
+// reservation and appends the cycle's plan to the MONITOR file. A job
+// the cycle did not look at (its queue refused jobs this cycle, e.g. in
+// dedicated time, or strict_fifo stopped before it) keeps its plan,
+// which stayed booked.
 func (l *lookahead) finish(c *cycle) {
 	for j := range l.previous {
-		if !l.planned[j] && j.State == 'Q' {
+		if l.seen[j] && !l.planned[j] && j.State == 'Q' {
 			l.prof.Unbook(j.ID)
 			l.setPlan(c, j, time.Time{}, "")
 		}
@@ -450,4 +469,46 @@ func (c *cycle) date(t time.Time) string {
 		loc = time.Local
 	}
 	return t.In(loc).Format("Mon Jan 02 15:04")
+}
+
+// dedicatedClash reports whether j, started at t (Unix seconds), would
+// break dedicated time as dedicatedTime checks it when t comes, and the
+// earliest later time worth trying: a job of a dedicated queue must run
+// (by its walltime) inside a dedicated period, any other job outside
+// every period. later <= t means never.
+func (c *cycle) dedicatedClash(j *world.Job, t int64) (later int64, clash bool) {
+	if len(c.s.Dedicated) == 0 {
+		return 0, false
+	}
+	wall := int64(-1)
+	if j.Walltime >= 0 {
+		wall = int64(j.Walltime / time.Second)
+	}
+	ded := c.dedicatedQueue(j.Queue)
+	// the periods that have not ended by t, in order of start
+	var periods [][2]int64
+	for _, p := range c.s.Dedicated {
+		if p.End.Unix() > t {
+			periods = append(periods, [2]int64{p.Start.Unix(), p.End.Unix()})
+		}
+	}
+	slices.SortFunc(periods, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
+	if ded {
+		for _, p := range periods {
+			switch {
+			case t < p[0]:
+				return p[0], true
+			case wall >= 0 && t+wall <= p[1]:
+				return 0, false
+			}
+		}
+		return 0, true
+	}
+	for _, p := range periods {
+		if wall < 0 || t+wall > p[0] {
+			// a job without walltime fails while any period is to come
+			return p[1], true
+		}
+	}
+	return 0, false
 }

@@ -750,8 +750,9 @@ func (c *cycle) dedicatedTime(j *world.Job) checkResult {
 }
 
 // reservable are the stages whose failure a reservation can answer: the
-// job waits for resources the profile plans.
-var reservable = map[string]bool{"nodes": true, "queue resources": true, "server resources": true}
+// job waits for resources the profile plans, or for dedicated time to
+// pass (its plan then starts after the period, lookahead.reserve).
+var reservable = map[string]bool{"nodes": true, "queue resources": true, "server resources": true, "dedicated time": true}
 
 // drainForStarving lets only the starving job run while there is one.
 // With reservations (max_reservation > 0) nothing is drained: the

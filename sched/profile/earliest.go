@@ -112,7 +112,7 @@ func (p *Profile) earliestOne(r Request, from int64) (int64, []Slot, bool) {
 		if feasible < el.Count {
 			return nil, false
 		}
-		return p.Fit(r, t)
+		return p.fitScan(r, t)
 	}
 	if slots, ok := try(from); ok {
 		return from, slots, true

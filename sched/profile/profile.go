@@ -88,12 +88,16 @@ type Booking struct {
 	Global   map[string]float64
 	Queue    string
 	QueueUse map[string]float64
+
+	gone bool // unbooked (the reservation index drops it later)
 }
 
 type node struct {
 	Node
-	slots timeline
-	cons  map[string]*timeline
+	slots     timeline
+	cons      map[string]*timeline
+	version   uint64     // changes with every booking of the node
+	freeLists []freeList // per slot count, valid while version stands
 }
 
 type capacity struct {
@@ -112,6 +116,11 @@ type Profile struct {
 	byJob    map[string]int // index in bookings
 	mark     []uint32       // per node: == gen when taken by the current Fit
 	gen      uint32
+	inside   []bool    // earliestSlots: per node, able to start the request now
+	heap     eventHeap // earliestSlots' events, kept for the next call
+	resv     resvIndex // the Reserving bookings by start, for Blocker
+	changes  []int32   // the nodes changed by bookings, in order (for levels)
+	levels   []*level  // per slot count, for earliestSlots
 }
 
 // New returns an empty profile whose present is now.
@@ -171,8 +180,8 @@ func matches(n *node, e placement.Element) bool {
 
 // nodeFree reports whether node n has slots and per-node consumables
 // free during [start, end).
-func (n *node) free(slots int, per map[string]float64, start, end int64) bool {
-	if slots > 0 && float64(n.Slots)-n.slots.peak(start, end) < float64(slots) {
+func (n *node) free(slots int, per map[string]float64, start, end, now int64) bool {
+	if slots > 0 && !n.ableAt(slots, start, end, now) {
 		return false
 	}
 	for name, want := range per {
@@ -198,6 +207,15 @@ func end(start, d int64) int64 {
 // false when it does not fit then for its whole duration. Nodes are
 // chosen first-fit in node order, as the server allocates.
 func (p *Profile) Fit(r Request, start int64) ([]Slot, bool) {
+	if slotsOnly(r) && start >= p.now {
+		_, slots, ok := p.sweepSlots(r, start, true)
+		return slots, ok
+	}
+	return p.fitScan(r, start)
+}
+
+// fitScan is Fit by looking at every node in turn.
+func (p *Profile) fitScan(r Request, start int64) ([]Slot, bool) {
 	e := end(start, r.Duration)
 	if !p.consumablesFree(r, start, e) {
 		return nil, false
@@ -221,7 +239,7 @@ func (p *Profile) Fit(r Request, start int64) ([]Slot, bool) {
 			if need == 0 {
 				break
 			}
-			if p.mark[i] == p.gen || !matches(n, el) || !n.free(ppn, r.PerNode, start, e) {
+			if p.mark[i] == p.gen || !matches(n, el) || !n.free(ppn, r.PerNode, start, e, p.now) {
 				continue
 			}
 			p.mark[i] = p.gen
@@ -299,6 +317,9 @@ func (p *Profile) Earliest(r Request, from int64) (int64, []Slot, bool) {
 	if !p.Possible(r) {
 		return 0, nil, false
 	}
+	if slotsOnly(r) {
+		return p.earliestSlots(r, from)
+	}
 	if single(r.Spec) {
 		return p.earliestOne(r, from)
 	}
@@ -334,7 +355,7 @@ func (p *Profile) earliestScan(r Request, from int64) (int64, []Slot, bool) {
 	slices.Sort(cand)
 	cand = slices.Compact(cand)
 	for _, t := range cand {
-		if slots, ok := p.Fit(r, t); ok {
+		if slots, ok := p.fitScan(r, t); ok {
 			return t, slots, true
 		}
 	}
@@ -349,6 +370,9 @@ func (p *Profile) Book(b Booking) {
 	p.apply(bp, 1)
 	p.byJob[b.Job] = len(p.bookings)
 	p.bookings = append(p.bookings, bp)
+	if bp.Kind == Reserving || bp.Kind == Advance {
+		p.resv.add(bp)
+	}
 }
 
 // Unbook removes the booking of job, if any, and returns it.
@@ -364,7 +388,9 @@ func (p *Profile) Unbook(job string) (Booking, bool) {
 	p.byJob[p.bookings[i].Job] = i
 	p.bookings = p.bookings[:last]
 	delete(p.byJob, job)
-	return *b, true
+	out := *b
+	b.gone = true
+	return out, true
 }
 
 // Booked returns the booking of job, if any.
@@ -386,6 +412,8 @@ func (p *Profile) apply(b *Booking, sign float64) {
 			continue
 		}
 		n := p.nodes[i]
+		n.version++
+		p.changes = append(p.changes, int32(i))
 		n.slots.add(start, b.End, sign*float64(s.Slots))
 		for name, amount := range b.PerNode {
 			if tl := n.cons[name]; tl != nil {
@@ -410,19 +438,7 @@ func (p *Profile) apply(b *Booking, sign float64) {
 // request's interval on a node the request could use, or on a consumable
 // it asks for; false when there is none.
 func (p *Profile) Blocker(r Request, start int64) (Booking, bool) {
-	e := end(start, r.Duration)
-	var best *Booking
-	for _, b := range p.bookings {
-		if b.Kind != Reserving && b.Kind != Advance || b.Start >= e || b.End <= start {
-			continue
-		}
-		if !p.touches(b, r) {
-			continue
-		}
-		if best == nil || b.Start < best.Start || b.Start == best.Start && b.Job < best.Job {
-			best = b
-		}
-	}
+	best := p.blocker(r, start, end(start, r.Duration))
 	if best == nil {
 		return Booking{}, false
 	}

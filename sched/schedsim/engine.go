@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"gopbs/sched/config"
+	"gopbs/sched/fairshare"
 	"gopbs/sched/placement"
 	"gopbs/sched/policy"
+	"gopbs/sched/timeplan"
 	"gopbs/sched/world"
 )
 
@@ -54,6 +56,21 @@ type Options struct {
 	// later and that every job holding one starts no later than planned;
 	// the findings are in Result.Violations.
 	Check bool
+	// Queues names the execution queues (default one, "batch"); a job's
+	// Queue indexes them, and queue i has priority i.
+	Queues []string
+	// Config is sched_config text read after the mode's own keys (e.g.
+	// "fair_share: true\n", "by_queue: true\n", "dedicated_prefix: ded\n").
+	Config string
+	// FairShare is the fair-share tree (nil: none). With one, every job
+	// requests cput = walltime x slots, which its start adds to its
+	// user's usage.
+	FairShare *fairshare.Tree
+	// Dedicated are dedicated-time periods [start, end) in simulated
+	// seconds; a cycle runs at each of their bounds.
+	Dedicated [][2]int64
+	// Log, if set, receives the scheduler's log lines.
+	Log policy.Logger
 }
 
 // JobResult is what happened to one job.
@@ -86,6 +103,9 @@ type simJob struct {
 	res  *JobResult
 	wj   *world.Job
 	done bool
+	// dropped is the planned start of a plan the scheduler removed
+	// while the job still waited (0: none).
+	dropped int64
 }
 
 // endHeap orders running jobs by end.
@@ -108,7 +128,7 @@ type engine struct {
 	now     int64
 	nodes   []*world.Node
 	vps     [][]int // per node, per VP: index+1 of the job holding it, 0 if free
-	queue   *world.Queue
+	queues  []*world.Queue
 	waiting []*simJob
 	running endHeap
 	byID    map[string]*simJob
@@ -151,7 +171,13 @@ func Run(w Workload, opts Options) (*Result, error) {
 		return nil, err
 	}
 	e := &engine{opts: opts, now: -1, byID: map[string]*simJob{}, res: &Result{Options: opts}}
-	e.queue = world.FromQueue("batch", []world.Attr{{Name: "queue_type", Value: "Execution"}, {Name: "started", Value: "True"}})
+	if len(opts.Queues) == 0 {
+		opts.Queues = []string{"batch"}
+	}
+	for i, name := range opts.Queues {
+		e.queues = append(e.queues, world.FromQueue(name, []world.Attr{{Name: "queue_type", Value: "Execution"},
+			{Name: "started", Value: "True"}, {Name: "Priority", Value: strconv.Itoa(i)}}))
+	}
 	for i := 0; i < opts.Nodes; i++ {
 		e.nodes = append(e.nodes, &world.Node{Name: fmt.Sprintf("n%04d", i), NP: opts.NP, State: world.NodeFree, MomOK: true})
 		e.vps = append(e.vps, make([]int, opts.NP))
@@ -161,6 +187,9 @@ func Run(w Workload, opts Options) (*Result, error) {
 		if j.Procs > opts.Nodes*opts.NP {
 			return nil, fmt.Errorf("job %d asks for %d slots, the cluster has %d", j.ID, j.Procs, opts.Nodes*opts.NP)
 		}
+		if j.Queue < 0 || j.Queue >= len(e.queues) {
+			return nil, fmt.Errorf("job %d is in queue %d of %d", j.ID, j.Queue, len(e.queues))
+		}
 		e.res.Jobs[i] = JobResult{Job: j, Start: -1, End: -1, Planned: -1}
 		sj := &simJob{res: &e.res.Jobs[i]}
 		id := strconv.Itoa(j.ID) + ".sim"
@@ -169,14 +198,23 @@ func Run(w Workload, opts Options) (*Result, error) {
 			wall = time.Duration(j.Walltime) * time.Second
 		}
 		reserve := opts.Mode == Reservation && j.Procs >= opts.ReserveLarger
-		sj.wj = &world.Job{ID: id, Queue: e.queue, State: 'Q', User: "u" + strconv.Itoa(j.User), Group: "g",
+		sj.wj = &world.Job{ID: id, Queue: e.queues[j.Queue], State: 'Q', User: "u" + strconv.Itoa(j.User), Group: "g",
 			QTime: time.Unix(base+j.Submit, 0), CPUT: -1, Walltime: wall, Mem: -1, NCPUs: -1, NodeCt: -1,
 			UsedCPUT: -1, Nodes: spec(j.Procs, opts.NP), Reserve: reserve}
+		if opts.FairShare != nil && wall > 0 {
+			sj.wj.CPUT = wall * time.Duration(j.Procs)
+		}
 		e.byID[id] = sj
 		e.all = append(e.all, sj)
 	}
-	s := policy.New(cfg, nil)
+	s := policy.New(cfg, opts.Log)
 	s.Location = time.UTC
+	if opts.FairShare != nil {
+		s.FairShare = opts.FairShare
+	}
+	for _, d := range opts.Dedicated {
+		s.Dedicated = append(s.Dedicated, timeplan.Period{Start: time.Unix(base+d[0], 0), End: time.Unix(base+d[1], 0)})
+	}
 	next := 0
 	for {
 		t, ok := e.nextEvent(next)
@@ -214,7 +252,7 @@ func modeConfig(o Options) (*config.Config, error) {
 		}
 		text += "max_reservation: " + strconv.Itoa(n) + "\n"
 	}
-	text += "duration_offset: " + strconv.Itoa(int(o.Offset/time.Second)) + "\n"
+	text += "duration_offset: " + strconv.Itoa(int(o.Offset/time.Second)) + "\n" + o.Config
 	cfg, errs, err := config.Parse(strings.NewReader(text), "schedsim")
 	if err != nil || len(errs) > 0 {
 		return nil, errors.Join(err, fmt.Errorf("schedsim config: %v", errs))
@@ -244,6 +282,12 @@ func (e *engine) nextEvent(next int) (int64, bool) {
 			consider(sj.wj.EstStart.Unix() - base)
 		}
 	}
+	if ok || len(e.waiting) > 0 {
+		for _, d := range e.opts.Dedicated {
+			consider(d[0])
+			consider(d[1])
+		}
+	}
 	return t, ok
 }
 
@@ -271,23 +315,18 @@ func (e *engine) world() *world.World {
 		}
 	}
 	w.Nodes = e.nodes
-	q := e.queue
-	q.Jobs = q.Jobs[:0]
-	for _, sj := range e.running {
-		q.Jobs = append(q.Jobs, sj.wj)
+	for _, q := range e.queues {
+		q.Jobs = q.Jobs[:0]
 	}
-	q.Jobs = append(q.Jobs, jobsOf(e.waiting)...)
-	w.Queues = []*world.Queue{q}
+	for _, sj := range e.running {
+		sj.wj.Queue.Jobs = append(sj.wj.Queue.Jobs, sj.wj)
+	}
+	for _, sj := range e.waiting {
+		sj.wj.Queue.Jobs = append(sj.wj.Queue.Jobs, sj.wj)
+	}
+	w.Queues = e.queues
 	e.pool = placement.NewPool(e.nodes)
 	return w
-}
-
-func jobsOf(l []*simJob) []*world.Job {
-	out := make([]*world.Job, len(l))
-	for i, sj := range l {
-		out[i] = sj.wj
-	}
-	return out
 }
 
 // afterCycle drops started and deleted jobs from the waiting list.
@@ -337,6 +376,9 @@ func (e *engine) SetPlan(j *world.Job, start time.Time, hosts string) error {
 				e.now, j.ID, j.EstStart.Unix()-base, at))
 		}
 	}
+	if start.IsZero() && !j.EstStart.IsZero() && j.State == 'Q' {
+		sj.dropped = j.EstStart.Unix() - base
+	}
 	j.EstStart, j.EstHosts = start, hosts
 	return nil
 }
@@ -360,6 +402,13 @@ func (e *engine) RunJob(j *world.Job, dest string) error {
 	if e.opts.Check && !j.EstStart.IsZero() && e.now > j.EstStart.Unix()-base {
 		e.res.Violations = append(e.res.Violations, fmt.Sprintf("t=%d: %s started after its planned start %d",
 			e.now, j.ID, j.EstStart.Unix()-base))
+	}
+	if e.opts.Check && e.opts.MaxReservation < 0 && sj.dropped > 0 && e.now > sj.dropped {
+		// Without a cap on reservations a plan is only dropped when
+		// the job can no longer be planned: it must not then start
+		// later than promised.
+		e.res.Violations = append(e.res.Violations, fmt.Sprintf("t=%d: %s started after the plan it lost (%d)",
+			e.now, j.ID, sj.dropped))
 	}
 	k := 0
 	var exec []string

@@ -29,6 +29,7 @@ type Job struct {
 	Procs    int   // processors (slots) requested
 	User     int
 	Reserve  bool
+	Queue    int // index in Options.Queues
 }
 
 // Workload is a list of jobs in submission order.

@@ -408,6 +408,9 @@ func TestStartAndEnd(t *testing.T) {
 	if e.State != resv.Done || !slices.Equal(h.deleted, []string{"3.s", "4.s"}) {
 		t.Fatalf("at the end: %v, deleted %v", e.State, h.deleted)
 	}
+	if msg := s.CheckRun("R1", []string{"n1"}, 0); msg != "reservation R1 is over" {
+		t.Errorf("R1's job after the end: %q", msg)
+	}
 	if e.Usage.Jobs != 1 || e.Usage.JobSeconds != 2*60 {
 		t.Errorf("usage %+v, want 1 job, 120 node-seconds", e.Usage)
 	}

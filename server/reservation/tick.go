@@ -175,7 +175,10 @@ func (s *Service) countUsage(e *entry, now time.Time) bool {
 func (s *Service) CheckRun(queue string, nodes []string, walltime time.Duration) string {
 	now := s.host.Now()
 	if e := s.tab.byID[queue]; e != nil && !e.State.Final() && e.QueueMade {
-		if e.State != resv.Running || now.Before(e.Start) || !now.Before(e.End) {
+		switch {
+		case e.State == resv.Done || e.State == resv.Cancelled || !now.Before(e.End):
+			return "reservation " + e.ID + " is over"
+		case e.State != resv.Running || now.Before(e.Start):
 			return s.waitingComment(e)[len("Not Running: "):]
 		}
 		for _, n := range nodes {

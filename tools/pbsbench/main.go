@@ -56,7 +56,7 @@ func run() int {
 	window := fs.Int("window", 0, "print the rate of every window of this many operations")
 	noAuth := fs.Bool("noauth", false, "connect from a reserved port without AuthenticateUser")
 	resources := fs.String("l", "", "resources of the submitted jobs, as qsub -l: name=value[,name=value...]")
-	setup := fs.Bool("setup", false, "first create and start the queue (-q, default batch) and make it the default queue")
+	setup := fs.Bool("setup", false, "first create and start the queue (-q, default batch) and make it the default queue; as -u root, add root to acl_roots")
 	timeout := fs.Duration("timeout", 30*time.Second, "per-request timeout")
 	raw := fs.Bool("raw", true, "submit mode: blocking system calls on one OS thread per client (a cheaper generator; same bytes)")
 	if err := fs.Parse(os.Args[1:]); err != nil {

@@ -44,6 +44,10 @@ func benchPartitions(ctx context.Context, cfg *config, out io.Writer, procs *dae
 		}
 		return nil
 	}
+	// the jobs are root's, which the server takes only with acl_roots
+	if err := mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", batchreq.NewAttr("acl_roots", "root")); err != nil {
+		return err
+	}
 	ports, err := freePorts(n)
 	if err != nil {
 		return err

@@ -72,6 +72,10 @@ type State interface {
 	// reports false, doing nothing, for a destination on this server,
 	// whose queue name it returns.
 	MoveRemote(w handler.ReplyWriter, who *handler.Asker, j *state.Job, destination string) (queue string, remote bool)
+	// Feasible reports whether some nodes could ever serve the node
+	// specification spec; InfeasibleText is the refusal's text.
+	Feasible(spec string) bool
+	InfeasibleText() string
 	// NormalizeDepend decodes a depend attribute value and returns its
 	// canonical text.
 	NormalizeDepend(v string) (string, bool)

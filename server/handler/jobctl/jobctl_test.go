@@ -103,6 +103,8 @@ func (f *fakeState) MoveRemote(w handler.ReplyWriter, who *handler.Asker, j *sta
 	return d, false
 }
 func (f *fakeState) NormalizeDepend(v string) (string, bool) { return v, true }
+func (f *fakeState) Feasible(spec string) bool               { return spec != "99" }
+func (f *fakeState) InfeasibleText() string                  { return "cannot locate feasible nodes" }
 func (f *fakeState) RegisterDeps(j *state.Job) bool          { return false }
 
 // fakeRunning is the MOM link: it commits and answers as the real one

@@ -84,7 +84,7 @@ func modifyJob(st State, who *handler.Asker, j *state.Job, list batchreq.AttrLis
 	}
 	na := j.Attrs.Clone()
 	hold := j.Hold
-	depChanged := false
+	depChanged, nodesChanged := false, false
 	for i := range list {
 		a := &list[i]
 		idx := state.JobDefs.Find(a.Name)
@@ -124,6 +124,7 @@ func modifyJob(st State, who *handler.Asker, j *state.Job, list batchreq.AttrLis
 			}
 			na.SetRes(idx, res, v)
 			if res == "nodes" {
+				nodesChanged = true
 				na.SetRes(idx, "nodect", strconv.Itoa(state.NodeCount(v)))
 				na.SetRes(idx, "neednodes", v)
 			}
@@ -165,6 +166,10 @@ func modifyJob(st State, who *handler.Asker, j *state.Job, list batchreq.AttrLis
 			}
 			na.Set(idx, v)
 		}
+	}
+	if nodesChanged && j.Queue != nil && j.Queue.IsExec() && !st.Feasible(na.GetRes(pbsattr.JobResourceList, "nodes")) {
+		// the submission's check, with its code and text
+		return batchreq.ErrorReply(batchreq.PBSE_EXCQRESC, "", st.InfeasibleText())
 	}
 	j.Attrs = na
 	j.Hold = hold

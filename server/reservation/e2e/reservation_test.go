@@ -362,7 +362,8 @@ func TestReservationWindow(t *testing.T) {
 	}
 	long2 := cl.submit("long2", 600, "-l", "walltime=01:00:00")
 	e2e.WaitFor(t, "job "+long2+" commented", 30*time.Second, func() bool {
-		return strings.Contains(cl.job(long2)["comment"], "reserved by R1")
+		// pbs_sched's comment: it read R1 and booked its nodes
+		return strings.HasPrefix(cl.job(long2)["comment"], "Not Running: nodes reserved by "+id+" from ")
 	})
 	inQueue := cl.submit("inresv", 5, "-q", id, "-l", "walltime=00:00:20")
 	advres := cl.submit("advres", 600, "-W", "x=ADVRES:"+id, "-l", "walltime=01:00:00")

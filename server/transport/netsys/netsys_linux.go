@@ -1,6 +1,6 @@
 //go:build linux
 
-package server
+package netsys
 
 import (
 	"net/netip"
@@ -9,13 +9,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The event loop's system calls (netloop_linux.go). All but the blocking
-// wait are made as raw system calls: none of them blocks (the sockets are
-// non-blocking), so the runtime need not be told that the thread enters
-// the kernel, and the loop's goroutine keeps its P: no other thread is
-// woken to take it over while a loopback write runs the peer's TCP input,
-// and the runtime's monitor thread finds nothing to retake.
-
 func errnoErr(e unix.Errno) error {
 	if e == 0 {
 		return nil
@@ -23,9 +16,9 @@ func errnoErr(e unix.Errno) error {
 	return e
 }
 
-// sysAccept4 accepts a connection on the listening socket lfd as a
+// Accept4 accepts a connection on the listening socket lfd as a
 // non-blocking, close-on-exec socket and returns it with its peer.
-func sysAccept4(lfd int) (int, netip.AddrPort, error) {
+func Accept4(lfd int) (int, netip.AddrPort, error) {
 	var sa unix.RawSockaddrAny
 	n := uint32(unsafe.Sizeof(sa))
 	fd, _, e := unix.RawSyscall6(unix.SYS_ACCEPT4, uintptr(lfd), uintptr(unsafe.Pointer(&sa)),
@@ -57,32 +50,33 @@ func networkPort(p uint16) uint16 {
 	return uint16(b[0])<<8 | uint16(b[1])
 }
 
-// sysRead reads what fd has received (EAGAIN: nothing yet).
-func sysRead(fd int, p []byte) (int, error) {
+// Read reads what fd has received (EAGAIN: nothing yet).
+func Read(fd int, p []byte) (int, error) {
 	n, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
 	return int(n), errnoErr(e)
 }
 
-// sysSend writes b to the socket fd without waiting, without SIGPIPE.
-func sysSend(fd int, b []byte) (int, error) {
+// Send writes b to the socket fd without waiting, without SIGPIPE.
+func Send(fd int, b []byte) (int, error) {
 	n, _, e := unix.RawSyscall6(unix.SYS_SENDTO, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)),
 		unix.MSG_NOSIGNAL|unix.MSG_DONTWAIT, 0, 0)
 	return int(n), errnoErr(e)
 }
 
-func sysClose(fd int) {
+// Close closes fd.
+func Close(fd int) {
 	unix.RawSyscall(unix.SYS_CLOSE, uintptr(fd), 0, 0)
 }
 
-// sysEpollCtl changes the interest of epoll set ep in fd.
-func sysEpollCtl(ep, op, fd int, events uint32) error {
+// EpollCtl changes the interest of epoll set ep in fd.
+func EpollCtl(ep, op, fd int, events uint32) error {
 	ev := unix.EpollEvent{Events: events, Fd: int32(fd)}
 	_, _, e := unix.RawSyscall6(unix.SYS_EPOLL_CTL, uintptr(ep), uintptr(op), uintptr(fd), uintptr(unsafe.Pointer(&ev)), 0, 0)
 	return errnoErr(e)
 }
 
-// epollPoll returns the events ready on ep without waiting.
-func epollPoll(ep int, events []unix.EpollEvent) int {
+// EpollPoll returns the events ready on ep without waiting.
+func EpollPoll(ep int, events []unix.EpollEvent) int {
 	n, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(ep), uintptr(unsafe.Pointer(&events[0])),
 		uintptr(len(events)), 0, 0, 0)
 	if e != 0 {
@@ -91,12 +85,12 @@ func epollPoll(ep int, events []unix.EpollEvent) int {
 	return int(n)
 }
 
-// epollWaitHoldingP waits up to msec milliseconds for events on ep as a
+// EpollWaitHoldingP waits up to msec milliseconds for events on ep as a
 // raw system call: the loop's thread keeps its P while it sleeps, so the
 // runtime's monitor neither hands the P to another thread nor wakes every
 // 20 µs to consider it. Only for short waits: a stop-the-world of the
 // collector waits for the call to end (or a signal to cut it short).
-func epollWaitHoldingP(ep int, events []unix.EpollEvent, msec int) int {
+func EpollWaitHoldingP(ep int, events []unix.EpollEvent, msec int) int {
 	n, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(ep), uintptr(unsafe.Pointer(&events[0])),
 		uintptr(len(events)), uintptr(msec), 0, 0)
 	if e != 0 {
@@ -105,11 +99,11 @@ func epollWaitHoldingP(ep int, events []unix.EpollEvent, msec int) int {
 	return int(n)
 }
 
-// epollWait waits up to msec milliseconds for events on ep. It is an
+// EpollWait waits up to msec milliseconds for events on ep. It is an
 // ordinary (blocking) system call: the runtime may hand the loop's P to
 // other goroutines while the loop sleeps, and a stop-the-world of the
 // collector need not wait for the sleep to end.
-func epollWait(ep int, events []unix.EpollEvent, msec int) int {
+func EpollWait(ep int, events []unix.EpollEvent, msec int) int {
 	n, _, e := unix.Syscall6(unix.SYS_EPOLL_PWAIT, uintptr(ep), uintptr(unsafe.Pointer(&events[0])),
 		uintptr(len(events)), uintptr(msec), 0, 0)
 	if e != 0 {
@@ -118,14 +112,14 @@ func epollWait(ep int, events []unix.EpollEvent, msec int) int {
 	return int(n)
 }
 
-// eventfdSignal adds one to the eventfd fd, waking a loop that waits for it.
-func eventfdSignal(fd int) {
+// EventfdSignal adds one to the eventfd fd, waking a loop that waits for it.
+func EventfdSignal(fd int) {
 	one := uint64(1)
 	unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&one)), 8)
 }
 
-// eventfdClear resets the eventfd fd.
-func eventfdClear(fd int) {
+// EventfdClear resets the eventfd fd.
+func EventfdClear(fd int) {
 	var v uint64
 	unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&v)), 8)
 }
