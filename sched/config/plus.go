@@ -214,6 +214,15 @@ func (c *Config) finishPluS() (int, string) {
 	}
 	f, ok := FIFOFlagsFor(p.JobSortKey)
 	if !ok {
+		// A list outside the table: its queue keys, if it has any, choose
+		// the queue order; its job keys order the jobs (JobOrder).
+		if slices.ContainsFunc(p.JobSortKey, isQueueKey) {
+			sq, bq, rr := slices.Contains(p.JobSortKey, QueuePriority), slices.Contains(p.JobSortKey, ByQueue), slices.Contains(p.JobSortKey, QueueRoundRobin)
+			c.SortQueues = Periodic[bool]{sq, sq}
+			c.ByQueue = Periodic[bool]{bq, bq}
+			c.RoundRobin = Periodic[bool]{rr, rr}
+			c.StrictFIFO = Periodic[bool]{false, false}
+		}
 		return 0, ""
 	}
 	c.RoundRobin = Periodic[bool]{f.RoundRobin, f.RoundRobin}
@@ -224,4 +233,28 @@ func (c *Config) finishPluS() (int, string) {
 		c.SortBy = Periodic[SortKey]{HighPriorityFirst, HighPriorityFirst}
 	}
 	return 0, ""
+}
+
+// isQueueKey reports whether k orders queues rather than jobs.
+func isQueueKey(k JobSortKey) bool {
+	return k == QueuePriority || k == ByQueue || k == QueueRoundRobin
+}
+
+// JobOrder returns the job keys of a JobSortKey that is not one of the
+// §3.3 table's forms (those are FIFO settings), in their order, or nil.
+// The policy sorts the jobs by them, the first key first.
+func (p *PluS) JobOrder() []JobSortKey {
+	if p == nil || len(p.JobSortKey) == 0 {
+		return nil
+	}
+	if _, ok := FIFOFlagsFor(p.JobSortKey); ok {
+		return nil
+	}
+	var keys []JobSortKey
+	for _, k := range p.JobSortKey {
+		if !isQueueKey(k) {
+			keys = append(keys, k)
+		}
+	}
+	return keys
 }

@@ -106,6 +106,19 @@ HostsOrder:     apgrid.org, hpcc.org
 	if len(errs) != 0 || !c.ByQueue[Prime] || !reflect.DeepEqual(c.PluS.JobSortKey, []JobSortKey{OwnersName, LeastCPURequested}) {
 		t.Errorf("non-table keys: %+v %v", c.PluS, errs)
 	}
+	if got := c.PluS.JobOrder(); !reflect.DeepEqual(got, []JobSortKey{OwnersName, LeastCPURequested}) {
+		t.Errorf("JobOrder %v", got)
+	}
+	// Queue keys in a list outside the table choose the queue order.
+	c, errs, _ = Parse(strings.NewReader("by_queue true\nJobSortKey: QueuePriority, QueueRoundRobin, MostNodeRequested\n"), "x")
+	if len(errs) != 0 || c.ByQueue[Prime] || !c.RoundRobin[NonPrime] || !c.SortQueues[Prime] ||
+		!reflect.DeepEqual(c.PluS.JobOrder(), []JobSortKey{MostNodeRequested}) {
+		t.Errorf("queue keys: %+v %v", c.PluS, errs)
+	}
+	c, _, _ = Parse(strings.NewReader("JobSortKey: QueuePriority, ByQueue, JobPriority\n"), "x")
+	if c.PluS.JobOrder() != nil {
+		t.Errorf("a table form has job order %v", c.PluS.JobOrder())
+	}
 	for _, tc := range []struct {
 		file, reason string
 		line         int

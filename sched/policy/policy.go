@@ -378,6 +378,9 @@ func (c *cycle) compare(k config.SortKey, a, b *world.Job) int {
 // jobLess returns the job ordering of sort_by, or nil for no sorting.
 func (c *cycle) jobLess() func(a, b *world.Job) bool {
 	cfg := c.s.Config
+	if keys := cfg.PluS.JobOrder(); len(keys) > 0 {
+		return plusLess(cfg.PluS, keys)
+	}
 	key := cfg.SortBy.At(c.period)
 	switch key {
 	case config.NoSort:

@@ -105,12 +105,14 @@ func (q *Queue) Execution() bool { return strings.HasPrefix(strings.ToLower(q.Ty
 
 // Job is one job as reported by SelStat.
 type Job struct {
-	ID       string
-	Queue    *Queue
-	State    byte // job_state letter
-	Comment  string
-	User     string // euser
-	Group    string // egroup
+	ID      string
+	Queue   *Queue
+	State   byte // job_state letter
+	Comment string
+	User    string // euser
+	Group   string // egroup
+	// Owner is the Job_Owner attribute (user@host, "" if not reported).
+	Owner    string
 	Priority int
 	QTime    time.Time
 	ExecHost string
@@ -430,6 +432,8 @@ func FromJob(id string, q *Queue, attrs []Attr) *Job {
 			j.User = a.Value
 		case "egroup":
 			j.Group = a.Value
+		case "Job_Owner":
+			j.Owner = a.Value
 		case "Priority":
 			j.Priority, _ = atoi(a.Value)
 		case "qtime":
