@@ -80,31 +80,40 @@ func (h resvHost) Nodes() []*reservable.Node {
 	}
 	out := make([]*reservable.Node, 0, len(s.nodes))
 	for _, n := range s.nodes {
-		down := state.NodeStateDown | state.NodeStateOffline | state.NodeStateUnknown | state.NodeStateNotReported
-		rn := &reservable.Node{Name: n.Name, IsAlive: n.State&down == 0, NCPU: n.NP, NRunJobs: running[n.Name],
-			Properties: state.ParseArst(n.Attrs.Get(pbsattr.NodeProperties)), Resources: map[string]string{}}
-		for _, item := range strings.Split(n.Attrs.Get(pbsattr.NodeStatus), ",") {
-			k, v, ok := strings.Cut(item, "=")
-			if !ok {
-				continue
-			}
-			rn.Resources[k] = v
-			switch k {
-			case "arch":
-				rn.Arch = v
-			case "opsys":
-				rn.OS = v
-			case "loadave":
-				rn.LoadAvg, _ = strconv.ParseFloat(v, 64)
-			case "physmem":
-				if b, ok := state.SizeBytes(v); ok {
-					rn.PhysMem = b
-				}
-			}
-		}
-		out = append(out, rn)
+		out = append(out, reservableNode(n, running[n.Name]))
 	}
 	return out
+}
+
+// reservableNode describes node n, running jobs of its own, for the
+// reservability policy: its state and properties, and from the status its
+// MOM reports its architecture, system, load, memory and idle time.
+func reservableNode(n *state.Node, running int) *reservable.Node {
+	down := state.NodeStateDown | state.NodeStateOffline | state.NodeStateUnknown | state.NodeStateNotReported
+	rn := &reservable.Node{Name: n.Name, IsAlive: n.State&down == 0, NCPU: n.NP, NRunJobs: running,
+		Properties: state.ParseArst(n.Attrs.Get(pbsattr.NodeProperties)), Resources: map[string]string{}}
+	for _, item := range strings.Split(n.Attrs.Get(pbsattr.NodeStatus), ",") {
+		k, v, ok := strings.Cut(item, "=")
+		if !ok {
+			continue
+		}
+		rn.Resources[k] = v
+		switch k {
+		case "arch":
+			rn.Arch = v
+		case "opsys":
+			rn.OS = v
+		case "loadave":
+			rn.LoadAvg, _ = strconv.ParseFloat(v, 64)
+		case "idletime":
+			rn.IdleSeconds, _ = strconv.ParseInt(v, 10, 64)
+		case "physmem":
+			if b, ok := state.SizeBytes(v); ok {
+				rn.PhysMem = b
+			}
+		}
+	}
+	return rn
 }
 
 // jobNodes returns the nodes a job runs on, each once.
