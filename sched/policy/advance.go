@@ -95,6 +95,13 @@ func (c *cycle) reservedJobs(lists [][]*world.Job) [][]*world.Job {
 			c.logJob(j, "Waiting for reservation "+r.ID)
 			continue
 		}
+		// The server's and the queue's max_running, max_user_run and
+		// max_group_run hold for a reservation's jobs as for any other.
+		if res := c.reservationLimits(j); !res.ok {
+			c.comment(j, res.comment)
+			c.logJob(j, res.log)
+			continue
+		}
 		p := profiles[r.ID]
 		if p == nil {
 			p = c.reservationProfile(r)
@@ -118,6 +125,18 @@ func (c *cycle) reservedJobs(lists [][]*world.Job) [][]*world.Job {
 		}
 	}
 	return lists
+}
+
+// reservationLimits checks a reservation's job against the server's and
+// its queue's run limits, counting it blocked as the stages do.
+func (c *cycle) reservationLimits(j *world.Job) checkResult {
+	for _, st := range []stage{{"server limits", (*cycle).serverLimits}, {"queue limits", (*cycle).queueLimits}} {
+		if res := st.run(c, j); !res.ok {
+			c.block(st.name)
+			return res
+		}
+	}
+	return okResult
 }
 
 // reservationProfile is a profile of r's nodes alone with the jobs that

@@ -87,3 +87,44 @@ func TestAdvanceRunning(t *testing.T) {
 		t.Errorf("no busy comment: %q", sim.Calls)
 	}
 }
+
+// TestAdvanceRunLimits: the server's and the reservation queue's run
+// limits hold for a reservation's jobs: with alice at the server's
+// max_user_run, or R1 at its max_running, 4.vm waits with the limit's
+// comment even though its reservation runs and its nodes are free.
+func TestAdvanceRunLimits(t *testing.T) {
+	running := func(w *world.World) {
+		j := world.FromJob("8.vm", w.Queues[0], []world.Attr{{Name: "job_state", Value: "R"}})
+		j.User, j.Group, j.ExecHost = "alice", "users", "n3/0"
+		w.Nodes[2].State, w.Nodes[2].UsedSlots = world.NodeJobExclusive, 1
+		w.Queues[0].Jobs = append(w.Queues[0].Jobs, j)
+	}
+	for _, tc := range []struct {
+		name    string
+		limit   func(w *world.World)
+		comment string
+	}{
+		{"server max_user_run", func(w *world.World) { running(w); w.Server.MaxUserRun = 1 }, CommentServerUserLimit},
+		{"server max_running", func(w *world.World) { running(w); w.Server.MaxRunning = 1 }, CommentServerJobLimit},
+		{"queue max_running", func(w *world.World) {
+			w.Queues[1].MaxRunning = 1
+			j := world.FromJob("9.vm", w.Queues[1], []world.Attr{{Name: "job_state", Value: "R"}})
+			j.User, j.Group, j.ExecHost = "alice", "users", "n2/0"
+			w.Nodes[1].State, w.Nodes[1].UsedSlots = world.NodeJobExclusive, 1
+			w.Queues[1].Jobs = append(w.Queues[1].Jobs, j)
+		}, CommentQueueJobLimit},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, s := advanceWorld(t, resv.Running, now.Add(150*time.Second))
+			tc.limit(w)
+			sim := NewSimulator(w)
+			s.Cycle(w, sim)
+			if got := calls(sim, "run"); slices.ContainsFunc(got, func(c string) bool { return strings.HasPrefix(c, "run 4.vm") }) {
+				t.Errorf("4.vm started past the limit: %q", got)
+			}
+			if !slices.Contains(sim.Calls, "comment 4.vm "+tc.comment) {
+				t.Errorf("no limit comment %q: %q", tc.comment, sim.Calls)
+			}
+		})
+	}
+}
