@@ -600,3 +600,31 @@ func TestDependentReleasedAtObit(t *testing.T) {
 		t.Errorf("child after: %q", st)
 	}
 }
+
+// TestAfterDependentReleasedAtStart: an after: child is released when its
+// parent's launch succeeds (spec 12 §6.4), through the RunJob path, and
+// the release is saved with the start.
+func TestAfterDependentReleasedAtStart(t *testing.T) {
+	mom := newFakeMom(t)
+	s := runServer(t, mom, 0)
+	c := privConn(t, s)
+	setupCluster(t, c)
+	momsReported(s)
+	parent := submit(t, c, "parent")
+	child := submit(t, c, "child", attr("depend", "after:"+parent))
+	if st := jobAttr(t, c, child, "job_state"); st != "H" {
+		t.Fatalf("child before: %q", st)
+	}
+	if p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: parent})); p.Code != 0 {
+		t.Fatalf("RunJob: %d", p.Code)
+	}
+	if st := jobAttr(t, c, parent, "job_state"); st != "R" {
+		t.Fatalf("parent %q", st)
+	}
+	if st := jobAttr(t, c, child, "job_state"); st != "Q" {
+		t.Errorf("after: child not released at the parent's start: %q", st)
+	}
+	if d := jobAttr(t, c, child, "depend"); d != "" {
+		t.Errorf("child's depend after the release: %q", d)
+	}
+}

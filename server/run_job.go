@@ -395,8 +395,13 @@ func (ln *launcher) finishRun(j *state.Job, p *batchreq.Reply) bool {
 	} else {
 		s.acct.Record(pbslog.AcctStart, j.ID, acctJobText(j))
 	}
+	// The start releases a sync set's next member (sync_sets.go) and the
+	// after: and afterstartarray children (depend.go); both may change j's
+	// own dependencies, so j is encoded after them.
+	released := s.syncStarted(j)
+	released = append(released, s.jobStarted(j)...)
 	ops := []store.Op{state.SaveJob(j)}
-	for _, x := range s.syncStarted(j) { // a released sync set member: sync_sets.go
+	for _, x := range released {
 		ops = append(ops, state.SaveJob(x))
 	}
 	wait := s.store.Submit(ops...)
