@@ -29,18 +29,6 @@ func wantsCheckpoints(v string) bool {
 	return false
 }
 
-// neverCheckpoint reports whether a Checkpoint value is n (or none): the
-// only jobs the server's shutdown does not checkpoint (seed 001, Server
-// Shutdown: unspecified, u, included).
-func neverCheckpoint(v string) bool {
-	for _, t := range strings.Split(v, ",") {
-		if t = strings.TrimSpace(t); t == "n" || t == "none" {
-			return true
-		}
-	}
-	return false
-}
-
 // checkpointCapable reports whether a node of the server has reported
 // that its MOM takes checkpoints (checkpoint=yes among its status items,
 // a $checkpoint_script). Called with s.mu held.

@@ -519,7 +519,7 @@ func (s *Server) handleShutdown(c *conn, req *batchreq.Request) {
 	}
 	s.log.Logf(logline.EventSystem|logline.EventAdmin|logline.EventDebug, logline.ClassServer, "PBS_Server", "Shutdown request from %s ", c.requester())
 	c.shutdownReq = true
-	s.run.drainJobs(manner) // immediate/delay: requeue or kill running jobs first (run_shutdown.go)
+	s.run.Drain(manner) // immediate/delay: requeue or kill running jobs first (server/link/running)
 	s.Shutdown(how)
 	c.ok()
 	c.closeAfter = true

@@ -119,7 +119,7 @@ func (s *Server) checkUserList(j *state.Job) *batchreq.Reply {
 	owner := j.OwnerUser()
 	_, host, _ := strings.Cut(j.Owner(), "@")
 	for _, e := range userList(j.Attrs.Get(pbsattr.JobUserList)) {
-		if err := mayRunAs(s.run.rhosts, owner, host, e.user); err != nil {
+		if err := mayRunAs(s.rhosts, owner, host, e.user); err != nil {
 			return batchreq.ErrorReply(batchreq.PBSE_BADUSER, "", err.Error())
 		}
 	}

@@ -151,11 +151,11 @@ func (s *Server) nodeLines() []string {
 // a function that waits, without the lock, until the file holding the
 // change is on disk.
 func (s *Server) nodeCreated(n *state.Node) func() error {
-	return s.run.nodesFile.add(s.nodeLines, nodeLine(n))
+	return s.nodesDisk.add(s.nodeLines, nodeLine(n))
 }
 
 func (s *Server) nodesChanged() func() error {
-	return s.run.nodesFile.replace(s.nodeLines())
+	return s.nodesDisk.replace(s.nodeLines())
 }
 
 // nodesFile keeps server_priv/nodes in step with the node table without

@@ -35,7 +35,9 @@ import (
 	"gopbs/batchreq"
 	"gopbs/iff"
 	"gopbs/internal/logline"
+	"gopbs/server/jobmail"
 	"gopbs/server/link/momis"
+	"gopbs/server/link/running"
 	"gopbs/server/link/sched"
 	"gopbs/server/monitor"
 	"gopbs/server/pbslog"
@@ -132,9 +134,18 @@ type Server struct {
 	consequent  consequences          // jobs removed by another's end (consequence.go)
 	resv        *reservation.Service  // advance reservations (reservations.go)
 
-	run *runLink // MOM link (run_link.go)
-	// launch starts jobs over the MOM link (run_job.go, run_alloc.go).
-	launch *launcher
+	// run is the MOM side of running jobs (server/link/running,
+	// run_host.go); it is also the job-control handlers' handler.Running.
+	run *running.Link
+	// mailer writes and sends job mail (server/jobmail).
+	mailer *jobmail.Mailer
+	// groupOf returns the primary group of a user (tests replace it).
+	groupOf func(user string) string
+	// rhosts returns a user's .rhosts file and uid (tests replace it).
+	rhosts func(user string) (path string, uid int, err error)
+	// nodesDisk writes the node table's changes to server_priv/nodes
+	// (nodeCreated, nodesChanged); it has its own lock.
+	nodesDisk *nodesFile
 	// is is the MOMs' IS streams (server/link/momis, is_nodes.go).
 	is *momis.Link
 	// sched is the scheduler link (server/link/sched, sched_state.go).
@@ -145,8 +156,6 @@ type Server struct {
 	schedRun   schedRunner
 	schedSuper *schedulers.Supervisor
 	killScheds atomic.Bool // qterm -s
-	// running is the MOM link as the job-control handlers see it.
-	running runningActions
 
 	connMu      sync.Mutex
 	conns       map[*conn]struct{} // connections served by goroutines
@@ -215,6 +224,8 @@ func New(cfg Config) (*Server, error) {
 		conns:       make(map[*conn]struct{}),
 		done:        make(chan struct{}),
 		obs:         monitor.Discard{},
+		groupOf:     lookupPrimaryGroup,
+		rhosts:      lookupRhosts,
 	}
 	priv := filepath.Join(cfg.Home, "server_priv")
 	for _, d := range []string{priv, filepath.Join(priv, "accounting"), filepath.Join(cfg.Home, "server_logs")} {
@@ -313,12 +324,12 @@ func New(cfg Config) (*Server, error) {
 		s.releaseLock()
 		return nil, err
 	}
-	s.run = newRunLink(s)
-	s.launch = &launcher{s: s, rl: s.run}
+	s.mailer = jobmail.New(s.log)
+	s.nodesDisk = newNodesFile(s.nodesFile())
 	s.is = momis.New(isNodes{s}, s.log, cfg.RMPort, s.done)
-	s.running = s.run
 	s.registerRunHandlers()
 	s.initMonitoring()
+	s.run = s.newRunLink() // run_host.go; after initMonitoring, which sets s.obs
 	// the jobs recovered as queued are the first cycle's; the tick asks
 	// for cycles for jobs queued from now on
 	s.sched = sched.New(schedState{s}, s.log, s.name, s.obs, sched.Scheduler{Name: "default", Host: cfg.SchedHost, Port: cfg.SchedPort})

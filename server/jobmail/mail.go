@@ -1,4 +1,7 @@
-package server
+// Package jobmail writes and sends the mail pbs_server sends a job's
+// owner (spec 12 §15): whether a mail point is wanted, the message built
+// from the server's mail attributes, and its piping to the mail program.
+package jobmail
 
 import (
 	"errors"
@@ -8,6 +11,7 @@ import (
 
 	pbsattr "gopbs/attr"
 	"gopbs/internal/logline"
+	"gopbs/server/pbslog"
 	"gopbs/server/state"
 )
 
@@ -21,22 +25,35 @@ var mailMessages = map[byte]string{
 	'c': "Checkpoint file copy failed, see below.\nJob will be retried later, please investigate and correct problem.",
 }
 
-const defaultMailProgram = "sendmail"
+// DefaultProgram is the mail program a Mailer runs unless told another.
+const DefaultProgram = "sendmail"
 
-// mail is one message ready to be piped to the mail program.
-type mail struct {
+// Mailer composes and sends job mail.
+type Mailer struct {
+	// Program is the sendmail command (tests replace it).
+	Program string
+	// Log receives the lines on mail not sent.
+	Log *pbslog.Logger
+}
+
+// New returns a Mailer running DefaultProgram that logs to log.
+func New(log *pbslog.Logger) *Mailer { return &Mailer{Program: DefaultProgram, Log: log} }
+
+// Mail is one message ready to be piped to the mail program.
+type Mail struct {
 	point   byte
 	from    string
 	to      string
 	content string
 }
 
-// mailJob decides whether the owner gets mail for a job event (mail
-// point letter, forced or not, detail text) and returns it, logging the
-// refusal as TORQUE does. Called with s.mu held; send the result with
-// sendMail once the lock is released.
-func (s *Server) mailJob(j *state.Job, point byte, forced bool, detail string) *mail {
-	if s.attrs.Get(pbsattr.SrvMailDomain) == "never" {
+// Compose decides whether the owner gets mail for a job event (mail
+// point letter, forced or not, detail text) under the server's
+// attributes srv and returns it (nil: none), logging the refusal as
+// TORQUE does. Called with the server's lock held; send the result with
+// Send once the lock is released.
+func (m *Mailer) Compose(srv state.Attrs, j *state.Job, point byte, forced bool, detail string) *Mail {
+	if srv.Get(pbsattr.SrvMailDomain) == "never" {
 		return nil
 	}
 	points, set := j.Attrs.LookupRes(pbsattr.JobMailPoints, "")
@@ -44,30 +61,30 @@ func (s *Server) mailJob(j *state.Job, point byte, forced bool, detail string) *
 	if !set && point == 'a' {
 		wanted = true
 	}
-	if forced && !s.serverFlag(pbsattr.SrvNoMailForce) {
+	if forced && !state.IsTrue(srv.Get(pbsattr.SrvNoMailForce)) {
 		wanted = true
 	}
 	if !wanted {
-		s.log.Log(logline.EventError|logline.EventAdmin|logline.EventJob, logline.ClassJob, j.ID, "Not sending email: User does not want mail of this type.")
+		m.Log.Log(logline.EventError|logline.EventAdmin|logline.EventJob, logline.ClassJob, j.ID, "Not sending email: User does not want mail of this type.")
 		return nil
 	}
 	var to string
 	if users := state.ParseArst(j.Attrs.Get(pbsattr.JobMailUsers)); len(users) > 0 {
 		to = strings.Join(users, " ") + " "
-	} else if d := s.attrs.Get(pbsattr.SrvMailDomain); d != "" {
+	} else if d := srv.Get(pbsattr.SrvMailDomain); d != "" {
 		to = j.Attrs.Get(pbsattr.JobEuser) + "@" + d
 	} else {
 		to = j.Owner()
 	}
-	from := s.attrs.Get(pbsattr.SrvMailFrom)
+	from := srv.Get(pbsattr.SrvMailFrom)
 	if from == "" {
 		from = "adm"
 	}
-	subjFmt := s.attrs.Get(pbsattr.SrvMailSubjectFmt)
+	subjFmt := srv.Get(pbsattr.SrvMailSubjectFmt)
 	if subjFmt == "" {
 		subjFmt = "PBS JOB %i"
 	}
-	bodyFmt := s.attrs.Get(pbsattr.SrvMailBodyFmt)
+	bodyFmt := srv.Get(pbsattr.SrvMailBodyFmt)
 	if bodyFmt == "" {
 		bodyFmt = "PBS Job Id: %i\nJob Name:   %j\n"
 		if j.Attrs.Get(pbsattr.JobExecHost) != "" {
@@ -83,14 +100,15 @@ func (s *Server) mailJob(j *state.Job, point byte, forced bool, detail string) *
 		msg = "An error has occurred processing your job, see below."
 	}
 	expand := func(f string) string {
-		return expandMailFormat(f, map[byte]string{'d': detail, 'h': j.Attrs.Get(pbsattr.JobExecHost), 'i': j.ID, 'j': j.Name(), 'm': msg, 'r': detail})
+		return expandFormat(f, map[byte]string{'d': detail, 'h': j.Attrs.Get(pbsattr.JobExecHost), 'i': j.ID, 'j': j.Name(), 'm': msg, 'r': detail})
 	}
 	content := "To: " + to + "\nSubject: " + expand(subjFmt) + "\nPrecedence: bulk\n\n" + expand(bodyFmt)
-	return &mail{point: point, from: from, to: to, content: content}
+	return &Mail{point: point, from: from, to: to, content: content}
 }
 
-// expandMailFormat substitutes %x codes and backslash escapes.
-func expandMailFormat(f string, codes map[byte]string) string {
+// expandFormat substitutes the %x codes of a mail format (codes maps x
+// to its text) and its backslash escapes.
+func expandFormat(f string, codes map[byte]string) string {
 	var b strings.Builder
 	for i := 0; i < len(f); i++ {
 		ch := f[i]
@@ -113,16 +131,15 @@ func expandMailFormat(f string, codes map[byte]string) string {
 	return b.String()
 }
 
-// sendMail pipes a mail to "<mail program> -f <from> <to>" and logs a
-// failure (spec 12 §15.2). Nil mails are ignored.
-func (s *Server) sendMail(jobID string, m *mail) {
-	if m == nil {
+// Send pipes a mail of job jobID to "<mail program> -f <from> <to>" and
+// logs a failure (spec 12 §15.2). A nil mail is ignored.
+func (m *Mailer) Send(jobID string, ml *Mail) {
+	if ml == nil {
 		return
 	}
-	prog := s.run.mailProgram
-	cmdline := prog + " -f " + m.from + " " + strings.TrimSpace(m.to)
+	cmdline := m.Program + " -f " + ml.from + " " + strings.TrimSpace(ml.to)
 	cmd := exec.Command("/bin/sh", "-c", cmdline)
-	cmd.Stdin = strings.NewReader(m.content)
+	cmd.Stdin = strings.NewReader(ml.content)
 	err := cmd.Run()
 	if err == nil {
 		return
@@ -132,6 +149,6 @@ func (s *Server) sendMail(jobID string, m *mail) {
 	if errors.As(err, &ee) {
 		code = ee.ExitCode()
 	}
-	s.log.Log(logline.EventError|logline.EventAdmin|logline.EventJob, logline.ClassJob, jobID,
-		fmt.Sprintf("Email '%c' to %s failed: Child process '%s' returned %d (errno 10:No child processes)", m.point, strings.TrimSpace(m.to), cmdline, code))
+	m.Log.Log(logline.EventError|logline.EventAdmin|logline.EventJob, logline.ClassJob, jobID,
+		fmt.Sprintf("Email '%c' to %s failed: Child process '%s' returned %d (errno 10:No child processes)", ml.point, strings.TrimSpace(ml.to), cmdline, code))
 }

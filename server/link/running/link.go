@@ -1,396 +1,353 @@
-package server
+// Package running is pbs_server's side of running jobs (spec 10 §6-§9):
+// the launch of a job on its mother superior (RunJob, AsyrunJob), the
+// MOMs' obits and the end-of-job processing, the requests relayed to a
+// running job's MOM (signal, message, rerun, checkpoint, hold, resource
+// changes, delete), the mail of those events, the polls of running jobs,
+// the spool files of rerun jobs, the running jobs' part of a shutdown
+// and, at start-up, the jobs to resume or to run again on their hosts.
+//
+// The link sees the server only through the narrow Host interface: the
+// job table, the server's attributes, the job life cycle (completion,
+// dependents, requeue), node placement and the scheduler's trigger. Every
+// change of a job it makes goes through a state.Txn whose batch it makes
+// durable before it answers. It talks to MOMs through package
+// server/link/mom and implements handler.Running for the job-control
+// handlers.
+package running
 
 import (
 	"context"
 	"net"
 	"net/netip"
-	"os"
-	"path/filepath"
-	"slices"
 	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
+	"gopbs/server/handler"
+	"gopbs/server/jobmail"
 	"gopbs/server/link/mom"
+	"gopbs/server/monitor"
+	"gopbs/server/pbslog"
 	"gopbs/server/state"
-	"gopbs/server/store"
 )
 
-// runLink is the server's side of running jobs: the TCP requests to
-// MOMs (launch, relays, end of jobs, polls). Its own mutex guards only
-// its bookkeeping and is never held while taking Server.mu.
-type runLink struct {
-	s *Server
-	// nodesFile writes the node table's changes to server_priv/nodes
-	// (Server.nodeCreated, nodesChanged); it has its own lock.
-	nodesFile *nodesFile
+// Host is the server as the link sees it. Lock, Unlock, RLock and
+// RUnlock take and release the server's lock; every other method is
+// called with it held (read or write, as the method says) and never
+// blocks on the network or the disk.
+type Host interface {
+	Lock()
+	Unlock()
+	RLock()
+	RUnlock()
 
-	mu        sync.Mutex
-	suspended map[string]bool // job id → suspended by qsig -s suspend
-	ending    map[string]int  // MOM host → end-of-job exchanges in progress
+	// Begin starts a transaction over the state (lock held).
+	Begin() *state.Txn
+	// Jobs returns the job table.
+	Jobs() *state.Jobs
+	// FindJob returns the job a request names (a short id is
+	// completed), or nil.
+	FindJob(id string) *state.Job
+	// Attrs returns the server's attributes.
+	Attrs() state.Attrs
+	// Now returns the server's clock.
+	Now() time.Time
+	// Script returns a job's script from the store.
+	Script(j *state.Job) ([]byte, error)
+	// GroupOf returns the primary group of a user, or "".
+	GroupOf(user string) string
+	// ExecUser returns the user job j runs as on host (its User_List).
+	ExecUser(j *state.Job, host string) string
 
-	deleting map[string]bool // job id → a delete is in progress
+	// Evaluate sets a job's state from its holds, execution time and
+	// dependencies (a requeued job: queued, held or waiting).
+	Evaluate(j *state.Job)
+	// Touch records that a job changed (its modification time).
+	Touch(j *state.Job)
+	// Complete ends a job, successfully or not, in tx: COMPLETE, its
+	// dependents and array handled, purged now or after keep_completed.
+	Complete(tx *state.Txn, j *state.Job, ok bool)
+	// ReleaseDependents applies the end of job j to the jobs that
+	// depend on it (before* dependencies), in tx: released jobs are
+	// saved, those whose condition can no longer be met are deleted.
+	// It reports whether a job was released.
+	ReleaseDependents(tx *state.Txn, j *state.Job, ok bool) bool
+	// Started applies a job's start to its sync set and to its after:
+	// and afterstartarray children, saving those released in tx.
+	Started(tx *state.Txn, j *state.Job)
 
-	// dialer, when set (tests), replaces the resolution of a MOM host
-	// name to its address.
-	dialer func(ctx context.Context, host string) (net.Conn, error)
-	// resolve returns the addresses of a node name (tests replace it).
-	resolve func(host string) []netip.Addr
-	// rhosts returns a user's .rhosts file and uid (tests replace it).
-	rhosts func(user string) (path string, uid int, err error)
-	// groupOf returns the primary group of a user (tests replace it).
-	groupOf func(user string) string
-	// mailProgram is the sendmail command (tests replace it).
-	mailProgram string
-	// nannyInterval is the job nanny's period (tests shorten it).
-	nannyInterval time.Duration
-	// stageFailed holds, by job id, the MOM's reply text of a stage-in
-	// that failed during a launch, until finishRun takes it (guarded by
-	// mu).
-	stageFailed map[string]string
-	// retryDelay separates the two attempts to reach a MOM for a launch.
-	retryDelay time.Duration
-	// hotStartInterval separates a hot start's attempts to run the jobs
+	// Allocate chooses the VPs of a node specification for job j on the
+	// nodes up now and returns its exec_host, or the refusal.
+	Allocate(j *state.Job, spec string) (execHost string, refusal *batchreq.Reply)
+	// RefreshNodeJobs recomputes the nodes' jobs and the resources
+	// assigned from the running jobs.
+	RefreshNodeJobs()
+	// NodeUp reports whether jobs may be sent to or relayed for the MOM
+	// of node name.
+	NodeUp(name string) bool
+	// MarkNodeDown marks node name down: its MOM cannot be reached.
+	MarkNodeDown(name string)
+
+	// Shutting reports whether the server is shutting down;
+	// StopStarting makes it so (no new jobs start meanwhile).
+	Shutting() bool
+	StopStarting()
+	// SchedNotify asks the scheduler for a cycle (batchreq.SCH_*). It
+	// is called without the lock.
+	SchedNotify(cmd int)
+}
+
+// Config is what the link is told once, at New.
+type Config struct {
+	Name    string // the server's name
+	Home    string // PBS_HOME (its spool directory keeps rerun jobs' output)
+	MomPort int    // the MOMs' batch port
+	// Clean is set for a cold or create start: a MOM's obit for a job
+	// the server does not know is answered PBSE_CLEANEDOUT.
+	Clean bool
+	// ResolveHost, if set, maps MOM host names to addresses (tests put
+	// MOMs on loopback with it).
+	ResolveHost func(name string) []netip.Addr
+	Log         *pbslog.Logger
+	Acct        *pbslog.Accounting
+	Mail        *jobmail.Mailer
+	Obs         monitor.Observer
+	Done        <-chan struct{} // closed when the server has shut down
+}
+
+// Client is the connection a RunJob came on.
+type Client interface {
+	handler.ReplyWriter
+	// Place chooses the nodes of job j for a RunJob of this client
+	// (dest: the request's destination, "" for the server's choice)
+	// under the rules it is held to (a scheduler's partitions, the
+	// reservations) and returns the exec_host, or the refusal. Called
+	// with the server's lock held.
+	Place(j *state.Job, dest string) (execHost string, refusal *batchreq.Reply)
+	// CountStart counts a job this client started (a scheduler's
+	// cycle).
+	CountStart()
+}
+
+// Request is a request the link serves, with who makes it.
+type Request struct {
+	*batchreq.Request
+	Who  handler.Asker
+	Peer netip.Addr // the requester's address
+}
+
+// Link is the server's side of running jobs. Its own bookkeeping has a
+// mutex of its own, never held while taking the server's lock.
+type Link struct {
+	host Host
+	cfg  Config
+	log  *pbslog.Logger
+	acct *pbslog.Accounting
+	mail *jobmail.Mailer
+	book book
+	ln   launcher
+
+	// Dial, when set (tests), replaces the resolution of a MOM host name
+	// to its address and the dialling.
+	Dial func(ctx context.Context, host string) (net.Conn, error)
+	// Resolve returns the addresses of a node name (tests replace it).
+	Resolve func(host string) []netip.Addr
+	// NannyInterval is the job nanny's period (tests shorten it).
+	NannyInterval time.Duration
+	// RetryDelay separates the two attempts to reach a MOM for a launch.
+	RetryDelay time.Duration
+	// HotStartInterval separates a hot start's attempts to run the jobs
 	// requeued by an immediate shutdown on their hosts again.
-	hotStartInterval time.Duration
+	HotStartInterval time.Duration
 }
 
-func newRunLink(s *Server) *runLink {
-	rl := &runLink{
-		s:             s,
-		nodesFile:     newNodesFile(s.nodesFile()),
-		suspended:     make(map[string]bool),
-		ending:        make(map[string]int),
-		deleting:      make(map[string]bool),
-		stageFailed:   make(map[string]string),
-		resolve:       mom.ResolveAddr,
-		groupOf:       lookupPrimaryGroup,
-		rhosts:        lookupRhosts,
-		mailProgram:   defaultMailProgram,
-		nannyInterval: nannyInterval,
-		retryDelay:    2 * time.Second,
+var _ handler.Running = (*Link)(nil)
 
-		hotStartInterval: 15 * time.Second,
-	}
-	if s.cfg.ResolveHost != nil {
-		rl.resolve = s.cfg.ResolveHost
-	}
-	return rl
-}
+// New returns the link of a server seen as host.
+func New(host Host, cfg Config) *Link {
+	l := &Link{
+		host:          host,
+		cfg:           cfg,
+		log:           cfg.Log,
+		acct:          cfg.Acct,
+		mail:          cfg.Mail,
+		book:          newBook(),
+		Resolve:       mom.ResolveAddr,
+		NannyInterval: nannyInterval,
+		RetryDelay:    2 * time.Second,
 
-// startRunLink starts the MOM and scheduler links: the IS endpoint on the
-// server's port (UDP), node checking, job polling and the scheduler
-// timer. It returns at once; everything stops when the server is done.
-func (s *Server) startRunLink() {
-	rl := s.run
-	s.mu.Lock()
-	for _, n := range s.nodes {
-		// All nodes are down until their MOM says hello (spec 10 §5.6)
-		// and offline until its first status (TORQUE).
-		n.State |= state.NodeStateUnreported
+		HotStartInterval: 15 * time.Second,
 	}
-	s.mu.Unlock()
-	s.is.Start(s.port())
-	s.mu.Lock()
-	resume := s.launch.recoverRunning()
-	s.refreshNodeJobs() // jobs kept running across a warm restart hold their nodes
-	s.mu.Unlock()
-	for _, f := range resume {
-		go f()
+	if cfg.ResolveHost != nil {
+		l.Resolve = cfg.ResolveHost
 	}
-	go rl.timers()
-	if s.cfg.InitType == InitHot {
-		go rl.s.launch.hotStart()
-	}
-	s.sched.Start(s.done)
-}
-
-// hotStartPeriod is how long a hot start keeps trying to run the jobs
-// requeued by an immediate shutdown on their hosts again.
-const hotStartPeriod = 300 * time.Second
-
-// hotStart runs the jobs that an immediate shutdown requeued with their
-// hosts kept (HOTSTART) on those hosts again: a first attempt at once,
-// then every hotStartInterval for hotStartPeriod, as long as some are
-// left (spec 12 §16.1). A job whose hosts are not up yet waits for the
-// next round; the scheduler may meanwhile run it elsewhere.
-func (ln *launcher) hotStart() {
-	rl := ln.rl
-	s := rl.s
-	deadline := time.Now().Add(hotStartPeriod)
-	for {
-		s.mu.RLock()
-		var pending []*state.Job
-		for j := s.jobs.First(); j != nil; j = j.Next() {
-			if j.State == pbsattr.StateQueued && j.Attrs.Get(pbsattr.JobExecHost) != "" {
-				pending = append(pending, j)
-			}
-		}
-		s.mu.RUnlock()
-		left := 0
-		for _, j := range pending {
-			if !ln.runOnHosts(j) {
-				left++
-			}
-		}
-		if left == 0 || time.Now().After(deadline) {
-			return
-		}
-		select {
-		case <-s.done:
-			return
-		case <-time.After(rl.hotStartInterval):
-		}
-	}
-}
-
-// hostsSpec turns an exec_host value into the node specification of the
-// same hosts ("vm/0+vm/1+vm2/0" → "vm:ppn=2+vm2").
-func hostsSpec(execHost string) string {
-	var order []string
-	count := map[string]int{}
-	for _, x := range execSlots(execHost) {
-		if count[x.host] == 0 {
-			order = append(order, x.host)
-		}
-		count[x.host]++
-	}
-	parts := make([]string, len(order))
-	for i, h := range order {
-		parts[i] = h
-		if count[h] > 1 {
-			parts[i] += ":ppn=" + strconv.Itoa(count[h])
-		}
-	}
-	return strings.Join(parts, "+")
-}
-
-// runOnHosts runs a hot-start job on the hosts of its exec_host. It
-// reports whether the job no longer waits for that (it started, or it
-// is no longer a queued hot-start job).
-func (ln *launcher) runOnHosts(j *state.Job) bool {
-	rl := ln.rl
-	s := rl.s
-	s.mu.Lock()
-	execHost := j.Attrs.Get(pbsattr.JobExecHost)
-	if s.jobs.Get(j.ID) != j || j.State != pbsattr.StateQueued || execHost == "" {
-		s.mu.Unlock()
-		return true
-	}
-	slots, bad := s.allocate(j, hostsSpec(execHost))
-	if bad != nil {
-		s.mu.Unlock()
-		return false // its hosts are not up (yet)
-	}
-	s.log.Log(logline.EventJob, logline.ClassJob, j.ID, "Job Run at hot start")
-	l, err := ln.prepareRun(j, slots)
-	if err != nil {
-		s.mu.Unlock()
-		s.logError("hot_start", err.Error())
-		return true
-	}
-	wait := s.store.Submit(state.SaveJob(j))
-	s.mu.Unlock()
-	if err := wait(); err != nil {
-		ln.abandonRun(j, "cannot save job")
-		return true
-	}
-	p := ln.sendJob(l)
-	if ln.finishRun(j, p) && !rl.endingWith(l.host) {
-		go rl.pollJob(j.ID)
-	}
-	return true
-}
-
-// recoverRunning settles jobs a previous server left between states: a
-// launch that was not confirmed is requeued (a new RunJob finds the job
-// on the MOM as already running), and end-of-job or rerun processing
-// that was cut short is resumed. Called with s.mu held; it returns the
-// work to start once the lock is released.
-func (ln *launcher) recoverRunning() []func() {
-	s := ln.s
-	var resume []func()
-	var ops []store.Op
-	for j := s.jobs.First(); j != nil; j = j.Next() {
-		switch {
-		case j.State == pbsattr.StateRunning && (j.Substate == pbsattr.SubPreRun || j.Substate == pbsattr.SubTrnOut):
-			ln.requeue(j)
-			ops = append(ops, state.SaveJob(j))
-		case j.State == pbsattr.StateRunning && (j.Substate == pbsattr.SubRerun || j.Substate == pbsattr.SubRerun3):
-			j := j
-			s.run.beginEnd(motherSuperior(j.Attrs.Get(pbsattr.JobExecHost)))
-			resume = append(resume, func() { s.run.endJob(j, 0, true) })
-		case j.State == pbsattr.StateExiting:
-			j := j
-			exit, _ := strconv.Atoi(j.Attrs.Get(pbsattr.JobExitStatus))
-			s.run.beginEnd(motherSuperior(j.Attrs.Get(pbsattr.JobExecHost)))
-			resume = append(resume, func() { s.run.endJob(j, exit, false) })
-		}
-	}
-	if len(ops) > 0 {
-		s.store.Submit(ops...)
-	}
-	return resume
+	l.ln = launcher{l: l}
+	return l
 }
 
 // logError writes a LOG_ERROR line (spec 12 §13.2).
-func (s *Server) logError(fn, msg string) {
-	s.log.Logf(1, "Svr", "PBS_Server", "LOG_ERROR::%s, %s", fn, msg)
+func (l *Link) logError(fn, msg string) {
+	l.log.Logf(1, "Svr", "PBS_Server", "LOG_ERROR::%s, %s", fn, msg)
 }
 
-// timers runs the periodic work of the link: node checks, job polls and
-// the scheduler's timed cycle.
-func (rl *runLink) timers() {
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	var sec int64
-	for {
-		select {
-		case <-rl.s.done:
-			return
-		case <-t.C:
-		}
-		sec++
-		rl.s.is.Tick()
-		rl.pollRunning(sec)
-		rl.s.sched.Tick()
-	}
+// logOnJobExit writes TORQUE's trace of end-of-job processing.
+func (l *Link) logOnJobExit(j *state.Job, sub pbsattr.Substate) {
+	l.log.Logf(logline.EventJob, logline.ClassJob, "NULL", "on_job_exit valid pjob: %p (substate=%d)", j, sub)
 }
 
 // momDialer returns how the link connects to MOMs.
-func (rl *runLink) momDialer() mom.Dialer {
-	return mom.Dialer{Port: rl.s.cfg.MomPort, Resolve: rl.s.cfg.ResolveHost, Dial: rl.dialer, Obs: rl.s.obs}
+func (l *Link) momDialer() mom.Dialer {
+	return mom.Dialer{Port: l.cfg.MomPort, Resolve: l.cfg.ResolveHost, Dial: l.Dial, Obs: l.cfg.Obs}
 }
 
 // dialMom connects to the MOM on host.
-func (rl *runLink) dialMom(host string) (*mom.Conn, error) { return rl.momDialer().Connect(host) }
+func (l *Link) dialMom(host string) (*mom.Conn, error) { return l.momDialer().Connect(host) }
 
-// momRequest sends one request to the MOM on host on a new connection.
-func (rl *runLink) momRequest(host string, typ int, body batchreq.Body, ext string) (*batchreq.Reply, error) {
-	return rl.momDialer().Request(host, typ, body, ext)
+// MomRequest sends one request to the MOM on host on a new connection
+// and returns its reply.
+func (l *Link) MomRequest(host string, typ int, body batchreq.Body, ext string) (*batchreq.Reply, error) {
+	return l.momDialer().Request(host, typ, body, ext)
 }
 
-// Output of rerun jobs (spec 10 §6.1 step c, §8.6): when a job that ran
-// on a MOM other than the server's host is rerun, the server asks that
-// MOM for the job's spooled stdout and stderr (Rerun), which the MOM
-// returns with MvJobFile into the server's spool directory; the next
-// launch of the job on a remote MOM sends them on (MvJobFile before
-// RdytoCommit), so the rerun job's output continues the first run's.
+// Suspended reports whether a job is suspended by qsig -s suspend (its
+// VPs are free for others meanwhile).
+func (l *Link) Suspended(id string) bool { return l.book.isSuspended(id) }
 
-// spoolSuffixes maps MvJobFile file types to spool file suffixes, in the
-// order a launch sends them.
-var spoolSuffixes = []struct {
-	typ    int
-	suffix string
-}{{batchreq.StdOut, ".OU"}, {batchreq.StdErr, ".ER"}, {batchreq.Chkpt, ".CK"}}
+// SetSuspended records that a job is (or is no longer) suspended.
+func (l *Link) SetSuspended(id string, on bool) { l.book.setSuspended(id, on) }
 
-// spoolPath returns the server's spool file of a job prefix and file
-// type, "" for a type that has none.
-func (rl *runLink) spoolPath(prefix string, typ int) string {
-	s := rl.s
-	for _, f := range spoolSuffixes {
-		if f.typ == typ {
-			return filepath.Join(s.cfg.Home, "spool", prefix+f.suffix)
-		}
-	}
-	return ""
-}
-
-// onServerHost reports whether a MOM host is the server's own host: an
-// address of the host is one of the server name's.
-func (rl *runLink) onServerHost(host string) bool {
-	own := rl.resolve(rl.s.name)
-	for _, a := range rl.resolve(host) {
-		if slices.Contains(own, a) {
-			return true
-		}
-	}
-	return false
-}
-
-// handleMvJobFile stores one chunk of a job's stdout, stderr or
-// checkpoint file that its mother superior returns (spec 10 §8.6): chunk
-// 0 creates the spool file, later chunks append.
-func (rl *runLink) handleMvJobFile(c *conn, req *batchreq.Request) {
-	s := rl.s
-	body := req.Body.(*batchreq.JobFile)
-	if !c.perm.svr {
-		c.reject(batchreq.PBSE_PERM, "")
-		return
-	}
-	s.mu.RLock()
-	j := s.findJob(body.JobID)
-	var ms, prefix string
-	if j != nil {
-		ms = motherSuperior(j.Attrs.Get(pbsattr.JobExecHost))
-		if prefix = j.Attrs.Get(pbsattr.JobHashname); prefix == "" {
-			prefix = filePrefix(j.ID)
-		}
-	}
-	s.mu.RUnlock()
-	if j == nil || ms != "" && !rl.fromHost(c.remote.Addr(), ms) {
-		c.reject(batchreq.PBSE_UNKJOBID, "")
-		return
-	}
-	name := rl.spoolPath(prefix, body.FileType)
-	if name == "" {
-		c.reject(batchreq.PBSE_IVALREQ, "")
-		return
-	}
-	flags := os.O_WRONLY | os.O_APPEND
-	if body.Seq == 0 {
-		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
-	}
-	err := os.MkdirAll(filepath.Dir(name), 0o755)
-	if err == nil {
-		var f *os.File
-		if f, err = os.OpenFile(name, flags|syscall.O_NOFOLLOW, 0o600); err == nil {
-			_, err = f.Write(body.Data)
-			if cerr := f.Close(); err == nil {
-				err = cerr
+// Poll sends a StatusJob to the MOM of each running job once every
+// job_stat_rate seconds, spread by queue rank (spec 10 §7); sec counts
+// the seconds since the link started. The server calls it every second.
+func (l *Link) Poll(sec int64) {
+	h := l.host
+	h.RLock()
+	attrs := h.Attrs()
+	rate := attrLong(attrs, pbsattr.SrvJobStatRate, defaultJobStatRate)
+	poll := attrs.Get(pbsattr.SrvPollJobs) == "" || state.IsTrue(attrs.Get(pbsattr.SrvPollJobs))
+	var ids []string
+	if poll && rate > 0 {
+		for _, j := range h.Jobs().Holding() {
+			if j.State == pbsattr.StateRunning && j.Substate == pbsattr.SubRunning && (j.Rank+sec)%rate == 0 {
+				ids = append(ids, j.ID)
 			}
 		}
 	}
-	if err != nil {
-		s.logError("req_mvjobfile", err.Error())
-		c.send(batchreq.SystemErrorReply("PBS_Server", 5, "cannot save job file"))
-		return
+	h.RUnlock()
+	for _, id := range ids {
+		go l.pollJob(id)
 	}
-	c.send(batchreq.NullReply())
 }
 
-// sendSpool sends the spool files a rerun job's previous MOM returned
-// to the job's new MOM, each that exists, in chunks (spec 10 §6.1 step
-// c). It returns a failure reply, or nil.
-func (rl *runLink) sendSpool(m *mom.Conn, l *launch) *batchreq.Reply {
-	for _, f := range spoolSuffixes {
-		data, err := os.ReadFile(rl.spoolPath(l.prefix, f.typ))
-		if err != nil {
-			continue
-		}
-		for seq := 0; seq == 0 || len(data) > 0; seq++ {
-			n := min(len(data), scriptChunk)
-			p, err := m.Call(batchreq.PBS_BATCH_MvJobFile, &batchreq.JobFile{Seq: seq, FileType: f.typ, JobID: l.id, Data: data[:n]}, "")
-			if err != nil {
-				return batchreq.ErrorReply(batchreq.PBSE_MOMREJECT, "", "connection to mom timed out")
-			}
-			if p.Code != 0 {
-				return p
-			}
-			data = data[n:]
+// attrLong returns a number attribute of the server, def when unset or
+// not a number.
+func attrLong(attrs state.Attrs, idx int, def int64) int64 {
+	if v := attrs.Get(idx); v != "" {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			return n
 		}
 	}
-	return nil
+	return def
 }
 
-// removeSpool removes a job's spool files once they reached its MOM.
-func (rl *runLink) removeSpool(prefix string) {
-	for _, f := range spoolSuffixes {
-		os.Remove(rl.spoolPath(prefix, f.typ))
+// book is the link's bookkeeping of jobs and MOMs, under its own mutex.
+type book struct {
+	mu        sync.Mutex
+	suspended map[string]bool // job id → suspended by qsig -s suspend
+	ending    map[string]int  // MOM host → end-of-job exchanges in progress
+	deleting  map[string]bool // job id → a delete is in progress
+	// stageFailed holds, by job id, the MOM's reply text of a stage-in
+	// that failed during a launch, until finishRun takes it.
+	stageFailed map[string]string
+}
+
+func newBook() book {
+	return book{
+		suspended:   make(map[string]bool),
+		ending:      make(map[string]int),
+		deleting:    make(map[string]bool),
+		stageFailed: make(map[string]string),
 	}
+}
+
+func (b *book) isSuspended(id string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.suspended[id]
+}
+
+func (b *book) setSuspended(id string, on bool) {
+	b.mu.Lock()
+	if on {
+		b.suspended[id] = true
+	} else {
+		delete(b.suspended, id)
+	}
+	b.mu.Unlock()
+}
+
+// startDelete marks a job's delete as in progress; it reports false if
+// one already was.
+func (b *book) startDelete(id string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.deleting[id] {
+		return false
+	}
+	b.deleting[id] = true
+	return true
+}
+
+// forget drops the bookkeeping of a job.
+func (b *book) forget(id string) {
+	b.mu.Lock()
+	delete(b.suspended, id)
+	delete(b.deleting, id)
+	b.mu.Unlock()
+}
+
+// beginEnd counts an end-of-job exchange with the MOM on host as begun;
+// endJob counts it down when done.
+func (b *book) beginEnd(host string) {
+	b.mu.Lock()
+	b.ending[host]++
+	b.mu.Unlock()
+}
+
+// endDone counts an end-of-job exchange with the MOM on host as done.
+func (b *book) endDone(host string) {
+	b.mu.Lock()
+	if b.ending[host]--; b.ending[host] <= 0 {
+		delete(b.ending, host)
+	}
+	b.mu.Unlock()
+}
+
+// endingWith reports whether an end-of-job exchange with the MOM on host
+// is in progress. The StatusJob right after a launch is skipped then:
+// TORQUE talks to a MOM over one connection at a time (captures 83-85).
+func (b *book) endingWith(host string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.ending[host] > 0
+}
+
+// stageFailure records the reply text of a job's failed stage-in.
+func (b *book) stageFailure(id, text string) {
+	b.mu.Lock()
+	b.stageFailed[id] = text
+	b.mu.Unlock()
+}
+
+// takeStageFailure returns and forgets the reply text of the job's failed
+// stage-in, if its launch had one.
+func (b *book) takeStageFailure(id string) (string, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	text, ok := b.stageFailed[id]
+	delete(b.stageFailed, id)
+	return text, ok
 }

@@ -1,4 +1,4 @@
-package server
+package running
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
 	"gopbs/server/handler"
+	"gopbs/server/jobmail"
 	"gopbs/server/pbslog"
 	"gopbs/server/state"
 	"gopbs/server/store"
@@ -20,13 +21,13 @@ import (
 // one (spec 10 §9.2).
 const defaultKillDelay = 2
 
-// staleExtension is the extension of the SignalJob requests TORQUE's
+// StaleExtension is the extension of the SignalJob requests TORQUE's
 // server sends for qdel's SIGTERM and for relayed suspend/resume: six
 // bytes of uninitialised memory, the low bytes of a heap address (spec
 // 10 §6, table of requests; captures 62, 99, 100). The bytes carry no
 // meaning and MOMs ignore them; GoPBS sends the ones of captures 99 and
 // 100 so that the requests have TORQUE's size and shape.
-const staleExtension = "\x40\x8e\xf2\x16\xd6\x55"
+const StaleExtension = "\x40\x8e\xf2\x16\xd6\x55"
 
 // runningTarget looks up the job of a relayed request and checks that
 // it is running and that the requester may act on it. It returns the
@@ -38,46 +39,40 @@ const staleExtension = "\x40\x8e\xf2\x16\xd6\x55"
 // must be running), and only then the operator privilege that suspend,
 // resume and rerun need: the owner's qrerun of a queued job is "Request
 // invalid for state of job", not "Unauthorized Request".
-func (rl *runLink) runningTarget(c *conn, id string, needOper bool) (*state.Job, string) {
-	s := rl.s
-	s.mu.RLock()
-	j := s.findJob(id)
+func (l *Link) runningTarget(w handler.ReplyWriter, r *Request, id string, needOper bool) (*state.Job, string) {
+	h := l.host
+	h.RLock()
+	j := h.FindJob(id)
 	var owner, up bool
 	var st pbsattr.JobStateNum
 	var host string
 	if j != nil {
-		owner = j.OwnerUser() == c.req.User
+		owner = j.OwnerUser() == r.Who.User
 		st = j.State
-		host = motherSuperior(j.Attrs.Get(pbsattr.JobExecHost))
-		up = rl.nodeUp(host)
+		host = state.MotherSuperior(j.Attrs.Get(pbsattr.JobExecHost))
+		up = h.NodeUp(host)
 	}
-	s.mu.RUnlock()
-	oper := c.perm.oper || c.perm.mgr
+	h.RUnlock()
+	oper := r.Who.Operator || r.Who.Manager
 	switch {
 	case j == nil:
-		s.unknownJob(c, id, batchreq.MsgCannotLocateJob)
+		l.unknownJob(w, id, batchreq.MsgCannotLocateJob)
 	case !oper && !owner:
-		s.unauthorized(c, j)
-		c.reject(batchreq.PBSE_PERM, batchreq.MsgNotPermitted)
+		handler.LogUnauthorized(l.log, r.Type, j.ID, &r.Who)
+		w.Reject(batchreq.PBSE_PERM, batchreq.MsgNotPermitted)
 	case st == pbsattr.StateExiting || st == pbsattr.StateComplete:
-		c.reject(batchreq.PBSE_BADSTATE, "invalid state for job - "+state.StateName(st))
+		w.Reject(batchreq.PBSE_BADSTATE, "invalid state for job - "+state.StateName(st))
 	case st != pbsattr.StateRunning:
-		c.reject(batchreq.PBSE_BADSTATE, "")
+		w.Reject(batchreq.PBSE_BADSTATE, "")
 	case !oper && needOper:
-		s.unauthorized(c, j)
-		c.reject(batchreq.PBSE_PERM, "")
-	case !up && !(c.req.Type == batchreq.PBS_BATCH_Rerun && c.req.Extension == "force"):
-		c.reject(batchreq.PBSE_NORELYMOM, "")
+		handler.LogUnauthorized(l.log, r.Type, j.ID, &r.Who)
+		w.Reject(batchreq.PBSE_PERM, "")
+	case !up && !(r.Type == batchreq.PBS_BATCH_Rerun && r.Extension == "force"):
+		w.Reject(batchreq.PBSE_NORELYMOM, "")
 	default:
 		return j, host
 	}
 	return nil, ""
-}
-
-// unauthorized logs the security line of a refused job request.
-func (s *Server) unauthorized(c *conn, j *state.Job) {
-	s.log.Logf(logline.EventSecurity, logline.ClassJob, j.ID, "Unauthorized Request, request type: %d, Object: Job, Name: %s, request from: %s",
-		c.req.Type, j.ID, c.requester())
 }
 
 // relayReply passes a MOM's reply (or a relay failure) to the client.
@@ -88,80 +83,72 @@ func relayReply(p *batchreq.Reply, err error) *batchreq.Reply {
 	return p
 }
 
-// handleSignalJob relays qsig to the MOM (spec 10 §9.1).
-func (rl *runLink) handleSignalJob(c *conn, req *batchreq.Request) {
-	s := rl.s
-	body := req.Body.(*batchreq.SignalJob)
+// SignalJob relays qsig to the MOM (spec 10 §9.1).
+func (l *Link) SignalJob(w handler.ReplyWriter, r *Request) {
+	h := l.host
+	body := r.Body.(*batchreq.SignalJob)
 	sig := strings.ToLower(body.Signal)
 	susp := sig == "suspend" || sig == "resume"
-	j, host := rl.runningTarget(c, body.JobID, susp)
+	j, host := l.runningTarget(w, r, body.JobID, susp)
 	if j == nil {
 		return
 	}
 	ext := ""
 	if susp {
-		ext = staleExtension
+		ext = StaleExtension
 	}
-	p, err := rl.momRequest(host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: j.ID, Signal: body.Signal}, ext)
+	p, err := l.MomRequest(host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: j.ID, Signal: body.Signal}, ext)
 	p = relayReply(p, err)
 	if p.Code == 0 && susp {
-		s.mu.Lock()
-		rl.mu.Lock()
-		if sig == "suspend" {
-			rl.suspended[j.ID] = true
-		} else {
-			delete(rl.suspended, j.ID)
-		}
-		rl.mu.Unlock()
-		if s.jobs.Get(j.ID) == j && j.State == pbsattr.StateRunning {
+		h.Lock()
+		l.book.setSuspended(j.ID, sig == "suspend")
+		if h.Jobs().Get(j.ID) == j && j.State == pbsattr.StateRunning {
 			if sig == "suspend" {
 				j.Substate = pbsattr.SubSuspend
 			} else {
 				j.Substate = pbsattr.SubRunning
 			}
 		}
-		s.refreshNodeJobs()
-		s.mu.Unlock()
+		h.RefreshNodeJobs()
+		h.Unlock()
 	}
-	c.send(p)
+	w.Send(p)
 }
 
-// handleMessJob relays qmsg to the MOM.
-func (rl *runLink) handleMessJob(c *conn, req *batchreq.Request) {
-	s := rl.s
-	body := req.Body.(*batchreq.MessJob)
-	j, host := rl.runningTarget(c, body.JobID, false)
+// MessJob relays qmsg to the MOM.
+func (l *Link) MessJob(w handler.ReplyWriter, r *Request) {
+	body := r.Body.(*batchreq.MessJob)
+	j, host := l.runningTarget(w, r, body.JobID, false)
 	if j == nil {
 		return
 	}
-	p, err := rl.momRequest(host, batchreq.PBS_BATCH_MessJob, &batchreq.MessJob{JobID: j.ID, FileOpt: body.FileOpt, Message: body.Message}, "")
+	p, err := l.MomRequest(host, batchreq.PBS_BATCH_MessJob, &batchreq.MessJob{JobID: j.ID, FileOpt: body.FileOpt, Message: body.Message}, "")
 	p = relayReply(p, err)
-	s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Message request to job status %d", p.Code)
-	c.send(p)
+	l.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Message request to job status %d", p.Code)
+	w.Send(p)
 }
 
-// handleCheckpointJob relays qchkpt for checkpointable jobs (spec 10
-// §9.3).
-func (rl *runLink) handleCheckpointJob(c *conn, req *batchreq.Request) {
-	s := rl.s
-	id := req.Body.(*batchreq.Manage).ObjName
-	j, host := rl.runningTarget(c, id, false)
+// CheckpointJob relays qchkpt for checkpointable jobs (spec 10 §9.3).
+func (l *Link) CheckpointJob(w handler.ReplyWriter, r *Request) {
+	h := l.host
+	id := r.Body.(*batchreq.Manage).ObjName
+	j, host := l.runningTarget(w, r, id, false)
 	if j == nil {
 		return
 	}
-	s.mu.RLock()
+	h.RLock()
 	ok := checkpointable(j.Attrs.Get(pbsattr.JobCheckpoint))
-	s.mu.RUnlock()
+	h.RUnlock()
 	if !ok {
-		c.reject(batchreq.PBSE_IVALREQ, "job is not checkpointable")
+		w.Reject(batchreq.PBSE_IVALREQ, "job is not checkpointable")
 		return
 	}
-	p, err := rl.momRequest(host, batchreq.PBS_BATCH_CheckpointJob, &batchreq.Manage{Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_JOB, ObjName: j.ID}, "")
+	p, err := l.MomRequest(host, batchreq.PBS_BATCH_CheckpointJob, &batchreq.Manage{Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_JOB, ObjName: j.ID}, "")
 	p = relayReply(p, err)
 	if p.Code == 0 {
-		s.acct.Record(pbslog.AcctCheckpoint, j.ID, "Checkpointed")
+		l.acct.Record(pbslog.AcctCheckpoint, j.ID, "Checkpointed")
 	}
-	c.send(p)
+	w.Send(p)
 }
 
 // checkpointable reports whether a Checkpoint value allows a checkpoint:
@@ -176,67 +163,67 @@ func checkpointable(v string) bool {
 	return false
 }
 
-// handleRerunJob serves qrerun of a running job (spec 10 §9.4): SIGKILL
-// with extension "rerun"; the obit then requeues it.
-func (rl *runLink) handleRerunJob(c *conn, req *batchreq.Request) {
-	s := rl.s
-	id := req.Body.(*batchreq.JobID).ID
-	j, host := rl.runningTarget(c, id, true)
+// RerunJob serves qrerun of a running job (spec 10 §9.4): SIGKILL with
+// extension "rerun"; the obit then requeues it.
+func (l *Link) RerunJob(w handler.ReplyWriter, r *Request) {
+	h := l.host
+	id := r.Body.(*batchreq.JobID).ID
+	j, host := l.runningTarget(w, r, id, true)
 	if j == nil {
 		return
 	}
-	s.mu.Lock()
+	h.Lock()
 	if !state.IsTrue(j.Attrs.Get(pbsattr.JobRerunable)) {
-		s.mu.Unlock()
-		c.reject(batchreq.PBSE_NORERUN, "")
+		h.Unlock()
+		w.Reject(batchreq.PBSE_NORERUN, "")
 		return
 	}
-	s.mu.Unlock()
-	m, err := rl.dialMom(host)
+	h.Unlock()
+	m, err := l.dialMom(host)
 	if err != nil {
-		if req.Extension != "force" {
-			c.reject(batchreq.PBSE_MOMREJECT, "")
+		if r.Extension != "force" {
+			w.Reject(batchreq.PBSE_MOMREJECT, "")
 			return
 		}
 		// qrerun -f: requeue without the MOM (spec 10 §9.4)
-		s.mu.Lock()
-		var ops []store.Op
-		var mail *mail
-		if s.jobs.Get(j.ID) == j && j.State == pbsattr.StateRunning {
-			s.acct.Record(pbslog.AcctRerun, j.ID, "")
-			s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job Rerun at request of %s", c.requester())
-			mail = s.mailJob(j, 'o', true, fmt.Sprintf("rerun req to %s failed (rc=%d), forcibly requeueing job, previous output files may be lost", host, batchreq.PBSE_NORELYMOM))
-			s.launch.requeue(j)
-			ops = append(ops, state.SaveJob(j))
+		h.Lock()
+		tx := h.Begin()
+		var mail *jobmail.Mail
+		if h.Jobs().Get(j.ID) == j && j.State == pbsattr.StateRunning {
+			l.acct.Record(pbslog.AcctRerun, j.ID, "")
+			l.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job Rerun at request of %s", r.Who.Requester())
+			mail = l.mailJob(j, 'o', true, fmt.Sprintf("rerun req to %s failed (rc=%d), forcibly requeueing job, previous output files may be lost", host, batchreq.PBSE_NORELYMOM))
+			l.requeue(tx, j)
 		}
-		s.commitAndReply(c, ops, batchreq.NullReply())
-		s.sendMail(j.ID, mail)
+		handler.CommitAndReply(h, w, tx, batchreq.NullReply())
+		l.mail.Send(j.ID, mail)
 		return
 	}
 	defer m.Close()
-	s.mu.Lock()
+	h.Lock()
 	old := j.Substate
 	j.Substate = pbsattr.SubRerun
-	s.acct.Record(pbslog.AcctRerun, j.ID, "")
-	s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job Rerun at request of %s", c.requester())
-	s.mu.Unlock()
-	c.ok()
+	l.acct.Record(pbslog.AcctRerun, j.ID, "")
+	l.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job Rerun at request of %s", r.Who.Requester())
+	h.Unlock()
+	w.Send(batchreq.NullReply())
 	p, err := m.Call(batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: j.ID, Signal: "SIGKILL"}, "rerun")
 	if err != nil || p.Code != 0 {
-		s.mu.Lock()
-		if s.jobs.Get(j.ID) == j && j.Substate == pbsattr.SubRerun {
+		h.Lock()
+		if h.Jobs().Get(j.ID) == j && j.Substate == pbsattr.SubRerun {
 			j.Substate = old
 		}
-		s.mu.Unlock()
+		h.Unlock()
 	}
 }
 
-// deleteRunning handles qdel of running jobs (spec 10 §9.2): each gets
-// the D record and SIGTERM through its MOM, and SIGKILL after the kill
-// delay if it is still running. Called with s.mu held and the ops of the
-// other targets; it unlocks, commits and replies.
-func (rl *runLink) deleteRunning(w replyWriter, who handler.Asker, jobs []*state.Job, ops []store.Op, ext string) {
-	s := rl.s
+// DeleteRunning implements handler.Running: qdel of running jobs (spec
+// 10 §9.2). Each gets the D record and SIGTERM through its MOM, and
+// SIGKILL after the kill delay if it is still running. Called with the
+// lock held and the ops of the other targets; it unlocks, commits and
+// replies.
+func (l *Link) DeleteRunning(w handler.ReplyWriter, who handler.Asker, jobs []*state.Job, ops []store.Op, ext string) {
+	h := l.host
 	type target struct {
 		j     *state.Job
 		host  string
@@ -245,23 +232,19 @@ func (rl *runLink) deleteRunning(w replyWriter, who handler.Asker, jobs []*state
 	var ts []target
 	type mailFor struct {
 		id string
-		m  *mail
+		m  *jobmail.Mail
 	}
 	var mails []mailFor
 	for _, j := range jobs {
-		rl.mu.Lock()
-		busy := rl.deleting[j.ID]
-		rl.deleting[j.ID] = true
-		rl.mu.Unlock()
-		if busy {
-			s.mu.Unlock()
+		if !l.book.startDelete(j.ID) {
+			h.Unlock()
 			w.Reject(batchreq.PBSE_IVALREQ, "job cancel in progress")
 			return
 		}
-		s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job deleted at request of %s", who.Requester())
-		s.acct.Record(pbslog.AcctDelete, j.ID, "requestor="+who.Requester())
+		l.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job deleted at request of %s", who.Requester())
+		l.acct.Record(pbslog.AcctDelete, j.ID, "requestor="+who.Requester())
 		if who.User != j.OwnerUser() {
-			mails = append(mails, mailFor{j.ID, s.mailJob(j, 'd', true, "Job deleted at request of "+who.Requester())})
+			mails = append(mails, mailFor{j.ID, l.mailJob(j, 'd', true, "Job deleted at request of "+who.Requester())})
 		}
 		delay := int64(-1)
 		if v, ok := strings.CutPrefix(ext, "deldelay="); ok {
@@ -275,32 +258,32 @@ func (rl *runLink) deleteRunning(w replyWriter, who handler.Asker, jobs []*state
 			}
 		}
 		if delay < 0 {
-			delay = s.serverLong(pbsattr.SrvKillDelay, defaultKillDelay)
+			delay = attrLong(h.Attrs(), pbsattr.SrvKillDelay, defaultKillDelay)
 		}
-		ts = append(ts, target{j: j, host: motherSuperior(j.Attrs.Get(pbsattr.JobExecHost)), delay: delay})
+		ts = append(ts, target{j: j, host: state.MotherSuperior(j.Attrs.Get(pbsattr.JobExecHost)), delay: delay})
 	}
-	if !s.waitSaved(w, s.store.Submit(ops...)) { // no ops: nothing to wait for
+	if !l.commit(w, ops) { // no ops: nothing to wait for
 		return
 	}
 	for _, m := range mails {
-		go s.sendMail(m.id, m.m)
+		go l.mail.Send(m.id, m.m)
 	}
 	reply := batchreq.NullReply()
 	for _, t := range ts {
-		p, err := rl.momRequest(t.host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: t.j.ID, Signal: "SIGTERM"}, staleExtension)
-		s.log.Logf(logline.EventJob, logline.ClassJob, t.j.ID, "Job sent signal SIGTERM on delete")
+		p, err := l.MomRequest(t.host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: t.j.ID, Signal: "SIGTERM"}, StaleExtension)
+		l.log.Logf(logline.EventJob, logline.ClassJob, t.j.ID, "Job sent signal SIGTERM on delete")
 		switch {
 		case err != nil:
-			rl.forget(t.j.ID)
+			l.book.forget(t.j.ID)
 			reply = batchreq.ErrorReply(batchreq.PBSE_NORELYMOM, "", "")
 			continue
 		case p.Code == batchreq.PBSE_UNKJOBID:
-			s.log.Logf(logline.EventJob, logline.ClassJob, t.j.ID, "MOM rejected signal during delete")
-			rl.purgeDeleted(t.j, "")
+			l.log.Logf(logline.EventJob, logline.ClassJob, t.j.ID, "MOM rejected signal during delete")
+			l.purgeDeleted(t.j, "")
 			continue
 		}
-		go rl.killLater(t.j, t.host, time.Duration(t.delay)*time.Second)
-		go rl.watchDeleted(t.j, t.host, time.Duration(t.delay)*time.Second)
+		go l.killLater(t.j, t.host, time.Duration(t.delay)*time.Second)
+		go l.watchDeleted(t.j, t.host, time.Duration(t.delay)*time.Second)
 	}
 	w.Send(reply)
 }
@@ -313,114 +296,83 @@ const nannyInterval = 60 * time.Second
 // job_force_cancel_time the job is purged without the MOM once it
 // passes; with job_nanny SIGKILL is repeated every minute after
 // delay+60 s while the job still exists.
-func (rl *runLink) watchDeleted(j *state.Job, host string, delay time.Duration) {
-	s := rl.s
-	s.mu.RLock()
-	force := time.Duration(s.serverLong(pbsattr.SrvJobForceCancelTime, 0)) * time.Second
-	nanny := s.serverFlag(pbsattr.SrvJobNanny)
-	s.mu.RUnlock()
+func (l *Link) watchDeleted(j *state.Job, host string, delay time.Duration) {
+	h := l.host
+	h.RLock()
+	attrs := h.Attrs()
+	force := time.Duration(attrLong(attrs, pbsattr.SrvJobForceCancelTime, 0)) * time.Second
+	nanny := state.IsTrue(attrs.Get(pbsattr.SrvJobNanny))
+	h.RUnlock()
 	var forceC, nannyC <-chan time.Time
 	if force > 0 {
 		forceC = time.After(force)
 	}
 	if nanny {
-		nannyC = time.After(delay + rl.nannyInterval)
+		nannyC = time.After(delay + l.NannyInterval)
 	}
 	for forceC != nil || nannyC != nil {
 		select {
-		case <-s.done:
+		case <-l.cfg.Done:
 			return
 		case <-forceC:
 			forceC = nil
-			if rl.purgeDeleted(j, "purging job without checking MOM") {
+			if l.purgeDeleted(j, "purging job without checking MOM") {
 				return
 			}
 		case <-nannyC:
-			s.mu.RLock()
-			alive := s.jobs.Get(j.ID) == j && (j.State == pbsattr.StateRunning || j.State == pbsattr.StateExiting)
-			s.mu.RUnlock()
+			h.RLock()
+			alive := h.Jobs().Get(j.ID) == j && (j.State == pbsattr.StateRunning || j.State == pbsattr.StateExiting)
+			h.RUnlock()
 			if !alive {
 				return
 			}
-			s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "exiting job '%s' still exists, sending a SIGKILL", j.ID)
-			p, err := rl.momRequest(host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: j.ID, Signal: "SIGKILL"}, "")
-			if err == nil && p.Code == batchreq.PBSE_UNKJOBID && rl.purgeDeleted(j, "") {
+			l.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "exiting job '%s' still exists, sending a SIGKILL", j.ID)
+			p, err := l.MomRequest(host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: j.ID, Signal: "SIGKILL"}, "")
+			if err == nil && p.Code == batchreq.PBSE_UNKJOBID && l.purgeDeleted(j, "") {
 				return
 			}
-			nannyC = time.After(rl.nannyInterval)
+			nannyC = time.After(l.NannyInterval)
 		}
 	}
 }
 
 // purgeDeleted ends a deleted job on the server alone, freeing its
 // nodes. It reports whether the job was still there.
-func (rl *runLink) purgeDeleted(j *state.Job, why string) bool {
-	s := rl.s
-	s.mu.Lock()
-	if s.jobs.Get(j.ID) != j || j.State == pbsattr.StateComplete {
-		s.mu.Unlock()
+func (l *Link) purgeDeleted(j *state.Job, why string) bool {
+	h := l.host
+	h.Lock()
+	if h.Jobs().Get(j.ID) != j || j.State == pbsattr.StateComplete {
+		h.Unlock()
 		return false
 	}
 	if why != "" {
-		s.log.Log(logline.EventJob, logline.ClassJob, j.ID, why)
+		l.log.Log(logline.EventJob, logline.ClassJob, j.ID, why)
 	}
-	rl.forget(j.ID)
-	tx := s.db.Begin()
-	s.completeJob(tx, j, false)
-	ops := tx.Ops()
-	s.refreshNodeJobs()
-	wait := s.store.Submit(ops...)
-	s.mu.Unlock()
+	l.book.forget(j.ID)
+	tx := h.Begin()
+	h.Complete(tx, j, false)
+	h.RefreshNodeJobs()
+	wait := tx.Commit()
+	h.Unlock()
 	wait()
-	rl.s.sched.Notify(batchreq.SCH_SCHEDULE_TERM)
+	h.SchedNotify(batchreq.SCH_SCHEDULE_TERM)
 	return true
 }
 
 // killLater sends SIGKILL to a deleted job still running after delay.
-func (rl *runLink) killLater(j *state.Job, host string, delay time.Duration) {
+func (l *Link) killLater(j *state.Job, host string, delay time.Duration) {
 	select {
-	case <-rl.s.done:
+	case <-l.cfg.Done:
 		return
 	case <-time.After(delay):
 	}
-	s := rl.s
-	s.mu.RLock()
-	still := s.jobs.Get(j.ID) == j && j.State == pbsattr.StateRunning
-	s.mu.RUnlock()
+	h := l.host
+	h.RLock()
+	still := h.Jobs().Get(j.ID) == j && j.State == pbsattr.StateRunning
+	h.RUnlock()
 	if !still {
 		return
 	}
-	s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job sent signal SIGKILL on delete")
-	rl.momRequest(host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: j.ID, Signal: "SIGKILL"}, "")
-}
-
-// handleRescQuery answers pbs_rescquery: for nodes=<spec> whether the
-// specification could be satisfied now (1), later (0) or never (-1)
-// (spec 12 §10.2).
-func (rl *runLink) handleRescQuery(c *conn, req *batchreq.Request) {
-	s := rl.s
-	body, ok := req.Body.(*batchreq.Resc)
-	if !ok {
-		c.reject(batchreq.PBSE_IVALREQ, "")
-		return
-	}
-	var r batchreq.RescQueryReply
-	s.mu.RLock()
-	for _, q := range body.Queries {
-		avail, alloc := 0, 0
-		if spec, ok := strings.CutPrefix(q, "nodes="); ok {
-			probe := &state.Job{}
-			if _, bad := s.allocate(probe, spec); bad == nil {
-				avail = 1
-			} else if !s.satisfiable(spec) {
-				avail = -1
-			}
-		}
-		r.Avail = append(r.Avail, avail)
-		r.Alloc = append(r.Alloc, alloc)
-		r.Resvd = append(r.Resvd, 0)
-		r.Down = append(r.Down, 0)
-	}
-	s.mu.RUnlock()
-	c.send(&batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_RescQuery, Resc: r})
+	l.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job sent signal SIGKILL on delete")
+	l.MomRequest(host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: j.ID, Signal: "SIGKILL"}, "")
 }

@@ -1,0 +1,267 @@
+package server
+
+import (
+	"os/user"
+	"time"
+
+	pbsattr "gopbs/attr"
+	"gopbs/batchreq"
+	"gopbs/internal/logline"
+	"gopbs/server/jobmail"
+	"gopbs/server/link/running"
+	"gopbs/server/pbslog"
+	"gopbs/server/state"
+	"gopbs/server/store"
+)
+
+// runHost is the server as the running-jobs link
+// (server/link/running) sees it.
+type runHost struct{ s *Server }
+
+var _ running.Host = runHost{}
+
+func (h runHost) Lock()                                     { h.s.mu.Lock() }
+func (h runHost) Unlock()                                   { h.s.mu.Unlock() }
+func (h runHost) RLock()                                    { h.s.mu.RLock() }
+func (h runHost) RUnlock()                                  { h.s.mu.RUnlock() }
+func (h runHost) Begin() *state.Txn                         { return h.s.db.Begin() }
+func (h runHost) Jobs() *state.Jobs                         { return &h.s.jobs }
+func (h runHost) FindJob(id string) *state.Job              { return h.s.findJob(id) }
+func (h runHost) Attrs() state.Attrs                        { return h.s.attrs }
+func (h runHost) Now() time.Time                            { return h.s.now() }
+func (h runHost) GroupOf(user string) string                { return h.s.groupOf(user) }
+func (h runHost) ExecUser(j *state.Job, host string) string { return execUser(j, host) } // exec_user.go
+func (h runHost) Evaluate(j *state.Job)                     { h.s.evaluate(j) }
+func (h runHost) Touch(j *state.Job)                        { h.s.touch(j) }
+func (h runHost) RefreshNodeJobs()                          { h.s.refreshNodeJobs() }
+func (h runHost) Shutting() bool                            { return h.s.shutting }
+func (h runHost) StopStarting()                             { h.s.shutting = true }
+func (h runHost) SchedNotify(cmd int)                       { h.s.sched.Notify(cmd) }
+
+// Script implements running.Host.
+func (h runHost) Script(j *state.Job) ([]byte, error) {
+	return h.s.store.Get(store.Script, state.ScriptKey(j))
+}
+
+// Complete implements running.Host (jobs.go).
+func (h runHost) Complete(tx *state.Txn, j *state.Job, ok bool) { h.s.completeJob(tx, j, ok) }
+
+// Started implements running.Host: the start releases a sync set's next
+// member (sync_sets.go) and the after: and afterstartarray children
+// (depend.go).
+func (h runHost) Started(tx *state.Txn, j *state.Job) {
+	released := h.s.syncStarted(j)
+	released = append(released, h.s.jobStarted(j)...)
+	for _, x := range released {
+		tx.SaveJob(x)
+	}
+}
+
+// ReleaseDependents implements running.Host over the dependency rules
+// of depend.go: released jobs are saved, jobs whose condition can no
+// longer be met are deleted.
+func (h runHost) ReleaseDependents(tx *state.Txn, j *state.Job, ok bool) bool {
+	s := h.s
+	changed, doomed := s.parentGone(j, ok)
+	released := false
+	for _, x := range changed {
+		if s.jobs.Get(x.ID) != nil {
+			tx.SaveJob(x)
+			released = released || x.State == pbsattr.StateQueued
+		}
+	}
+	for _, x := range doomed {
+		if s.jobs.Get(x.ID) == nil || x.State == pbsattr.StateComplete {
+			continue
+		}
+		s.log.Logf(logline.EventJob, logline.ClassJob, x.ID, "Job deleted as result of dependency on job %s", j.ID)
+		s.acct.Record(pbslog.AcctAbort, x.ID, "")
+		s.consequent.note(x.ID, x.OwnerUser(), s.now())
+		s.completeJob(tx, x, false)
+	}
+	return released
+}
+
+// Allocate implements running.Host (run_alloc.go).
+func (h runHost) Allocate(j *state.Job, spec string) (string, *batchreq.Reply) {
+	slots, bad := h.s.allocate(j, spec)
+	if bad != nil {
+		return "", bad
+	}
+	return state.FormatExecHost(slots), nil
+}
+
+// NodeUp implements running.Host: node name is not DOWN, DELETED or
+// UNKNOWN.
+func (h runHost) NodeUp(name string) bool {
+	s := h.s
+	n := s.nodeByName[name]
+	if n == nil {
+		return len(s.nodes) == 0 // jobs run on the server host when there are no nodes
+	}
+	return n.State&(state.NodeStateDown|state.NodeStateUnknown) == 0
+}
+
+// MarkNodeDown implements running.Host.
+func (h runHost) MarkNodeDown(name string) {
+	if n := h.s.nodeByName[name]; n != nil {
+		n.State |= state.NodeStateDown
+	}
+}
+
+// runClient is a connection that sends a RunJob, as the link sees it.
+type runClient struct{ c *conn }
+
+// Send implements handler.ReplyWriter.
+func (rc runClient) Send(p *batchreq.Reply) { rc.c.send(p) }
+
+// Reject implements handler.ReplyWriter.
+func (rc runClient) Reject(code int, msg string) { rc.c.reject(code, msg) }
+
+// CountStart implements running.Client: a RunJob on a scheduler's
+// connection counts itself on the connection's cycle.
+func (rc runClient) CountStart() { rc.c.cycle.CountStart() }
+
+// Place implements running.Client: the connection's slice of partitions
+// (sched_objects.go), the reservations (reservations.go) and the
+// allocation (run_alloc.go).
+func (rc runClient) Place(j *state.Job, dest string) (string, *batchreq.Reply) {
+	c := rc.c
+	s := c.s
+	if bad := s.sliceRefusesRun(c, j, dest); bad != nil {
+		return "", bad
+	}
+	slots, bad := s.allocateIn(j, dest, s.reservationFilter(j, dest, s.runsOn(c, j)))
+	if bad == nil {
+		bad = s.reservedRun(j, slots)
+	}
+	if bad != nil {
+		return "", bad
+	}
+	return state.FormatExecHost(slots), nil
+}
+
+// runRequest is a request on c as the link takes it.
+func runRequest(c *conn, req *batchreq.Request) *running.Request {
+	return &running.Request{Request: req, Who: c.asker(), Peer: c.remote.Addr()}
+}
+
+// newRunLink makes the server's running-jobs link.
+func (s *Server) newRunLink() *running.Link {
+	return running.New(runHost{s}, running.Config{
+		Name:        s.name,
+		Home:        s.cfg.Home,
+		MomPort:     s.cfg.MomPort,
+		Clean:       s.cfg.InitType == InitCold || s.cfg.InitType == InitCreate,
+		ResolveHost: s.cfg.ResolveHost,
+		Log:         s.log,
+		Acct:        s.acct,
+		Mail:        s.mailer,
+		Obs:         s.obs,
+		Done:        s.done,
+	})
+}
+
+// registerRunHandlers registers the requests the running-jobs link
+// serves. The link is looked up when a request comes: it is made after
+// the handlers are registered.
+func (s *Server) registerRunHandlers() {
+	m := &s.mux
+	m.HandleFunc(batchreq.PBS_BATCH_RunJob, func(c *conn, req *batchreq.Request) { s.run.RunJob(runClient{c}, runRequest(c, req)) })
+	m.HandleFunc(batchreq.PBS_BATCH_AsyrunJob, func(c *conn, req *batchreq.Request) { s.run.RunJob(runClient{c}, runRequest(c, req)) })
+	for typ, f := range map[int]func(*running.Link, *conn, *running.Request){
+		batchreq.PBS_BATCH_JobObit:       func(l *running.Link, c *conn, r *running.Request) { l.JobObit(c, r) },
+		batchreq.PBS_BATCH_SignalJob:     func(l *running.Link, c *conn, r *running.Request) { l.SignalJob(c, r) },
+		batchreq.PBS_BATCH_MessJob:       func(l *running.Link, c *conn, r *running.Request) { l.MessJob(c, r) },
+		batchreq.PBS_BATCH_Rerun:         func(l *running.Link, c *conn, r *running.Request) { l.RerunJob(c, r) },
+		batchreq.PBS_BATCH_CheckpointJob: func(l *running.Link, c *conn, r *running.Request) { l.CheckpointJob(c, r) },
+		batchreq.PBS_BATCH_MvJobFile:     func(l *running.Link, c *conn, r *running.Request) { l.MvJobFile(c, r) },
+	} {
+		m.HandleFunc(typ, func(c *conn, req *batchreq.Request) { f(s.run, c, runRequest(c, req)) })
+	}
+	m.HandleFunc(batchreq.PBS_BATCH_Rescq, s.handleRescQuery) // run_alloc.go
+}
+
+// startRunLink starts the MOM and scheduler links: the IS endpoint on the
+// server's port (UDP), node checking, job polling and the scheduler
+// timer. It returns at once; everything stops when the server is done.
+func (s *Server) startRunLink() {
+	s.mu.Lock()
+	for _, n := range s.nodes {
+		// All nodes are down until their MOM says hello (spec 10 §5.6)
+		// and offline until its first status (TORQUE).
+		n.State |= state.NodeStateUnreported
+	}
+	s.mu.Unlock()
+	s.is.Start(s.port())
+	s.run.Recover()
+	go s.linkTimers()
+	if s.cfg.InitType == InitHot {
+		go s.run.HotStart()
+	}
+	s.sched.Start(s.done)
+}
+
+// linkTimers runs the periodic work of the links: node checks, job polls
+// and the scheduler's timed cycle.
+func (s *Server) linkTimers() {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	var sec int64
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-t.C:
+		}
+		sec++
+		s.is.Tick()
+		s.run.Poll(sec)
+		s.sched.Tick()
+	}
+}
+
+// logError writes a LOG_ERROR line (spec 12 §13.2).
+func (s *Server) logError(fn, msg string) {
+	s.log.Logf(1, "Svr", "PBS_Server", "LOG_ERROR::%s, %s", fn, msg)
+}
+
+// unauthorized logs the security line of a refused job request.
+func (s *Server) unauthorized(c *conn, j *state.Job) {
+	s.log.Logf(logline.EventSecurity, logline.ClassJob, j.ID, "Unauthorized Request, request type: %d, Object: Job, Name: %s, request from: %s",
+		c.req.Type, j.ID, c.requester())
+}
+
+// requeueState forgets where a running job runs (execution host, session)
+// and puts it back to QUEUED, HELD or WAITING. Called with s.mu held.
+func (s *Server) requeueState(j *state.Job) {
+	running.ClearRun(j)
+	s.jobs.SetState(j, pbsattr.StateQueued, pbsattr.SubQueued)
+	s.evaluate(j)
+	s.touch(j)
+}
+
+// mail is a job mail ready to send (package jobmail).
+type mail = jobmail.Mail
+
+// mailJob composes the mail of a job event under the server's
+// attributes (jobmail.Mailer.Compose). Called with s.mu held.
+func (s *Server) mailJob(j *state.Job, point byte, forced bool, detail string) *mail {
+	return s.mailer.Compose(s.attrs, j, point, forced, detail)
+}
+
+// sendMail sends a job mail (nil: none) without the lock.
+func (s *Server) sendMail(jobID string, m *mail) { s.mailer.Send(jobID, m) }
+
+// lookupPrimaryGroup returns the primary group name of a user, or "".
+func lookupPrimaryGroup(name string) string {
+	u, err := user.Lookup(name)
+	if err != nil {
+		return ""
+	}
+	g, err := user.LookupGroupId(u.Gid)
+	if err != nil {
+		return ""
+	}
+	return g.Name
+}
