@@ -49,21 +49,6 @@ func (s *Server) jobTargets(id, ext string) ([]*state.Job, *state.Job) {
 	return subs, j
 }
 
-// permitted reports whether the requester may act on the job (owner,
-// operator or manager); otherwise it logs the security line.
-func (s *Server) permitted(c *conn, j *state.Job) bool {
-	if c.perm.oper || c.perm.mgr || j.OwnerUser() == c.req.User {
-		return true
-	}
-	s.unauthorized(c, j)
-	return false
-}
-
-func (s *Server) unknownJob(c *conn, id, msg string) {
-	s.log.Log(logline.EventDebug, logline.ClassJob, id, "Unknown Job Id")
-	c.reject(batchreq.PBSE_UNKJOBID, msg)
-}
-
 // commitAndReply submits the batch ops (under the lock held by the caller), unlocks,
 // waits for durability and sends reply p.
 func (s *Server) commitAndReply(w replyWriter, ops []store.Op, p *batchreq.Reply) {

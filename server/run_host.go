@@ -226,12 +226,6 @@ func (s *Server) logError(fn, msg string) {
 	s.log.Logf(1, "Svr", "PBS_Server", "LOG_ERROR::%s, %s", fn, msg)
 }
 
-// unauthorized logs the security line of a refused job request.
-func (s *Server) unauthorized(c *conn, j *state.Job) {
-	s.log.Logf(logline.EventSecurity, logline.ClassJob, j.ID, "Unauthorized Request, request type: %d, Object: Job, Name: %s, request from: %s",
-		c.req.Type, j.ID, c.requester())
-}
-
 // requeueState forgets where a running job runs (execution host, session)
 // and puts it back to QUEUED, HELD or WAITING. Called with s.mu held.
 func (s *Server) requeueState(j *state.Job) {
