@@ -1,164 +1,19 @@
-package server
+// Package nodesfile reads and writes server_priv/nodes (spec 12 §9.1,
+// spec 13), the node list an administrator may write before starting the
+// server and which the server keeps in step with its node table: ParseLine
+// reads one line, Line writes one, and File queues and writes the table's
+// changes, durable before the change is acknowledged.
+package nodesfile
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
-
-	pbsattr "gopbs/attr"
-	"gopbs/server/state"
-	"gopbs/server/store"
 )
 
-func (s *Server) nodesFile() string { return filepath.Join(s.cfg.Home, "server_priv", "nodes") }
-
-// loadNodesFile adds the nodes listed in server_priv/nodes that the store
-// does not know (an administrator may write the file before starting the
-// server, as with TORQUE).
-func (s *Server) loadNodesFile() error {
-	f, err := os.Open(s.nodesFile())
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("pbs_server: nodes file: %w", err)
-	}
-	defer f.Close()
-	var ops []store.Op
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		for _, n := range s.parseNodeLine(sc.Text()) {
-			s.nodes = append(s.nodes, n)
-			s.nodeByName[n.Name] = n
-			ops = append(ops, state.SaveNode(n))
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("pbs_server: nodes file: %w", err)
-	}
-	if len(ops) > 0 {
-		return s.store.Apply(ops...)
-	}
-	return nil
-}
-
-// parseNodeLine returns the nodes of one line of server_priv/nodes that
-// the node table does not hold yet (none for a blank or comment line),
-// numbered in creation order from s.orderSeq.
-func (s *Server) parseNodeLine(line string) []*state.Node {
-	line = strings.TrimSpace(line)
-	if line == "" || line[0] == '#' {
-		return nil
-	}
-	var nodes []*state.Node
-	fields := strings.Fields(line)
-	for _, name := range expandNodeName(fields[0]) {
-		ts := false
-		if strings.HasSuffix(name, ":ts") {
-			name, ts = strings.TrimSuffix(name, ":ts"), true
-		}
-		if s.nodeByName[name] != nil || name == "" {
-			continue
-		}
-		// not free until its MOM reports (spec 12 §9, TORQUE)
-		n := &state.Node{Name: name, NP: 1, State: state.NodeStateUnreported, TimeShared: ts, Order: s.orderSeq}
-		s.orderSeq++
-		var props []string
-		for _, tok := range fields[1:] {
-			k, v, ok := strings.Cut(tok, "=")
-			switch {
-			case ok && k == "np":
-				if x, err := strconv.Atoi(v); err == nil && x > 0 {
-					n.NP = x
-				}
-			case ok && k == "gpus":
-				n.Attrs.Set(pbsattr.NodeGPUs, v)
-			case ok:
-				if idx := state.NodeDefs.Find(k); idx >= 0 {
-					n.Attrs.Set(idx, v)
-				}
-			default:
-				props = append(props, tok)
-			}
-		}
-		if len(props) > 0 {
-			n.Attrs.Set(pbsattr.NodeProperties, state.EncodeArst(props))
-		}
-		nodes = append(nodes, n)
-	}
-	return nodes
-}
-
-// expandNodeName expands "n[01-10]" ranges.
-func expandNodeName(name string) []string {
-	i := strings.IndexByte(name, '[')
-	j := strings.IndexByte(name, ']')
-	if i < 0 || j < i {
-		return []string{name}
-	}
-	lo, hi, ok := strings.Cut(name[i+1:j], "-")
-	a, err1 := strconv.Atoi(lo)
-	b, err2 := strconv.Atoi(hi)
-	if !ok || err1 != nil || err2 != nil || b < a || b-a > 100000 {
-		return []string{name}
-	}
-	var out []string
-	for k := a; k <= b; k++ {
-		out = append(out, name[:i]+fmt.Sprintf("%0*d", len(lo), k)+name[j+1:])
-	}
-	return out
-}
-
-// nodeLine is node n's line in server_priv/nodes (spec 13): the name
-// (":ts" for a time-shared node), np when above 1, gpus when set, then
-// the properties.
-func nodeLine(n *state.Node) string {
-	var b strings.Builder
-	b.WriteString(n.Name)
-	if n.TimeShared {
-		b.WriteString(":ts")
-	}
-	if n.NP > 1 {
-		b.WriteString(" np=" + strconv.Itoa(n.NP))
-	}
-	if g, _ := strconv.Atoi(n.Attrs.Get(pbsattr.NodeGPUs)); g > 0 {
-		b.WriteString(" gpus=" + strconv.Itoa(g))
-	}
-	for _, p := range state.ParseArst(n.Attrs.Get(pbsattr.NodeProperties)) {
-		b.WriteString(" " + p)
-	}
-	return b.String()
-}
-
-// nodeLines returns the lines of server_priv/nodes for the node table.
-// Called with the lock held.
-func (s *Server) nodeLines() []string {
-	lines := make([]string, len(s.nodes))
-	for i, n := range s.nodes {
-		lines[i] = nodeLine(n)
-	}
-	return lines
-}
-
-// nodeCreated records in server_priv/nodes the node just appended to the
-// node table; nodesChanged records any other change of the table. Both
-// are called with the lock held, in the order of the changes, and return
-// a function that waits, without the lock, until the file holding the
-// change is on disk.
-func (s *Server) nodeCreated(n *state.Node) func() error {
-	return s.run.nodesFile.add(s.nodeLines, nodeLine(n))
-}
-
-func (s *Server) nodesChanged() func() error {
-	return s.run.nodesFile.replace(s.nodeLines())
-}
-
-// nodesFile keeps server_priv/nodes in step with the node table without
+// File keeps server_priv/nodes in step with the node table without
 // rewriting it for every created node: a created node is one line
 // appended to the file (the table's order is the file's, and a node is
 // created at the end), any other change rewrites the whole file through
@@ -166,7 +21,7 @@ func (s *Server) nodesChanged() func() error {
 // written by the first of their waiters, as many as are queued at once
 // (group commit), each write synced before its waiters return, so that
 // a node whose creation was acknowledged is in the file after a crash.
-type nodesFile struct {
+type File struct {
 	path string
 
 	mu       sync.Mutex
@@ -175,19 +30,20 @@ type nodesFile struct {
 	lines    []string  // the file's lines once every queued change is written
 	onDisk   int       // lines[:onDisk] are the file's content, unless rewrite
 	rewrite  bool      // the file must be written whole
-	queue    []*nodesFileChange
+	queue    []*change
 	flushing bool
 }
 
-// nodesFileChange is one queued change; its fields are guarded by
-// nodesFile.mu.
-type nodesFileChange struct {
+// change is one queued change; its fields are guarded by File.mu.
+type change struct {
 	done bool
 	err  error
 }
 
-func newNodesFile(path string) *nodesFile {
-	f := &nodesFile{path: path}
+// New returns the File that writes path, which is read (to append to it
+// if it holds the table already) at the first change.
+func New(path string) *File {
+	f := &File{path: path}
 	f.idle.L = &f.mu
 	return f
 }
@@ -196,16 +52,18 @@ func newNodesFile(path string) *nodesFile {
 // should hold the first onDisk. It is appended to only if it holds
 // exactly those; otherwise (no file, or an administrator's file with
 // comments or ranges) the first write rewrites it.
-func (f *nodesFile) load(lines []string, onDisk int) {
+func (f *File) load(lines []string, onDisk int) {
 	f.lines, f.onDisk, f.rewrite, f.loaded = lines, onDisk, true, true
 	if b, err := os.ReadFile(f.path); err == nil && string(b) == joinLines(lines[:onDisk]) {
 		f.rewrite = false
 	}
 }
 
-// add queues the creation of the node of line, the last of the table's
-// lines (all returns them).
-func (f *nodesFile) add(all func() []string, line string) func() error {
+// Add queues the creation of the node of line, the last of the table's
+// lines (all returns them), and returns the wait for it to be on disk.
+// Changes are queued with the node table's lock held, in the table's
+// order; the wait is done without it.
+func (f *File) Add(all func() []string, line string) func() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !f.loaded {
@@ -217,8 +75,9 @@ func (f *nodesFile) add(all func() []string, line string) func() error {
 	return f.enqueue()
 }
 
-// replace queues a change that leaves the table's lines as lines.
-func (f *nodesFile) replace(lines []string) func() error {
+// Replace queues a change that leaves the table's lines as lines, and
+// returns the wait for it to be on disk.
+func (f *File) Replace(lines []string) func() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.loaded, f.lines, f.rewrite = true, lines, true
@@ -226,15 +85,15 @@ func (f *nodesFile) replace(lines []string) func() error {
 }
 
 // enqueue queues a change. Called with f.mu held.
-func (f *nodesFile) enqueue() func() error {
-	c := &nodesFileChange{}
+func (f *File) enqueue() func() error {
+	c := &change{}
 	f.queue = append(f.queue, c)
 	return func() error { return f.wait(c) }
 }
 
 // wait returns once change c is written, writing it (and whatever else
 // is queued) itself unless another waiter is writing.
-func (f *nodesFile) wait(c *nodesFileChange) error {
+func (f *File) wait(c *change) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for !c.done {
@@ -249,7 +108,7 @@ func (f *nodesFile) wait(c *nodesFileChange) error {
 
 // flush writes every queued change. Called with f.mu held, which it
 // releases while writing.
-func (f *nodesFile) flush() {
+func (f *File) flush() {
 	batch := f.queue
 	f.queue = nil
 	f.flushing = true

@@ -1,4 +1,4 @@
-package server
+package nodesfile
 
 import (
 	"fmt"
@@ -8,10 +8,6 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
-
-	"gopbs/batchreq"
-	"gopbs/internal/e2e"
 )
 
 func readNodes(t *testing.T, path string) string {
@@ -36,21 +32,21 @@ func inode(t *testing.T, path string) uint64 {
 type table struct {
 	mu    sync.Mutex
 	lines []string
-	f     *nodesFile
+	f     *File
 }
 
 func (tb *table) create(line string) func() error {
 	tb.mu.Lock()
 	defer tb.mu.Unlock()
 	tb.lines = append(tb.lines, line)
-	return tb.f.add(func() []string { return append([]string(nil), tb.lines...) }, line)
+	return tb.f.Add(func() []string { return append([]string(nil), tb.lines...) }, line)
 }
 
 func (tb *table) remove(i int) func() error {
 	tb.mu.Lock()
 	defer tb.mu.Unlock()
 	tb.lines = append(tb.lines[:i:i], tb.lines[i+1:]...)
-	return tb.f.replace(append([]string(nil), tb.lines...))
+	return tb.f.Replace(append([]string(nil), tb.lines...))
 }
 
 func mustWait(t *testing.T, wait func() error) {
@@ -65,7 +61,7 @@ func mustWait(t *testing.T, wait func() error) {
 // other change writes it whole again (a new inode by the rename).
 func TestNodesFileAppends(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "nodes")
-	tb := &table{f: newNodesFile(path)}
+	tb := &table{f: New(path)}
 	mustWait(t, tb.create("n1 np=2"))
 	if got := readNodes(t, path); got != "n1 np=2\n" {
 		t.Fatalf("after the first creation: %q", got)
@@ -105,7 +101,7 @@ func TestNodesFileStartsFromDisk(t *testing.T) {
 	same := filepath.Join(dir, "same")
 	os.WriteFile(same, []byte("a np=2\n"), 0o644)
 	ino := inode(t, same)
-	tb := &table{lines: []string{"a np=2"}, f: newNodesFile(same)}
+	tb := &table{lines: []string{"a np=2"}, f: New(same)}
 	mustWait(t, tb.create("b"))
 	mustWait(t, tb.create("c"))
 	if got := readNodes(t, same); got != "a np=2\nb\nc\n" || inode(t, same) != ino {
@@ -113,7 +109,7 @@ func TestNodesFileStartsFromDisk(t *testing.T) {
 	}
 	admin := filepath.Join(dir, "admin")
 	os.WriteFile(admin, []byte("# cluster\nn[1-2] np=2\n"), 0o644)
-	tb = &table{lines: []string{"n1 np=2", "n2 np=2"}, f: newNodesFile(admin)}
+	tb = &table{lines: []string{"n1 np=2", "n2 np=2"}, f: New(admin)}
 	mustWait(t, tb.create("n3"))
 	if got := readNodes(t, admin); got != "n1 np=2\nn2 np=2\nn3\n" {
 		t.Errorf("administrator's file: %q", got)
@@ -124,7 +120,7 @@ func TestNodesFileStartsFromDisk(t *testing.T) {
 // in the file, in the order of the table, when their waits return.
 func TestNodesFileConcurrent(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "nodes")
-	tb := &table{f: newNodesFile(path)}
+	tb := &table{f: New(path)}
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
 	for i := range 64 {
@@ -158,7 +154,7 @@ func TestNodesFileConcurrent(t *testing.T) {
 func TestNodesFileRecovers(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "priv")
 	path := filepath.Join(dir, "nodes")
-	tb := &table{f: newNodesFile(path)}
+	tb := &table{f: New(path)}
 	if err := tb.create("a")(); err == nil {
 		t.Fatal("write into a missing directory succeeded")
 	}
@@ -171,71 +167,5 @@ func TestNodesFileRecovers(t *testing.T) {
 	mustWait(t, tb.create("c"))
 	if got := readNodes(t, path); got != "a\nb\nc\n" {
 		t.Fatalf("after the file was removed: %q", got)
-	}
-}
-
-// TestNodesFileManager: qmgr's node operations through the server keep
-// server_priv/nodes in TORQUE's format, each change in the file by the
-// time it is acknowledged.
-func TestNodesFileManager(t *testing.T) {
-	cl := newCluster(t)
-	path := filepath.Join(cl.home, "server_priv", "nodes")
-	// setupCluster created node vm
-	if got := readNodes(t, path); got != "vm np=2\n" {
-		t.Fatalf("nodes file of the set-up: %q", got)
-	}
-	for _, r := range []struct {
-		req  *batchreq.Request
-		want string
-	}{
-		{mgr(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_NODE, "n1", attr("np", "4"), attr("properties", "fast")), "vm np=2\nn1 np=4 fast\n"},
-		{mgr(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_NODE, "n2"), "vm np=2\nn1 np=4 fast\nn2\n"},
-		{mgr(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_NODE, "n3", attr("ntype", "time-shared"), attr("gpus", "2")), "vm np=2\nn1 np=4 fast\nn2\nn3:ts gpus=2\n"},
-		{mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_NODE, "n2", attr("np", "2")), "vm np=2\nn1 np=4 fast\nn2 np=2\nn3:ts gpus=2\n"},
-		{mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_NODE, "n2", attr("note", "no change to the file")), "vm np=2\nn1 np=4 fast\nn2 np=2\nn3:ts gpus=2\n"},
-		{mgr(batchreq.MGR_CMD_DELETE, batchreq.MGR_OBJ_NODE, "n1"), "vm np=2\nn2 np=2\nn3:ts gpus=2\n"},
-		{mgr(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_NODE, "n4", attr("np", "8")), "vm np=2\nn2 np=2\nn3:ts gpus=2\nn4 np=8\n"},
-	} {
-		if p := cl.root.do(r.req); p.Code != 0 {
-			t.Fatalf("%s %s: %d %q", batchreq.RequestName(r.req.Type), r.req.Body.(*batchreq.Manage).ObjName, p.Code, p.Text)
-		}
-		if got := readNodes(t, path); got != r.want {
-			t.Fatalf("after %s: %q, want %q", r.req.Body.(*batchreq.Manage).ObjName, got, r.want)
-		}
-	}
-}
-
-// TestNodesFileSurvivesKill: pbs_server is killed with SIGKILL right
-// after acknowledging the last of a series of node creations: every
-// acknowledged node is in server_priv/nodes, and a warm restart has all
-// of them.
-func TestNodesFileSurvivesKill(t *testing.T) {
-	e2e.RequireRoot(t, "reserved ports")
-	if testing.Short() {
-		t.Skip("end-to-end test")
-	}
-	start, home, port := e2eServerProcess(t)
-	server := start("create")
-	c := e2eDial(t, port)
-	const n = 300
-	var want strings.Builder
-	for i := 1; i <= n; i++ {
-		name := fmt.Sprintf("sim%04d", i)
-		if p := c.do(mgr(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_NODE, name, attr("np", "8"))); p.Code != 0 {
-			t.Fatalf("create %s: %d %q", name, p.Code, p.Text)
-		}
-		want.WriteString(name + " np=8\n")
-	}
-	server.Kill()
-	c.nc.Close()
-	if got := readNodes(t, filepath.Join(home, "server_priv", "nodes")); got != want.String() {
-		t.Fatalf("nodes file after SIGKILL: %d lines, want %d", strings.Count(got, "\n"), n)
-	}
-	start("warm")
-	c = e2eDial(t, port)
-	c.nc.SetDeadline(time.Now().Add(30 * time.Second))
-	p := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_StatusNode, "root", &batchreq.StatusReq{}))
-	if p.Code != 0 || len(p.Status) != n {
-		t.Fatalf("nodes after the warm restart: %d, code %d", len(p.Status), p.Code)
 	}
 }
