@@ -20,23 +20,22 @@ type runHost struct{ s *Server }
 
 var _ running.Host = runHost{}
 
-func (h runHost) Lock()                                     { h.s.mu.Lock() }
-func (h runHost) Unlock()                                   { h.s.mu.Unlock() }
-func (h runHost) RLock()                                    { h.s.mu.RLock() }
-func (h runHost) RUnlock()                                  { h.s.mu.RUnlock() }
-func (h runHost) Begin() *state.Txn                         { return h.s.db.Begin() }
-func (h runHost) Jobs() *state.Jobs                         { return &h.s.jobs }
-func (h runHost) FindJob(id string) *state.Job              { return h.s.findJob(id) }
-func (h runHost) Attrs() state.Attrs                        { return h.s.attrs }
-func (h runHost) Now() time.Time                            { return h.s.now() }
-func (h runHost) GroupOf(user string) string                { return h.s.groupOf(user) }
-func (h runHost) ExecUser(j *state.Job, host string) string { return execUser(j, host) } // exec_user.go
-func (h runHost) Evaluate(j *state.Job)                     { h.s.evaluate(j) }
-func (h runHost) Touch(j *state.Job)                        { h.s.touch(j) }
-func (h runHost) RefreshNodeJobs()                          { h.s.refreshNodeJobs() }
-func (h runHost) Shutting() bool                            { return h.s.shutting }
-func (h runHost) StopStarting()                             { h.s.shutting = true }
-func (h runHost) SchedNotify(cmd int)                       { h.s.sched.Notify(cmd) }
+func (h runHost) Lock()                        { h.s.mu.Lock() }
+func (h runHost) Unlock()                      { h.s.mu.Unlock() }
+func (h runHost) RLock()                       { h.s.mu.RLock() }
+func (h runHost) RUnlock()                     { h.s.mu.RUnlock() }
+func (h runHost) Begin() *state.Txn            { return h.s.db.Begin() }
+func (h runHost) Jobs() *state.Jobs            { return &h.s.jobs }
+func (h runHost) FindJob(id string) *state.Job { return h.s.findJob(id) }
+func (h runHost) Attrs() state.Attrs           { return h.s.attrs }
+func (h runHost) Now() time.Time               { return h.s.now() }
+func (h runHost) GroupOf(user string) string   { return h.s.groupOf(user) }
+func (h runHost) Evaluate(j *state.Job)        { h.s.evaluate(j) }
+func (h runHost) Touch(j *state.Job)           { h.s.touch(j) }
+func (h runHost) RefreshNodeJobs()             { h.s.refreshNodeJobs() }
+func (h runHost) Shutting() bool               { return h.s.shutting }
+func (h runHost) StopStarting()                { h.s.shutting = true }
+func (h runHost) SchedNotify(cmd int)          { h.s.sched.Notify(cmd) }
 
 // Script implements running.Host.
 func (h runHost) Script(j *state.Job) ([]byte, error) {

@@ -35,11 +35,13 @@ import (
 	"gopbs/batchreq"
 	"gopbs/iff"
 	"gopbs/internal/logline"
+	"gopbs/server/admit"
 	"gopbs/server/jobmail"
 	"gopbs/server/link/momis"
 	"gopbs/server/link/running"
 	"gopbs/server/link/sched"
 	"gopbs/server/monitor"
+	"gopbs/server/nodesfile"
 	"gopbs/server/pbslog"
 	"gopbs/server/reservation"
 	"gopbs/server/schedulers"
@@ -133,6 +135,8 @@ type Server struct {
 	groups      map[string]groupEntry // primary groups of job users (state.go)
 	consequent  consequences          // jobs removed by another's end (consequence.go)
 	resv        *reservation.Service  // advance reservations (reservations.go)
+	admission   *admit.Checker        // queue admission, feasibility, defaults (server/admit)
+	nodesFile   *nodesfile.File       // server_priv/nodes kept in step with the node table
 
 	// run is the MOM side of running jobs (server/link/running,
 	// run_host.go); it is also the job-control handlers' handler.Running.
@@ -141,11 +145,6 @@ type Server struct {
 	mailer *jobmail.Mailer
 	// groupOf returns the primary group of a user (tests replace it).
 	groupOf func(user string) string
-	// rhosts returns a user's .rhosts file and uid (tests replace it).
-	rhosts func(user string) (path string, uid int, err error)
-	// nodesDisk writes the node table's changes to server_priv/nodes
-	// (nodeCreated, nodesChanged); it has its own lock.
-	nodesDisk *nodesFile
 	// is is the MOMs' IS streams (server/link/momis, is_nodes.go).
 	is *momis.Link
 	// sched is the scheduler link (server/link/sched, sched_state.go).
@@ -225,7 +224,6 @@ func New(cfg Config) (*Server, error) {
 		done:        make(chan struct{}),
 		obs:         monitor.Discard{},
 		groupOf:     lookupPrimaryGroup,
-		rhosts:      lookupRhosts,
 	}
 	priv := filepath.Join(cfg.Home, "server_priv")
 	for _, d := range []string{priv, filepath.Join(priv, "accounting"), filepath.Join(cfg.Home, "server_logs")} {
@@ -297,6 +295,8 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.db = state.DB{Store: s.store, Jobs: &s.jobs, Attrs: &s.attrs, NextJob: &s.nextJob}
+	s.admission = admit.New(admitState{s})
+	s.nodesFile = nodesfile.New(filepath.Join(priv, "nodes"))
 	s.log.Logf(logline.EventSystem, logline.ClassAcct, "Act", "Account file %s opened", s.acct.Path())
 	if err := s.recover(); err != nil {
 		s.store.Close()
@@ -325,7 +325,6 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.mailer = jobmail.New(s.log)
-	s.nodesDisk = newNodesFile(s.nodesFile())
 	s.is = momis.New(isNodes{s}, s.log, cfg.RMPort, s.done)
 	s.registerRunHandlers()
 	s.initMonitoring()

@@ -9,6 +9,7 @@ import (
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
+	"gopbs/server/admit"
 	"gopbs/server/handler"
 	"gopbs/server/jobmail"
 	"gopbs/server/link/mom"
@@ -168,7 +169,7 @@ func (ln launcher) prepareRun(tx *state.Txn, j *state.Job, execHost string) (*la
 	if j.Attrs.Get(pbsattr.JobUserList) != "" {
 		// seed 001, Job Initiation: the entry naming the execution
 		// host, else the one without a host, else the owner
-		if u := h.ExecUser(j, state.MotherSuperior(execHost)); u != j.Attrs.Get(pbsattr.JobEuser) {
+		if u := admit.ExecUser(j, state.MotherSuperior(execHost)); u != j.Attrs.Get(pbsattr.JobEuser) {
 			j.Attrs.Set(pbsattr.JobEuser, u)
 			j.Attrs.Set(pbsattr.JobEgroup, "")
 		}

@@ -59,8 +59,6 @@ type Host interface {
 	Script(j *state.Job) ([]byte, error)
 	// GroupOf returns the primary group of a user, or "".
 	GroupOf(user string) string
-	// ExecUser returns the user job j runs as on host (its User_List).
-	ExecUser(j *state.Job, host string) string
 
 	// Evaluate sets a job's state from its holds, execution time and
 	// dependencies (a requeued job: queued, held or waiting).

@@ -1,23 +1,23 @@
-package server
+package admit
 
 import (
-	"gopbs/server/state"
 	"strconv"
 	"strings"
 
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
+	"gopbs/server/state"
 )
 
 // Checkpoint values (qsub -c, spec 05; seed 001): the comma-separated
 // items n/none, u, s/shutdown, c, c=<minutes>, periodic,
 // interval=<minutes>, enabled, depth=<n>, dir=<path>.
 
-// wantsCheckpoints reports whether a Checkpoint value asks for
+// WantsCheckpoints reports whether a Checkpoint value asks for
 // checkpoints (anything but n, none, u, depth= and dir= items): the
 // value an execution queue refuses where no node can take checkpoints
 // (seed 001, Queue Job Request).
-func wantsCheckpoints(v string) bool {
+func WantsCheckpoints(v string) bool {
 	for _, t := range strings.Split(v, ",") {
 		key, _, _ := strings.Cut(strings.TrimSpace(t), "=")
 		switch key {
@@ -31,9 +31,9 @@ func wantsCheckpoints(v string) bool {
 
 // checkpointCapable reports whether a node of the server has reported
 // that its MOM takes checkpoints (checkpoint=yes among its status items,
-// a $checkpoint_script). Called with s.mu held.
-func (s *Server) checkpointCapable() bool {
-	for _, n := range s.nodes {
+// a $checkpoint_script).
+func (c *Checker) checkpointCapable() bool {
+	for _, n := range c.st.Nodes() {
 		for _, item := range strings.Split(n.Attrs.Get(pbsattr.NodeStatus), ",") {
 			if item == "checkpoint=yes" {
 				return true
@@ -45,9 +45,9 @@ func (s *Server) checkpointCapable() bool {
 
 // refuseCheckpoints is the refusal of a job that asks for checkpoints by
 // an execution queue of a server none of whose nodes can take them, or
-// nil. Called with s.mu held.
-func (s *Server) refuseCheckpoints(j *state.Job, q *state.Queue) *batchreq.Reply {
-	if !q.IsExec() || !wantsCheckpoints(j.Attrs.Get(pbsattr.JobCheckpoint)) || s.checkpointCapable() {
+// nil.
+func (c *Checker) refuseCheckpoints(j *state.Job, q *state.Queue) *batchreq.Reply {
+	if !q.IsExec() || !WantsCheckpoints(j.Attrs.Get(pbsattr.JobCheckpoint)) || c.checkpointCapable() {
 		return nil
 	}
 	return batchreq.ErrorReply(batchreq.PBSE_NOSUP, "",
