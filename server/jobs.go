@@ -7,6 +7,7 @@ import (
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
+	"gopbs/server/handler"
 	"gopbs/server/link/remote"
 	"gopbs/server/pbslog"
 	"gopbs/server/state"
@@ -156,9 +157,9 @@ func (s *Server) moveJob(tx *state.Txn, j *state.Job, from, to *state.Queue) {
 	s.touch(j)
 }
 
-func (s *Server) handleRegistDep(c *conn, req *batchreq.Request) {
-	if !c.perm.svr {
-		c.reject(batchreq.PBSE_IVALREQ, "")
+func (s *Server) handleRegistDep(c *handler.Conn, req *batchreq.Request) {
+	if !c.Asker.Privileged {
+		c.Reject(batchreq.PBSE_IVALREQ, "")
 		return
 	}
 	body := req.Body.(*batchreq.RegistDep)
@@ -170,7 +171,7 @@ func (s *Server) handleRegistDep(c *conn, req *batchreq.Request) {
 	parent := s.findJob(body.ParentID)
 	if parent == nil {
 		s.mu.Unlock()
-		c.reject(batchreq.PBSE_UNKJOBID, "")
+		c.Reject(batchreq.PBSE_UNKJOBID, "")
 		return
 	}
 	t := batchreq.DependName(body.DepType)
@@ -183,7 +184,7 @@ func (s *Server) handleRegistDep(c *conn, req *batchreq.Request) {
 	case batchreq.JOB_DEPEND_OP_REGISTER:
 		if strings.HasPrefix(t, "before") && parent.OwnerUser() != body.Owner {
 			s.mu.Unlock()
-			c.reject(batchreq.PBSE_PERM, "")
+			c.Reject(batchreq.PBSE_PERM, "")
 			return
 		}
 		s.addDep(parent, mirror(t), child)
@@ -200,7 +201,7 @@ func (s *Server) handleRegistDep(c *conn, req *batchreq.Request) {
 		s.completeJob(tx, parent, false)
 	default:
 		s.mu.Unlock()
-		c.reject(batchreq.PBSE_IVALREQ, "")
+		c.Reject(batchreq.PBSE_IVALREQ, "")
 		return
 	}
 	s.commitAndReply(c, tx.Ops(), batchreq.NullReply())

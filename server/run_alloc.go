@@ -6,6 +6,7 @@ import (
 
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
+	"gopbs/server/handler"
 	"gopbs/server/nodespec"
 	"gopbs/server/state"
 )
@@ -269,10 +270,10 @@ func freeVPs(n *state.Node, used vpJobs) []int {
 // handleRescQuery answers pbs_rescquery: for nodes=<spec> whether the
 // specification could be satisfied now (1), later (0) or never (-1)
 // (spec 12 §10.2).
-func (s *Server) handleRescQuery(c *conn, req *batchreq.Request) {
+func (s *Server) handleRescQuery(c *handler.Conn, req *batchreq.Request) {
 	body, ok := req.Body.(*batchreq.Resc)
 	if !ok {
-		c.reject(batchreq.PBSE_IVALREQ, "")
+		c.Reject(batchreq.PBSE_IVALREQ, "")
 		return
 	}
 	var r batchreq.RescQueryReply
@@ -293,5 +294,5 @@ func (s *Server) handleRescQuery(c *conn, req *batchreq.Request) {
 		r.Down = append(r.Down, 0)
 	}
 	s.mu.RUnlock()
-	c.send(&batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_RescQuery, Resc: r})
+	c.Send(&batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_RescQuery, Resc: r})
 }

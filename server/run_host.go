@@ -7,6 +7,7 @@ import (
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
+	"gopbs/server/handler"
 	"gopbs/server/jobmail"
 	"gopbs/server/link/running"
 	"gopbs/server/pbslog"
@@ -108,25 +109,11 @@ func (h runHost) MarkNodeDown(name string) {
 	}
 }
 
-// runClient is a connection that sends a RunJob, as the link sees it.
-type runClient struct{ c *conn }
-
-// Send implements handler.ReplyWriter.
-func (rc runClient) Send(p *batchreq.Reply) { rc.c.send(p) }
-
-// Reject implements handler.ReplyWriter.
-func (rc runClient) Reject(code int, msg string) { rc.c.reject(code, msg) }
-
-// CountStart implements running.Client: a RunJob on a scheduler's
-// connection counts itself on the connection's cycle.
-func (rc runClient) CountStart() { rc.c.cycle.CountStart() }
-
-// Place implements running.Client: the connection's slice of partitions
+// Place implements running.Host: the connection's slice of partitions
 // (sched_objects.go), the reservations (reservations.go) and the
 // allocation (run_alloc.go).
-func (rc runClient) Place(j *state.Job, dest string) (string, *batchreq.Reply) {
-	c := rc.c
-	s := c.s
+func (h runHost) Place(c *handler.Conn, j *state.Job, dest string) (string, *batchreq.Reply) {
+	s := h.s
 	if bad := s.sliceRefusesRun(c, j, dest); bad != nil {
 		return "", bad
 	}
@@ -138,11 +125,6 @@ func (rc runClient) Place(j *state.Job, dest string) (string, *batchreq.Reply) {
 		return "", bad
 	}
 	return state.FormatExecHost(slots), nil
-}
-
-// runRequest is a request on c as the link takes it.
-func runRequest(c *conn, req *batchreq.Request) *running.Request {
-	return &running.Request{Request: req, Who: c.asker(), Peer: c.remote.Addr()}
 }
 
 // newRunLink makes the server's running-jobs link.
@@ -163,22 +145,21 @@ func (s *Server) newRunLink() *running.Link {
 
 // registerRunHandlers registers the requests the running-jobs link
 // serves. The link is looked up when a request comes: it is made after
-// the handlers are registered.
+// the handlers are registered (and wrapped by initMonitoring).
 func (s *Server) registerRunHandlers() {
-	m := &s.mux
-	m.HandleFunc(batchreq.PBS_BATCH_RunJob, func(c *conn, req *batchreq.Request) { s.run.RunJob(runClient{c}, runRequest(c, req)) })
-	m.HandleFunc(batchreq.PBS_BATCH_AsyrunJob, func(c *conn, req *batchreq.Request) { s.run.RunJob(runClient{c}, runRequest(c, req)) })
-	for typ, f := range map[int]func(*running.Link, *conn, *running.Request){
-		batchreq.PBS_BATCH_JobObit:       func(l *running.Link, c *conn, r *running.Request) { l.JobObit(c, r) },
-		batchreq.PBS_BATCH_SignalJob:     func(l *running.Link, c *conn, r *running.Request) { l.SignalJob(c, r) },
-		batchreq.PBS_BATCH_MessJob:       func(l *running.Link, c *conn, r *running.Request) { l.MessJob(c, r) },
-		batchreq.PBS_BATCH_Rerun:         func(l *running.Link, c *conn, r *running.Request) { l.RerunJob(c, r) },
-		batchreq.PBS_BATCH_CheckpointJob: func(l *running.Link, c *conn, r *running.Request) { l.CheckpointJob(c, r) },
-		batchreq.PBS_BATCH_MvJobFile:     func(l *running.Link, c *conn, r *running.Request) { l.MvJobFile(c, r) },
+	for typ, f := range map[int]func(*running.Link, *handler.Conn, *batchreq.Request){
+		batchreq.PBS_BATCH_RunJob:        (*running.Link).RunJob,
+		batchreq.PBS_BATCH_AsyrunJob:     (*running.Link).RunJob,
+		batchreq.PBS_BATCH_JobObit:       (*running.Link).JobObit,
+		batchreq.PBS_BATCH_SignalJob:     (*running.Link).SignalJob,
+		batchreq.PBS_BATCH_MessJob:       (*running.Link).MessJob,
+		batchreq.PBS_BATCH_Rerun:         (*running.Link).RerunJob,
+		batchreq.PBS_BATCH_CheckpointJob: (*running.Link).CheckpointJob,
+		batchreq.PBS_BATCH_MvJobFile:     (*running.Link).MvJobFile,
 	} {
-		m.HandleFunc(typ, func(c *conn, req *batchreq.Request) { f(s.run, c, runRequest(c, req)) })
+		s.mux.HandleFunc(typ, func(c *handler.Conn, req *batchreq.Request) { f(s.run, c, req) })
 	}
-	m.HandleFunc(batchreq.PBS_BATCH_Rescq, s.handleRescQuery) // run_alloc.go
+	s.mux.HandleFunc(batchreq.PBS_BATCH_Rescq, s.handleRescQuery) // run_alloc.go
 }
 
 // startRunLink starts the MOM and scheduler links: the IS endpoint on the

@@ -70,13 +70,13 @@ func filePrefix(id string) string {
 }
 
 // RunJob serves RunJob and AsyrunJob (spec 12 §10.2, spec 10 §6).
-func (l *Link) RunJob(c Client, r *Request) { l.ln.runJob(c, r) }
+func (l *Link) RunJob(c *handler.Conn, req *batchreq.Request) { l.ln.runJob(c, req) }
 
-func (ln launcher) runJob(c Client, r *Request) {
+func (ln launcher) runJob(c *handler.Conn, req *batchreq.Request) {
 	l := ln.l
 	h := l.host
-	body := r.Body.(*batchreq.RunJob)
-	async := r.Type == batchreq.PBS_BATCH_AsyrunJob
+	body := req.Body.(*batchreq.RunJob)
+	async := req.Type == batchreq.PBS_BATCH_AsyrunJob
 	// TORQUE's order (spec 02 §10): the common job checks, the job's
 	// state, then the operator privilege RunJob needs.
 	h.Lock()
@@ -86,9 +86,9 @@ func (ln launcher) runJob(c Client, r *Request) {
 		l.unknownJob(c, body.JobID, batchreq.MsgCannotLocateJob)
 		return
 	}
-	oper := r.Who.Operator || r.Who.Manager
+	oper := c.Asker.Operator || c.Asker.Manager
 	switch {
-	case !l.permitted(r, j):
+	case !l.permitted(c, req, j):
 		h.Unlock()
 		c.Reject(batchreq.PBSE_PERM, batchreq.MsgNotPermitted)
 		return
@@ -101,7 +101,7 @@ func (ln launcher) runJob(c Client, r *Request) {
 		c.Reject(batchreq.PBSE_BADSTATE, "invalid state for job - COMPLETE")
 		return
 	case !oper:
-		handler.LogUnauthorized(l.log, r.Type, j.ID, &r.Who)
+		handler.LogUnauthorized(l.log, req.Type, j.ID, &c.Asker)
 		h.Unlock()
 		c.Reject(batchreq.PBSE_PERM, "")
 		return
@@ -114,13 +114,13 @@ func (ln launcher) runJob(c Client, r *Request) {
 		c.Reject(batchreq.PBSE_IVALREQ, "job not in execution queue")
 		return
 	}
-	execHost, bad := c.Place(j, body.Destination)
+	execHost, bad := h.Place(c, j, body.Destination)
 	if bad != nil {
 		h.Unlock()
 		c.Send(bad)
 		return
 	}
-	l.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job Run at request of %s", r.Who.Requester())
+	l.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job Run at request of %s", c.Asker.Requester())
 	tx := h.Begin()
 	run, err := ln.prepareRun(tx, j, execHost)
 	if err != nil {
@@ -144,7 +144,9 @@ func (ln launcher) runJob(c Client, r *Request) {
 		c.Send(p)
 	}
 	if started {
-		c.CountStart()
+		if c.Cycle != nil {
+			c.Cycle.CountStart()
+		}
 		if !l.book.endingWith(run.host) {
 			go l.pollJob(j.ID)
 		}
@@ -460,17 +462,17 @@ func (l *Link) mailJob(j *state.Job, point byte, forced bool, detail string) *jo
 }
 
 // unknownJob logs and refuses a request naming no job here.
-func (l *Link) unknownJob(w handler.ReplyWriter, id, msg string) {
+func (l *Link) unknownJob(c *handler.Conn, id, msg string) {
 	l.log.Log(logline.EventDebug, logline.ClassJob, id, "Unknown Job Id")
-	w.Reject(batchreq.PBSE_UNKJOBID, msg)
+	c.Reject(batchreq.PBSE_UNKJOBID, msg)
 }
 
 // permitted reports whether the requester may act on the job (owner,
 // operator or manager); otherwise it logs the security line.
-func (l *Link) permitted(r *Request, j *state.Job) bool {
-	if r.Who.Operator || r.Who.Manager || j.OwnerUser() == r.Who.User {
+func (l *Link) permitted(c *handler.Conn, req *batchreq.Request, j *state.Job) bool {
+	if c.Asker.Operator || c.Asker.Manager || j.OwnerUser() == c.Asker.User {
 		return true
 	}
-	handler.LogUnauthorized(l.log, r.Type, j.ID, &r.Who)
+	handler.LogUnauthorized(l.log, req.Type, j.ID, &c.Asker)
 	return false
 }

@@ -77,6 +77,11 @@ type Host interface {
 	// and afterstartarray children, saving those released in tx.
 	Started(tx *state.Txn, j *state.Job)
 
+	// Place chooses the nodes of job j for a RunJob on connection c
+	// (dest: the request's destination, "" for the server's choice)
+	// under the rules c is held to (a scheduler's partitions, the
+	// reservations) and returns the exec_host, or the refusal.
+	Place(c *handler.Conn, j *state.Job, dest string) (execHost string, refusal *batchreq.Reply)
 	// Allocate chooses the VPs of a node specification for job j on the
 	// nodes up now and returns its exec_host, or the refusal.
 	Allocate(j *state.Job, spec string) (execHost string, refusal *batchreq.Reply)
@@ -114,27 +119,6 @@ type Config struct {
 	Mail        *jobmail.Mailer
 	Obs         monitor.Observer
 	Done        <-chan struct{} // closed when the server has shut down
-}
-
-// Client is the connection a RunJob came on.
-type Client interface {
-	handler.ReplyWriter
-	// Place chooses the nodes of job j for a RunJob of this client
-	// (dest: the request's destination, "" for the server's choice)
-	// under the rules it is held to (a scheduler's partitions, the
-	// reservations) and returns the exec_host, or the refusal. Called
-	// with the server's lock held.
-	Place(j *state.Job, dest string) (execHost string, refusal *batchreq.Reply)
-	// CountStart counts a job this client started (a scheduler's
-	// cycle).
-	CountStart()
-}
-
-// Request is a request the link serves, with who makes it.
-type Request struct {
-	*batchreq.Request
-	Who  handler.Asker
-	Peer netip.Addr // the requester's address
 }
 
 // Link is the server's side of running jobs. Its own bookkeeping has a

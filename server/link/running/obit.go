@@ -44,11 +44,11 @@ func applyMomAttrs(j *state.Job, list batchreq.AttrList) bool {
 }
 
 // JobObit serves a MOM's JobObit (spec 10 §8.3).
-func (l *Link) JobObit(w handler.ReplyWriter, r *Request) {
+func (l *Link) JobObit(c *handler.Conn, req *batchreq.Request) {
 	h := l.host
-	body := r.Body.(*batchreq.JobObit)
-	if !r.Who.Privileged {
-		w.Reject(batchreq.PBSE_PERM, "")
+	body := req.Body.(*batchreq.JobObit)
+	if !c.Asker.Privileged {
+		c.Reject(batchreq.PBSE_PERM, "")
 		return
 	}
 	// The requester must be the job's mother superior (spec 10 §8.3);
@@ -59,7 +59,7 @@ func (l *Link) JobObit(w handler.ReplyWriter, r *Request) {
 		ms = state.MotherSuperior(j.Attrs.Get(pbsattr.JobExecHost))
 	}
 	h.RUnlock()
-	trusted := ms == "" || l.fromHost(r.Peer, ms)
+	trusted := ms == "" || l.fromHost(c.Remote.Addr(), ms)
 	for try := 0; ; try++ {
 		h.Lock()
 		j := h.FindJob(body.JobID)
@@ -72,18 +72,18 @@ func (l *Link) JobObit(w handler.ReplyWriter, r *Request) {
 			if l.cfg.Clean {
 				code = batchreq.PBSE_CLEANEDOUT
 			}
-			l.log.Logf(logline.EventJob, logline.ClassJob, body.JobID, "Job Obit notice received from %s has error %d", r.Who.Host, code)
-			w.Reject(code, "")
+			l.log.Logf(logline.EventJob, logline.ClassJob, body.JobID, "Job Obit notice received from %s has error %d", c.Asker.Host, code)
+			c.Reject(code, "")
 			return
 		}
 		if j.State == pbsattr.StateExiting {
 			h.Unlock()
-			w.Reject(batchreq.PBSE_ALRDYEXIT, "")
+			c.Reject(batchreq.PBSE_ALRDYEXIT, "")
 			return
 		}
 		if j.State != pbsattr.StateRunning {
 			h.Unlock()
-			w.Reject(batchreq.PBSE_BADSTATE, "")
+			c.Reject(batchreq.PBSE_BADSTATE, "")
 			return
 		}
 		if j.Substate == pbsattr.SubPreRun && try < 30 {
@@ -109,7 +109,7 @@ func (l *Link) JobObit(w handler.ReplyWriter, r *Request) {
 		h.Unlock()
 		wait()
 		l.book.beginEnd(host)
-		w.Send(batchreq.NullReply())
+		c.Send(batchreq.NullReply())
 		go l.endJob(j, body.ExitStatus, rerun)
 		return
 	}

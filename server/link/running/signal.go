@@ -39,7 +39,7 @@ const StaleExtension = "\x40\x8e\xf2\x16\xd6\x55"
 // must be running), and only then the operator privilege that suspend,
 // resume and rerun need: the owner's qrerun of a queued job is "Request
 // invalid for state of job", not "Unauthorized Request".
-func (l *Link) runningTarget(w handler.ReplyWriter, r *Request, id string, needOper bool) (*state.Job, string) {
+func (l *Link) runningTarget(c *handler.Conn, req *batchreq.Request, id string, needOper bool) (*state.Job, string) {
 	h := l.host
 	h.RLock()
 	j := h.FindJob(id)
@@ -47,28 +47,28 @@ func (l *Link) runningTarget(w handler.ReplyWriter, r *Request, id string, needO
 	var st pbsattr.JobStateNum
 	var host string
 	if j != nil {
-		owner = j.OwnerUser() == r.Who.User
+		owner = j.OwnerUser() == c.Asker.User
 		st = j.State
 		host = state.MotherSuperior(j.Attrs.Get(pbsattr.JobExecHost))
 		up = h.NodeUp(host)
 	}
 	h.RUnlock()
-	oper := r.Who.Operator || r.Who.Manager
+	oper := c.Asker.Operator || c.Asker.Manager
 	switch {
 	case j == nil:
-		l.unknownJob(w, id, batchreq.MsgCannotLocateJob)
+		l.unknownJob(c, id, batchreq.MsgCannotLocateJob)
 	case !oper && !owner:
-		handler.LogUnauthorized(l.log, r.Type, j.ID, &r.Who)
-		w.Reject(batchreq.PBSE_PERM, batchreq.MsgNotPermitted)
+		handler.LogUnauthorized(l.log, req.Type, j.ID, &c.Asker)
+		c.Reject(batchreq.PBSE_PERM, batchreq.MsgNotPermitted)
 	case st == pbsattr.StateExiting || st == pbsattr.StateComplete:
-		w.Reject(batchreq.PBSE_BADSTATE, "invalid state for job - "+state.StateName(st))
+		c.Reject(batchreq.PBSE_BADSTATE, "invalid state for job - "+state.StateName(st))
 	case st != pbsattr.StateRunning:
-		w.Reject(batchreq.PBSE_BADSTATE, "")
+		c.Reject(batchreq.PBSE_BADSTATE, "")
 	case !oper && needOper:
-		handler.LogUnauthorized(l.log, r.Type, j.ID, &r.Who)
-		w.Reject(batchreq.PBSE_PERM, "")
-	case !up && !(r.Type == batchreq.PBS_BATCH_Rerun && r.Extension == "force"):
-		w.Reject(batchreq.PBSE_NORELYMOM, "")
+		handler.LogUnauthorized(l.log, req.Type, j.ID, &c.Asker)
+		c.Reject(batchreq.PBSE_PERM, "")
+	case !up && !(req.Type == batchreq.PBS_BATCH_Rerun && req.Extension == "force"):
+		c.Reject(batchreq.PBSE_NORELYMOM, "")
 	default:
 		return j, host
 	}
@@ -84,12 +84,12 @@ func relayReply(p *batchreq.Reply, err error) *batchreq.Reply {
 }
 
 // SignalJob relays qsig to the MOM (spec 10 §9.1).
-func (l *Link) SignalJob(w handler.ReplyWriter, r *Request) {
+func (l *Link) SignalJob(c *handler.Conn, req *batchreq.Request) {
 	h := l.host
-	body := r.Body.(*batchreq.SignalJob)
+	body := req.Body.(*batchreq.SignalJob)
 	sig := strings.ToLower(body.Signal)
 	susp := sig == "suspend" || sig == "resume"
-	j, host := l.runningTarget(w, r, body.JobID, susp)
+	j, host := l.runningTarget(c, req, body.JobID, susp)
 	if j == nil {
 		return
 	}
@@ -112,27 +112,27 @@ func (l *Link) SignalJob(w handler.ReplyWriter, r *Request) {
 		h.RefreshNodeJobs()
 		h.Unlock()
 	}
-	w.Send(p)
+	c.Send(p)
 }
 
 // MessJob relays qmsg to the MOM.
-func (l *Link) MessJob(w handler.ReplyWriter, r *Request) {
-	body := r.Body.(*batchreq.MessJob)
-	j, host := l.runningTarget(w, r, body.JobID, false)
+func (l *Link) MessJob(c *handler.Conn, req *batchreq.Request) {
+	body := req.Body.(*batchreq.MessJob)
+	j, host := l.runningTarget(c, req, body.JobID, false)
 	if j == nil {
 		return
 	}
 	p, err := l.MomRequest(host, batchreq.PBS_BATCH_MessJob, &batchreq.MessJob{JobID: j.ID, FileOpt: body.FileOpt, Message: body.Message}, "")
 	p = relayReply(p, err)
 	l.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Message request to job status %d", p.Code)
-	w.Send(p)
+	c.Send(p)
 }
 
 // CheckpointJob relays qchkpt for checkpointable jobs (spec 10 §9.3).
-func (l *Link) CheckpointJob(w handler.ReplyWriter, r *Request) {
+func (l *Link) CheckpointJob(c *handler.Conn, req *batchreq.Request) {
 	h := l.host
-	id := r.Body.(*batchreq.Manage).ObjName
-	j, host := l.runningTarget(w, r, id, false)
+	id := req.Body.(*batchreq.Manage).ObjName
+	j, host := l.runningTarget(c, req, id, false)
 	if j == nil {
 		return
 	}
@@ -140,7 +140,7 @@ func (l *Link) CheckpointJob(w handler.ReplyWriter, r *Request) {
 	ok := checkpointable(j.Attrs.Get(pbsattr.JobCheckpoint))
 	h.RUnlock()
 	if !ok {
-		w.Reject(batchreq.PBSE_IVALREQ, "job is not checkpointable")
+		c.Reject(batchreq.PBSE_IVALREQ, "job is not checkpointable")
 		return
 	}
 	p, err := l.MomRequest(host, batchreq.PBS_BATCH_CheckpointJob, &batchreq.Manage{Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_JOB, ObjName: j.ID}, "")
@@ -148,7 +148,7 @@ func (l *Link) CheckpointJob(w handler.ReplyWriter, r *Request) {
 	if p.Code == 0 {
 		l.acct.Record(pbslog.AcctCheckpoint, j.ID, "Checkpointed")
 	}
-	w.Send(p)
+	c.Send(p)
 }
 
 // checkpointable reports whether a Checkpoint value allows a checkpoint:
@@ -165,24 +165,24 @@ func checkpointable(v string) bool {
 
 // RerunJob serves qrerun of a running job (spec 10 §9.4): SIGKILL with
 // extension "rerun"; the obit then requeues it.
-func (l *Link) RerunJob(w handler.ReplyWriter, r *Request) {
+func (l *Link) RerunJob(c *handler.Conn, req *batchreq.Request) {
 	h := l.host
-	id := r.Body.(*batchreq.JobID).ID
-	j, host := l.runningTarget(w, r, id, true)
+	id := req.Body.(*batchreq.JobID).ID
+	j, host := l.runningTarget(c, req, id, true)
 	if j == nil {
 		return
 	}
 	h.Lock()
 	if !state.IsTrue(j.Attrs.Get(pbsattr.JobRerunable)) {
 		h.Unlock()
-		w.Reject(batchreq.PBSE_NORERUN, "")
+		c.Reject(batchreq.PBSE_NORERUN, "")
 		return
 	}
 	h.Unlock()
 	m, err := l.dialMom(host)
 	if err != nil {
-		if r.Extension != "force" {
-			w.Reject(batchreq.PBSE_MOMREJECT, "")
+		if req.Extension != "force" {
+			c.Reject(batchreq.PBSE_MOMREJECT, "")
 			return
 		}
 		// qrerun -f: requeue without the MOM (spec 10 §9.4)
@@ -191,11 +191,11 @@ func (l *Link) RerunJob(w handler.ReplyWriter, r *Request) {
 		var mail *jobmail.Mail
 		if h.Jobs().Get(j.ID) == j && j.State == pbsattr.StateRunning {
 			l.acct.Record(pbslog.AcctRerun, j.ID, "")
-			l.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job Rerun at request of %s", r.Who.Requester())
+			l.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job Rerun at request of %s", c.Asker.Requester())
 			mail = l.mailJob(j, 'o', true, fmt.Sprintf("rerun req to %s failed (rc=%d), forcibly requeueing job, previous output files may be lost", host, batchreq.PBSE_NORELYMOM))
 			l.requeue(tx, j)
 		}
-		handler.CommitAndReply(h, w, tx, batchreq.NullReply())
+		handler.CommitAndReply(h, c, tx, batchreq.NullReply())
 		l.mail.Send(j.ID, mail)
 		return
 	}
@@ -204,9 +204,9 @@ func (l *Link) RerunJob(w handler.ReplyWriter, r *Request) {
 	old := j.Substate
 	j.Substate = pbsattr.SubRerun
 	l.acct.Record(pbslog.AcctRerun, j.ID, "")
-	l.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job Rerun at request of %s", r.Who.Requester())
+	l.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job Rerun at request of %s", c.Asker.Requester())
 	h.Unlock()
-	w.Send(batchreq.NullReply())
+	c.Send(batchreq.NullReply())
 	p, err := m.Call(batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: j.ID, Signal: "SIGKILL"}, "rerun")
 	if err != nil || p.Code != 0 {
 		h.Lock()

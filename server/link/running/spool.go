@@ -53,11 +53,11 @@ func (l *Link) onServerHost(host string) bool {
 // MvJobFile stores one chunk of a job's stdout, stderr or checkpoint
 // file that its mother superior returns (spec 10 §8.6): chunk 0 creates
 // the spool file, later chunks append.
-func (l *Link) MvJobFile(w handler.ReplyWriter, r *Request) {
+func (l *Link) MvJobFile(c *handler.Conn, req *batchreq.Request) {
 	h := l.host
-	body := r.Body.(*batchreq.JobFile)
-	if !r.Who.Privileged {
-		w.Reject(batchreq.PBSE_PERM, "")
+	body := req.Body.(*batchreq.JobFile)
+	if !c.Asker.Privileged {
+		c.Reject(batchreq.PBSE_PERM, "")
 		return
 	}
 	h.RLock()
@@ -70,13 +70,13 @@ func (l *Link) MvJobFile(w handler.ReplyWriter, r *Request) {
 		}
 	}
 	h.RUnlock()
-	if j == nil || ms != "" && !l.fromHost(r.Peer, ms) {
-		w.Reject(batchreq.PBSE_UNKJOBID, "")
+	if j == nil || ms != "" && !l.fromHost(c.Remote.Addr(), ms) {
+		c.Reject(batchreq.PBSE_UNKJOBID, "")
 		return
 	}
 	name := l.spoolPath(prefix, body.FileType)
 	if name == "" {
-		w.Reject(batchreq.PBSE_IVALREQ, "")
+		c.Reject(batchreq.PBSE_IVALREQ, "")
 		return
 	}
 	flags := os.O_WRONLY | os.O_APPEND
@@ -95,10 +95,10 @@ func (l *Link) MvJobFile(w handler.ReplyWriter, r *Request) {
 	}
 	if err != nil {
 		l.logError("req_mvjobfile", err.Error())
-		w.Send(batchreq.SystemErrorReply("PBS_Server", 5, "cannot save job file"))
+		c.Send(batchreq.SystemErrorReply("PBS_Server", 5, "cannot save job file"))
 		return
 	}
-	w.Send(batchreq.NullReply())
+	c.Send(batchreq.NullReply())
 }
 
 // sendSpool sends the spool files a rerun job's previous MOM returned
