@@ -13,6 +13,7 @@ import (
 	"gopbs/server/handler"
 	"gopbs/server/link/remote"
 	"gopbs/server/state"
+	"gopbs/server/transport"
 	"gopbs/server/store"
 )
 
@@ -72,7 +73,7 @@ func isThisMachine(host string) bool {
 		return false
 	}
 	a = a.Unmap()
-	return a.IsLoopback() || isLocalAddr(a)
+	return a.IsLoopback() || transport.IsLocalAddr(a)
 }
 
 // beginMove puts j in transit to dest and returns what the move sends.
