@@ -13,8 +13,8 @@ import (
 	"gopbs/server/handler"
 	"gopbs/server/link/remote"
 	"gopbs/server/state"
-	"gopbs/server/transport"
 	"gopbs/server/store"
+	"gopbs/server/transport"
 )
 
 // The server's side of moves to other servers (server/link/remote sends
