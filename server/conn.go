@@ -413,7 +413,7 @@ func (s *Server) permFor(c *conn, user string) perm {
 // 02 §5 step 5, spec 03 §3.2): a refusal is answered and the connection
 // closed. Called with s.mu held (read).
 func (s *Server) serverACL(c *conn, user string) (int, string) {
-	if s.flag(pbsattr.SrvACLHostEnable) && !strings.EqualFold(c.host, s.name) && s.nodeByName[c.host] == nil {
+	if s.serverFlag(pbsattr.SrvACLHostEnable) && !strings.EqualFold(c.host, s.name) && s.nodeByName[c.host] == nil {
 		ok := false
 		for _, h := range state.ParseArst(s.attrs.Get(pbsattr.SrvACLHosts)) {
 			if hostMatch(h, c.host) {
@@ -425,7 +425,7 @@ func (s *Server) serverACL(c *conn, user string) (int, string) {
 			return batchreq.PBSE_BADHOST, "request not authorized from host " + c.host
 		}
 	}
-	if !c.auth.Privileged() && s.flag(pbsattr.SrvACLUserEnable) {
+	if !c.auth.Privileged() && s.serverFlag(pbsattr.SrvACLUserEnable) {
 		rootHere := user == "root" && strings.EqualFold(c.host, s.name)
 		if !rootHere && !aclMatchUser(state.ParseArst(s.attrs.Get(pbsattr.SrvACLUsers)), user+"@"+c.host) {
 			return batchreq.PBSE_PERM, ""

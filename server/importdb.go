@@ -8,6 +8,7 @@ import (
 	"time"
 
 	pbsattr "gopbs/attr"
+	"gopbs/server/depend"
 	"gopbs/server/store"
 )
 
@@ -37,6 +38,8 @@ type Database struct {
 func NewDatabase() *Database {
 	s := &Server{now: time.Now, queueByName: map[string]*state.Queue{}, nodeByName: map[string]*state.Node{}}
 	s.setDefaults()
+	s.db = state.DB{Jobs: &s.jobs, Attrs: &s.attrs, NextJob: &s.nextJob}
+	s.newLife()
 	return &Database{s: s}
 }
 
@@ -211,7 +214,7 @@ func (d *Database) AddJob(r *state.JobRecord, script []byte) error {
 			}
 			j.Attrs.SetRes(state.UnknownJobAttr, key, a.Value)
 		case idx == pbsattr.JobDepend:
-			if _, ok := d.s.parseDepend(v); !ok {
+			if _, ok := depend.Parse(v, d.s.name); !ok {
 				return fmt.Errorf("job %s: bad depend %q", r.ID, a.Value)
 			}
 			j.Attrs.Set(idx, v)
@@ -225,7 +228,7 @@ func (d *Database) AddJob(r *state.JobRecord, script []byte) error {
 		if err != nil || done <= 0 {
 			done = d.s.now().Unix()
 		}
-		j.PurgeAt = done + max(d.s.keepCompleted(q), 0)
+		j.PurgeAt = done + max(d.s.life.KeepCompleted(q), 0)
 	}
 	d.s.applyDefaults(j, q)
 	d.s.jobs.Link(j)

@@ -92,11 +92,11 @@ func (s *Server) admitFrom(j *state.Job, q *state.Queue, host string, mgrMove, r
 		}
 	}
 	userOK := !state.IsTrue(q.Attrs.Get(pbsattr.QueueACLUserEnable)) || aclMatchUser(state.ParseArst(q.Attrs.Get(pbsattr.QueueACLUsers)), j.Owner())
-	logicOr := state.IsTrue(q.Attrs.Get(pbsattr.QueueACLLogicOr)) || s.flag(pbsattr.SrvACLLogicOr)
+	logicOr := state.IsTrue(q.Attrs.Get(pbsattr.QueueACLLogicOr)) || s.serverFlag(pbsattr.SrvACLLogicOr)
 	if q.IsExec() && state.IsTrue(q.Attrs.Get(pbsattr.QueueACLGroupEnable)) {
 		groupOK := false
 		acl := state.ParseArst(q.Attrs.Get(pbsattr.QueueACLGroups))
-		for _, g := range jobGroups(j, state.IsTrue(q.Attrs.Get(pbsattr.QueueACLGroupSloppy)) || s.flag(pbsattr.SrvACLGroupSloppy)) {
+		for _, g := range jobGroups(j, state.IsTrue(q.Attrs.Get(pbsattr.QueueACLGroupSloppy)) || s.serverFlag(pbsattr.SrvACLGroupSloppy)) {
 			if contains(acl, g) {
 				groupOK = true
 				break

@@ -1,228 +1,146 @@
-package server
+// Package depend keeps the dependencies among jobs (spec 12 §6): the
+// depend attribute's value (Entry, Parse, Format), the registrations a
+// job makes as it enters an execution queue, the holds its dependencies
+// keep, and what a parent's start, end or deletion does to its children,
+// including the counts of job arrays. Sync sets (seed 001) are its Sync.
+//
+// A Graph works over the state package's job table and makes every change
+// in the caller's state.Txn; it knows no connection, request handler or
+// link. The server holds its lock over every call.
+package depend
 
 import (
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
+	"gopbs/server/pbslog"
 	"gopbs/server/state"
 )
 
-// depEntry is one dependency type with its arguments (job ids, or a count
-// for on/synccount).
-type depEntry struct {
-	typ  string
-	args []string
+// Host is what the dependency rules ask of the server beyond the state.
+type Host interface {
+	// MailAbort sends the owner of j the abort mail with text, if the
+	// server sends mail. It must not block: it is called with the
+	// server's lock held.
+	MailAbort(j *state.Job, text string)
+	// SyncSelf is how other servers reach this one: its name, with the
+	// port when it is not the standard one.
+	SyncSelf() string
+	// Destination returns the address of the server named server, ok
+	// false when it cannot be reached.
+	Destination(server string) (addr string, ok bool)
+	// SendRegistDep sends a RegisterDependency to the server at addr
+	// and returns its reply. Called without the lock.
+	SendRegistDep(addr string, body *batchreq.RegistDep) (*batchreq.Reply, error)
+	// Shutting reports whether the server is shutting down.
+	Shutting() bool
 }
 
-// The dependency types, their properties and their mirrors are attr's
-// (attr.DependType); the server keeps a type as its name.
-
-// isDepType reports whether t names a dependency type.
-func isDepType(t string) bool {
-	_, ok := pbsattr.LookupDependType(t)
-	return ok
+// Config is what a Graph works over.
+type Config struct {
+	Name string    // the server's name, the host part of job ids
+	DB   *state.DB // the job table, the server's attributes, the store
+	Log  *pbslog.Logger
+	Now  func() time.Time
+	Host Host
+	Lock sync.Locker // the server's lock, taken by the sync-set outbox's deliveries
 }
 
-// mirror returns the type recorded on the other job of a registration of
-// type t (before… for after… and back), or "" when t has none.
-func mirror(t string) string {
-	if dt, ok := pbsattr.LookupDependType(t); ok {
-		if m, ok := dt.Mirror(); ok {
-			return m.String()
-		}
+// Graph is the dependency rules over the job table.
+type Graph struct {
+	name string
+	db   *state.DB
+	log  *pbslog.Logger
+	now  func() time.Time
+	host Host
+	sync *Sync
+}
+
+// New returns the dependency rules over cfg's state.
+func New(cfg Config) *Graph {
+	g := &Graph{name: cfg.Name, db: cfg.DB, log: cfg.Log, now: cfg.Now, host: cfg.Host}
+	g.sync = &Sync{g: g, lock: cfg.Lock}
+	return g
+}
+
+// Sync returns the sync sets.
+func (g *Graph) Sync() *Sync { return g.sync }
+
+// Find looks a job up by id as clients give it: the full id, an id with
+// "@server" appended, or the bare sequence number.
+func (g *Graph) Find(id string) *state.Job {
+	if i := strings.IndexByte(id, '@'); i >= 0 {
+		id = id[:i]
 	}
-	return ""
-}
-
-// isCountDep reports whether t takes a count (on, synccount).
-func isCountDep(t string) bool {
-	dt, ok := pbsattr.LookupDependType(t)
-	return ok && dt.IsCount()
-}
-
-// splitEscaped is state.SplitEscaped.
-func splitEscaped(s string, sep byte) []string { return state.SplitEscaped(s, sep) }
-
-// parseDepend decodes a depend value a client sent: its syntax and the
-// combination rules (spec 12 §6.1) are attr.ParseDepend's. Job ids get
-// "@<server>" when they have none. ok is false for a malformed value
-// (PBSE_BADATVAL).
-func (s *Server) parseDepend(v string) ([]depEntry, bool) {
-	if v != "" {
-		if _, err := pbsattr.ParseDepend(v); err != nil {
-			return nil, false
-		}
+	if j := g.db.Jobs.Get(id); j != nil {
+		return j
 	}
-	return s.parseDependRaw(v)
+	seq := id
+	if i := strings.IndexByte(id, '.'); i >= 0 {
+		seq = id[:i]
+	}
+	return g.db.Jobs.Get(seq + "." + g.name)
 }
 
-// parseDependRaw decodes a depend value without the combination rules
-// (the server's own bookkeeping, e.g. a sync master's members, breaks
-// them).
-func (s *Server) parseDependRaw(v string) ([]depEntry, bool) {
-	var out []depEntry
-	if v == "" {
-		return nil, true
-	}
-	seen := map[string]int{}
-	for _, part := range strings.Split(v, ",") {
-		fields := splitEscaped(part, ':')
-		t := strings.ToLower(fields[0])
-		if !isDepType(t) || len(fields) < 2 {
-			return nil, false
-		}
-		e := depEntry{typ: t}
-		for _, a := range fields[1:] {
-			if a == "" {
-				return nil, false
-			}
-			if isCountDep(t) {
-				n, err := strconv.Atoi(a)
-				if err != nil || n < 0 || len(fields) != 2 {
-					return nil, false
-				}
-				e.args = append(e.args, strconv.Itoa(n))
-				continue
-			}
-			if !strings.Contains(a, "@") {
-				if !strings.Contains(a, ".") {
-					return nil, false
-				}
-				a += "@" + s.name
-			}
-			e.args = append(e.args, a)
-		}
-		if i, ok := seen[t]; ok {
-			out[i].args = append(out[i].args, e.args...)
-			continue
-		}
-		seen[t] = len(out)
-		out = append(out, e)
-	}
-	return out, true
+// Evaluate recomputes a non-running job's state from its holds,
+// execution time and dependencies, in tx (state.Txn.Evaluate).
+func (g *Graph) Evaluate(tx *state.Txn, j *state.Job) {
+	tx.Evaluate(j, g.now().Unix(), Holds)
 }
 
-func formatDepend(deps []depEntry) string {
-	var b strings.Builder
-	for i, e := range deps {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(e.typ)
-		for _, a := range e.args {
-			b.WriteByte(':')
-			b.WriteString(strings.ReplaceAll(a, ":", "\\:"))
-		}
-	}
-	return b.String()
-}
+// touch sets j's modification time.
+func (g *Graph) touch(j *state.Job) { state.Touch(j, g.now().Unix()) }
+
+// Of returns the dependencies of j.
+func (g *Graph) Of(j *state.Job) []Entry { return Of(j, g.name) }
+
+// Parse is Parse for this server.
+func (g *Graph) Parse(v string) ([]Entry, bool) { return Parse(v, g.name) }
 
 // localJobID strips "@<this server>" from a dependency argument; ok is
 // false for a job on another server.
-func (s *Server) localJobID(arg string) (string, bool) {
+func (g *Graph) localJobID(arg string) (string, bool) {
 	id, srv, found := strings.Cut(arg, "@")
-	if found && !strings.EqualFold(srv, s.name) {
+	if found && !strings.EqualFold(srv, g.name) {
 		return "", false
 	}
 	return id, true
 }
 
-func (s *Server) jobDeps(j *state.Job) []depEntry {
-	d, _ := s.parseDependRaw(j.Attrs.Get(pbsattr.JobDepend))
-	return d
-}
-
-func (s *Server) setDeps(j *state.Job, deps []depEntry) {
-	var kept []depEntry
-	for _, e := range deps {
-		if len(e.args) > 0 {
-			kept = append(kept, e)
-		}
-	}
-	j.Attrs.Set(pbsattr.JobDepend, formatDepend(kept))
-}
-
-// addDep records arg under type t on j.
-func (s *Server) addDep(j *state.Job, t, arg string) {
-	deps := s.jobDeps(j)
-	for i := range deps {
-		if deps[i].typ == t {
-			if !contains(deps[i].args, arg) {
-				deps[i].args = append(deps[i].args, arg)
-			}
-			s.setDeps(j, deps)
-			return
-		}
-	}
-	s.setDeps(j, append(deps, depEntry{typ: t, args: []string{arg}}))
-}
-
-// removeDep removes arg from type t on j.
-func (s *Server) removeDep(j *state.Job, t, arg string) {
-	deps := s.jobDeps(j)
-	for i := range deps {
-		if deps[i].typ == t {
-			for k, a := range deps[i].args {
-				if a == arg {
-					deps[i].args = append(deps[i].args[:k:k], deps[i].args[k+1:]...)
-					break
-				}
-			}
-		}
-	}
-	s.setDeps(j, deps)
-}
-
-// dependHolds reports whether any dependency of j keeps it on system hold
-// (spec 12 §6.3).
-func dependHolds(s *Server, j *state.Job) bool {
-	for _, e := range s.jobDeps(j) {
-		switch e.typ {
-		case "on":
-			if n, _ := strconv.Atoi(e.args[0]); n > 0 {
-				return true
-			}
-		case "after", "afterok", "afternotok", "afterany", "syncwith", "synccount",
-			"afterstartarray", "afterokarray", "afternotokarray", "afteranyarray":
-			return true
-		}
-	}
-	return false
-}
-
-// registerDeps performs the registrations of a job entering an execution
-// queue and returns the other jobs it modified. Rejected registrations
-// drop the dependency, as TORQUE does.
-func (s *Server) registerDeps(j *state.Job) (changed []*state.Job) {
-	deps := s.jobDeps(j)
+// Register performs the registrations of a job entering an execution
+// queue, in tx: the parents it names record it, and the sync set it
+// belongs to counts it. Rejected registrations drop the dependency, as
+// TORQUE does. The parents changed are noted in tx.
+func (g *Graph) Register(tx *state.Txn, j *state.Job) {
+	deps := g.Of(j)
 	if len(deps) == 0 {
-		return nil
+		return
 	}
-	self := j.ID + "@" + s.name
+	self := j.ID + "@" + g.name
 	userHold := false
-	changed = s.syncOpen(j)
+	g.sync.open(tx, j)
 	for i := range deps {
 		e := &deps[i]
-		if isCountDep(e.typ) {
+		if isCount(e.Type) {
 			continue
 		}
 		var keep []string
-		for _, arg := range e.args {
-			pid, local := s.localJobID(arg)
-			if e.typ == "syncwith" {
-				// sync sets: sync_sets.go
+		for _, arg := range e.Args {
+			pid, local := g.localJobID(arg)
+			if e.Type == "syncwith" {
+				// sync sets: sync.go
 				if !local {
 					keep = append(keep, arg)
-					s.syncRegisterRemote(j, arg)
+					g.sync.registerRemote(tx, j, arg)
 					continue
 				}
-				if p := s.findJob(pid); p != nil && p != j {
-					c, code := s.syncRegisterLocal(p, j)
-					changed = append(changed, c...)
-					if code == 0 {
+				if p := g.Find(pid); p != nil && p != j {
+					if g.sync.registerLocal(tx, p, j) == 0 {
 						keep = append(keep, arg)
 						continue
 					}
@@ -230,31 +148,30 @@ func (s *Server) registerDeps(j *state.Job) (changed []*state.Job) {
 			}
 			var p *state.Job
 			if local {
-				p = s.findJob(stripArrayCount(pid))
+				p = g.Find(stripArrayCount(pid))
 			}
-			code := s.registerOne(j, p, e.typ, self)
+			code := g.registerOne(j, p, e.Type, self)
 			switch code {
 			case 0:
 				keep = append(keep, arg)
-				changed = append(changed, p)
+				tx.SaveJob(p)
 			case batchreq.PBSE_BADDEPEND:
-				s.registrationRefused(j, pid, code)
+				g.registrationRefused(j, pid, code)
 			default:
 				// Spec 12 §6.2: a user hold for every refusal but
 				// BADSTATE.
-				s.log.Log(logline.EventJob, logline.ClassJob, j.ID, "Job held for unknown job dep, use 'qrls' to release")
+				g.log.Log(logline.EventJob, logline.ClassJob, j.ID, "Job held for unknown job dep, use 'qrls' to release")
 				if code != batchreq.PBSE_BADSTATE {
 					userHold = true
 				}
 			}
 		}
-		e.args = keep
+		e.Args = keep
 	}
-	s.setDeps(j, keepSyncReleased(deps, s.jobDeps(j)))
+	Set(j, keepSyncReleased(deps, g.Of(j)))
 	if userHold {
 		j.Hold |= state.HoldUser
 	}
-	return changed
 }
 
 // registrationRefused handles the refusal of child j's registration by
@@ -267,25 +184,20 @@ func (s *Server) registerDeps(j *state.Job) (changed []*state.Job) {
 // computed, so a queued job stays queued and is run by the scheduler. The
 // hold is real for everything that re-evaluates the state later (qhold,
 // qrls of another hold, qalter, a requeue), and qrls -h u releases it.
-func (s *Server) registrationRefused(j *state.Job, parent string, code int) {
-	s.log.Logf(logline.EventDebug, logline.ClassRequest, "req_reject", "Reject reply code=%d(%s), aux=0, type=%s, from %s@%s",
-		code, batchreq.ErrorText(code), batchreq.RequestName(batchreq.PBS_BATCH_RegistDep), j.OwnerUser(), s.name)
+func (g *Graph) registrationRefused(j *state.Job, parent string, code int) {
+	g.log.Logf(logline.EventDebug, logline.ClassRequest, "req_reject", "Reject reply code=%d(%s), aux=0, type=%s, from %s@%s",
+		code, batchreq.ErrorText(code), batchreq.RequestName(batchreq.PBS_BATCH_RegistDep), j.OwnerUser(), g.name)
 	msg := "Dependency request for job rejected by " + parent
-	s.log.Log(logline.EventJob, logline.ClassJob, j.ID, msg)
+	g.log.Log(logline.EventJob, logline.ClassJob, j.ID, msg)
 	j.Hold |= state.HoldUser
 	if j.State != pbsattr.StateRunning {
 		j.LateHold |= state.HoldUser
 	}
-	if s.run == nil {
-		return
-	}
-	if m := s.mailJob(j, 'a', false, msg); m != nil {
-		go s.sendMail(j.ID, m) // the caller holds s.mu
-	}
+	g.host.MailAbort(j, msg)
 }
 
 // registerOne registers child j's dependency of type t on parent p.
-func (s *Server) registerOne(j, p *state.Job, t, self string) int {
+func (g *Graph) registerOne(j, p *state.Job, t, self string) int {
 	if p == nil {
 		return batchreq.PBSE_UNKJOBID
 	}
@@ -297,38 +209,37 @@ func (s *Server) registerOne(j, p *state.Job, t, self string) int {
 		if p.State == pbsattr.StateComplete {
 			return batchreq.PBSE_BADSTATE
 		}
-		s.addDep(p, mirror(t), self)
-		s.touch(p)
+		add(p, g.name, Mirror(t), self)
+		g.touch(p)
 	case strings.HasPrefix(t, "before"):
 		if p.OwnerUser() != j.OwnerUser() {
 			return batchreq.PBSE_PERM
 		}
-		deps := s.jobDeps(p)
+		deps := g.Of(p)
 		for i := range deps {
-			if deps[i].typ == "on" {
-				n, _ := strconv.Atoi(deps[i].args[0])
+			if deps[i].Type == "on" {
+				n, _ := strconv.Atoi(deps[i].Args[0])
 				if n <= 0 {
 					break
 				}
 				n--
 				if n == 0 {
-					deps[i].args = nil
+					deps[i].Args = nil
 				} else {
-					deps[i].args[0] = strconv.Itoa(n)
+					deps[i].Args[0] = strconv.Itoa(n)
 				}
-				s.setDeps(p, deps)
-				s.addDep(p, mirror(t), self)
-				s.touch(p)
+				Set(p, deps)
+				add(p, g.name, Mirror(t), self)
+				g.touch(p)
 				return 0
 			}
 		}
 		return batchreq.PBSE_BADDEPEND
 	case t == "syncwith":
-		deps := s.jobDeps(p)
-		for _, e := range deps {
-			if e.typ == "synccount" {
-				s.addDep(p, "syncwith", self)
-				s.touch(p)
+		for _, e := range g.Of(p) {
+			if e.Type == "synccount" {
+				add(p, g.name, "syncwith", self)
+				g.touch(p)
 				return 0
 			}
 		}
@@ -337,222 +248,46 @@ func (s *Server) registerOne(j, p *state.Job, t, self string) int {
 	return 0
 }
 
-// releaseDepHold clears the system hold of a job whose dependencies no
-// longer hold it.
-func (s *Server) releaseDepHold(j *state.Job) {
-	if j.Hold&state.HoldSystem != 0 && !dependHolds(s, j) {
+// ReleaseHold clears the system hold of a job whose dependencies no
+// longer hold it, in tx.
+func (g *Graph) ReleaseHold(tx *state.Txn, j *state.Job) {
+	if j.Hold&state.HoldSystem != 0 && !Holds(j) {
 		j.Hold &^= state.HoldSystem
 		if j.Substate == pbsattr.SubDepnHold || j.Substate == pbsattr.SubSyncHold {
 			j.Substate = pbsattr.SubHeld
 		}
-		s.evaluate(j)
-		s.touch(j)
+		g.Evaluate(tx, j)
+		g.touch(j)
 	}
 }
 
-// parentGone releases or deletes the dependents of a job that ends
-// without running (deleted while queued): afterany children are
-// released, afterok children deleted, afternotok children released.
-// It returns jobs to save and jobs to delete.
-func (s *Server) parentGone(p *state.Job, ok bool) (changed, doomed []*state.Job) {
-	self := p.ID + "@" + s.name
-	changed, doomed = s.syncGone(p)
-	for _, e := range s.jobDeps(p) {
-		for _, arg := range e.args {
-			id, local := s.localJobID(arg)
-			if !local {
-				continue
-			}
-			c := s.findJob(id)
-			if c == nil {
-				continue
-			}
-			release := false
-			switch e.typ {
-			case "beforeany":
-				release = true
-			case "beforeok":
-				release = ok
-			case "beforenotok":
-				release = !ok
-			default:
-				// synccount and syncwith: syncGone
-				continue
-			}
-			s.removeDep(c, mirror(e.typ), self)
-			if release {
-				s.releaseDepHold(c)
-				changed = append(changed, c)
-			} else {
-				doomed = append(doomed, c)
-			}
+// Registered serves a RegisterDependency of another server's job (the
+// child) on job parent here, for an operation other than the sync sets'
+// and other than Delete: Register records the mirror type on the parent
+// (a before* registration only from the parent's owner), Unregister
+// removes it, Release drops the dependency and releases the parent's
+// hold. It returns a PBSE code, 0 when done; the parent is noted in tx.
+func (g *Graph) Registered(tx *state.Txn, parent *state.Job, body *batchreq.RegistDep) int {
+	t := batchreq.DependName(body.DepType)
+	child := body.ChildID
+	if !strings.Contains(child, "@") {
+		child += "@" + g.name
+	}
+	switch body.Op {
+	case batchreq.JOB_DEPEND_OP_REGISTER:
+		if strings.HasPrefix(t, "before") && parent.OwnerUser() != body.Owner {
+			return batchreq.PBSE_PERM
 		}
+		add(parent, g.name, Mirror(t), child)
+		g.touch(parent)
+	case batchreq.JOB_DEPEND_OP_UNREG:
+		remove(parent, g.name, Mirror(t), child)
+	case batchreq.JOB_DEPEND_OP_RELEASE:
+		remove(parent, g.name, t, child)
+		g.ReleaseHold(tx, parent)
+	default:
+		return batchreq.PBSE_IVALREQ
 	}
-	return changed, doomed
-}
-
-// arrayThreshold returns the count of an array dependency argument
-// "<n>[][<count>].server" (0 = the whole array).
-func arrayThreshold(arg string) int {
-	i := strings.Index(arg, "][")
-	if i < 0 {
-		return 0
-	}
-	rest := arg[i+2:]
-	k := strings.IndexByte(rest, ']')
-	if k < 0 {
-		return 0
-	}
-	n, _ := strconv.Atoi(rest[:k])
-	return n
-}
-
-// arrayEnded counts one ended sub-job of array template p (ok: exit 0)
-// and releases or deletes the jobs depending on the array (spec 12 §6.4:
-// …okarray against sub-jobs ended with 0, …notokarray against non-zero,
-// …anyarray against all ended; the optional [count] is the threshold).
-func (s *Server) arrayEnded(p *state.Job, ok bool) (changed, doomed []*state.Job) {
-	if ok {
-		p.Array.OK++
-	} else {
-		p.Array.NotOK++
-	}
-	total := p.Array.Size
-	done := p.Array.OK + p.Array.NotOK
-	for _, e := range s.jobDeps(p) {
-		var have int
-		switch e.typ {
-		case "beforeokarray":
-			have = p.Array.OK
-		case "beforenotokarray":
-			have = p.Array.NotOK
-		case "beforeanyarray":
-			have = done
-		default:
-			continue
-		}
-		for _, arg := range e.args {
-			id, local := s.localJobID(arg)
-			c := s.findJob(id)
-			if !local || c == nil {
-				continue
-			}
-			thr := total
-			for _, ce := range s.jobDeps(c) {
-				if ce.typ == mirror(e.typ) {
-					for _, a := range ce.args {
-						if strings.HasPrefix(a, jobIDSeq(p.ID)+"[]") {
-							if n := arrayThreshold(a); n > 0 {
-								thr = n
-							}
-						}
-					}
-				}
-			}
-			switch {
-			case have >= thr:
-				s.removeArrayDep(c, mirror(e.typ), p)
-				s.removeDep(p, e.typ, arg)
-				s.releaseDepHold(c)
-				changed = append(changed, c)
-			case done >= total:
-				s.removeDep(p, e.typ, arg)
-				doomed = append(doomed, c)
-			}
-		}
-	}
-	return changed, doomed
-}
-
-// removeArrayDep drops child c's dependency of type t on array p.
-func (s *Server) removeArrayDep(c *state.Job, t string, p *state.Job) {
-	deps := s.jobDeps(c)
-	prefix := jobIDSeq(p.ID) + "[]"
-	for i := range deps {
-		if deps[i].typ != t {
-			continue
-		}
-		var keep []string
-		for _, a := range deps[i].args {
-			if !strings.HasPrefix(a, prefix) {
-				keep = append(keep, a)
-			}
-		}
-		deps[i].args = keep
-	}
-	s.setDeps(c, deps)
-}
-
-// stripArrayCount turns "21[][2].srv" into "21[].srv".
-func stripArrayCount(id string) string {
-	i := strings.Index(id, "][")
-	if i < 0 {
-		return id
-	}
-	k := strings.IndexByte(id[i+2:], ']')
-	if k < 0 {
-		return id
-	}
-	return id[:i+1] + id[i+2+k+1:]
-}
-
-// jobStarted releases the jobs waiting for j to start (spec 12 §6.4):
-// children recorded under "before" on j, and afterstartarray children of
-// j's array once enough sub-jobs started. The run path calls it after a
-// successful launch, with s.mu held; it returns the jobs to save.
-func (s *Server) jobStarted(j *state.Job) []*state.Job {
-	var changed []*state.Job
-	self := j.ID + "@" + s.name
-	for _, e := range s.jobDeps(j) {
-		if e.typ != "before" {
-			continue
-		}
-		for _, arg := range e.args {
-			id, local := s.localJobID(arg)
-			c := s.findJob(id)
-			if !local || c == nil {
-				continue
-			}
-			s.removeDep(c, "after", self)
-			s.removeDep(j, "before", arg)
-			s.releaseDepHold(c)
-			changed = append(changed, c)
-		}
-	}
-	p := j.Parent
-	if p == nil || p.Array == nil {
-		return changed
-	}
-	p.Array.Started++
-	for _, e := range s.jobDeps(p) {
-		if e.typ != "beforestartarray" {
-			continue
-		}
-		for _, arg := range e.args {
-			id, local := s.localJobID(arg)
-			c := s.findJob(id)
-			if !local || c == nil {
-				continue
-			}
-			thr := p.Array.Size
-			for _, ce := range s.jobDeps(c) {
-				if ce.typ == "afterstartarray" {
-					for _, a := range ce.args {
-						if strings.HasPrefix(a, jobIDSeq(p.ID)+"[]") {
-							if n := arrayThreshold(a); n > 0 {
-								thr = n
-							}
-						}
-					}
-				}
-			}
-			if p.Array.Started >= thr {
-				s.removeArrayDep(c, "afterstartarray", p)
-				s.removeDep(p, e.typ, arg)
-				s.releaseDepHold(c)
-				changed = append(changed, c)
-			}
-		}
-	}
-	return append(changed, p)
+	tx.SaveJob(parent)
+	return 0
 }

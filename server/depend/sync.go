@@ -1,23 +1,22 @@
-package server
+package depend
 
 import (
 	"fmt"
-	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
-	"gopbs/server/link/remote"
 	"gopbs/server/state"
 	"gopbs/server/store"
 	"gopbs/server/syncset"
 )
 
 // Sync sets (seed 001, Synchronize Job Starts) are kept by package
-// syncset; this file ties its table to the jobs, the store and the other
+// syncset; Sync ties its table to the jobs, the store and the other
 // servers. The master's server keeps the set: members on this server
 // register as they enter an execution queue, members on other servers
 // through RegisterDependency (Register, with the member's cost). Once
@@ -26,52 +25,62 @@ import (
 // when a released job starts, its server reports Ready and the next
 // cheapest is released. Costs follow the job's own server's
 // resources_cost and system_cost.
+//
+// Every method but Deliver is called with the server's lock held.
+type Sync struct {
+	g     *Graph
+	lock  sync.Locker
+	table syncset.Table
+	busy  map[uint64]bool      // messages being sent
+	next  map[uint64]time.Time // earliest time of the next attempt
+	tries map[uint64]int       // failed attempts
+	// The delivery state of the outbox (busy, next, tries) is not
+	// stored: a restart retries every message at once.
+}
 
 // syncKey is the sync-set table's key in store.Server.
 const syncKey = "syncsets"
 
-// loadSyncSets reads the sync-set table at start-up.
-func (s *Server) loadSyncSets() error {
-	b, err := s.store.Get(store.Server, syncKey)
+// Getter reads a record of the store.
+type Getter interface {
+	Get(bucket, key string) ([]byte, error)
+}
+
+// Load reads the sync-set table at start-up.
+func (sy *Sync) Load(st Getter) error {
+	b, err := st.Get(store.Server, syncKey)
 	if err != nil {
 		return fmt.Errorf("read sync sets: %w", err)
 	}
-	if err := s.sync.table.Decode(b); err != nil {
+	if err := sy.table.Decode(b); err != nil {
 		return fmt.Errorf("sync sets: %w", err)
 	}
 	return nil
 }
 
-// saveSyncSets queues the table's write. The store applies writes in
-// order, so a reply whose own commit follows is durable only with it.
-// Called with s.mu held.
-func (s *Server) saveSyncSets() {
-	s.store.Submit(store.Put(store.Server, syncKey, s.sync.table.Encode()))
+// Table returns the sync-set table (for tests and status).
+func (sy *Sync) Table() *syncset.Table { return &sy.table }
+
+// save notes the table's write in tx.
+func (sy *Sync) save(tx *state.Txn) {
+	tx.Put(store.Put(store.Server, syncKey, sy.table.Encode()))
 }
 
-// syncSelf is how other servers reach this one: its name, with the port
-// when it is not the standard one.
-func (s *Server) syncSelf() string {
-	if a, ok := s.Addr().(*net.TCPAddr); ok && a.Port != batchreq.PBS_BATCH_SERVICE_PORT {
-		return s.name + ":" + strconv.Itoa(a.Port)
-	}
-	return s.name
-}
-
-// syncPrices are the server's resources_cost and system_cost.
-func (s *Server) syncPrices() syncset.Prices {
+// prices are the server's resources_cost and system_cost.
+func (sy *Sync) prices() syncset.Prices {
+	attrs := sy.g.db.Attrs
 	p := syncset.Prices{PerUnit: map[string]int64{}}
-	for _, v := range s.attrs.Resources(pbsattr.SrvResourcesCost) {
+	for _, v := range attrs.Resources(pbsattr.SrvResourcesCost) {
 		if n, ok := syncset.ParsePrice(v.Value); ok {
 			p.PerUnit[v.Resource] = n
 		}
 	}
-	p.System, _ = syncset.ParsePrice(s.attrs.Get(pbsattr.SrvSystemCost))
+	p.System, _ = syncset.ParsePrice(attrs.Get(pbsattr.SrvSystemCost))
 	return p
 }
 
-// syncCost is the resource cost of job j on this server.
-func (s *Server) syncCost(j *state.Job) int64 {
+// cost is the resource cost of job j on this server.
+func (sy *Sync) cost(j *state.Job) int64 {
 	var req []syncset.Resource
 	for _, v := range j.Attrs.Resources(pbsattr.JobResourceList) {
 		t := pbsattr.TypeString
@@ -80,410 +89,297 @@ func (s *Server) syncCost(j *state.Job) int64 {
 		}
 		req = append(req, syncset.Resource{Name: v.Resource, Type: t, Value: v.Value})
 	}
-	return s.syncPrices().Cost(req)
+	return sy.prices().Cost(req)
 }
 
-// syncCount returns the synccount of j, if it is a sync master.
-func (s *Server) syncCount(j *state.Job) (int, bool) {
-	for _, e := range s.jobDeps(j) {
-		if e.typ == "synccount" && len(e.args) == 1 {
-			n, err := strconv.Atoi(e.args[0])
+// count returns the synccount of j, if it is a sync master.
+func (sy *Sync) count(j *state.Job) (int, bool) {
+	for _, e := range sy.g.Of(j) {
+		if e.Type == "synccount" && len(e.Args) == 1 {
+			n, err := strconv.Atoi(e.Args[0])
 			return n, err == nil
 		}
 	}
 	return 0, false
 }
 
-// syncOpen records the set of master j entering an execution queue and
-// releases what that allows. It returns the local jobs changed. Called
-// with s.mu held.
-func (s *Server) syncOpen(j *state.Job) []*state.Job {
-	n, ok := s.syncCount(j)
+// open records the set of master j entering an execution queue and
+// releases what that allows, in tx.
+func (sy *Sync) open(tx *state.Txn, j *state.Job) {
+	n, ok := sy.count(j)
 	if !ok {
-		return nil
+		return
 	}
-	rel := s.sync.table.Open(j.ID, j.ID+"@"+s.name, n, s.syncCost(j))
-	s.saveSyncSets()
-	return s.syncRelease(j.ID, rel)
+	rel := sy.table.Open(j.ID, j.ID+"@"+sy.g.name, n, sy.cost(j))
+	sy.save(tx)
+	sy.release(tx, j.ID, rel)
 }
 
-// syncRegisterLocal registers member j with master m, both on this
-// server. Called with s.mu held.
-func (s *Server) syncRegisterLocal(m, j *state.Job) (changed []*state.Job, code int) {
-	if _, ok := s.syncCount(m); !ok {
-		return nil, batchreq.PBSE_NOSYNCMSTR
+// registerLocal registers member j with master m, both on this server,
+// in tx; it returns a PBSE code (0: registered).
+func (sy *Sync) registerLocal(tx *state.Txn, m, j *state.Job) int {
+	if _, ok := sy.count(m); !ok {
+		return batchreq.PBSE_NOSYNCMSTR
 	}
-	if _, ok := s.sync.table.Set(m.ID); !ok {
+	if _, ok := sy.table.Set(m.ID); !ok {
 		// a master queued before this server kept sets, or outside
 		// an execution queue: open its set now
-		changed = s.syncOpen(m)
+		sy.open(tx, m)
 	}
-	ref := j.ID + "@" + s.name
-	s.addDep(m, "syncwith", ref)
-	s.touch(m)
-	rel, err := s.sync.table.Register(m.ID, ref, s.syncCost(j))
+	ref := j.ID + "@" + sy.g.name
+	add(m, sy.g.name, "syncwith", ref)
+	sy.g.touch(m)
+	rel, err := sy.table.Register(m.ID, ref, sy.cost(j))
 	if err != nil {
-		return changed, batchreq.PBSE_NOSYNCMSTR
+		return batchreq.PBSE_NOSYNCMSTR
 	}
-	s.saveSyncSets()
-	return append(append(changed, m), s.syncRelease(m.ID, rel)...), 0
+	sy.save(tx)
+	tx.SaveJob(m)
+	sy.release(tx, m.ID, rel)
+	return 0
 }
 
-// syncRelease releases the members rel of master's set: a local job loses
-// the system hold of its sync dependency and awaits its start; a job on
-// another server is released by a RegisterDependency Release. It returns
-// the local jobs changed. Called with s.mu held.
-func (s *Server) syncRelease(master string, rel []string) []*state.Job {
-	var changed []*state.Job
-	masterRef := master + "@" + s.syncSelf()
+// release releases the members rel of master's set, in tx: a local job
+// loses the system hold of its sync dependency and awaits its start; a
+// job on another server is released by a RegisterDependency Release.
+func (sy *Sync) release(tx *state.Txn, master string, rel []string) {
+	masterRef := master + "@" + sy.g.host.SyncSelf()
 	for _, ref := range rel {
-		id, local := s.localJobID(ref)
+		id, local := sy.g.localJobID(ref)
 		if !local {
 			id = jobPart(ref)
-			s.log.Logf(logline.EventJob, logline.ClassJob, master, "sync set: releasing %s", ref)
-			s.syncSend(ref, &batchreq.RegistDep{ParentID: id, ChildID: masterRef,
+			sy.g.log.Logf(logline.EventJob, logline.ClassJob, master, "sync set: releasing %s", ref)
+			sy.send(tx, ref, &batchreq.RegistDep{ParentID: id, ChildID: masterRef,
 				DepType: batchreq.JOB_DEPEND_TYPE_SYNCWITH, Op: batchreq.JOB_DEPEND_OP_RELEASE})
 			continue
 		}
-		j := s.findJob(id)
+		j := sy.g.Find(id)
 		if j == nil {
 			continue
 		}
-		s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "sync set of %s: released", master)
+		sy.g.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "sync set of %s: released", master)
 		if j.ID == master {
-			s.dropSyncDeps(j, "")
+			sy.dropDeps(j, "")
 		} else {
-			s.dropSyncDeps(j, master)
+			sy.dropDeps(j, master)
 		}
-		s.sync.table.Await(j.ID, master+"@"+s.name)
-		s.releaseDepHold(j)
-		changed = append(changed, j)
+		sy.table.Await(j.ID, master+"@"+sy.g.name)
+		sy.g.ReleaseHold(tx, j)
+		tx.SaveJob(j)
 	}
 	if len(rel) > 0 {
-		s.saveSyncSets()
+		sy.save(tx)
 	}
-	return changed
 }
 
-// dropSyncDeps removes j's syncwith entries naming master (a job id, any
+// dropDeps removes j's syncwith entries naming master (a job id, any
 // server part), or, for master "", j's own synccount and syncwith
 // entries (j is the master).
-func (s *Server) dropSyncDeps(j *state.Job, master string) {
-	deps := s.jobDeps(j)
+func (sy *Sync) dropDeps(j *state.Job, master string) {
+	deps := sy.g.Of(j)
 	kept := deps[:0]
 	for _, e := range deps {
 		switch {
-		case master == "" && (e.typ == "synccount" || e.typ == "syncwith"):
+		case master == "" && (e.Type == "synccount" || e.Type == "syncwith"):
 			continue
-		case master != "" && e.typ == "syncwith":
+		case master != "" && e.Type == "syncwith":
 			var args []string
-			for _, a := range e.args {
+			for _, a := range e.Args {
 				if id, _, _ := strings.Cut(a, "@"); id != master {
 					args = append(args, a)
 				}
 			}
-			e.args = args
+			e.Args = args
 		}
 		kept = append(kept, e)
 	}
-	s.setDeps(j, kept)
-	s.touch(j)
+	Set(j, kept)
+	sy.g.touch(j)
 }
 
-// syncRegisterRemote asks the server of master ("id@server") to register
-// member j, with its cost. Called with s.mu held.
-func (s *Server) syncRegisterRemote(j *state.Job, master string) {
-	s.syncSend(master, &batchreq.RegistDep{Owner: j.OwnerUser(), ParentID: jobPart(master), ChildID: j.ID + "@" + s.syncSelf(),
-		DepType: batchreq.JOB_DEPEND_TYPE_SYNCWITH, Op: batchreq.JOB_DEPEND_OP_REGISTER, Cost: s.syncCost(j)})
+// registerRemote asks the server of master ("id@server") to register
+// member j, with its cost.
+func (sy *Sync) registerRemote(tx *state.Txn, j *state.Job, master string) {
+	sy.send(tx, master, &batchreq.RegistDep{Owner: j.OwnerUser(), ParentID: jobPart(master), ChildID: j.ID + "@" + sy.g.host.SyncSelf(),
+		DepType: batchreq.JOB_DEPEND_TYPE_SYNCWITH, Op: batchreq.JOB_DEPEND_OP_REGISTER, Cost: sy.cost(j)})
 }
 
-// syncStarted reports the start of job j to its sync master, if it was
-// released from a set, and returns the local jobs changed (the next
-// release when the master is here). Called with s.mu held.
-func (s *Server) syncStarted(j *state.Job) []*state.Job {
-	master, ok := s.sync.table.Started(j.ID)
+// started reports the start of job j to its sync master, if it was
+// released from a set (the next release when the master is here), in
+// tx.
+func (sy *Sync) started(tx *state.Txn, j *state.Job) {
+	master, ok := sy.table.Started(j.ID)
 	if !ok {
-		return nil
+		return
 	}
-	s.saveSyncSets()
-	id, local := s.localJobID(master)
-	ref := j.ID + "@" + s.name
+	sy.save(tx)
+	id, local := sy.g.localJobID(master)
+	ref := j.ID + "@" + sy.g.name
 	if !local {
 		id = jobPart(master)
-		s.syncSend(master, &batchreq.RegistDep{Owner: j.OwnerUser(), ParentID: id, ChildID: j.ID + "@" + s.syncSelf(),
+		sy.send(tx, master, &batchreq.RegistDep{Owner: j.OwnerUser(), ParentID: id, ChildID: j.ID + "@" + sy.g.host.SyncSelf(),
 			DepType: batchreq.JOB_DEPEND_TYPE_SYNCWITH, Op: batchreq.JOB_DEPEND_OP_READY})
-		return nil
+		return
 	}
-	s.log.Logf(logline.EventJob, logline.ClassJob, id, "sync set: %s is ready", ref)
-	return s.syncRelease(id, s.sync.table.Ready(id, ref))
+	sy.g.log.Logf(logline.EventJob, logline.ClassJob, id, "sync set: %s is ready", ref)
+	sy.release(tx, id, sy.table.Ready(id, ref))
 }
 
-// syncGone handles the end of job j (deleted, aborted or finished) for
-// the sync sets: a master's members that have not started are aborted
-// (seed 001: local ones are returned as doomed, others get a
-// RegisterDependency Delete); a member leaves its master's set.
-// Called with s.mu held.
-func (s *Server) syncGone(j *state.Job) (changed, doomed []*state.Job) {
-	if waited, ok := s.sync.table.Started(j.ID); ok {
-		s.leaveSet(j, waited)
+// gone handles the end of job j (deleted, aborted or finished) for the
+// sync sets, in tx: a master's members that have not started are
+// aborted (seed 001: local ones are returned as doomed, others get a
+// RegisterDependency Delete); a member leaves its master's set. The
+// local jobs released are returned as changed.
+func (sy *Sync) gone(tx *state.Txn, j *state.Job) (changed, doomed []*state.Job) {
+	if waited, ok := sy.table.Started(j.ID); ok {
+		sy.leave(tx, j, waited)
 	}
-	if _, master := s.syncCount(j); !master {
+	if _, master := sy.count(j); !master {
 		// a member not released yet: its syncwith entry names the master
 		// (a master's own syncwith entries are its members)
-		for _, e := range s.jobDeps(j) {
-			if e.typ == "syncwith" {
-				for _, m := range e.args {
-					changed = append(changed, s.leaveSet(j, m)...)
+		for _, e := range sy.g.Of(j) {
+			if e.Type == "syncwith" {
+				for _, m := range e.Args {
+					changed = append(changed, sy.leave(tx, j, m)...)
 				}
 			}
 		}
 	}
-	if _, ok := s.sync.table.Set(j.ID); !ok {
+	if _, ok := sy.table.Set(j.ID); !ok {
 		return changed, doomed
 	}
-	masterRef := j.ID + "@" + s.syncSelf()
-	for _, ref := range s.sync.table.Abort(j.ID) {
-		id, local := s.localJobID(ref)
+	masterRef := j.ID + "@" + sy.g.host.SyncSelf()
+	for _, ref := range sy.table.Abort(j.ID) {
+		id, local := sy.g.localJobID(ref)
 		if !local {
 			id = jobPart(ref)
-			s.syncSend(ref, &batchreq.RegistDep{Owner: j.OwnerUser(), ParentID: id, ChildID: masterRef,
+			sy.send(tx, ref, &batchreq.RegistDep{Owner: j.OwnerUser(), ParentID: id, ChildID: masterRef,
 				DepType: batchreq.JOB_DEPEND_TYPE_SYNCWITH, Op: batchreq.JOB_DEPEND_OP_DELETE})
 			continue
 		}
-		if c := s.findJob(id); c != nil && c != j && c.State != pbsattr.StateComplete && c.State != pbsattr.StateRunning {
+		if c := sy.g.Find(id); c != nil && c != j && c.State != pbsattr.StateComplete && c.State != pbsattr.StateRunning {
 			doomed = append(doomed, c)
 		}
 	}
-	s.saveSyncSets()
+	sy.save(tx)
 	return changed, doomed
 }
 
-// leaveSet takes job j out of the set of master ("id@server").
-func (s *Server) leaveSet(j *state.Job, master string) []*state.Job {
-	id, local := s.localJobID(master)
+// leave takes job j out of the set of master ("id@server"), in tx, and
+// returns the local jobs that released.
+func (sy *Sync) leave(tx *state.Txn, j *state.Job, master string) []*state.Job {
+	id, local := sy.g.localJobID(master)
 	if !local {
 		id = jobPart(master)
-		s.syncSend(master, &batchreq.RegistDep{Owner: j.OwnerUser(), ParentID: id, ChildID: j.ID + "@" + s.syncSelf(),
+		sy.send(tx, master, &batchreq.RegistDep{Owner: j.OwnerUser(), ParentID: id, ChildID: j.ID + "@" + sy.g.host.SyncSelf(),
 			DepType: batchreq.JOB_DEPEND_TYPE_SYNCWITH, Op: batchreq.JOB_DEPEND_OP_UNREG})
 		return nil
 	}
-	rel := s.sync.table.Leave(id, j.ID+"@"+s.name)
-	s.saveSyncSets()
-	return s.syncRelease(id, rel)
+	rel := sy.table.Leave(id, j.ID+"@"+sy.g.name)
+	sy.save(tx)
+	return sy.releasedJobs(tx, id, rel)
 }
 
-// handleSyncDep serves a RegisterDependency of type syncwith from
-// another server: Register and Ready (and Unregister) for a master here,
-// Release and Delete for a member here.
-func (s *Server) handleSyncDep(c *conn, body *batchreq.RegistDep) {
-	s.mu.Lock()
-	j := s.findJob(body.ParentID)
-	if j == nil {
-		s.mu.Unlock()
-		c.reject(batchreq.PBSE_UNKJOBID, "")
-		return
+// releasedJobs is release, returning the local jobs it released.
+func (sy *Sync) releasedJobs(tx *state.Txn, master string, rel []string) []*state.Job {
+	var out []*state.Job
+	for _, ref := range rel {
+		if id, local := sy.g.localJobID(ref); local {
+			if j := sy.g.Find(id); j != nil {
+				out = append(out, j)
+			}
+		}
 	}
-	var changed []*state.Job
-	var ops []store.Op
+	sy.release(tx, master, rel)
+	return out
+}
+
+// Serve serves a RegisterDependency of type syncwith from another server,
+// in tx: Register and Ready (and Unregister) for a master here, Release
+// and Delete for a member here. It returns a PBSE code (0: done) and,
+// for a Delete of a member that has not started, the job to delete.
+// A refusal may leave changes in tx (a set opened on the way), which the
+// caller makes durable too.
+func (sy *Sync) Serve(tx *state.Txn, body *batchreq.RegistDep) (doomed *state.Job, code int) {
+	j := sy.g.Find(body.ParentID)
+	if j == nil {
+		return nil, batchreq.PBSE_UNKJOBID
+	}
 	switch body.Op {
 	case batchreq.JOB_DEPEND_OP_REGISTER:
-		if _, ok := s.syncCount(j); !ok {
-			s.mu.Unlock()
-			c.reject(batchreq.PBSE_NOSYNCMSTR, "")
-			return
+		if _, ok := sy.count(j); !ok {
+			return nil, batchreq.PBSE_NOSYNCMSTR
 		}
-		if _, ok := s.sync.table.Set(j.ID); !ok {
-			changed = s.syncOpen(j)
+		if _, ok := sy.table.Set(j.ID); !ok {
+			sy.open(tx, j)
 		}
-		rel, err := s.sync.table.Register(j.ID, body.ChildID, body.Cost)
+		rel, err := sy.table.Register(j.ID, body.ChildID, body.Cost)
 		if err != nil {
-			s.mu.Unlock()
-			c.reject(batchreq.PBSE_IVALREQ, "")
-			return
+			return nil, batchreq.PBSE_IVALREQ
 		}
-		s.addDep(j, "syncwith", body.ChildID)
-		s.touch(j)
-		s.saveSyncSets()
-		changed = append(append(changed, j), s.syncRelease(j.ID, rel)...)
+		add(j, sy.g.name, "syncwith", body.ChildID)
+		sy.g.touch(j)
+		sy.save(tx)
+		tx.SaveJob(j)
+		sy.release(tx, j.ID, rel)
 	case batchreq.JOB_DEPEND_OP_READY:
-		changed = s.syncRelease(j.ID, s.sync.table.Ready(j.ID, body.ChildID))
+		sy.release(tx, j.ID, sy.table.Ready(j.ID, body.ChildID))
 	case batchreq.JOB_DEPEND_OP_UNREG:
-		rel := s.sync.table.Leave(j.ID, body.ChildID)
-		s.saveSyncSets()
-		changed = s.syncRelease(j.ID, rel)
+		rel := sy.table.Leave(j.ID, body.ChildID)
+		sy.save(tx)
+		sy.release(tx, j.ID, rel)
 	case batchreq.JOB_DEPEND_OP_RELEASE:
 		// Ready goes to the master's server as this job's syncwith
 		// names it (which reached it at registration)
 		master, _, _ := strings.Cut(body.ChildID, "@")
 		ref := body.ChildID
-		for _, e := range s.jobDeps(j) {
-			for _, a := range e.args {
-				if id, _, _ := strings.Cut(a, "@"); e.typ == "syncwith" && id == master {
+		for _, e := range sy.g.Of(j) {
+			for _, a := range e.Args {
+				if id, _, _ := strings.Cut(a, "@"); e.Type == "syncwith" && id == master {
 					ref = a
 				}
 			}
 		}
-		s.dropSyncDeps(j, master)
-		s.sync.table.Await(j.ID, ref)
-		s.saveSyncSets()
-		s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "sync set of %s: released", body.ChildID)
-		s.releaseDepHold(j)
-		changed = []*state.Job{j}
+		sy.dropDeps(j, master)
+		sy.table.Await(j.ID, ref)
+		sy.save(tx)
+		sy.g.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "sync set of %s: released", body.ChildID)
+		sy.g.ReleaseHold(tx, j)
+		tx.SaveJob(j)
 	case batchreq.JOB_DEPEND_OP_DELETE:
 		if j.State == pbsattr.StateRunning || j.State == pbsattr.StateComplete {
 			break
 		}
-		s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job deleted as result of dependency on job %s", body.ChildID)
-		tx := s.db.Begin()
-		s.completeJob(tx, j, false)
-		ops = append(ops, tx.Ops()...)
+		sy.g.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job deleted as result of dependency on job %s", body.ChildID)
+		return j, 0
 	default:
-		s.mu.Unlock()
-		c.reject(batchreq.PBSE_IVALREQ, "")
-		return
+		return nil, batchreq.PBSE_IVALREQ
 	}
-	for _, x := range changed {
-		if s.jobs.Get(x.ID) == x {
-			ops = append(ops, state.SaveJob(x))
-		}
-	}
-	s.commitAndReply(c, ops, batchreq.NullReply())
-}
-
-// syncState is the sync-set table and the delivery state of its
-// outbox (not stored: a restart retries every message at once).
-type syncState struct {
-	table syncset.Table
-	busy  map[uint64]bool      // messages being sent
-	next  map[uint64]time.Time // earliest time of the next attempt
-	tries map[uint64]int       // failed attempts
-}
-
-// syncSend queues a RegisterDependency for the server named in ref
-// ("id@server[:port]") in the table's outbox, stored with the table, and
-// starts its delivery. Called with s.mu held.
-func (s *Server) syncSend(ref string, body *batchreq.RegistDep) {
-	_, srv, _ := strings.Cut(ref, "@")
-	seq := s.sync.table.Post(syncset.Message{To: srv, Op: body.Op, Owner: body.Owner, Parent: body.ParentID, Child: body.ChildID, Cost: body.Cost})
-	if seq == 0 {
-		s.log.Logf(logline.EventJob, logline.ClassJob, body.ParentID, "sync set: cannot send to server %q", srv)
-		return
-	}
-	s.saveSyncSets()
-	s.syncDeliverLocked()
-}
-
-// syncDeliver starts the delivery of the outbox messages that are due
-// (the server's timer calls it every second).
-func (s *Server) syncDeliver() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.syncDeliverLocked()
-}
-
-// syncDeliverLocked is syncDeliver with s.mu held. A failed attempt is
-// tried again after a delay that doubles up to a minute; a refused
-// message is dropped (a refused Register puts its member on user hold,
-// as a refused local registration does).
-func (s *Server) syncDeliverLocked() {
-	if s.shutting {
-		return
-	}
-	now := time.Now()
-	for _, m := range s.sync.table.Outbox() {
-		if s.sync.busy[m.Seq] || now.Before(s.sync.next[m.Seq]) {
-			continue
-		}
-		dest := s.parseDestination("x@" + m.To)
-		if dest.Addr == "" || dest.Bad {
-			s.log.Logf(logline.EventJob, logline.ClassJob, m.Parent, "sync set: cannot reach server %q", m.To)
-			s.sync.table.Delivered(m.Seq)
-			s.saveSyncSets()
-			continue
-		}
-		if s.sync.busy == nil {
-			s.sync.busy, s.sync.next, s.sync.tries = map[uint64]bool{}, map[uint64]time.Time{}, map[uint64]int{}
-		}
-		s.sync.busy[m.Seq] = true
-		go s.syncAttempt(m, dest.Addr)
-	}
-}
-
-// syncAttempt sends one outbox message once.
-func (s *Server) syncAttempt(m syncset.Message, addr string) {
-	p, err := remote.Request(addr, batchreq.PBS_BATCH_RegistDep, &batchreq.RegistDep{Owner: m.Owner, ParentID: m.Parent,
-		ChildID: m.Child, DepType: batchreq.JOB_DEPEND_TYPE_SYNCWITH, Op: m.Op, Cost: m.Cost})
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.sync.busy, m.Seq)
-	if s.shutting {
-		return
-	}
-	name := batchreq.RequestName(batchreq.PBS_BATCH_RegistDep)
-	if err != nil {
-		n := s.sync.tries[m.Seq]
-		s.sync.tries[m.Seq] = n + 1
-		s.sync.next[m.Seq] = time.Now().Add(min(time.Duration(1)<<n*time.Second, time.Minute))
-		if n == 0 || n%10 == 0 {
-			s.log.Logf(logline.EventJob, logline.ClassJob, m.Parent, "sync set: %s (op %d) to %s failed: %v", name, m.Op, addr, err)
-		}
-		return
-	}
-	delete(s.sync.tries, m.Seq)
-	delete(s.sync.next, m.Seq)
-	s.sync.table.Delivered(m.Seq)
-	s.saveSyncSets()
-	if p.Code != 0 {
-		s.log.Logf(logline.EventJob, logline.ClassJob, m.Parent, "sync set: %s (op %d) to %s refused: %d %s", name, m.Op, addr, p.Code, p.Text)
-		if m.Op == batchreq.JOB_DEPEND_OP_REGISTER {
-			s.syncRefused(m.Child)
-		}
-	}
-}
-
-// syncRefused puts member ref ("id@server", a job here) on user hold:
-// its master's server refused its registration.
-// Called with s.mu held.
-func (s *Server) syncRefused(ref string) {
-	j := s.findJob(jobPart(ref))
-	if j == nil {
-		return
-	}
-	s.log.Log(logline.EventJob, logline.ClassJob, j.ID, "Job held for unknown job dep, use 'qrls' to release")
-	j.Hold |= state.HoldUser
-	s.evaluate(j)
-	s.touch(j)
-	s.store.Submit(state.SaveJob(j))
+	return nil, 0
 }
 
 // keepSyncReleased returns deps without the sync entries that the
 // registrations just made removed from the job (now: its depend value
 // after them): a job released at once keeps no hold.
-func keepSyncReleased(deps, now []depEntry) []depEntry {
+func keepSyncReleased(deps, now []Entry) []Entry {
 	has := map[string]bool{}
 	for _, e := range now {
-		for _, a := range e.args {
-			has[e.typ+"\x00"+a] = true
+		for _, a := range e.Args {
+			has[e.Type+"\x00"+a] = true
 		}
 	}
-	out := make([]depEntry, 0, len(deps))
+	out := make([]Entry, 0, len(deps))
 	for _, e := range deps {
-		if e.typ == "synccount" || e.typ == "syncwith" {
+		if e.Type == "synccount" || e.Type == "syncwith" {
 			var args []string
-			for _, a := range e.args {
-				if has[e.typ+"\x00"+a] {
+			for _, a := range e.Args {
+				if has[e.Type+"\x00"+a] {
 					args = append(args, a)
 				}
 			}
-			e.args = args
+			e.Args = args
 		}
 		out = append(out, e)
 	}
 	return out
-}
-
-// jobPart is the job id of a "id@server" reference.
-func jobPart(ref string) string {
-	id, _, _ := strings.Cut(ref, "@")
-	return id
 }
