@@ -48,11 +48,30 @@ type Options struct {
 
 // Connect connects to server ("host[:port]", a comma list, or "" for the
 // default server list) and authenticates the connection with pbs_iff.
+// Like TORQUE's pbs_connect (spec 03 §1.1) it tries a named server first
+// and then the default list, so a named server that cannot be reached
+// falls back silently to the default servers.
 func Connect(server string) (*Conn, error) {
-	return Dial(server, Options{})
+	return Dial(candidates(server), Options{})
 }
 
-// Dial is Connect with options.
+// candidates is the list of servers Connect tries for server: server
+// itself followed by the default list, or the default list alone.
+func candidates(server string) string {
+	defaults := ServerList()
+	switch {
+	case strings.TrimSpace(server) == "":
+		return defaults
+	case strings.TrimSpace(defaults) == "":
+		return server
+	}
+	return server + "," + defaults
+}
+
+// Dial connects to the servers of list ("host[:port]" or a comma list; ""
+// means the default list) in turn, with options, and returns the first
+// connection made. Unlike Connect it does not add the default list after
+// a named server.
 func Dial(server string, opt Options) (*Conn, error) {
 	list := server
 	if list == "" {

@@ -198,6 +198,9 @@ func TestConnectServerSelection(t *testing.T) {
 		{name: "server_name file", serverName: "srva:{S}\n", want: "srva:{S}"},
 		{name: "list falls back to the next server", pbsDefault: "srva:{R},srvb:{S}", want: "srvb:{S}"},
 		{name: "refused", server: "srva:{R}"},
+		{name: "named server refused falls back to the default list", server: "srva:{R}", pbsDefault: "srvb:{S}", want: "srvb:{S}"},
+		{name: "named server comes before the default list", server: "srva:{S}", pbsDefault: "srvb:{S}", want: "srva:{S}"},
+		{name: "named server and default list refused", server: "srva:{R}", pbsDefault: "srvb:{R}"},
 	}
 	expand := strings.NewReplacer("{S}", srv.port(), "{R}", refused).Replace
 	for _, tt := range tests {

@@ -24,20 +24,24 @@ func TestCommon(t *testing.T) {
 			sent: []string{},
 			stderr: "Cannot connect to default server host 'vm' - check pbs_server daemon.\n" +
 				"qstat: cannot connect to server vm (errno=111) Connection refused\n", exit: 111},
-		{name: "named server down", argv: []string{"qstat", "@vm2:1"}, sent: []string{},
+		{name: "named server down", argv: []string{"qstat", "@vm2:1"}, env: []string{"PBS_BATCH_SERVICE_PORT=1"}, sent: []string{},
 			stderr: "Cannot connect to specified server host 'vm2:1'.\n" +
 				"qstat: cannot connect to server vm2:1 (errno=111) Connection refused\n", exit: 111},
+		{name: "named server down falls back to the default", argv: []string{"qstat", "-B", "vm2:1"},
+			sent: []string{"+2+12+21{U}+0+0+0", disconnect}},
+		{name: "job server down falls back to the default", argv: []string{"qdel", "1.vm2:1"},
+			sent: []string{"+2+1+6{U}+1+2+71.vm2:1+0+0", disconnect}},
 		{name: "fall-back server", argv: []string{"qstat", "-B"}, env: []string{"PBS_DEFAULT=vm:1,vm2"},
 			sent: []string{statServer, disconnect}},
-		{name: "job server down", argv: []string{"qdel", "1.vm2:1"}, sent: []string{},
+		{name: "job server down", argv: []string{"qdel", "1.vm2:1"}, env: []string{"PBS_BATCH_SERVICE_PORT=1"}, sent: []string{},
 			stderr: "Cannot connect to specified server host 'vm2:1'.\n" +
 				"qdel: cannot connect to server vm2:1 (errno=111) Connection refused\n", exit: 111},
-		{name: "qchkpt connection error has no text", argv: []string{"qchkpt", "1.vm2:1"}, sent: []string{},
+		{name: "qchkpt connection error has no text", argv: []string{"qchkpt", "1.vm2:1"}, env: []string{"PBS_BATCH_SERVICE_PORT=1"}, sent: []string{},
 			stderr: "Cannot connect to specified server host 'vm2:1'.\n" +
 				"qchkpt: cannot connect to server vm2:1 (errno=111)\n", exit: 111},
-		{name: "qrun connection error", argv: []string{"qrun", "1.vm2:1"}, sent: []string{},
+		{name: "qrun connection error", argv: []string{"qrun", "1.vm2:1"}, env: []string{"PBS_BATCH_SERVICE_PORT=1"}, sent: []string{},
 			stderr: "qrun: could not connect to server vm2:1 (111) Connection refused\n", exit: 2},
-		{name: "pbsnodes connection error", argv: []string{"pbsnodes", "-s", "vm2:1"}, sent: []string{},
+		{name: "pbsnodes connection error", argv: []string{"pbsnodes", "-s", "vm2:1"}, env: []string{"PBS_BATCH_SERVICE_PORT=1"}, sent: []string{},
 			stderr: "Cannot connect to specified server host 'vm2:1'.\n" +
 				"{B}/pbsnodes: cannot connect to server vm2:1, error=111 (Connection refused)\n", exit: 1},
 		{name: "pbs_iff refuses", argv: []string{"qstat"}, env: []string{"PBSBINDIR=" + refusingIff},

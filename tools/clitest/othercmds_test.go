@@ -95,10 +95,12 @@ func TestQueueCommands(t *testing.T) {
 			stderr:  "qenable: Unknown queue nosuch\n", exit: 2},
 		{name: "qstop bad destination", argv: []string{"qstop", "@vm"}, sent: []string{},
 			stderr: "qstop: illegally formed destination: @vm\n", exit: 1},
-		{name: "qdisable cannot connect", argv: []string{"qdisable", "batch@vm2:1", "short"},
-			sent: []string{"+2+1+9{U}+2+1+5short+12+14+7enabled+0+5FALSE+0+0", disconnect},
+		{name: "qdisable cannot connect", argv: []string{"qdisable", "batch@vm2:1"}, env: []string{"PBS_BATCH_SERVICE_PORT=1"}, sent: []string{},
 			stderr: "Cannot connect to specified server host 'vm2:1'.\n" +
 				"qdisable: could not connect to server vm2:1 (111) Connection refused\n", exit: 2},
+		{name: "qdisable named server down falls back to the default", argv: []string{"qdisable", "batch@vm2:1", "short"},
+			sent: []string{"+2+1+9{U}+2+1+5batch+12+14+7enabled+0+5FALSE+0+0", disconnect,
+				"+2+1+9{U}+2+1+5short+12+14+7enabled+0+5FALSE+0+0", disconnect}},
 		{name: "qenable error without text", argv: []string{"qenable", "batch"},
 			replies: []*batchreq.Reply{errReply(15007)},
 			stderr:  "qenable: Unauthorized Request  batch\n", exit: 2},
@@ -121,7 +123,7 @@ func TestQterm(t *testing.T) {
 				}
 			},
 			exit: 2},
-		{name: "cannot connect", argv: []string{"qterm", "vm2:1"}, sent: []string{},
+		{name: "cannot connect", argv: []string{"qterm", "vm2:1"}, env: []string{"PBS_BATCH_SERVICE_PORT=1"}, sent: []string{},
 			stderr: "Cannot connect to specified server host 'vm2:1'.\n" +
 				"qterm: could not connect to server 'vm2:1' (111) Connection refused\n", exit: 2},
 		{name: "default server refused", argv: []string{"qterm"},

@@ -137,10 +137,8 @@ func TestQmgr(t *testing.T) {
 			sent: []string{},
 			stderr: "Cannot connect to default server host 'vm' - check pbs_server daemon.\n" +
 				"qmgr: cannot connect to server  (errno=111) Connection refused\n", exit: 3},
-		{name: "connect error aborts", argv: []string{"qmgr", "-a", "-c", "list server vm2:1"},
-			sent: []string{disconnect},
-			stderr: "Cannot connect to specified server host 'vm2:1'.\n" +
-				"qmgr: cannot connect to server vm2:1 (errno=111) Connection refused\n", exit: 3},
+		{name: "named server down falls back to the default", argv: []string{"qmgr", "-a", "-c", "list server vm2:1"},
+			sent: []string{disconnect, "+2+12+21{U}+0+0+0", disconnect}},
 		{name: "help topic", argv: []string{"qmgr", "-c", "help operators"}, sent: []string{disconnect},
 			stdout: "Operators: = sets a value, += adds to it, -= removes from it.\n"},
 		{name: "help", argv: []string{"qmgr", "-c", "h"}, sent: []string{disconnect},

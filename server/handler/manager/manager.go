@@ -363,6 +363,11 @@ func (r *request) manageQueue(tx *state.Txn, m *batchreq.Manage) *batchreq.Reply
 		if q.Total() > 0 || queueHasJobs(r.st.Jobs(), q) {
 			return batchreq.ErrorReply(batchreq.PBSE_QUEBUSY, "", "")
 		}
+		if linked := queueNodes(r.st.Nodes(), name); len(linked) > 0 {
+			// nodes that name the queue (their queue attribute, seed 003)
+			// would run the jobs of a queue that no longer exists
+			return batchreq.TextReply(batchreq.PBSE_QUEBUSY, QueueLinkedText(name, linked))
+		}
 		r.st.RemoveQueue(q)
 		r.log.Logf(logline.EventAdmin, logline.ClassQueue, name, "deleted at request of %s", r.who.Requester())
 		tx.DeleteQueue(name)
@@ -403,6 +408,25 @@ func (r *request) manageQueue(tx *state.Txn, m *batchreq.Manage) *batchreq.Reply
 		tx.SaveQueue(q)
 	}
 	return nil
+}
+
+// queueNodes returns the names of the nodes linked to queue name through
+// their queue attribute.
+func queueNodes(nodes []*state.Node, name string) []string {
+	var out []string
+	for _, n := range nodes {
+		if n.Attrs.Get(pbsattr.NodeQueue) == name {
+			out = append(out, n.Name)
+		}
+	}
+	return out
+}
+
+// QueueLinkedText is the text of the refusal to delete queue q while the
+// nodes name it in their queue attribute (PBSE_QUEBUSY).
+func QueueLinkedText(q string, nodes []string) string {
+	return "Cannot delete busy queue: queue " + q + " is linked to node(s) " + strings.Join(nodes, ",") +
+		" (unset their queue attribute first)"
 }
 
 func queueHasJobs(jobs *state.Jobs, q *state.Queue) bool {

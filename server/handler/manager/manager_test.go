@@ -246,3 +246,43 @@ func TestManageNode(t *testing.T) {
 		t.Errorf("delete unknown node: code %d, want PBSE_UNKNODE", p.Code)
 	}
 }
+
+// TestDeleteLinkedQueue: a queue that a node names in its queue attribute
+// cannot be deleted (PBSE_QUEBUSY, with the nodes in the text) until the
+// node lets go of it.
+func TestDeleteLinkedQueue(t *testing.T) {
+	f := newFake(t)
+	for _, m := range []*batchreq.Manage{
+		{Command: batchreq.MGR_CMD_CREATE, ObjType: batchreq.MGR_OBJ_QUEUE, ObjName: "q1",
+			Attrs: batchreq.AttrList{{Name: "queue_type", Value: "e"}}},
+		{Command: batchreq.MGR_CMD_CREATE, ObjType: batchreq.MGR_OBJ_NODE, ObjName: "n1"},
+		{Command: batchreq.MGR_CMD_CREATE, ObjType: batchreq.MGR_OBJ_NODE, ObjName: "n2"},
+		{Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_NODE, ObjName: "n1",
+			Attrs: batchreq.AttrList{{Name: "queue", Value: "q1"}}},
+		{Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_NODE, ObjName: "n2",
+			Attrs: batchreq.AttrList{{Name: "queue", Value: "q1"}}},
+	} {
+		if p := manage(t, f, mgr, m); p.Code != 0 {
+			t.Fatalf("%+v: code %d", m, p.Code)
+		}
+	}
+	del := &batchreq.Manage{Command: batchreq.MGR_CMD_DELETE, ObjType: batchreq.MGR_OBJ_QUEUE, ObjName: "q1"}
+	want := "Cannot delete busy queue: queue q1 is linked to node(s) n1,n2 (unset their queue attribute first)"
+	if p := manage(t, f, mgr, del); p.Code != batchreq.PBSE_QUEBUSY || p.Text != want || len(f.queues) != 1 {
+		t.Errorf("delete of a linked queue: code %d text %q, %d queues; want PBSE_QUEBUSY %q and the queue kept", p.Code, p.Text, len(f.queues), want)
+	}
+	for _, n := range []string{"n1", "n2"} {
+		// nodes know no unset (TORQUE): an empty queue links none
+		if p := manage(t, f, mgr, &batchreq.Manage{Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_NODE, ObjName: n,
+			Attrs: batchreq.AttrList{{Name: "queue", Value: ""}}}); p.Code != 0 {
+			t.Fatalf("clear %s queue: code %d", n, p.Code)
+		}
+		p := manage(t, f, mgr, del)
+		if n == "n1" && (p.Code != batchreq.PBSE_QUEBUSY || p.Text != QueueLinkedText("q1", []string{"n2"})) {
+			t.Errorf("delete while n2 is linked: code %d text %q", p.Code, p.Text)
+		}
+		if n == "n2" && (p.Code != 0 || len(f.queues) != 0) {
+			t.Errorf("delete of an unlinked queue: code %d, %d queues", p.Code, len(f.queues))
+		}
+	}
+}
