@@ -28,7 +28,7 @@ func (s *Server) newLife() {
 // lifeHost is the server as the life cycle sees it (lifecycle.Host).
 type lifeHost struct{ s *Server }
 
-func (h lifeHost) ApplyDefaults(j *state.Job, q *state.Queue) { h.s.applyDefaults(j, q) } // job_defaults.go
+func (h lifeHost) ApplyDefaults(j *state.Job, q *state.Queue) { h.s.admission.ApplyDefaults(j, q) }
 
 func (h lifeHost) Route(tx *state.Txn, j *state.Job, now int64) { h.s.routeJob(tx, j, now) } // route.go
 

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -139,6 +138,3 @@ func (r *rateCounter) String(now time.Time) string {
 	}
 	return strconv.Itoa(avg(5)) + " " + strconv.Itoa(avg(30)) + " " + strconv.Itoa(avg(60))
 }
-
-// contains reports whether list holds s.
-func contains(list []string, s string) bool { return slices.Contains(list, s) }
