@@ -7,6 +7,7 @@ import (
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
 	"gopbs/server/depend"
+	"gopbs/server/handler"
 	"gopbs/server/lifecycle"
 	"gopbs/server/link/remote"
 	"gopbs/server/state"
@@ -68,9 +69,9 @@ func (h dependHost) Shutting() bool { return h.s.shutting }
 
 // handleRegistDep serves a RegisterDependency (request type 13) from
 // another server: lifecycle.Life.RegistDep.
-func (s *Server) handleRegistDep(c *conn, req *batchreq.Request) {
-	if !c.perm.svr {
-		c.reject(batchreq.PBSE_IVALREQ, "")
+func (s *Server) handleRegistDep(c *handler.Conn, req *batchreq.Request) {
+	if !c.Asker.Privileged {
+		c.Reject(batchreq.PBSE_IVALREQ, "")
 		return
 	}
 	s.mu.Lock()
@@ -80,7 +81,7 @@ func (s *Server) handleRegistDep(c *conn, req *batchreq.Request) {
 			tx.Commit() // a sync set opened before the refusal
 		}
 		s.mu.Unlock()
-		c.reject(code, "")
+		c.Reject(code, "")
 		return
 	}
 	s.commitAndReply(c, tx.Ops(), batchreq.NullReply())
@@ -88,17 +89,17 @@ func (s *Server) handleRegistDep(c *conn, req *batchreq.Request) {
 
 // permitted reports whether the requester may act on the job (owner,
 // operator or manager); otherwise it logs the security line.
-func (s *Server) permitted(c *conn, j *state.Job) bool {
-	if c.perm.oper || c.perm.mgr || j.OwnerUser() == c.req.User {
+func (s *Server) permitted(c *handler.Conn, j *state.Job) bool {
+	if c.Asker.Operator || c.Asker.Manager || j.OwnerUser() == c.Asker.User {
 		return true
 	}
 	s.unauthorized(c, j)
 	return false
 }
 
-func (s *Server) unknownJob(c *conn, id, msg string) {
+func (s *Server) unknownJob(c *handler.Conn, id, msg string) {
 	s.log.Log(logline.EventDebug, logline.ClassJob, id, "Unknown Job Id")
-	c.reject(batchreq.PBSE_UNKJOBID, msg)
+	c.Reject(batchreq.PBSE_UNKJOBID, msg)
 }
 
 // commitAndReply submits the batch ops (under the lock held by the caller), unlocks,

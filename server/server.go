@@ -37,6 +37,7 @@ import (
 	"gopbs/internal/logline"
 	"gopbs/server/admit"
 	"gopbs/server/depend"
+	"gopbs/server/handler"
 	"gopbs/server/lifecycle"
 	"gopbs/server/link/momis"
 	"gopbs/server/link/sched"
@@ -113,7 +114,7 @@ type Server struct {
 	store store.AsyncStore
 	auth  *iff.Table
 	ln    net.Listener
-	mux   batchreq.ServeMux[*conn]
+	mux   batchreq.ServeMux[*handler.Conn]
 	lock  *os.File
 	now   func() time.Time
 
@@ -488,7 +489,7 @@ func (s *Server) Shutdown(how string) {
 		s.connMu.Lock()
 		s.connsClosed = true
 		for c := range s.conns {
-			if !c.shutdownReq {
+			if !c.hc.ShutdownAsker {
 				c.nc.Close()
 			}
 		}
