@@ -6,11 +6,9 @@ import (
 
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
-	"gopbs/internal/logline"
 	"gopbs/server/handler"
 	"gopbs/server/jobmail"
 	"gopbs/server/link/running"
-	"gopbs/server/pbslog"
 	"gopbs/server/state"
 	"gopbs/server/store"
 )
@@ -27,12 +25,12 @@ func (h runHost) RLock()                       { h.s.mu.RLock() }
 func (h runHost) RUnlock()                     { h.s.mu.RUnlock() }
 func (h runHost) Begin() *state.Txn            { return h.s.db.Begin() }
 func (h runHost) Jobs() *state.Jobs            { return &h.s.jobs }
-func (h runHost) FindJob(id string) *state.Job { return h.s.findJob(id) }
+func (h runHost) FindJob(id string) *state.Job { return h.s.life.Find(id) }
 func (h runHost) Attrs() state.Attrs           { return h.s.attrs }
 func (h runHost) Now() time.Time               { return h.s.now() }
 func (h runHost) GroupOf(user string) string   { return h.s.groupOf(user) }
 func (h runHost) Evaluate(j *state.Job)        { h.s.evaluate(j) }
-func (h runHost) Touch(j *state.Job)           { h.s.touch(j) }
+func (h runHost) Touch(j *state.Job)           { h.s.life.Touch(j) }
 func (h runHost) RefreshNodeJobs()             { h.s.refreshNodeJobs() }
 func (h runHost) Shutting() bool               { return h.s.shutting }
 func (h runHost) StopStarting()                { h.s.shutting = true }
@@ -43,43 +41,16 @@ func (h runHost) Script(j *state.Job) ([]byte, error) {
 	return h.s.store.Get(store.Script, state.ScriptKey(j))
 }
 
-// Complete implements running.Host (jobs.go).
-func (h runHost) Complete(tx *state.Txn, j *state.Job, ok bool) { h.s.completeJob(tx, j, ok) }
+// Complete implements running.Host (server/lifecycle).
+func (h runHost) Complete(tx *state.Txn, j *state.Job, ok bool) { h.s.life.Complete(tx, j, ok) }
 
-// Started implements running.Host: the start releases a sync set's next
-// member (sync_sets.go) and the after: and afterstartarray children
-// (depend.go).
-func (h runHost) Started(tx *state.Txn, j *state.Job) {
-	released := h.s.syncStarted(j)
-	released = append(released, h.s.jobStarted(j)...)
-	for _, x := range released {
-		tx.SaveJob(x)
-	}
-}
+// Started implements running.Host (server/lifecycle): the start releases
+// a sync set's next member and the after: and afterstartarray children.
+func (h runHost) Started(tx *state.Txn, j *state.Job) { h.s.life.Started(tx, j) }
 
-// ReleaseDependents implements running.Host over the dependency rules
-// of depend.go: released jobs are saved, jobs whose condition can no
-// longer be met are deleted.
+// ReleaseDependents implements running.Host (server/lifecycle).
 func (h runHost) ReleaseDependents(tx *state.Txn, j *state.Job, ok bool) bool {
-	s := h.s
-	changed, doomed := s.parentGone(j, ok)
-	released := false
-	for _, x := range changed {
-		if s.jobs.Get(x.ID) != nil {
-			tx.SaveJob(x)
-			released = released || x.State == pbsattr.StateQueued
-		}
-	}
-	for _, x := range doomed {
-		if s.jobs.Get(x.ID) == nil || x.State == pbsattr.StateComplete {
-			continue
-		}
-		s.log.Logf(logline.EventJob, logline.ClassJob, x.ID, "Job deleted as result of dependency on job %s", j.ID)
-		s.acct.Record(pbslog.AcctAbort, x.ID, "")
-		s.consequent.note(x.ID, x.OwnerUser(), s.now())
-		s.completeJob(tx, x, false)
-	}
-	return released
+	return h.s.life.ReleaseDependents(tx, j, ok)
 }
 
 // Allocate implements running.Host (run_alloc.go).
@@ -212,7 +183,7 @@ func (s *Server) requeueState(j *state.Job) {
 	running.ClearRun(j)
 	s.jobs.SetState(j, pbsattr.StateQueued, pbsattr.SubQueued)
 	s.evaluate(j)
-	s.touch(j)
+	s.life.Touch(j)
 }
 
 // mail is a job mail ready to send (package jobmail).
