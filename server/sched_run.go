@@ -1,80 +1,32 @@
 package server
 
 import (
-	"context"
-	"net"
 	"os"
 	"path/filepath"
-	"slices"
-	"strconv"
-	"strings"
-	"time"
 
-	pbsattr "gopbs/attr"
-	"gopbs/batchreq"
 	"gopbs/internal/logline"
-	"gopbs/server/link/mom"
 	"gopbs/server/link/sched"
 	"gopbs/server/schedulers"
 	"gopbs/server/store"
 )
 
-// schedHost is the server as package schedulers' Supervisor uses it: it
-// drives the cycles of the non-default schedulers (the default one is
-// the scheduler link's, sched_link.go).
+// schedHost is the server as package schedulers' Supervisor uses it: the
+// Supervisor runs the processes of the non-default schedulers and hands
+// each running one to the scheduler link (server/link/sched), the one
+// cycle runner of every scheduler.
 type schedHost struct{ s *Server }
 
-// Cycle connects to a scheduler, sends it cmd and serves its requests
-// with its slice of the cluster until it closes the connection.
-func (h schedHost) Cycle(sc *schedulers.Sched, cmd int) (int, bool) {
-	s := h.s
+// Run hands a running scheduler to the link and asks it for cycle cmd.
+func (h schedHost) Run(sc *schedulers.Sched, cmd int) {
 	host := sc.Host
-	if host == s.name {
+	if host == h.s.name || host == "localhost" {
 		host = "127.0.0.1" // the server starts its host's schedulers on loopback
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), mom.Timeout)
-	nc, err := mom.DialReserved(ctx, net.JoinHostPort(host, strconv.Itoa(sc.Port)))
-	cancel()
-	if err != nil {
-		s.log.Logf(logline.EventSched, logline.ClassServer, sc.Name, "Could not contact Scheduler %s - port %d", sc.Name, sc.Port)
-		s.log.Logf(logline.EventSched, logline.ClassServer, sc.Name, "Unable to reach scheduler associated with partition %s", strings.Join(sc.Partitions, ","))
-		return 0, false
-	}
-	if err := batchreq.WriteSchedCommand(nc, cmd); err != nil {
-		nc.Close()
-		return 0, false
-	}
-	s.log.Logf(logline.EventSched, logline.ClassServer, sc.Name, "Scheduler %s was sent the command %s", sc.Name, batchreq.SchedCommandName(cmd))
-	c := s.newConn(nc)
-	if c == nil {
-		return 0, false
-	}
-	s.auth.Remove(c.auth)
-	c.auth = s.auth.AddPrivileged(c.remote)
-	c.slice = s.scheds.Slice(sc.Name)
-	c.cycle = new(sched.Cycle)
-	begin := time.Now()
-	c.serve()
-	took := time.Since(begin)
-	s.obs.SchedCycle(sc.Name, took)
-	s.log.Logf(logline.EventSched, logline.ClassServer, sc.Name, "Scheduler %s cycle %s ended after %.3f s, %d jobs run",
-		sc.Name, batchreq.SchedCommandName(cmd), took.Seconds(), c.cycle.Started())
-	return c.cycle.Started(), true
+	h.s.sched.Run(sched.Scheduler{Name: sc.Name, Host: host, Port: sc.Port}, cmd)
 }
 
-// Events sums the job events of the queues of the partitions.
-func (h schedHost) Events(parts []string) int64 {
-	s := h.s
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	var n int64
-	for _, q := range s.queues {
-		if p := q.Attrs.Get(pbsattr.QueuePartition); p != "" && slices.Contains(parts, p) {
-			n += q.Events
-		}
-	}
-	return n
-}
+// Stopped takes a scheduler from the link.
+func (h schedHost) Stopped(name string) { h.s.sched.Remove(name) }
 
 // Save makes the Supervisor's changes durable.
 func (h schedHost) Save(ops ...store.Op) {

@@ -78,7 +78,7 @@ func (t *Table) Load(s *Sched) {
 	defer t.mu.Unlock()
 	if s.IsDefault() {
 		d := t.defaultSched()
-		d.User, d.Comment = s.User, s.Comment
+		d.User, d.Comment, d.Accumulation = s.User, s.Comment, s.Accumulation
 		t.scheds[DefaultName] = d
 		return
 	}
@@ -471,6 +471,8 @@ func (t *Table) applyOne(s *Sched, a *batchreq.Attr, unset bool) *batchreq.Reply
 			s.Scheduling = false
 		case AttrIteration:
 			s.Iteration = d.Iteration
+		case AttrAccumulation:
+			s.Accumulation = 0
 		case AttrUser:
 			s.User = d.User
 		case AttrComment:
@@ -535,6 +537,12 @@ func (t *Table) applyOne(s *Sched, a *batchreq.Attr, unset bool) *batchreq.Reply
 			return bad()
 		}
 		s.Iteration = n
+	case AttrAccumulation:
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil || n < 0 {
+			return bad()
+		}
+		s.Accumulation = n
 	case AttrUser:
 		v = strings.TrimSpace(v)
 		if v == "" || !t.env.LookupUser(v) {
