@@ -361,6 +361,8 @@ func TestSeveralSchedulers(t *testing.T) {
 		}
 	}
 
+	c.dirChanges(priv1)
+
 	// print recreates the configuration on another server.
 	c.qmgr("set sched s1 scheduling = false", "set sched s2 scheduling = false")
 	var dump string
@@ -421,4 +423,50 @@ func jobID(t *testing.T, c *cluster, name string) string {
 	}
 	t.Fatalf("no job %s", name)
 	return ""
+}
+
+// dirChanges changes s1's sched_log and sched_priv while it runs (seed
+// 003, interface 2): the scheduler takes a new log directory on itself
+// (no restart) and says so there; a sched_priv without sched_config is
+// one it cannot take on (its comment says so and its scheduling goes
+// off); a sched_priv that fails the server's checks is refused by the
+// server the same way.
+func (c *cluster) dirChanges(priv1 string) {
+	t := c.t
+	pid := lockPID(priv1)
+	logDir := filepath.Join(c.home, "sched_logs_s1_new")
+	c.qmgr("set sched s1 sched_log = " + logDir)
+	want := "Scheduler log directory is changed to " + logDir
+	e2e.WaitFor(t, "s1 logging in its new directory", 30*time.Second, func() bool {
+		logs, _ := filepath.Glob(filepath.Join(logDir, "*"))
+		for _, l := range logs {
+			if b, _ := os.ReadFile(l); strings.Contains(string(b), want) {
+				return true
+			}
+		}
+		return false
+	})
+	if now := lockPID(priv1); now != pid || !alive(pid) {
+		t.Errorf("s1 restarted for a new sched_log: pid %d, was %d", now, pid)
+	}
+
+	empty := filepath.Join(c.home, "sched_priv_empty")
+	if err := os.MkdirAll(empty, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	c.qmgr("set sched s1 sched_priv = " + empty)
+	e2e.WaitFor(t, "s1 refusing a sched_priv without sched_config", 30*time.Second, func() bool {
+		return c.schedAttr("s1", "comment") == "Unable to change the sched_priv directory" && c.schedAttr("s1", "scheduling") == "False"
+	})
+	e2e.WaitFor(t, "s1 stopped", 30*time.Second, func() bool { return !alive(pid) && c.schedAttr("s1", "state") == "DOWN" })
+
+	c.qmgr("set sched s1 sched_priv = "+priv1, "set sched s1 scheduling = true")
+	e2e.WaitFor(t, "s1 running again", 30*time.Second, func() bool {
+		return alive(lockPID(priv1)) && lockPID(priv1) != pid && c.schedAttr("s1", "state") != "DOWN"
+	})
+	c.qmgr("set sched s1 sched_priv = " + filepath.Join(c.home, "no_such_dir"))
+	e2e.WaitFor(t, "the server refusing a sched_priv that fails its checks", 30*time.Second, func() bool {
+		return c.schedAttr("s1", "comment") == "PBS failed validation checks for sched_priv directory" && c.schedAttr("s1", "scheduling") == "False"
+	})
+	c.qmgr("set sched s1 sched_priv = " + priv1)
 }
