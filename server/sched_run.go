@@ -3,6 +3,8 @@ package server
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"gopbs/internal/logline"
 	"gopbs/server/link/sched"
@@ -19,7 +21,7 @@ type schedHost struct{ s *Server }
 // Run hands a running scheduler to the link and asks it for cycle cmd.
 func (h schedHost) Run(sc *schedulers.Sched, cmd int) {
 	host := sc.Host
-	if host == h.s.name || host == "localhost" {
+	if h.s.schedHostsOf().local(host) {
 		host = "127.0.0.1" // the server starts its host's schedulers on loopback
 	}
 	h.s.sched.Run(sched.Scheduler{Name: sc.Name, Host: host, Port: sc.Port}, cmd)
@@ -52,9 +54,10 @@ func (s *Server) startSchedulers() {
 			cmd = filepath.Join(filepath.Dir(exe), "pbs_sched")
 		}
 	}
+	hosts := s.schedHostsOf()
 	sv := schedulers.NewSupervisor(s.scheds, schedHost{s}, schedulers.RunConfig{
-		Command: cmd, Home: s.cfg.Home, RMPort: s.cfg.RMPort,
-		Local: func(h string) bool { return h == s.name || h == "localhost" || h == "127.0.0.1" },
+		Command: cmd, Home: s.cfg.Home, RMPort: s.cfg.RMPort, Local: hosts.local,
+		Self: hosts.self, Peers: hosts.peers(), Primary: hosts.primary(),
 	})
 	s.schedRun = sv
 	s.schedSuper = sv
@@ -68,3 +71,58 @@ func (s *Server) stopSchedulers() {
 		s.schedSuper.Stop(s.killScheds.Load())
 	}
 }
+
+// schedHosts is where this server stands among the hosts of sched
+// objects: the host it runs on and its failover group (the lines of
+// server_name, as the clients read them, docs/failover.md), whose
+// servers share one server name.
+type schedHosts struct {
+	name, self string
+	group      []string // the group's hosts, the primary first; nil without a group
+}
+
+// schedHostsOf returns the server's schedHosts.
+func (s *Server) schedHostsOf() schedHosts {
+	self, _ := os.Hostname()
+	h := schedHosts{name: s.name, self: self}
+	b, err := os.ReadFile(filepath.Join(s.cfg.Home, "server_name"))
+	if err != nil {
+		return h
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		host, _, _ := strings.Cut(strings.TrimSpace(line), ":")
+		if host != "" && !slices.ContainsFunc(h.group, func(g string) bool { return sameHost(g, host) }) {
+			h.group = append(h.group, host)
+		}
+	}
+	if len(h.group) < 2 {
+		h.group = nil
+	}
+	return h
+}
+
+// local reports whether a scheduler of host h runs on this server's host
+// (on loopback). In a failover group the shared server name is no host.
+func (h schedHosts) local(host string) bool {
+	switch {
+	case host == "localhost" || host == "127.0.0.1" || h.self != "" && sameHost(host, h.self):
+		return true
+	case h.group == nil:
+		return host == h.name
+	}
+	return false
+}
+
+// peers returns the other hosts of the failover group.
+func (h schedHosts) peers() []string {
+	var out []string
+	for _, g := range h.group {
+		if !sameHost(g, h.self) {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// primary reports whether this server is its group's first.
+func (h schedHosts) primary() bool { return h.group == nil || sameHost(h.group[0], h.self) }

@@ -1,7 +1,9 @@
 package schedulers
 
 import (
+	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"gopbs/batchreq"
+	"gopbs/iff"
 	"gopbs/server/store"
 )
 
@@ -51,6 +54,23 @@ type RunConfig struct {
 	RestartDelay time.Duration
 	// Tick is the period of the timed checks; default 1 s.
 	Tick time.Duration
+
+	// Failover (seed 003, interface 4): Self is the host this server
+	// runs on, Peers the hosts of the other servers of its failover
+	// group, and Primary says this server is the group's first. A
+	// scheduler whose host is a peer's is taken over when this server
+	// is active: the primary always (it stops the peer's scheduler
+	// with Quit and starts it here), another server when Reach cannot
+	// connect to it. Taken over, the scheduler's host is Self.
+	Self    string
+	Peers   []string
+	Primary bool
+	// Reach reports whether a scheduler listens on host:port (nil:
+	// a connection attempt of a few seconds).
+	Reach func(host string, port int) bool
+	// Quit asks the scheduler on host:port to stop (nil: the
+	// scheduler command SCH_QUIT on a connection to it).
+	Quit func(host string, port int)
 }
 
 // Comments the Supervisor gives a scheduler (seed 003, interface 1 and 2).
@@ -92,6 +112,12 @@ func NewSupervisor(t *Table, h Host, cfg RunConfig) *Supervisor {
 	}
 	if cfg.Local == nil {
 		cfg.Local = func(string) bool { return true }
+	}
+	if cfg.Reach == nil {
+		cfg.Reach = reach
+	}
+	if cfg.Quit == nil {
+		cfg.Quit = quit
 	}
 	return &Supervisor{t: t, h: h, cfg: cfg, loops: map[string]*loop{}}
 }
@@ -243,6 +269,11 @@ func (l *loop) turn(s *Sched, changed bool) {
 		return // scheduling is off now: the next turn stops it
 	}
 	local := sv.cfg.Local(s.Host)
+	if !local && !l.up && slices.Contains(sv.cfg.Peers, s.Host) {
+		if t := l.takeOver(s); t != nil {
+			s, local = t, true
+		}
+	}
 	if l.adopted != nil && !portOpen(s.Port) {
 		sv.h.Logf(l.name, "scheduler %s no longer answers on port %d", l.name, s.Port)
 		l.adopted = nil // gone: started below
@@ -275,6 +306,29 @@ func (l *loop) turn(s *Sched, changed bool) {
 // changed (the scheduler takes new directories on itself).
 func sameRun(a, b *Sched) bool {
 	return a.Host == b.Host && a.Port == b.Port && a.User == b.User
+}
+
+// takeOver takes a scheduler of a failover peer's host over (seed 003,
+// interface 4): the primary server stops the peer's scheduler and runs
+// it here; another server does so only when it cannot connect to it. It
+// returns the object with this host in host, or nil when the scheduler
+// stays the peer's.
+func (l *loop) takeOver(s *Sched) *Sched {
+	sv := l.sv
+	if sv.cfg.Primary {
+		sv.cfg.Quit(s.Host, s.Port)
+		sv.h.Logf(l.name, "scheduler %s of %s stopped: the primary server runs it", l.name, s.Host)
+	} else if sv.cfg.Reach(s.Host, s.Port) {
+		return nil // the peer's scheduler runs: the server connects to it
+	}
+	op, ok := sv.t.SetHost(l.name, sv.cfg.Self)
+	if !ok {
+		return nil
+	}
+	sv.h.Save(op)
+	sv.h.Logf(l.name, "scheduler %s of %s taken over by this server (host %s)", l.name, s.Host, sv.cfg.Self)
+	l.running = nil
+	return sv.t.Get(l.name)
 }
 
 // down takes the scheduler from the server's link.
@@ -488,4 +542,29 @@ func checkDir(dir string, uid int, priv bool) string {
 		return fmt.Sprintf("%s is writable by others (%o)", dir, fi.Mode().Perm())
 	}
 	return ""
+}
+
+// reach reports whether something accepts connections on host:port.
+func reach(host string, port int) bool {
+	nc, err := net.DialTimeout("tcp", net.JoinHostPort(host, strconv.Itoa(port)), 3*time.Second)
+	if err != nil {
+		return false
+	}
+	nc.Close()
+	return true
+}
+
+// quit sends the scheduler on host:port the command SCH_QUIT, from a
+// reserved port as the server's cycles come.
+func quit(host string, port int) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	d := iff.ReservedDialer{Unprivileged: true}
+	nc, err := d.Dial(ctx, net.JoinHostPort(host, strconv.Itoa(port)))
+	if err != nil {
+		return
+	}
+	defer nc.Close()
+	_ = nc.SetDeadline(time.Now().Add(3 * time.Second))
+	_ = batchreq.WriteSchedCommand(nc, batchreq.SCH_QUIT)
 }

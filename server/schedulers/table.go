@@ -158,6 +158,20 @@ func (t *Table) SetScheduling(name string, on bool, comment string) (store.Op, b
 	return store.Put(store.Server, RecordKey(name), s.Encode()), true
 }
 
+// SetHost sets a (non-default) scheduler's host, as the server does when
+// it takes the scheduler over from a failover peer, and returns the
+// store operation that keeps it.
+func (t *Table) SetHost(name, host string) (store.Op, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.scheds[name]
+	if s == nil || s.IsDefault() || host == "" {
+		return store.Op{}, false
+	}
+	s.Host = host
+	return store.Put(store.Server, RecordKey(name), s.Encode()), true
+}
+
 // Owner returns the name of the scheduler serving partition p: the
 // default scheduler for "" (no partition), "" when no scheduler serves p.
 func (t *Table) Owner(p string) string {
