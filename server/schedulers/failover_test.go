@@ -110,8 +110,8 @@ func TestSupervisorFailover(t *testing.T) {
 			var quits []string
 			h := &failoverHost{fakeHost: *newFakeHost(), hosts: make(chan string, 10)}
 			sv := NewSupervisor(tab, h, RunConfig{Command: exe, Home: home, Tick: 20 * time.Millisecond,
-				Local:   func(host string) bool { return host == tc.self },
-				Self:    tc.self, Peers: []string{"head1", "head3"}, Primary: tc.primary,
+				Local: func(host string) bool { return host == tc.self },
+				Self:  tc.self, Peers: []string{"head1", "head3"}, Primary: tc.primary,
 				Reach: func(host string, p int) bool { return host == "head1" && p == port && tc.reachable },
 				Quit: func(host string, p int) {
 					mu.Lock()
