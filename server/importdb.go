@@ -8,6 +8,8 @@ import (
 	"time"
 
 	pbsattr "gopbs/attr"
+	"gopbs/server/admit"
+	"gopbs/server/nodesfile"
 	"gopbs/server/store"
 )
 
@@ -36,6 +38,7 @@ type Database struct {
 // server (the defaults pbs_server -t create sets) and nothing else.
 func NewDatabase() *Database {
 	s := &Server{now: time.Now, queueByName: map[string]*state.Queue{}, nodeByName: map[string]*state.Node{}}
+	s.admission = admit.New(admitState{s})
 	s.setDefaults()
 	return &Database{s: s}
 }
@@ -135,7 +138,14 @@ func (d *Database) AddQueue(name string, attrs []state.RecordAttr) error {
 // OFFLINE and RESERVE state bits set as given and the further attributes
 // attrs (such as note).
 func (d *Database) AddNodes(line string, offline, reserve bool, attrs []state.RecordAttr) error {
-	nodes := d.s.parseNodeLine(line)
+	var nodes []*state.Node
+	for _, n := range nodesfile.ParseLine(line) {
+		if d.s.nodeByName[n.Name] == nil {
+			n.Order = d.s.orderSeq
+			d.s.orderSeq++
+			nodes = append(nodes, n)
+		}
+	}
 	if len(nodes) == 0 {
 		return fmt.Errorf("nodes: no node in line %q", line)
 	}
@@ -227,7 +237,7 @@ func (d *Database) AddJob(r *state.JobRecord, script []byte) error {
 		}
 		j.PurgeAt = done + max(d.s.keepCompleted(q), 0)
 	}
-	d.s.applyDefaults(j, q)
+	d.s.admission.ApplyDefaults(j, q)
 	d.s.jobs.Link(j)
 	d.s.jobs.Enqueue(j, q)
 	if script != nil {
@@ -269,7 +279,7 @@ func (d *Database) Ops() []store.Op {
 }
 
 // NodeLines returns the lines of server_priv/nodes for the nodes added.
-func (d *Database) NodeLines() []string { return d.s.nodeLines() }
+func (d *Database) NodeLines() []string { return nodesfile.Lines(d.s.nodes) }
 
 // JobCount returns the number of jobs added.
 func (d *Database) JobCount() int { return d.s.jobs.Len() }

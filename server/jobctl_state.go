@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"gopbs/batchreq"
+	"gopbs/server/admit"
 	"gopbs/server/handler"
 	"gopbs/server/handler/jobctl"
 	"gopbs/server/pbslog"
@@ -23,8 +24,8 @@ func (v jobctlState) Now() time.Time                 { return v.s.now() }
 func (v jobctlState) Attrs() state.Attrs             { return v.s.attrs }
 func (v jobctlState) FindJob(id string) *state.Job   { return v.s.findJob(id) }
 func (v jobctlState) Queue(name string) *state.Queue { return v.s.queueByName[name] }
-func (v jobctlState) Feasible(spec string) bool      { return v.s.feasible(spec) } // feasible.go
-func (v jobctlState) InfeasibleText() string         { return msgInfeasible }
+func (v jobctlState) Feasible(spec string) bool      { return v.s.admission.Feasible(spec) }
+func (v jobctlState) InfeasibleText() string         { return admit.MsgInfeasible }
 func (v jobctlState) Evaluate(j *state.Job)          { v.s.evaluate(j) }
 func (v jobctlState) Touch(j *state.Job)             { v.s.touch(j) }
 func (v jobctlState) RefreshNodeJobs()               { v.s.refreshNodeJobs() }
@@ -54,7 +55,7 @@ func (v jobctlState) Move(tx *state.Txn, j *state.Job, from, to *state.Queue) {
 }
 
 func (v jobctlState) Admit(j *state.Job, q *state.Queue, host string, mgrMove bool) *batchreq.Reply {
-	return v.s.admit(j, q, host, mgrMove)
+	return v.s.admission.Admit(j, q, host, mgrMove)
 }
 
 func (v jobctlState) MoveRemote(w handler.ReplyWriter, who *handler.Asker, j *state.Job, destination string) (string, bool) {

@@ -154,7 +154,7 @@ func (s *Server) completeJob(tx *state.Txn, j *state.Job, ok bool) {
 func (s *Server) moveJob(tx *state.Txn, j *state.Job, from, to *state.Queue) {
 	s.log.Logf(logline.EventDebug2, logline.ClassJob, j.ID, "dequeuing from %s, state %s", from.Name, state.StateName(j.State))
 	tx.Dequeue(j)
-	s.applyDefaults(j, to)
+	s.admission.ApplyDefaults(j, to)
 	tx.Enqueue(j, to)
 	s.log.Logf(logline.EventDebug2, logline.ClassJob, j.ID, "enqueuing into %s, state %d hop %s", to.Name, j.State, remote.HopCount(j))
 	s.acct.Record(pbslog.AcctQueue, j.ID, "queue="+to.Name)

@@ -5,6 +5,7 @@ import (
 
 	"gopbs/batchreq"
 	"gopbs/server/handler/manager"
+	"gopbs/server/nodesfile"
 	"gopbs/server/pbslog"
 	"gopbs/server/schedulers"
 	"gopbs/server/state"
@@ -29,8 +30,10 @@ func (v managerState) Queue(name string) *state.Queue { return v.s.queueByName[n
 func (v managerState) Nodes() []*state.Node           { return v.s.nodes }
 func (v managerState) Node(name string) *state.Node   { return v.s.nodeByName[name] }
 func (v managerState) NextOrder() int64               { return v.s.orderSeq }
-func (v managerState) NodesChanged() func() error     { return v.s.nodesChanged() }
-func (v managerState) HTTPAddressChanged()            { go v.s.reconcileHTTP(false) } // once the lock is released
+func (v managerState) NodesChanged() func() error {
+	return v.s.nodesFile.Replace(nodesfile.Lines(v.s.nodes))
+}
+func (v managerState) HTTPAddressChanged() { go v.s.reconcileHTTP(false) } // once the lock is released
 func (v managerState) Managed(b *batchreq.Manage) {
 	v.s.sched.Managed(b)
 	v.s.schedObjectsChanged(b)
@@ -49,7 +52,12 @@ func (v managerState) ManageSched(m *batchreq.Manage) (schedulers.Change, func()
 	return v.s.scheds.Manage(m, portFree), func() { v.s.scheds.Load(old) }
 }
 
-func (v managerState) NodeCreated(n *state.Node) func() error { return v.s.nodeCreated(n) }
+// NodeCreated records the node just appended to the node table in
+// server_priv/nodes (package nodesfile); NodesChanged records any other
+// change of the table. Both return the wait for the file to be on disk.
+func (v managerState) NodeCreated(n *state.Node) func() error {
+	return v.s.nodesFile.Add(func() []string { return nodesfile.Lines(v.s.nodes) }, nodesfile.Line(n))
+}
 
 func (v managerState) AddQueue(q *state.Queue) {
 	v.s.orderSeq++

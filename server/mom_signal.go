@@ -412,7 +412,7 @@ func (rl *runLink) handleRescQuery(c *conn, req *batchreq.Request) {
 			probe := &state.Job{}
 			if _, bad := s.allocate(probe, spec); bad == nil {
 				avail = 1
-			} else if !s.satisfiable(spec) {
+			} else if !s.admission.Satisfiable(spec) {
 				avail = -1
 			}
 		}

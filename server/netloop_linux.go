@@ -483,7 +483,7 @@ func (l *netLoop) commit(c *conn, req *batchreq.Request) {
 		// On the store's goroutine: the log lines of the round's jobs
 		// (the first callback of a round writes them all), then the
 		// reply is the loop's.
-		s.flushLogs()
+		submitState{s}.FlushLogs()
 		l.post(completion{c: c, id: id, err: err, begin: begin})
 	}, ops...)
 	s.mu.Unlock()

@@ -2,10 +2,12 @@ package server
 
 import (
 	"fmt"
+	"path/filepath"
 	"sort"
 
 	pbsattr "gopbs/attr"
 	"gopbs/internal/logline"
+	"gopbs/server/nodesfile"
 	"gopbs/server/state"
 	"gopbs/server/store"
 )
@@ -60,7 +62,7 @@ func (s *Server) recover() error {
 	}
 	sort.Slice(s.nodes, func(a, b int) bool { return s.nodes[a].Order < s.nodes[b].Order })
 	if err := s.loadNodesFile(); err != nil {
-		return err
+		return fmt.Errorf("pbs_server: %w", err)
 	}
 	err = s.store.ForEach(store.Queues, func(name string, b []byte) error {
 		q, err := state.DecodeQueue(name, b)
@@ -161,6 +163,31 @@ func (s *Server) recover() error {
 		if err := s.store.Apply(state.SaveServer(s.attrs, s.nextJob)); err != nil {
 			return fmt.Errorf("pbs_server: save server: %w", err)
 		}
+	}
+	return nil
+}
+
+// loadNodesFile adds the nodes listed in server_priv/nodes that the store
+// does not know (an administrator may write the file before starting the
+// server, as with TORQUE), numbered in creation order from s.orderSeq.
+func (s *Server) loadNodesFile() error {
+	nodes, err := nodesfile.Load(filepath.Join(s.cfg.Home, "server_priv", "nodes"))
+	if err != nil {
+		return err
+	}
+	var ops []store.Op
+	for _, n := range nodes {
+		if s.nodeByName[n.Name] != nil {
+			continue
+		}
+		n.Order = s.orderSeq
+		s.orderSeq++
+		s.nodes = append(s.nodes, n)
+		s.nodeByName[n.Name] = n
+		ops = append(ops, state.SaveNode(n))
+	}
+	if len(ops) > 0 {
+		return s.store.Apply(ops...)
 	}
 	return nil
 }

@@ -79,7 +79,7 @@ func (s *Server) routeJob(tx *state.Txn, j *state.Job, now int64) {
 			j.RouteTried[name] = true
 			continue
 		}
-		if p := s.admitFrom(j, dq, "", false, true); p != nil {
+		if p := s.admission.AdmitRouted(j, dq); p != nil {
 			if temporaryRejection(p.Code) {
 				temporary = true
 			} else {

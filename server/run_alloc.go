@@ -6,11 +6,9 @@ import (
 
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
+	"gopbs/server/nodespec"
 	"gopbs/server/state"
 )
-
-// defaultNodeSpec is default_node's default (spec 12 §9.2).
-const defaultNodeSpec = "1#shared"
 
 // vpSlot is one allocated virtual processor.
 type vpSlot struct {
@@ -222,64 +220,6 @@ func formatAmount(res string, n int64) string {
 	return strconv.FormatInt(n, 10) + "b"
 }
 
-// nodeElement is one "+"-separated element of a node specification.
-type nodeElement struct {
-	count int
-	name  string // a specific node, or ""
-	ppn   int
-	props []string
-}
-
-// parseNodeSpec parses a nodes specification (spec 12 §9.2). Node names
-// are recognised through known.
-func parseNodeSpec(spec string, known func(string) bool) ([]nodeElement, bool) {
-	parts := strings.Split(spec, "#")
-	var global []string
-	for _, g := range parts[1:] {
-		if g != "" && g != "shared" {
-			global = append(global, g)
-		}
-	}
-	var out []nodeElement
-	for _, el := range strings.Split(parts[0], "+") {
-		if el == "" {
-			return nil, false
-		}
-		toks := strings.Split(el, ":")
-		e := nodeElement{count: 1, ppn: 1}
-		first := toks[0]
-		if n, err := strconv.Atoi(first); err == nil {
-			if n <= 0 {
-				return nil, false
-			}
-			e.count = n
-		} else if known(first) {
-			e.name = first
-		} else {
-			e.props = append(e.props, first)
-		}
-		for _, t := range toks[1:] {
-			k, v, isKV := strings.Cut(t, "=")
-			switch {
-			case isKV && (k == "ppn" || k == "procs"):
-				n, err := strconv.Atoi(v)
-				if err != nil || n <= 0 {
-					return nil, false
-				}
-				e.ppn = n
-			case isKV && k == "gpus":
-			case isKV:
-				return nil, false
-			default:
-				e.props = append(e.props, t)
-			}
-		}
-		e.props = append(e.props, global...)
-		out = append(out, e)
-	}
-	return out, true
-}
-
 // allocate chooses VPs for job j from a node specification (dest if
 // given, else neednodes, nodes or default_node) and returns the
 // exec_host slots, or an error reply (spec 12 §9.3). Called with s.mu
@@ -305,9 +245,9 @@ func (s *Server) allocateIn(j *state.Job, dest string, usable func(*state.Node) 
 		spec = s.attrs.Get(pbsattr.SrvDefaultNode)
 	}
 	if spec == "" {
-		spec = defaultNodeSpec
+		spec = nodespec.Default
 	}
-	elems, ok := parseNodeSpec(spec, func(n string) bool { return s.nodeByName[n] != nil })
+	elems, ok := nodespec.Parse(spec, func(n string) bool { return s.nodeByName[n] != nil })
 	if !ok {
 		return nil, batchreq.ErrorReply(batchreq.PBSE_UNKNODE, "", "")
 	}
@@ -316,7 +256,7 @@ func (s *Server) allocateIn(j *state.Job, dest string, usable func(*state.Node) 
 	var out []vpSlot
 	for _, e := range elems {
 		var group []vpSlot
-		for k := 0; k < e.count; k++ {
+		for k := 0; k < e.Count; k++ {
 			var pick *state.Node
 			var free []int
 			for _, n := range s.nodes {
@@ -324,7 +264,7 @@ func (s *Server) allocateIn(j *state.Job, dest string, usable func(*state.Node) 
 					continue
 				}
 				f := freeVPs(n, used[n.Name])
-				if len(f) < e.ppn {
+				if len(f) < e.PPN {
 					continue
 				}
 				pick, free = n, f
@@ -334,7 +274,7 @@ func (s *Server) allocateIn(j *state.Job, dest string, usable func(*state.Node) 
 				return nil, batchreq.ErrorReply(batchreq.PBSE_RESCUNAV, "", "")
 			}
 			taken[pick.Name] = true
-			for _, vp := range free[:e.ppn] {
+			for _, vp := range free[:e.PPN] {
 				group = append(group, vpSlot{host: pick.Name, vp: vp})
 			}
 		}
@@ -347,12 +287,12 @@ func (s *Server) allocateIn(j *state.Job, dest string, usable func(*state.Node) 
 }
 
 // eligible reports whether node n may serve element e.
-// It is offers (feasible.go) restricted to nodes in a usable state.
-func (s *Server) eligible(n *state.Node, e nodeElement) bool {
+// It is nodespec.Offers restricted to nodes in a usable state.
+func (s *Server) eligible(n *state.Node, e nodespec.Element) bool {
 	if n.State&(state.NodeStateDown|state.NodeStateOffline|state.NodeStateNotReported|state.NodeStateUnknown|state.NodeStateReserve) != 0 {
 		return false
 	}
-	return s.offers(n, e)
+	return nodespec.Offers(n, e)
 }
 
 func freeVPs(n *state.Node, used vpJobs) []int {

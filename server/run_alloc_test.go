@@ -6,44 +6,6 @@ import (
 	"gopbs/server/state"
 )
 
-func TestParseNodeSpec(t *testing.T) {
-	known := func(n string) bool { return n == "vm" || n == "vm2" }
-	for _, tc := range []struct {
-		spec string
-		want []nodeElement
-		ok   bool
-	}{
-		{"1", []nodeElement{{count: 1, ppn: 1}}, true},
-		{"2:ppn=4", []nodeElement{{count: 2, ppn: 4}}, true},
-		{"vm:ppn=2+vm2", []nodeElement{{count: 1, name: "vm", ppn: 2}, {count: 1, name: "vm2", ppn: 1}}, true},
-		{"bigmem:ib", []nodeElement{{count: 1, ppn: 1, props: []string{"bigmem", "ib"}}}, true},
-		{"1#shared", []nodeElement{{count: 1, ppn: 1}}, true},
-		{"2#fast", []nodeElement{{count: 2, ppn: 1, props: []string{"fast"}}}, true},
-		{"1:procs=3", []nodeElement{{count: 1, ppn: 3}}, true},
-		{"0", nil, false},
-		{"1:ppn=0", nil, false},
-		{"1:ppn=x", nil, false},
-		{"1+", nil, false},
-		{"1:foo=2", nil, false},
-	} {
-		got, ok := parseNodeSpec(tc.spec, known)
-		if ok != tc.ok {
-			t.Errorf("%q: ok %v", tc.spec, ok)
-			continue
-		}
-		if len(got) != len(tc.want) {
-			t.Errorf("%q: %+v", tc.spec, got)
-			continue
-		}
-		for i := range got {
-			g, w := got[i], tc.want[i]
-			if g.count != w.count || g.name != w.name || g.ppn != w.ppn || len(g.props) != len(w.props) {
-				t.Errorf("%q element %d: %+v want %+v", tc.spec, i, g, w)
-			}
-		}
-	}
-}
-
 func TestAllocateExecHostOrder(t *testing.T) {
 	s := &Server{name: "srv", nodeByName: map[string]*state.Node{}}
 	s.run = newRunLink(s)

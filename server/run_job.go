@@ -10,6 +10,7 @@ import (
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
+	"gopbs/server/admit"
 	"gopbs/server/handler"
 	"gopbs/server/link/mom"
 	"gopbs/server/pbslog"
@@ -203,7 +204,7 @@ func (ln *launcher) prepareRun(j *state.Job, slots []vpSlot) (*launch, error) {
 	if j.Attrs.Get(pbsattr.JobUserList) != "" {
 		// seed 001, Job Initiation: the entry naming the execution
 		// host, else the one without a host, else the owner
-		if u := execUser(j, motherSuperior(execHost)); u != j.Attrs.Get(pbsattr.JobEuser) {
+		if u := admit.ExecUser(j, motherSuperior(execHost)); u != j.Attrs.Get(pbsattr.JobEuser) {
 			j.Attrs.Set(pbsattr.JobEuser, u)
 			j.Attrs.Set(pbsattr.JobEgroup, "")
 		}

@@ -26,9 +26,6 @@ import (
 // its bookkeeping and is never held while taking Server.mu.
 type runLink struct {
 	s *Server
-	// nodesFile writes the node table's changes to server_priv/nodes
-	// (Server.nodeCreated, nodesChanged); it has its own lock.
-	nodesFile *nodesFile
 
 	mu        sync.Mutex
 	suspended map[string]bool // job id → suspended by qsig -s suspend
@@ -41,8 +38,6 @@ type runLink struct {
 	dialer func(ctx context.Context, host string) (net.Conn, error)
 	// resolve returns the addresses of a node name (tests replace it).
 	resolve func(host string) []netip.Addr
-	// rhosts returns a user's .rhosts file and uid (tests replace it).
-	rhosts func(user string) (path string, uid int, err error)
 	// groupOf returns the primary group of a user (tests replace it).
 	groupOf func(user string) string
 	// mailProgram is the sendmail command (tests replace it).
@@ -63,14 +58,12 @@ type runLink struct {
 func newRunLink(s *Server) *runLink {
 	rl := &runLink{
 		s:             s,
-		nodesFile:     newNodesFile(s.nodesFile()),
 		suspended:     make(map[string]bool),
 		ending:        make(map[string]int),
 		deleting:      make(map[string]bool),
 		stageFailed:   make(map[string]string),
 		resolve:       mom.ResolveAddr,
 		groupOf:       lookupPrimaryGroup,
-		rhosts:        lookupRhosts,
 		mailProgram:   defaultMailProgram,
 		nannyInterval: nannyInterval,
 		retryDelay:    2 * time.Second,

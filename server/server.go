@@ -35,9 +35,11 @@ import (
 	"gopbs/batchreq"
 	"gopbs/iff"
 	"gopbs/internal/logline"
+	"gopbs/server/admit"
 	"gopbs/server/link/momis"
 	"gopbs/server/link/sched"
 	"gopbs/server/monitor"
+	"gopbs/server/nodesfile"
 	"gopbs/server/pbslog"
 	"gopbs/server/reservation"
 	"gopbs/server/schedulers"
@@ -131,6 +133,8 @@ type Server struct {
 	groups      map[string]groupEntry // primary groups of job users (state.go)
 	consequent  consequences          // jobs removed by another's end (consequence.go)
 	resv        *reservation.Service  // advance reservations (reservations.go)
+	admission   *admit.Checker        // queue admission, feasibility, defaults (server/admit)
+	nodesFile   *nodesfile.File       // server_priv/nodes kept in step with the node table
 
 	run *runLink // MOM link (run_link.go)
 	// launch starts jobs over the MOM link (run_job.go, run_alloc.go).
@@ -286,6 +290,8 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.db = state.DB{Store: s.store, Jobs: &s.jobs, Attrs: &s.attrs, NextJob: &s.nextJob}
+	s.admission = admit.New(admitState{s})
+	s.nodesFile = nodesfile.New(filepath.Join(priv, "nodes"))
 	s.log.Logf(logline.EventSystem, logline.ClassAcct, "Act", "Account file %s opened", s.acct.Path())
 	if err := s.recover(); err != nil {
 		s.store.Close()

@@ -5,6 +5,7 @@ import (
 
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
+	"gopbs/server/admit"
 	submission "gopbs/server/handler/submit"
 	"gopbs/server/link/remote"
 	"gopbs/server/pbslog"
@@ -24,7 +25,7 @@ func (v submitState) Unlock()                                { v.s.mu.Unlock() }
 func (v submitState) Begin() *state.Txn                      { return v.s.db.Begin() }
 func (v submitState) Log() *pbslog.Logger                    { return v.s.log }
 func (v submitState) Acct() *pbslog.Accounting               { return v.s.acct }
-func (v submitState) FlushLogs()                             { v.s.flushLogs() }
+func (v submitState) FlushLogs()                             { v.s.log.Flush(); v.s.acct.Flush() }
 func (v submitState) Now() time.Time                         { return v.s.now() }
 func (v submitState) Name() string                           { return v.s.name }
 func (v submitState) Attrs() state.Attrs                     { return v.s.attrs }
@@ -33,10 +34,10 @@ func (v submitState) Jobs() *state.Jobs                      { return &v.s.jobs 
 func (v submitState) Queue(name string) *state.Queue         { return v.s.queueByName[name] }
 func (v submitState) CountHop(j *state.Job) *batchreq.Reply  { return remote.CountHop(j) } // remote.go
 func (v submitState) CheckUserList(j *state.Job) *batchreq.Reply {
-	return v.s.checkUserList(j)
+	return v.s.admission.CheckUserList(j)
 }
-func (v submitState) ExecUser(j *state.Job) string               { return execUser(j, "") }
-func (v submitState) ApplyDefaults(j *state.Job, q *state.Queue) { v.s.applyDefaults(j, q) }
+func (v submitState) ExecUser(j *state.Job) string               { return admit.ExecUser(j, "") }
+func (v submitState) ApplyDefaults(j *state.Job, q *state.Queue) { v.s.admission.ApplyDefaults(j, q) }
 func (v submitState) Evaluate(j *state.Job)                      { v.s.evaluate(j) }
 func (v submitState) SchedNotify(cmd int)                        { v.s.sched.Notify(cmd) }
 
@@ -94,7 +95,7 @@ func (v submitState) PrimaryGroup(user string) string {
 }
 
 func (v submitState) Admit(j *state.Job, q *state.Queue, host string) *batchreq.Reply {
-	return v.s.admit(j, q, host, false)
+	return v.s.admission.Admit(j, q, host, false)
 }
 
 func (v submitState) Route(tx *state.Txn, j *state.Job) { v.s.routeJob(tx, j, v.s.now().Unix()) }

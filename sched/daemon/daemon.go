@@ -42,6 +42,11 @@ const (
 	DefaultPort    = 15004
 	DefaultMomPort = 15003
 	DefaultAlarm   = 180 * time.Second
+	// CommandWait bounds the wait for the command of an accepted
+	// connection (its first 4 bytes), so that a peer that connects and
+	// sends nothing holds the scheduler no longer. It is apart from the
+	// alarm, which bounds the cycle the command starts (spec 14 §1).
+	CommandWait = 10 * time.Second
 )
 
 // Options are the command-line settings of pbs_sched.
@@ -459,15 +464,18 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener) error {
 func (d *Daemon) Handle(ctx context.Context, c net.Conn) (quit bool) {
 	conn := svrconn.New(c)
 	defer conn.Close()
-	deadline := time.Now().Add(d.opts.Alarm)
-	conn.SetDeadline(deadline)
-	ctx, cancel := context.WithDeadline(ctx, deadline)
-	defer cancel()
+	c.SetDeadline(time.Now().Add(CommandWait))
 	cmd, err := conn.ReadCommand()
 	if err != nil {
 		d.Log.Log(logline.EventError, logline.ClassServer, "server_command", err.Error())
 		return false
 	}
+	// The alarm runs from the command on: it bounds the cycle, not the
+	// time the peer took to send the command.
+	deadline := time.Now().Add(d.opts.Alarm)
+	conn.SetDeadline(deadline)
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
 	switch cmd {
 	case batchreq.SCH_SCHEDULE_NEW, batchreq.SCH_SCHEDULE_TERM, batchreq.SCH_SCHEDULE_TIME,
 		batchreq.SCH_SCHEDULE_CMD, batchreq.SCH_SCHEDULE_FIRST:

@@ -295,27 +295,37 @@ func TestSeveralSchedulers(t *testing.T) {
 	if t.Failed() {
 		t.FailNow()
 	}
-	// Each job was run by its partition's scheduler: its log says so.
-	for s, prefix := range map[string]string{"s1": "a", "s2": "b"} {
-		logs, _ := filepath.Glob(filepath.Join(c.home, "sched_logs_"+s, "*"))
-		var text string
-		for _, l := range logs {
-			b, _ := os.ReadFile(l)
-			text += string(b)
-		}
-		ids := c.do(batchreq.NewRequest(batchreq.PBS_BATCH_StatusJob, "root", &batchreq.StatusReq{}))[0]
-		for _, o := range ids.Status {
-			name := ""
-			for _, a := range o.Attrs {
-				if a.Name == "Job_Name" {
-					name = a.Value
-				}
+	// Each job was run by its partition's scheduler: its log says so. A
+	// scheduler holds its log lines until the end of its cycle, so a job
+	// the server shows running may not be in the log yet: wait for every
+	// running job's "Job Run" line, then see whose log it is in.
+	ids := map[string]string{} // job id → name
+	for _, o := range c.do(batchreq.NewRequest(batchreq.PBS_BATCH_StatusJob, "root", &batchreq.StatusReq{}))[0].Status {
+		for _, a := range o.Attrs {
+			if a.Name == "Job_Name" {
+				ids[o.Name] = a.Value
 			}
+		}
+	}
+	logs := map[string]string{}
+	e2e.WaitFor(t, "the schedulers' Job Run lines of the running jobs", 30*time.Second, func() bool {
+		for _, s := range []string{"s1", "s2"} {
+			logs[s] = c.schedLog(s)
+		}
+		for id, name := range ids {
+			if _, runs := wantRun[name]; runs && !strings.Contains(logs["s1"]+logs["s2"], "Job;"+id+";Job Run") {
+				return false
+			}
+		}
+		return true
+	})
+	for s, prefix := range map[string]string{"s1": "a", "s2": "b"} {
+		for id, name := range ids {
 			_, runs := wantRun[name]
-			inLog := strings.Contains(text, "Job;"+o.Name+";Job Run")
+			inLog := strings.Contains(logs[s], "Job;"+id+";Job Run")
 			mine := strings.HasPrefix(name, prefix)
 			if runs && mine != inLog {
-				t.Errorf("scheduler %s log: job %s (%s) run there: %v", s, o.Name, name, inLog)
+				t.Errorf("scheduler %s log: job %s (%s) run there: %v", s, id, name, inLog)
 			}
 		}
 	}
@@ -409,6 +419,17 @@ func TestSeveralSchedulers(t *testing.T) {
 	}
 	c.server.Wait(t, 30*time.Second)
 	e2e.WaitFor(t, "s2 stopped", 15*time.Second, func() bool { return !alive(pid2) })
+}
+
+// schedLog returns the text of scheduler s's logs.
+func (c *cluster) schedLog(s string) string {
+	files, _ := filepath.Glob(filepath.Join(c.home, "sched_logs_"+s, "*"))
+	var text string
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		text += string(b)
+	}
+	return text
 }
 
 func jobID(t *testing.T, c *cluster, name string) string {

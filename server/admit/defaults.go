@@ -1,4 +1,4 @@
-package server
+package admit
 
 import (
 	"os/user"
@@ -9,10 +9,8 @@ import (
 	"gopbs/server/state"
 )
 
-// What the server keeps of the submission family (package submit) for
-// the others: the defaults a job gets in a queue (also at a move), the
-// groups of the group ACL (job_admit.go) and the holding back of the
-// submissions' log lines until their batch is durable.
+// The defaults a job gets in a queue (at its submission, a move or
+// routing), and the groups of the group ACL (admit.go).
 
 // jobGroups returns the groups a job runs under for the group ACL: the
 // group_list entry, else the owner's primary group, plus (sloppy) every
@@ -41,13 +39,14 @@ func jobGroups(j *state.Job, sloppy bool) []string {
 	return out
 }
 
-// applyDefaults fills unset resources in seed 001's order (Resource
+// ApplyDefaults fills unset resources in seed 001's order (Resource
 // Limits): the queue's resources_default, the server's resources_default,
 // then, for the limits a MOM enforces (limitResources), the queue's
 // resources_max and the server's resources_max; it derives
 // nodect/neednodes from nodes. TORQUE 2.5.13 stopped after the server's
 // resources_default (README, deliberate differences).
-func (s *Server) applyDefaults(j *state.Job, q *state.Queue) {
+func (c *Checker) ApplyDefaults(j *state.Job, q *state.Queue) {
+	srv := c.st.Attrs()
 	applyCheckpointDefaults(j, q)
 	fill := func(list []state.AttrValue, limitsOnly bool) {
 		for _, r := range list {
@@ -60,9 +59,9 @@ func (s *Server) applyDefaults(j *state.Job, q *state.Queue) {
 		}
 	}
 	fill(q.Attrs.Resources(pbsattr.QueueResourcesDefault), false)
-	fill(s.attrs.Resources(pbsattr.SrvResourcesDefault), false)
+	fill(srv.Resources(pbsattr.SrvResourcesDefault), false)
 	fill(q.Attrs.Resources(pbsattr.QueueResourcesMax), true)
-	fill(s.attrs.Resources(pbsattr.SrvResourcesMax), true)
+	fill(srv.Resources(pbsattr.SrvResourcesMax), true)
 	if n, ok := j.Attrs.LookupRes(pbsattr.JobResourceList, "nodes"); ok {
 		j.Attrs.SetRes(pbsattr.JobResourceList, "nodect", strconv.Itoa(state.NodeCount(n)))
 		j.Attrs.SetRes(pbsattr.JobResourceList, "neednodes", n)
@@ -75,11 +74,4 @@ func (s *Server) applyDefaults(j *state.Job, q *state.Queue) {
 var limitResources = map[string]bool{
 	"cput": true, "pcput": true, "walltime": true, "mem": true, "pmem": true,
 	"vmem": true, "pvmem": true, "file": true,
-}
-
-// flushLogs writes the log lines and accounting records held by
-// commitJob.
-func (s *Server) flushLogs() {
-	s.log.Flush()
-	s.acct.Flush()
 }

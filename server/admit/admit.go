@@ -1,23 +1,57 @@
-package server
+// Package admit holds the rules a job meets to enter a queue of the
+// server (spec 12 §4.3): the queue's admission checks (Checker.Admit),
+// the feasibility of its node request against the configured nodes
+// (feasible.go), the user it runs as and who may run as root
+// (execuser.go), and the defaults it takes in a queue (defaults.go).
+// Submission, moves and routing call them, through the narrow interfaces
+// of their own packages, over the state API; admission reads the server
+// through State and changes nothing but the job it is given defaults.
+package admit
 
 import (
+	"slices"
+
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/server/state"
 )
 
-// admit runs the queue admission checks (spec 12 §4.3). manager moves skip
-// the enabled and host checks.
-func (s *Server) admit(j *state.Job, q *state.Queue, host string, mgrMove bool) *batchreq.Reply {
-	return s.admitFrom(j, q, host, mgrMove, false)
+// State is the server as admission reads it, with the server's lock
+// held.
+type State interface {
+	// Attrs returns the server's attributes.
+	Attrs() state.Attrs
+	// Nodes returns the node table, in its order.
+	Nodes() []*state.Node
+	// Node returns the node named name, or nil.
+	Node(name string) *state.Node
 }
 
-// admitFrom is admit for a job coming from a route queue when routed is
-// set (from_route_only queues accept it).
-func (s *Server) admitFrom(j *state.Job, q *state.Queue, host string, mgrMove, routed bool) *batchreq.Reply {
+// Checker runs the admission rules over one server's state. Its methods
+// are called with the server's lock held.
+type Checker struct{ st State }
+
+// New returns the Checker over st.
+func New(st State) *Checker { return &Checker{st: st} }
+
+// Admit runs the queue admission checks (spec 12 §4.3) for job j
+// submitted from host into q. A manager's move (mgrMove) skips the
+// enabled and host checks.
+func (c *Checker) Admit(j *state.Job, q *state.Queue, host string, mgrMove bool) *batchreq.Reply {
+	return c.admit(j, q, host, mgrMove, false)
+}
+
+// AdmitRouted is Admit for a job a route queue moves into q: the host and
+// manager checks do not apply and from_route_only queues accept it.
+func (c *Checker) AdmitRouted(j *state.Job, q *state.Queue) *batchreq.Reply {
+	return c.admit(j, q, "", false, true)
+}
+
+func (c *Checker) admit(j *state.Job, q *state.Queue, host string, mgrMove, routed bool) *batchreq.Reply {
+	srv := c.st.Attrs()
 	who := "user " + j.Owner() + ", queue " + q.Name
 	if q.IsExec() {
-		if p := s.checkRoot(j); p != nil {
+		if p := c.CheckRoot(j); p != nil {
 			return p
 		}
 		for _, t := range state.ParseArst(q.Attrs.Get(pbsattr.QueueDisallowedTypes)) {
@@ -83,7 +117,7 @@ func (s *Server) admitFrom(j *state.Job, q *state.Queue, host string, mgrMove, r
 	if !mgrMove && state.IsTrue(q.Attrs.Get(pbsattr.QueueACLHostEnable)) {
 		ok := false
 		for _, h := range state.ParseArst(q.Attrs.Get(pbsattr.QueueACLHosts)) {
-			if hostMatch(h, host) {
+			if pbsattr.MatchHostEntry(h, host) {
 				ok = true
 			}
 		}
@@ -91,13 +125,13 @@ func (s *Server) admitFrom(j *state.Job, q *state.Queue, host string, mgrMove, r
 			return batchreq.ErrorReply(batchreq.PBSE_BADHOST, "", "host ACL rejected the submitting host: "+who+", host "+host)
 		}
 	}
-	userOK := !state.IsTrue(q.Attrs.Get(pbsattr.QueueACLUserEnable)) || aclMatchUser(state.ParseArst(q.Attrs.Get(pbsattr.QueueACLUsers)), j.Owner())
-	logicOr := state.IsTrue(q.Attrs.Get(pbsattr.QueueACLLogicOr)) || s.flag(pbsattr.SrvACLLogicOr)
+	userOK := !state.IsTrue(q.Attrs.Get(pbsattr.QueueACLUserEnable)) || state.MatchUserACL(state.ParseArst(q.Attrs.Get(pbsattr.QueueACLUsers)), j.Owner())
+	logicOr := state.IsTrue(q.Attrs.Get(pbsattr.QueueACLLogicOr)) || state.IsTrue(srv.Get(pbsattr.SrvACLLogicOr))
 	if q.IsExec() && state.IsTrue(q.Attrs.Get(pbsattr.QueueACLGroupEnable)) {
 		groupOK := false
 		acl := state.ParseArst(q.Attrs.Get(pbsattr.QueueACLGroups))
-		for _, g := range jobGroups(j, state.IsTrue(q.Attrs.Get(pbsattr.QueueACLGroupSloppy)) || s.flag(pbsattr.SrvACLGroupSloppy)) {
-			if contains(acl, g) {
+		for _, g := range jobGroups(j, state.IsTrue(q.Attrs.Get(pbsattr.QueueACLGroupSloppy)) || state.IsTrue(srv.Get(pbsattr.SrvACLGroupSloppy))) {
+			if slices.Contains(acl, g) {
 				groupOK = true
 				break
 			}
@@ -126,7 +160,7 @@ func (s *Server) admitFrom(j *state.Job, q *state.Queue, host string, mgrMove, r
 		limit, ok := q.Attrs.LookupRes(pbsattr.QueueResourcesMax, r.Resource)
 		where := "queue"
 		if !ok {
-			if limit, ok = s.attrs.LookupRes(pbsattr.SrvResourcesMax, r.Resource); !ok {
+			if limit, ok = srv.LookupRes(pbsattr.SrvResourcesMax, r.Resource); !ok {
 				continue
 			}
 			where = "server"
@@ -137,17 +171,8 @@ func (s *Server) admitFrom(j *state.Job, q *state.Queue, host string, mgrMove, r
 	}
 	// a node request the configured nodes can never satisfy (busy or
 	// down nodes do not count against it)
-	if q.IsExec() && !s.feasible(j.Attrs.GetRes(pbsattr.JobResourceList, "nodes")) {
-		return batchreq.ErrorReply(batchreq.PBSE_EXCQRESC, "", msgInfeasible)
+	if q.IsExec() && !c.Feasible(j.Attrs.GetRes(pbsattr.JobResourceList, "nodes")) {
+		return batchreq.ErrorReply(batchreq.PBSE_EXCQRESC, "", MsgInfeasible)
 	}
-	return s.refuseCheckpoints(j, q)
+	return c.refuseCheckpoints(j, q)
 }
-
-// aclMatchUser reports whether user@host matches an entry of a user ACL
-// (state.MatchUserACL).
-func aclMatchUser(acl []string, who string) bool { return state.MatchUserACL(acl, who) }
-
-// hostMatch reports whether host matches a host ACL entry: the same name
-// without regard to case, or a pattern with '*' wildcards
-// (attr.MatchHostEntry).
-func hostMatch(pattern, host string) bool { return pbsattr.MatchHostEntry(pattern, host) }

@@ -1,9 +1,8 @@
-package server
+package admit
 
 import (
 	"bufio"
 	"fmt"
-	"gopbs/server/state"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/server/rootacl"
+	"gopbs/server/state"
 )
 
 // userEntry is one User_List entry, "user[@host]".
@@ -31,11 +31,11 @@ func userList(v string) []userEntry {
 	return out
 }
 
-// execUser returns the user a job runs as on host (seed 001, Job
+// ExecUser returns the user a job runs as on host (seed 001, Job
 // Initiation): the User_List entry naming host, else the entry without a
 // host, else the owner. host "" (not known yet) takes the entry without
 // a host.
-func execUser(j *state.Job, host string) string {
+func ExecUser(j *state.Job, host string) string {
 	list := userList(j.Attrs.Get(pbsattr.JobUserList))
 	if host != "" {
 		for _, e := range list {
@@ -113,32 +113,32 @@ func mayRunAs(rhosts func(string) (string, int, error), owner, host, luser strin
 	return fmt.Errorf("%s@%s may not run jobs as %s (not in %s)", owner, host, luser, path)
 }
 
-// checkUserList refuses a job naming in its User_List a user its owner
-// may not run as. Called with s.mu held.
-func (s *Server) checkUserList(j *state.Job) *batchreq.Reply {
+// CheckUserList refuses a job naming in its User_List a user its owner
+// may not run as.
+func (c *Checker) CheckUserList(j *state.Job) *batchreq.Reply {
 	owner := j.OwnerUser()
 	_, host, _ := strings.Cut(j.Owner(), "@")
 	for _, e := range userList(j.Attrs.Get(pbsattr.JobUserList)) {
-		if err := mayRunAs(s.run.rhosts, owner, host, e.user); err != nil {
+		if err := mayRunAs(lookupRhosts, owner, host, e.user); err != nil {
 			return batchreq.ErrorReply(batchreq.PBSE_BADUSER, "", err.Error())
 		}
 	}
 	return nil
 }
 
-// checkRoot refuses a job that would run as a superuser (its euser, a
+// CheckRoot refuses a job that would run as a superuser (its euser, a
 // User_List entry or its owner being a uid-0 account) unless its owner is
 // listed in the server's acl_roots: PBSE_BADUSER "root user <user> not
-// allowed". Called with s.mu held, for a job entering an execution queue.
-func (s *Server) checkRoot(j *state.Job) *batchreq.Reply {
-	users := []string{execUser(j, "")}
+// allowed". It is called for a job entering an execution queue.
+func (c *Checker) CheckRoot(j *state.Job) *batchreq.Reply {
+	users := []string{ExecUser(j, "")}
 	if eu := j.Attrs.Get(pbsattr.JobEuser); eu != "" {
 		users = append(users, eu)
 	}
 	for _, e := range userList(j.Attrs.Get(pbsattr.JobUserList)) {
 		users = append(users, e.user)
 	}
-	acl := state.ParseArst(s.attrs.Get(pbsattr.SrvACLRoots))
+	acl := state.ParseArst(c.st.Attrs().Get(pbsattr.SrvACLRoots))
 	if err := rootacl.Check(acl, j.Owner(), users, rootacl.SystemUID); err != nil {
 		return batchreq.ErrorReply(batchreq.PBSE_BADUSER, "", err.Error())
 	}
