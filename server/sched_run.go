@@ -91,7 +91,7 @@ func (s *Server) schedHostsOf() schedHosts {
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		host, _, _ := strings.Cut(strings.TrimSpace(line), ":")
-		if host != "" && !slices.ContainsFunc(h.group, func(g string) bool { return sameHost(g, host) }) {
+		if host != "" && !slices.ContainsFunc(h.group, func(g string) bool { return sameSchedHost(g, host) }) {
 			h.group = append(h.group, host)
 		}
 	}
@@ -101,11 +101,22 @@ func (s *Server) schedHostsOf() schedHosts {
 	return h
 }
 
+// sameSchedHost reports whether two host names name one host: equal
+// (letter case aside) or one the short form of the other.
+func sameSchedHost(a, b string) bool {
+	if strings.EqualFold(a, b) {
+		return true
+	}
+	sa, _, _ := strings.Cut(a, ".")
+	sb, _, _ := strings.Cut(b, ".")
+	return strings.EqualFold(sa, sb) && (sa == a || sb == b)
+}
+
 // local reports whether a scheduler of host h runs on this server's host
 // (on loopback). In a failover group the shared server name is no host.
 func (h schedHosts) local(host string) bool {
 	switch {
-	case host == "localhost" || host == "127.0.0.1" || h.self != "" && sameHost(host, h.self):
+	case host == "localhost" || host == "127.0.0.1" || h.self != "" && sameSchedHost(host, h.self):
 		return true
 	case h.group == nil:
 		return host == h.name
@@ -117,7 +128,7 @@ func (h schedHosts) local(host string) bool {
 func (h schedHosts) peers() []string {
 	var out []string
 	for _, g := range h.group {
-		if !sameHost(g, h.self) {
+		if !sameSchedHost(g, h.self) {
 			out = append(out, g)
 		}
 	}
@@ -125,4 +136,4 @@ func (h schedHosts) peers() []string {
 }
 
 // primary reports whether this server is its group's first.
-func (h schedHosts) primary() bool { return h.group == nil || sameHost(h.group[0], h.self) }
+func (h schedHosts) primary() bool { return h.group == nil || sameSchedHost(h.group[0], h.self) }
