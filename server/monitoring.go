@@ -13,6 +13,7 @@ import (
 	"gopbs/batchreq"
 	"gopbs/internal/httplisten"
 	"gopbs/internal/logline"
+	"gopbs/server/handler"
 	"gopbs/server/metrics"
 	"gopbs/server/monitor"
 	"gopbs/server/statuspage"
@@ -66,7 +67,7 @@ func (s *Server) instrumentRequests() {
 		if h == nil {
 			return
 		}
-		s.mux.Handle(t, batchreq.HandlerFunc[*conn](func(c *conn, req *batchreq.Request) {
+		s.mux.Handle(t, batchreq.HandlerFunc[*handler.Conn](func(c *handler.Conn, req *batchreq.Request) {
 			begin := time.Now()
 			h.ServeBatch(c, req)
 			s.obs.Request(req.Type, time.Since(begin))

@@ -80,14 +80,10 @@ func (st schedState) Now() time.Time { return st.s.now() }
 // carry full privileges; it sees the scheduler's slice.
 func (st schedState) CycleConn(name string, nc net.Conn, cy *sched.Cycle) (sched.Conn, bool) {
 	s := st.s
-	c := s.newConn(nc)
+	c := s.peerConn(nc, s.scheds.Slice(name), cy)
 	if c == nil {
 		return nil, false
 	}
-	s.auth.Remove(c.auth)
-	c.auth = s.auth.AddPrivileged(c.remote)
-	c.slice = s.scheds.Slice(name)
-	c.cycle = cy
 	return cycleConn{c}, true
 }
 
