@@ -21,7 +21,7 @@ type schedHost struct{ s *Server }
 // Run hands a running scheduler to the link and asks it for cycle cmd.
 func (h schedHost) Run(sc *schedulers.Sched, cmd int) {
 	host := sc.Host
-	if h.s.schedHostsOf().local(host) {
+	if schedHostsOf(h.s.cfg.Home, h.s.name).local(host) {
 		host = "127.0.0.1" // the server starts its host's schedulers on loopback
 	}
 	h.s.sched.Run(sched.Scheduler{Name: sc.Name, Host: host, Port: sc.Port}, cmd)
@@ -54,7 +54,7 @@ func (s *Server) startSchedulers() {
 			cmd = filepath.Join(filepath.Dir(exe), "pbs_sched")
 		}
 	}
-	hosts := s.schedHostsOf()
+	hosts := schedHostsOf(s.cfg.Home, s.name)
 	sv := schedulers.NewSupervisor(s.scheds, schedHost{s}, schedulers.RunConfig{
 		Command: cmd, Home: s.cfg.Home, RMPort: s.cfg.RMPort, Local: hosts.local,
 		Self: hosts.self, Peers: hosts.peers(), Primary: hosts.primary(),
@@ -81,11 +81,12 @@ type schedHosts struct {
 	group      []string // the group's hosts, the primary first; nil without a group
 }
 
-// schedHostsOf returns the server's schedHosts.
-func (s *Server) schedHostsOf() schedHosts {
+// schedHostsOf returns the schedHosts of the server of PBS_HOME home
+// named name.
+func schedHostsOf(home, name string) schedHosts {
 	self, _ := os.Hostname()
-	h := schedHosts{name: s.name, self: self}
-	b, err := os.ReadFile(filepath.Join(s.cfg.Home, "server_name"))
+	h := schedHosts{name: name, self: self}
+	b, err := os.ReadFile(filepath.Join(home, "server_name"))
 	if err != nil {
 		return h
 	}

@@ -73,10 +73,7 @@ func (d *Daemon) takeDirs(conn *svrconn.Conn, priv, logDir string) bool {
 		d.Log.Log(logline.EventSystem|logline.EventForce, logline.ClassServer, "schedule", msgLogChanged+logDir)
 	}
 	if priv != "" && filepath.Clean(priv) != filepath.Clean(d.priv) {
-		old := d.priv
-		err := d.loadPrivFrom(priv)
-		if err != nil {
-			d.priv = old
+		if err := d.loadPrivFrom(priv); err != nil {
 			d.dirFailed(conn, commentPrivFail, err)
 			return false
 		}
@@ -95,8 +92,14 @@ func (d *Daemon) loadPrivFrom(dir string) error {
 	if _, err := os.Stat(filepath.Join(dir, "sched_config")); err != nil {
 		return err
 	}
+	old := d.priv
 	d.priv = dir
-	return d.loadPolicyLocked()
+	if err := d.loadPolicyLocked(); err != nil {
+		d.priv = old
+		_ = d.loadPolicyLocked() // back to the old directory's files (read before)
+		return err
+	}
+	return nil
 }
 
 // dirFailed reports a directory the scheduler could not take on: in its

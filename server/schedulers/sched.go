@@ -3,14 +3,15 @@
 // slice of the cluster, its partitions. It holds the sched objects and
 // their rules (Table), the partition rules of queues and nodes
 // (partition.go), what one scheduler sees (Slice), and the running of the
-// scheduler processes (Supervisor) and of their cycles (Cycler).
+// scheduler processes (Supervisor); their cycles are the server's
+// scheduler link's (server/link/sched).
 //
 // The server calls it through a narrow interface: Manager requests on
 // sched objects, their status, the store records, the partition checks
 // of queue and node changes, the slice of a scheduler's connection, and
 // the supervision of the processes. The "default" scheduler is the one
 // TORQUE has: the site runs it (TORQUE's pbs_sched, Maui or GoPBS's), the
-// server's scheduler link drives it, and its scheduling and
+// server's scheduler link drives it as it drives the others, and its scheduling and
 // scheduler_iteration are the server's attributes.
 package schedulers
 

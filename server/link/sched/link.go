@@ -557,7 +557,11 @@ func (l *Link) cycle(sc *scheduler, a Scheduler, cmd int) (int, bool) {
 	sc.cycles.add(cmd, begin, took, n)
 	l.obs.SchedCycle(sc.name, took)
 	if !def {
-		l.srv.CycleState(sc.name, false, true)
+		select {
+		case <-sc.quit: // removed meanwhile: the Supervisor has set its state
+		default:
+			l.srv.CycleState(sc.name, false, true)
+		}
 		l.log.Logf(logline.EventSched, logline.ClassServer, sc.name, "Scheduler %s cycle %s ended after %.3f s, %d jobs run",
 			sc.name, batchreq.SchedCommandName(cmd), took.Seconds(), n)
 	}
