@@ -9,6 +9,7 @@ import (
 	pbsattr "gopbs/attr"
 	"gopbs/server/link/sched"
 	"gopbs/server/schedulers"
+	"gopbs/server/transport"
 )
 
 // schedState is the server as the scheduler link (server/link/sched)
@@ -80,11 +81,11 @@ func (st schedState) Now() time.Time { return st.s.now() }
 // carry full privileges; it sees the scheduler's slice.
 func (st schedState) CycleConn(name string, nc net.Conn, cy *sched.Cycle) (sched.Conn, bool) {
 	s := st.s
-	c := s.peerConn(nc, s.scheds.Slice(name), cy)
-	if c == nil {
+	p, ok := s.peerConn(nc, s.scheds.Slice(name), cy)
+	if !ok {
 		return nil, false
 	}
-	return cycleConn{c}, true
+	return cycleConn{p}, true
 }
 
 // CycleState implements sched.Server: the state attribute of a
@@ -121,7 +122,7 @@ func (st schedState) Unreachable(name string) (string, []string) {
 }
 
 // cycleConn serves a scheduler's connection.
-type cycleConn struct{ c *conn }
+type cycleConn struct{ p transport.Peer }
 
 // Serve implements sched.Conn.
-func (cc cycleConn) Serve() { cc.c.serve() }
+func (cc cycleConn) Serve() { cc.p.Serve() }
