@@ -14,6 +14,7 @@ import (
 	"gopbs/server/link/remote"
 	"gopbs/server/state"
 	"gopbs/server/store"
+	"gopbs/server/transport"
 )
 
 // The server's side of moves to other servers (server/link/remote sends
@@ -72,7 +73,7 @@ func isThisMachine(host string) bool {
 		return false
 	}
 	a = a.Unmap()
-	return a.IsLoopback() || isLocalAddr(a)
+	return a.IsLoopback() || transport.IsLocalAddr(a)
 }
 
 // beginMove puts j in transit to dest and returns what the move sends.
