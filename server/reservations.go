@@ -167,7 +167,7 @@ func (h resvHost) RemoveQueue(name string) ([]store.Op, bool) {
 	// completed jobs kept for keep_completed go with their queue
 	tx := s.db.Begin()
 	for _, j := range done {
-		s.purgeJob(tx, j)
+		s.life.Purge(tx, j)
 	}
 	ops := tx.Ops()
 	s.queues = slices.DeleteFunc(s.queues, func(x *state.Queue) bool { return x == q })
@@ -219,7 +219,7 @@ func (h resvHost) SetComment(id, text string) []store.Op {
 		return nil
 	}
 	j.Attrs.Set(pbsattr.JobComment, text)
-	h.s.touch(j)
+	h.s.life.Touch(j)
 	return []store.Op{state.SaveJob(j)}
 }
 
@@ -287,7 +287,7 @@ func (h resvHost) Delete(ids []string, why string) {
 			continue
 		}
 		tx := s.db.Begin()
-		s.deleteJob(tx, j, who.Requester())
+		s.life.Delete(tx, j, who.Requester())
 		ops = append(ops, tx.Ops()...)
 	}
 	if len(running) > 0 {
