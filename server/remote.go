@@ -108,7 +108,7 @@ func (s *Server) endMove(j *state.Job, m *remote.Move, sent bool) (ops []store.O
 		ops = s.tracking.Track(j.ID, state.TrackEntry{Hop: hop + 1, Location: m.Dest.Server, State: pbsattr.JobStateNum(m.State).Letter(false)})
 		tx := s.db.Begin()
 		tx.Put(ops...)
-		s.purgeJob(tx, j)
+		s.life.Purge(tx, j)
 		return tx.Ops(), true
 	}
 	s.jobs.SetState(j, m.State, m.Substate)

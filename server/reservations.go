@@ -91,7 +91,8 @@ func (h resvHost) Nodes() []*reservable.Node {
 func reservableNode(n *state.Node, running int) *reservable.Node {
 	down := state.NodeStateDown | state.NodeStateOffline | state.NodeStateUnknown | state.NodeStateNotReported
 	rn := &reservable.Node{Name: n.Name, IsAlive: n.State&down == 0, NCPU: n.NP, NRunJobs: running,
-		Properties: state.ParseArst(n.Attrs.Get(pbsattr.NodeProperties)), Resources: map[string]string{}}
+		Properties: state.ParseArst(n.Attrs.Get(pbsattr.NodeProperties)), Resources: map[string]string{},
+		Partition: n.Attrs.Get(pbsattr.NodePartition)}
 	for _, item := range strings.Split(n.Attrs.Get(pbsattr.NodeStatus), ",") {
 		k, v, ok := strings.Cut(item, "=")
 		if !ok {
@@ -127,7 +128,7 @@ func jobNodes(j *state.Job) []string {
 	return out
 }
 
-func (h resvHost) EnsureQueue(name string, users []string) []store.Op {
+func (h resvHost) EnsureQueue(name string, users []string, partition string) []store.Op {
 	s := h.s
 	q := s.queueByName[name]
 	if q == nil {
@@ -142,6 +143,7 @@ func (h resvHost) EnsureQueue(name string, users []string) []store.Op {
 		s.log.Log(logline.EventAdmin, logline.ClassQueue, name, "created for reservation "+name)
 	}
 	q.Attrs.Set(pbsattr.QueueACLUsers, state.EncodeArst(users))
+	q.Attrs.Set(pbsattr.QueuePartition, partition) // its partition's scheduler runs its jobs
 	q.Attrs.Set(pbsattr.QueueMtime, strconv.FormatInt(s.now().Unix(), 10))
 	return []store.Op{state.SaveQueue(q)}
 }
@@ -165,7 +167,7 @@ func (h resvHost) RemoveQueue(name string) ([]store.Op, bool) {
 	// completed jobs kept for keep_completed go with their queue
 	tx := s.db.Begin()
 	for _, j := range done {
-		s.purgeJob(tx, j)
+		s.life.Purge(tx, j)
 	}
 	ops := tx.Ops()
 	s.queues = slices.DeleteFunc(s.queues, func(x *state.Queue) bool { return x == q })
@@ -217,7 +219,7 @@ func (h resvHost) SetComment(id, text string) []store.Op {
 		return nil
 	}
 	j.Attrs.Set(pbsattr.JobComment, text)
-	h.s.touch(j)
+	h.s.life.Touch(j)
 	return []store.Op{state.SaveJob(j)}
 }
 
@@ -285,7 +287,7 @@ func (h resvHost) Delete(ids []string, why string) {
 			continue
 		}
 		tx := s.db.Begin()
-		s.deleteJob(tx, j, who.Requester())
+		s.life.Delete(tx, j, who.Requester())
 		ops = append(ops, tx.Ops()...)
 	}
 	if len(running) > 0 {

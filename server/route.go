@@ -39,7 +39,7 @@ func (s *Server) routeJob(tx *state.Txn, j *state.Job, now int64) {
 		if now-qt > lt {
 			s.log.Log(logline.EventJob, logline.ClassJob, j.ID, "Route queue lifetime exceeded")
 			s.acct.Record(pbslog.AcctAbort, j.ID, "")
-			s.completeJob(tx, j, false)
+			s.life.Complete(tx, j, false)
 			return
 		}
 	}
@@ -88,7 +88,7 @@ func (s *Server) routeJob(tx *state.Txn, j *state.Job, now int64) {
 			continue
 		}
 		j.RouteTried, j.RouteLater = nil, nil
-		s.moveJob(tx, j, q, dq)
+		s.life.Move(tx, j, q, dq)
 		return
 	}
 	if temporary {
@@ -102,7 +102,7 @@ func (s *Server) routeJob(tx *state.Txn, j *state.Job, now int64) {
 	}
 	s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "%s", batchreq.ErrorText(batchreq.PBSE_ROUTEREJ))
 	s.acct.Record(pbslog.AcctAbort, j.ID, "")
-	s.completeJob(tx, j, false)
+	s.life.Complete(tx, j, false)
 }
 
 func (s *Server) serverLongOf(v string) int64 {
