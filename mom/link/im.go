@@ -48,11 +48,11 @@ type TaskRunner interface {
 // and those it joined as a sister.
 type multiNode struct {
 	mu      sync.Mutex
-	ep      *rpp.Endpoint          // the endpoint IM streams to sisters are opened from
-	ms      map[string]*msJob      // by job id: jobs this MOM is mother superior of
-	sisters map[string]*sisterJob  // by job id: jobs joined as a sister
-	streams map[*rpp.Stream]string // accepted IM streams → job id, for stream ends
-	event   int                    // last event number of the MOM's own IM requests
+	ep      *rpp.Endpoint              // the endpoint IM streams to other MOMs are opened from
+	peers   map[netip.AddrPort]*imPeer // the open IM streams, by peer (im_peer.go)
+	ms      map[string]*msJob          // by job id: jobs this MOM is mother superior of
+	sisters map[string]*sisterJob      // by job id: jobs joined as a sister
+	event   int                        // last event number of the MOM's own IM requests
 	// ready is closed once ep is set (Serve): jobs recovered before
 	// that wait for it to reach their sisters.
 	ready chan struct{}
@@ -349,9 +349,6 @@ func (m *Mom) endSisterJob(ctx context.Context, tr TaskRunner, sj *sisterJob, ep
 		return jobexec.Usage{}
 	}
 	delete(m.mn.sisters, sj.id)
-	if sj.stream != nil {
-		delete(m.mn.streams, sj.stream)
-	}
 	relay := sj.relay
 	m.mn.mu.Unlock()
 	if relay != nil {
@@ -360,7 +357,7 @@ func (m *Mom) endSisterJob(ctx context.Context, tr TaskRunner, sj *sisterJob, ep
 		relay.sisters, relay.ended = nil, true
 		relay.mu.Unlock()
 		for _, sl := range links {
-			sl.stream.Close()
+			m.detach(sl)
 		}
 	}
 	used, err := tr.KillTasks(sj.id)
@@ -379,31 +376,31 @@ func (m *Mom) endSisterJob(ctx context.Context, tr TaskRunner, sj *sisterJob, ep
 	return used
 }
 
-// sisterStreamEnded is called when an accepted stream ends. A sister
-// job whose stream to its mother superior it was is not killed at once:
-// the mother superior may be restarting (-p) and come back on a new
-// stream (adoptSisterStream). If it has not within the grace period
-// (twice $timeout or $check_poll_time, whichever is longer), the job is
-// aborted and its tasks killed.
+// sisterStreamEnded is called when an accepted stream ends. The sister
+// jobs whose stream to their mother superior it was (one stream serves
+// all the jobs of a mother superior) are not killed at once: the mother
+// superior may be restarting (-p) and come back on a new stream
+// (adoptSisterStream). One that has not within the grace period (twice
+// $timeout or $check_poll_time, whichever is longer) is aborted and its
+// tasks killed.
 func (m *Mom) sisterStreamEnded(s *rpp.Stream) {
 	m.mn.mu.Lock()
-	id, ok := m.mn.streams[s]
-	var sj *sisterJob
-	if ok {
-		delete(m.mn.streams, s)
-		if sj = m.mn.sisters[id]; sj != nil && sj.stream == s {
+	var orphans []*sisterJob
+	for _, sj := range m.mn.sisters {
+		if sj.stream == s {
 			sj.stream = nil
-		} else {
-			sj = nil
+			orphans = append(orphans, sj)
 		}
 	}
 	m.mn.mu.Unlock()
 	tr := m.tasks()
-	if sj == nil || tr == nil {
+	if tr == nil {
 		return
 	}
-	m.log.Job(logline.EventJob, sj.id, fmt.Sprintf("stream to mother superior ended, waiting %v for it to come back", m.orphanGrace()))
-	m.watchOrphan(tr, sj)
+	for _, sj := range orphans {
+		m.log.Job(logline.EventJob, sj.id, fmt.Sprintf("stream to mother superior ended, waiting %v for it to come back", m.orphanGrace()))
+		m.watchOrphan(tr, sj)
+	}
 }
 
 // orphanGrace is how long a sister job waits for its mother superior.

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/netip"
 	"slices"
@@ -20,7 +19,6 @@ import (
 	"gopbs/internal/logline"
 	"gopbs/mom/jobexec"
 	"gopbs/momproto"
-	"gopbs/rpp"
 )
 
 // msJob is a job this MOM is mother superior of, as far as tasks and
@@ -31,11 +29,10 @@ type msJob struct {
 	vnodes []jobexec.Vnode
 	hosts  []string // distinct hosts in node order; hosts[0] is this MOM
 
-	// relink serialises the openings of new streams to the sisters
-	// (relinkSister, peerLink) with each other and with the job's end
-	// (endSisters, abortSisters): opening a second stream to a sister
-	// makes it discard the first (rpp.Stream.Abandon), so no two may be
-	// opened at once and none once the job's end has taken the links.
+	// relink serialises the job's relinks (relinkSister, peerLink) with
+	// each other and with the job's end (endSisters, abortSisters): no
+	// link is added once the job's end has taken them. The streams
+	// themselves are the MOM's, shared by its jobs (im_peer.go).
 	relink sync.Mutex
 
 	mu       sync.Mutex
@@ -79,29 +76,30 @@ func (mj *msJob) newTask() int {
 	return id
 }
 
-// sisterLink is the IM stream from the mother superior to one sister.
+// sisterLink is a job's link from the mother superior to one sister (or
+// from a sister to another node of the job): the IM stream to that MOM,
+// which the MOM's other jobs with that node share (im_peer.go).
 type sisterLink struct {
 	node   int
 	host   string
-	stream *rpp.Stream
+	misses int // usage polls in a row without an answer (pollSisters only)
 
-	mu       sync.Mutex
-	pending  map[callKey][]*imCall
-	dead     error
-	replaced bool // a new stream took over (relinkSister): its end is no failure
-	answered bool // a reply came on this stream
-	misses   int  // usage polls in a row without an answer (pollSisters only)
+	mu   sync.Mutex
+	peer *imPeer // the stream the link uses now
 }
 
-// callKey matches a reply to its request: replies repeat the request's
-// event and originating task (TM-relayed requests carry the task's own
-// event numbers, which may equal the MOM's).
-type callKey struct{ event, task int }
+// current returns the stream the link uses now.
+func (sl *sisterLink) current() *imPeer {
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	return sl.peer
+}
 
 // imCall is a request waiting for its reply.
 type imCall struct {
 	cmd   int
-	key   callKey
+	key   peerKey
+	peer  *imPeer
 	reply chan *momproto.IMMessage // gets the reply, or is closed when the stream dies
 }
 
@@ -278,6 +276,7 @@ func (m *Mom) pollSisters(mj *msJob) {
 			return
 		}
 		for _, sl := range sisters {
+			polledOn := sl.current()
 			ctx, cancel := context.WithTimeout(m.ctx, period)
 			rep, err := m.imCall(ctx, mj, sl, momproto.IM_POLL_JOB, m.newEvent(), 0, momproto.Empty{})
 			cancel()
@@ -288,8 +287,8 @@ func (m *Mom) pollSisters(mj *msJob) {
 				// a new stream.
 				sl.misses++
 				if sl.misses >= 2 {
-					if nsl, nrep := m.relinkSister(mj, sl, period); nrep != nil {
-						sl, rep, err = nsl, nrep, nil
+					if nrep := m.relinkSister(mj, sl, polledOn, period); nrep != nil {
+						rep, err = nrep, nil
 					}
 				}
 			}
@@ -335,12 +334,10 @@ func (m *Mom) joinSister(ctx context.Context, mj *msJob, node, event int, attrs 
 	if err != nil {
 		return nil, fmt.Errorf("sister %s: %w", host, err)
 	}
-	st, err := m.mn.ep.Open(netip.AddrPortFrom(addr, uint16(m.opt.RMPort)))
-	if err != nil {
+	sl := &sisterLink{node: node, host: host}
+	if err := m.attach(mj, sl, netip.AddrPortFrom(addr, uint16(m.opt.RMPort))); err != nil {
 		return nil, fmt.Errorf("sister %s: open stream: %w", host, err)
 	}
-	sl := &sisterLink{node: node, host: host, stream: st, pending: map[callKey][]*imCall{}}
-	m.goFunc(func() { m.readSister(mj, sl) })
 	body := &momproto.IMJoinJob{NodeID: node, NumNodes: len(mj.hosts), StdoutPort: d.stdoutPort, StderrPort: d.stderrPort, Attrs: attrs}
 	rep, err := m.imCall(ctx, mj, sl, momproto.IM_JOIN_JOB, event, 0, body)
 	if err != nil {
@@ -369,31 +366,34 @@ func (m *Mom) imCall(ctx context.Context, mj *msJob, sl *sisterLink, cmd, event,
 	if err != nil {
 		return nil, err
 	}
-	return call.wait(ctx, sl)
+	return call.wait(ctx)
 }
 
 // imSend sends a request to a sister; its reply comes to the call.
 func (m *Mom) imSend(mj *msJob, sl *sisterLink, cmd, event, fromTask int, body momproto.Body) (*imCall, error) {
-	call := &imCall{cmd: cmd, key: callKey{event, fromTask}, reply: make(chan *momproto.IMMessage, 1)}
-	sl.mu.Lock()
-	if sl.dead != nil {
-		sl.mu.Unlock()
-		return nil, sl.dead
+	p := sl.current()
+	if p == nil {
+		return nil, errSisterGone
 	}
-	sl.pending[call.key] = append(sl.pending[call.key], call)
-	sl.mu.Unlock()
+	call := &imCall{cmd: cmd, key: peerKey{mj.id, event, fromTask}, peer: p, reply: make(chan *momproto.IMMessage, 1)}
+	p.mu.Lock()
+	if p.dead != nil {
+		p.mu.Unlock()
+		return nil, p.dead
+	}
+	p.pending[call.key] = append(p.pending[call.key], call)
+	p.mu.Unlock()
 	msg := &momproto.IMMessage{IMHeader: momproto.IMHeader{Version: momproto.IM_PROTOCOL_VER, JobID: mj.id,
 		Cookie: mj.cookie, Command: cmd, Event: event, FromTask: fromTask}, Body: body}
-	if err := sl.stream.Send(msg.Append(nil)); err != nil {
-		sl.forget(call.key, call)
+	if err := p.stream.Send(msg.Append(nil)); err != nil {
+		call.forget()
 		return nil, err
 	}
 	return call, nil
 }
 
 // wait waits for the reply to a call.
-func (call *imCall) wait(ctx context.Context, sl *sisterLink) (*momproto.IMMessage, error) {
-	key := call.key
+func (call *imCall) wait(ctx context.Context) (*momproto.IMMessage, error) {
 	select {
 	case rep, ok := <-call.reply:
 		if !ok {
@@ -401,92 +401,25 @@ func (call *imCall) wait(ctx context.Context, sl *sisterLink) (*momproto.IMMessa
 		}
 		return rep, nil
 	case <-ctx.Done():
-		sl.forget(key, call)
+		call.forget()
 		return nil, ctx.Err()
 	}
 }
 
 // forget drops a call that no longer waits.
-func (sl *sisterLink) forget(key callKey, call *imCall) {
-	sl.mu.Lock()
-	defer sl.mu.Unlock()
-	calls := sl.pending[key]
+func (call *imCall) forget() {
+	p, key := call.peer, call.key
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	calls := p.pending[key]
 	for i, c := range calls {
 		if c == call {
-			sl.pending[key] = append(calls[:i:i], calls[i+1:]...)
+			p.pending[key] = append(calls[:i:i], calls[i+1:]...)
 			break
 		}
 	}
-	if len(sl.pending[key]) == 0 {
-		delete(sl.pending, key)
-	}
-}
-
-// readSister delivers the replies of one sister stream to their callers.
-// When the stream dies while the job runs, the job is killed: a sister
-// failure aborts the job, as in TORQUE.
-func (m *Mom) readSister(mj *msJob, sl *sisterLink) {
-	for {
-		b, err := sl.stream.Recv(m.ctx)
-		if err != nil {
-			sl.mu.Lock()
-			if errors.Is(err, io.EOF) {
-				err = errSisterGone
-			}
-			sl.dead = fmt.Errorf("%w: %w", errSisterGone, err)
-			for _, calls := range sl.pending {
-				for _, c := range calls {
-					close(c.reply)
-				}
-			}
-			sl.pending = map[callKey][]*imCall{}
-			replaced := sl.replaced
-			sl.mu.Unlock()
-			mj.mu.Lock()
-			ended := mj.ended
-			mj.mu.Unlock()
-			if !ended && !replaced && !mj.relayOnly && m.ctx.Err() == nil {
-				m.goFunc(func() { m.sisterLost(mj, sl, err) })
-			}
-			return
-		}
-		msg, err := momproto.DecodeIM(b, func(h *momproto.IMHeader) int {
-			sl.mu.Lock()
-			defer sl.mu.Unlock()
-			if calls := sl.pending[callKey{h.Event, h.FromTask}]; len(calls) > 0 {
-				return calls[0].cmd
-			}
-			return -1
-		})
-		if err != nil {
-			m.logErr("im_request", err, "reply from "+sl.host)
-			continue
-		}
-		if msg.Command != momproto.IM_ALL_OKAY && msg.Command != momproto.IM_ERROR {
-			// A sister's own request (TM relayed by a sister): not
-			// supported.
-			_ = sl.stream.Send(imError(msg, batchreq.PBSE_NOSUP).Append(nil))
-			continue
-		}
-		key := callKey{msg.Event, msg.FromTask}
-		sl.mu.Lock()
-		sl.answered = true
-		calls := sl.pending[key]
-		var call *imCall
-		if len(calls) > 0 {
-			call = calls[0]
-			if len(calls) == 1 {
-				delete(sl.pending, key)
-			} else {
-				sl.pending[key] = calls[1:]
-			}
-		}
-		sl.mu.Unlock()
-		if call == nil {
-			m.log.Job(logline.EventDebug, mj.id, fmt.Sprintf("unexpected IM reply event %d from %s", msg.Event, sl.host))
-			continue
-		}
-		call.reply <- msg
+	if len(p.pending[key]) == 0 {
+		delete(p.pending, key)
 	}
 }
 
@@ -556,7 +489,7 @@ func (m *Mom) signalSisters(id, signal string) {
 		m.goFunc(func() {
 			ctx, cancel := context.WithTimeout(m.ctx, m.tcpTimeout())
 			defer cancel()
-			rep, err := call.wait(ctx, tg.sl)
+			rep, err := call.wait(ctx)
 			if err == nil && rep.Command == momproto.IM_ERROR {
 				err = fmt.Errorf("error %d", imErrCode(rep))
 			}
@@ -595,8 +528,10 @@ func (m *Mom) abortSisters(mj *msJob) {
 	for _, sl := range sisters {
 		msg := &momproto.IMMessage{IMHeader: momproto.IMHeader{Version: momproto.IM_PROTOCOL_VER, JobID: mj.id,
 			Cookie: mj.cookie, Command: momproto.IM_ABORT_JOB, Event: event}, Body: momproto.Empty{}}
-		_ = sl.stream.Send(msg.Append(nil))
-		sl.stream.Close()
+		if p := sl.current(); p != nil {
+			_ = p.stream.Send(msg.Append(nil))
+		}
+		m.detach(sl)
 	}
 	if d != nil {
 		d.close()
@@ -665,7 +600,7 @@ func (m *Mom) endSisters(ctx context.Context, id string) jobexec.Usage {
 			}
 		}
 		for _, sl := range sisters {
-			sl.stream.Close()
+			m.detach(sl)
 		}
 	}
 	if d != nil {
@@ -790,46 +725,29 @@ func (d *demux) close() {
 // asks a sister to start (capture 105).
 func vnodeEnv(vnode int) string { return "PBS_VNODENUM=" + strconv.Itoa(vnode) }
 
-// relinkSister opens a new stream to the sister of old's node, which
-// stopped answering (it may have been restarted with -p and taken the job
-// back), and polls it there. Opening a second stream to a sister makes it
-// discard the first, a HELLO1 with a new key reading as a restart (spec
-// 10 §2.3): so the new stream replaces old at once, answered or not, and
-// old is abandoned without a GOODBYE, which would land on the new stream
-// there (rpp.Stream.Abandon). When the sister answers, the tasks there are
-// asked for again and its answer is returned with the new link; without
-// an answer within timeout the new link is returned alone. Nothing is
-// opened, and nil returned, once old is not the node's link any more
-// (another relink replaced it) or the job has ended.
-func (m *Mom) relinkSister(mj *msJob, old *sisterLink, timeout time.Duration) (*sisterLink, *momproto.IMMessage) {
+// relinkSister replaces stale, the stream sl (a link of mj) used when it
+// stopped answering (the sister may have been restarted with -p and taken
+// the job back), by a new one, and polls the job there. The stream is the
+// peer's, shared by this MOM's jobs with that sister: the new stream is
+// theirs too (relinkPeer), and when another job replaced stale already
+// the job is polled on the stream that did. When the sister answers, the
+// tasks there are asked for again and its answer is returned; nil without
+// an answer within timeout, or when the job has ended or sl is not its
+// link any more.
+func (m *Mom) relinkSister(mj *msJob, sl *sisterLink, stale *imPeer, timeout time.Duration) *momproto.IMMessage {
 	mj.relink.Lock()
 	defer mj.relink.Unlock()
 	mj.mu.Lock()
-	current := !mj.ended && slices.Contains(mj.sisters, old)
+	current := !mj.ended && slices.Contains(mj.sisters, sl)
 	mj.mu.Unlock()
-	if !current {
-		return nil, nil
+	if !current || stale == nil || m.relinkPeer(stale) == nil {
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(m.ctx, timeout)
 	defer cancel()
-	sl, err := m.openSister(ctx, mj, old.node)
-	if err != nil {
-		return nil, nil
-	}
-	mj.mu.Lock()
-	for i, s := range mj.sisters {
-		if s == old {
-			mj.sisters[i] = sl
-		}
-	}
-	mj.mu.Unlock()
-	old.mu.Lock()
-	old.replaced = true
-	old.mu.Unlock()
-	old.stream.Abandon()
 	rep, err := m.imCall(ctx, mj, sl, momproto.IM_POLL_JOB, m.newEvent(), 0, momproto.Empty{})
 	if err != nil || rep.Command != momproto.IM_ALL_OKAY {
-		return sl, nil
+		return nil
 	}
 	m.log.Job(logline.EventJob, mj.id, fmt.Sprintf("node %d (%s) answers on a new stream", sl.node, sl.host))
 	tasks, err := m.imCall(ctx, mj, sl, momproto.IM_GET_TASKS, m.newEvent(), 0, &momproto.Ints{Values: []int{0}})
@@ -843,29 +761,26 @@ func (m *Mom) relinkSister(mj *msJob, old *sisterLink, timeout time.Duration) (*
 			mj.mu.Unlock()
 		}
 	}
-	return sl, rep
+	return rep
 }
 
-// sisterLost runs when the stream to a sister ended while the job runs:
-// the sister may be restarting (-p) and is tried on a new stream each
-// second for $timeout; if it does not answer, the job is killed, a
-// sister failure aborting the job as in TORQUE. It stops early when the
-// job ends, or when another relink (pollSisters') gave the node a link
-// that answers.
-func (m *Mom) sisterLost(mj *msJob, sl *sisterLink, cause error) {
+// sisterLost runs when dead, the stream sl (a link of mj) used, ended
+// while the job runs: the sister may be restarting (-p) and is tried on a
+// new stream each second for $timeout; if it does not answer, the job is
+// killed, a sister failure aborting the job as in TORQUE. It stops early
+// when the job ends, or when another relink (pollSisters', another job's)
+// gave the link a stream that answers.
+func (m *Mom) sisterLost(mj *msJob, sl *sisterLink, dead *imPeer, cause error) {
 	deadline := time.Now().Add(m.tcpTimeout())
 	for time.Now().Before(deadline) {
-		cur := mj.sister(sl.node)
-		if cur == nil { // the job ended
+		if mj.sister(sl.node) != sl { // the job ended
 			return
 		}
-		cur.mu.Lock()
-		answers := cur != sl && cur.answered && cur.dead == nil
-		cur.mu.Unlock()
-		if answers {
+		cur := sl.current()
+		if cur != dead && cur != nil && cur.alive() {
 			return
 		}
-		if _, rep := m.relinkSister(mj, cur, time.Second); rep != nil {
+		if rep := m.relinkSister(mj, sl, cur, time.Second); rep != nil {
 			return
 		}
 		select {

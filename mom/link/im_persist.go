@@ -43,12 +43,8 @@ func (m *Mom) addSister(sj *sisterJob) {
 	defer m.mn.mu.Unlock()
 	if m.mn.sisters == nil {
 		m.mn.sisters = map[string]*sisterJob{}
-		m.mn.streams = map[*rpp.Stream]string{}
 	}
 	m.mn.sisters[sj.id] = sj
-	if sj.stream != nil {
-		m.mn.streams[sj.stream] = sj.id
-	}
 }
 
 // adoptSisterStream makes s the stream of a sister job when the mother
@@ -57,14 +53,9 @@ func (m *Mom) addSister(sj *sisterJob) {
 func (m *Mom) adoptSisterStream(sj *sisterJob, s *rpp.Stream) {
 	m.mn.mu.Lock()
 	defer m.mn.mu.Unlock()
-	if sj.stream == s || m.mn.sisters[sj.id] != sj {
-		return
+	if m.mn.sisters[sj.id] == sj {
+		sj.stream = s
 	}
-	if sj.stream != nil && m.mn.streams[sj.stream] == sj.id {
-		delete(m.mn.streams, sj.stream)
-	}
-	sj.stream = s
-	m.mn.streams[s] = sj.id
 }
 
 // saveSisterJob writes the job file of a sister job.
@@ -239,19 +230,17 @@ func (m *Mom) relinkSisters(mj *msJob, tm jobfile.TM, poll bool) {
 	}
 }
 
-// openSister opens the IM stream to the sister of node.
+// openSister links mj to the sister of node, on the MOM's stream to it.
 func (m *Mom) openSister(ctx context.Context, mj *msJob, node int) (*sisterLink, error) {
 	host := mj.hosts[node]
 	addr, err := m.resolve(ctx, host)
 	if err != nil {
 		return nil, fmt.Errorf("sister %s: %w", host, err)
 	}
-	st, err := m.mn.ep.Open(netip.AddrPortFrom(addr, uint16(m.opt.RMPort)))
-	if err != nil {
+	sl := &sisterLink{node: node, host: host}
+	if err := m.attach(mj, sl, netip.AddrPortFrom(addr, uint16(m.opt.RMPort))); err != nil {
 		return nil, fmt.Errorf("sister %s: open stream: %w", host, err)
 	}
-	sl := &sisterLink{node: node, host: host, stream: st, pending: map[callKey][]*imCall{}}
-	m.goFunc(func() { m.readSister(mj, sl) })
 	return sl, nil
 }
 

@@ -37,11 +37,14 @@ func (m *Mom) relayJob(sj *sisterJob) *msJob {
 // peerLink returns the stream from this sister to the MOM of node,
 // opening it when needed.
 func (m *Mom) peerLink(ctx context.Context, sj *sisterJob, rj *msJob, node int) (*sisterLink, error) {
-	// One opening at a time: a second stream opened to a node makes it
-	// discard the first (see relinkSister).
+	// One link per node; the stream under it is the MOM's to that node,
+	// shared by its jobs (im_peer.go).
 	rj.relink.Lock()
 	defer rj.relink.Unlock()
 	if sl := rj.sister(node); sl != nil {
+		if p := sl.current(); p != nil && p.isDead() {
+			m.relinkPeer(p) // the node's MOM went away: try a new stream, for every job
+		}
 		return sl, nil
 	}
 	if node < 0 || node >= len(rj.hosts) {
@@ -58,20 +61,24 @@ func (m *Mom) peerLink(ctx context.Context, sj *sisterJob, rj *msJob, node int) 
 			return nil, fmt.Errorf("node %s: %w", host, err)
 		}
 	}
-	st, err := m.mn.ep.Open(netip.AddrPortFrom(addr, uint16(m.opt.RMPort)))
-	if err != nil {
+	rj.mu.Lock()
+	ended := rj.ended
+	rj.mu.Unlock()
+	if ended {
+		return nil, errors.New("job ended")
+	}
+	sl := &sisterLink{node: node, host: host}
+	if err := m.attach(rj, sl, netip.AddrPortFrom(addr, uint16(m.opt.RMPort))); err != nil {
 		return nil, fmt.Errorf("node %s: open stream: %w", host, err)
 	}
-	sl := &sisterLink{node: node, host: host, stream: st, pending: map[callKey][]*imCall{}}
 	rj.mu.Lock()
 	if rj.ended {
 		rj.mu.Unlock()
-		st.Close()
+		m.detach(sl)
 		return nil, errors.New("job ended")
 	}
 	rj.sisters = append(rj.sisters, sl)
 	rj.mu.Unlock()
-	m.goFunc(func() { m.readSister(rj, sl) })
 	return sl, nil
 }
 
