@@ -581,6 +581,11 @@ func (m *Mom) endSisters(ctx context.Context, id string) jobexec.Usage {
 				cctx, cancel := context.WithTimeout(ctx, m.tcpTimeout())
 				defer cancel()
 				rep, err := m.imCall(cctx, mj, sl, momproto.IM_KILL_JOB, event, 0, momproto.Empty{})
+				if errors.Is(err, errSisterGone) && cctx.Err() == nil {
+					// The stream was replaced under the request (another
+					// job's relink, im_peer.go): once more on the new one.
+					rep, err = m.imCall(cctx, mj, sl, momproto.IM_KILL_JOB, event, 0, momproto.Empty{})
+				}
 				results <- result{sl.host, rep, err}
 			}()
 		}

@@ -154,13 +154,14 @@ func (m *Mom) relinkPeer(stale *imPeer) *imPeer {
 // detach lets go of sl's stream: the last link using a stream closes it
 // with GOODBYE.
 func (m *Mom) detach(sl *sisterLink) {
+	m.mn.mu.Lock() // first: replacePeer moves links under it
 	sl.mu.Lock()
 	p := sl.peer
 	sl.mu.Unlock()
 	if p == nil {
+		m.mn.mu.Unlock()
 		return
 	}
-	m.mn.mu.Lock()
 	p.mu.Lock()
 	delete(p.users, sl)
 	last := len(p.users) == 0
