@@ -2,11 +2,15 @@ package link
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
 
 	"gopbs/batchreq"
+	"gopbs/mom/jobexec"
 	"gopbs/momproto"
 )
 
@@ -136,4 +140,52 @@ func TestJobsShareSisterStream(t *testing.T) {
 		}
 	}
 	expect("the stream's end after the last job", func(s imSeen) bool { return s.cmd == -1 })
+}
+
+// TestSisterStreamEndOrphansAllJobs: a sister serves all the jobs of a
+// mother superior on the one stream it opened; when that stream ends,
+// every job it served waits for the mother superior and, as it does not
+// come back, is killed, tasks and all (was: only the job joined last on
+// the stream, the others' tasks outliving their jobs).
+func TestSisterStreamEndOrphansAllJobs(t *testing.T) {
+	requireUser(t)
+	tm := startMomIn(t, nil, "$timeout 1\n$check_poll_time 1\n", openDir(t, "gopbs-mom-", nil), "none")
+	dumpLogOnFailure(t, tm)
+	ms := newFakeMS(t)
+	s, err := ms.ep.Open(tm.rmUDP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{"60.vm", "61.vm"}
+	var sids []int
+	for _, id := range ids {
+		attrs := slices.Clone(jobAttrs(id, os.TempDir()))
+		for i := range attrs {
+			if attrs[i].Name == "exec_host" {
+				attrs[i].Value = "ms/0+localhost/0"
+			}
+		}
+		attrs = joinAttrs(attrs, ms.cookie, time.Now())
+		join := &momproto.IMJoinJob{NodeID: 1, NumNodes: 2, StdoutPort: ms.port(0), StderrPort: ms.port(1), Attrs: attrs}
+		if rep := ms.call(s, id, momproto.IM_JOIN_JOB, join); rep.Command != momproto.IM_ALL_OKAY {
+			t.Fatalf("join of %s: %+v", id, rep)
+		}
+		spawn := &momproto.IMSpawnTask{TaskID: 2, GlobalID: "none", Argv: []string{"sleep", "60"}, Env: []string{"PBS_VNODENUM=1"}}
+		if rep := ms.call(s, id, momproto.IM_SPAWN_TASK, spawn); rep.Command != momproto.IM_ALL_OKAY {
+			t.Fatalf("spawn in %s: %+v", id, rep)
+		}
+		recs, err := jobexec.ReadTaskFile(filepath.Join(tm.home, "mom_priv", "jobs", id+".TK"))
+		if err != nil || len(recs) != 1 {
+			t.Fatalf("task file of %s: %+v %v", id, recs, err)
+		}
+		sids = append(sids, recs[0].SessionID)
+	}
+	s.Close()
+	for _, id := range ids {
+		waitLog(t, tm, id, "stream to mother superior ended")
+	}
+	for i, sid := range sids {
+		waitUntil(t, func() bool { return gone(sid) })
+		waitUntil(t, func() bool { return !slices.Contains(tm.m.jobIDs(), ids[i]) })
+	}
 }
