@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/netip"
 	"sync"
+	"time"
 
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
@@ -26,10 +27,14 @@ import (
 // show at a job's end (105, 106); a stream that died or stopped answering
 // is replaced by one new stream for all its jobs (relinkPeer).
 
+// relinkAge is the age under which a live stream is not replaced.
+const relinkAge = time.Second
+
 // imPeer is the IM stream this MOM opened to another MOM.
 type imPeer struct {
 	addr   netip.AddrPort
 	stream *rpp.Stream
+	opened time.Time
 
 	mu       sync.Mutex
 	pending  map[peerKey][]*imCall
@@ -68,7 +73,7 @@ func (m *Mom) openPeer(addr netip.AddrPort) (*imPeer, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &imPeer{addr: addr, stream: st, pending: map[peerKey][]*imCall{}, users: map[*sisterLink]*msJob{}}
+	p := &imPeer{addr: addr, stream: st, opened: time.Now(), pending: map[peerKey][]*imCall{}, users: map[*sisterLink]*msJob{}}
 	m.goFunc(func() { m.readPeer(p) })
 	return p, nil
 }
@@ -135,12 +140,15 @@ func (m *Mom) replacePeer(old *imPeer) (*imPeer, error) {
 // relinkPeer replaces stale, a stream that died or stopped answering, by
 // a new one for all the jobs using it, and returns the new one. When
 // stale was replaced already (another job's relink), the stream that
-// replaced it is returned; nil when no job uses the peer any more.
+// replaced it is returned; nil when no job uses the peer any more. A
+// live stream opened less than relinkAge ago is returned as it is: it
+// gets its chance to be answered, rather than being replaced under the
+// requests of the job that opened it by another's relink.
 func (m *Mom) relinkPeer(stale *imPeer) *imPeer {
 	m.mn.mu.Lock()
 	defer m.mn.mu.Unlock()
 	cur := m.mn.peers[stale.addr]
-	if cur != stale {
+	if cur != stale || (!stale.isDead() && time.Since(stale.opened) < relinkAge) {
 		return cur
 	}
 	np, err := m.replacePeer(stale)
