@@ -40,7 +40,7 @@ func (v submitState) CheckUserList(j *state.Job) *batchreq.Reply {
 }
 func (v submitState) ExecUser(j *state.Job) string               { return admit.ExecUser(j, "") }
 func (v submitState) ApplyDefaults(j *state.Job, q *state.Queue) { v.s.admission.ApplyDefaults(j, q) }
-func (v submitState) Evaluate(j *state.Job)                      { v.s.evaluate(j) }
+func (v submitState) Evaluate(tx *state.Txn, j *state.Job)       { v.s.life.Evaluate(tx, j) }
 func (v submitState) SchedNotify(cmd int)                        { v.s.sched.Notify(cmd) }
 
 func (v submitState) TakeJobNumber(incoming bool) int64 {

@@ -73,8 +73,8 @@ type State interface {
 	ApplyDefaults(j *state.Job, q *state.Queue)
 	Admit(j *state.Job, q *state.Queue, host string) *batchreq.Reply
 	// Evaluate recomputes a job's state from its holds, execution time
-	// and dependencies.
-	Evaluate(j *state.Job)
+	// and dependencies, in tx.
+	Evaluate(tx *state.Txn, j *state.Job)
 	// Route tries to move a job out of its route queue (in tx).
 	Route(tx *state.Txn, j *state.Job)
 	// SchedNotify asks the scheduler for a cycle (cmd: the reason).
@@ -517,7 +517,7 @@ func CommitJob(st State, tx *state.Txn, j *state.Job, requester string) {
 	if j.Array != nil {
 		j.Hold = 0
 		tx.SetState(j, pbsattr.StateQueued, pbsattr.SubArrayTemplate)
-		st.Evaluate(j)
+		st.Evaluate(tx, j)
 	} else {
 		if q.IsExec() {
 			if holds, sync := st.RegisterDeps(tx, j); holds {
@@ -529,7 +529,7 @@ func CommitJob(st State, tx *state.Txn, j *state.Job, requester string) {
 			}
 		}
 		tx.SetState(j, pbsattr.StateQueued, j.Substate)
-		st.Evaluate(j)
+		st.Evaluate(tx, j)
 	}
 	compactAttrs(j)
 	tx.SaveScript(j.ID, script)
@@ -611,7 +611,7 @@ func cloneArray(st State, tx *state.Txn, t *state.Job, hold int) {
 		j.State = pbsattr.StateQueued
 		tx.Add(j, t.Queue)
 		st.Log().Logf(logline.EventDebug2, logline.ClassJob, j.ID, "enqueuing into %s, state %d hop 1", t.Queue.Name, pbsattr.StateHeld)
-		st.Evaluate(j)
+		st.Evaluate(tx, j)
 		t.Array.Subjobs = append(t.Array.Subjobs, j)
 		t.Array.Size++
 	}
