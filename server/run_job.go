@@ -147,9 +147,9 @@ func (ln *launcher) handleRunJob(c *conn, req *batchreq.Request) {
 		c.send(bad)
 		return
 	}
-	slots, bad := s.allocateIn(j, body.Destination, s.reservationFilter(j, body.Destination, s.runsOn(c, j)))
+	slots, bad := s.allocateIn(j, body.Destination, reservationFilter(s.resv, j, body.Destination, s.runsOn(c, j)))
 	if bad == nil {
-		bad = s.reservedRun(j, slots)
+		bad = reservedRun(s.resv, j, slots)
 	}
 	if bad != nil {
 		s.mu.Unlock()

@@ -314,7 +314,7 @@ func New(cfg Config) (*Server, error) {
 		s.log.SetEvents(v)
 	}
 	s.registerHandlers()
-	if err := s.startReservations(); err != nil {
+	if s.resv, err = startReservations(s, &s.mux); err != nil {
 		s.store.Close()
 		s.releaseLock()
 		return nil, err

@@ -29,7 +29,7 @@ func (v submitState) FlushLogs()                             { v.s.log.Flush(); 
 func (v submitState) Now() time.Time                         { return v.s.now() }
 func (v submitState) Name() string                           { return v.s.name }
 func (v submitState) Attrs() state.Attrs                     { return v.s.attrs }
-func (v submitState) AdvresQueue(a batchreq.AttrList) string { return v.s.advresQueue(a) } // reservations.go
+func (v submitState) AdvresQueue(a batchreq.AttrList) string { return advresQueue(v.s.resv, a) } // reservations.go
 func (v submitState) Jobs() *state.Jobs                      { return &v.s.jobs }
 func (v submitState) Queue(name string) *state.Queue         { return v.s.queueByName[name] }
 func (v submitState) CountHop(j *state.Job) *batchreq.Reply  { return remote.CountHop(j) } // remote.go
