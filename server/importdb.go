@@ -40,7 +40,7 @@ func NewDatabase() *Database {
 	s := &Server{now: time.Now, queueByName: map[string]*state.Queue{}, nodeByName: map[string]*state.Node{}}
 	s.admission = admit.New(admitState{s})
 	s.db = state.DB{Jobs: &s.jobs, Attrs: &s.attrs, NextJob: &s.nextJob} // Ops only: no store
-	s.setDefaults()
+	s.attrs = defaultServerAttrs()
 	return &Database{s: s}
 }
 
