@@ -42,6 +42,7 @@ import (
 	"gopbs/server/nodesfile"
 	"gopbs/server/pbslog"
 	"gopbs/server/reservation"
+	"gopbs/server/route"
 	"gopbs/server/schedulers"
 	"gopbs/server/state"
 	"gopbs/server/store"
@@ -135,6 +136,7 @@ type Server struct {
 	resv        *reservation.Service  // advance reservations (reservations.go)
 	admission   *admit.Checker        // queue admission, feasibility, defaults (server/admit)
 	nodesFile   *nodesfile.File       // server_priv/nodes kept in step with the node table
+	router      *route.Router         // route queues and moves to other servers (server/route)
 
 	run *runLink // MOM link (run_link.go)
 	// launch starts jobs over the MOM link (run_job.go, run_alloc.go).
@@ -291,6 +293,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.db = state.DB{Store: s.store, Jobs: &s.jobs, Attrs: &s.attrs, NextJob: &s.nextJob}
 	s.admission = admit.New(admitState{s})
+	s.router = route.New(routeHost{s})
 	s.nodesFile = nodesfile.New(filepath.Join(priv, "nodes"))
 	s.log.Logf(logline.EventSystem, logline.ClassAcct, "Act", "Account file %s opened", s.acct.Path())
 	if err := s.recover(); err != nil {

@@ -181,7 +181,7 @@ func (s *Server) tick() {
 			}
 		case j.Queue != nil && j.Queue.IsRoute():
 			if j.RouteRetryAt <= now {
-				s.routeJob(tx, j, now)
+				s.router.Route(tx, j, now)
 			}
 		case j.State != pbsattr.StateWaiting:
 			return false

@@ -98,7 +98,7 @@ func (v submitState) Admit(j *state.Job, q *state.Queue, host string) *batchreq.
 	return v.s.admission.Admit(j, q, host, false)
 }
 
-func (v submitState) Route(tx *state.Txn, j *state.Job) { v.s.routeJob(tx, j, v.s.now().Unix()) }
+func (v submitState) Route(tx *state.Txn, j *state.Job) { v.s.router.Route(tx, j, v.s.now().Unix()) }
 
 // Pending returns the job being submitted on the connection
 // (submission.Session).

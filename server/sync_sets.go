@@ -394,7 +394,7 @@ func (s *Server) syncDeliverLocked() {
 		if s.sync.busy[m.Seq] || now.Before(s.sync.next[m.Seq]) {
 			continue
 		}
-		dest := s.parseDestination("x@" + m.To)
+		dest := s.router.Destination("x@" + m.To)
 		if dest.Addr == "" || dest.Bad {
 			s.log.Logf(logline.EventJob, logline.ClassJob, m.Parent, "sync set: cannot reach server %q", m.To)
 			s.sync.table.Delivered(m.Seq)

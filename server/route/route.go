@@ -1,4 +1,11 @@
-package server
+// Package route moves jobs on from where they are queued: out of a route
+// queue into the first of its route_destinations that admits them (a
+// queue of this server, or one of another server), and to another
+// server's queue at a qmove (spec 12 §5, §14). It knows which
+// destinations are this server (ParseDestination) and keeps a job's
+// state while it is in transit to another server; the sending itself is
+// server/link/remote's. The server is seen through Host.
+package route
 
 import (
 	pbsattr "gopbs/attr"
@@ -7,6 +14,43 @@ import (
 	"gopbs/server/pbslog"
 	"gopbs/server/state"
 )
+
+// Host is the server as routing sees it. Its methods are called with
+// the server's lock held, except Lock and Script.
+type Host interface {
+	Lock()
+	Unlock()
+	Log() *pbslog.Logger
+	Acct() *pbslog.Accounting
+	// Begin starts a transaction of the state.
+	Begin() *state.Txn
+	Jobs() *state.Jobs
+	// Tracking is the table of the jobs that moved to other servers.
+	Tracking() *state.Tracking
+	// Queue returns the queue of that name, or nil.
+	Queue(name string) *state.Queue
+	// Self names this server for ParseDestination.
+	Self() Self
+	// AdmitRouted runs the admission checks for a job routed into q.
+	AdmitRouted(j *state.Job, q *state.Queue) *batchreq.Reply
+	// Move moves a job from one queue of this server to another, in tx.
+	Move(tx *state.Txn, j *state.Job, from, to *state.Queue)
+	// Abort ends a job that cannot be routed (it did not run), in tx.
+	Abort(tx *state.Txn, j *state.Job)
+	// Purge removes a job that left the server, in tx.
+	Purge(tx *state.Txn, j *state.Job)
+	// Evaluate sets a job's state from its holds, execution time and
+	// dependencies.
+	Evaluate(j *state.Job)
+	// Script reads a job's script from the store (without the lock).
+	Script(key string) ([]byte, error)
+}
+
+// Router routes jobs over a Host.
+type Router struct{ h Host }
+
+// New returns the Router over h.
+func New(h Host) *Router { return &Router{h: h} }
 
 // defaultRouteRetry is route_retry_time when unset (seconds).
 const defaultRouteRetry = 30
@@ -21,8 +65,10 @@ func temporaryRejection(code int) bool {
 	return false
 }
 
-// routeJob tries to move one job out of its route queue, in tx.
-func (s *Server) routeJob(tx *state.Txn, j *state.Job, now int64) {
+// Route tries to move one job out of its route queue, in tx; now is the
+// time in seconds.
+func (r *Router) Route(tx *state.Txn, j *state.Job, now int64) {
+	h := r.h
 	q := j.Queue
 	switch {
 	case j.State == pbsattr.StateTransit || j.State == pbsattr.StateComplete || j.State == pbsattr.StateRunning || j.State == pbsattr.StateExiting:
@@ -35,11 +81,11 @@ func (s *Server) routeJob(tx *state.Txn, j *state.Job, now int64) {
 		return
 	}
 	if lt, ok := q.Long(pbsattr.QueueRouteLifetime); ok && lt > 0 {
-		qt := s.serverLongOf(j.Attrs.Get(pbsattr.JobQtime))
+		qt := leadingNumber(j.Attrs.Get(pbsattr.JobQtime))
 		if now-qt > lt {
-			s.log.Log(logline.EventJob, logline.ClassJob, j.ID, "Route queue lifetime exceeded")
-			s.acct.Record(pbslog.AcctAbort, j.ID, "")
-			s.completeJob(tx, j, false)
+			h.Log().Log(logline.EventJob, logline.ClassJob, j.ID, "Route queue lifetime exceeded")
+			h.Acct().Record(pbslog.AcctAbort, j.ID, "")
+			h.Abort(tx, j)
 			return
 		}
 	}
@@ -51,35 +97,35 @@ func (s *Server) routeJob(tx *state.Txn, j *state.Job, now int64) {
 	}
 	temporary := len(j.RouteLater) > 0
 	for _, entry := range state.ParseArst(q.Attrs.Get(pbsattr.QueueRouteDestinations)) {
-		dest := s.parseDestination(entry)
+		dest := r.Destination(entry)
 		if dest.Bad {
 			continue // no server can be reached there
 		}
 		if dest.Addr != "" {
 			// another server: the move runs without the lock and
-			// reports back (remote.go)
+			// reports back (transit.go)
 			key := dest.String()
 			if j.RouteTried[key] || j.RouteLater[key] {
 				continue
 			}
-			m, code := s.beginMove(j, dest)
+			m, code := r.BeginMove(j, dest)
 			if code != 0 {
 				j.RouteTried[key] = true
 				continue
 			}
-			go s.routeRemote(j, m)
+			go r.routeRemote(j, m)
 			return
 		}
 		name := dest.Queue
 		if j.RouteTried[name] {
 			continue
 		}
-		dq := s.queueByName[name]
+		dq := h.Queue(name)
 		if dq == nil || dq == q {
 			j.RouteTried[name] = true
 			continue
 		}
-		if p := s.admission.AdmitRouted(j, dq); p != nil {
+		if p := h.AdmitRouted(j, dq); p != nil {
 			if temporaryRejection(p.Code) {
 				temporary = true
 			} else {
@@ -88,24 +134,26 @@ func (s *Server) routeJob(tx *state.Txn, j *state.Job, now int64) {
 			continue
 		}
 		j.RouteTried, j.RouteLater = nil, nil
-		s.moveJob(tx, j, q, dq)
+		h.Move(tx, j, q, dq)
 		return
 	}
 	if temporary {
 		j.RouteLater = nil
-		retry := s.serverLongOf(q.Attrs.Get(pbsattr.QueueRouteRetryTime))
+		retry := leadingNumber(q.Attrs.Get(pbsattr.QueueRouteRetryTime))
 		if retry <= 0 {
 			retry = defaultRouteRetry
 		}
 		j.RouteRetryAt = now + retry
 		return
 	}
-	s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "%s", batchreq.ErrorText(batchreq.PBSE_ROUTEREJ))
-	s.acct.Record(pbslog.AcctAbort, j.ID, "")
-	s.completeJob(tx, j, false)
+	h.Log().Logf(logline.EventJob, logline.ClassJob, j.ID, "%s", batchreq.ErrorText(batchreq.PBSE_ROUTEREJ))
+	h.Acct().Record(pbslog.AcctAbort, j.ID, "")
+	h.Abort(tx, j)
 }
 
-func (s *Server) serverLongOf(v string) int64 {
+// leadingNumber is the number the decimal digits at the start of v make
+// (0 if none).
+func leadingNumber(v string) int64 {
 	var n int64
 	for _, c := range v {
 		if c < '0' || c > '9' {
