@@ -327,7 +327,7 @@ func New(cfg Config) (*Server, error) {
 	s.is = momis.New(isNodes{s}, s.log, cfg.RMPort, s.done)
 	s.running = s.run
 	s.registerRunHandlers()
-	s.initMonitoring()
+	initMonitoring(s)
 	// the jobs recovered as queued are the first cycle's; the tick asks
 	// for cycles for jobs queued from now on
 	s.sched = sched.New(schedState{s}, s.log, s.name, s.obs, sched.Scheduler{Name: "default", Host: cfg.SchedHost, Port: cfg.SchedPort})
@@ -350,7 +350,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.log.Logf(logline.EventSystem|logline.EventAdmin, logline.ClassServer, "PBS_Server",
 		"Using ports Server:%d  Scheduler:%d  MOM:%d (server: '%s')", s.port(), cfg.SchedPort, cfg.MomPort, s.name)
-	if err := s.reconcileHTTP(cfg.HTTPAddr != ""); err != nil {
+	if err := s.mon.reconcile(cfg.HTTPAddr != ""); err != nil {
 		s.ln.Close()
 		s.store.Close()
 		s.releaseLock()
@@ -484,7 +484,7 @@ func (s *Server) Shutdown(how string) {
 		if s.pprof != nil {
 			s.pprof.Close()
 		}
-		s.stopHTTP()
+		s.mon.stop()
 		s.connMu.Lock()
 		s.connsClosed = true
 		for c := range s.conns {
