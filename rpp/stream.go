@@ -170,6 +170,23 @@ func (s *Stream) Close() error {
 	return nil
 }
 
+// Abandon forgets the stream at once without a word to the peer (no
+// GOODBYE): for a stream the peer has discarded already. An endpoint that
+// opens a second stream to the address and port it has a stream open to
+// makes the peer discard the first one, a HELLO1 with a new key reading
+// as a restart (spec 10 §2.3); a GOODBYE sent on the first one afterwards
+// would land on the second, which the peer may have given the same index,
+// and close it there. Recv and Send of an abandoned stream fail with
+// ErrClosed.
+func (s *Stream) Abandon() {
+	e := s.e
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s.localClosed = true
+	s.fail(ErrClosed)
+	e.free(s)
+}
+
 // Unanswered returns how long the oldest packet still awaiting its
 // acknowledgement (or the open handshake) has been waiting, 0 if none.
 // Applications use it to give up on a peer sooner than the retries do

@@ -831,3 +831,71 @@ func TestReadBuffer(t *testing.T) {
 		t.Errorf("SO_RCVBUF = %d, want at least %d", got, 64<<20)
 	}
 }
+
+// TestAbandonAfterReopen: once a second stream to the same peer is open,
+// the peer has discarded the first; abandoning the first sends nothing,
+// and the second goes on. (Closing the first instead would send a GOODBYE
+// that the peer, having given the second stream the first one's index,
+// takes for the second's.)
+func TestAbandonAfterReopen(t *testing.T) {
+	for _, abandon := range []bool{true, false} {
+		p := newPair(t, fastOpts(10), fastOpts(20))
+		ctx := ctxT(t)
+		first, _ := p.a.Open(addrOf(p.b))
+		first.Send([]byte("one"))
+		r1, err := p.b.Accept(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m, err := r1.Recv(ctx); err != nil || string(m) != "one" {
+			t.Fatalf("first stream: %q, %v", m, err)
+		}
+		second, _ := p.a.Open(addrOf(p.b))
+		second.Send([]byte("two"))
+		if _, err := r1.Recv(ctx); !errors.Is(err, ErrStale) {
+			t.Fatalf("first stream at the peer after the second open: %v, want ErrStale", err)
+		}
+		r2, err := p.b.Accept(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r2.Index() != r1.Index() {
+			t.Logf("the peer gave the second stream index %d, the first had %d", r2.Index(), r1.Index())
+		}
+		if m, err := r2.Recv(ctx); err != nil || string(m) != "two" {
+			t.Fatalf("second stream: %q, %v", m, err)
+		}
+		if !abandon {
+			// What the MOM did before: the ghost GOODBYE closes the
+			// second stream at the peer.
+			first.Close()
+			second.Send([]byte("three"))
+			m, err := r2.Recv(ctx)
+			if err == nil && string(m) == "three" {
+				m, err = r2.Recv(ctx)
+			}
+			if !errors.Is(err, io.EOF) {
+				t.Fatalf("closing the first stream did not end the second at the peer (%q, %v): the hazard Abandon avoids is gone", m, err)
+			}
+			continue
+		}
+		first.Abandon()
+		if _, err := first.Recv(ctx); !errors.Is(err, ErrClosed) {
+			t.Errorf("Recv of the abandoned stream: %v, want ErrClosed", err)
+		}
+		for _, msg := range []string{"three", "four"} {
+			second.Send([]byte(msg))
+			if m, err := r2.Recv(ctx); err != nil || string(m) != msg {
+				t.Fatalf("second stream after the first was abandoned: %q, %v", m, err)
+			}
+		}
+		for _, pk := range p.ca.packets() {
+			if pk.Type == RPP_GOODBYE {
+				t.Errorf("GOODBYE sent: %v", pk)
+			}
+		}
+		if n := p.a.streamCount(); n != 1 {
+			t.Errorf("%d streams at the opener, want 1", n)
+		}
+	}
+}

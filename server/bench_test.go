@@ -54,6 +54,7 @@ func benchServerMode(b *testing.B, goroutine bool) *Server {
 		benchMgr(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_QUEUE, "batch", batchreq.NewAttr("queue_type", "execution")),
 		benchMgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_QUEUE, "batch", batchreq.NewAttr("enabled", "true"), batchreq.NewAttr("started", "true")),
 		benchMgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", batchreq.NewAttr("default_queue", "batch")),
+		benchMgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", batchreq.NewAttr("acl_roots", "root")),
 	} {
 		if p := c.do(b, r); p.Code != 0 {
 			b.Fatalf("setup: %d %s", p.Code, p.Text)

@@ -15,7 +15,6 @@ import (
 	"gopbs/iff"
 	"gopbs/internal/logline"
 	"gopbs/server/handler"
-	"gopbs/server/link/sched"
 	"gopbs/server/schedulers"
 	"gopbs/server/state"
 )
@@ -38,26 +37,17 @@ type perm struct {
 
 // conn is one client connection.
 type conn struct {
-	s      *Server
-	nc     net.Conn
-	auth   *iff.Conn
-	remote netip.AddrPort
-	host   string // requesting host name
+	// hc is the connection as the request handlers see it; its Writer
+	// is the conn itself.
+	hc   handler.Conn
+	s    *Server
+	nc   net.Conn
+	auth *iff.Conn
+	host string // requesting host name
 
 	// state of the request being served
 	req  *batchreq.Request
 	perm perm
-	// close after the current request
-	closeAfter  bool
-	shutdownReq bool
-
-	pending *state.Job // job being submitted on this connection
-	// cycle is the scheduling cycle of a scheduler's connection, nil
-	// for any other (server/link/sched).
-	cycle *sched.Cycle
-	// slice is what a scheduler's connection sees (sched_objects.go);
-	// nil for every other connection.
-	slice *schedulers.Slice
 
 	started bool // bytes of the current request have been read
 	// readLimit is the read deadline last set and readInRequest whether it
@@ -92,12 +82,29 @@ func (s *Server) newConn(nc net.Conn) *conn {
 		return nil
 	}
 	ap = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
-	c := &conn{s: s, nc: nc, remote: ap}
+	c := &conn{s: s, nc: nc}
+	c.hc.Writer, c.hc.Remote = c, ap
 	c.auth = s.auth.Add(ap)
 	c.host = s.hostName(ap.Addr())
 	s.connMu.Lock()
 	s.conns[c] = struct{}{}
 	s.connMu.Unlock()
+	return c
+}
+
+// peerConn makes nc, a connection the server opened to a scheduler, a
+// privileged client's (spec 03 §5.1: its requests need no pbs_iff and
+// carry full privileges) that sees the slice sl and counts the jobs it
+// runs on cy. It returns nil if nc's peer address is unusable.
+func (s *Server) peerConn(nc net.Conn, sl *schedulers.Slice, cy handler.CycleCounter) *conn {
+	c := s.newConn(nc)
+	if c == nil {
+		return nil
+	}
+	s.auth.Remove(c.auth)
+	c.auth = s.auth.AddPrivileged(c.hc.Remote)
+	setConnSlice(&c.hc, sl)
+	c.hc.Cycle = cy
 	return c
 }
 
@@ -153,13 +160,13 @@ func (c *conn) serve() {
 			return
 		}
 		if !c.vet(req) {
-			if c.closeAfter {
+			if c.hc.CloseAfter {
 				return
 			}
 			continue
 		}
-		s.mux.ServeBatch(c, req)
-		if c.closeAfter {
+		s.mux.ServeBatch(&c.hc, req)
+		if c.hc.CloseAfter {
 			return
 		}
 	}
@@ -187,12 +194,13 @@ func (c *conn) decodeFailure(err error) *batchreq.Reply {
 // vet makes req the connection's current request and applies the checks
 // that precede every handler: the requester's credential, the server's
 // ACLs and a shutdown under way. It reports whether the handler is to
-// run; if not, the request has been answered and c.closeAfter tells
+// run; if not, the request has been answered and c.hc.CloseAfter tells
 // whether the connection must be closed.
 func (c *conn) vet(req *batchreq.Request) bool {
 	s := c.s
 	c.req = req
-	c.closeAfter = false
+	c.hc.Request = req
+	c.hc.CloseAfter = false
 	now := s.now()
 	s.rate.add(now)
 	// One read-locked look at the server for everything the checks
@@ -203,6 +211,9 @@ func (c *conn) vet(req *batchreq.Request) bool {
 	c.perm = s.permFor(c, req.User)
 	shutting := s.shutting
 	s.mu.RUnlock()
+	a := &c.hc.Asker
+	a.User, a.Host = req.User, c.host
+	a.Operator, a.Manager, a.Privileged = c.perm.oper, c.perm.mgr, c.perm.svr
 	if err := c.auth.Check(req.User, c.host, now, lifetime); err != nil {
 		var ae *iff.Error
 		if errors.As(err, &ae) {
@@ -210,12 +221,12 @@ func (c *conn) vet(req *batchreq.Request) bool {
 		} else {
 			c.reject(batchreq.PBSE_BADCRED, "")
 		}
-		c.closeAfter = true
+		c.hc.CloseAfter = true
 		return false
 	}
 	if aclCode != 0 {
 		c.reject(aclCode, aclMsg)
-		c.closeAfter = true
+		c.hc.CloseAfter = true
 		return false
 	}
 	if shutting {
@@ -254,7 +265,7 @@ func (c *conn) close() {
 	s.connMu.Unlock()
 	s.auth.Remove(c.auth)
 	c.nc.Close()
-	s.dropPending(c)
+	s.dropPending(&c.hc)
 }
 
 // send writes a reply; error replies are logged as TORQUE logs them.
@@ -264,18 +275,6 @@ func (c *conn) send(p *batchreq.Reply) {
 	}
 	c.out = p.Append(c.out[:0])
 	c.sendRaw(c.out)
-}
-
-// requester returns "user@host" of the current request.
-func (c *conn) requester() string { return c.asker().Requester() }
-
-// asker returns who makes the request being served.
-func (c *conn) asker() handler.Asker {
-	a := handler.Asker{User: c.req.User, Host: c.host, Operator: c.perm.oper, Manager: c.perm.mgr, Privileged: c.perm.svr}
-	if c.slice != nil {
-		a.Slice = c.slice // not a nil *schedulers.Slice in the interface
-	}
-	return a
 }
 
 // Send sends a reply (handler.ReplyWriter).
@@ -296,6 +295,13 @@ func (c *conn) rejectAttr(code int, a *batchreq.Attr) {
 }
 
 func (c *conn) sendReject(p *batchreq.Reply) { c.send(p) }
+
+// SendRaw sends a reply encoded already (handler.Writer).
+func (c *conn) SendRaw(b []byte) { c.sendRaw(b) }
+
+// RejectAttr sends and logs an error reply naming the attribute a
+// (handler.Writer).
+func (c *conn) RejectAttr(code int, a *batchreq.Attr) { c.rejectAttr(code, a) }
 
 func (c *conn) logReject(p *batchreq.Reply) {
 	typ := -1
@@ -436,17 +442,19 @@ func (s *Server) serverACL(c *conn, user string) (int, string) {
 
 func (s *Server) registerHandlers() {
 	m := &s.mux
-	m.NotFound = batchreq.HandlerFunc[*conn](func(c *conn, req *batchreq.Request) {
-		c.reject(batchreq.PBSE_UNKREQ, "")
+	m.NotFound = batchreq.HandlerFunc[*handler.Conn](func(c *handler.Conn, req *batchreq.Request) {
+		c.Reject(batchreq.PBSE_UNKREQ, "")
 	})
-	m.HandleFunc(batchreq.PBS_BATCH_AuthenUser, s.handleAuthenUser)
-	m.HandleFunc(batchreq.PBS_BATCH_Connect, func(c *conn, _ *batchreq.Request) {
-		c.reject(batchreq.PBSE_UNKREQ, "")
-		c.closeAfter = true
+	m.HandleFunc(batchreq.PBS_BATCH_AuthenUser, func(hc *handler.Conn, req *batchreq.Request) {
+		s.authenUser(hc.Writer.(*conn), req, s.cfg.AuthWait)
 	})
-	m.HandleFunc(batchreq.PBS_BATCH_AltAuthenUser, func(c *conn, _ *batchreq.Request) {
-		c.reject(batchreq.PBSE_BADCRED, "")
-		c.closeAfter = true
+	m.HandleFunc(batchreq.PBS_BATCH_Connect, func(c *handler.Conn, _ *batchreq.Request) {
+		c.Reject(batchreq.PBSE_UNKREQ, "")
+		c.CloseAfter = true
+	})
+	m.HandleFunc(batchreq.PBS_BATCH_AltAuthenUser, func(c *handler.Conn, _ *batchreq.Request) {
+		c.Reject(batchreq.PBSE_BADCRED, "")
+		c.CloseAfter = true
 	})
 	s.registerStatusHandlers()
 	s.registerManagerHandlers()
@@ -459,14 +467,11 @@ func (s *Server) registerHandlers() {
 	// RunJob, SignalJob, MessJob, Rerun, CheckpointJob: registerRunHandlers.
 }
 
-// handleAuthenUser binds the user to the connection named by port (spec 03
+// authenUser binds the user to the connection named by port (spec 03
 // §3.3). Unprivileged connections reach here only when already
 // authenticated as the same user; they may vouch only for themselves.
-func (s *Server) handleAuthenUser(c *conn, req *batchreq.Request) {
-	s.authenUser(c, req, s.cfg.AuthWait)
-}
-
-// authenUser serves AuthenticateUser, waiting up to wait for the client
+//
+// It serves AuthenticateUser, waiting up to wait for the client
 // connection named to be accepted. With wait 0 (the event loop, which must
 // not block) it reports later=true, having answered nothing, when that
 // connection is not registered yet: the request is then to be served
@@ -479,14 +484,14 @@ func (s *Server) authenUser(c *conn, req *batchreq.Request, wait time.Duration) 
 	}
 	if !c.auth.Privileged() {
 		// An authenticated user may only vouch for a connection of its own.
-		if int(c.remote.Port()) != body.Port {
+		if int(c.hc.Remote.Port()) != body.Port {
 			c.reject(batchreq.PBSE_BADCRED, iff.ErrNotFound.Msg)
 			return false
 		}
 		c.ok()
 		return false
 	}
-	err := s.auth.Authenticate(c.remote.Addr(), uint16(body.Port), req.User, c.host, s.now(), wait)
+	err := s.auth.Authenticate(c.hc.Remote.Addr(), uint16(body.Port), req.User, c.host, s.now(), wait)
 	if err != nil {
 		if wait == 0 && errors.Is(err, iff.ErrNotFound) {
 			return true
@@ -503,9 +508,9 @@ func (s *Server) authenUser(c *conn, req *batchreq.Request, wait time.Duration) 
 	return false
 }
 
-func (s *Server) handleShutdown(c *conn, req *batchreq.Request) {
-	if !c.perm.oper && !c.perm.mgr {
-		c.reject(batchreq.PBSE_PERM, "")
+func (s *Server) handleShutdown(c *handler.Conn, req *batchreq.Request) {
+	if !c.Asker.Operator && !c.Asker.Manager {
+		c.Reject(batchreq.PBSE_PERM, "")
 		return
 	}
 	manner := req.Body.(*batchreq.Shutdown).Manner
@@ -517,12 +522,12 @@ func (s *Server) handleShutdown(c *conn, req *batchreq.Request) {
 	if how == "" {
 		how = "Quick"
 	}
-	s.log.Logf(logline.EventSystem|logline.EventAdmin|logline.EventDebug, logline.ClassServer, "PBS_Server", "Shutdown request from %s ", c.requester())
-	c.shutdownReq = true
+	s.log.Logf(logline.EventSystem|logline.EventAdmin|logline.EventDebug, logline.ClassServer, "PBS_Server", "Shutdown request from %s ", c.Asker.Requester())
+	c.ShutdownAsker = true
 	s.run.drainJobs(manner) // immediate/delay: requeue or kill running jobs first (run_shutdown.go)
 	s.Shutdown(how)
-	c.ok()
-	c.closeAfter = true
+	c.OK()
+	c.CloseAfter = true
 }
 
-func (c *conn) String() string { return fmt.Sprintf("conn %s (%s)", c.remote, c.host) }
+func (c *conn) String() string { return fmt.Sprintf("conn %s (%s)", c.hc.Remote, c.host) }

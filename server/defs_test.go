@@ -1,6 +1,7 @@
 package server
 
 import (
+	"gopbs/server/handler"
 	"testing"
 
 	pbsattr "gopbs/attr"
@@ -277,23 +278,23 @@ func TestIndexNames(t *testing.T) {
 // access attr's definitions grant, to every kind of requester.
 func TestDefAccess(t *testing.T) {
 	requesters := []struct {
-		p perm
+		p handler.Asker
 		a pbsattr.Access
 	}{
-		{perm{}, pbsattr.AccessUser},
-		{perm{oper: true}, pbsattr.AccessUser | pbsattr.AccessOper},
+		{handler.Asker{}, pbsattr.AccessUser},
+		{handler.Asker{Operator: true}, pbsattr.AccessUser | pbsattr.AccessOper},
 		// a manager has the operators' rights too
-		{perm{mgr: true}, pbsattr.AccessUser | pbsattr.AccessOper | pbsattr.AccessMgr},
-		{perm{oper: true, mgr: true, svr: true}, pbsattr.AccessPrivileged},
+		{handler.Asker{Manager: true}, pbsattr.AccessUser | pbsattr.AccessOper | pbsattr.AccessMgr},
+		{handler.Asker{Operator: true, Manager: true, Privileged: true}, pbsattr.AccessPrivileged},
 	}
 	for _, at := range []*pbsattr.Table{pbsattr.JobTable(), pbsattr.QueueTable(), pbsattr.ServerTable(), pbsattr.NodeTable()} {
 		for i, d := range at.Defs() {
 			sd := map[pbsattr.Object]*state.DefTable{pbsattr.ObjJob: state.JobDefs, pbsattr.ObjQueue: state.QueueDefs, pbsattr.ObjServer: state.ServerDefs, pbsattr.ObjNode: state.NodeDefs}[at.Object].Defs[i]
 			for _, r := range requesters {
-				if got, want := r.p.writable(sd.Perm), d.Writable(r.a); got != want {
+				if got, want := r.p.Writable(sd.Perm), d.Writable(r.a); got != want {
 					t.Errorf("%v %s: writable for %+v = %v, attr says %v", at.Object, d.Name, r.p, got, want)
 				}
-				if got, want := r.p.readable(sd.Perm, sd.Flags, true), d.Readable(r.a); got != want {
+				if got, want := r.p.Readable(sd.Perm, sd.Flags, true), d.Readable(r.a); got != want {
 					t.Errorf("%v %s: readable for %+v = %v, attr says %v", at.Object, d.Name, r.p, got, want)
 				}
 			}
@@ -313,10 +314,10 @@ func TestDefAccess(t *testing.T) {
 			t.Errorf("resource %s: server definition %+v", d.Name, rd)
 		}
 	}
-	if rd := state.Resources["procct"]; (perm{mgr: true}).readable(rd.Perm, rd.Flags, true) {
+	if rd := state.Resources["procct"]; (&handler.Asker{Manager: true}).Readable(rd.Perm, rd.Flags, true) {
 		t.Error("procct is reported (NOREPORT)")
 	}
-	if rd := state.Resources["nodect"]; (perm{}).writable(rd.Perm) || !(perm{}).readable(rd.Perm, rd.Flags, false) {
+	if rd := state.Resources["nodect"]; (&handler.Asker{}).Writable(rd.Perm) || !(&handler.Asker{}).Readable(rd.Perm, rd.Flags, false) {
 		t.Error("nodect: users may read but not write it (spec 04 §9)")
 	}
 }

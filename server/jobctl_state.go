@@ -100,9 +100,9 @@ func (a runningAdapter) CommitModify(w handler.ReplyWriter, jobs []*state.Job, a
 func (s *Server) registerJobctlHandlers() {
 	st := jobctlState{s}
 	handle := func(t int, f func(jobctl.State, handler.ReplyWriter, *handler.Asker, *batchreq.Request)) {
-		s.mux.HandleFunc(t, func(c *conn, req *batchreq.Request) {
-			who := c.asker()
-			f(st, c, &who, req)
+		s.mux.HandleFunc(t, func(c *handler.Conn, req *batchreq.Request) {
+			who := c.Asker
+			f(st, c.Writer, &who, req)
 		})
 	}
 	handle(batchreq.PBS_BATCH_DeleteJob, jobctl.Delete)

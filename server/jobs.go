@@ -7,6 +7,7 @@ import (
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
+	"gopbs/server/handler"
 	"gopbs/server/link/remote"
 	"gopbs/server/pbslog"
 	"gopbs/server/state"
@@ -51,17 +52,17 @@ func (s *Server) jobTargets(id, ext string) ([]*state.Job, *state.Job) {
 
 // permitted reports whether the requester may act on the job (owner,
 // operator or manager); otherwise it logs the security line.
-func (s *Server) permitted(c *conn, j *state.Job) bool {
-	if c.perm.oper || c.perm.mgr || j.OwnerUser() == c.req.User {
+func (s *Server) permitted(c *handler.Conn, j *state.Job) bool {
+	if c.Asker.Operator || c.Asker.Manager || j.OwnerUser() == c.Asker.User {
 		return true
 	}
 	s.unauthorized(c, j)
 	return false
 }
 
-func (s *Server) unknownJob(c *conn, id, msg string) {
+func (s *Server) unknownJob(c *handler.Conn, id, msg string) {
 	s.log.Log(logline.EventDebug, logline.ClassJob, id, "Unknown Job Id")
-	c.reject(batchreq.PBSE_UNKJOBID, msg)
+	c.Reject(batchreq.PBSE_UNKJOBID, msg)
 }
 
 // commitAndReply submits the batch ops (under the lock held by the caller), unlocks,
@@ -171,9 +172,9 @@ func (s *Server) moveJob(tx *state.Txn, j *state.Job, from, to *state.Queue) {
 	s.touch(j)
 }
 
-func (s *Server) handleRegistDep(c *conn, req *batchreq.Request) {
-	if !c.perm.svr {
-		c.reject(batchreq.PBSE_IVALREQ, "")
+func (s *Server) handleRegistDep(c *handler.Conn, req *batchreq.Request) {
+	if !c.Asker.Privileged {
+		c.Reject(batchreq.PBSE_IVALREQ, "")
 		return
 	}
 	body := req.Body.(*batchreq.RegistDep)
@@ -185,7 +186,7 @@ func (s *Server) handleRegistDep(c *conn, req *batchreq.Request) {
 	parent := s.findJob(body.ParentID)
 	if parent == nil {
 		s.mu.Unlock()
-		c.reject(batchreq.PBSE_UNKJOBID, "")
+		c.Reject(batchreq.PBSE_UNKJOBID, "")
 		return
 	}
 	t := batchreq.DependName(body.DepType)
@@ -198,7 +199,7 @@ func (s *Server) handleRegistDep(c *conn, req *batchreq.Request) {
 	case batchreq.JOB_DEPEND_OP_REGISTER:
 		if strings.HasPrefix(t, "before") && parent.OwnerUser() != body.Owner {
 			s.mu.Unlock()
-			c.reject(batchreq.PBSE_PERM, "")
+			c.Reject(batchreq.PBSE_PERM, "")
 			return
 		}
 		s.addDep(parent, mirror(t), child)
@@ -215,7 +216,7 @@ func (s *Server) handleRegistDep(c *conn, req *batchreq.Request) {
 		s.completeJob(tx, parent, false)
 	default:
 		s.mu.Unlock()
-		c.reject(batchreq.PBSE_IVALREQ, "")
+		c.Reject(batchreq.PBSE_IVALREQ, "")
 		return
 	}
 	s.commitAndReply(c, tx.Ops(), batchreq.NullReply())

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"gopbs/batchreq"
+	"gopbs/server/handler"
 	"gopbs/server/handler/manager"
 	"gopbs/server/nodesfile"
 	"gopbs/server/pbslog"
@@ -95,8 +96,8 @@ func removeFirst[T comparable](list []T, x T) []T {
 // registerManagerHandlers registers the Manager request.
 func (s *Server) registerManagerHandlers() {
 	st := managerState{s}
-	s.mux.HandleFunc(batchreq.PBS_BATCH_Manager, func(c *conn, req *batchreq.Request) {
-		who := c.asker()
-		manager.Manage(st, c, &who, req.Body.(*batchreq.Manage))
+	s.mux.HandleFunc(batchreq.PBS_BATCH_Manager, func(c *handler.Conn, req *batchreq.Request) {
+		who := c.Asker
+		manager.Manage(st, c.Writer, &who, req.Body.(*batchreq.Manage))
 	})
 }

@@ -11,6 +11,7 @@ import (
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
+	"gopbs/server/handler"
 	"gopbs/server/pbslog"
 	"gopbs/server/state"
 	"gopbs/server/store"
@@ -43,11 +44,11 @@ func applyMomAttrs(j *state.Job, list batchreq.AttrList) bool {
 }
 
 // handleJobObit serves a MOM's JobObit (spec 10 §8.3).
-func (rl *runLink) handleJobObit(c *conn, req *batchreq.Request) {
+func (rl *runLink) handleJobObit(c *handler.Conn, req *batchreq.Request) {
 	s := rl.s
 	body := req.Body.(*batchreq.JobObit)
-	if !c.perm.svr {
-		c.reject(batchreq.PBSE_PERM, "")
+	if !c.Asker.Privileged {
+		c.Reject(batchreq.PBSE_PERM, "")
 		return
 	}
 	// The requester must be the job's mother superior (spec 10 §8.3);
@@ -58,7 +59,7 @@ func (rl *runLink) handleJobObit(c *conn, req *batchreq.Request) {
 		ms = motherSuperior(j.Attrs.Get(pbsattr.JobExecHost))
 	}
 	s.mu.RUnlock()
-	trusted := ms == "" || rl.fromHost(c.remote.Addr(), ms)
+	trusted := ms == "" || rl.fromHost(c.Remote.Addr(), ms)
 	for try := 0; ; try++ {
 		s.mu.Lock()
 		j := s.findJob(body.JobID)
@@ -71,18 +72,18 @@ func (rl *runLink) handleJobObit(c *conn, req *batchreq.Request) {
 			if s.cfg.InitType == InitCold || s.cfg.InitType == InitCreate {
 				code = batchreq.PBSE_CLEANEDOUT
 			}
-			s.log.Logf(logline.EventJob, logline.ClassJob, body.JobID, "Job Obit notice received from %s has error %d", c.host, code)
-			c.reject(code, "")
+			s.log.Logf(logline.EventJob, logline.ClassJob, body.JobID, "Job Obit notice received from %s has error %d", c.Asker.Host, code)
+			c.Reject(code, "")
 			return
 		}
 		if j.State == pbsattr.StateExiting {
 			s.mu.Unlock()
-			c.reject(batchreq.PBSE_ALRDYEXIT, "")
+			c.Reject(batchreq.PBSE_ALRDYEXIT, "")
 			return
 		}
 		if j.State != pbsattr.StateRunning {
 			s.mu.Unlock()
-			c.reject(batchreq.PBSE_BADSTATE, "")
+			c.Reject(batchreq.PBSE_BADSTATE, "")
 			return
 		}
 		if j.Substate == pbsattr.SubPreRun && try < 30 {
@@ -106,7 +107,7 @@ func (rl *runLink) handleJobObit(c *conn, req *batchreq.Request) {
 		s.mu.Unlock()
 		wait()
 		rl.beginEnd(host)
-		c.ok()
+		c.OK()
 		go rl.endJob(j, body.ExitStatus, rerun)
 		return
 	}

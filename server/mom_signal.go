@@ -38,7 +38,7 @@ const staleExtension = "\x40\x8e\xf2\x16\xd6\x55"
 // must be running), and only then the operator privilege that suspend,
 // resume and rerun need: the owner's qrerun of a queued job is "Request
 // invalid for state of job", not "Unauthorized Request".
-func (rl *runLink) runningTarget(c *conn, id string, needOper bool) (*state.Job, string) {
+func (rl *runLink) runningTarget(c *handler.Conn, id string, needOper bool) (*state.Job, string) {
 	s := rl.s
 	s.mu.RLock()
 	j := s.findJob(id)
@@ -46,28 +46,28 @@ func (rl *runLink) runningTarget(c *conn, id string, needOper bool) (*state.Job,
 	var st pbsattr.JobStateNum
 	var host string
 	if j != nil {
-		owner = j.OwnerUser() == c.req.User
+		owner = j.OwnerUser() == c.Asker.User
 		st = j.State
 		host = motherSuperior(j.Attrs.Get(pbsattr.JobExecHost))
 		up = rl.nodeUp(host)
 	}
 	s.mu.RUnlock()
-	oper := c.perm.oper || c.perm.mgr
+	oper := c.Asker.Operator || c.Asker.Manager
 	switch {
 	case j == nil:
 		s.unknownJob(c, id, batchreq.MsgCannotLocateJob)
 	case !oper && !owner:
 		s.unauthorized(c, j)
-		c.reject(batchreq.PBSE_PERM, batchreq.MsgNotPermitted)
+		c.Reject(batchreq.PBSE_PERM, batchreq.MsgNotPermitted)
 	case st == pbsattr.StateExiting || st == pbsattr.StateComplete:
-		c.reject(batchreq.PBSE_BADSTATE, "invalid state for job - "+state.StateName(st))
+		c.Reject(batchreq.PBSE_BADSTATE, "invalid state for job - "+state.StateName(st))
 	case st != pbsattr.StateRunning:
-		c.reject(batchreq.PBSE_BADSTATE, "")
+		c.Reject(batchreq.PBSE_BADSTATE, "")
 	case !oper && needOper:
 		s.unauthorized(c, j)
-		c.reject(batchreq.PBSE_PERM, "")
-	case !up && !(c.req.Type == batchreq.PBS_BATCH_Rerun && c.req.Extension == "force"):
-		c.reject(batchreq.PBSE_NORELYMOM, "")
+		c.Reject(batchreq.PBSE_PERM, "")
+	case !up && !(c.Request.Type == batchreq.PBS_BATCH_Rerun && c.Request.Extension == "force"):
+		c.Reject(batchreq.PBSE_NORELYMOM, "")
 	default:
 		return j, host
 	}
@@ -75,9 +75,9 @@ func (rl *runLink) runningTarget(c *conn, id string, needOper bool) (*state.Job,
 }
 
 // unauthorized logs the security line of a refused job request.
-func (s *Server) unauthorized(c *conn, j *state.Job) {
+func (s *Server) unauthorized(c *handler.Conn, j *state.Job) {
 	s.log.Logf(logline.EventSecurity, logline.ClassJob, j.ID, "Unauthorized Request, request type: %d, Object: Job, Name: %s, request from: %s",
-		c.req.Type, j.ID, c.requester())
+		c.Request.Type, j.ID, c.Asker.Requester())
 }
 
 // relayReply passes a MOM's reply (or a relay failure) to the client.
@@ -89,7 +89,7 @@ func relayReply(p *batchreq.Reply, err error) *batchreq.Reply {
 }
 
 // handleSignalJob relays qsig to the MOM (spec 10 §9.1).
-func (rl *runLink) handleSignalJob(c *conn, req *batchreq.Request) {
+func (rl *runLink) handleSignalJob(c *handler.Conn, req *batchreq.Request) {
 	s := rl.s
 	body := req.Body.(*batchreq.SignalJob)
 	sig := strings.ToLower(body.Signal)
@@ -123,11 +123,11 @@ func (rl *runLink) handleSignalJob(c *conn, req *batchreq.Request) {
 		s.refreshNodeJobs()
 		s.mu.Unlock()
 	}
-	c.send(p)
+	c.Send(p)
 }
 
 // handleMessJob relays qmsg to the MOM.
-func (rl *runLink) handleMessJob(c *conn, req *batchreq.Request) {
+func (rl *runLink) handleMessJob(c *handler.Conn, req *batchreq.Request) {
 	s := rl.s
 	body := req.Body.(*batchreq.MessJob)
 	j, host := rl.runningTarget(c, body.JobID, false)
@@ -137,12 +137,12 @@ func (rl *runLink) handleMessJob(c *conn, req *batchreq.Request) {
 	p, err := rl.momRequest(host, batchreq.PBS_BATCH_MessJob, &batchreq.MessJob{JobID: j.ID, FileOpt: body.FileOpt, Message: body.Message}, "")
 	p = relayReply(p, err)
 	s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Message request to job status %d", p.Code)
-	c.send(p)
+	c.Send(p)
 }
 
 // handleCheckpointJob relays qchkpt for checkpointable jobs (spec 10
 // §9.3).
-func (rl *runLink) handleCheckpointJob(c *conn, req *batchreq.Request) {
+func (rl *runLink) handleCheckpointJob(c *handler.Conn, req *batchreq.Request) {
 	s := rl.s
 	id := req.Body.(*batchreq.Manage).ObjName
 	j, host := rl.runningTarget(c, id, false)
@@ -153,7 +153,7 @@ func (rl *runLink) handleCheckpointJob(c *conn, req *batchreq.Request) {
 	ok := checkpointable(j.Attrs.Get(pbsattr.JobCheckpoint))
 	s.mu.RUnlock()
 	if !ok {
-		c.reject(batchreq.PBSE_IVALREQ, "job is not checkpointable")
+		c.Reject(batchreq.PBSE_IVALREQ, "job is not checkpointable")
 		return
 	}
 	p, err := rl.momRequest(host, batchreq.PBS_BATCH_CheckpointJob, &batchreq.Manage{Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_JOB, ObjName: j.ID}, "")
@@ -161,7 +161,7 @@ func (rl *runLink) handleCheckpointJob(c *conn, req *batchreq.Request) {
 	if p.Code == 0 {
 		s.acct.Record(pbslog.AcctCheckpoint, j.ID, "Checkpointed")
 	}
-	c.send(p)
+	c.Send(p)
 }
 
 // checkpointable reports whether a Checkpoint value allows a checkpoint:
@@ -178,7 +178,7 @@ func checkpointable(v string) bool {
 
 // handleRerunJob serves qrerun of a running job (spec 10 §9.4): SIGKILL
 // with extension "rerun"; the obit then requeues it.
-func (rl *runLink) handleRerunJob(c *conn, req *batchreq.Request) {
+func (rl *runLink) handleRerunJob(c *handler.Conn, req *batchreq.Request) {
 	s := rl.s
 	id := req.Body.(*batchreq.JobID).ID
 	j, host := rl.runningTarget(c, id, true)
@@ -188,14 +188,14 @@ func (rl *runLink) handleRerunJob(c *conn, req *batchreq.Request) {
 	s.mu.Lock()
 	if !state.IsTrue(j.Attrs.Get(pbsattr.JobRerunable)) {
 		s.mu.Unlock()
-		c.reject(batchreq.PBSE_NORERUN, "")
+		c.Reject(batchreq.PBSE_NORERUN, "")
 		return
 	}
 	s.mu.Unlock()
 	m, err := rl.dialMom(host)
 	if err != nil {
 		if req.Extension != "force" {
-			c.reject(batchreq.PBSE_MOMREJECT, "")
+			c.Reject(batchreq.PBSE_MOMREJECT, "")
 			return
 		}
 		// qrerun -f: requeue without the MOM (spec 10 §9.4)
@@ -204,7 +204,7 @@ func (rl *runLink) handleRerunJob(c *conn, req *batchreq.Request) {
 		var mail *mail
 		if s.jobs.Get(j.ID) == j && j.State == pbsattr.StateRunning {
 			s.acct.Record(pbslog.AcctRerun, j.ID, "")
-			s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job Rerun at request of %s", c.requester())
+			s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job Rerun at request of %s", c.Asker.Requester())
 			mail = s.mailJob(j, 'o', true, fmt.Sprintf("rerun req to %s failed (rc=%d), forcibly requeueing job, previous output files may be lost", host, batchreq.PBSE_NORELYMOM))
 			s.launch.requeue(j)
 			ops = append(ops, state.SaveJob(j))
@@ -218,9 +218,9 @@ func (rl *runLink) handleRerunJob(c *conn, req *batchreq.Request) {
 	old := j.Substate
 	j.Substate = pbsattr.SubRerun
 	s.acct.Record(pbslog.AcctRerun, j.ID, "")
-	s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job Rerun at request of %s", c.requester())
+	s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job Rerun at request of %s", c.Asker.Requester())
 	s.mu.Unlock()
-	c.ok()
+	c.OK()
 	p, err := m.Call(batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: j.ID, Signal: "SIGKILL"}, "rerun")
 	if err != nil || p.Code != 0 {
 		s.mu.Lock()
@@ -397,11 +397,11 @@ func (rl *runLink) killLater(j *state.Job, host string, delay time.Duration) {
 // handleRescQuery answers pbs_rescquery: for nodes=<spec> whether the
 // specification could be satisfied now (1), later (0) or never (-1)
 // (spec 12 §10.2).
-func (rl *runLink) handleRescQuery(c *conn, req *batchreq.Request) {
+func (rl *runLink) handleRescQuery(c *handler.Conn, req *batchreq.Request) {
 	s := rl.s
 	body, ok := req.Body.(*batchreq.Resc)
 	if !ok {
-		c.reject(batchreq.PBSE_IVALREQ, "")
+		c.Reject(batchreq.PBSE_IVALREQ, "")
 		return
 	}
 	var r batchreq.RescQueryReply
@@ -422,5 +422,5 @@ func (rl *runLink) handleRescQuery(c *conn, req *batchreq.Request) {
 		r.Down = append(r.Down, 0)
 	}
 	s.mu.RUnlock()
-	c.send(&batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_RescQuery, Resc: r})
+	c.Send(&batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_RescQuery, Resc: r})
 }

@@ -13,6 +13,7 @@ import (
 	"gopbs/batchreq"
 	"gopbs/internal/httplisten"
 	"gopbs/internal/logline"
+	"gopbs/server/handler"
 	"gopbs/server/metrics"
 	"gopbs/server/monitor"
 	"gopbs/server/pbslog"
@@ -71,13 +72,13 @@ func initMonitoring(s *Server) {
 // instrumentRequests wraps every request handler registered on mux,
 // TORQUE's request types and GoPBS's own, so that the time it takes is
 // reported to obs by request type.
-func instrumentRequests(mux *batchreq.ServeMux[*conn], obs monitor.Observer) {
+func instrumentRequests(mux *batchreq.ServeMux[*handler.Conn], obs monitor.Observer) {
 	wrap := func(t int) {
 		h := mux.Handler(t)
 		if h == nil {
 			return
 		}
-		mux.Handle(t, batchreq.HandlerFunc[*conn](func(c *conn, req *batchreq.Request) {
+		mux.Handle(t, batchreq.HandlerFunc[*handler.Conn](func(c *handler.Conn, req *batchreq.Request) {
 			begin := time.Now()
 			h.ServeBatch(c, req)
 			obs.Request(req.Type, time.Since(begin))

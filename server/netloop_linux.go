@@ -322,9 +322,10 @@ func (l *netLoop) accept(now time.Time) {
 		both := &struct {
 			c  conn
 			lc loopConn
-		}{conn{s: s, remote: ap, out: l.out[:0]}, loopConn{fd: fd, since: now, paused: true}}
+		}{conn{s: s, out: l.out[:0]}, loopConn{fd: fd, since: now, paused: true}}
 		c := &both.c
 		c.lc = &both.lc
+		c.hc.Writer, c.hc.Remote = c, ap
 		c.auth = s.auth.Add(ap)
 		if fd >= len(l.conns) {
 			l.conns = append(l.conns, make([]*conn, fd+1-len(l.conns)+len(l.conns)/2)...)
@@ -446,7 +447,7 @@ func (l *netLoop) request(c *conn, req *batchreq.Request, rest []byte) bool {
 			}
 		case batchreq.PBS_BATCH_QueueJob, batchreq.PBS_BATCH_jobscript, batchreq.PBS_BATCH_JobCred,
 			batchreq.PBS_BATCH_RdytoCommit:
-			s.mux.ServeBatch(c, req)
+			s.mux.ServeBatch(&c.hc, req)
 		case batchreq.PBS_BATCH_Commit:
 			l.commit(c, req)
 		default:
@@ -455,7 +456,7 @@ func (l *netLoop) request(c *conn, req *batchreq.Request, rest []byte) bool {
 		}
 	}
 	switch {
-	case c.closeAfter || lc.broken:
+	case c.hc.CloseAfter || lc.broken:
 		l.close(c)
 		return false
 	case len(lc.unsent) > 0:
@@ -471,12 +472,12 @@ func (l *netLoop) commit(c *conn, req *batchreq.Request) {
 	s := l.s
 	begin := time.Now()
 	s.mu.Lock()
-	j := s.pendingJob(c, req.Body.(*batchreq.JobID).ID, pbsattr.SubTransICM)
+	j := s.pendingJob(&c.hc, req.Body.(*batchreq.JobID).ID, pbsattr.SubTransICM)
 	if j == nil {
 		return // answered, unlocked
 	}
-	c.pending = nil
-	ops := s.commitJob(j, c.requester())
+	c.hc.SetPending(nil)
+	ops := s.commitJob(j, c.hc.Asker.Requester())
 	c.lc.committing = true
 	id := j.ID
 	s.store.SubmitAsync(func(err error) {
@@ -600,7 +601,7 @@ func (l *netLoop) close(c *conn) {
 	netsys.Close(lc.fd)
 	l.conns[lc.fd] = nil
 	l.s.auth.Remove(c.auth)
-	l.s.dropPending(c)
+	l.s.dropPending(&c.hc)
 }
 
 // handoff gives c to a goroutine running the blocking path for the rest
@@ -618,7 +619,7 @@ func (l *netLoop) handoff(c *conn, req *batchreq.Request, rest []byte) {
 	f.Close()
 	if err != nil {
 		s.auth.Remove(c.auth)
-		s.dropPending(c)
+		s.dropPending(&c.hc)
 		return
 	}
 	if tc, ok := nc.(*net.TCPConn); ok {
@@ -642,14 +643,14 @@ func (l *netLoop) handoff(c *conn, req *batchreq.Request, rest []byte) {
 	go func() {
 		defer s.wg.Done()
 		if c.host == "" {
-			c.host = s.hostName(c.remote.Addr())
+			c.host = s.hostName(c.hc.Remote.Addr())
 		}
 		if len(unsent) > 0 {
 			c.sendRaw(unsent)
 		}
 		if req != nil {
-			s.mux.ServeBatch(c, req)
-			if c.closeAfter {
+			s.mux.ServeBatch(&c.hc, req)
+			if c.hc.CloseAfter {
 				c.close()
 				return
 			}

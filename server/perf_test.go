@@ -12,6 +12,7 @@ import (
 
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
+	"gopbs/server/handler"
 	"gopbs/server/state"
 	"gopbs/server/store"
 )
@@ -200,7 +201,7 @@ func TestStatusWantedAttrs(t *testing.T) {
 		s.mu.RLock()
 		for _, o := range p.Status {
 			j := s.findJob(o.Name)
-			ref, _ := statusList(state.JobDefs, clientView(s.jobView(j)), perm{mgr: true, oper: true, svr: true}, true, want)
+			ref, _ := statusList(state.JobDefs, clientView(s.jobView(j)), &handler.Asker{Manager: true, Operator: true, Privileged: true}, true, want)
 			if attrText(o.Attrs) != attrText(ref) || len(ref) == 0 {
 				t.Errorf("%s %v:\n got %v\nwant %v", o.Name, want, o.Attrs, ref)
 			}

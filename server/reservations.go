@@ -310,35 +310,35 @@ func (h resvHost) Delete(ids []string, why string) {
 
 // startReservations makes the reservation service over the server and
 // registers its request handlers (types 1000–1007) on mux.
-func startReservations(s *Server, mux *batchreq.ServeMux[*conn]) (*reservation.Service, error) {
+func startReservations(s *Server, mux *batchreq.ServeMux[*handler.Conn]) (*reservation.Service, error) {
 	svc, err := reservation.New(resvHost{s}, s.store)
 	if err != nil {
 		return nil, fmt.Errorf("pbs_server: %w", err)
 	}
-	serve := func(typ int, f func(c *conn, req *batchreq.Request)) { mux.HandleFunc(typ, f) }
-	serve(batchreq.PBS_BATCH_ResvSubmit, func(c *conn, req *batchreq.Request) {
-		svc.Submit(c, c.asker(), req.Body.(*batchreq.ResvSubmit))
+	serve := func(typ int, f func(c *handler.Conn, req *batchreq.Request)) { mux.HandleFunc(typ, f) }
+	serve(batchreq.PBS_BATCH_ResvSubmit, func(c *handler.Conn, req *batchreq.Request) {
+		svc.Submit(c.Writer, c.Asker, req.Body.(*batchreq.ResvSubmit))
 	})
-	serve(batchreq.PBS_BATCH_ResvCommit, func(c *conn, req *batchreq.Request) {
-		svc.Commit(c, c.asker(), req.Body.(*batchreq.ResvID))
+	serve(batchreq.PBS_BATCH_ResvCommit, func(c *handler.Conn, req *batchreq.Request) {
+		svc.Commit(c.Writer, c.Asker, req.Body.(*batchreq.ResvID))
 	})
-	serve(batchreq.PBS_BATCH_ResvAbort, func(c *conn, req *batchreq.Request) {
-		svc.Abort(c, c.asker(), req.Body.(*batchreq.ResvID))
+	serve(batchreq.PBS_BATCH_ResvAbort, func(c *handler.Conn, req *batchreq.Request) {
+		svc.Abort(c.Writer, c.Asker, req.Body.(*batchreq.ResvID))
 	})
-	serve(batchreq.PBS_BATCH_ResvModify, func(c *conn, req *batchreq.Request) {
-		svc.Modify(c, c.asker(), req.Body.(*batchreq.ResvModify))
+	serve(batchreq.PBS_BATCH_ResvModify, func(c *handler.Conn, req *batchreq.Request) {
+		svc.Modify(c.Writer, c.Asker, req.Body.(*batchreq.ResvModify))
 	})
-	serve(batchreq.PBS_BATCH_ResvCancel, func(c *conn, req *batchreq.Request) {
-		svc.Cancel(c, c.asker(), req.Body.(*batchreq.ResvID))
+	serve(batchreq.PBS_BATCH_ResvCancel, func(c *handler.Conn, req *batchreq.Request) {
+		svc.Cancel(c.Writer, c.Asker, req.Body.(*batchreq.ResvID))
 	})
-	serve(batchreq.PBS_BATCH_ResvDestroy, func(c *conn, req *batchreq.Request) {
-		svc.Destroy(c, c.asker(), req.Body.(*batchreq.ResvID))
+	serve(batchreq.PBS_BATCH_ResvDestroy, func(c *handler.Conn, req *batchreq.Request) {
+		svc.Destroy(c.Writer, c.Asker, req.Body.(*batchreq.ResvID))
 	})
-	serve(batchreq.PBS_BATCH_ResvStatus, func(c *conn, req *batchreq.Request) {
-		svc.Status(c, req.Body.(*batchreq.ResvStatus))
+	serve(batchreq.PBS_BATCH_ResvStatus, func(c *handler.Conn, req *batchreq.Request) {
+		svc.Status(c.Writer, req.Body.(*batchreq.ResvStatus))
 	})
-	serve(batchreq.PBS_BATCH_ResvAvailNodes, func(c *conn, req *batchreq.Request) {
-		svc.AvailNodes(c, req.Body.(*batchreq.ResvAvail))
+	serve(batchreq.PBS_BATCH_ResvAvailNodes, func(c *handler.Conn, req *batchreq.Request) {
+		svc.AvailNodes(c.Writer, req.Body.(*batchreq.ResvAvail))
 	})
 	return svc, nil
 }

@@ -101,7 +101,7 @@ func (s *Server) registerRunHandlers() {
 }
 
 // handleRunJob serves RunJob and AsyrunJob (spec 12 §10.2, spec 10 §6).
-func (ln *launcher) handleRunJob(c *conn, req *batchreq.Request) {
+func (ln *launcher) handleRunJob(c *handler.Conn, req *batchreq.Request) {
 	s := ln.s
 	body := req.Body.(*batchreq.RunJob)
 	async := req.Type == batchreq.PBS_BATCH_AsyrunJob
@@ -114,37 +114,37 @@ func (ln *launcher) handleRunJob(c *conn, req *batchreq.Request) {
 		s.unknownJob(c, body.JobID, batchreq.MsgCannotLocateJob)
 		return
 	}
-	oper := c.perm.oper || c.perm.mgr
+	oper := c.Asker.Operator || c.Asker.Manager
 	switch {
 	case !s.permitted(c, j):
 		s.mu.Unlock()
-		c.reject(batchreq.PBSE_PERM, batchreq.MsgNotPermitted)
+		c.Reject(batchreq.PBSE_PERM, batchreq.MsgNotPermitted)
 		return
 	case j.State == pbsattr.StateRunning || j.State == pbsattr.StateExiting || j.State == pbsattr.StateTransit:
 		s.mu.Unlock()
-		c.reject(batchreq.PBSE_BADSTATE, "job already running")
+		c.Reject(batchreq.PBSE_BADSTATE, "job already running")
 		return
 	case j.State == pbsattr.StateComplete:
 		s.mu.Unlock()
-		c.reject(batchreq.PBSE_BADSTATE, "invalid state for job - COMPLETE")
+		c.Reject(batchreq.PBSE_BADSTATE, "invalid state for job - COMPLETE")
 		return
 	case !oper:
 		s.unauthorized(c, j)
 		s.mu.Unlock()
-		c.reject(batchreq.PBSE_PERM, "")
+		c.Reject(batchreq.PBSE_PERM, "")
 		return
 	case j.Array != nil:
 		s.mu.Unlock()
-		c.reject(batchreq.PBSE_IVALREQ, "cannot run an array template")
+		c.Reject(batchreq.PBSE_IVALREQ, "cannot run an array template")
 		return
 	case j.Queue == nil || !j.Queue.IsExec():
 		s.mu.Unlock()
-		c.reject(batchreq.PBSE_IVALREQ, "job not in execution queue")
+		c.Reject(batchreq.PBSE_IVALREQ, "job not in execution queue")
 		return
 	}
 	if bad := s.sliceRefusesRun(c, j, body.Destination); bad != nil {
 		s.mu.Unlock()
-		c.send(bad)
+		c.Send(bad)
 		return
 	}
 	slots, bad := s.allocateIn(j, body.Destination, reservationFilter(s.resv, j, body.Destination, s.runsOn(c, j)))
@@ -153,33 +153,35 @@ func (ln *launcher) handleRunJob(c *conn, req *batchreq.Request) {
 	}
 	if bad != nil {
 		s.mu.Unlock()
-		c.send(bad)
+		c.Send(bad)
 		return
 	}
-	s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job Run at request of %s", c.requester())
+	s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job Run at request of %s", c.Asker.Requester())
 	l, err := ln.prepareRun(j, slots)
 	if err != nil {
 		s.mu.Unlock()
-		c.reject(batchreq.PBSE_SYSTEM, err.Error())
+		c.Reject(batchreq.PBSE_SYSTEM, err.Error())
 		return
 	}
 	wait := s.store.Submit(state.SaveJob(j))
 	s.mu.Unlock()
 	if err := wait(); err != nil {
 		ln.abandonRun(j, "cannot save job")
-		c.reject(batchreq.PBSE_SYSTEM, "cannot save job")
+		c.Reject(batchreq.PBSE_SYSTEM, "cannot save job")
 		return
 	}
 	if async {
-		c.ok()
+		c.OK()
 	}
 	p := ln.sendJob(l)
 	started := ln.finishRun(j, p)
 	if !async {
-		c.send(p)
+		c.Send(p)
 	}
 	if started {
-		c.cycle.CountStart()
+		if c.Cycle != nil {
+			c.Cycle.CountStart()
+		}
 		if !s.run.endingWith(l.host) {
 			go s.run.pollJob(j.ID)
 		}

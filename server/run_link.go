@@ -16,6 +16,7 @@ import (
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
+	"gopbs/server/handler"
 	"gopbs/server/link/mom"
 	"gopbs/server/state"
 	"gopbs/server/store"
@@ -309,11 +310,11 @@ func (rl *runLink) onServerHost(host string) bool {
 // handleMvJobFile stores one chunk of a job's stdout, stderr or
 // checkpoint file that its mother superior returns (spec 10 §8.6): chunk
 // 0 creates the spool file, later chunks append.
-func (rl *runLink) handleMvJobFile(c *conn, req *batchreq.Request) {
+func (rl *runLink) handleMvJobFile(c *handler.Conn, req *batchreq.Request) {
 	s := rl.s
 	body := req.Body.(*batchreq.JobFile)
-	if !c.perm.svr {
-		c.reject(batchreq.PBSE_PERM, "")
+	if !c.Asker.Privileged {
+		c.Reject(batchreq.PBSE_PERM, "")
 		return
 	}
 	s.mu.RLock()
@@ -326,13 +327,13 @@ func (rl *runLink) handleMvJobFile(c *conn, req *batchreq.Request) {
 		}
 	}
 	s.mu.RUnlock()
-	if j == nil || ms != "" && !rl.fromHost(c.remote.Addr(), ms) {
-		c.reject(batchreq.PBSE_UNKJOBID, "")
+	if j == nil || ms != "" && !rl.fromHost(c.Remote.Addr(), ms) {
+		c.Reject(batchreq.PBSE_UNKJOBID, "")
 		return
 	}
 	name := rl.spoolPath(prefix, body.FileType)
 	if name == "" {
-		c.reject(batchreq.PBSE_IVALREQ, "")
+		c.Reject(batchreq.PBSE_IVALREQ, "")
 		return
 	}
 	flags := os.O_WRONLY | os.O_APPEND
@@ -351,10 +352,10 @@ func (rl *runLink) handleMvJobFile(c *conn, req *batchreq.Request) {
 	}
 	if err != nil {
 		s.logError("req_mvjobfile", err.Error())
-		c.send(batchreq.SystemErrorReply("PBS_Server", 5, "cannot save job file"))
+		c.Send(batchreq.SystemErrorReply("PBS_Server", 5, "cannot save job file"))
 		return
 	}
-	c.send(batchreq.NullReply())
+	c.Send(batchreq.NullReply())
 }
 
 // sendSpool sends the spool files a rerun job's previous MOM returned

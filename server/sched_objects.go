@@ -8,6 +8,7 @@ import (
 
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
+	"gopbs/server/handler"
 	"gopbs/server/link/sched"
 	"gopbs/server/schedulers"
 	"gopbs/server/state"
@@ -92,31 +93,31 @@ func (s *Server) schedObjectsChanged(m *batchreq.Manage) {
 
 // handleStatusSched answers StatusSched (qmgr's list and print of sched
 // objects).
-func (s *Server) handleStatusSched(c *conn, req *batchreq.Request) {
+func (s *Server) handleStatusSched(c *handler.Conn, req *batchreq.Request) {
 	body := req.Body.(*batchreq.StatusReq)
 	s.mu.RLock()
 	m := s.schedMirror()
 	s.mu.RUnlock()
 	objs, p := s.scheds.Status(body.ID, body.Attrs, m)
 	if p != nil {
-		c.send(p)
+		c.Send(p)
 		return
 	}
-	c.send(&batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_Status, Status: objs})
+	c.Send(&batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_Status, Status: objs})
 }
 
 // handleSchedHello binds a connection to the scheduler it names: from
 // then on it sees that scheduler's slice. A connection the server opened
 // to a scheduler may name only that one. The reply is the scheduler's
 // own object.
-func (s *Server) handleSchedHello(c *conn, req *batchreq.Request) {
+func (s *Server) handleSchedHello(c *handler.Conn, req *batchreq.Request) {
 	body := req.Body.(*batchreq.StatusReq)
-	if !c.perm.mgr && !c.perm.svr {
-		c.reject(batchreq.PBSE_PERM, "")
+	if !c.Asker.Manager && !c.Asker.Privileged {
+		c.Reject(batchreq.PBSE_PERM, "")
 		return
 	}
-	if c.slice != nil && c.slice.Name != body.ID {
-		c.reject(batchreq.PBSE_PERM, "")
+	if sl := connSlice(c); sl != nil && sl.Name != body.ID {
+		c.Reject(batchreq.PBSE_PERM, "")
 		return
 	}
 	s.mu.RLock()
@@ -124,11 +125,11 @@ func (s *Server) handleSchedHello(c *conn, req *batchreq.Request) {
 	s.mu.RUnlock()
 	objs, p := s.scheds.Status(body.ID, nil, m)
 	if p != nil {
-		c.send(p)
+		c.Send(p)
 		return
 	}
-	c.slice = s.scheds.Slice(body.ID)
-	c.send(&batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_Status, Status: objs})
+	setConnSlice(c, s.scheds.Slice(body.ID))
+	c.Send(&batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_Status, Status: objs})
 }
 
 // schedRunner runs the non-default schedulers (Supervisor): told of
@@ -179,31 +180,38 @@ func (s *Server) nodePartitionCheck(old state.Attrs, n *state.Node) *batchreq.Re
 	return schedulers.CheckNode(u)
 }
 
-// seesQueue reports whether a connection's slice holds a queue.
-func (c *conn) seesQueue(q *state.Queue) bool {
-	return c.slice == nil || q != nil && c.slice.Sees(q.Attrs.Get(pbsattr.QueuePartition))
+// setConnSlice gives a connection the slice sl (nil: none, it sees
+// everything).
+func setConnSlice(c *handler.Conn, sl *schedulers.Slice) {
+	c.Asker.Slice = nil
+	if sl != nil {
+		c.Asker.Slice = sl // not a nil *schedulers.Slice in the interface
+	}
 }
 
-// seesNode reports whether a connection's slice holds a node.
-func (c *conn) seesNode(n *state.Node) bool {
-	return c.slice == nil || c.slice.Sees(n.Attrs.Get(pbsattr.NodePartition))
+// connSlice returns what a scheduler's connection sees (nil: every
+// other connection, which sees everything).
+func connSlice(c *handler.Conn) *schedulers.Slice {
+	sl, _ := c.Asker.Slice.(*schedulers.Slice)
+	return sl
 }
 
 // sliceRefusesRun returns the refusal of a RunJob from a scheduler's
 // connection for a job or a destination outside its slice, or nil.
 // Called with s.mu held.
-func (s *Server) sliceRefusesRun(c *conn, j *state.Job, dest string) *batchreq.Reply {
-	if c.slice == nil {
+func (s *Server) sliceRefusesRun(c *handler.Conn, j *state.Job, dest string) *batchreq.Reply {
+	sl := connSlice(c)
+	if sl == nil {
 		return nil
 	}
-	if !c.seesQueue(j.Queue) {
-		return batchreq.TextReply(batchreq.PBSE_PERM, "job "+j.ID+" is not in a partition of scheduler "+c.slice.Name)
+	if !c.Asker.SeesQueue(j.Queue) {
+		return batchreq.TextReply(batchreq.PBSE_PERM, "job "+j.ID+" is not in a partition of scheduler "+sl.Name)
 	}
 	for _, elem := range strings.Split(dest, "+") {
 		h, _, _ := strings.Cut(elem, ":")
 		h, _, _ = strings.Cut(h, "/")
-		if n := s.nodeByName[h]; n != nil && !c.seesNode(n) {
-			return batchreq.TextReply(batchreq.PBSE_PERM, "node "+h+" is not in a partition of scheduler "+c.slice.Name)
+		if n := s.nodeByName[h]; n != nil && !c.Asker.SeesNode(n) {
+			return batchreq.TextReply(batchreq.PBSE_PERM, "node "+h+" is not in a partition of scheduler "+sl.Name)
 		}
 	}
 	return nil
@@ -212,11 +220,11 @@ func (s *Server) sliceRefusesRun(c *conn, j *state.Job, dest string) *batchreq.R
 // runsOn returns the nodes a RunJob may allocate to job j: those of the
 // connection's slice, and of them those linked to no queue or to the
 // job's (a node's queue attribute). Called with s.mu held.
-func (s *Server) runsOn(c *conn, j *state.Job) func(*state.Node) bool {
+func (s *Server) runsOn(c *handler.Conn, j *state.Job) func(*state.Node) bool {
 	return func(n *state.Node) bool {
 		if q := n.Attrs.Get(pbsattr.NodeQueue); q != "" && (j.Queue == nil || j.Queue.Name != q) {
 			return false
 		}
-		return c.seesNode(n)
+		return c.Asker.SeesNode(n)
 	}
 }

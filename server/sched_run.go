@@ -45,21 +45,18 @@ func (h schedHost) Cycle(sc *schedulers.Sched, cmd int) (int, bool) {
 		return 0, false
 	}
 	s.log.Logf(logline.EventSched, logline.ClassServer, sc.Name, "Scheduler %s was sent the command %s", sc.Name, batchreq.SchedCommandName(cmd))
-	c := s.newConn(nc)
+	cy := new(sched.Cycle)
+	c := s.peerConn(nc, s.scheds.Slice(sc.Name), cy)
 	if c == nil {
 		return 0, false
 	}
-	s.auth.Remove(c.auth)
-	c.auth = s.auth.AddPrivileged(c.remote)
-	c.slice = s.scheds.Slice(sc.Name)
-	c.cycle = new(sched.Cycle)
 	begin := time.Now()
 	c.serve()
 	took := time.Since(begin)
 	s.obs.SchedCycle(sc.Name, took)
 	s.log.Logf(logline.EventSched, logline.ClassServer, sc.Name, "Scheduler %s cycle %s ended after %.3f s, %d jobs run",
-		sc.Name, batchreq.SchedCommandName(cmd), took.Seconds(), c.cycle.Started())
-	return c.cycle.Started(), true
+		sc.Name, batchreq.SchedCommandName(cmd), took.Seconds(), cy.Started())
+	return cy.Started(), true
 }
 
 // Events sums the job events of the queues of the partitions.

@@ -55,14 +55,10 @@ func (st schedState) Triggered() {
 // carry full privileges.
 func (st schedState) CycleConn(nc net.Conn, cy *sched.Cycle) (sched.Conn, bool) {
 	s := st.s
-	c := s.newConn(nc)
+	c := s.peerConn(nc, s.scheds.Slice(schedulers.DefaultName), cy) // the default scheduler's slice
 	if c == nil {
 		return nil, false
 	}
-	s.auth.Remove(c.auth)
-	c.auth = s.auth.AddPrivileged(c.remote)
-	c.slice = s.scheds.Slice(schedulers.DefaultName) // the default scheduler's slice
-	c.cycle = cy
 	return cycleConn{c}, true
 }
 

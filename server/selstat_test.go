@@ -6,6 +6,7 @@ import (
 
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
+	"gopbs/server/handler"
 	"gopbs/server/state"
 )
 
@@ -37,20 +38,21 @@ func TestSelStatEncoding(t *testing.T) {
 	if len(jobs) != 4 || jobs[1].Queue.Name != "short" || jobs[3].State != pbsattr.StateRunning {
 		t.Fatalf("%d jobs, want 4 with the second in short and the last running", len(jobs))
 	}
-	if raw := s.encodeJobStatuses(&conn{s: s, req: &batchreq.Request{}, perm: perm{mgr: true}}, jobs[3:], -1); !bytes.Contains(raw, []byte("Remaining")) {
+	if raw := s.encodeJobStatuses(&handler.Asker{Manager: true}, jobs[3:], -1); !bytes.Contains(raw, []byte("Remaining")) {
 		t.Errorf("running job's status without Walltime.Remaining: %q", raw)
 	}
 	for _, tc := range []struct {
 		name string
 		user string
-		perm perm
+		who  handler.Asker
 	}{
-		{"scheduler", "Scheduler", perm{oper: true, mgr: true, svr: true}},
-		{"manager", "root", perm{mgr: true}},
-		{"owner", "root", perm{}},
-		{"other user", "alice", perm{}},
+		{"scheduler", "Scheduler", handler.Asker{Operator: true, Manager: true, Privileged: true}},
+		{"manager", "root", handler.Asker{Manager: true}},
+		{"owner", "root", handler.Asker{}},
+		{"other user", "alice", handler.Asker{}},
 	} {
-		rc := &conn{s: s, req: &batchreq.Request{Header: batchreq.Header{User: tc.user}}, perm: tc.perm}
+		rc := &tc.who
+		rc.User = tc.user
 		for _, list := range [][]*state.Job{jobs, jobs[3:], nil} {
 			objs := make([]batchreq.StatusObject, 0, len(list))
 			for _, j := range list {

@@ -36,6 +36,7 @@ import (
 	"gopbs/iff"
 	"gopbs/internal/logline"
 	"gopbs/server/admit"
+	"gopbs/server/handler"
 	"gopbs/server/link/momis"
 	"gopbs/server/link/sched"
 	"gopbs/server/monitor"
@@ -112,7 +113,7 @@ type Server struct {
 	store store.AsyncStore
 	auth  *iff.Table
 	ln    net.Listener
-	mux   batchreq.ServeMux[*conn]
+	mux   batchreq.ServeMux[*handler.Conn]
 	lock  *os.File
 	now   func() time.Time
 
@@ -488,7 +489,7 @@ func (s *Server) Shutdown(how string) {
 		s.connMu.Lock()
 		s.connsClosed = true
 		for c := range s.conns {
-			if !c.shutdownReq {
+			if !c.hc.ShutdownAsker {
 				c.nc.Close()
 			}
 		}

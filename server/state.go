@@ -9,6 +9,7 @@ import (
 
 	pbsattr "gopbs/attr"
 	"gopbs/internal/logline"
+	"gopbs/server/handler"
 	"gopbs/server/state"
 )
 
@@ -135,20 +136,20 @@ func (s *Server) purgeJob(tx *state.Txn, j *state.Job) {
 
 // dropPending discards an uncommitted submission when its connection
 // closes (spec 02 §6.1).
-func (s *Server) dropPending(c *conn) {
-	// c.pending is set and cleared only by the connection's own requests,
-	// served on the goroutine that closes it: seeing that there is
-	// nothing to drop needs no lock (two write locks per submission).
-	if c.pending == nil {
+func (s *Server) dropPending(c *handler.Conn) {
+	// The pending job is set and cleared only by the connection's own
+	// requests, served on the goroutine that closes it: seeing that there
+	// is nothing to drop needs no lock (two write locks per submission).
+	if c.Pending() == nil {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	j := c.pending
+	j := c.Pending()
 	if j == nil {
 		return
 	}
-	c.pending = nil
+	c.SetPending(nil)
 	if j.Substate == pbsattr.SubTransICM {
 		// After RdytoCommit the job stays listed in state T, substate 0,
 		// and never runs (observed behaviour, spec 02 §6.1); it is not

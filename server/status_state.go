@@ -3,6 +3,7 @@ package server
 import (
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
+	"gopbs/server/handler"
 	"gopbs/server/handler/status"
 	"gopbs/server/state"
 )
@@ -39,36 +40,29 @@ func (v statusState) ServerState() string {
 	return "Active"
 }
 
-// SendRaw sends a reply encoded already (status.Writer).
-func (c *conn) SendRaw(b []byte) { c.sendRaw(b) }
-
-// RejectAttr sends and logs an error reply naming the attribute a
-// (status.Writer).
-func (c *conn) RejectAttr(code int, a *batchreq.Attr) { c.rejectAttr(code, a) }
-
 // registerStatusHandlers registers the status and select family.
 func (s *Server) registerStatusHandlers() {
 	st := statusState{s}
 	m := &s.mux
-	m.HandleFunc(batchreq.PBS_BATCH_StatusSvr, func(c *conn, req *batchreq.Request) {
-		who := c.asker()
-		status.Server(st, c, &who, req.Body.(*batchreq.StatusReq))
+	m.HandleFunc(batchreq.PBS_BATCH_StatusSvr, func(c *handler.Conn, req *batchreq.Request) {
+		who := c.Asker
+		status.Server(st, c.Writer, &who, req.Body.(*batchreq.StatusReq))
 	})
-	m.HandleFunc(batchreq.PBS_BATCH_StatusQue, func(c *conn, req *batchreq.Request) {
-		who := c.asker()
-		status.Queue(st, c, &who, req.Body.(*batchreq.StatusReq))
+	m.HandleFunc(batchreq.PBS_BATCH_StatusQue, func(c *handler.Conn, req *batchreq.Request) {
+		who := c.Asker
+		status.Queue(st, c.Writer, &who, req.Body.(*batchreq.StatusReq))
 	})
-	m.HandleFunc(batchreq.PBS_BATCH_StatusNode, func(c *conn, req *batchreq.Request) {
-		who := c.asker()
-		status.Node(st, c, &who, req.Body.(*batchreq.StatusReq))
+	m.HandleFunc(batchreq.PBS_BATCH_StatusNode, func(c *handler.Conn, req *batchreq.Request) {
+		who := c.Asker
+		status.Node(st, c.Writer, &who, req.Body.(*batchreq.StatusReq))
 	})
-	m.HandleFunc(batchreq.PBS_BATCH_StatusJob, func(c *conn, req *batchreq.Request) {
-		who := c.asker()
-		status.Job(st, c, &who, req)
+	m.HandleFunc(batchreq.PBS_BATCH_StatusJob, func(c *handler.Conn, req *batchreq.Request) {
+		who := c.Asker
+		status.Job(st, c.Writer, &who, req)
 	})
-	sel := func(c *conn, req *batchreq.Request) {
-		who := c.asker()
-		status.Select(st, c, &who, req)
+	sel := func(c *handler.Conn, req *batchreq.Request) {
+		who := c.Asker
+		status.Select(st, c.Writer, &who, req)
 	}
 	m.HandleFunc(batchreq.PBS_BATCH_SelectJobs, sel)
 	m.HandleFunc(batchreq.PBS_BATCH_SelStat, sel)

@@ -6,6 +6,7 @@ import (
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/server/admit"
+	"gopbs/server/handler"
 	submission "gopbs/server/handler/submit"
 	"gopbs/server/link/remote"
 	"gopbs/server/pbslog"
@@ -100,17 +101,9 @@ func (v submitState) Admit(j *state.Job, q *state.Queue, host string) *batchreq.
 
 func (v submitState) Route(tx *state.Txn, j *state.Job) { v.s.router.Route(tx, j, v.s.now().Unix()) }
 
-// Pending returns the job being submitted on the connection
-// (submission.Session).
-func (c *conn) Pending() *state.Job { return c.pending }
-
-// SetPending sets the job being submitted on the connection
-// (submission.Session).
-func (c *conn) SetPending(j *state.Job) { c.pending = j }
-
 // pendingJob is submission.Pending for the event loop's Commit.
-func (s *Server) pendingJob(c *conn, id string, want pbsattr.Substate) *state.Job {
-	return submission.Pending(submitState{s}, c, c, id, want)
+func (s *Server) pendingJob(c *handler.Conn, id string, want pbsattr.Substate) *state.Job {
+	return submission.Pending(submitState{s}, c, c.Writer, id, want)
 }
 
 // commitJob is submission.CommitJob in a transaction of its own, for the
@@ -125,22 +118,22 @@ func (s *Server) commitJob(j *state.Job, requester string) []store.Op {
 func (s *Server) registerSubmitHandlers() {
 	st := submitState{s}
 	m := &s.mux
-	m.HandleFunc(batchreq.PBS_BATCH_QueueJob, func(c *conn, req *batchreq.Request) {
-		who := c.asker()
-		submission.QueueJob(st, c, c, &who, req.Body.(*batchreq.QueueJob))
+	m.HandleFunc(batchreq.PBS_BATCH_QueueJob, func(c *handler.Conn, req *batchreq.Request) {
+		who := c.Asker
+		submission.QueueJob(st, c, c.Writer, &who, req.Body.(*batchreq.QueueJob))
 	})
-	m.HandleFunc(batchreq.PBS_BATCH_JobCred, func(c *conn, req *batchreq.Request) {
-		submission.JobCred(st, c, c)
+	m.HandleFunc(batchreq.PBS_BATCH_JobCred, func(c *handler.Conn, req *batchreq.Request) {
+		submission.JobCred(st, c, c.Writer)
 	})
-	m.HandleFunc(batchreq.PBS_BATCH_jobscript, func(c *conn, req *batchreq.Request) {
-		who := c.asker()
-		submission.JobScript(st, c, c, &who, req.Body.(*batchreq.JobFile))
+	m.HandleFunc(batchreq.PBS_BATCH_jobscript, func(c *handler.Conn, req *batchreq.Request) {
+		who := c.Asker
+		submission.JobScript(st, c, c.Writer, &who, req.Body.(*batchreq.JobFile))
 	})
-	m.HandleFunc(batchreq.PBS_BATCH_RdytoCommit, func(c *conn, req *batchreq.Request) {
-		submission.RdytoCommit(st, c, c, req.Body.(*batchreq.JobID))
+	m.HandleFunc(batchreq.PBS_BATCH_RdytoCommit, func(c *handler.Conn, req *batchreq.Request) {
+		submission.RdytoCommit(st, c, c.Writer, req.Body.(*batchreq.JobID))
 	})
-	m.HandleFunc(batchreq.PBS_BATCH_Commit, func(c *conn, req *batchreq.Request) {
-		who := c.asker()
-		submission.Commit(st, c, c, &who, req.Body.(*batchreq.JobID))
+	m.HandleFunc(batchreq.PBS_BATCH_Commit, func(c *handler.Conn, req *batchreq.Request) {
+		who := c.Asker
+		submission.Commit(st, c, c.Writer, &who, req.Body.(*batchreq.JobID))
 	})
 }

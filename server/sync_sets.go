@@ -10,6 +10,7 @@ import (
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
+	"gopbs/server/handler"
 	"gopbs/server/link/remote"
 	"gopbs/server/state"
 	"gopbs/server/store"
@@ -275,12 +276,12 @@ func (s *Server) leaveSet(j *state.Job, master string) []*state.Job {
 // handleSyncDep serves a RegisterDependency of type syncwith from
 // another server: Register and Ready (and Unregister) for a master here,
 // Release and Delete for a member here.
-func (s *Server) handleSyncDep(c *conn, body *batchreq.RegistDep) {
+func (s *Server) handleSyncDep(c *handler.Conn, body *batchreq.RegistDep) {
 	s.mu.Lock()
 	j := s.findJob(body.ParentID)
 	if j == nil {
 		s.mu.Unlock()
-		c.reject(batchreq.PBSE_UNKJOBID, "")
+		c.Reject(batchreq.PBSE_UNKJOBID, "")
 		return
 	}
 	var changed []*state.Job
@@ -289,7 +290,7 @@ func (s *Server) handleSyncDep(c *conn, body *batchreq.RegistDep) {
 	case batchreq.JOB_DEPEND_OP_REGISTER:
 		if _, ok := s.syncCount(j); !ok {
 			s.mu.Unlock()
-			c.reject(batchreq.PBSE_NOSYNCMSTR, "")
+			c.Reject(batchreq.PBSE_NOSYNCMSTR, "")
 			return
 		}
 		if _, ok := s.sync.table.Set(j.ID); !ok {
@@ -298,7 +299,7 @@ func (s *Server) handleSyncDep(c *conn, body *batchreq.RegistDep) {
 		rel, err := s.sync.table.Register(j.ID, body.ChildID, body.Cost)
 		if err != nil {
 			s.mu.Unlock()
-			c.reject(batchreq.PBSE_IVALREQ, "")
+			c.Reject(batchreq.PBSE_IVALREQ, "")
 			return
 		}
 		s.addDep(j, "syncwith", body.ChildID)
@@ -339,7 +340,7 @@ func (s *Server) handleSyncDep(c *conn, body *batchreq.RegistDep) {
 		ops = append(ops, tx.Ops()...)
 	default:
 		s.mu.Unlock()
-		c.reject(batchreq.PBSE_IVALREQ, "")
+		c.Reject(batchreq.PBSE_IVALREQ, "")
 		return
 	}
 	for _, x := range changed {

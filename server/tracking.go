@@ -26,10 +26,10 @@ func (l locateState) Commit(w handler.ReplyWriter, ops []store.Op, p *batchreq.R
 // registerLocateHandlers registers the locate and track family.
 func (s *Server) registerLocateHandlers() {
 	st := locateState{s}
-	s.mux.HandleFunc(batchreq.PBS_BATCH_LocateJob, func(c *conn, req *batchreq.Request) {
-		locate.LocateJob(st, c, req.Body.(*batchreq.JobID))
+	s.mux.HandleFunc(batchreq.PBS_BATCH_LocateJob, func(c *handler.Conn, req *batchreq.Request) {
+		locate.LocateJob(st, c.Writer, req.Body.(*batchreq.JobID))
 	})
-	s.mux.HandleFunc(batchreq.PBS_BATCH_TrackJob, func(c *conn, req *batchreq.Request) {
-		locate.TrackJob(st, c, c.asker(), req.Body.(*batchreq.TrackJob))
+	s.mux.HandleFunc(batchreq.PBS_BATCH_TrackJob, func(c *handler.Conn, req *batchreq.Request) {
+		locate.TrackJob(st, c.Writer, c.Asker, req.Body.(*batchreq.TrackJob))
 	})
 }

@@ -31,6 +31,13 @@ type msJob struct {
 	vnodes []jobexec.Vnode
 	hosts  []string // distinct hosts in node order; hosts[0] is this MOM
 
+	// relink serialises the openings of new streams to the sisters
+	// (relinkSister, peerLink) with each other and with the job's end
+	// (endSisters, abortSisters): opening a second stream to a sister
+	// makes it discard the first (rpp.Stream.Abandon), so no two may be
+	// opened at once and none once the job's end has taken the links.
+	relink sync.Mutex
+
 	mu       sync.Mutex
 	nextTask int                       // next task id (1 is the top task)
 	remote   map[int][]int             // node → ids of the tasks started there
@@ -82,6 +89,7 @@ type sisterLink struct {
 	pending  map[callKey][]*imCall
 	dead     error
 	replaced bool // a new stream took over (relinkSister): its end is no failure
+	answered bool // a reply came on this stream
 	misses   int  // usage polls in a row without an answer (pollSisters only)
 }
 
@@ -280,7 +288,7 @@ func (m *Mom) pollSisters(mj *msJob) {
 				// a new stream.
 				sl.misses++
 				if sl.misses >= 2 {
-					if nsl, nrep := m.relinkSister(mj, sl, period); nsl != nil {
+					if nsl, nrep := m.relinkSister(mj, sl, period); nrep != nil {
 						sl, rep, err = nsl, nrep, nil
 					}
 				}
@@ -462,6 +470,7 @@ func (m *Mom) readSister(mj *msJob, sl *sisterLink) {
 		}
 		key := callKey{msg.Event, msg.FromTask}
 		sl.mu.Lock()
+		sl.answered = true
 		calls := sl.pending[key]
 		var call *imCall
 		if len(calls) > 0 {
@@ -573,6 +582,8 @@ func (mj *msJob) sister(node int) *sisterLink {
 // abortSisters sends IM_ABORT_JOB to the joined sisters and closes the
 // streams and the demultiplexer.
 func (m *Mom) abortSisters(mj *msJob) {
+	mj.relink.Lock()
+	defer mj.relink.Unlock()
 	mj.mu.Lock()
 	mj.ended = true
 	sisters := mj.sisters
@@ -613,6 +624,7 @@ func (m *Mom) endSisters(ctx context.Context, id string) jobexec.Usage {
 		case <-ctx.Done():
 		}
 	}
+	mj.relink.Lock() // a relink under way ends first: its stream is the one to use
 	mj.mu.Lock()
 	mj.ended = true
 	sisters := mj.sisters
@@ -620,6 +632,7 @@ func (m *Mom) endSisters(ctx context.Context, id string) jobexec.Usage {
 	d := mj.demux
 	mj.demux = nil
 	mj.mu.Unlock()
+	mj.relink.Unlock()
 	if len(sisters) > 0 {
 		event := m.newEvent()
 		type result struct {
@@ -777,44 +790,47 @@ func (d *demux) close() {
 // asks a sister to start (capture 105).
 func vnodeEnv(vnode int) string { return "PBS_VNODENUM=" + strconv.Itoa(vnode) }
 
-// relinkSister opens a new stream to a sister that stopped answering and
-// polls it there. If the sister answers (it was restarted and took the
-// job back), the new link replaces the old one, the tasks there are asked
-// for again, and the new link and its answer are returned; otherwise nil.
+// relinkSister opens a new stream to the sister of old's node, which
+// stopped answering (it may have been restarted with -p and taken the job
+// back), and polls it there. Opening a second stream to a sister makes it
+// discard the first, a HELLO1 with a new key reading as a restart (spec
+// 10 §2.3): so the new stream replaces old at once, answered or not, and
+// old is abandoned without a GOODBYE, which would land on the new stream
+// there (rpp.Stream.Abandon). When the sister answers, the tasks there are
+// asked for again and its answer is returned with the new link; without
+// an answer within timeout the new link is returned alone. Nothing is
+// opened, and nil returned, once old is not the node's link any more
+// (another relink replaced it) or the job has ended.
 func (m *Mom) relinkSister(mj *msJob, old *sisterLink, timeout time.Duration) (*sisterLink, *momproto.IMMessage) {
+	mj.relink.Lock()
+	defer mj.relink.Unlock()
+	mj.mu.Lock()
+	current := !mj.ended && slices.Contains(mj.sisters, old)
+	mj.mu.Unlock()
+	if !current {
+		return nil, nil
+	}
 	ctx, cancel := context.WithTimeout(m.ctx, timeout)
 	defer cancel()
 	sl, err := m.openSister(ctx, mj, old.node)
 	if err != nil {
 		return nil, nil
 	}
-	rep, err := m.imCall(ctx, mj, sl, momproto.IM_POLL_JOB, m.newEvent(), 0, momproto.Empty{})
-	if err != nil || rep.Command != momproto.IM_ALL_OKAY {
-		sl.mu.Lock()
-		sl.replaced = true // given up: not a failure of the job
-		sl.mu.Unlock()
-		sl.stream.Close()
-		return nil, nil
-	}
 	mj.mu.Lock()
-	found := false
 	for i, s := range mj.sisters {
 		if s == old {
-			mj.sisters[i], found = sl, true
+			mj.sisters[i] = sl
 		}
 	}
 	mj.mu.Unlock()
-	if !found { // replaced meanwhile, or the job ended
-		sl.mu.Lock()
-		sl.replaced = true
-		sl.mu.Unlock()
-		sl.stream.Close()
-		return nil, nil
-	}
 	old.mu.Lock()
 	old.replaced = true
 	old.mu.Unlock()
-	old.stream.Close()
+	old.stream.Abandon()
+	rep, err := m.imCall(ctx, mj, sl, momproto.IM_POLL_JOB, m.newEvent(), 0, momproto.Empty{})
+	if err != nil || rep.Command != momproto.IM_ALL_OKAY {
+		return sl, nil
+	}
 	m.log.Job(logline.EventJob, mj.id, fmt.Sprintf("node %d (%s) answers on a new stream", sl.node, sl.host))
 	tasks, err := m.imCall(ctx, mj, sl, momproto.IM_GET_TASKS, m.newEvent(), 0, &momproto.Ints{Values: []int{0}})
 	if err == nil && tasks.Command == momproto.IM_ALL_OKAY {
@@ -833,20 +849,23 @@ func (m *Mom) relinkSister(mj *msJob, old *sisterLink, timeout time.Duration) (*
 // sisterLost runs when the stream to a sister ended while the job runs:
 // the sister may be restarting (-p) and is tried on a new stream each
 // second for $timeout; if it does not answer, the job is killed, a
-// sister failure aborting the job as in TORQUE.
+// sister failure aborting the job as in TORQUE. It stops early when the
+// job ends, or when another relink (pollSisters') gave the node a link
+// that answers.
 func (m *Mom) sisterLost(mj *msJob, sl *sisterLink, cause error) {
 	deadline := time.Now().Add(m.tcpTimeout())
 	for time.Now().Before(deadline) {
-		mj.mu.Lock()
-		ended := mj.ended
-		mj.mu.Unlock()
-		sl.mu.Lock()
-		replaced := sl.replaced
-		sl.mu.Unlock()
-		if ended || replaced {
+		cur := mj.sister(sl.node)
+		if cur == nil { // the job ended
 			return
 		}
-		if nsl, _ := m.relinkSister(mj, sl, time.Second); nsl != nil {
+		cur.mu.Lock()
+		answers := cur != sl && cur.answered && cur.dead == nil
+		cur.mu.Unlock()
+		if answers {
+			return
+		}
+		if _, rep := m.relinkSister(mj, cur, time.Second); rep != nil {
 			return
 		}
 		select {

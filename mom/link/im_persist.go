@@ -201,14 +201,17 @@ func (m *Mom) relinkSisters(mj *msJob, tm jobfile.TM, poll bool) {
 	ctx, cancel := context.WithTimeout(m.ctx, m.tcpTimeout())
 	defer cancel()
 	for node := 1; node < len(mj.hosts); node++ {
+		mj.relink.Lock()
 		sl, err := m.openSister(ctx, mj, node)
 		if err != nil {
+			mj.relink.Unlock()
 			m.log.Job(logline.EventJob, mj.id, err.Error())
 			continue
 		}
 		mj.mu.Lock()
 		mj.sisters = append(mj.sisters, sl)
 		mj.mu.Unlock()
+		mj.relink.Unlock()
 		if !poll {
 			continue
 		}

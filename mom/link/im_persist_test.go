@@ -203,6 +203,13 @@ func TestSisterJobSurvivesRestart(t *testing.T) {
 // a willing sister, and reports each request as "stream#:COMMAND".
 func answeringSister(t *testing.T, fs *fakeSister) <-chan string {
 	t.Helper()
+	return slowSister(t, fs, 0)
+}
+
+// slowSister is answeringSister whose answers to IM_POLL_JOB take
+// pollDelay (a sister on a loaded machine).
+func slowSister(t *testing.T, fs *fakeSister, pollDelay time.Duration) <-chan string {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	seen := make(chan string, 100)
@@ -226,6 +233,7 @@ func answeringSister(t *testing.T, fs *fakeSister) <-chan string {
 					switch req.Command {
 					case momproto.IM_POLL_JOB:
 						body = &momproto.IMUsage{HasExiting: true}
+						time.Sleep(pollDelay)
 					case momproto.IM_KILL_JOB:
 						body = &momproto.IMUsage{}
 					case momproto.IM_GET_TASKS:
@@ -345,4 +353,39 @@ func TestMotherSuperiorRestart(t *testing.T) {
 			nextReq(t, srv, batchreq.PBS_BATCH_JobObit)
 		})
 	}
+}
+
+// TestSlowSisterRelink: a sister whose usage answers come later than the
+// poll period is tried on new streams. Each new stream makes the sister
+// discard the one before (a HELLO1 with a new key reads as a restart), so
+// the mother superior must go on with the newest, answered or not, and
+// leave the old ones without a GOODBYE: the job's end (IM_KILL_JOB) then
+// reaches the sister. Before, a relink whose poll went unanswered closed
+// the new stream and kept the old one, dead at the sister: IM_KILL_JOB
+// was lost and the sister's tasks outlived the job.
+func TestSlowSisterRelink(t *testing.T) {
+	requireUser(t)
+	fs := newFakeSister(t)
+	seen := slowSister(t, fs, 1500*time.Millisecond) // $check_poll_time is 1 s
+	srv, tm := startMotherSuperior(t, fs)
+	id := "41.testserver"
+	if rep := launchMulti(t, tm, id, "exec sleep 60\n"); rep.Choice != batchreq.BATCH_REPLY_CHOICE_Commit {
+		t.Fatalf("Commit: %+v", rep)
+	}
+	joinedOn := expectIM(t, seen, "IM_JOIN_JOB")
+	// Wait until a relink's poll went unanswered: the sister has a poll
+	// on a stream other than the join's.
+	for on := joinedOn; on == joinedOn; {
+		on = expectIM(t, seen, "IM_POLL_JOB")
+	}
+	var sid int
+	waitUntil(t, func() bool {
+		st, err := tm.eng.Status(id)
+		sid = st.SessionID
+		return err == nil && sid > 1
+	})
+	syscall.Kill(-sid, syscall.SIGKILL)
+	expectIM(t, seen, "IM_KILL_JOB")
+	nextReq(t, srv, batchreq.PBS_BATCH_StatusJob)
+	nextReq(t, srv, batchreq.PBS_BATCH_JobObit)
 }

@@ -37,6 +37,10 @@ func (m *Mom) relayJob(sj *sisterJob) *msJob {
 // peerLink returns the stream from this sister to the MOM of node,
 // opening it when needed.
 func (m *Mom) peerLink(ctx context.Context, sj *sisterJob, rj *msJob, node int) (*sisterLink, error) {
+	// One opening at a time: a second stream opened to a node makes it
+	// discard the first (see relinkSister).
+	rj.relink.Lock()
+	defer rj.relink.Unlock()
 	if sl := rj.sister(node); sl != nil {
 		return sl, nil
 	}
@@ -64,13 +68,6 @@ func (m *Mom) peerLink(ctx context.Context, sj *sisterJob, rj *msJob, node int) 
 		rj.mu.Unlock()
 		st.Close()
 		return nil, errors.New("job ended")
-	}
-	for _, other := range rj.sisters {
-		if other.node == node { // opened meanwhile
-			rj.mu.Unlock()
-			st.Close()
-			return other, nil
-		}
 	}
 	rj.sisters = append(rj.sisters, sl)
 	rj.mu.Unlock()

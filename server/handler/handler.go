@@ -1,7 +1,8 @@
 // Package handler holds what pbs_server's request handlers share, so that
 // a family of handlers can live in a package of its own: the reply writer
-// a handler answers through and who is asking. It knows no connection;
-// package server's connections implement ReplyWriter.
+// a handler answers through, who is asking, and Conn, a client connection
+// as the handlers see it. It knows no socket: the transport's
+// connections (server/transport) implement Writer.
 //
 // A handler is a function from (the state it needs, the reply writer, who
 // asks, the decoded request) to a reply, in the manner of net/http's
