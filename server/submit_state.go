@@ -33,7 +33,7 @@ func (v submitState) Attrs() state.Attrs                     { return v.s.attrs 
 func (v submitState) AdvresQueue(a batchreq.AttrList) string { return advresQueue(v.s.resv, a) } // reservations.go
 func (v submitState) Jobs() *state.Jobs                      { return &v.s.jobs }
 func (v submitState) Queue(name string) *state.Queue         { return v.s.queueByName[name] }
-func (v submitState) CountHop(j *state.Job) *batchreq.Reply  { return remote.CountHop(j) } // remote.go
+func (v submitState) CountHop(j *state.Job) *batchreq.Reply  { return remote.CountHop(j) } // server/link/remote
 func (v submitState) CheckUserList(j *state.Job) *batchreq.Reply {
 	return v.s.admission.CheckUserList(j)
 }
