@@ -45,11 +45,7 @@ func modeServer(t *testing.T, goroutine bool, tweak func(*Config)) *Server {
 }
 
 // usesLoop reports whether s serves its connections on the event loop.
-func usesLoop(s *Server) bool {
-	s.connMu.Lock()
-	defer s.connMu.Unlock()
-	return s.loop != nil
-}
+func usesLoop(s *Server) bool { return s.tr.EventLoop() }
 
 // TestConnModeServesSubmissions: the server runs the mode it was asked
 // for, and a submission's Commit is answered only once the job is in the

@@ -46,12 +46,12 @@ func (h schedHost) Cycle(sc *schedulers.Sched, cmd int) (int, bool) {
 	}
 	s.log.Logf(logline.EventSched, logline.ClassServer, sc.Name, "Scheduler %s was sent the command %s", sc.Name, batchreq.SchedCommandName(cmd))
 	cy := new(sched.Cycle)
-	c := s.peerConn(nc, s.scheds.Slice(sc.Name), cy)
-	if c == nil {
+	p, ok := s.peerConn(nc, s.scheds.Slice(sc.Name), cy)
+	if !ok {
 		return 0, false
 	}
 	begin := time.Now()
-	c.serve()
+	p.Serve()
 	took := time.Since(begin)
 	s.obs.SchedCycle(sc.Name, took)
 	s.log.Logf(logline.EventSched, logline.ClassServer, sc.Name, "Scheduler %s cycle %s ended after %.3f s, %d jobs run",

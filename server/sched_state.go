@@ -7,6 +7,7 @@ import (
 	pbsattr "gopbs/attr"
 	"gopbs/server/link/sched"
 	"gopbs/server/schedulers"
+	"gopbs/server/transport"
 )
 
 // schedState is the server as the scheduler link (server/link/sched)
@@ -55,15 +56,15 @@ func (st schedState) Triggered() {
 // carry full privileges.
 func (st schedState) CycleConn(nc net.Conn, cy *sched.Cycle) (sched.Conn, bool) {
 	s := st.s
-	c := s.peerConn(nc, s.scheds.Slice(schedulers.DefaultName), cy) // the default scheduler's slice
-	if c == nil {
+	p, ok := s.peerConn(nc, s.scheds.Slice(schedulers.DefaultName), cy) // the default scheduler's slice
+	if !ok {
 		return nil, false
 	}
-	return cycleConn{c}, true
+	return cycleConn{p}, true
 }
 
 // cycleConn serves a scheduler's connection.
-type cycleConn struct{ c *conn }
+type cycleConn struct{ p transport.Peer }
 
 // Serve implements sched.Conn.
-func (cc cycleConn) Serve() { cc.c.serve() }
+func (cc cycleConn) Serve() { cc.p.Serve() }

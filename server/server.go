@@ -1,10 +1,11 @@
-// Package server is pbs_server: the TORQUE 2.5.13 batch server. It accepts
-// client connections, authenticates them through the iff table, decodes
-// batch requests (package batchreq), dispatches them to one handler per
+// Package server is pbs_server: the TORQUE 2.5.13 batch server. Its
+// transport (package server/transport) accepts client connections,
+// authenticates them through the iff table and decodes batch requests
+// (package batchreq); the server dispatches them to one handler per
 // request type, changes the in-memory state, makes each acknowledged
 // change durable in the store (group commit) and replies.
 //
-// Concurrency: on Linux an event loop (netloop_linux.go) accepts the
+// Concurrency: on Linux the transport's event loop accepts the
 // connections and serves the requests of job submissions itself over
 // non-blocking sockets, handing any other request, and any connection
 // that could make it wait, to a goroutine of its own; elsewhere (and with
@@ -33,7 +34,6 @@ import (
 
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
-	"gopbs/iff"
 	"gopbs/internal/logline"
 	"gopbs/server/admit"
 	"gopbs/server/handler"
@@ -47,6 +47,7 @@ import (
 	"gopbs/server/schedulers"
 	"gopbs/server/state"
 	"gopbs/server/store"
+	"gopbs/server/transport"
 )
 
 // Initialisation types (-t).
@@ -111,9 +112,8 @@ type Server struct {
 	log   *pbslog.Logger
 	acct  *pbslog.Accounting
 	store store.AsyncStore
-	auth  *iff.Table
-	ln    net.Listener
 	mux   batchreq.ServeMux[*handler.Conn]
+	tr    *transport.Transport // listener, connections, authentication
 	lock  *os.File
 	now   func() time.Time
 
@@ -155,15 +155,6 @@ type Server struct {
 	// running is the MOM link as the job-control handlers see it.
 	running runningActions
 
-	connMu      sync.Mutex
-	conns       map[*conn]struct{} // connections served by goroutines
-	connsClosed bool               // Shutdown has closed conns
-	loop        *netLoop           // the event loop, if Serve runs one
-	readers     sync.Pool          // *dis.Reader of closed connections, reused
-
-	hostMu    sync.Mutex
-	hostCache map[netip.Addr]string // reverse DNS of peers
-
 	pprof net.Listener // GOPBS_PPROF (debug.go)
 
 	mon *monitoring      // metrics, status page, HTTP listener (monitoring.go)
@@ -171,7 +162,6 @@ type Server struct {
 
 	done      chan struct{}
 	closeOnce sync.Once
-	wg        sync.WaitGroup
 	stopErr   error
 }
 
@@ -197,10 +187,10 @@ func New(cfg Config) (*Server, error) {
 		cfg.InitType = InitWarm
 	}
 	if cfg.RequestTimeout == 0 {
-		cfg.RequestTimeout = tcpTimeout
+		cfg.RequestTimeout = transport.DefaultRequestTimeout
 	}
 	if cfg.IdleTimeout == 0 {
-		cfg.IdleTimeout = idleTimeout
+		cfg.IdleTimeout = transport.DefaultIdleTimeout
 	}
 	if cfg.AuthWait == 0 {
 		cfg.AuthWait = 2 * time.Second
@@ -215,11 +205,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		cfg:         cfg,
-		auth:        iff.NewTable(),
 		now:         time.Now,
 		queueByName: make(map[string]*state.Queue),
 		nodeByName:  make(map[string]*state.Node),
-		conns:       make(map[*conn]struct{}),
 		done:        make(chan struct{}),
 		obs:         monitor.Discard{},
 	}
@@ -335,24 +323,22 @@ func New(cfg Config) (*Server, error) {
 	if cfg.HTTPAddr != "" {
 		s.attrs.Set(pbsattr.SrvHTTPAddress, cfg.HTTPAddr)
 	}
-	if cfg.Listener != nil {
-		s.ln = cfg.Listener
-	} else {
+	ln := cfg.Listener
+	if ln == nil {
 		// No TCP keep-alive: it costs four setsockopt calls per accepted
 		// connection, and idle connections are closed by IdleTimeout.
 		lc := net.ListenConfig{KeepAlive: -1}
-		ln, err := lc.Listen(context.Background(), "tcp", ":"+strconv.Itoa(cfg.Port))
-		if err != nil {
+		if ln, err = lc.Listen(context.Background(), "tcp", ":"+strconv.Itoa(cfg.Port)); err != nil {
 			s.store.Close()
 			s.releaseLock()
 			return nil, fmt.Errorf("pbs_server: listen: %w", err)
 		}
-		s.ln = ln
 	}
+	s.tr.Listen(ln)
 	s.log.Logf(logline.EventSystem|logline.EventAdmin, logline.ClassServer, "PBS_Server",
 		"Using ports Server:%d  Scheduler:%d  MOM:%d (server: '%s')", s.port(), cfg.SchedPort, cfg.MomPort, s.name)
 	if err := s.mon.reconcile(cfg.HTTPAddr != ""); err != nil {
-		s.ln.Close()
+		ln.Close()
 		s.store.Close()
 		s.releaseLock()
 		return nil, err
@@ -362,16 +348,14 @@ func New(cfg Config) (*Server, error) {
 }
 
 func (s *Server) port() int {
-	if s.ln != nil {
-		if a, ok := s.ln.Addr().(*net.TCPAddr); ok {
-			return a.Port
-		}
+	if p := s.tr.Port(); p != 0 {
+		return p
 	}
 	return s.cfg.Port
 }
 
 // Addr returns the listening address.
-func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+func (s *Server) Addr() net.Addr { return s.tr.Addr() }
 
 // Name returns the server name (host part of job ids).
 func (s *Server) Name() string { return s.name }
@@ -416,59 +400,10 @@ func (s *Server) Serve() error {
 	s.startSchedulers()
 	s.startRunLink()
 	go s.timers()
-	if l := s.startNetLoop(); l != nil {
-		l.run()
-		<-s.done
-		s.wg.Wait()
-		return s.stopErr
-	}
-	for {
-		nc, err := s.ln.Accept()
-		if err != nil {
-			select {
-			case <-s.done:
-				s.wg.Wait()
-				return s.stopErr
-			default:
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			if errors.Is(err, net.ErrClosed) {
-				<-s.done
-				s.wg.Wait()
-				return s.stopErr
-			}
-			time.Sleep(10 * time.Millisecond)
-			continue
-		}
-		c := s.newConn(nc)
-		if c == nil {
-			continue
-		}
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			c.serve()
-		}()
-	}
-}
-
-// startNetLoop hands the listening socket to an event loop, unless the
-// configuration, the platform or the listener rules it out or the server
-// is already shutting down (then nil: Serve accepts on s.ln itself).
-func (s *Server) startNetLoop() *netLoop {
-	if s.cfg.GoroutinePerConn {
-		return nil
-	}
-	s.connMu.Lock()
-	defer s.connMu.Unlock()
-	if s.connsClosed {
-		return nil
-	}
-	s.loop = newNetLoop(s, s.ln)
-	return s.loop
+	s.tr.Serve()
+	<-s.done
+	s.tr.Wait()
+	return s.stopErr
 }
 
 // Shutdown stops the server: it logs, stops accepting, closes every
@@ -481,23 +416,11 @@ func (s *Server) Shutdown(how string) {
 		s.shutting = true
 		s.mu.Unlock()
 		s.log.Logf(logline.EventSystem|logline.EventAdmin|logline.EventDebug, logline.ClassServer, "PBS_Server", "Starting to shutdown the server, type is %s", how)
-		s.ln.Close()
+		s.tr.Close()
 		if s.pprof != nil {
 			s.pprof.Close()
 		}
 		s.mon.stop()
-		s.connMu.Lock()
-		s.connsClosed = true
-		for c := range s.conns {
-			if !c.hc.ShutdownAsker {
-				c.nc.Close()
-			}
-		}
-		loop := s.loop
-		s.connMu.Unlock()
-		if loop != nil {
-			loop.stop()
-		}
 		s.is.Stop()
 		s.stopSchedulers()
 		s.stopErr = s.store.Close()

@@ -47,3 +47,16 @@ func HostCommand(t testing.TB, host string, name string, args ...string) *exec.C
 		host, HostsFile(t, host), name}, args...)
 	return exec.Command("unshare", full...)
 }
+
+// HostsCommand returns a command that runs name with args in a mount
+// namespace of its own whose /etc/hosts is the file hosts (the host name
+// stays the machine's): daemons there resolve the test's node names to
+// the loopback addresses the file gives them. env is added to the
+// test's environment. The caller checks RequireNamespaces first.
+func HostsCommand(hosts string, env []string, name string, args ...string) *exec.Cmd {
+	script := `mount --bind "$1" /etc/hosts && shift && exec "$@"`
+	full := append([]string{"--mount", "--propagation", "private", "sh", "-c", script, "sh", hosts, name}, args...)
+	cmd := exec.Command("unshare", full...)
+	cmd.Env = append(os.Environ(), env...)
+	return cmd
+}

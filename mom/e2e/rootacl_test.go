@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"gopbs/batchreq"
+	"gopbs/internal/e2e/batchconn"
 )
 
 // TestRootJobNeedsACLRoots: with real daemons, root's job is refused
@@ -17,7 +18,7 @@ func TestRootJobNeedsACLRoots(t *testing.T) {
 	if p.Code != batchreq.PBSE_BADUSER || p.Text != "Bad UID for job execution MSG=root user root not allowed" {
 		t.Fatalf("root's job without acl_roots: %d %q", p.Code, p.Text)
 	}
-	cl.c.Must(mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", batchreq.NewAttr("acl_roots", "root@localhost")))
+	cl.c.Must(batchconn.Manager(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", batchreq.NewAttr("acl_roots", "root@localhost")))
 	id := cl.submit("asroot", "#!/bin/sh\nid -u\n", owner)
 	if eu := cl.job(id, "euser"); eu != "root" {
 		t.Fatalf("euser %q", eu)

@@ -7,14 +7,15 @@ import (
 	"time"
 
 	"gopbs/batchreq"
+	"gopbs/internal/e2e/batchconn"
 )
 
 // syncPrices sets a cluster's resource costs (resources_cost.mem=1 per
 // MB, system_cost=5) and gives its node room for three jobs.
 func (cl *cluster) syncPrices() {
-	cl.c.Must(mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", batchreq.NewResourceAttr("resources_cost", "mem", "1")))
-	cl.c.Must(mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", batchreq.NewAttr("system_cost", "5")))
-	cl.c.Must(mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_NODE, "localhost", batchreq.NewAttr("np", "4")))
+	cl.c.Must(batchconn.Manager(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", batchreq.NewResourceAttr("resources_cost", "mem", "1")))
+	cl.c.Must(batchconn.Manager(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", batchreq.NewAttr("system_cost", "5")))
+	cl.c.Must(batchconn.Manager(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_NODE, "localhost", batchreq.NewAttr("np", "4")))
 }
 
 // states returns the job_state letters of ids ("-" for a job not there).

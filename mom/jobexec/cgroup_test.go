@@ -3,12 +3,14 @@ package jobexec
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"gopbs/internal/e2e"
 	"gopbs/mom/cgroup"
 )
 
@@ -123,22 +125,10 @@ func userRuns(uid int, argv []string) bool {
 
 // userProcs returns the live processes of uid whose command line is argv.
 func userProcs(uid int, argv []string) []int {
-	want := strings.Join(argv, "\x00") + "\x00"
 	var out []int
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		var st syscall.Stat_t
-		if syscall.Stat("/proc/"+e.Name(), &st) != nil || int(st.Uid) != uid {
-			continue
-		}
-		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		stat, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if string(cmdline) == want && !strings.Contains(string(stat), ") Z ") {
-			out = append(out, pid)
+	for _, p := range e2e.Processes(uid) {
+		if slices.Equal(p.Argv, argv) {
+			out = append(out, p.PID)
 		}
 	}
 	return out

@@ -13,6 +13,7 @@ import (
 	"gopbs/server/handler"
 	"gopbs/server/link/remote"
 	"gopbs/server/state"
+	"gopbs/server/transport"
 )
 
 // The server's side of moves to other servers (server/link/remote sends
@@ -79,24 +80,7 @@ func isThisMachine(host string) bool {
 		return false
 	}
 	a = a.Unmap()
-	return a.IsLoopback() || isLocalAddr(a)
-}
-
-// isLocalAddr reports whether a is an address of one of this machine's
-// interfaces.
-func isLocalAddr(a netip.Addr) bool {
-	addrs, err := net.InterfaceAddrs()
-	if err != nil {
-		return false
-	}
-	for _, x := range addrs {
-		if n, ok := x.(*net.IPNet); ok {
-			if ip, ok := netip.AddrFromSlice(n.IP); ok && ip.Unmap() == a {
-				return true
-			}
-		}
-	}
-	return false
+	return a.IsLoopback() || transport.IsLocalAddr(a)
 }
 
 // BeginMove puts j in transit to dest and returns what the move sends.

@@ -1,11 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,7 +11,7 @@ import (
 
 	"gopbs/batchreq"
 	"gopbs/internal/e2e"
-	"gopbs/internal/e2e/batchconn"
+	"gopbs/internal/e2e/testcluster"
 	"gopbs/mom/jobexec"
 )
 
@@ -37,129 +33,43 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// mnDial connects to the server as root from a reserved port.
-func mnDial(t *testing.T, port int) *batchconn.Conn {
-	t.Helper()
-	c := batchconn.DialReserved(t, "127.0.0.1:"+strconv.Itoa(port), 10*time.Second)
-	c.Timeout = 10 * time.Second
-	return c
-}
-
-func mnMgr(cmd, obj int, name string, attrs ...batchreq.Attr) *batchreq.Request {
-	return batchreq.NewRequest(batchreq.PBS_BATCH_Manager, "root", &batchreq.Manage{Command: cmd, ObjType: obj, ObjName: name, Attrs: attrs})
-}
-
-// status returns the attributes of one job or node (nil: none).
-func status(c *batchconn.Conn, typ int, id string) map[string]string {
-	p := c.Do(batchreq.NewRequest(typ, "root", &batchreq.StatusReq{ID: id}))
-	if p.Code != 0 || len(p.Status) == 0 {
-		return nil
-	}
-	out := map[string]string{}
-	for _, a := range p.Status[0].Attrs {
-		name := a.Name
-		if a.HasResource {
-			name += "." + a.Resource
-		}
-		out[name] = a.Value
-	}
-	return out
-}
-
-// mnCommand returns a command running bin in a mount namespace of its own
-// whose /etc/hosts is hosts, with env added to the environment.
-func mnCommand(hosts string, env []string, bin string, args ...string) *exec.Cmd {
-	script := `mount --bind "$1" /etc/hosts && shift && exec "$@"`
-	full := append([]string{"--mount", "--propagation", "private", "sh", "-c", script, "sh", hosts, bin}, args...)
-	cmd := exec.Command("unshare", full...)
-	cmd.Env = append(os.Environ(), env...)
-	return cmd
-}
-
-// userProcs returns the command lines of the live processes of uid.
+// userProcs returns the live processes of uid, as "pid command line".
 func userProcs(uid int) []string {
 	var out []string
-	dirs, _ := os.ReadDir("/proc")
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(d.Name())
-		if err != nil {
-			continue
-		}
-		var st syscall.Stat_t
-		if syscall.Stat(filepath.Join("/proc", d.Name()), &st) != nil || int(st.Uid) != uid {
-			continue
-		}
-		cmd, _ := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
-		stat, _ := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
-		if i := bytes.LastIndexByte(stat, ')'); i > 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
-			continue
-		}
-		out = append(out, fmt.Sprintf("%d %s", pid, bytes.ReplaceAll(cmd, []byte{0}, []byte{' '})))
+	for _, p := range e2e.Processes(uid) {
+		out = append(out, p.String())
 	}
 	return out
 }
 
 func TestMultiNodeEndToEnd(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end test")
-	}
-	e2e.RequireNamespaces(t)
-	for _, a := range []string{"127.0.0.2", "127.0.0.3"} {
-		if l, err := net.Listen("tcp", a+":0"); err != nil {
-			t.Skipf("loopback address %s not usable: %v", a, err)
-		} else {
-			l.Close()
-		}
-	}
+	tc := testcluster.New(t, testcluster.Options{
+		Programs:  []string{"pbsdsh"},
+		Nodes:     map[string]string{"nodea": "127.0.0.2", "nodeb": "127.0.0.3"},
+		MomConfig: "$status_update_time 2\n$check_poll_time 1\n",
+		MomEnvironment: func(node string) string {
+			return "PATH=/usr/bin:/bin\nPBS_MOMHOST=" + node + "\n"
+		},
+	})
 	u := e2e.User(t, mnUser)
 	u.MakeHome(t)
 	uid := u.UID
-	progs := e2e.Build(t, "pbs_server", "pbs_mom", "pbsdsh")
-	base := e2e.Dir(t)
-	outDir := filepath.Join(base, "out")
+	outDir := filepath.Join(tc.Base, "out")
 	os.MkdirAll(outDir, 0o777)
 	os.Chown(outDir, u.UID, u.GID)
-	hosts := filepath.Join(base, "hosts")
-	e2e.WriteFile(t, hosts, "127.0.0.1\tlocalhost\n127.0.0.2\tnodea\n127.0.0.3\tnodeb\n")
-
-	ports := e2e.FreePorts(t, 4)
-	svPort, momPort, rmPort, schedPort := ports[0], ports[1], ports[2], ports[3]
-	svHome := e2e.Home(t, "localhost")
-	momHome := map[string]string{"nodea": e2e.Home(t, "localhost"), "nodeb": e2e.Home(t, "localhost")}
-	e2e.LogFilesOnFailure(t, 0, filepath.Join(svHome, "*_logs", "*"),
-		filepath.Join(momHome["nodea"], "*_logs", "*"), filepath.Join(momHome["nodeb"], "*_logs", "*"))
-	ps := strconv.Itoa
-	e2e.Start(t, "pbs_server", mnCommand(hosts, nil, progs.Path("pbs_server"), "-D", "-f", "-t", "create", "-d", svHome,
-		"-p", ps(svPort), "-M", ps(momPort), "-R", ps(rmPort), "-S", ps(schedPort), "-H", "localhost"))
-	c := mnDial(t, svPort)
-	for _, r := range []*batchreq.Request{
-		mnMgr(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_QUEUE, "batch", batchreq.NewAttr("queue_type", "execution")),
-		mnMgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_QUEUE, "batch", batchreq.NewAttr("enabled", "true"), batchreq.NewAttr("started", "true")),
-		mnMgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", batchreq.NewAttr("default_queue", "batch")),
-		mnMgr(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_NODE, "nodea", batchreq.NewAttr("np", "1")),
-		mnMgr(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_NODE, "nodeb", batchreq.NewAttr("np", "1")),
-	} {
-		c.Must(r)
-	}
-	moms := map[string]*e2e.Daemon{}
-	startMom := func(node string, extra ...string) {
-		addr := map[string]string{"nodea": "127.0.0.2", "nodeb": "127.0.0.3"}[node]
-		args := append([]string{"-D", "-d", momHome[node], "-H", node, "-M", ps(momPort), "-R", ps(rmPort), "-S", ps(svPort)}, extra...)
-		moms[node] = e2e.Start(t, "pbs_mom "+node, mnCommand(hosts, []string{"GOPBS_MOM_ADDR=" + addr}, progs.Path("pbs_mom"), args...))
-	}
+	tc.StartServer("create")
+	c := tc.Conn
+	c.Timeout = 10 * time.Second
+	tc.DefaultQueue("batch")
+	tc.CreateNodes(1, "nodea", "nodeb")
+	momHome := map[string]string{}
 	for _, node := range []string{"nodea", "nodeb"} {
-		home := momHome[node]
-		e2e.WriteFile(t, filepath.Join(home, "mom_priv", "config"), "$pbsserver localhost\n$status_update_time 2\n$check_poll_time 1\n")
-		e2e.WriteFile(t, filepath.Join(home, "pbs_environment"), "PATH=/usr/bin:/bin\nPBS_MOMHOST="+node+"\n")
-		startMom(node)
+		momHome[node] = tc.StartMom(node).Home
 	}
-	for _, node := range []string{"nodea", "nodeb"} {
-		e2e.WaitFor(t, node+"'s first IS_STATUS", 30*time.Second, func() bool {
-			return strings.Contains(status(c, batchreq.PBS_BATCH_StatusNode, node)["status"], "opsys=linux")
-		})
-	}
+	tc.WaitReported("nodea", "nodeb")
+	status := func(typ int, id string) map[string]string { return c.Status(typ, id) }
 
-	pbsdsh := progs.Path("pbsdsh")
+	pbsdsh := tc.Programs.Path("pbsdsh")
 	submit := func(name, nodes, script string) string {
 		t.Helper()
 		list := batchreq.AttrList{
@@ -170,19 +80,12 @@ func TestMultiNodeEndToEnd(t *testing.T) {
 			batchreq.NewResourceAttr("Resource_List", "nodes", nodes),
 			batchreq.NewAttr("Variable_List", "PBS_O_HOME="+outDir+",PBS_O_WORKDIR="+outDir+",PBS_O_HOST=localhost"),
 		}
-		id := c.Must(batchreq.NewRequest(batchreq.PBS_BATCH_QueueJob, "root", &batchreq.QueueJob{Attrs: list})).JobID
-		for _, r := range []*batchreq.Request{
-			batchreq.NewRequest(batchreq.PBS_BATCH_jobscript, "root", &batchreq.JobFile{JobID: id, Data: []byte(script)}),
-			batchreq.NewRequest(batchreq.PBS_BATCH_RdytoCommit, "root", &batchreq.JobID{ID: id}),
-			batchreq.NewRequest(batchreq.PBS_BATCH_Commit, "root", &batchreq.JobID{ID: id}),
-			batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id}),
-		} {
-			c.Must(r)
-		}
+		id := c.Submit(list, script)
+		c.Must(batchreq.NewRequest(batchreq.PBS_BATCH_RunJob, "root", &batchreq.RunJob{JobID: id}))
 		return id
 	}
 	gone := func(id string) func() bool {
-		return func() bool { return status(c, batchreq.PBS_BATCH_StatusJob, id) == nil }
+		return func() bool { return status(batchreq.PBS_BATCH_StatusJob, id) == nil }
 	}
 
 	// nodes=2 and nodes=a:ppn=1+b:ppn=1: one task per virtual node, the
@@ -193,8 +96,8 @@ func TestMultiNodeEndToEnd(t *testing.T) {
 		id := submit(tc.name, tc.nodes, script)
 		var execHost string
 		e2e.WaitFor(t, "job "+id+" to run", 20*time.Second, func() bool {
-			execHost = status(c, batchreq.PBS_BATCH_StatusJob, id)["exec_host"]
-			return execHost != "" || status(c, batchreq.PBS_BATCH_StatusJob, id) == nil
+			execHost = status(batchreq.PBS_BATCH_StatusJob, id)["exec_host"]
+			return execHost != "" || status(batchreq.PBS_BATCH_StatusJob, id) == nil
 		})
 		e2e.WaitFor(t, "job "+id+" to finish", 40*time.Second, gone(id))
 		out, err := os.ReadFile(filepath.Join(outDir, tc.name+".out"))
@@ -323,7 +226,7 @@ func TestMultiNodeEndToEnd(t *testing.T) {
 		return strings.Contains(string(b), "started on nodea") && strings.Contains(string(b), "started on nodeb")
 	})
 	e2e.WaitFor(t, "nodeb to list "+id+" in jobs=", 20*time.Second, func() bool {
-		return strings.Contains(status(c, batchreq.PBS_BATCH_StatusNode, "nodeb")["status"], "jobs="+id)
+		return strings.Contains(status(batchreq.PBS_BATCH_StatusNode, "nodeb")["status"], "jobs="+id)
 	})
 	for _, suffix := range []string{".JB", ".TK"} {
 		if _, err := os.Stat(filepath.Join(momHome["nodeb"], "mom_priv", "jobs", id+suffix)); err != nil {
@@ -338,8 +241,8 @@ func TestMultiNodeEndToEnd(t *testing.T) {
 		_, err := os.Stat(filepath.Join(outDir, "usr1.nodeb"))
 		return err == nil
 	}
-	moms["nodea"].Stop()
-	startMom("nodea", "-p")
+	tc.Mom("nodea").Daemon.Stop()
+	tc.StartMom("nodea", "-p")
 	e2e.WaitFor(t, "a signal to reach the sister's task after the restart", 30*time.Second, sisterSignalled)
 	if _, err := os.Stat(filepath.Join(outDir, "usr1.nodea")); err != nil {
 		t.Errorf("the mother superior's re-attached task got no signal: %v", err)
@@ -348,8 +251,8 @@ func TestMultiNodeEndToEnd(t *testing.T) {
 	// superior, its polls unanswered on the old stream, reaches it on a
 	// new one, and a signal gets to the task there again.
 	os.Remove(filepath.Join(outDir, "usr1.nodeb"))
-	moms["nodeb"].Stop()
-	startMom("nodeb", "-p")
+	tc.Mom("nodeb").Daemon.Stop()
+	tc.StartMom("nodeb", "-p")
 	e2e.WaitFor(t, "a signal to reach the task of the restarted sister", 40*time.Second, sisterSignalled)
 	e2e.WriteFile(t, gofile, "")
 	e2e.WaitFor(t, "job "+id+" to end", 40*time.Second, gone(id))

@@ -107,3 +107,47 @@ func (c *Conn) Try(req *batchreq.Request) (*batchreq.Reply, error) {
 	}
 	return rep, nil
 }
+
+// Manager returns root's Manager request (what qmgr sends) with command
+// cmd (batchreq.MGR_CMD_*) on the object of type obj and name.
+func Manager(cmd, obj int, name string, attrs ...batchreq.Attr) *batchreq.Request {
+	return batchreq.NewRequest(batchreq.PBS_BATCH_Manager, "root",
+		&batchreq.Manage{Command: cmd, ObjType: obj, ObjName: name, Attrs: attrs})
+}
+
+// Status sends a status request of type typ (PBS_BATCH_StatusJob,
+// StatusNode, StatusQue, ...) for one object and returns its attributes
+// by name, a resource's as "Resource_List.mem"; nil when the daemon
+// refuses or knows no such object.
+func (c *Conn) Status(typ int, id string) map[string]string {
+	c.t.Helper()
+	p := c.Do(batchreq.NewRequest(typ, "root", &batchreq.StatusReq{ID: id}))
+	if p.Code != 0 || len(p.Status) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for _, a := range p.Status[0].Attrs {
+		name := a.Name
+		if a.HasResource {
+			name += "." + a.Resource
+		}
+		out[name] = a.Value
+	}
+	return out
+}
+
+// Submit queues a job with attrs and script as qsub does (QueueJob,
+// JobScript, ReadyToCommit, Commit) and returns its id; any refusal
+// fails the test.
+func (c *Conn) Submit(attrs batchreq.AttrList, script string) string {
+	c.t.Helper()
+	id := c.Must(batchreq.NewRequest(batchreq.PBS_BATCH_QueueJob, "root", &batchreq.QueueJob{Attrs: attrs})).JobID
+	for _, r := range []*batchreq.Request{
+		batchreq.NewRequest(batchreq.PBS_BATCH_jobscript, "root", &batchreq.JobFile{JobID: id, Data: []byte(script)}),
+		batchreq.NewRequest(batchreq.PBS_BATCH_RdytoCommit, "root", &batchreq.JobID{ID: id}),
+		batchreq.NewRequest(batchreq.PBS_BATCH_Commit, "root", &batchreq.JobID{ID: id}),
+	} {
+		c.Must(r)
+	}
+	return id
+}

@@ -162,3 +162,46 @@ func TestDialReserved(t *testing.T) {
 		t.Errorf("DialReserved took %v", took)
 	}
 }
+
+// TestStatusSubmitManager: Status maps one object's attributes (resources
+// as name.resource) and is nil on a refusal; Submit sends QueueJob,
+// JobScript, ReadyToCommit and Commit and returns the id the server gave;
+// Manager is root's Manager request.
+func TestStatusSubmitManager(t *testing.T) {
+	status := &batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_Status, Status: []batchreq.StatusObject{{
+		ObjType: batchreq.MGR_OBJ_JOB, Name: "1.srv",
+		Attrs: batchreq.AttrList{batchreq.NewAttr("job_state", "R"), batchreq.NewResourceAttr("Resource_List", "mem", "1gb")}}}}
+	srv := newReplier(t, status, batchreq.TextReply(batchreq.PBSE_UNKJOBID, "gone"),
+		batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_Queue, "7.srv"), batchreq.NullReply(), batchreq.NullReply(),
+		batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_Commit, "7.srv"), batchreq.NullReply())
+	nc, err := net.Dial("tcp", srv.ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := New(t, nc)
+	got := c.Status(batchreq.PBS_BATCH_StatusJob, "1.srv")
+	if len(got) != 2 || got["job_state"] != "R" || got["Resource_List.mem"] != "1gb" {
+		t.Errorf("Status: %v", got)
+	}
+	if got := c.Status(batchreq.PBS_BATCH_StatusJob, "2.srv"); got != nil {
+		t.Errorf("Status of an unknown job: %v, want nil", got)
+	}
+	if id := c.Submit(batchreq.AttrList{batchreq.NewAttr("Job_Name", "x")}, "#!/bin/sh\n"); id != "7.srv" {
+		t.Errorf("Submit: id %q", id)
+	}
+	m := Manager(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", batchreq.NewAttr("scheduling", "true"))
+	c.Must(m)
+	if body, ok := m.Body.(*batchreq.Manage); m.Type != batchreq.PBS_BATCH_Manager || m.User != "root" || !ok ||
+		body.Command != batchreq.MGR_CMD_SET || body.ObjType != batchreq.MGR_OBJ_SERVER || len(body.Attrs) != 1 {
+		t.Errorf("Manager: %+v", m)
+	}
+	var types []int
+	for range 7 {
+		types = append(types, <-srv.types)
+	}
+	want := []int{batchreq.PBS_BATCH_StatusJob, batchreq.PBS_BATCH_StatusJob, batchreq.PBS_BATCH_QueueJob,
+		batchreq.PBS_BATCH_jobscript, batchreq.PBS_BATCH_RdytoCommit, batchreq.PBS_BATCH_Commit, batchreq.PBS_BATCH_Manager}
+	if fmt.Sprint(types) != fmt.Sprint(want) {
+		t.Errorf("requests %v, want %v", types, want)
+	}
+}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package server
+package transport
 
 import (
 	"errors"
@@ -13,11 +13,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"gopbs/server/transport/netsys"
-
-	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/dis"
+	"gopbs/server/transport/netsys"
 )
 
 // The event loop: one goroutine accepts the server's connections and
@@ -30,7 +28,7 @@ import (
 // that runs out of bytes waits for more). The requests of a submission —
 // AuthenticateUser, QueueJob, JobScript, JobCred, RdytoCommit, Commit and
 // Disconnect — run on the loop; Commit hands its batch to the store
-// (Bolt.SubmitAsync) and the loop answers it when the store's goroutine
+// (Host.Commit) and the loop answers it when the store's goroutine
 // posts back that the batch is durable, serving other connections
 // meanwhile. Any other request, an AuthenticateUser whose client
 // connection is not accepted yet, a reply the socket cannot take whole,
@@ -131,7 +129,7 @@ func (s *loopSource) Read(p []byte) (int, error) {
 
 // netLoop is the event loop of one listening socket.
 type netLoop struct {
-	s     *Server
+	t     *Transport
 	lfd   int // listening socket
 	ep    int // epoll set
 	efd   int // eventfd: completions posted, stop
@@ -158,7 +156,7 @@ type netLoop struct {
 // the loop gets a duplicate of its descriptor and ln is closed, so that
 // the runtime's poller no longer watches it. It returns nil, leaving ln
 // alone, if ln is not a TCP listener or the loop cannot be set up.
-func newNetLoop(s *Server, ln net.Listener) *netLoop {
+func newNetLoop(t *Transport, ln net.Listener) *netLoop {
 	tl, ok := ln.(*net.TCPListener)
 	if !ok {
 		return nil
@@ -174,7 +172,7 @@ func newNetLoop(s *Server, ln net.Listener) *netLoop {
 	}); err != nil || dupErr != nil {
 		return nil
 	}
-	l := &netLoop{s: s, lfd: lfd, ep: -1, efd: -1}
+	l := &netLoop{t: t, lfd: lfd, ep: -1, efd: -1}
 	if err := l.setup(); err != nil {
 		l.closeFds()
 		return nil
@@ -204,7 +202,7 @@ func (l *netLoop) setup() error {
 	l.buf = make([]byte, loopReadSize)
 	l.out = make([]byte, 0, 4096)
 	l.r = dis.NewReader(&l.src)
-	cfg := &l.s.cfg
+	cfg := &l.t.cfg
 	l.sweepEvery = min(max(min(cfg.IdleTimeout, cfg.RequestTimeout)/8, 5*time.Millisecond), 250*time.Millisecond)
 	return nil
 }
@@ -297,7 +295,7 @@ func (l *netLoop) shutdown() {
 
 // accept takes the connections waiting on the listening socket.
 func (l *netLoop) accept(now time.Time) {
-	s := l.s
+	t := l.t
 	for range acceptBatch {
 		fd, ap, err := netsys.Accept4(l.lfd)
 		switch err {
@@ -322,16 +320,16 @@ func (l *netLoop) accept(now time.Time) {
 		both := &struct {
 			c  conn
 			lc loopConn
-		}{conn{s: s, out: l.out[:0]}, loopConn{fd: fd, since: now, paused: true}}
+		}{conn{t: t, out: l.out[:0]}, loopConn{fd: fd, since: now, paused: true}}
 		c := &both.c
 		c.lc = &both.lc
 		c.hc.Writer, c.hc.Remote = c, ap
-		c.auth = s.auth.Add(ap)
+		c.auth = t.auth.Add(ap)
 		if fd >= len(l.conns) {
 			l.conns = append(l.conns, make([]*conn, fd+1-len(l.conns)+len(l.conns)/2)...)
 		}
 		l.conns[fd] = c
-		host, ok := s.cachedHostName(ap.Addr())
+		host, ok := t.cachedHostName(ap.Addr())
 		if !ok {
 			// Finding the name may take a DNS query: not on the loop.
 			l.handoff(c, nil, nil)
@@ -432,7 +430,7 @@ func (l *netLoop) decode(b []byte, end error) (*batchreq.Request, int, error) {
 // request serves one decoded request of c; rest is what follows it in
 // the buffer. It reports whether the loop still serves c.
 func (l *netLoop) request(c *conn, req *batchreq.Request, rest []byte) bool {
-	s := l.s
+	t := l.t
 	lc := c.lc
 	if req.Type == batchreq.PBS_BATCH_Disconnect {
 		l.close(c)
@@ -441,13 +439,13 @@ func (l *netLoop) request(c *conn, req *batchreq.Request, rest []byte) bool {
 	if c.vet(req) {
 		switch req.Type {
 		case batchreq.PBS_BATCH_AuthenUser:
-			if s.authenUser(c, req, 0) {
+			if t.authenUser(c, req, 0) {
 				l.handoff(c, req, rest) // waits for the client connection
 				return false
 			}
 		case batchreq.PBS_BATCH_QueueJob, batchreq.PBS_BATCH_jobscript, batchreq.PBS_BATCH_JobCred,
 			batchreq.PBS_BATCH_RdytoCommit:
-			s.mux.ServeBatch(&c.hc, req)
+			t.mux.ServeBatch(&c.hc, req)
 		case batchreq.PBS_BATCH_Commit:
 			l.commit(c, req)
 		default:
@@ -467,27 +465,22 @@ func (l *netLoop) request(c *conn, req *batchreq.Request, rest []byte) bool {
 }
 
 // commit serves Commit: the job is queued now and its batch handed to
-// the store; the reply goes when the store posts the batch durable.
+// the store (Host.Commit); the reply goes when the store posts the batch
+// durable.
 func (l *netLoop) commit(c *conn, req *batchreq.Request) {
-	s := l.s
 	begin := time.Now()
-	s.mu.Lock()
-	j := s.pendingJob(&c.hc, req.Body.(*batchreq.JobID).ID, pbsattr.SubTransICM)
-	if j == nil {
-		return // answered, unlocked
-	}
-	c.hc.SetPending(nil)
-	ops := s.commitJob(j, c.hc.Asker.Requester())
-	c.lc.committing = true
-	id := j.ID
-	s.store.SubmitAsync(func(err error) {
+	id := req.Body.(*batchreq.JobID).ID
+	host := l.t.host
+	done := func(err error) {
 		// On the store's goroutine: the log lines of the round's jobs
 		// (the first callback of a round writes them all), then the
 		// reply is the loop's.
-		submitState{s}.FlushLogs()
+		host.FlushLogs()
 		l.post(completion{c: c, id: id, err: err, begin: begin})
-	}, ops...)
-	s.mu.Unlock()
+	}
+	if host.Commit(&c.hc, id, done) {
+		c.lc.committing = true
+	}
 }
 
 // completions answers the Commits the store has made durable. It
@@ -511,16 +504,10 @@ func (l *netLoop) completions(now time.Time) bool {
 // committed sends the reply of a Commit whose batch the store has made
 // durable (or failed to) and goes on serving its connection.
 func (l *netLoop) committed(x completion, now time.Time) {
-	c, s := x.c, l.s
+	c := x.c
 	lc := c.lc
 	lc.committing = false
-	if x.err != nil {
-		c.reject(batchreq.PBSE_SYSTEM, "cannot save job")
-	} else {
-		c.send(batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_Commit, x.id))
-		s.sched.Notify(batchreq.SCH_SCHEDULE_NEW)
-	}
-	s.obs.Request(batchreq.PBS_BATCH_Commit, now.Sub(x.begin))
+	l.t.host.Committed(&c.hc, x.id, x.err, now.Sub(x.begin))
 	if lc.closed {
 		return
 	}
@@ -569,7 +556,7 @@ func (l *netLoop) pause(c *conn) {
 // sweep applies the idle and request timeouts, and resumes accepting
 // after a shortage of descriptors.
 func (l *netLoop) sweep(now time.Time) {
-	cfg := &l.s.cfg
+	cfg := &l.t.cfg
 	if !l.acceptAgain.IsZero() && !now.Before(l.acceptAgain) {
 		l.acceptAgain = time.Time{}
 		netsys.EpollCtl(l.ep, unix.EPOLL_CTL_MOD, l.lfd, unix.EPOLLIN)
@@ -600,8 +587,8 @@ func (l *netLoop) close(c *conn) {
 	lc.closed = true
 	netsys.Close(lc.fd)
 	l.conns[lc.fd] = nil
-	l.s.auth.Remove(c.auth)
-	l.s.dropPending(&c.hc)
+	l.t.auth.Remove(c.auth)
+	l.t.drop(c)
 }
 
 // handoff gives c to a goroutine running the blocking path for the rest
@@ -609,7 +596,7 @@ func (l *netLoop) close(c *conn) {
 // (lc.unsent), then serves req (already vetted; nil: none), then the
 // bytes received and not yet used (rest), and goes on reading the socket.
 func (l *netLoop) handoff(c *conn, req *batchreq.Request, rest []byte) {
-	s := l.s
+	t := l.t
 	lc := c.lc
 	netsys.EpollCtl(l.ep, unix.EPOLL_CTL_DEL, lc.fd, 0)
 	lc.closed = true
@@ -618,8 +605,8 @@ func (l *netLoop) handoff(c *conn, req *batchreq.Request, rest []byte) {
 	nc, err := net.FileConn(f) // a duplicate of the descriptor, in the runtime's poller
 	f.Close()
 	if err != nil {
-		s.auth.Remove(c.auth)
-		s.dropPending(&c.hc)
+		t.auth.Remove(c.auth)
+		t.drop(c)
 		return
 	}
 	if tc, ok := nc.(*net.TCPConn); ok {
@@ -631,25 +618,25 @@ func (l *netLoop) handoff(c *conn, req *batchreq.Request, rest []byte) {
 	unsent := lc.unsent
 	c.nc, c.lc = nc, nil
 	c.out = nil // the loop's buffer
-	s.connMu.Lock()
-	if s.connsClosed {
-		s.connMu.Unlock()
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
 		c.close()
 		return
 	}
-	s.conns[c] = struct{}{}
-	s.wg.Add(1)
-	s.connMu.Unlock()
+	t.conns[c] = struct{}{}
+	t.wg.Add(1)
+	t.mu.Unlock()
 	go func() {
-		defer s.wg.Done()
+		defer t.wg.Done()
 		if c.host == "" {
-			c.host = s.hostName(c.hc.Remote.Addr())
+			c.host = t.hostName(c.hc.Remote.Addr())
 		}
 		if len(unsent) > 0 {
 			c.sendRaw(unsent)
 		}
 		if req != nil {
-			s.mux.ServeBatch(&c.hc, req)
+			t.mux.ServeBatch(&c.hc, req)
 			if c.hc.CloseAfter {
 				c.close()
 				return

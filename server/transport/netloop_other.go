@@ -1,6 +1,6 @@
 //go:build !linux
 
-package server
+package transport
 
 import "net"
 
@@ -15,7 +15,7 @@ func (*loopConn) write([]byte) {}
 // netLoop is the event loop; never made here.
 type netLoop struct{}
 
-func newNetLoop(*Server, net.Listener) *netLoop { return nil }
+func newNetLoop(*Transport, net.Listener) *netLoop { return nil }
 
 func (*netLoop) run()  {}
 func (*netLoop) stop() {}
