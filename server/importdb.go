@@ -9,6 +9,7 @@ import (
 
 	pbsattr "gopbs/attr"
 	"gopbs/server/admit"
+	"gopbs/server/depend"
 	"gopbs/server/nodesfile"
 	"gopbs/server/store"
 )
@@ -39,8 +40,9 @@ type Database struct {
 func NewDatabase() *Database {
 	s := &Server{now: time.Now, queueByName: map[string]*state.Queue{}, nodeByName: map[string]*state.Node{}}
 	s.admission = admit.New(admitState{s})
-	s.db = state.DB{Jobs: &s.jobs, Attrs: &s.attrs, NextJob: &s.nextJob} // Ops only: no store
 	s.attrs = defaultServerAttrs()
+	s.db = state.DB{Jobs: &s.jobs, Attrs: &s.attrs, NextJob: &s.nextJob} // Ops only: no store
+	s.newLife()
 	return &Database{s: s}
 }
 
@@ -222,7 +224,7 @@ func (d *Database) AddJob(r *state.JobRecord, script []byte) error {
 			}
 			j.Attrs.SetRes(state.UnknownJobAttr, key, a.Value)
 		case idx == pbsattr.JobDepend:
-			if _, ok := d.s.parseDepend(v); !ok {
+			if _, ok := depend.Parse(v, d.s.name); !ok {
 				return fmt.Errorf("job %s: bad depend %q", r.ID, a.Value)
 			}
 			j.Attrs.Set(idx, v)
@@ -236,7 +238,7 @@ func (d *Database) AddJob(r *state.JobRecord, script []byte) error {
 		if err != nil || done <= 0 {
 			done = d.s.now().Unix()
 		}
-		j.PurgeAt = done + max(d.s.keepCompleted(q), 0)
+		j.PurgeAt = done + max(d.s.life.KeepCompleted(q), 0)
 	}
 	d.s.admission.ApplyDefaults(j, q)
 	d.s.jobs.Link(j)

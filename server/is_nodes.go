@@ -100,9 +100,9 @@ func (in isNodes) Status(name, status string, items []string) []string {
 		k, v, _ := strings.Cut(it, "=")
 		switch k {
 		case "message":
-			errDown = strings.HasPrefix(v, "ERROR") && s.flag(pbsattr.SrvDownOnError)
+			errDown = strings.HasPrefix(v, "ERROR") && s.serverFlag(pbsattr.SrvDownOnError)
 		case "jobs":
-			if s.flag(pbsattr.SrvMomJobSync) {
+			if s.serverFlag(pbsattr.SrvMomJobSync) {
 				stray = s.strayJobs(name, strings.Fields(v))
 			}
 		case "state":
@@ -118,7 +118,7 @@ func (in isNodes) Status(name, status string, items []string) []string {
 				s.log.Logf(logline.EventError, logline.ClassNode, name, "unknown state %q reported", v)
 			}
 		case "ncpus":
-			if s.flag(pbsattr.SrvAutoNodeNP) {
+			if s.serverFlag(pbsattr.SrvAutoNodeNP) {
 				if x, err := strconv.Atoi(v); err == nil && x > 0 && x != n.NP {
 					n.NP = x
 				}

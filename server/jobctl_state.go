@@ -5,6 +5,7 @@ import (
 
 	"gopbs/batchreq"
 	"gopbs/server/admit"
+	"gopbs/server/depend"
 	"gopbs/server/handler"
 	"gopbs/server/handler/jobctl"
 	"gopbs/server/pbslog"
@@ -22,36 +23,36 @@ func (v jobctlState) Begin() *state.Txn              { return v.s.db.Begin() }
 func (v jobctlState) Log() *pbslog.Logger            { return v.s.log }
 func (v jobctlState) Now() time.Time                 { return v.s.now() }
 func (v jobctlState) Attrs() state.Attrs             { return v.s.attrs }
-func (v jobctlState) FindJob(id string) *state.Job   { return v.s.findJob(id) }
+func (v jobctlState) FindJob(id string) *state.Job   { return v.s.life.Find(id) }
 func (v jobctlState) Queue(name string) *state.Queue { return v.s.queueByName[name] }
 func (v jobctlState) Feasible(spec string) bool      { return v.s.admission.Feasible(spec) }
 func (v jobctlState) InfeasibleText() string         { return admit.MsgInfeasible }
 func (v jobctlState) Evaluate(j *state.Job)          { v.s.evaluate(j) }
-func (v jobctlState) Touch(j *state.Job)             { v.s.touch(j) }
+func (v jobctlState) Touch(j *state.Job)             { v.s.life.Touch(j) }
 func (v jobctlState) RefreshNodeJobs()               { v.s.refreshNodeJobs() }
 func (v jobctlState) Running() handler.Running       { return runningAdapter{v.s.running} }
 func (v jobctlState) SchedNotify(cmd int)            { v.s.sched.Notify(cmd) }
 
 func (v jobctlState) Targets(id, ext string) ([]*state.Job, *state.Job) {
-	return v.s.jobTargets(id, ext)
+	return v.s.life.Targets(id, ext)
 }
 
 func (v jobctlState) RemovedAsConsequence(who *handler.Asker, id string) bool {
-	return v.s.removedAsConsequence(who, id)
+	return v.s.life.RemovedAsConsequence(id, who.User, who.Operator || who.Manager)
 }
 
 func (v jobctlState) NoteConsequence(j *state.Job) {
-	v.s.consequent.note(j.ID, j.OwnerUser(), v.s.now())
+	v.s.life.NoteConsequence(j)
 }
 
 func (v jobctlState) Delete(tx *state.Txn, j *state.Job, requester string) {
-	v.s.deleteJob(tx, j, requester)
+	v.s.life.Delete(tx, j, requester)
 }
 
-func (v jobctlState) Purge(tx *state.Txn, j *state.Job) { v.s.purgeJob(tx, j) }
+func (v jobctlState) Purge(tx *state.Txn, j *state.Job) { v.s.life.Purge(tx, j) }
 
 func (v jobctlState) Move(tx *state.Txn, j *state.Job, from, to *state.Queue) {
-	v.s.moveJob(tx, j, from, to)
+	v.s.life.Move(tx, j, from, to)
 }
 
 func (v jobctlState) Admit(j *state.Job, q *state.Queue, host string, mgrMove bool) *batchreq.Reply {
@@ -68,16 +69,16 @@ func (v jobctlState) MoveRemote(w handler.ReplyWriter, who *handler.Asker, j *st
 }
 
 func (v jobctlState) NormalizeDepend(val string) (string, bool) {
-	deps, ok := v.s.parseDepend(val)
+	deps, ok := v.s.deps.Parse(val)
 	if !ok {
 		return "", false
 	}
-	return formatDepend(deps), true
+	return depend.Format(deps), true
 }
 
 func (v jobctlState) RegisterDeps(j *state.Job) bool {
-	v.s.registerDeps(j)
-	return dependHolds(v.s, j)
+	v.s.deps.Register(v.s.db.Begin(), j)
+	return depend.Holds(j)
 }
 
 // runningAdapter gives the MOM link's runningActions the exported

@@ -533,7 +533,7 @@ func TestStartDependencies(t *testing.T) {
 		t.Fatalf("after child %s", st)
 	}
 	cl.s.mu.Lock()
-	changed := cl.s.jobStarted(cl.s.jobs.Get(parent))
+	changed := cl.s.deps.Started(cl.s.db.Begin(), cl.s.jobs.Get(parent))
 	cl.s.mu.Unlock()
 	if len(changed) != 1 || changed[0].ID != child {
 		t.Fatalf("changed %v", changed)

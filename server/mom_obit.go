@@ -101,7 +101,7 @@ func (rl *runLink) handleJobObit(c *handler.Conn, req *batchreq.Request) {
 		if !rerun {
 			s.jobs.SetState(j, pbsattr.StateExiting, pbsattr.SubExiting)
 		}
-		s.touch(j)
+		s.life.Touch(j)
 		host := motherSuperior(j.Attrs.Get(pbsattr.JobExecHost))
 		wait := s.store.Submit(state.SaveJob(j))
 		s.mu.Unlock()
@@ -246,15 +246,15 @@ func (rl *runLink) endJob(j *state.Job, exit int, rerun bool) {
 		j.Substate = pbsattr.SubRerun3
 	}
 	var released bool
-	var relOps []store.Op
+	var relWait func() error
 	if !rerun {
 		// dependents are released on entering end-of-job processing
-		// (spec 10 §8.5); completeJob finds nothing left to do for them
-		relOps, released = rl.releaseDependents(j, exit == 0)
-	}
-	var relWait func() error
-	if len(relOps) > 0 {
-		relWait = s.store.Submit(relOps...)
+		// (spec 10 §8.5); Complete finds nothing left to do for them
+		tx := s.db.Begin()
+		released = s.life.ReleaseDependents(tx, j, exit == 0)
+		if !tx.Empty() {
+			relWait = tx.Commit()
+		}
 	}
 	s.mu.Unlock()
 	if relWait != nil {
@@ -322,7 +322,7 @@ func (rl *runLink) endJob(j *state.Job, exit int, rerun bool) {
 		rl.logOnJobExit(j, pbsattr.SubExited)
 		rl.forget(j.ID)
 		tx := s.db.Begin()
-		s.completeJob(tx, j, exit == 0)
+		s.life.Complete(tx, j, exit == 0)
 		ops = tx.Ops()
 		s.refreshNodeJobs()
 	}
@@ -390,35 +390,6 @@ func limitComment(j *state.Job) string {
 		return c
 	}
 	return ""
-}
-
-// releaseDependents applies the end of job j to the jobs that depend on
-// it (before* dependencies): released jobs are saved, jobs whose
-// condition can no longer be met are deleted. It reports whether a job
-// was released. Called with s.mu held.
-func (rl *runLink) releaseDependents(j *state.Job, ok bool) ([]store.Op, bool) {
-	s := rl.s
-	changed, doomed := s.parentGone(j, ok)
-	var ops []store.Op
-	released := false
-	for _, x := range changed {
-		if s.jobs.Get(x.ID) != nil {
-			ops = append(ops, state.SaveJob(x))
-			released = released || x.State == pbsattr.StateQueued
-		}
-	}
-	for _, x := range doomed {
-		if s.jobs.Get(x.ID) == nil || x.State == pbsattr.StateComplete {
-			continue
-		}
-		s.log.Logf(logline.EventJob, logline.ClassJob, x.ID, "Job deleted as result of dependency on job %s", j.ID)
-		s.acct.Record(pbslog.AcctAbort, x.ID, "")
-		s.consequent.note(x.ID, x.OwnerUser(), s.now())
-		tx := s.db.Begin()
-		s.completeJob(tx, x, false)
-		ops = append(ops, tx.Ops()...)
-	}
-	return ops, released
 }
 
 func (rl *runLink) logOnJobExit(j *state.Job, sub pbsattr.Substate) {
@@ -505,7 +476,7 @@ func (rl *runLink) pollJob(id string) {
 		s.acct.Record(pbslog.AcctAbort, id, "")
 		rl.forget(id)
 		tx := s.db.Begin()
-		s.completeJob(tx, j, false)
+		s.life.Complete(tx, j, false)
 		ops = tx.Ops()
 		s.refreshNodeJobs()
 	case p.Code == 0:

@@ -366,7 +366,7 @@ func (rl *runLink) purgeDeleted(j *state.Job, why string) bool {
 	}
 	rl.forget(j.ID)
 	tx := s.db.Begin()
-	s.completeJob(tx, j, false)
+	s.life.Complete(tx, j, false)
 	ops := tx.Ops()
 	s.refreshNodeJobs()
 	wait := s.store.Submit(ops...)

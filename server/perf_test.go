@@ -74,7 +74,7 @@ func TestPerformance(t *testing.T) {
 // envValueReference is envValue as it was written before the in-place
 // scan: split the whole list, then look for the name.
 func envValueReference(vl, name string) string {
-	for _, kv := range splitEscaped(vl, ',') {
+	for _, kv := range state.SplitEscaped(vl, ',') {
 		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
 			return v
 		}

@@ -46,7 +46,7 @@ func (s *Server) recover() error {
 	if err := s.tracking.Load(s.store); err != nil {
 		return fmt.Errorf("pbs_server: %w", err)
 	}
-	if err := s.loadSyncSets(); err != nil {
+	if err := s.deps.Sync().Load(s.store); err != nil {
 		return fmt.Errorf("pbs_server: %w", err)
 	}
 	s.log.Log(logline.EventDebug, logline.ClassRequest, "setup_nodes", "setup_nodes()")

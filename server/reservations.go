@@ -173,7 +173,7 @@ func (h resvHost) RemoveQueue(name string) ([]store.Op, bool) {
 	// completed jobs kept for keep_completed go with their queue
 	tx := s.db.Begin()
 	for _, j := range done {
-		s.purgeJob(tx, j)
+		s.life.Purge(tx, j)
 	}
 	s.queues = slices.DeleteFunc(s.queues, func(x *state.Queue) bool { return x == q })
 	delete(s.queueByName, name)
@@ -225,7 +225,7 @@ func (h resvHost) SetComment(id, text string) []store.Op {
 		return nil
 	}
 	j.Attrs.Set(pbsattr.JobComment, text)
-	h.s.touch(j)
+	h.s.life.Touch(j)
 	tx := h.s.db.Begin()
 	tx.SaveJob(j)
 	return tx.Ops()
@@ -296,7 +296,7 @@ func (h resvHost) Delete(ids []string, why string) {
 			running = append(running, j)
 			continue
 		}
-		s.deleteJob(tx, j, who.Requester())
+		s.life.Delete(tx, j, who.Requester())
 	}
 	if len(running) > 0 {
 		s.running.deleteRunning(discardReply{}, who, running, tx.Ops(), "")

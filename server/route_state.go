@@ -25,12 +25,12 @@ func (h routeHost) Tracking() *state.Tracking      { return &h.s.tracking }
 func (h routeHost) Queue(name string) *state.Queue { return h.s.queueByName[name] }
 func (h routeHost) Evaluate(j *state.Job)          { h.s.evaluate(j) }
 func (h routeHost) Abort(tx *state.Txn, j *state.Job) {
-	h.s.completeJob(tx, j, false)
+	h.s.life.Complete(tx, j, false)
 }
-func (h routeHost) Purge(tx *state.Txn, j *state.Job) { h.s.purgeJob(tx, j) }
+func (h routeHost) Purge(tx *state.Txn, j *state.Job) { h.s.life.Purge(tx, j) }
 
 func (h routeHost) Move(tx *state.Txn, j *state.Job, from, to *state.Queue) {
-	h.s.moveJob(tx, j, from, to)
+	h.s.life.Move(tx, j, from, to)
 }
 
 func (h routeHost) AdmitRouted(j *state.Job, q *state.Queue) *batchreq.Reply {

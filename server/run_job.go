@@ -227,7 +227,7 @@ func (ln *launcher) prepareRun(j *state.Job, slots []vpSlot) (*launch, error) {
 	n, _ := strconv.Atoi(j.Attrs.Get(pbsattr.JobStartCount))
 	j.Attrs.Set(pbsattr.JobStartCount, strconv.Itoa(n+1))
 	s.jobs.SetState(j, pbsattr.StateRunning, pbsattr.SubPreRun)
-	s.touch(j)
+	s.life.Touch(j)
 	s.refreshNodeJobs()
 	l := &launch{id: j.ID, host: motherSuperior(execHost), script: script, attrs: ln.momAttrs(j),
 		prefix: j.Attrs.Get(pbsattr.JobHashname), hasRun: n > 0}
@@ -398,16 +398,12 @@ func (ln *launcher) finishRun(j *state.Job, p *batchreq.Reply) bool {
 	} else {
 		s.acct.Record(pbslog.AcctStart, j.ID, acctJobText(j))
 	}
-	// The start releases a sync set's next member (sync_sets.go) and the
-	// after: and afterstartarray children (depend.go); both may change j's
-	// own dependencies, so j is encoded after them.
-	released := s.syncStarted(j)
-	released = append(released, s.jobStarted(j)...)
-	ops := []store.Op{state.SaveJob(j)}
-	for _, x := range released {
-		ops = append(ops, state.SaveJob(x))
-	}
-	wait := s.store.Submit(ops...)
+	// The start releases a sync set's next member and the after: and
+	// afterstartarray children (lifecycle.Life.Started); both may change
+	// j's own dependencies, which the transaction encodes at its end.
+	tx := s.db.Begin()
+	s.life.Started(tx, j)
+	wait := tx.Commit()
 	s.mu.Unlock()
 	wait()
 	go s.sendMail(j.ID, m)
@@ -466,7 +462,7 @@ func (s *Server) requeueState(j *state.Job) {
 	j.Attrs.Set(pbsattr.JobExecGpus, "")
 	s.jobs.SetState(j, pbsattr.StateQueued, pbsattr.SubQueued)
 	s.evaluate(j)
-	s.touch(j)
+	s.life.Touch(j)
 }
 
 // acctJobText is the common part of the S and E accounting records

@@ -36,7 +36,9 @@ import (
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
 	"gopbs/server/admit"
+	"gopbs/server/depend"
 	"gopbs/server/handler"
+	"gopbs/server/lifecycle"
 	"gopbs/server/link/momis"
 	"gopbs/server/link/sched"
 	"gopbs/server/monitor"
@@ -129,11 +131,11 @@ type Server struct {
 	orderSeq    int64
 	tracking    state.Tracking // jobs that moved to other servers
 	db          state.DB       // transactions over the tables above (state.Txn)
-	sync        syncState      // sync sets mastered here, released jobs awaiting their start (sync_sets.go)
 	shutting    bool
 	rate        rateCounter
 	groups      map[string]groupEntry // primary groups of job users (state.go)
-	consequent  consequences          // jobs removed by another's end (consequence.go)
+	life        *lifecycle.Life       // the job life cycle (job_requests.go)
+	deps        *depend.Graph         // dependencies and sync sets (job_requests.go)
 	resv        *reservation.Service  // advance reservations (reservations.go)
 	admission   *admit.Checker        // queue admission, feasibility, defaults (server/admit)
 	nodesFile   *nodesfile.File       // server_priv/nodes kept in step with the node table
@@ -284,6 +286,7 @@ func New(cfg Config) (*Server, error) {
 	s.admission = admit.New(admitState{s})
 	s.router = route.New(routeHost{s})
 	s.nodesFile = nodesfile.New(filepath.Join(priv, "nodes"))
+	s.newLife()
 	s.log.Logf(logline.EventSystem, logline.ClassAcct, "Act", "Account file %s opened", s.acct.Path())
 	if err := s.recover(); err != nil {
 		s.store.Close()
@@ -445,7 +448,7 @@ func (s *Server) timers() {
 		case <-t.C:
 			s.tick()
 			s.resv.Tick()
-			s.syncDeliver() // sync_sets.go
+			s.deps.Sync().Deliver()
 		}
 	}
 }

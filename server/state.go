@@ -1,9 +1,7 @@
 package server
 
 import (
-	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -13,21 +11,8 @@ import (
 	"gopbs/server/state"
 )
 
-// findJob looks a job up by id as clients give it: the full id, an id
-// with "@server" appended, or the bare sequence number.
-func (s *Server) findJob(id string) *state.Job {
-	if i := strings.IndexByte(id, '@'); i >= 0 {
-		id = id[:i]
-	}
-	if j := s.jobs.Get(id); j != nil {
-		return j
-	}
-	seq := id
-	if i := strings.IndexByte(id, '.'); i >= 0 {
-		seq = id[:i]
-	}
-	return s.jobs.Get(seq + "." + s.name)
-}
+// findJob looks a job up by id as clients give it (lifecycle.Life.Find).
+func (s *Server) findJob(id string) *state.Job { return s.life.Find(id) }
 
 // groupCacheTTL is how long a user's primary group, looked up for the
 // egroup of each submitted job, is reused before the system is asked
@@ -62,77 +47,11 @@ func (s *Server) primaryGroup(user string) string {
 	return g
 }
 
-// evaluate recomputes a non-running job's state from its holds, execution
-// time and dependencies (spec 12 §2.4). Holds set late (Job.lateHold)
-// are left out this once.
-func (s *Server) evaluate(j *state.Job) {
-	hold := j.Hold &^ j.LateHold
-	j.LateHold = 0
-	if j.State == pbsattr.StateRunning || j.State == pbsattr.StateTransit || j.State == pbsattr.StateExiting || j.State == pbsattr.StateComplete {
-		return
-	}
-	now := s.now().Unix()
-	if j.Array != nil {
-		s.jobs.SetState(j, pbsattr.StateQueued, pbsattr.SubArrayTemplate)
-		if !j.Attrs.Has(pbsattr.JobEtime) {
-			j.Attrs.Set(pbsattr.JobEtime, strconv.FormatInt(now, 10))
-		}
-		return
-	}
-	switch {
-	case hold&^state.HoldArray != 0:
-		sub := pbsattr.SubHeld
-		if j.Substate == pbsattr.SubDepnHold || j.Substate == pbsattr.SubSyncHold {
-			sub = j.Substate
-		}
-		if sub == pbsattr.SubHeld && j.Hold&state.HoldSystem != 0 && dependHolds(s, j) {
-			sub = pbsattr.SubDepnHold
-		}
-		s.jobs.SetState(j, pbsattr.StateHeld, sub)
-	case state.ExecTime(j) > now:
-		s.jobs.SetState(j, pbsattr.StateWaiting, pbsattr.SubWaiting)
-	default:
-		s.jobs.SetState(j, pbsattr.StateQueued, pbsattr.SubQueued)
-		if j.Queue != nil && j.Queue.IsExec() && !j.Attrs.Has(pbsattr.JobEtime) {
-			j.Attrs.Set(pbsattr.JobEtime, strconv.FormatInt(now, 10))
-		}
-	}
-}
-
-// keepCompleted returns how long (seconds) a job completed in queue q
-// (nil: none) is kept: the queue's keep_completed, else the server's.
-func (s *Server) keepCompleted(q *state.Queue) int64 {
-	keep := s.serverLong(pbsattr.SrvKeepCompleted, 0)
-	if q != nil {
-		if v, ok := q.Long(pbsattr.QueueKeepCompleted); ok {
-			keep = v
-		}
-	}
-	return keep
-}
-
-// touch sets mtime.
-func (s *Server) touch(j *state.Job) {
-	j.Attrs.Set(pbsattr.JobMtime, strconv.FormatInt(s.now().Unix(), 10))
-}
-
-// purgeJob removes a job from memory and from the store, in tx.
-func (s *Server) purgeJob(tx *state.Txn, j *state.Job) {
-	tx.Remove(j)
-	if p := j.Parent; p != nil && p.Array != nil {
-		subs := p.Array.Subjobs
-		for i, x := range subs {
-			if x == j {
-				p.Array.Subjobs = append(subs[:i:i], subs[i+1:]...)
-				break
-			}
-		}
-		if len(p.Array.Subjobs) == 0 {
-			s.log.Logf(logline.EventDebug2, logline.ClassJob, p.ID, "dequeuing from %s, state %s", p.Queue.Name, state.StateName(p.State))
-			s.purgeJob(tx, p)
-		}
-	}
-}
+// evaluate recomputes a non-running job's state (lifecycle.Life.Evaluate)
+// for the callers that save the job themselves, outside a transaction of
+// their own (a requeue by the MOM link, a move that failed, recovery):
+// the transaction's batch, the job's save, is theirs to make.
+func (s *Server) evaluate(j *state.Job) { s.life.Evaluate(s.db.Begin(), j) }
 
 // dropPending discards an uncommitted submission when its connection
 // closes (spec 02 §6.1).
@@ -162,33 +81,11 @@ func (s *Server) dropPending(c *handler.Conn) {
 }
 
 // tick runs once a second: execution times, routing, completed-job
-// purging.
+// purging (lifecycle.Life.Tick).
 func (s *Server) tick() {
 	s.mu.Lock()
-	now := s.now().Unix()
 	tx := s.db.Begin()
-	s.jobs.Watched(func(j *state.Job) bool {
-		switch {
-		case j.State == pbsattr.StateWaiting && state.ExecTime(j) <= now:
-			j.Attrs.Set(pbsattr.JobExecutionTime, "")
-			s.evaluate(j)
-			s.touch(j)
-			tx.SaveJob(j)
-		case j.State == pbsattr.StateComplete && j.PurgeAt != 0:
-			if j.PurgeAt <= now {
-				s.log.Logf(logline.EventDebug2, logline.ClassJob, j.ID, "dequeuing from %s, state COMPLETE", state.QueueName(j))
-				s.purgeJob(tx, j)
-				return false
-			}
-		case j.Queue != nil && j.Queue.IsRoute():
-			if j.RouteRetryAt <= now {
-				s.router.Route(tx, j, now)
-			}
-		case j.State != pbsattr.StateWaiting:
-			return false
-		}
-		return true
-	})
+	s.life.Tick(tx, s.now().Unix())
 	var wait func() error
 	if !tx.Empty() && !s.shutting {
 		wait = tx.Commit()
@@ -242,6 +139,3 @@ func (r *rateCounter) String(now time.Time) string {
 	}
 	return strconv.Itoa(avg(5)) + " " + strconv.Itoa(avg(30)) + " " + strconv.Itoa(avg(60))
 }
-
-// contains reports whether list holds s.
-func contains(list []string, s string) bool { return slices.Contains(list, s) }

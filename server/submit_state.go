@@ -6,6 +6,7 @@ import (
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/server/admit"
+	"gopbs/server/depend"
 	"gopbs/server/handler"
 	submission "gopbs/server/handler/submit"
 	"gopbs/server/link/remote"
@@ -59,31 +60,24 @@ func (v submitState) NextRank() int64 {
 }
 
 func (v submitState) ValidDepend(val string) bool {
-	_, ok := v.s.parseDepend(val)
+	_, ok := v.s.deps.Parse(val)
 	return ok
 }
 
 func (v submitState) SetDepend(j *state.Job) bool {
-	deps, ok := v.s.parseDepend(j.Attrs.Get(pbsattr.JobDepend))
+	deps, ok := v.s.deps.Parse(j.Attrs.Get(pbsattr.JobDepend))
 	if ok {
-		v.s.setDeps(j, deps)
+		depend.Set(j, deps)
 	}
 	return ok
 }
 
 func (v submitState) RegisterDeps(tx *state.Txn, j *state.Job) (holds, sync bool) {
-	for _, p := range v.s.registerDeps(j) {
-		tx.SaveJob(p)
-	}
-	if !dependHolds(v.s, j) {
+	v.s.deps.Register(tx, j)
+	if !depend.Holds(j) {
 		return false, false
 	}
-	for _, e := range v.s.jobDeps(j) {
-		if e.typ == "syncwith" || e.typ == "synccount" {
-			sync = true
-		}
-	}
-	return true, sync
+	return true, depend.HasSync(j)
 }
 
 // PrimaryGroup is the user's primary group, looked up only when the

@@ -67,7 +67,7 @@ func TestSyncSetCheapestFirst(t *testing.T) {
 		t.Fatalf("complete set: %s, want the cheapest (small) released alone", got)
 	}
 	s.mu.Lock()
-	set, ok := s.sync.table.Set(master)
+	set, ok := s.deps.Sync().Table().Set(master)
 	s.mu.Unlock()
 	if !ok || len(set.Members) != 3 || set.Members[0].Cost != 305 || set.Members[1].Cost != 105 || set.Members[2].Cost != 205 {
 		t.Fatalf("set %+v", set)
@@ -89,7 +89,7 @@ func TestSyncSetCheapestFirst(t *testing.T) {
 	}
 	runJob(t, c, master)
 	s.mu.Lock()
-	_, ok = s.sync.table.Set(master)
+	_, ok = s.deps.Sync().Table().Set(master)
 	s.mu.Unlock()
 	if ok {
 		t.Fatal("the set is kept after every job started")
@@ -151,7 +151,7 @@ func TestSyncSetRemoteProtocol(t *testing.T) {
 		t.Fatalf("register: %d %q", p.Code, p.Text)
 	}
 	s.mu.Lock()
-	set, _ := s.sync.table.Set(master)
+	set, _ := s.deps.Sync().Table().Set(master)
 	s.mu.Unlock()
 	if len(set.Members) != 2 || !set.Members[1].Released || set.Members[1].Cost != 3 || set.Members[0].Released {
 		t.Fatalf("the remote member (cost 3, cheaper than 15) is not released first: %+v", set)
@@ -192,8 +192,8 @@ func TestSyncSetSurvivesRestart(t *testing.T) {
 	s = runServerAt(t, home, InitWarm, mom, 0, nil)
 	c = privConn(t, s)
 	s.mu.Lock()
-	set, ok := s.sync.table.Set(master)
-	out := s.sync.table.Outbox()
+	set, ok := s.deps.Sync().Table().Set(master)
+	out := s.deps.Sync().Table().Outbox()
 	s.mu.Unlock()
 	if !ok || len(set.Members) != 2 || !set.Members[1].Released || set.Members[0].Released || set.Members[0].Cost != 5 {
 		t.Fatalf("set after restart %+v", set)

@@ -29,13 +29,13 @@ func (h transportHost) Policy(host string, p *transport.Policy) {
 	p.CredentialLifetime = s.credentialLifetimeLocked()
 	p.Managers = s.attrs.Get(pbsattr.SrvManagers)
 	p.Operators = s.attrs.Get(pbsattr.SrvOperators)
-	p.ACLHostEnable = s.flag(pbsattr.SrvACLHostEnable)
+	p.ACLHostEnable = s.serverFlag(pbsattr.SrvACLHostEnable)
 	p.ACLHosts, p.HostIsNode = "", false
 	if p.ACLHostEnable {
 		p.ACLHosts = s.attrs.Get(pbsattr.SrvACLHosts)
 		p.HostIsNode = s.nodeByName[host] != nil
 	}
-	p.ACLUserEnable = s.flag(pbsattr.SrvACLUserEnable)
+	p.ACLUserEnable = s.serverFlag(pbsattr.SrvACLUserEnable)
 	p.ACLUsers = ""
 	if p.ACLUserEnable {
 		p.ACLUsers = s.attrs.Get(pbsattr.SrvACLUsers)

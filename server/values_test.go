@@ -92,42 +92,6 @@ func TestSizeBytes(t *testing.T) {
 	}
 }
 
-// TestParseDepend checks the depend values a client may send: attr's
-// syntax and combination rules (spec 12 §6.1), server names filled in.
-func TestParseDepend(t *testing.T) {
-	s := &Server{name: "vm"}
-	tests := []struct {
-		in   string
-		want string // formatDepend of the result; "!" for refused
-	}{
-		{"", ""},
-		{"afterok:1.vm", "afterok:1.vm@vm"},
-		{"afterok:1.vm:2.vm@other,afterok:3.vm", "afterok:1.vm@vm:2.vm@other:3.vm@vm"},
-		{"on:2", "on:2"},
-		{"synccount:3", "synccount:3"},
-		{"syncwith:4.vm", "syncwith:4.vm@vm"},
-		{"afterokarray:21[].vm", "afterokarray:21[].vm@vm"},
-		{"afterok:12", "!"},    // neither a '.' nor a server
-		{"afterok", "!"},       // no argument
-		{"sometime:1.vm", "!"}, // unknown type
-		{"on:x", "!"},          // count expected
-		{"syncwith:1.vm,afterok:2.vm", "!"},
-		{"syncwith:1.vm:2.vm", "!"},
-		{"synccount:1,synccount:2", "!"},
-		{"afterokarray:1[].vm,afterok:2.vm", "!"},
-	}
-	for _, tt := range tests {
-		deps, ok := s.parseDepend(tt.in)
-		got := formatDepend(deps)
-		if !ok {
-			got = "!"
-		}
-		if got != tt.want {
-			t.Errorf("parseDepend(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
 // TestCombineValue checks qmgr's += and -= on the stored text values.
 func TestCombineValue(t *testing.T) {
 	tests := []struct {

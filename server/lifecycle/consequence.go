@@ -1,10 +1,10 @@
-package server
+package lifecycle
 
 import (
 	"strings"
 	"time"
 
-	"gopbs/server/handler"
+	"gopbs/server/state"
 )
 
 // consequences remembers, for a while, the jobs the server removed as a
@@ -64,20 +64,26 @@ func (c *consequences) prune(now time.Time) {
 	}
 }
 
-// removedAsConsequence reports whether the job a client names as id (a
+// NoteConsequence remembers that job j was removed as a consequence of
+// another job's end.
+func (l *Life) NoteConsequence(j *state.Job) {
+	l.consequent.note(j.ID, j.OwnerUser(), l.now())
+}
+
+// RemovedAsConsequence reports whether the job a client names as id (a
 // full id, or its sequence number alone, optionally @server) was removed
 // lately as a consequence of another job's end, and whether the
-// requester may act on it (its owner, an operator or a manager). Called
-// with s.mu held.
-func (s *Server) removedAsConsequence(who *handler.Asker, id string) bool {
+// requester (user; privileged: an operator or a manager) may act on it:
+// its owner or a privileged requester may.
+func (l *Life) RemovedAsConsequence(id, user string, privileged bool) bool {
 	if i := strings.IndexByte(id, '@'); i >= 0 {
 		id = id[:i]
 	}
-	now := s.now()
-	owner, ok := s.consequent.removed(id, now)
+	now := l.now()
+	owner, ok := l.consequent.removed(id, now)
 	if !ok {
 		seq, _, _ := strings.Cut(id, ".")
-		owner, ok = s.consequent.removed(seq+"."+s.name, now)
+		owner, ok = l.consequent.removed(seq+"."+l.name, now)
 	}
-	return ok && (owner == who.User || who.Operator || who.Manager)
+	return ok && (owner == user || privileged)
 }
