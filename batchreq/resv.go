@@ -59,6 +59,7 @@ const (
 	ATTR_resv_arch      = "resv_arch"       // -arch
 	ATTR_resv_opsys     = "resv_opsys"      // -os
 	ATTR_resv_resources = "resv_resources"  // -l, "attr=value,prop"
+	ATTR_resv_partition = "resv_partition"  // -partition: the partition whose nodes it holds (seed 003)
 	ATTR_resv_state     = "resv_state"      // status: WAIT_COMMIT, CONFIRMED, RUNNING, DONE, CANCELED
 	ATTR_resv_pending   = "resv_pending"    // status: the operation waiting for commit (reserve, modify, cancel, destroy)
 	ATTR_resv_exec      = "resv_exec_nodes" // status: the nodes assigned, "n1+n2"

@@ -107,12 +107,10 @@ func (c *schedCluster) start(name string, args ...string) *e2e.Daemon {
 // with env added to its environment.
 func (c *schedCluster) startEnv(label, name string, env []string, args ...string) *e2e.Daemon {
 	c.t.Helper()
-	cmd := exec.Command(filepath.Join(c.bin, name), args...)
 	if c.hosts != "" {
-		script := `mount --bind "$1" /etc/hosts && shift && exec "$@"`
-		cmd = exec.Command("unshare", append([]string{"--mount", "--propagation", "private", "sh", "-c", script, "sh",
-			c.hosts, filepath.Join(c.bin, name)}, args...)...)
+		return e2e.Start(c.t, label, e2e.HostsCommand(c.hosts, env, filepath.Join(c.bin, name), args...))
 	}
+	cmd := exec.Command(filepath.Join(c.bin, name), args...)
 	if env != nil {
 		cmd.Env = append(os.Environ(), env...)
 	}

@@ -24,6 +24,11 @@ type Reservation struct {
 	NodeCount int
 	Nodes     []string
 	Req       Requirements
+	// Partition, if set, is the partition whose nodes the reservation
+	// holds (plus_reserve -partition, seed 003 interface 8); its queue
+	// is then in that partition, scheduled by the partition's scheduler.
+	// Without one, the reservation holds nodes of no partition.
+	Partition string
 
 	Status
 	// Change holds the new values of a pending modify (Pending ==

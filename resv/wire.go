@@ -43,6 +43,9 @@ func (r *Reservation) SubmitAttrs() batchreq.AttrList {
 	if s := q.LString(); s != "" {
 		add(batchreq.ATTR_resv_resources, s)
 	}
+	if r.Partition != "" {
+		add(batchreq.ATTR_resv_partition, r.Partition)
+	}
 	return l
 }
 
@@ -147,6 +150,7 @@ func FromAttrs(id string, get func(name string) (string, bool)) (*Reservation, e
 	num(batchreq.ATTR_resv_slots, &r.Req.Slots)
 	str(batchreq.ATTR_resv_arch, &r.Req.Arch)
 	str(batchreq.ATTR_resv_opsys, &r.Req.OS)
+	str(batchreq.ATTR_resv_partition, &r.Partition)
 	if v, ok := get(batchreq.ATTR_resv_resources); ok && v != "" && err == nil {
 		r.Req.Attrs, r.Req.Props, err = ParseL(v)
 	}

@@ -12,7 +12,7 @@ func TestWireRoundTrip(t *testing.T) {
 	r := &Reservation{ID: "R4", Owner: "alice", Users: []string{"bob"},
 		Start: time.Unix(1795788000, 0), End: time.Unix(1795791600, 0), NodeCount: 2,
 		Req: Requirements{MemBytes: 1 << 30, NCPU: 4, Slots: 2, Arch: "x86_64", OS: "linux",
-			Attrs: []Attr{{"gpu", "1"}}, Props: []string{"fast"}},
+			Attrs: []Attr{{"gpu", "1"}}, Props: []string{"fast"}}, Partition: "p1",
 		Status: Status{State: Confirmed, Pending: OpCancel}, Assigned: []string{"n1", "n2"}, Created: time.Unix(1795780000, 0)}
 	l := r.StatusAttrs()
 	back, err := FromAttrs("R4", l.Get)

@@ -97,7 +97,8 @@ func (h resvHost) Nodes() []*reservable.Node {
 func reservableNode(n *state.Node, running int) *reservable.Node {
 	down := state.NodeStateDown | state.NodeStateOffline | state.NodeStateUnknown | state.NodeStateNotReported
 	rn := &reservable.Node{Name: n.Name, IsAlive: n.State&down == 0, NCPU: n.NP, NRunJobs: running,
-		Properties: state.ParseArst(n.Attrs.Get(pbsattr.NodeProperties)), Resources: map[string]string{}}
+		Properties: state.ParseArst(n.Attrs.Get(pbsattr.NodeProperties)), Resources: map[string]string{},
+		Partition: n.Attrs.Get(pbsattr.NodePartition)}
 	for _, item := range strings.Split(n.Attrs.Get(pbsattr.NodeStatus), ",") {
 		k, v, ok := strings.Cut(item, "=")
 		if !ok {
@@ -133,7 +134,7 @@ func jobNodes(j *state.Job) []string {
 	return out
 }
 
-func (h resvHost) EnsureQueue(name string, users []string) []store.Op {
+func (h resvHost) EnsureQueue(name string, users []string, partition string) []store.Op {
 	s := h.s
 	q := s.queueByName[name]
 	if q == nil {
@@ -148,6 +149,7 @@ func (h resvHost) EnsureQueue(name string, users []string) []store.Op {
 		s.log.Log(logline.EventAdmin, logline.ClassQueue, name, "created for reservation "+name)
 	}
 	q.Attrs.Set(pbsattr.QueueACLUsers, state.EncodeArst(users))
+	q.Attrs.Set(pbsattr.QueuePartition, partition) // its partition's scheduler runs its jobs
 	q.Attrs.Set(pbsattr.QueueMtime, strconv.FormatInt(s.now().Unix(), 10))
 	tx := s.db.Begin()
 	tx.SaveQueue(q)

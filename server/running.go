@@ -8,7 +8,7 @@ import (
 )
 
 // replyWriter is how a request is answered by code that does not know the
-// connection it came on: *conn implements it.
+// connection it came on: the transport's connections implement it.
 type replyWriter = handler.ReplyWriter
 
 // runningActions is what the job-control handlers ask of the MOM link for

@@ -1,77 +1,34 @@
 package server
 
 import (
-	"context"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 
-	pbsattr "gopbs/attr"
-	"gopbs/batchreq"
 	"gopbs/internal/logline"
-	"gopbs/server/link/mom"
 	"gopbs/server/link/sched"
 	"gopbs/server/schedulers"
 	"gopbs/server/store"
 )
 
-// schedHost is the server as package schedulers' Supervisor uses it: it
-// drives the cycles of the non-default schedulers (the default one is
-// the scheduler link's, sched_link.go).
+// schedHost is the server as package schedulers' Supervisor uses it: the
+// Supervisor runs the processes of the non-default schedulers and hands
+// each running one to the scheduler link (server/link/sched), the one
+// cycle runner of every scheduler.
 type schedHost struct{ s *Server }
 
-// Cycle connects to a scheduler, sends it cmd and serves its requests
-// with its slice of the cluster until it closes the connection.
-func (h schedHost) Cycle(sc *schedulers.Sched, cmd int) (int, bool) {
-	s := h.s
+// Run hands a running scheduler to the link and asks it for cycle cmd.
+func (h schedHost) Run(sc *schedulers.Sched, cmd int) {
 	host := sc.Host
-	if host == s.name {
+	if schedHostsOf(h.s.cfg.Home, h.s.name).local(host) {
 		host = "127.0.0.1" // the server starts its host's schedulers on loopback
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), mom.Timeout)
-	nc, err := mom.DialReserved(ctx, net.JoinHostPort(host, strconv.Itoa(sc.Port)))
-	cancel()
-	if err != nil {
-		s.log.Logf(logline.EventSched, logline.ClassServer, sc.Name, "Could not contact Scheduler %s - port %d", sc.Name, sc.Port)
-		s.log.Logf(logline.EventSched, logline.ClassServer, sc.Name, "Unable to reach scheduler associated with partition %s", strings.Join(sc.Partitions, ","))
-		return 0, false
-	}
-	if err := batchreq.WriteSchedCommand(nc, cmd); err != nil {
-		nc.Close()
-		return 0, false
-	}
-	s.log.Logf(logline.EventSched, logline.ClassServer, sc.Name, "Scheduler %s was sent the command %s", sc.Name, batchreq.SchedCommandName(cmd))
-	cy := new(sched.Cycle)
-	p, ok := s.peerConn(nc, s.scheds.Slice(sc.Name), cy)
-	if !ok {
-		return 0, false
-	}
-	begin := time.Now()
-	p.Serve()
-	took := time.Since(begin)
-	s.obs.SchedCycle(sc.Name, took)
-	s.log.Logf(logline.EventSched, logline.ClassServer, sc.Name, "Scheduler %s cycle %s ended after %.3f s, %d jobs run",
-		sc.Name, batchreq.SchedCommandName(cmd), took.Seconds(), cy.Started())
-	return cy.Started(), true
+	h.s.sched.Run(sched.Scheduler{Name: sc.Name, Host: host, Port: sc.Port}, cmd)
 }
 
-// Events sums the job events of the queues of the partitions.
-func (h schedHost) Events(parts []string) int64 {
-	s := h.s
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	var n int64
-	for _, q := range s.queues {
-		if p := q.Attrs.Get(pbsattr.QueuePartition); p != "" && slices.Contains(parts, p) {
-			n += q.Events
-		}
-	}
-	return n
-}
+// Stopped takes a scheduler from the link.
+func (h schedHost) Stopped(name string) { h.s.sched.Remove(name) }
 
 // Save makes the Supervisor's changes durable.
 func (h schedHost) Save(ops ...store.Op) {
@@ -97,9 +54,10 @@ func (s *Server) startSchedulers() {
 			cmd = filepath.Join(filepath.Dir(exe), "pbs_sched")
 		}
 	}
+	hosts := schedHostsOf(s.cfg.Home, s.name)
 	sv := schedulers.NewSupervisor(s.scheds, schedHost{s}, schedulers.RunConfig{
-		Command: cmd, Home: s.cfg.Home, RMPort: s.cfg.RMPort,
-		Local: func(h string) bool { return h == s.name || h == "localhost" || h == "127.0.0.1" },
+		Command: cmd, Home: s.cfg.Home, RMPort: s.cfg.RMPort, Local: hosts.local,
+		Self: hosts.self, Peers: hosts.peers(), Primary: hosts.primary(),
 	})
 	s.schedRun = sv
 	s.schedSuper = sv
@@ -113,3 +71,70 @@ func (s *Server) stopSchedulers() {
 		s.schedSuper.Stop(s.killScheds.Load())
 	}
 }
+
+// schedHosts is where this server stands among the hosts of sched
+// objects: the host it runs on and its failover group (the lines of
+// server_name, as the clients read them, docs/failover.md), whose
+// servers share one server name.
+type schedHosts struct {
+	name, self string
+	group      []string // the group's hosts, the primary first; nil without a group
+}
+
+// schedHostsOf returns the schedHosts of the server of PBS_HOME home
+// named name.
+func schedHostsOf(home, name string) schedHosts {
+	self, _ := os.Hostname()
+	h := schedHosts{name: name, self: self}
+	b, err := os.ReadFile(filepath.Join(home, "server_name"))
+	if err != nil {
+		return h
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		host, _, _ := strings.Cut(strings.TrimSpace(line), ":")
+		if host != "" && !slices.ContainsFunc(h.group, func(g string) bool { return sameSchedHost(g, host) }) {
+			h.group = append(h.group, host)
+		}
+	}
+	if len(h.group) < 2 {
+		h.group = nil
+	}
+	return h
+}
+
+// sameSchedHost reports whether two host names name one host: equal
+// (letter case aside) or one the short form of the other.
+func sameSchedHost(a, b string) bool {
+	if strings.EqualFold(a, b) {
+		return true
+	}
+	sa, _, _ := strings.Cut(a, ".")
+	sb, _, _ := strings.Cut(b, ".")
+	return strings.EqualFold(sa, sb) && (sa == a || sb == b)
+}
+
+// local reports whether a scheduler of host h runs on this server's host
+// (on loopback). In a failover group the shared server name is no host.
+func (h schedHosts) local(host string) bool {
+	switch {
+	case host == "localhost" || host == "127.0.0.1" || h.self != "" && sameSchedHost(host, h.self):
+		return true
+	case h.group == nil:
+		return host == h.name
+	}
+	return false
+}
+
+// peers returns the other hosts of the failover group.
+func (h schedHosts) peers() []string {
+	var out []string
+	for _, g := range h.group {
+		if !sameSchedHost(g, h.self) {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// primary reports whether this server is its group's first.
+func (h schedHosts) primary() bool { return h.group == nil || sameSchedHost(h.group[0], h.self) }

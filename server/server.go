@@ -90,7 +90,7 @@ type Config struct {
 	ResolveHost func(name string) []netip.Addr
 	// GoroutinePerConn serves every connection on its own goroutine
 	// through the runtime's network poller instead of the event loop
-	// (netloop_linux.go; the only way on other systems). The environment
+	// (server/transport; the only way on other systems). The environment
 	// variable GOPBS_NETLOOP=0 sets it too.
 	GoroutinePerConn bool
 	// HTTPAddr (-http) sets the http_address attribute at start-up: the

@@ -316,12 +316,23 @@ func TestDeleteKillsProcessTree(t *testing.T) {
 	if ex.Status != 256+int(syscall.SIGTERM) {
 		t.Errorf("exit %d, want 271", ex.Status)
 	}
-	time.Sleep(200 * time.Millisecond)
-	if ps, _ := te.eng.proc.Session(sid); len(live(ps)) != 0 {
-		t.Errorf("processes left in session %d: %+v", sid, ps)
-	}
+	waitSession(t, "processes left in session "+strconv.Itoa(sid), func() bool {
+		ps, _ := te.eng.proc.Session(sid)
+		return len(live(ps)) == 0
+	})
 	if err := te.eng.Signal(ctx, "nope", "SIGTERM", false); !errors.Is(err, ErrUnknownJob) {
 		t.Errorf("unknown job: %v", err)
+	}
+}
+
+// waitSession waits (5 s at most) until cond holds of a job's session,
+// and fails the test with what otherwise.
+func waitSession(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal(what)
+		}
 	}
 }
 
@@ -352,7 +363,15 @@ func TestSignalExitEncodingAndSuspend(t *testing.T) {
 	if err := te.eng.Signal(ctx, "9.srv", "suspend", false); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond)
+	waitSession(t, "the session stopped", func() bool {
+		ps, _ := te.eng.proc.Session(sid)
+		for _, p := range ps {
+			if p.State != 'T' {
+				return false
+			}
+		}
+		return true
+	})
 	ps, _ := te.eng.proc.Session(sid)
 	for _, p := range ps {
 		if p.State != 'T' {

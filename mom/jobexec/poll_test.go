@@ -240,8 +240,7 @@ func TestPollNowRunsCycle(t *testing.T) {
 func TestJobEndSamplesOtherJobs(t *testing.T) {
 	clk := &fakeClock{t: at(35, 0, 0)}
 	te := newClockedEnv(t, clk, "")
-	te.start(te.job("42.vm", "sleep 120\n"))
-	time.Sleep(200 * time.Millisecond) // the shell and sleep are up
+	waitProcs(t, te, te.start(te.job("42.vm", "sleep 120\n")), 2) // the shell and sleep are up
 	clk.Set(at(35, 3, 0))
 	te.start(te.job("43.vm", "exit 0\n"))
 	ex := te.waitExit(10 * time.Second)

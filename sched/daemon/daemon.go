@@ -196,6 +196,11 @@ func (d *Daemon) PrivPath(name string) string { return filepath.Join(d.priv, nam
 func (d *Daemon) LoadPolicy() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	return d.loadPolicyLocked()
+}
+
+// loadPolicyLocked is LoadPolicy with d.mu held.
+func (d *Daemon) loadPolicyLocked() error {
 	rp, err := reservable.Load(d.PrivPath(reservable.FileName))
 	if err != nil {
 		return err

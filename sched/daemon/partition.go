@@ -1,10 +1,23 @@
 package daemon
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
+	"gopbs/batchreq"
 	"gopbs/internal/logline"
 	"gopbs/sched/svrconn"
+)
+
+// The seed's texts of a run-time change of a scheduler's directories
+// (seed 003, interface 2).
+const (
+	msgLogChanged   = "Scheduler log directory is changed to "
+	msgPrivChanged  = "Scheduler priv directory is changed to "
+	commentLogFail  = "Unable to change the sched_logs directory"
+	commentPrivFail = "Unable to change the sched_priv directory"
 )
 
 // hello names a scheduler that has a name (Options.Name) to the server
@@ -21,11 +34,19 @@ func (d *Daemon) hello(conn *svrconn.Conn) (skip bool, err error) {
 		d.Log.Log(logline.EventError, logline.ClassServer, "schedule", "Unable to retrieve the scheduler attributes from server")
 		return true, err
 	}
-	parts := ""
+	var parts, priv, logDir string
 	for _, a := range objs[0].Attrs {
-		if a.Name == "partitions" {
+		switch a.Name {
+		case "partitions":
 			parts = a.Value
+		case "sched_priv":
+			priv = a.Value
+		case "sched_log":
+			logDir = a.Value
 		}
+	}
+	if d.opts.Name != "default" && !d.takeDirs(conn, priv, logDir) {
+		return true, nil
 	}
 	if d.opts.Name != "default" && strings.TrimSpace(parts) == "" {
 		d.Log.Log(logline.EventSystem, logline.ClassServer, "schedule", "Scheduler does not contain a partition")
@@ -33,4 +54,59 @@ func (d *Daemon) hello(conn *svrconn.Conn) (skip bool, err error) {
 	}
 	d.Log.Log(logline.EventDebug2, logline.ClassServer, "schedule", "Scheduler "+d.opts.Name+" schedules partitions "+parts)
 	return false, nil
+}
+
+// takeDirs takes on a sched_log or sched_priv of the scheduler's object
+// that differs from the one it runs with (changed with qmgr while it
+// runs): the log goes on in the new directory, the policy files are read
+// from the new sched_priv, and each says so in the log. When the
+// scheduler cannot take a directory on, it keeps the old one, sets its
+// object's comment to the seed's text and its scheduling to false (the
+// server then stops it), and reports false: the cycle is skipped.
+func (d *Daemon) takeDirs(conn *svrconn.Conn, priv, logDir string) bool {
+	if logDir != "" && filepath.Clean(logDir) != filepath.Clean(d.opts.LogDir) {
+		if err := d.Log.SetDir(logDir); err != nil {
+			d.dirFailed(conn, commentLogFail, err)
+			return false
+		}
+		d.opts.LogDir = logDir
+		d.Log.Log(logline.EventSystem|logline.EventForce, logline.ClassServer, "schedule", msgLogChanged+logDir)
+	}
+	if priv != "" && filepath.Clean(priv) != filepath.Clean(d.priv) {
+		if err := d.loadPrivFrom(priv); err != nil {
+			d.dirFailed(conn, commentPrivFail, err)
+			return false
+		}
+		if err := os.Chdir(priv); err != nil {
+			d.Log.Log(logline.EventError, logline.ClassServer, "schedule", err.Error())
+		}
+		d.Log.Log(logline.EventSystem|logline.EventForce, logline.ClassServer, "schedule", msgPrivChanged+priv)
+	}
+	return true
+}
+
+// loadPrivFrom reads the policy files of sched_priv dir, which must
+// hold sched_config; on success dir is the scheduler's sched_priv.
+// Called with d.mu held (a cycle).
+func (d *Daemon) loadPrivFrom(dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, "sched_config")); err != nil {
+		return err
+	}
+	old := d.priv
+	d.priv = dir
+	if err := d.loadPolicyLocked(); err != nil {
+		d.priv = old
+		_ = d.loadPolicyLocked() // back to the old directory's files (read before)
+		return err
+	}
+	return nil
+}
+
+// dirFailed reports a directory the scheduler could not take on: in its
+// log, and in its object's comment, with scheduling set to false.
+func (d *Daemon) dirFailed(conn *svrconn.Conn, comment string, err error) {
+	d.Log.Log(logline.EventError, logline.ClassServer, "schedule", fmt.Sprintf("%s: %v", comment, err))
+	if err := conn.SetSched(d.opts.Name, batchreq.NewAttr("comment", comment), batchreq.NewAttr("scheduling", "false")); err != nil {
+		d.Log.Log(logline.EventError, logline.ClassServer, "schedule", "cannot set the scheduler's comment: "+err.Error())
+	}
 }

@@ -63,6 +63,7 @@ type Node struct {
 	Properties []string
 	Resources  map[string]string // other resources the node reports, for -l attr=value
 	Reserved   bool              // held by a reservation overlapping the window
+	Partition  string            // the node's partition (seed 003), "" for none
 	// IdleSeconds is how long the node has run no job (LongestIdleTime).
 	IdleSeconds int64
 }

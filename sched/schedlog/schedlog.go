@@ -84,6 +84,30 @@ func (l *Logger) Reopen() error {
 	return l.ensure(l.now())
 }
 
+// SetDir makes the logger write its daily files in dir from now on (a
+// sched object's new sched_log). It opens today's file there first: on
+// failure the logger goes on in its old directory and the error is
+// returned. A logger of a fixed file (-L) or writer keeps it.
+func (l *Logger) SetDir(dir string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.fixed != "" || l.dir == "" {
+		l.dir = dir
+		return nil
+	}
+	day := l.now().Format("20060102")
+	f, err := os.OpenFile(filepath.Join(dir, day), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("open scheduler log: %w", err)
+	}
+	l.flush() // the lines so far go to the old directory
+	if l.f != nil {
+		l.f.Close()
+	}
+	l.dir, l.f, l.w, l.day = dir, f, f, day
+	return nil
+}
+
 // Hold makes the logger collect lines in memory until Release, writing
 // them in large pieces instead of one write per line; the lines and
 // their order are the same. The scheduler holds its log during a cycle.

@@ -173,6 +173,15 @@ func (c *Conn) SetPlan(jobID, start, hosts string) error {
 	return err
 }
 
+// SetSched sets attributes of a sched object (Manager request; the
+// scheduler's own object, issue 18).
+func (c *Conn) SetSched(name string, attrs ...batchreq.Attr) error {
+	_, err := c.exchange(batchreq.PBS_BATCH_Manager, &batchreq.Manage{
+		Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_SCHED, ObjName: name, Attrs: attrs,
+	}, "")
+	return err
+}
+
 // RunJob asks the server to run a job, on dest if not empty. The server
 // answers after the MOM accepted the job.
 func (c *Conn) RunJob(jobID, dest string) error {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"gopbs/internal/e2e"
+	"gopbs/internal/e2e/testcluster"
 	"gopbs/internal/pgtest"
 )
 
@@ -35,7 +36,7 @@ type foCluster struct {
 	t                        *testing.T
 	bin, base, work, list    string
 	homes                    [2]string // the two servers'
-	momHome, schedHome       string
+	momHome                  string
 	ports                    [2]int // the two servers' batch ports
 	momPort, rmPort, schPort int
 	user                     *e2e.Account
@@ -149,10 +150,9 @@ func TestFailoverEndToEnd(t *testing.T) {
 		t.Skip("end-to-end test")
 	}
 	pg := pgtest.Start(t)
-	c := &foCluster{t: t, user: e2e.User(t, foUser)}
+	tc := testcluster.New(t, testcluster.Options{Programs: []string{"pbs_iff", "qsub", "qstat", "qdel", "qmgr"}, LogLimit: 300})
+	c := &foCluster{t: t, user: e2e.User(t, foUser), bin: tc.Programs.Dir, base: tc.Base}
 	c.user.MakeHome(t)
-	c.bin = e2e.Build(t, "pbs_server", "pbs_mom", "pbs_sched", "pbs_iff", "qsub", "qstat", "qdel", "qmgr").Dir
-	c.base = e2e.Dir(t)
 	c.work = filepath.Join(c.base, "work")
 	for _, d := range []string{c.work, filepath.Join(c.work, "out")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -166,17 +166,14 @@ func TestFailoverEndToEnd(t *testing.T) {
 	for _, secs := range []int{0, 20} {
 		e2e.WriteFile(t, filepath.Join(c.work, "sleep"+strconv.Itoa(secs)+".sh"), fmt.Sprintf("#!/bin/sh\nsleep %d\n", secs))
 	}
-	ports := e2e.FreePorts(t, 5)
-	c.ports = [2]int{ports[0], ports[1]}
-	c.momPort, c.rmPort, c.schPort = ports[2], ports[3], ports[4]
+	c.ports = [2]int{tc.Ports.Server, e2e.FreePort(t)}
+	c.momPort, c.rmPort, c.schPort = tc.Ports.Mom, tc.Ports.RM, tc.Ports.Sched
 	c.list = fmt.Sprintf("localhost:%d,localhost:%d", c.ports[0], c.ports[1])
-	c.homes = [2]string{filepath.Join(c.base, "server1"), filepath.Join(c.base, "server2")}
-	c.momHome, c.schedHome = filepath.Join(c.base, "mom"), filepath.Join(c.base, "sched")
-	for _, h := range []string{c.homes[0], c.homes[1], c.momHome, c.schedHome} {
-		if err := e2e.MakeHome(h, "localhost"); err != nil {
-			t.Fatal(err)
-		}
+	c.homes = [2]string{tc.ServerHome, filepath.Join(c.base, "server2")}
+	if err := e2e.MakeHome(c.homes[1], "localhost"); err != nil {
+		t.Fatal(err)
 	}
+	c.momHome = tc.Mom("localhost").Home
 	for _, h := range c.homes {
 		p := filepath.Join(h, "server_priv", URLFile)
 		e2e.WriteFile(t, p, "# the pair's database\n"+pg.URL+"\n")
@@ -184,7 +181,7 @@ func TestFailoverEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e2e.LogFilesOnFailure(t, 300, filepath.Join(c.base, "*", "*_logs", "*"))
+	e2e.LogFilesOnFailure(t, 300, filepath.Join(c.homes[1], "server_logs", "*")) // the others' are the cluster's
 
 	// The first server creates the database and serves; the second
 	// stands by, not listening.
@@ -206,9 +203,7 @@ func TestFailoverEndToEnd(t *testing.T) {
 		"set server scheduling=true")
 	e2e.WriteFile(t, filepath.Join(c.momHome, "mom_priv", "config"), fmt.Sprintf(
 		"$pbsserver localhost:%d\n$pbsserver localhost:%d\n$status_update_time 2\n$check_poll_time 1\n", c.ports[0], c.ports[1]))
-	ps := strconv.Itoa
-	e2e.Start(t, "pbs_mom", exec.Command(filepath.Join(c.bin, "pbs_mom"), "-D", "-d", c.momHome, "-H", "localhost",
-		"-M", ps(c.momPort), "-R", ps(c.rmPort), "-S", ps(c.ports[0])))
+	tc.StartMom("localhost")
 	root, err := e2e.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -217,10 +212,7 @@ func TestFailoverEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e2e.WriteFile(t, filepath.Join(c.schedHome, "sched_priv", "sched_config"), string(sc))
-	sched := e2e.Start(t, "pbs_sched", exec.Command(filepath.Join(c.bin, "pbs_sched"), "-D", "-d", c.schedHome,
-		"-S", ps(c.schPort), "-R", ps(c.rmPort), "-listen", "127.0.0.1"))
-	sched.WaitListening(t, "127.0.0.1:"+ps(c.schPort), 30*time.Second)
+	tc.StartSched(string(sc))
 
 	// Two jobs run across the kill.
 	var long []string

@@ -15,7 +15,14 @@ import (
 // candidates returns the server's nodes marked Reserved where another
 // reservation holds them in r's window, and the holders.
 func (s *Service) candidates(r *resv.Reservation, except string) ([]*reservable.Node, map[string]*resv.Reservation) {
-	nodes := s.host.Nodes()
+	var nodes []*reservable.Node
+	for _, n := range s.host.Nodes() {
+		// a reservation holds nodes of its partition (plus_reserve
+		// -partition), or of none
+		if n.Partition == r.Partition {
+			nodes = append(nodes, n)
+		}
+	}
 	held := resv.Held(s.tab.models(), r.Start, r.End, except)
 	for _, n := range nodes {
 		n.Reserved = held[n.Name] != nil
@@ -72,6 +79,9 @@ func (s *Service) assign(rules Rules, r *resv.Reservation, keep []string, now ti
 			names[i] = n.Name
 		}
 		return names, ""
+	}
+	if len(all) == 0 && r.Partition != "" {
+		return nil, "partition " + r.Partition + " has no nodes"
 	}
 	if len(all) == 0 {
 		return nil, "the server has no nodes"

@@ -52,9 +52,9 @@ type Host interface {
 	// Log writes a server log line about reservation id.
 	Log(id, msg string)
 	// EnsureQueue creates the execution queue name, started and enabled,
-	// whose user ACL is users, or sets the ACL of the existing one
-	// (locked).
-	EnsureQueue(name string, users []string) []store.Op
+	// whose user ACL is users and whose partition is partition (none if
+	// ""), or sets the ACL and partition of the existing one (locked).
+	EnsureQueue(name string, users []string, partition string) []store.Op
 	// RemoveQueue removes queue name if it has no jobs (locked); it
 	// reports whether the queue is gone (or never existed).
 	RemoveQueue(name string) ([]store.Op, bool)
@@ -204,6 +204,11 @@ func (s *Service) Submit(w handler.ReplyWriter, who handler.Asker, b *batchreq.R
 		return
 	}
 	s.host.Lock()
+	if r.Partition != "" && !slices.ContainsFunc(s.host.Nodes(), func(n *reservable.Node) bool { return n.Partition == r.Partition }) {
+		s.host.Unlock()
+		reject(w, batchreq.PBSE_BADATVAL, "unknown partition %s: no node is in it", r.Partition)
+		return
+	}
 	id, num, counter := s.tab.newID()
 	r.ID = id
 	assigned, why := s.assign(rules, r, nil, now)
@@ -232,7 +237,7 @@ func (s *Service) Submit(w handler.ReplyWriter, who handler.Asker, b *batchreq.R
 // confirmed does what a reservation's confirmation does: its queue, its
 // Y record. Called with the lock held.
 func (s *Service) confirmed(e *entry, now time.Time) []store.Op {
-	ops := s.host.EnsureQueue(e.ID, e.aclUsers())
+	ops := s.host.EnsureQueue(e.ID, e.aclUsers(), e.Partition)
 	e.QueueMade = true
 	s.account(resv.RecConfirmed, e, now)
 	return ops
@@ -302,7 +307,7 @@ func (s *Service) Commit(w handler.ReplyWriter, who handler.Asker, b *batchreq.R
 			reject(w, batchreq.PBSE_RESCUNAV, "%s", why)
 			return
 		}
-		ops = append(ops, s.host.EnsureQueue(e.ID, e.aclUsers())...)
+		ops = append(ops, s.host.EnsureQueue(e.ID, e.aclUsers(), e.Partition)...)
 	}
 	op := e.Pending
 	e.Status, e.Change, e.PendingSince = next, nil, time.Time{}
@@ -405,7 +410,7 @@ func (s *Service) Modify(w handler.ReplyWriter, who handler.Asker, b *batchreq.R
 		return
 	}
 	s.account(resv.RecModified, e, now)
-	ops := s.host.EnsureQueue(e.ID, e.aclUsers())
+	ops := s.host.EnsureQueue(e.ID, e.aclUsers(), e.Partition)
 	s.host.Log(e.ID, "modified at request of "+who.Requester())
 	s.commit(w, append(ops, s.tab.put(e)), batchreq.NullReply(), nil)
 }

@@ -27,6 +27,7 @@ type fakeHost struct {
 	policy   string
 	order    []config.NodeSortKey
 	queues   map[string][]string // queue → ACL
+	parts    map[string]string   // queue → partition
 	jobs     []*Job
 	acct     []string
 	requeued []string
@@ -42,7 +43,7 @@ func newFakeHost(t *testing.T, dir string) *fakeHost {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	h := &fakeHost{dir: dir, now: time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC), st: st, queues: map[string][]string{},
+	h := &fakeHost{dir: dir, now: time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC), st: st, queues: map[string][]string{}, parts: map[string]string{},
 		comments: map[string]string{}}
 	for _, n := range []string{"n1", "n2", "n3"} {
 		h.nodes = append(h.nodes, &reservable.Node{Name: n, IsAlive: true, NCPU: 2, PhysMem: 4 << 30, Arch: "x86_64", OS: "linux"})
@@ -76,8 +77,9 @@ func (h *fakeHost) Account(typ byte, id, msg string) {
 	h.acct = append(h.acct, fmt.Sprintf("%c;%s;%s", typ, id, msg))
 }
 func (h *fakeHost) Log(id, msg string) {}
-func (h *fakeHost) EnsureQueue(name string, users []string) []store.Op {
+func (h *fakeHost) EnsureQueue(name string, users []string, partition string) []store.Op {
 	h.queues[name] = users
+	h.parts[name] = partition
 	return nil
 }
 func (h *fakeHost) RemoveQueue(name string) ([]store.Op, bool) {
@@ -495,5 +497,54 @@ func TestUsable(t *testing.T) {
 	s.Tick()
 	if use := s.Usable("R1", 0); !use("n1") || use("n2") {
 		t.Errorf("R1 running: n1 %v, n2 %v", use("n1"), use("n2"))
+	}
+}
+
+// TestPartitionReservation: a reservation of a partition (plus_reserve
+// -partition, seed 003 interface 8) holds only nodes of that partition
+// and its queue is in the partition; one without holds only nodes of no
+// partition; an unknown partition is refused.
+func TestPartitionReservation(t *testing.T) {
+	h := newFakeHost(t, t.TempDir())
+	h.nodes[1].Partition, h.nodes[2].Partition = "p1", "p1" // n2, n3
+	s, err := New(h, h.st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := h.now.Add(time.Hour)
+	part := func(p string) batchreq.Attr { return batchreq.NewAttr(batchreq.ATTR_resv_partition, p) }
+	r := h.submit(t, s, alice, false, submitAttrs(start, start.Add(time.Hour), "2", part("p1")))
+	if r.code != 0 || r.p == nil {
+		t.Fatalf("submit in p1: %d %q", r.code, r.msg)
+	}
+	e := s.tab.get(r.p.JobID)
+	if !slices.Equal(e.Assigned, []string{"n2", "n3"}) || h.parts[e.ID] != "p1" || e.Partition != "p1" {
+		t.Errorf("%s: nodes %v, queue partition %q, partition %q; want n2+n3 in p1", e.ID, e.Assigned, h.parts[e.ID], e.Partition)
+	}
+	if v, _ := e.StatusAttrs().Get(batchreq.ATTR_resv_partition); v != "p1" {
+		t.Errorf("status partition %q", v)
+	}
+	for _, tc := range []struct {
+		attrs batchreq.AttrList
+		code  int
+		want  string
+	}{
+		// n2 and n3 are R1's; n1 is of no partition
+		{submitAttrs(start, start.Add(time.Hour), "1", part("p1")), batchreq.PBSE_RESCUNAV, "only 0 of 1 nodes free"},
+		{submitAttrs(start, start.Add(time.Hour), "2"), batchreq.PBSE_RESCUNAV, "only 1 of 2 nodes free"},
+		{submitAttrs(start, start.Add(time.Hour), "n2", part("")), batchreq.PBSE_RESCUNAV, "unknown node n2"},
+		{submitAttrs(start, start.Add(time.Hour), "1", part("p9")), batchreq.PBSE_BADATVAL, "unknown partition p9: no node is in it"},
+	} {
+		r := h.submit(t, s, alice, false, tc.attrs)
+		if r.code != tc.code || !strings.Contains(r.msg, tc.want) {
+			t.Errorf("%v: %d %q, want %d %q", tc.attrs, r.code, r.msg, tc.code, tc.want)
+		}
+	}
+	r = h.submit(t, s, bob, false, submitAttrs(start, start.Add(time.Hour), "1"))
+	if r.code != 0 {
+		t.Fatalf("submit of no partition: %d %q", r.code, r.msg)
+	}
+	if e := s.tab.get(r.p.JobID); !slices.Equal(e.Assigned, []string{"n1"}) || h.parts[e.ID] != "" {
+		t.Errorf("%s: nodes %v, queue partition %q; want n1 of none", e.ID, e.Assigned, h.parts[e.ID])
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"gopbs/batchreq"
 	"gopbs/internal/e2e"
+	"gopbs/internal/e2e/testcluster"
 	"gopbs/tools/pbsbench/load"
 )
 
@@ -26,21 +27,18 @@ import (
 // PBS_DEFAULT and HOSTALIASES.
 
 type cluster struct {
+	*testcluster.Cluster
 	t                       *testing.T
 	bin, base, home         string
 	svPort, momPort, rmPort int
-	hosts                   string
 	server                  *e2e.Daemon
 	dialer                  *load.Dialer
 }
 
-// inNamespace returns a command running program in a private mount
-// namespace where hosts is /etc/hosts.
+// inNamespace returns a command running program in the daemons' private
+// mount namespace, where the hosts file nodesim wrote is /etc/hosts.
 func (c *cluster) inNamespace(program string, args ...string) *exec.Cmd {
-	script := `mount --bind "$1" /etc/hosts && shift && exec "$@"`
-	full := append([]string{"--mount", "--propagation", "private", "sh", "-c", script, "sh", c.hosts,
-		filepath.Join(c.bin, program)}, args...)
-	return exec.Command("unshare", full...)
+	return c.Command(nil, program, args...)
 }
 
 // run runs a client command as root and returns its output and status.
@@ -136,29 +134,17 @@ func alive(pid int) bool { return pid > 0 && syscall.Kill(pid, 0) == nil }
 
 func newCluster(t *testing.T) *cluster {
 	e2e.RequireNamespaces(t)
-	if testing.Short() {
-		t.Skip("end-to-end test")
-	}
-	c := &cluster{t: t}
-	c.bin = e2e.Build(t, "pbs_server", "pbs_sched", "nodesim", "qmgr", "qterm", "pbs_iff").Dir
-	c.base = e2e.Dir(t)
-	c.home = filepath.Join(c.base, "home")
-	if err := e2e.MakeHome(c.home, "localhost"); err != nil {
-		t.Fatal(err)
-	}
+	tc := testcluster.New(t, testcluster.Options{Programs: []string{"nodesim", "qmgr", "qterm", "pbs_iff"}})
+	c := &cluster{Cluster: tc, t: t, bin: tc.Programs.Dir, base: tc.Base, home: tc.ServerHome,
+		svPort: tc.Ports.Server, momPort: tc.Ports.Mom, rmPort: tc.Ports.RM}
 	e2e.WriteFile(t, filepath.Join(c.base, "hostaliases"), "localhost 127.0.0.1\n")
-	e2e.LogFilesOnFailure(t, 20000, filepath.Join(c.home, "*_log*", "*"), filepath.Join(c.home, "sched_priv_*", "sched_out"))
-	ports := e2e.FreePorts(t, 4)
-	c.svPort, c.momPort, c.rmPort = ports[0], ports[1], ports[2]
-	c.hosts = filepath.Join(c.base, "hosts")
-	cmd := exec.Command(filepath.Join(c.bin, "nodesim"), "-n", "9", "-hosts", c.hosts)
+	e2e.LogFilesOnFailure(t, 20000, filepath.Join(c.home, "sched_logs_*", "*"), filepath.Join(c.home, "sched_priv_*", "sched_out"))
+	tc.Hosts = filepath.Join(c.base, "hosts")
+	cmd := exec.Command(filepath.Join(c.bin, "nodesim"), "-n", "9", "-hosts", tc.Hosts)
 	if _, errOut, code := e2e.Run(t, cmd, 30*time.Second); code != 0 {
 		t.Fatalf("nodesim -hosts: %s", errOut)
 	}
-	ps := strconv.Itoa
-	c.server = e2e.Start(t, "pbs_server", c.inNamespace("pbs_server", "-D", "-f", "-t", "create", "-d", c.home,
-		"-p", ps(c.svPort), "-M", ps(c.momPort), "-R", ps(c.rmPort), "-S", "127.0.0.1:"+ps(ports[3]), "-H", "localhost", "-a", "false"))
-	c.server.WaitListening(t, fmt.Sprintf("127.0.0.1:%d", c.svPort), 20*time.Second)
+	c.server = tc.StartServer("create", "-a", "false")
 	c.dialer = &load.Dialer{Addr: fmt.Sprintf("127.0.0.1:%d", c.svPort), User: "root", Timeout: 30 * time.Second}
 	t.Cleanup(func() {
 		// the schedulers lead process groups of their own
@@ -371,6 +357,8 @@ func TestSeveralSchedulers(t *testing.T) {
 		}
 	}
 
+	c.dirChanges(priv1)
+
 	// print recreates the configuration on another server.
 	c.qmgr("set sched s1 scheduling = false", "set sched s2 scheduling = false")
 	var dump string
@@ -442,4 +430,50 @@ func jobID(t *testing.T, c *cluster, name string) string {
 	}
 	t.Fatalf("no job %s", name)
 	return ""
+}
+
+// dirChanges changes s1's sched_log and sched_priv while it runs (seed
+// 003, interface 2): the scheduler takes a new log directory on itself
+// (no restart) and says so there; a sched_priv without sched_config is
+// one it cannot take on (its comment says so and its scheduling goes
+// off); a sched_priv that fails the server's checks is refused by the
+// server the same way.
+func (c *cluster) dirChanges(priv1 string) {
+	t := c.t
+	pid := lockPID(priv1)
+	logDir := filepath.Join(c.home, "sched_logs_s1_new")
+	c.qmgr("set sched s1 sched_log = " + logDir)
+	want := "Scheduler log directory is changed to " + logDir
+	e2e.WaitFor(t, "s1 logging in its new directory", 30*time.Second, func() bool {
+		logs, _ := filepath.Glob(filepath.Join(logDir, "*"))
+		for _, l := range logs {
+			if b, _ := os.ReadFile(l); strings.Contains(string(b), want) {
+				return true
+			}
+		}
+		return false
+	})
+	if now := lockPID(priv1); now != pid || !alive(pid) {
+		t.Errorf("s1 restarted for a new sched_log: pid %d, was %d", now, pid)
+	}
+
+	empty := filepath.Join(c.home, "sched_priv_empty")
+	if err := os.MkdirAll(empty, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	c.qmgr("set sched s1 sched_priv = " + empty)
+	e2e.WaitFor(t, "s1 refusing a sched_priv without sched_config", 30*time.Second, func() bool {
+		return c.schedAttr("s1", "comment") == "Unable to change the sched_priv directory" && c.schedAttr("s1", "scheduling") == "False"
+	})
+	e2e.WaitFor(t, "s1 stopped", 30*time.Second, func() bool { return !alive(pid) && c.schedAttr("s1", "state") == "DOWN" })
+
+	c.qmgr("set sched s1 sched_priv = "+priv1, "set sched s1 scheduling = true")
+	e2e.WaitFor(t, "s1 running again", 30*time.Second, func() bool {
+		return alive(lockPID(priv1)) && lockPID(priv1) != pid && c.schedAttr("s1", "state") != "DOWN"
+	})
+	c.qmgr("set sched s1 sched_priv = " + filepath.Join(c.home, "no_such_dir"))
+	e2e.WaitFor(t, "the server refusing a sched_priv that fails its checks", 30*time.Second, func() bool {
+		return c.schedAttr("s1", "comment") == "PBS failed validation checks for sched_priv directory" && c.schedAttr("s1", "scheduling") == "False"
+	})
+	c.qmgr("set sched s1 sched_priv = " + priv1)
 }

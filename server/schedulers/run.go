@@ -1,7 +1,9 @@
 package schedulers
 
 import (
+	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -13,20 +15,21 @@ import (
 	"time"
 
 	"gopbs/batchreq"
+	"gopbs/iff"
 	"gopbs/server/store"
 )
 
-// Host is the server as the Supervisor uses it.
+// Host is the server as the Supervisor uses it. The Supervisor runs the
+// processes; the server's scheduler link runs their cycles.
 type Host interface {
-	// Cycle connects to scheduler s, sends it cmd and serves the
-	// connection (as s's slice) until the scheduler closes it. It
-	// returns the number of jobs started over it and whether the
-	// scheduler was reached.
-	Cycle(s *Sched, cmd int) (started int, reached bool)
-	// Events returns a counter of the job events (a job queued or
-	// finished) in the queues of the partitions: a change asks for a
-	// cycle.
-	Events(partitions []string) int64
+	// Run tells the server that scheduler s listens on its host and
+	// port (started, found running, or run by the site on another host)
+	// and asks it for a cycle cmd: "first" after a start, "command"
+	// after a change of its object.
+	Run(s *Sched, cmd int)
+	// Stopped tells the server that scheduler name no longer runs: no
+	// cycle is to be tried until Run again.
+	Stopped(name string)
 	// Save makes store operations durable (comments and scheduling the
 	// Supervisor sets).
 	Save(ops ...store.Op)
@@ -51,6 +54,23 @@ type RunConfig struct {
 	RestartDelay time.Duration
 	// Tick is the period of the timed checks; default 1 s.
 	Tick time.Duration
+
+	// Failover (seed 003, interface 4): Self is the host this server
+	// runs on, Peers the hosts of the other servers of its failover
+	// group, and Primary says this server is the group's first. A
+	// scheduler whose host is a peer's is taken over when this server
+	// is active: the primary always (it stops the peer's scheduler
+	// with Quit and starts it here), another server when Reach cannot
+	// connect to it. Taken over, the scheduler's host is Self.
+	Self    string
+	Peers   []string
+	Primary bool
+	// Reach reports whether a scheduler listens on host:port (nil:
+	// a connection attempt of a few seconds).
+	Reach func(host string, port int) bool
+	// Quit asks the scheduler on host:port to stop (nil: the
+	// scheduler command SCH_QUIT on a connection to it).
+	Quit func(host string, port int)
 }
 
 // Comments the Supervisor gives a scheduler (seed 003, interface 1 and 2).
@@ -68,9 +88,9 @@ const (
 )
 
 // Supervisor starts the non-default schedulers whose scheduling is true,
-// restarts those that die, stops them, and runs their cycles: one loop
-// per scheduler, so that a scheduler never has two cycles at once while
-// different schedulers cycle in parallel.
+// restarts those that die and stops them, one loop per scheduler; it
+// hands each running scheduler to the server (Host.Run), whose scheduler
+// link runs its cycles.
 type Supervisor struct {
 	t   *Table
 	h   Host
@@ -92,6 +112,12 @@ func NewSupervisor(t *Table, h Host, cfg RunConfig) *Supervisor {
 	}
 	if cfg.Local == nil {
 		cfg.Local = func(string) bool { return true }
+	}
+	if cfg.Reach == nil {
+		cfg.Reach = reach
+	}
+	if cfg.Quit == nil {
+		cfg.Quit = quit
 	}
 	return &Supervisor{t: t, h: h, cfg: cfg, loops: map[string]*loop{}}
 }
@@ -135,16 +161,6 @@ func (sv *Supervisor) Changed(name string) {
 	l.poke(true)
 }
 
-// Poke tells every scheduler that jobs may have been queued or finished:
-// each compares the events of its partitions with those it saw.
-func (sv *Supervisor) Poke() {
-	sv.mu.Lock()
-	defer sv.mu.Unlock()
-	for _, l := range sv.loops {
-		l.poke(false)
-	}
-}
-
 // Stop ends the loops; with kill, the scheduler processes are stopped
 // too (qterm -s), otherwise they are left running for the next server.
 func (sv *Supervisor) Stop(kill bool) {
@@ -177,10 +193,8 @@ type loop struct {
 	restarts  []time.Time
 	nextStart time.Time
 	delay     time.Duration
-	first     bool // the first cycle after a start is still due
-	lastCycle time.Time
-	events    int64
-	again     bool // a cycle started one job: one more (as TORQUE)
+	up        bool   // handed to the server's link (Host.Run)
+	dirs      *Sched // sched_priv and sched_log as last checked
 	// adopted is set while the scheduler runs as a process the
 	// Supervisor did not start (left running by the previous server):
 	// it is driven as it is, and stopped through its lock file's pid.
@@ -223,90 +237,137 @@ func (l *loop) run() {
 		s := sv.t.Get(l.name)
 		if s == nil {
 			l.stopProc() // deleted
+			l.down()
 			return
 		}
 		l.mu.Lock()
 		changed := l.changed
 		l.changed = false
 		l.mu.Unlock()
-		if !s.Scheduling {
-			if l.proc != nil {
-				l.stopProc()
-			}
-			sv.t.SetState(l.name, StateDown)
-			continue
-		}
-		if (l.proc != nil || l.adopted != nil) && changed && l.running != nil && !sameRun(l.running, s) {
-			sv.h.Logf(l.name, "scheduler %s restarted for its new attributes", l.name)
+		l.turn(s, changed)
+	}
+}
+
+// turn brings the scheduler in line with its object s: started, stopped,
+// restarted or handed to the server; changed says the object changed.
+func (l *loop) turn(s *Sched, changed bool) {
+	sv := l.sv
+	if !s.Scheduling {
+		if l.proc != nil || l.adopted != nil {
 			l.stopProc()
 		}
-		local := sv.cfg.Local(s.Host)
-		if !local && l.running == nil {
-			// a scheduler of another host is the site's to run; the
-			// server only connects to it
-			l.running, l.first = s, true
+		l.down()
+		l.running, l.dirs = nil, nil
+		return
+	}
+	if (l.proc != nil || l.adopted != nil) && changed && l.running != nil && !sameRun(l.running, s) {
+		sv.h.Logf(l.name, "scheduler %s restarted for its new attributes", l.name)
+		l.stopProc()
+		l.down()
+	}
+	if l.up && changed && !l.dirsOK(s) {
+		return // scheduling is off now: the next turn stops it
+	}
+	local := sv.cfg.Local(s.Host)
+	if !local && !l.up && slices.Contains(sv.cfg.Peers, s.Host) {
+		if t := l.takeOver(s); t != nil {
+			s, local = t, true
 		}
-		if local && l.proc == nil && l.adopted == nil && portOpen(s.Port) {
-			sv.h.Logf(l.name, "scheduler %s already runs on port %d", l.name, s.Port)
-			l.adopted, l.running, l.first = s, s, true
+	}
+	if l.adopted != nil && !portOpen(s.Port) {
+		sv.h.Logf(l.name, "scheduler %s no longer answers on port %d", l.name, s.Port)
+		l.adopted = nil // gone: started below
+		l.down()
+	}
+	if local && l.proc == nil && l.adopted == nil && portOpen(s.Port) {
+		sv.h.Logf(l.name, "scheduler %s already runs on port %d", l.name, s.Port)
+		l.adopted, l.running = s, s
+	}
+	if local && l.proc == nil && l.adopted == nil {
+		if time.Now().Before(l.nextStart) || !l.startProc(s) {
+			l.down()
+			return
 		}
-		if local && l.proc == nil && l.adopted == nil {
-			if time.Now().Before(l.nextStart) || !l.startProc(s) {
-				sv.t.SetState(l.name, StateDown)
-				continue
-			}
-		}
-		l.cycle(s, changed)
+	}
+	switch {
+	case !l.up:
+		// started, found running, or (another host's) run by the
+		// site: the server connects to it
+		l.running, l.dirs, l.up = s, s, true
+		sv.t.SetState(l.name, StateIdle)
+		sv.h.Run(s, batchreq.SCH_SCHEDULE_FIRST)
+	case changed:
+		sv.h.Run(s, batchreq.SCH_SCHEDULE_CMD)
 	}
 }
 
 // sameRun reports whether a running scheduler can go on under the new
-// attributes (only its partitions, iteration and comment changed).
+// attributes: only its partitions, iteration, directories or comment
+// changed (the scheduler takes new directories on itself).
 func sameRun(a, b *Sched) bool {
-	return a.Host == b.Host && a.Port == b.Port && a.Priv == b.Priv && a.Log == b.Log && a.User == b.User
+	return a.Host == b.Host && a.Port == b.Port && a.User == b.User
 }
 
-// cycle runs a cycle if one is due: the first after a start, one asked
-// for by a change of the object, by a job event in its partitions, or by
-// its scheduler_iteration.
-func (l *loop) cycle(s *Sched, changed bool) {
+// takeOver takes a scheduler of a failover peer's host over (seed 003,
+// interface 4): the primary server stops the peer's scheduler and runs
+// it here; another server does so only when it cannot connect to it. It
+// returns the object with this host in host, or nil when the scheduler
+// stays the peer's.
+func (l *loop) takeOver(s *Sched) *Sched {
 	sv := l.sv
-	if len(s.Partitions) == 0 {
-		sv.t.SetState(l.name, StateIdle) // it schedules nothing
-		return
+	if sv.cfg.Primary {
+		sv.cfg.Quit(s.Host, s.Port)
+		sv.h.Logf(l.name, "scheduler %s of %s stopped: the primary server runs it", l.name, s.Host)
+	} else if sv.cfg.Reach(s.Host, s.Port) {
+		return nil // the peer's scheduler runs: the server connects to it
 	}
-	ev := sv.h.Events(s.Partitions)
-	cmd := batchreq.SCH_SCHEDULE_NULL
-	switch {
-	case l.first:
-		cmd = batchreq.SCH_SCHEDULE_FIRST
-	case l.again:
-		cmd = batchreq.SCH_SCHEDULE_RECYC
-	case changed:
-		cmd = batchreq.SCH_SCHEDULE_CMD
-	case ev != l.events:
-		cmd = batchreq.SCH_SCHEDULE_NEW
-	case s.Iteration > 0 && time.Since(l.lastCycle) >= time.Duration(s.Iteration)*time.Second:
-		cmd = batchreq.SCH_SCHEDULE_TIME
+	op, ok := sv.t.SetHost(l.name, sv.cfg.Self)
+	if !ok {
+		return nil
 	}
-	if cmd == batchreq.SCH_SCHEDULE_NULL {
-		sv.t.SetState(l.name, StateIdle)
-		return
+	sv.h.Save(op)
+	sv.h.Logf(l.name, "scheduler %s of %s taken over by this server (host %s)", l.name, s.Host, sv.cfg.Self)
+	l.running = nil
+	return sv.t.Get(l.name)
+}
+
+// down takes the scheduler from the server's link.
+func (l *loop) down() {
+	if l.up {
+		l.up = false
+		l.sv.h.Stopped(l.name)
 	}
-	l.events, l.lastCycle = ev, time.Now()
-	sv.t.SetState(l.name, StateScheduling)
-	started, reached := sv.h.Cycle(s, cmd)
-	if !reached {
-		sv.t.SetState(l.name, StateDown)
-		l.adopted = nil // gone: the next turn starts it
-		return          // a started process is watched; the next tick tries again
+	l.sv.t.SetState(l.name, StateDown)
+}
+
+// dirsOK checks a sched_priv or sched_log changed while the scheduler
+// runs, which the scheduler itself takes on at its next cycle (seed 003,
+// interface 2): a sched_priv that fails the server's checks turns
+// scheduling off with the seed's comment; a new sched_log is created
+// for the scheduler's user.
+func (l *loop) dirsOK(s *Sched) bool {
+	if l.dirs == nil || l.dirs.Priv == s.Priv && l.dirs.Log == s.Log {
+		return true
 	}
-	l.first = false
-	l.again = started == 1
-	sv.t.SetState(l.name, StateIdle)
-	// a job queued or finished during the cycle asks for the next one
-	// at the next kick or tick (events was read before the cycle)
-	l.poke(false)
+	uid, gid, err := lookupIDs(s.User)
+	if err != nil {
+		l.fail(s, CommentCannotStart+": "+err.Error(), true)
+		return false
+	}
+	if s.Priv != l.dirs.Priv {
+		if msg := checkDir(s.Priv, uid, true); msg != "" {
+			l.sv.h.Logf(l.name, "scheduler %s: %s: %s", l.name, CommentPrivChecks, msg)
+			l.fail(s, CommentPrivChecks, true)
+			return false
+		}
+	}
+	if s.Log != l.dirs.Log {
+		if err := os.MkdirAll(s.Log, 0o755); err == nil {
+			_ = os.Chown(s.Log, uid, gid)
+		}
+	}
+	l.dirs = s
+	return true
 }
 
 // startProc validates the directories and starts the scheduler process.
@@ -318,36 +379,19 @@ func (l *loop) startProc(s *Sched) bool {
 		l.fail(s, CommentCannotStart+": "+err.Error(), true)
 		return false
 	}
-	// a directory changed while the scheduler ran: the seed's texts
-	privChanged := l.running != nil && l.running.Priv != s.Priv
-	logChanged := l.running != nil && l.running.Log != s.Log
 	if msg := checkDir(s.Priv, uid, true); msg != "" {
-		if privChanged {
-			sv.h.Logf(l.name, "scheduler %s: %s: %s", l.name, CommentPrivChecks, msg)
-			l.fail(s, CommentPrivChange, true)
-		} else {
-			l.fail(s, CommentPrivChecks+": "+msg, true)
-		}
+		l.fail(s, CommentPrivChecks+": "+msg, true)
 		return false
 	}
 	if _, err := os.Stat(filepath.Join(s.Priv, "sched_config")); err != nil {
-		if privChanged {
-			l.fail(s, CommentPrivChange, true)
-		} else {
-			l.fail(s, CommentPrivAccess, true)
-		}
+		l.fail(s, CommentPrivAccess, true)
 		return false
 	}
 	if err := os.MkdirAll(s.Log, 0o755); err == nil {
 		_ = os.Chown(s.Log, uid, gid)
 	}
 	if msg := checkDir(s.Log, uid, false); msg != "" {
-		if logChanged {
-			sv.h.Logf(l.name, "scheduler %s: %s: %s", l.name, CommentLogAccess, msg)
-			l.fail(s, CommentLogChange, true)
-		} else {
-			l.fail(s, CommentLogAccess+": "+msg, true)
-		}
+		l.fail(s, CommentLogAccess+": "+msg, true)
 		return false
 	}
 	args := []string{"-D", "-d", sv.cfg.Home, "-S", strconv.Itoa(s.Port), "-priv", s.Priv, "-log", s.Log,
@@ -371,7 +415,7 @@ func (l *loop) startProc(s *Sched) bool {
 		l.fail(s, CommentCannotStart+": "+err.Error(), false)
 		return false
 	}
-	l.proc, l.running, l.first = cmd, s, true
+	l.proc, l.running = cmd, s
 	l.exited = make(chan struct{})
 	go func(c *exec.Cmd, done chan struct{}) {
 		_ = c.Wait()
@@ -421,7 +465,7 @@ func (l *loop) procExited() {
 		st = ps.String()
 	}
 	l.proc = nil
-	sv.t.SetState(l.name, StateDown)
+	l.down()
 	now := time.Now()
 	l.restarts = slices.DeleteFunc(l.restarts, func(t time.Time) bool { return now.Sub(t) > time.Hour })
 	l.restarts = append(l.restarts, now)
@@ -498,4 +542,29 @@ func checkDir(dir string, uid int, priv bool) string {
 		return fmt.Sprintf("%s is writable by others (%o)", dir, fi.Mode().Perm())
 	}
 	return ""
+}
+
+// reach reports whether something accepts connections on host:port.
+func reach(host string, port int) bool {
+	nc, err := net.DialTimeout("tcp", net.JoinHostPort(host, strconv.Itoa(port)), 3*time.Second)
+	if err != nil {
+		return false
+	}
+	nc.Close()
+	return true
+}
+
+// quit sends the scheduler on host:port the command SCH_QUIT, from a
+// reserved port as the server's cycles come.
+func quit(host string, port int) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	d := iff.ReservedDialer{Unprivileged: true}
+	nc, err := d.Dial(ctx, net.JoinHostPort(host, strconv.Itoa(port)))
+	if err != nil {
+		return
+	}
+	defer nc.Close()
+	_ = nc.SetDeadline(time.Now().Add(3 * time.Second))
+	_ = batchreq.WriteSchedCommand(nc, batchreq.SCH_QUIT)
 }

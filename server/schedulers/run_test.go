@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,41 +13,29 @@ import (
 	"gopbs/server/store"
 )
 
-// fakeHost records cycles; each cycle lasts hold.
+// fakeHost records what the Supervisor hands to the server.
 type fakeHost struct {
-	hold   time.Duration
-	events atomic.Int64
-
 	mu      sync.Mutex
-	cycles  map[string][]int // scheduler → commands
-	active  map[string]int   // scheduler → cycles in progress
-	overlap bool             // two schedulers cycled at once
-	twice   bool             // one scheduler had two cycles at once
+	runs    map[string][]int // scheduler → commands asked for with Run
+	stopped map[string]int   // scheduler → Stopped calls
 }
 
-func (h *fakeHost) Cycle(s *Sched, cmd int) (int, bool) {
-	h.mu.Lock()
-	h.cycles[s.Name] = append(h.cycles[s.Name], cmd)
-	h.active[s.Name]++
-	if h.active[s.Name] > 1 {
-		h.twice = true
-	}
-	n := 0
-	for _, v := range h.active {
-		n += v
-	}
-	if n > 1 {
-		h.overlap = true
-	}
-	h.mu.Unlock()
-	time.Sleep(h.hold)
-	h.mu.Lock()
-	h.active[s.Name]--
-	h.mu.Unlock()
-	return 0, true
+func newFakeHost() *fakeHost {
+	return &fakeHost{runs: map[string][]int{}, stopped: map[string]int{}}
 }
 
-func (h *fakeHost) Events([]string) int64       { return h.events.Load() }
+func (h *fakeHost) Run(s *Sched, cmd int) {
+	h.mu.Lock()
+	h.runs[s.Name] = append(h.runs[s.Name], cmd)
+	h.mu.Unlock()
+}
+
+func (h *fakeHost) Stopped(name string) {
+	h.mu.Lock()
+	h.stopped[name]++
+	h.mu.Unlock()
+}
+
 func (h *fakeHost) Save(...store.Op)            {}
 func (h *fakeHost) Logf(string, string, ...any) {}
 
@@ -56,7 +43,7 @@ func (h *fakeHost) count(name string, cmd int) int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	n := 0
-	for _, c := range h.cycles[name] {
+	for _, c := range h.runs[name] {
 		if c == cmd {
 			n++
 		}
@@ -64,11 +51,13 @@ func (h *fakeHost) count(name string, cmd int) int {
 	return n
 }
 
-// TestSupervisorCycles drives two schedulers of another host (no
-// process to start) through a fake server: each gets its first cycle, a
-// "new" cycle for job events, the two run in parallel, and neither ever
-// has two cycles at once.
-func TestSupervisorCycles(t *testing.T) {
+// TestSupervisorHandsOver drives two schedulers of another host (no
+// process to start) through a fake server: each is handed to the
+// server's link once with its first cycle, a change of its object asks
+// for a "command" cycle, and scheduling set to false takes it from the
+// link. (Their cycles, in parallel and never two of one at once, are
+// the link's: server/link/sched TestSeveralSchedulersCycle.)
+func TestSupervisorHandsOver(t *testing.T) {
 	tab := NewTable(Env{Home: t.TempDir(), Host: "srv", User: "root", DefaultPort: 15004})
 	for _, name := range []string{"s1", "s2"} {
 		ch := tab.Manage(&batchreq.Manage{Command: batchreq.MGR_CMD_CREATE, ObjType: batchreq.MGR_OBJ_SCHED, ObjName: name,
@@ -78,35 +67,39 @@ func TestSupervisorCycles(t *testing.T) {
 			t.Fatalf("create %s: %+v", name, ch.Reply)
 		}
 	}
-	h := &fakeHost{hold: 200 * time.Millisecond, cycles: map[string][]int{}, active: map[string]int{}}
+	h := newFakeHost()
 	sv := NewSupervisor(tab, h, RunConfig{Local: func(string) bool { return false }, Tick: 20 * time.Millisecond})
 	sv.Start()
 	defer sv.Stop(false)
-	waitFor(t, "first cycles", func() bool {
+	waitFor(t, "hand-over", func() bool {
 		return h.count("s1", batchreq.SCH_SCHEDULE_FIRST) == 1 && h.count("s2", batchreq.SCH_SCHEDULE_FIRST) == 1
 	})
-	for i := 0; i < 5; i++ {
-		h.events.Add(1)
-		sv.Poke()
-		time.Sleep(30 * time.Millisecond)
+	if ch := tab.Manage(&batchreq.Manage{Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_SCHED, ObjName: "s1",
+		Attrs: batchreq.AttrList{batchreq.NewAttr("partitions", "ps1,px")}}, nil); ch.Reply != nil {
+		t.Fatalf("set: %+v", ch.Reply)
 	}
-	waitFor(t, "new cycles", func() bool {
-		return h.count("s1", batchreq.SCH_SCHEDULE_NEW) >= 1 && h.count("s2", batchreq.SCH_SCHEDULE_NEW) >= 1
+	sv.Changed("s1")
+	waitFor(t, "command cycle", func() bool { return h.count("s1", batchreq.SCH_SCHEDULE_CMD) == 1 })
+	if ch := tab.Manage(&batchreq.Manage{Command: batchreq.MGR_CMD_SET, ObjType: batchreq.MGR_OBJ_SCHED, ObjName: "s2",
+		Attrs: batchreq.AttrList{batchreq.NewAttr("scheduling", "false")}}, nil); ch.Reply != nil {
+		t.Fatalf("set: %+v", ch.Reply)
+	}
+	sv.Changed("s2")
+	waitFor(t, "s2 taken from the link", func() bool {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return h.stopped["s2"] == 1
 	})
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.twice {
-		t.Error("a scheduler had two cycles at once")
+	if n := len(h.runs["s1"]); n != 2 {
+		t.Errorf("s1 handed over %d times (%v), want first and command", n, h.runs["s1"])
 	}
-	if !h.overlap {
-		t.Error("the two schedulers never cycled at the same time")
+	if n := len(h.runs["s2"]); n != 1 || h.stopped["s1"] != 0 {
+		t.Errorf("s2 runs %v, s1 stopped %d times", h.runs["s2"], h.stopped["s1"])
 	}
-	// five pokes during 200 ms cycles collapse into few cycles
-	if n := len(h.cycles["s1"]); n > 4 {
-		t.Errorf("s1 ran %d cycles for one start and five events: %v", n, h.cycles["s1"])
-	}
-	if st, _ := tab.Status("s1", batchreq.StatusNames("state"), Mirror{}); len(st) != 1 {
-		t.Errorf("status of s1: %+v", st)
+	if st, _ := tab.Status("s2", batchreq.StatusNames("state"), Mirror{}); len(st) != 1 || st[0].Attrs[0].Value != StateDown {
+		t.Errorf("status of s2: %+v", st)
 	}
 }
 
@@ -182,7 +175,7 @@ func TestSliceAndRules(t *testing.T) {
 func TestSupervisorRefusesBadDirectories(t *testing.T) {
 	home := t.TempDir()
 	tab := NewTable(Env{Home: home, Host: "srv", User: "root", DefaultPort: 15004})
-	h := &fakeHost{cycles: map[string][]int{}, active: map[string]int{}}
+	h := newFakeHost()
 	sv := NewSupervisor(tab, h, RunConfig{Command: "/nonexistent/pbs_sched", Tick: 20 * time.Millisecond})
 	sv.Start()
 	defer sv.Stop(false)
@@ -206,8 +199,8 @@ func TestSupervisorRefusesBadDirectories(t *testing.T) {
 			return !s.Scheduling && strings.HasPrefix(s.Comment, tc.comment)
 		})
 		h.mu.Lock()
-		if len(h.cycles[name]) != 0 {
-			t.Errorf("%s cycled: %v", name, h.cycles[name])
+		if len(h.runs[name]) != 0 {
+			t.Errorf("%s handed to the link: %v", name, h.runs[name])
 		}
 		h.mu.Unlock()
 	}

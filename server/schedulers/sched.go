@@ -3,14 +3,15 @@
 // slice of the cluster, its partitions. It holds the sched objects and
 // their rules (Table), the partition rules of queues and nodes
 // (partition.go), what one scheduler sees (Slice), and the running of the
-// scheduler processes (Supervisor) and of their cycles (Cycler).
+// scheduler processes (Supervisor); their cycles are the server's
+// scheduler link's (server/link/sched).
 //
 // The server calls it through a narrow interface: Manager requests on
 // sched objects, their status, the store records, the partition checks
 // of queue and node changes, the slice of a scheduler's connection, and
 // the supervision of the processes. The "default" scheduler is the one
 // TORQUE has: the site runs it (TORQUE's pbs_sched, Maui or GoPBS's), the
-// server's scheduler link drives it, and its scheduling and
+// server's scheduler link drives it as it drives the others, and its scheduling and
 // scheduler_iteration are the server's attributes.
 package schedulers
 
@@ -47,13 +48,17 @@ const (
 	AttrLog        = "sched_log"
 	AttrScheduling = "scheduling"
 	AttrIteration  = "scheduler_iteration"
-	AttrUser       = "sched_user"
-	AttrComment    = "comment"
-	AttrState      = "state"
+	// AttrAccumulation is job_accumulation_time: how many seconds a
+	// cycle asked for by job events waits for more of them (seed 003,
+	// interface 7); unset or 0, none.
+	AttrAccumulation = "job_accumulation_time"
+	AttrUser         = "sched_user"
+	AttrComment      = "comment"
+	AttrState        = "state"
 )
 
 // attrOrder is the order of attributes in status replies.
-var attrOrder = []string{AttrHost, AttrPort, AttrPartitions, AttrPriv, AttrLog, AttrScheduling, AttrIteration, AttrUser, AttrComment, AttrState}
+var attrOrder = []string{AttrHost, AttrPort, AttrPartitions, AttrPriv, AttrLog, AttrScheduling, AttrIteration, AttrAccumulation, AttrUser, AttrComment, AttrState}
 
 // Sched is one scheduler object.
 type Sched struct {
@@ -65,9 +70,11 @@ type Sched struct {
 	Log        string   `json:"sched_log"`
 	Scheduling bool     `json:"scheduling"`
 	Iteration  int64    `json:"scheduler_iteration"`
-	User       string   `json:"sched_user"`
-	Comment    string   `json:"comment,omitempty"`
-	Order      int64    `json:"order"`
+	// Accumulation is job_accumulation_time in seconds (0: none).
+	Accumulation int64  `json:"job_accumulation_time,omitempty"`
+	User         string `json:"sched_user"`
+	Comment      string `json:"comment,omitempty"`
+	Order        int64  `json:"order"`
 }
 
 // IsDefault reports whether s is the default scheduler.
@@ -115,6 +122,11 @@ func (s *Sched) value(name string) string {
 		return "False"
 	case AttrIteration:
 		return strconv.FormatInt(s.Iteration, 10)
+	case AttrAccumulation:
+		if s.Accumulation == 0 {
+			return ""
+		}
+		return strconv.FormatInt(s.Accumulation, 10)
 	case AttrUser:
 		return s.User
 	case AttrComment:

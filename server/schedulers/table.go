@@ -78,7 +78,7 @@ func (t *Table) Load(s *Sched) {
 	defer t.mu.Unlock()
 	if s.IsDefault() {
 		d := t.defaultSched()
-		d.User, d.Comment = s.User, s.Comment
+		d.User, d.Comment, d.Accumulation = s.User, s.Comment, s.Accumulation
 		t.scheds[DefaultName] = d
 		return
 	}
@@ -155,6 +155,20 @@ func (t *Table) SetScheduling(name string, on bool, comment string) (store.Op, b
 	if comment != "" {
 		s.Comment = comment
 	}
+	return store.Put(store.Server, RecordKey(name), s.Encode()), true
+}
+
+// SetHost sets a (non-default) scheduler's host, as the server does when
+// it takes the scheduler over from a failover peer, and returns the
+// store operation that keeps it.
+func (t *Table) SetHost(name, host string) (store.Op, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.scheds[name]
+	if s == nil || s.IsDefault() || host == "" {
+		return store.Op{}, false
+	}
+	s.Host = host
 	return store.Put(store.Server, RecordKey(name), s.Encode()), true
 }
 
@@ -471,6 +485,8 @@ func (t *Table) applyOne(s *Sched, a *batchreq.Attr, unset bool) *batchreq.Reply
 			s.Scheduling = false
 		case AttrIteration:
 			s.Iteration = d.Iteration
+		case AttrAccumulation:
+			s.Accumulation = 0
 		case AttrUser:
 			s.User = d.User
 		case AttrComment:
@@ -535,6 +551,12 @@ func (t *Table) applyOne(s *Sched, a *batchreq.Attr, unset bool) *batchreq.Reply
 			return bad()
 		}
 		s.Iteration = n
+	case AttrAccumulation:
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil || n < 0 {
+			return bad()
+		}
+		s.Accumulation = n
 	case AttrUser:
 		v = strings.TrimSpace(v)
 		if v == "" || !t.env.LookupUser(v) {

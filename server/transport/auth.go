@@ -20,7 +20,12 @@ import (
 func (t *Transport) register() {
 	m := t.mux
 	m.HandleFunc(batchreq.PBS_BATCH_AuthenUser, func(hc *handler.Conn, req *batchreq.Request) {
-		t.authenUser(hc.Writer.(*conn), req, t.cfg.AuthWait)
+		c, ok := hc.Writer.(*conn)
+		if !ok { // not a connection of this transport's: nobody to vouch for
+			hc.Reject(batchreq.PBSE_BADCRED, "")
+			return
+		}
+		t.authenUser(c, req, t.cfg.AuthWait)
 	})
 	m.HandleFunc(batchreq.PBS_BATCH_Connect, func(c *handler.Conn, _ *batchreq.Request) {
 		c.Reject(batchreq.PBSE_UNKREQ, "")

@@ -38,7 +38,7 @@ var (
 	nodeRO     = []string{"jobs"}
 	// schedPublic are the attributes of sched objects (GoPBS, seed 003).
 	schedPublic = []string{"host", "port", "partitions", "sched_priv", "sched_log", "scheduling",
-		"scheduler_iteration", "sched_user", "comment"}
+		"scheduler_iteration", "job_accumulation_time", "sched_user", "comment"}
 	schedRO = []string{"state"}
 )
 

@@ -51,6 +51,9 @@ type Options struct {
 	// Mail gives the server a sendmail that appends each mail to
 	// Cluster.MailFile.
 	Mail bool
+	// LogLimit cuts each daemon log a failed test shows to its last
+	// LogLimit bytes (0: whole logs).
+	LogLimit int
 }
 
 // Ports are the ports of a cluster: the server's batch port, the MOMs'
@@ -66,7 +69,9 @@ type Cluster struct {
 	// Ports are the cluster's ports.
 	Ports Ports
 	// Hosts is the /etc/hosts of the daemons' namespace ("" without
-	// Options.Nodes).
+	// Options.Nodes: no namespace). A test that has a hosts file of its
+	// own (simulated nodes) may set it before starting the daemons,
+	// having checked e2e.RequireNamespaces.
 	Hosts string
 	// ServerHome and SchedHome are the PBS_HOMEs of the server and the
 	// scheduler.
@@ -122,7 +127,7 @@ func New(t testing.TB, opts Options) *Cluster {
 	p := e2e.FreePorts(t, 4)
 	c.Ports = Ports{Server: p[0], Mom: p[1], RM: p[2], Sched: p[3]}
 	c.ServerHome, c.SchedHome = c.home("server"), c.home("sched")
-	e2e.LogFilesOnFailure(t, 0, filepath.Join(c.ServerHome, "server_logs", "*"), filepath.Join(c.SchedHome, "sched_logs", "*"))
+	e2e.LogFilesOnFailure(t, opts.LogLimit, filepath.Join(c.ServerHome, "server_logs", "*"), filepath.Join(c.SchedHome, "sched_logs", "*"))
 	if len(opts.Nodes) > 0 {
 		hosts := "127.0.0.1\tlocalhost\n"
 		names := make([]string, 0, len(opts.Nodes))
@@ -237,7 +242,7 @@ func (c *Cluster) Mom(node string) *Mom {
 		return m
 	}
 	m := &Mom{Node: node, Addr: c.opts.Nodes[node], Home: c.home("mom-" + node)}
-	e2e.LogFilesOnFailure(c.t, 0, filepath.Join(m.Home, "mom_logs", "*"))
+	e2e.LogFilesOnFailure(c.t, c.opts.LogLimit, filepath.Join(m.Home, "mom_logs", "*"))
 	e2e.WriteFile(c.t, filepath.Join(m.Home, "mom_priv", "config"), "$pbsserver localhost\n"+c.opts.MomConfig)
 	env := "PATH=/usr/bin:/bin\n"
 	if c.opts.MomEnvironment != nil {

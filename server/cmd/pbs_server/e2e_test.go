@@ -253,7 +253,13 @@ func TestCrashSafety(t *testing.T) {
 			}
 		}(w, c)
 	}
-	time.Sleep(700 * time.Millisecond)
+	// The kill comes while the submissions go on: once the server has
+	// acknowledged a good number of them.
+	e2e.WaitFor(t, "50 acknowledged submissions", 60*time.Second, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(acked) >= 50
+	})
 	d.Signal(syscall.SIGKILL)
 	d.wait()
 	close(stop)

@@ -17,15 +17,16 @@ const schedCyclesPath = "/debug/gopbs/sched_cycles"
 // (package debugserve): at /debug/gopbs/sched_cycles, the durations of
 // the default scheduler's recent cycles (tools/schedbench).
 func (l *Link) DebugHandlers() map[string]http.Handler {
-	if l == nil || len(l.scheds) == 0 {
+	sc := l.defaultSched()
+	if sc == nil {
 		return nil
 	}
-	return map[string]http.Handler{schedCyclesPath: &l.scheds[0].cycles}
+	return map[string]http.Handler{schedCyclesPath: &sc.cycles}
 }
 
 // CycleReport returns the default scheduler's recent cycles, oldest
 // first.
-func (l *Link) CycleReport() CyclesReport { return l.scheds[0].cycles.report() }
+func (l *Link) CycleReport() CyclesReport { return l.defaultSched().cycles.report() }
 
 // maxSchedCycles is the number of recent cycles a schedCycleLog keeps.
 const maxSchedCycles = 256

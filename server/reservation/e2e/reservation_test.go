@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"gopbs/batchreq"
 	"gopbs/internal/e2e"
 	"gopbs/internal/e2e/batchconn"
+	"gopbs/internal/e2e/testcluster"
 	"gopbs/sched/config"
 )
 
@@ -35,126 +35,57 @@ var nodeAddr = map[string]string{"n1": "127.0.0.2", "n2": "127.0.0.3", "n3": "12
 // cluster is pbs_server, three MOMs (n1, n2, n3, one slot each) and
 // pbs_sched, with the commands run as users.
 type cluster struct {
-	t                       *testing.T
-	bin                     e2e.Programs
-	hosts, base, work       string
-	svHome, schedHome       string
-	svPort, momPort, rmPort int
-	schedPort               int
-	server                  *e2e.Daemon
-	c                       *batchconn.Conn
-	owner, stranger         *e2e.Account
-	serverEnv               []string
-	mailFile                string
-	acctDir                 string
-	schedDaemon             *e2e.Daemon
-	moms                    []*e2e.Daemon
-	clientEnv               []string
-}
-
-// inNamespace returns a command running bin with a private /etc/hosts.
-func (cl *cluster) inNamespace(env []string, bin string, args ...string) *exec.Cmd {
-	script := `mount --bind "$1" /etc/hosts && shift && exec "$@"`
-	full := append([]string{"--mount", "--propagation", "private", "sh", "-c", script, "sh", cl.hosts, bin}, args...)
-	cmd := exec.Command("unshare", full...)
-	cmd.Env = append(os.Environ(), env...)
-	return cmd
+	*testcluster.Cluster
+	t               *testing.T
+	work, svHome    string
+	c               *batchconn.Conn
+	owner, stranger *e2e.Account
+	mailFile        string
+	acctDir         string
+	clientEnv       []string
 }
 
 func newCluster(t *testing.T) *cluster {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("end-to-end test")
-	}
-	e2e.RequireNamespaces(t)
-	for _, a := range nodeAddr {
-		if l, err := net.Listen("tcp", a+":0"); err != nil {
-			t.Skipf("loopback address %s not usable: %v", a, err)
-		} else {
-			l.Close()
-		}
-	}
-	cl := &cluster{t: t, bin: e2e.Build(t, "pbs_server", "pbs_mom", "pbs_sched", "pbs_iff", "qsub", "qstat",
-		"plus_reserve", "plus_status", "plus_commit", "plus_abort", "plus_cancel", "plus_destroy", "plus_modify",
-		"plus_availnodes", "plus_account")}
+	tc := testcluster.New(t, testcluster.Options{Nodes: nodeAddr, Mail: true,
+		MomConfig: "$status_update_time 2\n$check_poll_time 1\n",
+		Programs: []string{"pbs_iff", "qsub", "qstat", "plus_reserve", "plus_status", "plus_commit", "plus_abort",
+			"plus_cancel", "plus_destroy", "plus_modify", "plus_availnodes", "plus_account"}})
+	cl := &cluster{Cluster: tc, t: t, svHome: tc.ServerHome, mailFile: tc.MailFile}
 	cl.owner, cl.stranger = e2e.User(t, ownerUser), e2e.User(t, strangerUser)
 	cl.owner.MakeHome(t)
-	cl.base = e2e.Dir(t)
-	cl.work = filepath.Join(cl.base, "work")
+	cl.work = filepath.Join(tc.Base, "work")
 	os.MkdirAll(cl.work, 0o777)
 	os.Chmod(cl.work, 0o777)
-	cl.hosts = filepath.Join(cl.base, "hosts")
-	e2e.WriteFile(t, cl.hosts, "127.0.0.1\tlocalhost\n127.0.0.2\tn1\n127.0.0.3\tn2\n127.0.0.4\tn3\n")
-	ports := e2e.FreePorts(t, 4)
-	cl.svPort, cl.momPort, cl.rmPort, cl.schedPort = ports[0], ports[1], ports[2], ports[3]
-	cl.svHome, cl.schedHome = e2e.Home(t, "localhost"), e2e.Home(t, "localhost")
 	cl.acctDir = filepath.Join(cl.svHome, "server_priv", "accounting")
-	e2e.LogFilesOnFailure(t, 0, filepath.Join(cl.svHome, "*_logs", "*"), filepath.Join(cl.schedHome, "*_logs", "*"),
-		filepath.Join(cl.acctDir, "*"))
-	// the server's sendmail appends each mail to mailFile
-	binDir := filepath.Join(cl.base, "bin")
-	cl.mailFile = filepath.Join(cl.base, "mail.txt")
-	e2e.WriteFile(t, filepath.Join(binDir, "sendmail"), "#!/bin/sh\n{ echo \"ARGS $*\"; cat; echo .; } >> "+cl.mailFile+"\n")
-	os.Chmod(filepath.Join(binDir, "sendmail"), 0o755)
-	cl.serverEnv = []string{"PATH=" + binDir + ":" + os.Getenv("PATH")}
-	cl.clientEnv = []string{"PATH=/usr/bin:/bin", "PBS_DEFAULT=127.0.0.1:" + strconv.Itoa(cl.svPort), "LANG=C", "TZ=UTC"}
+	e2e.LogFilesOnFailure(t, 0, filepath.Join(cl.acctDir, "*"))
+	cl.clientEnv = []string{"PATH=/usr/bin:/bin", "PBS_DEFAULT=127.0.0.1:" + strconv.Itoa(tc.Ports.Server), "LANG=C", "TZ=UTC"}
 
 	cl.startServer("create")
-	mgr := func(cmd, obj int, name string, attrs ...batchreq.Attr) *batchreq.Request {
-		return batchreq.NewRequest(batchreq.PBS_BATCH_Manager, "root", &batchreq.Manage{Command: cmd, ObjType: obj, ObjName: name, Attrs: attrs})
-	}
-	for _, r := range []*batchreq.Request{
-		mgr(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_QUEUE, "batch", batchreq.NewAttr("queue_type", "execution")),
-		mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_QUEUE, "batch", batchreq.NewAttr("enabled", "true"), batchreq.NewAttr("started", "true")),
-		mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", batchreq.NewAttr("default_queue", "batch")),
-		mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", batchreq.NewAttr("keep_completed", "600")),
-		mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", batchreq.NewAttr("scheduler_iteration", "5")),
-		mgr(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_NODE, "n1", batchreq.NewAttr("np", "1")),
-		mgr(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_NODE, "n2", batchreq.NewAttr("np", "1")),
-		mgr(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_NODE, "n3", batchreq.NewAttr("np", "1")),
-	} {
-		cl.c.Must(r)
-	}
-	ps := strconv.Itoa
+	tc.DefaultQueue("batch")
+	tc.SetServer(batchreq.NewAttr("keep_completed", "600"), batchreq.NewAttr("scheduler_iteration", "5"))
+	tc.CreateNodes(1, "n1", "n2", "n3")
 	for _, node := range []string{"n1", "n2", "n3"} {
-		home := e2e.Home(t, "localhost")
-		e2e.LogFilesOnFailure(t, 0, filepath.Join(home, "mom_logs", "*"))
-		e2e.WriteFile(t, filepath.Join(home, "mom_priv", "config"), "$pbsserver localhost\n$status_update_time 2\n$check_poll_time 1\n")
-		e2e.WriteFile(t, filepath.Join(home, "pbs_environment"), "PATH=/usr/bin:/bin\n")
-		cl.moms = append(cl.moms, e2e.Start(t, "pbs_mom "+node, cl.inNamespace([]string{"GOPBS_MOM_ADDR=" + nodeAddr[node]},
-			cl.bin.Path("pbs_mom"), "-D", "-d", home, "-H", node, "-M", ps(cl.momPort), "-R", ps(cl.rmPort), "-S", ps(cl.svPort))))
+		tc.StartMom(node)
 	}
-	for _, node := range []string{"n1", "n2", "n3"} {
-		e2e.WaitFor(t, node+"'s first IS_STATUS", 30*time.Second, func() bool {
-			return strings.Contains(cl.status(batchreq.PBS_BATCH_StatusNode, node)["status"], "opsys=linux")
-		})
-	}
+	tc.WaitReported("n1", "n2", "n3")
 	// the FIFO scheduler without the duration_offset margin: a job may
 	// backfill up to the reservation's start
-	e2e.WriteFile(t, filepath.Join(cl.schedHome, "sched_priv", "sched_config"), config.Shipped+"\nduration_offset: 0\n")
-	cl.schedDaemon = e2e.Start(t, "pbs_sched", cl.inNamespace(nil, cl.bin.Path("pbs_sched"), "-D", "-d", cl.schedHome,
-		"-S", ps(cl.schedPort), "-R", ps(cl.rmPort)))
-	cl.c.Must(mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", batchreq.NewAttr("scheduling", "true")))
+	tc.StartSched(config.Shipped + "\nduration_offset: 0\n")
+	tc.SetServer(batchreq.NewAttr("scheduling", "true"))
 	return cl
 }
 
 func (cl *cluster) startServer(init string) {
-	ps := strconv.Itoa
-	args := []string{"-D", "-d", cl.svHome, "-p", ps(cl.svPort), "-M", ps(cl.momPort), "-R", ps(cl.rmPort),
-		"-S", ps(cl.schedPort), "-H", "localhost", "-t", init}
-	if init == "create" {
-		args = append(args, "-f")
-	}
-	cl.server = e2e.Start(cl.t, "pbs_server", cl.inNamespace(cl.serverEnv, cl.bin.Path("pbs_server"), args...))
-	cl.c = batchconn.DialReserved(cl.t, "127.0.0.1:"+ps(cl.svPort), 20*time.Second)
+	cl.StartServer(init)
+	cl.c = cl.Conn
 	cl.c.Timeout = 20 * time.Second
 }
 
 // crash kills the server with SIGKILL and starts it again on its home.
 func (cl *cluster) crash() {
 	cl.t.Helper()
-	cl.server.Kill()
-	cl.c.Close()
+	cl.Server.Kill()
 	cl.startServer("warm")
 	cl.waitNodesUp()
 }
@@ -171,21 +102,7 @@ func (cl *cluster) waitNodesUp() {
 }
 
 // status returns the attributes of one job, node or queue (nil: none).
-func (cl *cluster) status(typ int, id string) map[string]string {
-	p := cl.c.Do(batchreq.NewRequest(typ, "root", &batchreq.StatusReq{ID: id}))
-	if p.Code != 0 || len(p.Status) == 0 {
-		return nil
-	}
-	out := map[string]string{}
-	for _, a := range p.Status[0].Attrs {
-		name := a.Name
-		if a.HasResource {
-			name += "." + a.Resource
-		}
-		out[name] = a.Value
-	}
-	return out
-}
+func (cl *cluster) status(typ int, id string) map[string]string { return cl.c.Status(typ, id) }
 
 func (cl *cluster) job(id string) map[string]string {
 	return cl.status(batchreq.PBS_BATCH_StatusJob, id)
@@ -195,7 +112,7 @@ func (cl *cluster) job(id string) map[string]string {
 // and exit status.
 func (cl *cluster) run(u *e2e.Account, name string, args ...string) (string, string, int) {
 	cl.t.Helper()
-	cmd := exec.Command(cl.bin.Path(name), args...)
+	cmd := exec.Command(cl.Programs.Path(name), args...)
 	cmd.Dir = cl.work
 	cmd.Env = append([]string(nil), cl.clientEnv...)
 	if u != nil {

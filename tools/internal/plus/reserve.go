@@ -12,12 +12,15 @@ import (
 )
 
 const reserveUsage = "plus_reserve [-T] -s startTime [-e endTime | -D duration] -n numNodes|node,... [-U users] " +
-	"[-mem memSize] [-ncpu cpuNum] [-arch arch] [-os os] [-l attr=value[,...]] [-p] [-sn slotNum] [-x]"
+	"[-mem memSize] [-ncpu cpuNum] [-arch arch] [-os os] [-l attr=value[,...]] [-p] [-sn slotNum] [-x] " +
+	"[-partition name]"
 
 // Reserve is plus_reserve: it makes a reservation and prints its id
 // (with -x as XML; with -p followed by the reservation as plus_status
-// shows it). -n takes a count or a list of node names. -sgeq, which
-// names Grid Engine queues, is refused.
+// shows it). -n takes a count or a list of node names. -partition (a
+// GoPBS option: seed 003's pbs_rsub -p, whose letter PluS gives to
+// print) reserves nodes of that partition, whose scheduler runs the
+// reservation's jobs. -sgeq, which names Grid Engine queues, is refused.
 func Reserve(env *Env, args []string) int {
 	c := &cmd{Env: env, prog: "plus_reserve", usage: reserveUsage}
 	if wantsHelp(args) {
@@ -25,7 +28,7 @@ func Reserve(env *Env, args []string) int {
 	}
 	o, err := options(args, map[string]optKind{"T": flag, "s": value, "e": value, "D": value, "n": value,
 		"U": value, "mem": value, "ncpu": value, "arch": value, "os": value, "l": value, "p": flag,
-		"sn": value, "x": flag, "sgeq": value})
+		"sn": value, "x": flag, "sgeq": value, "partition": value})
 	if err != nil {
 		return c.usageError("%v", err)
 	}
@@ -61,6 +64,12 @@ func Reserve(env *Env, args []string) int {
 		}
 	}
 	r.Req.Arch, r.Req.OS = o["arch"], o["os"]
+	if p, ok := o["partition"]; ok {
+		if p == "" || strings.ContainsAny(p, ", \t") {
+			return c.usageError("-partition takes one partition name")
+		}
+		r.Partition = p
+	}
 	if v, ok := o["l"]; ok {
 		if r.Req.Attrs, r.Req.Props, err = resv.ParseL(v); err != nil {
 			return c.badValue(err)
