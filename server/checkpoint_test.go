@@ -7,6 +7,7 @@ import (
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/server/admit"
+	"gopbs/server/link/running"
 )
 
 func TestCheckpointValues(t *testing.T) {
@@ -15,7 +16,7 @@ func TestCheckpointValues(t *testing.T) {
 		"s": {true, false}, "c": {true, false}, "c=5": {true, false}, "enabled": {true, false},
 		"shutdown,depth=2": {true, false}, "depth=2,dir=/x": {false, false}, "periodic": {true, false},
 	} {
-		if got := [2]bool{admit.WantsCheckpoints(v), neverCheckpoint(v)}; got != want {
+		if got := [2]bool{admit.WantsCheckpoints(v), running.NeverCheckpoint(v)}; got != want {
 			t.Errorf("%q: wants, never = %v, want %v", v, got, want)
 		}
 	}

@@ -24,7 +24,7 @@ func TestRefusedBeforeRegistration(t *testing.T) {
 		t.Fatal(err)
 	}
 	home := t.TempDir()
-	s := runServerAt(t, home, InitCreate, mom, 0, func(s *Server) { s.run.mailProgram = script })
+	s := runServerAt(t, home, InitCreate, mom, 0, func(s *Server) { s.mailer.Program = script })
 	c := privConn(t, s)
 	setupCluster(t, c)
 	momsReported(s)

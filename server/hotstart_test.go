@@ -10,19 +10,6 @@ import (
 	"gopbs/server/state"
 )
 
-func TestHostsSpec(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"vm/0", "vm"},
-		{"vm/0+vm/1+vm2/0", "vm:ppn=2+vm2"},
-		{"vm2/1+vm/0+vm2/0", "vm2:ppn=2+vm"},
-		{"", ""},
-	} {
-		if got := hostsSpec(tc.in); got != tc.want {
-			t.Errorf("hostsSpec(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-}
-
 // TestHotStart: a rerunnable job that qterm -t immediate requeued keeps
 // its hosts (exec_host), and pbs_server -t hot runs it there again once
 // the node is up; a warm start leaves it queued (spec 12 §16.1).
@@ -35,7 +22,7 @@ func TestHotStart(t *testing.T) {
 			mom.mu.Unlock()
 			home := t.TempDir()
 			resolve := func(s *Server) {
-				s.run.resolve = func(host string) []netip.Addr {
+				s.run.Resolve = func(host string) []netip.Addr {
 					if host == "vm2" {
 						return []netip.Addr{netip.MustParseAddr("127.0.0.2")}
 					}
@@ -73,7 +60,7 @@ func TestHotStart(t *testing.T) {
 
 			s = runServerAt(t, home, init, mom, 0, func(s *Server) {
 				resolve(s)
-				s.run.hotStartInterval = 50 * time.Millisecond
+				s.run.HotStartInterval = 50 * time.Millisecond
 			})
 			c = privConn(t, s)
 			if eh := jobAttr(t, c, id, "exec_host"); !strings.HasPrefix(eh, "vm2/") {

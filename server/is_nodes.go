@@ -133,7 +133,7 @@ func (in isNodes) Status(name, status string, items []string) []string {
 
 // DeleteStray implements momis.Nodes.
 func (in isNodes) DeleteStray(name, id string) {
-	in.s.run.momRequest(name, batchreq.PBS_BATCH_DeleteJob, &batchreq.Manage{Command: batchreq.MGR_CMD_DELETE, ObjType: batchreq.MGR_OBJ_JOB, ObjName: id}, "")
+	in.s.run.MomRequest(name, batchreq.PBS_BATCH_DeleteJob, &batchreq.Manage{Command: batchreq.MGR_CMD_DELETE, ObjType: batchreq.MGR_OBJ_JOB, ObjName: id}, "")
 }
 
 // CheckRate implements momis.Nodes.
@@ -157,21 +157,10 @@ func (in isNodes) Silent(name string, rate int64) {
 }
 
 // Resolve implements momis.Nodes with the MOM link's resolver.
-func (in isNodes) Resolve(name string) []netip.Addr { return in.s.run.resolve(name) }
+func (in isNodes) Resolve(name string) []netip.Addr { return in.s.run.Resolve(name) }
 
 // Now implements momis.Nodes.
 func (in isNodes) Now() time.Time { return in.s.now() }
-
-// nodeUp reports whether a job may be sent to or relayed for the MOM of
-// node name (not DOWN, DELETED or UNKNOWN). Called with s.mu held.
-func (rl *runLink) nodeUp(name string) bool {
-	s := rl.s
-	n := s.nodeByName[name]
-	if n == nil {
-		return len(s.nodes) == 0 // jobs run on the server host when there are no nodes
-	}
-	return n.State&(state.NodeStateDown|state.NodeStateUnknown) == 0
-}
 
 // strayJobs returns the job ids a MOM reports that the server does not
 // know as running there (mom_job_sync, spec 10 §5.4). Called with s.mu
@@ -185,8 +174,8 @@ func (s *Server) strayJobs(node string, ids []string) []string {
 			continue
 		}
 		here := false
-		for _, x := range execSlots(j.Attrs.Get(pbsattr.JobExecHost)) {
-			if x.host == node {
+		for _, x := range state.ExecSlots(j.Attrs.Get(pbsattr.JobExecHost)) {
+			if x.Host == node {
 				here = true
 			}
 		}

@@ -5,7 +5,6 @@ import (
 	"strconv"
 
 	"gopbs/batchreq"
-	"gopbs/internal/logline"
 	"gopbs/server/depend"
 	"gopbs/server/handler"
 	"gopbs/server/lifecycle"
@@ -85,21 +84,6 @@ func (s *Server) handleRegistDep(c *handler.Conn, req *batchreq.Request) {
 		return
 	}
 	s.commitAndReply(c, tx.Ops(), batchreq.NullReply())
-}
-
-// permitted reports whether the requester may act on the job (owner,
-// operator or manager); otherwise it logs the security line.
-func (s *Server) permitted(c *handler.Conn, j *state.Job) bool {
-	if c.Asker.Operator || c.Asker.Manager || j.OwnerUser() == c.Asker.User {
-		return true
-	}
-	s.unauthorized(c, j)
-	return false
-}
-
-func (s *Server) unknownJob(c *handler.Conn, id, msg string) {
-	s.log.Log(logline.EventDebug, logline.ClassJob, id, "Unknown Job Id")
-	c.Reject(batchreq.PBSE_UNKJOBID, msg)
 }
 
 // commitAndReply submits the batch ops (under the lock held by the caller), unlocks,

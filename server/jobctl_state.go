@@ -10,7 +10,6 @@ import (
 	"gopbs/server/handler/jobctl"
 	"gopbs/server/pbslog"
 	"gopbs/server/state"
-	"gopbs/server/store"
 )
 
 // jobctlState is the server as the job-control handlers (package jobctl)
@@ -30,7 +29,7 @@ func (v jobctlState) InfeasibleText() string         { return admit.MsgInfeasibl
 func (v jobctlState) Evaluate(j *state.Job)          { v.s.evaluate(j) }
 func (v jobctlState) Touch(j *state.Job)             { v.s.life.Touch(j) }
 func (v jobctlState) RefreshNodeJobs()               { v.s.refreshNodeJobs() }
-func (v jobctlState) Running() handler.Running       { return runningAdapter{v.s.running} }
+func (v jobctlState) Running() handler.Running       { return v.s.run }
 func (v jobctlState) SchedNotify(cmd int)            { v.s.sched.Notify(cmd) }
 
 func (v jobctlState) Targets(id, ext string) ([]*state.Job, *state.Job) {
@@ -79,22 +78,6 @@ func (v jobctlState) NormalizeDepend(val string) (string, bool) {
 func (v jobctlState) RegisterDeps(j *state.Job) bool {
 	v.s.deps.Register(v.s.db.Begin(), j)
 	return depend.Holds(j)
-}
-
-// runningAdapter gives the MOM link's runningActions the exported
-// method set of handler.Running.
-type runningAdapter struct{ r runningActions }
-
-func (a runningAdapter) DeleteRunning(w handler.ReplyWriter, who handler.Asker, jobs []*state.Job, ops []store.Op, ext string) {
-	a.r.deleteRunning(w, who, jobs, ops, ext)
-}
-
-func (a runningAdapter) HoldRunning(w handler.ReplyWriter, jobs []*state.Job, attrs batchreq.AttrList, bits int, ops []store.Op) {
-	a.r.holdRunning(w, jobs, attrs, bits, ops)
-}
-
-func (a runningAdapter) CommitModify(w handler.ReplyWriter, jobs []*state.Job, attrs batchreq.AttrList, ops []store.Op) {
-	a.r.commitModify(w, jobs, attrs, ops)
 }
 
 // registerJobctlHandlers registers the job-control family.

@@ -105,7 +105,7 @@ func replayLifecycle(t *testing.T, file string) {
 	mom := newFakeMom(t)
 	s := runServerWith(t, mom, 0, func(s *Server) {
 		s.now = func() time.Time { return time.Unix(start, 0) }
-		s.run.groupOf = func(string) string { return "alice" }
+		s.groupOf = func(string) string { return "alice" }
 	})
 	c := privConn(t, s)
 	setupCluster(t, c)
@@ -253,7 +253,7 @@ func replayTimeline(t *testing.T, file string) {
 	clock.Store(start)
 	s := runServerWith(t, mom, 0, func(s *Server) {
 		s.now = func() time.Time { return time.Unix(clock.Load(), 0) }
-		s.run.groupOf = func(string) string { return "alice" }
+		s.groupOf = func(string) string { return "alice" }
 	})
 	c := privConn(t, s)
 	setupCluster(t, c)

@@ -74,7 +74,7 @@ func isCluster(t *testing.T, pingDelay time.Duration, names ...string) (*Server,
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.run.resolve = func(name string) []netip.Addr {
+	s.run.Resolve = func(name string) []netip.Addr {
 		if a, ok := addrs[name]; ok {
 			return []netip.Addr{a}
 		}
@@ -276,9 +276,7 @@ func TestMomClosesBeforeAnsweringPing(t *testing.T) {
 // over to it is followed without marking the node down.
 func TestPingAnsweredLate(t *testing.T) {
 	s, mom := isServer(t, time.Hour)
-	s.run.mu.Lock()
 	s.is.PingAnswerWait = time.Hour
-	s.run.mu.Unlock()
 	own := mom.hello()
 	mom.status(s, own, "first")
 	s.is.PingNode(mom.ctx, "vm")

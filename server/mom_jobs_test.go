@@ -232,15 +232,6 @@ func TestObitStartFailureRequeues(t *testing.T) {
 	if p := u.do(batchreq.NewRequest(batchreq.PBS_BATCH_JobObit, "pbs_mom", &batchreq.JobObit{JobID: id})); p.Code == 0 {
 		t.Errorf("unprivileged obit accepted")
 	}
-	for _, tc := range []struct {
-		exit      int
-		rerunable bool
-		want      bool
-	}{{0, true, false}, {-1, true, false}, {-3, false, true}, {-4, true, true}, {-4, false, false}, {-5, false, true}, {-10, true, false}, {271, true, false}} {
-		if got := requeueOnExit(tc.exit, tc.rerunable); got != tc.want {
-			t.Errorf("requeueOnExit(%d, %v) = %v", tc.exit, tc.rerunable, got)
-		}
-	}
 }
 
 func TestRelayModifyAndHoldOfRunningJob(t *testing.T) {
@@ -310,9 +301,9 @@ func TestRelayModifyAndHoldOfRunningJob(t *testing.T) {
 
 func TestObitFromOtherHostAndUnreachableMom(t *testing.T) {
 	s := runServerWith(t, nil, 0, func(s *Server) {
-		s.run.resolve = func(string) []netip.Addr { return []netip.Addr{netip.MustParseAddr("192.0.2.1")} }
-		s.run.dialer = func(context.Context, string) (net.Conn, error) { return nil, errors.New("connection refused") }
-		s.run.retryDelay = 10 * time.Millisecond
+		s.run.Resolve = func(string) []netip.Addr { return []netip.Addr{netip.MustParseAddr("192.0.2.1")} }
+		s.run.Dial = func(context.Context, string) (net.Conn, error) { return nil, errors.New("connection refused") }
+		s.run.RetryDelay = 10 * time.Millisecond
 	})
 	c := privConn(t, s)
 	setupCluster(t, c)
@@ -394,7 +385,7 @@ func TestJobMail(t *testing.T) {
 	if err := os.WriteFile(script, []byte("#!/bin/sh\n{ echo \"ARGS: $*\"; cat; echo '.'; } >> "+out+"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	s := runServerWith(t, mom, 0, func(s *Server) { s.run.mailProgram = script })
+	s := runServerWith(t, mom, 0, func(s *Server) { s.mailer.Program = script })
 	c := privConn(t, s)
 	setupCluster(t, c)
 	momsReported(s)
@@ -425,9 +416,6 @@ func TestJobMail(t *testing.T) {
 	})
 	if got != want {
 		t.Errorf("mail\n got %q\nwant %q", got, want)
-	}
-	if m := expandMailFormat(`%i\t%j\\%x\"`, map[byte]string{'i': "1.vm", 'j': "n"}); m != "1.vm\tn\\%x\"" {
-		t.Errorf("expand %q", m)
 	}
 }
 
@@ -492,7 +480,7 @@ func TestShutdownImmediateRequeuesRunningJobs(t *testing.T) {
 
 func TestDeleteNannyAndForceCancel(t *testing.T) {
 	mom := newFakeMom(t)
-	s := runServerWith(t, mom, 0, func(s *Server) { s.run.nannyInterval = 100 * time.Millisecond })
+	s := runServerWith(t, mom, 0, func(s *Server) { s.run.NannyInterval = 100 * time.Millisecond })
 	c := privConn(t, s)
 	setupCluster(t, c)
 	momsReported(s)

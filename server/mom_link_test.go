@@ -233,14 +233,14 @@ func runServerAt(t *testing.T, home, init string, mom *fakeMom, schedPort int, s
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.run.resolve = func(host string) []netip.Addr {
+	s.run.Resolve = func(host string) []netip.Addr {
 		if host == "vm" {
 			return []netip.Addr{netip.MustParseAddr("127.0.0.1")}
 		}
 		return momlink.ResolveAddr(host)
 	}
 	if mom != nil {
-		s.run.dialer = func(ctx context.Context, host string) (net.Conn, error) {
+		s.run.Dial = func(ctx context.Context, host string) (net.Conn, error) {
 			if host != "vm" && host != "vm2" {
 				return nil, errors.New("unknown MOM host " + host)
 			}
@@ -248,7 +248,7 @@ func runServerAt(t *testing.T, home, init string, mom *fakeMom, schedPort int, s
 			return d.DialContext(ctx, "tcp", mom.ln.Addr().String())
 		}
 	}
-	s.run.mailProgram = "true" // never send real mail from tests
+	s.mailer.Program = "true" // never send real mail from tests
 	if setup != nil {
 		setup(s)
 	}

@@ -19,7 +19,7 @@ import (
 func TestRerunReturnsOutputFromRemoteMom(t *testing.T) {
 	mom := newFakeMom(t)
 	s := runServerWith(t, mom, 0, func(s *Server) {
-		s.run.resolve = func(host string) []netip.Addr {
+		s.run.Resolve = func(host string) []netip.Addr {
 			if host == "vm2" {
 				return []netip.Addr{netip.MustParseAddr("127.0.0.2")}
 			}

@@ -8,6 +8,7 @@ import (
 
 	"gopbs/batchreq"
 	"gopbs/internal/capture"
+	"gopbs/server/link/running"
 )
 
 // capturedSignalConn returns the bytes of the first connection to the
@@ -69,11 +70,11 @@ func TestCaptureSignalJobBytes(t *testing.T) {
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			want, wreq := capturedSignalConn(t, filepath.Join(dir, tc.file))
-			if len(wreq.Extension) != len(staleExtension) {
+			if len(wreq.Extension) != len(running.StaleExtension) {
 				t.Fatalf("captured extension %q", wreq.Extension)
 			}
 			if !tc.exact {
-				want = bytes.Replace(want, []byte(wreq.Extension), []byte(staleExtension), 1)
+				want = bytes.Replace(want, []byte(wreq.Extension), []byte(running.StaleExtension), 1)
 			}
 			id := wreq.ObjectID()
 			mom := newFakeMom(t)

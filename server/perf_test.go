@@ -117,13 +117,13 @@ func FuzzEnvValue(f *testing.F) {
 func TestPrimaryGroupCache(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	calls := map[string]int{}
-	s := &Server{now: func() time.Time { return now }, run: &runLink{groupOf: func(u string) string {
+	s := &Server{now: func() time.Time { return now }, groupOf: func(u string) string {
 		calls[u]++
 		if u == "nobody-here" {
 			return ""
 		}
 		return u + "grp"
-	}}}
+	}}
 	for range 3 {
 		if g := s.primaryGroup("alice"); g != "alicegrp" {
 			t.Fatalf("group %q", g)
@@ -154,7 +154,7 @@ func TestUsedVPs(t *testing.T) {
 	add("multi.srv", "node0002/1+node0001/0+node0002/0")
 	add("bad.srv", "node0001/x+node0001/-1+node0001/99999999+nohost")
 	add("susp.srv", "node0001/1")
-	s.run.suspended["susp.srv"] = true
+	s.run.SetSuspended("susp.srv", true)
 	s.refreshNodeJobs()
 	want := map[string]string{
 		"node0000": "0/0.srv, 1/1.srv",
@@ -173,7 +173,7 @@ func TestUsedVPs(t *testing.T) {
 	if got := freeVPs(s.nodes[1], used["node0001"]); len(got) != 1 || got[0] != 1 {
 		t.Errorf("free VPs of node0001 = %v, want [1]", got)
 	}
-	delete(s.run.suspended, "susp.srv")
+	s.run.SetSuspended("susp.srv", false)
 	s.refreshNodeJobs()
 	if got := s.nodes[1].Attrs.Get(pbsattr.NodeJobs); got != "0/multi.srv, 1/susp.srv" {
 		t.Errorf("node0001 jobs after resume = %q", got)

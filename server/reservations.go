@@ -126,9 +126,9 @@ func reservableNode(n *state.Node, running int) *reservable.Node {
 // jobNodes returns the nodes a job runs on, each once.
 func jobNodes(j *state.Job) []string {
 	var out []string
-	for _, x := range execSlots(j.Attrs.Get(pbsattr.JobExecHost)) {
-		if !slices.Contains(out, x.host) {
-			out = append(out, x.host)
+	for _, x := range state.ExecSlots(j.Attrs.Get(pbsattr.JobExecHost)) {
+		if !slices.Contains(out, x.Host) {
+			out = append(out, x.Host)
 		}
 	}
 	return out
@@ -246,12 +246,12 @@ func (h resvHost) Requeue(ids []string) {
 			s.mu.Unlock()
 			continue
 		}
-		host := motherSuperior(j.Attrs.Get(pbsattr.JobExecHost))
+		host := state.MotherSuperior(j.Attrs.Get(pbsattr.JobExecHost))
 		j.Substate = pbsattr.SubRerun
 		s.acct.Record(pbslog.AcctRerun, j.ID, "")
 		s.log.Log(logline.EventJob, logline.ClassJob, j.ID, "Job Rerun: its nodes are reserved")
 		s.mu.Unlock()
-		p, err := s.run.momRequest(host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: id, Signal: "SIGKILL"}, "rerun")
+		p, err := s.run.MomRequest(host, batchreq.PBS_BATCH_SignalJob, &batchreq.SignalJob{JobID: id, Signal: "SIGKILL"}, "rerun")
 		if err == nil && p.Code == 0 {
 			continue
 		}
@@ -260,9 +260,8 @@ func (h resvHost) Requeue(ids []string) {
 		var wait func() error
 		if s.jobs.Get(id) == j && j.State == pbsattr.StateRunning {
 			m = s.mailJob(j, 'o', true, "its nodes are reserved and its MOM did not answer: requeued, previous output files may be lost")
-			s.launch.requeue(j)
 			tx := s.db.Begin()
-			tx.SaveJob(j)
+			s.run.Requeue(tx, j)
 			wait = tx.Commit()
 		}
 		s.mu.Unlock()
@@ -301,7 +300,7 @@ func (h resvHost) Delete(ids []string, why string) {
 		s.life.Delete(tx, j, who.Requester())
 	}
 	if len(running) > 0 {
-		s.running.deleteRunning(discardReply{}, who, running, tx.Ops(), "")
+		s.run.DeleteRunning(discardReply{}, who, running, tx.Ops(), "")
 		return
 	}
 	s.refreshNodeJobs()
@@ -398,8 +397,8 @@ func reservedRun(rs *reservation.Service, j *state.Job, slots []vpSlot) *batchre
 	}
 	var nodes []string
 	for _, x := range slots {
-		if !slices.Contains(nodes, x.host) {
-			nodes = append(nodes, x.host)
+		if !slices.Contains(nodes, x.Host) {
+			nodes = append(nodes, x.Host)
 		}
 	}
 	if msg := rs.CheckRun(state.QueueName(j), nodes, jobWalltime(j)); msg != "" {

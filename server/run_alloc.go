@@ -6,58 +6,20 @@ import (
 
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
+	"gopbs/server/handler"
 	"gopbs/server/nodespec"
 	"gopbs/server/state"
 )
 
 // vpSlot is one allocated virtual processor.
-type vpSlot struct {
-	host string
-	vp   int
-}
-
-// execSlots parses an exec_host value ("host/N+host/N").
-func execSlots(v string) []vpSlot {
-	if v == "" {
-		return nil
-	}
-	var out []vpSlot
-	for _, e := range strings.Split(v, "+") {
-		h, n, ok := strings.Cut(e, "/")
-		vp, err := strconv.Atoi(n)
-		if !ok || err != nil {
-			continue
-		}
-		out = append(out, vpSlot{host: h, vp: vp})
-	}
-	return out
-}
-
-func formatExecHost(slots []vpSlot) string {
-	var b strings.Builder
-	for i, x := range slots {
-		if i > 0 {
-			b.WriteByte('+')
-		}
-		b.WriteString(x.host + "/" + strconv.Itoa(x.vp))
-	}
-	return b.String()
-}
-
-// motherSuperior returns the first host of exec_host.
-func motherSuperior(execHost string) string {
-	if i := strings.IndexAny(execHost, "/+:"); i >= 0 {
-		return execHost[:i]
-	}
-	return execHost
-}
+type vpSlot = state.Slot
 
 // holdsNodes reports whether a job's exec_host VPs count as in use.
 func (s *Server) holdsNodes(j *state.Job) bool {
 	if j.State != pbsattr.StateRunning && j.State != pbsattr.StateExiting {
 		return false
 	}
-	return !s.run.isSuspended(j.ID)
+	return !s.run.Suspended(j.ID)
 }
 
 // vpJobs lists the jobs holding one node's VPs: index VP, value the job
@@ -232,7 +194,7 @@ func (s *Server) allocate(j *state.Job, dest string) ([]vpSlot, *batchreq.Reply)
 // scheduler's slice (sched_objects.go).
 func (s *Server) allocateIn(j *state.Job, dest string, usable func(*state.Node) bool) ([]vpSlot, *batchreq.Reply) {
 	if len(s.nodes) == 0 {
-		return []vpSlot{{host: s.name, vp: 0}}, nil
+		return []vpSlot{{Host: s.name, VP: 0}}, nil
 	}
 	spec := dest
 	if spec == "" {
@@ -275,7 +237,7 @@ func (s *Server) allocateIn(j *state.Job, dest string, usable func(*state.Node) 
 			}
 			taken[pick.Name] = true
 			for _, vp := range free[:e.PPN] {
-				group = append(group, vpSlot{host: pick.Name, vp: vp})
+				group = append(group, vpSlot{Host: pick.Name, VP: vp})
 			}
 		}
 		// most recently allocated first within an element
@@ -303,4 +265,34 @@ func freeVPs(n *state.Node, used vpJobs) []int {
 		}
 	}
 	return out
+}
+
+// handleRescQuery answers pbs_rescquery: for nodes=<spec> whether the
+// specification could be satisfied now (1), later (0) or never (-1)
+// (spec 12 §10.2).
+func (s *Server) handleRescQuery(c *handler.Conn, req *batchreq.Request) {
+	body, ok := req.Body.(*batchreq.Resc)
+	if !ok {
+		c.Reject(batchreq.PBSE_IVALREQ, "")
+		return
+	}
+	var r batchreq.RescQueryReply
+	s.mu.RLock()
+	for _, q := range body.Queries {
+		avail, alloc := 0, 0
+		if spec, ok := strings.CutPrefix(q, "nodes="); ok {
+			probe := &state.Job{}
+			if _, bad := s.allocate(probe, spec); bad == nil {
+				avail = 1
+			} else if !s.admission.Satisfiable(spec) {
+				avail = -1
+			}
+		}
+		r.Avail = append(r.Avail, avail)
+		r.Alloc = append(r.Alloc, alloc)
+		r.Resvd = append(r.Resvd, 0)
+		r.Down = append(r.Down, 0)
+	}
+	s.mu.RUnlock()
+	c.Send(&batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_RescQuery, Resc: r})
 }

@@ -8,7 +8,7 @@ import (
 
 func TestAllocateExecHostOrder(t *testing.T) {
 	s := &Server{name: "srv", nodeByName: map[string]*state.Node{}}
-	s.run = newRunLink(s)
+	s.run = s.newRunLink()
 	for _, n := range []*state.Node{{Name: "A", NP: 2}, {Name: "B", NP: 2}, {Name: "C", NP: 1, State: state.NodeStateDown}} {
 		s.nodes = append(s.nodes, n)
 		s.nodeByName[n.Name] = n
@@ -22,7 +22,7 @@ func TestAllocateExecHostOrder(t *testing.T) {
 		{"3", ""},
 	} {
 		slots, bad := s.allocate(j, tc.spec)
-		got := formatExecHost(slots)
+		got := state.FormatExecHost(slots)
 		if tc.want == "" {
 			if bad == nil {
 				t.Errorf("%q: allocated %q", tc.spec, got)
@@ -35,7 +35,7 @@ func TestAllocateExecHostOrder(t *testing.T) {
 	}
 	// no nodes at all: the job runs on the server host
 	empty := &Server{name: "srv", nodeByName: map[string]*state.Node{}}
-	if slots, _ := empty.allocate(j, ""); formatExecHost(slots) != "srv/0" {
+	if slots, _ := empty.allocate(j, ""); state.FormatExecHost(slots) != "srv/0" {
 		t.Errorf("no nodes: %v", slots)
 	}
 }
@@ -61,10 +61,5 @@ func TestAssignedAmounts(t *testing.T) {
 	}
 	if _, ok := resourceAmount("ncpus", "x"); ok {
 		t.Error("bad count accepted")
-	}
-	for _, tc := range []struct{ id, want string }{{"13.vm", "13.vm"}, {"14[0].vm", "14-0.vm"}, {"14[].vm", "14.vm"}} {
-		if got := filePrefix(tc.id); got != tc.want {
-			t.Errorf("filePrefix(%s) = %q", tc.id, got)
-		}
 	}
 }

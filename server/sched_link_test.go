@@ -317,7 +317,7 @@ func TestPingNodesAtStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.run.resolve = func(string) []netip.Addr { return []netip.Addr{netip.MustParseAddr("127.0.0.1")} }
+	s.run.Resolve = func(string) []netip.Addr { return []netip.Addr{netip.MustParseAddr("127.0.0.1")} }
 	s.is.PingDelay = 50 * time.Millisecond
 	go s.Serve()
 	t.Cleanup(func() { s.Shutdown("Quick") })

@@ -38,8 +38,10 @@ import (
 	"gopbs/server/admit"
 	"gopbs/server/depend"
 	"gopbs/server/handler"
+	"gopbs/server/jobmail"
 	"gopbs/server/lifecycle"
 	"gopbs/server/link/momis"
+	"gopbs/server/link/running"
 	"gopbs/server/link/sched"
 	"gopbs/server/monitor"
 	"gopbs/server/nodesfile"
@@ -141,9 +143,13 @@ type Server struct {
 	nodesFile   *nodesfile.File       // server_priv/nodes kept in step with the node table
 	router      *route.Router         // route queues and moves to other servers (server/route)
 
-	run *runLink // MOM link (run_link.go)
-	// launch starts jobs over the MOM link (run_job.go, run_alloc.go).
-	launch *launcher
+	// run is the MOM side of running jobs (server/link/running,
+	// run_host.go); it is also the job-control handlers' handler.Running.
+	run *running.Link
+	// mailer writes and sends job mail (server/jobmail).
+	mailer *jobmail.Mailer
+	// groupOf returns the primary group of a user (tests replace it).
+	groupOf func(user string) string
 	// is is the MOMs' IS streams (server/link/momis, is_nodes.go).
 	is *momis.Link
 	// sched is the scheduler link (server/link/sched, sched_state.go).
@@ -154,8 +160,6 @@ type Server struct {
 	schedRun   schedRunner
 	schedSuper *schedulers.Supervisor
 	killScheds atomic.Bool // qterm -s
-	// running is the MOM link as the job-control handlers see it.
-	running runningActions
 
 	pprof net.Listener // GOPBS_PPROF (debug.go)
 
@@ -212,6 +216,7 @@ func New(cfg Config) (*Server, error) {
 		nodeByName:  make(map[string]*state.Node),
 		done:        make(chan struct{}),
 		obs:         monitor.Discard{},
+		groupOf:     lookupPrimaryGroup,
 	}
 	priv := filepath.Join(cfg.Home, "server_priv")
 	for _, d := range []string{priv, filepath.Join(priv, "accounting"), filepath.Join(cfg.Home, "server_logs")} {
@@ -314,12 +319,11 @@ func New(cfg Config) (*Server, error) {
 		s.releaseLock()
 		return nil, err
 	}
-	s.run = newRunLink(s)
-	s.launch = &launcher{s: s, rl: s.run}
+	s.mailer = jobmail.New(s.log)
 	s.is = momis.New(isNodes{s}, s.log, cfg.RMPort, s.done)
-	s.running = s.run
 	s.registerRunHandlers()
 	initMonitoring(s)
+	s.run = s.newRunLink() // run_host.go; after initMonitoring, which sets s.obs
 	// the jobs recovered as queued are the first cycle's; the tick asks
 	// for cycles for jobs queued from now on
 	s.sched = sched.New(schedState{s}, s.log, s.name, s.obs, sched.Scheduler{Name: "default", Host: cfg.SchedHost, Port: cfg.SchedPort})

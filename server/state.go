@@ -28,7 +28,7 @@ type groupEntry struct {
 	at    time.Time
 }
 
-// primaryGroup returns the primary group of user (s.run.groupOf: a
+// primaryGroup returns the primary group of user (s.groupOf: a
 // password and group database lookup, which reads files) and remembers
 // successful answers for groupCacheTTL, so that a burst of submissions
 // does not look the same user up every time. Called with s.mu held.
@@ -37,7 +37,7 @@ func (s *Server) primaryGroup(user string) string {
 	if e, ok := s.groups[user]; ok && now.Sub(e.at) < groupCacheTTL && !now.Before(e.at) {
 		return e.group
 	}
-	g := s.run.groupOf(user)
+	g := s.groupOf(user)
 	if g != "" {
 		if s.groups == nil || len(s.groups) >= maxGroupCache {
 			s.groups = make(map[string]groupEntry)

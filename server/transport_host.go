@@ -133,7 +133,7 @@ func (s *Server) handleShutdown(c *handler.Conn, req *batchreq.Request) {
 	}
 	s.log.Logf(logline.EventSystem|logline.EventAdmin|logline.EventDebug, logline.ClassServer, "PBS_Server", "Shutdown request from %s ", c.Asker.Requester())
 	c.ShutdownAsker = true
-	s.run.drainJobs(manner) // immediate/delay: requeue or kill running jobs first (run_shutdown.go)
+	s.run.Drain(manner) // immediate/delay: requeue or kill running jobs first (server/link/running)
 	s.Shutdown(how)
 	c.OK()
 	c.CloseAfter = true

@@ -1,8 +1,7 @@
-package server
+package running
 
 import (
 	"fmt"
-	"os/user"
 	"strconv"
 	"strings"
 	"time"
@@ -12,10 +11,10 @@ import (
 	"gopbs/internal/logline"
 	"gopbs/server/admit"
 	"gopbs/server/handler"
+	"gopbs/server/jobmail"
 	"gopbs/server/link/mom"
 	"gopbs/server/pbslog"
 	"gopbs/server/state"
-	"gopbs/server/store"
 )
 
 // scriptChunk is the largest piece of a job script sent to a MOM in one
@@ -46,18 +45,14 @@ type launch struct {
 	hasRun  bool                // the job ran before: returned output may wait in the spool
 }
 
-// fileprefix returns the job's file prefix (hashname): the job id with
-// an array index "[N]" written "-N" (spec 12 §1.2, capture 74).
-// launcher is the MOM link's side of starting jobs: RunJob (from the
-// scheduler or qrun), the choice of the nodes' VPs (run_alloc.go), the
-// job's run attributes, its sending to the mother superior and the
-// outcome; at start-up, the jobs to resume or run again on their hosts
-// (run_link.go). It uses the runLink's connections and bookkeeping.
-type launcher struct {
-	s  *Server
-	rl *runLink
-}
+// launcher is the link's side of starting jobs: RunJob (from the
+// scheduler or qrun), the job's run attributes, its sending to the
+// mother superior and the outcome; at start-up, the jobs to run again on
+// their hosts (recover.go).
+type launcher struct{ l *Link }
 
+// filePrefix returns the job's file prefix (hashname): the job id with
+// an array index "[N]" written "-N" (spec 12 §1.2, capture 74).
 func filePrefix(id string) string {
 	if i := strings.IndexByte(id, '['); i >= 0 {
 		if j := strings.IndexByte(id[i:], ']'); j > 0 {
@@ -74,106 +69,76 @@ func filePrefix(id string) string {
 	return id
 }
 
-// lookupPrimaryGroup returns the primary group name of a user, or "".
-func lookupPrimaryGroup(name string) string {
-	u, err := user.Lookup(name)
-	if err != nil {
-		return ""
-	}
-	g, err := user.LookupGroupId(u.Gid)
-	if err != nil {
-		return ""
-	}
-	return g.Name
-}
+// RunJob serves RunJob and AsyrunJob (spec 12 §10.2, spec 10 §6).
+func (l *Link) RunJob(c *handler.Conn, req *batchreq.Request) { l.ln.runJob(c, req) }
 
-func (s *Server) registerRunHandlers() {
-	m := &s.mux
-	m.HandleFunc(batchreq.PBS_BATCH_RunJob, s.launch.handleRunJob)
-	m.HandleFunc(batchreq.PBS_BATCH_AsyrunJob, s.launch.handleRunJob)
-	m.HandleFunc(batchreq.PBS_BATCH_JobObit, s.run.handleJobObit)
-	m.HandleFunc(batchreq.PBS_BATCH_SignalJob, s.run.handleSignalJob)
-	m.HandleFunc(batchreq.PBS_BATCH_MessJob, s.run.handleMessJob)
-	m.HandleFunc(batchreq.PBS_BATCH_Rerun, s.run.handleRerunJob)
-	m.HandleFunc(batchreq.PBS_BATCH_CheckpointJob, s.run.handleCheckpointJob)
-	m.HandleFunc(batchreq.PBS_BATCH_Rescq, s.run.handleRescQuery)
-	m.HandleFunc(batchreq.PBS_BATCH_MvJobFile, s.run.handleMvJobFile)
-}
-
-// handleRunJob serves RunJob and AsyrunJob (spec 12 §10.2, spec 10 §6).
-func (ln *launcher) handleRunJob(c *handler.Conn, req *batchreq.Request) {
-	s := ln.s
+func (ln launcher) runJob(c *handler.Conn, req *batchreq.Request) {
+	l := ln.l
+	h := l.host
 	body := req.Body.(*batchreq.RunJob)
 	async := req.Type == batchreq.PBS_BATCH_AsyrunJob
 	// TORQUE's order (spec 02 §10): the common job checks, the job's
 	// state, then the operator privilege RunJob needs.
-	s.mu.Lock()
-	j := s.findJob(body.JobID)
+	h.Lock()
+	j := h.FindJob(body.JobID)
 	if j == nil {
-		s.mu.Unlock()
-		s.unknownJob(c, body.JobID, batchreq.MsgCannotLocateJob)
+		h.Unlock()
+		l.unknownJob(c, body.JobID, batchreq.MsgCannotLocateJob)
 		return
 	}
 	oper := c.Asker.Operator || c.Asker.Manager
 	switch {
-	case !s.permitted(c, j):
-		s.mu.Unlock()
+	case !l.permitted(c, req, j):
+		h.Unlock()
 		c.Reject(batchreq.PBSE_PERM, batchreq.MsgNotPermitted)
 		return
 	case j.State == pbsattr.StateRunning || j.State == pbsattr.StateExiting || j.State == pbsattr.StateTransit:
-		s.mu.Unlock()
+		h.Unlock()
 		c.Reject(batchreq.PBSE_BADSTATE, "job already running")
 		return
 	case j.State == pbsattr.StateComplete:
-		s.mu.Unlock()
+		h.Unlock()
 		c.Reject(batchreq.PBSE_BADSTATE, "invalid state for job - COMPLETE")
 		return
 	case !oper:
-		s.unauthorized(c, j)
-		s.mu.Unlock()
+		handler.LogUnauthorized(l.log, req.Type, j.ID, &c.Asker)
+		h.Unlock()
 		c.Reject(batchreq.PBSE_PERM, "")
 		return
 	case j.Array != nil:
-		s.mu.Unlock()
+		h.Unlock()
 		c.Reject(batchreq.PBSE_IVALREQ, "cannot run an array template")
 		return
 	case j.Queue == nil || !j.Queue.IsExec():
-		s.mu.Unlock()
+		h.Unlock()
 		c.Reject(batchreq.PBSE_IVALREQ, "job not in execution queue")
 		return
 	}
-	if bad := s.sliceRefusesRun(c, j, body.Destination); bad != nil {
-		s.mu.Unlock()
-		c.Send(bad)
-		return
-	}
-	slots, bad := s.allocateIn(j, body.Destination, reservationFilter(s.resv, j, body.Destination, s.runsOn(c, j)))
-	if bad == nil {
-		bad = reservedRun(s.resv, j, slots)
-	}
+	execHost, bad := h.Place(c, j, body.Destination)
 	if bad != nil {
-		s.mu.Unlock()
+		h.Unlock()
 		c.Send(bad)
 		return
 	}
-	s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job Run at request of %s", c.Asker.Requester())
-	l, err := ln.prepareRun(j, slots)
+	l.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job Run at request of %s", c.Asker.Requester())
+	tx := h.Begin()
+	run, err := ln.prepareRun(tx, j, execHost)
 	if err != nil {
-		s.mu.Unlock()
+		h.Unlock()
 		c.Reject(batchreq.PBSE_SYSTEM, err.Error())
 		return
 	}
-	wait := s.store.Submit(state.SaveJob(j))
-	s.mu.Unlock()
+	wait := tx.Commit()
+	h.Unlock()
 	if err := wait(); err != nil {
 		ln.abandonRun(j, "cannot save job")
 		c.Reject(batchreq.PBSE_SYSTEM, "cannot save job")
 		return
 	}
 	if async {
-		c.OK()
+		c.Send(batchreq.NullReply())
 	}
-	p := ln.sendJob(l)
+	p := ln.sendJob(run)
 	started := ln.finishRun(j, p)
 	if !async {
 		c.Send(p)
@@ -182,23 +147,23 @@ func (ln *launcher) handleRunJob(c *handler.Conn, req *batchreq.Request) {
 		if c.Cycle != nil {
 			c.Cycle.CountStart()
 		}
-		if !s.run.endingWith(l.host) {
-			go s.run.pollJob(j.ID)
+		if !l.book.endingWith(run.host) {
+			go l.pollJob(j.ID)
 		}
 	}
 }
 
 // prepareRun records the allocation on the job (exec_host, euser,
 // egroup, hashname, start_time, start_count), puts it in RUNNING/PRERUN
-// and returns the launch. Called with s.mu held.
-func (ln *launcher) prepareRun(j *state.Job, slots []vpSlot) (*launch, error) {
-	s := ln.s
-	script, err := s.store.Get(store.Script, state.ScriptKey(j))
+// in tx and returns the launch. Called with the lock held.
+func (ln launcher) prepareRun(tx *state.Txn, j *state.Job, execHost string) (*launch, error) {
+	l := ln.l
+	h := l.host
+	script, err := h.Script(j)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read job script: %w", err)
 	}
-	now := strconv.FormatInt(s.now().Unix(), 10)
-	execHost := formatExecHost(slots)
+	now := strconv.FormatInt(h.Now().Unix(), 10)
 	j.Attrs.Set(pbsattr.JobExecHost, execHost)
 	if !j.Attrs.Has(pbsattr.JobEuser) {
 		j.Attrs.Set(pbsattr.JobEuser, j.OwnerUser())
@@ -206,55 +171,56 @@ func (ln *launcher) prepareRun(j *state.Job, slots []vpSlot) (*launch, error) {
 	if j.Attrs.Get(pbsattr.JobUserList) != "" {
 		// seed 001, Job Initiation: the entry naming the execution
 		// host, else the one without a host, else the owner
-		if u := admit.ExecUser(j, motherSuperior(execHost)); u != j.Attrs.Get(pbsattr.JobEuser) {
+		if u := admit.ExecUser(j, state.MotherSuperior(execHost)); u != j.Attrs.Get(pbsattr.JobEuser) {
 			j.Attrs.Set(pbsattr.JobEuser, u)
 			j.Attrs.Set(pbsattr.JobEgroup, "")
 		}
 	}
 	euser := j.Attrs.Get(pbsattr.JobEuser)
 	if !j.Attrs.Has(pbsattr.JobEgroup) {
-		j.Attrs.Set(pbsattr.JobEgroup, s.run.groupOf(euser))
+		j.Attrs.Set(pbsattr.JobEgroup, h.GroupOf(euser))
 	}
 	if !j.Attrs.Has(pbsattr.JobHashname) {
 		j.Attrs.Set(pbsattr.JobHashname, filePrefix(j.ID))
 	}
 	if !j.Attrs.Has(pbsattr.JobServer) {
-		j.Attrs.Set(pbsattr.JobServer, s.name)
+		j.Attrs.Set(pbsattr.JobServer, l.cfg.Name)
 	}
 	if !j.Attrs.Has(pbsattr.JobRestartName) {
 		j.Attrs.Set(pbsattr.JobStartTime, now)
 	}
 	n, _ := strconv.Atoi(j.Attrs.Get(pbsattr.JobStartCount))
 	j.Attrs.Set(pbsattr.JobStartCount, strconv.Itoa(n+1))
-	s.jobs.SetState(j, pbsattr.StateRunning, pbsattr.SubPreRun)
-	s.life.Touch(j)
-	s.refreshNodeJobs()
-	l := &launch{id: j.ID, host: motherSuperior(execHost), script: script, attrs: ln.momAttrs(j),
+	tx.SetState(j, pbsattr.StateRunning, pbsattr.SubPreRun)
+	h.Touch(j)
+	h.RefreshNodeJobs()
+	run := &launch{id: j.ID, host: state.MotherSuperior(execHost), script: script, attrs: ln.momAttrs(j),
 		prefix: j.Attrs.Get(pbsattr.JobHashname), hasRun: n > 0}
 	if pairs := stagePairs(j.Attrs.Get(pbsattr.JobStagein)); len(pairs) > 0 {
-		l.stageIn = stageFiles(j, batchreq.STAGE_DIR_IN, pairs)
+		run.stageIn = stageFiles(j, batchreq.STAGE_DIR_IN, pairs)
 	}
-	return l, nil
+	return run, nil
 }
 
 // momAttrs builds the QueueJob attribute list for the MOM (spec 10 §6.2):
 // values that came from defaults travel with op DFLT.
-func (ln *launcher) momAttrs(j *state.Job) batchreq.AttrList {
-	s := ln.s
+func (ln launcher) momAttrs(j *state.Job) batchreq.AttrList {
+	l := ln.l
 	defaults := map[string]string{}
 	if q := j.Queue; q != nil {
 		for _, r := range q.Attrs.Resources(pbsattr.QueueResourcesDefault) {
 			defaults[r.Resource] = r.Value
 		}
 	}
-	for _, r := range s.attrs.Resources(pbsattr.SrvResourcesDefault) {
+	srv := l.host.Attrs()
+	for _, r := range srv.Resources(pbsattr.SrvResourcesDefault) {
 		if _, ok := defaults[r.Resource]; !ok {
 			defaults[r.Resource] = r.Value
 		}
 	}
 	args := j.Attrs.Get(pbsattr.JobSubmitArgs)
 	var out batchreq.AttrList
-	for _, v := range state.JobView(nil, j, s.name, nil) {
+	for _, v := range state.JobView(nil, j, l.cfg.Name, nil) {
 		if !sendToMom[v.Index] && !(v.Index == pbsattr.JobSessionID && j.Attrs.Has(pbsattr.JobCheckpointName)) {
 			continue
 		}
@@ -281,18 +247,16 @@ func (ln *launcher) momAttrs(j *state.Job) batchreq.AttrList {
 // sendJob sends a job to its mother superior on one connection:
 // QueueJob, JobScript chunks, RdytoCommit, Commit (spec 10 §6.1). It
 // returns the reply for the RunJob requester.
-func (ln *launcher) sendJob(l *launch) *batchreq.Reply {
-	rl := ln.rl
-	if l.stageIn != nil {
+func (ln launcher) sendJob(run *launch) *batchreq.Reply {
+	l := ln.l
+	if run.stageIn != nil {
 		// stage-in first, on its own connection (capture 94)
-		p, err := rl.momRequest(l.host, batchreq.PBS_BATCH_CopyFiles, l.stageIn, "")
+		p, err := l.MomRequest(run.host, batchreq.PBS_BATCH_CopyFiles, run.stageIn, "")
 		if err != nil {
 			return batchreq.ErrorReply(batchreq.PBSE_MOMREJECT, "", "connection to mom timed out")
 		}
 		if p.Code != 0 {
-			rl.mu.Lock()
-			rl.stageFailed[l.id] = p.Text
-			rl.mu.Unlock()
+			l.book.stageFailure(run.id, p.Text)
 			return p
 		}
 	}
@@ -301,33 +265,35 @@ func (ln *launcher) sendJob(l *launch) *batchreq.Reply {
 	// at most two connection attempts, 2 s apart (spec 10 §6.1)
 	for attempt := 0; attempt < 2; attempt++ {
 		if attempt > 0 {
-			time.Sleep(rl.retryDelay)
+			time.Sleep(l.RetryDelay)
 		}
-		if m, err = rl.dialMom(l.host); err == nil {
+		if m, err = l.dialMom(run.host); err == nil {
 			break
 		}
 	}
 	if err != nil {
 		// the MOM cannot be reached: its node is down (spec 10 §6.5)
-		rl.s.logError("send_job", err.Error())
-		isNodes{rl.s}.SetState(l.host, func(st int) int { return st | state.NodeStateDown })
+		l.logError("send_job", err.Error())
+		l.host.Lock()
+		l.host.MarkNodeDown(run.host)
+		l.host.Unlock()
 		return batchreq.ErrorReply(batchreq.PBSE_MOMREJECT, "", "connection to mom timed out")
 	}
 	defer m.Close()
-	p, err := m.Call(batchreq.PBS_BATCH_QueueJob, &batchreq.QueueJob{JobID: l.id, Destination: l.host, Attrs: l.attrs}, "")
+	p, err := m.Call(batchreq.PBS_BATCH_QueueJob, &batchreq.QueueJob{JobID: run.id, Destination: run.host, Attrs: run.attrs}, "")
 	if err != nil {
 		return batchreq.ErrorReply(batchreq.PBSE_MOMREJECT, "", "connection to mom timed out")
 	}
 	if p.Code == batchreq.PBSE_JOBEXIST {
-		rl.s.log.Log(logline.EventJob, logline.ClassJob, l.id, "MOM reports job already running")
+		l.log.Log(logline.EventJob, logline.ClassJob, run.id, "MOM reports job already running")
 		return batchreq.NullReply()
 	}
 	if p.Code != 0 {
 		return p
 	}
-	for seq, off := 0, 0; off < len(l.script); seq++ {
-		end := min(off+scriptChunk, len(l.script))
-		p, err = m.Call(batchreq.PBS_BATCH_jobscript, &batchreq.JobFile{Seq: seq, FileType: batchreq.JScript, JobID: l.id, Data: l.script[off:end]}, "")
+	for seq, off := 0, 0; off < len(run.script); seq++ {
+		end := min(off+scriptChunk, len(run.script))
+		p, err = m.Call(batchreq.PBS_BATCH_jobscript, &batchreq.JobFile{Seq: seq, FileType: batchreq.JScript, JobID: run.id, Data: run.script[off:end]}, "")
 		if err != nil {
 			return batchreq.ErrorReply(batchreq.PBSE_MOMREJECT, "", "connection to mom timed out")
 		}
@@ -337,14 +303,14 @@ func (ln *launcher) sendJob(l *launch) *batchreq.Reply {
 		off = end
 	}
 	// A rerun job's returned output goes to a MOM on another host.
-	spool := l.hasRun && !rl.onServerHost(l.host)
+	spool := run.hasRun && !l.onServerHost(run.host)
 	if spool {
-		if p := rl.sendSpool(m, l); p != nil {
+		if p := l.sendSpool(m, run); p != nil {
 			return p
 		}
 	}
 	for _, typ := range []int{batchreq.PBS_BATCH_RdytoCommit, batchreq.PBS_BATCH_Commit} {
-		p, err = m.Call(typ, &batchreq.JobID{ID: l.id}, "")
+		p, err = m.Call(typ, &batchreq.JobID{ID: run.id}, "")
 		if err != nil {
 			return batchreq.ErrorReply(batchreq.PBSE_MOMREJECT, "", "connection to mom timed out")
 		}
@@ -353,7 +319,7 @@ func (ln *launcher) sendJob(l *launch) *batchreq.Reply {
 		}
 	}
 	if spool {
-		rl.removeSpool(l.prefix)
+		l.removeSpool(run.prefix)
 	}
 	return batchreq.NullReply()
 }
@@ -361,30 +327,32 @@ func (ln *launcher) sendJob(l *launch) *batchreq.Reply {
 // finishRun completes a launch: on success the job is RUNNING and the S
 // record written; on failure its nodes are freed and it is requeued. It
 // reports whether the job started and turns p into the RunJob reply.
-func (ln *launcher) finishRun(j *state.Job, p *batchreq.Reply) bool {
-	s := ln.s
-	s.mu.Lock()
-	if s.jobs.Get(j.ID) != j || j.State != pbsattr.StateRunning {
-		s.mu.Unlock()
+func (ln launcher) finishRun(j *state.Job, p *batchreq.Reply) bool {
+	l := ln.l
+	h := l.host
+	h.Lock()
+	if h.Jobs().Get(j.ID) != j || j.State != pbsattr.StateRunning {
+		h.Unlock()
 		return p.Code == 0
 	}
+	tx := h.Begin()
 	if p.Code != 0 {
-		text, stageFail := ln.takeStageFailure(j.ID)
-		var m *mail
+		text, stageFail := l.book.takeStageFailure(j.ID)
+		var m *jobmail.Mail
 		if stageFail {
 			// seed 001 (File Staging): the files already staged in
 			// are gone (the MOM deletes them), the job waits and
 			// its owner is told.
-			j.Attrs.Set(pbsattr.JobExecutionTime, strconv.FormatInt(s.now().Unix()+stageInRetry, 10))
-			s.log.Log(logline.EventJob, logline.ClassJob, j.ID, "File stage in failed: "+firstLineOf(text))
-			m = s.mailJob(j, 's', true, text)
+			j.Attrs.Set(pbsattr.JobExecutionTime, strconv.FormatInt(h.Now().Unix()+stageInRetry, 10))
+			l.log.Log(logline.EventJob, logline.ClassJob, j.ID, "File stage in failed: "+firstLineOf(text))
+			m = l.mailJob(j, 's', true, text)
 		}
-		ln.requeue(j)
-		wait := s.store.Submit(state.SaveJob(j))
-		s.mu.Unlock()
+		l.requeue(tx, j)
+		wait := tx.Commit()
+		h.Unlock()
 		wait()
 		if m != nil {
-			go s.sendMail(j.ID, m)
+			go l.mail.Send(j.ID, m)
 		}
 		return false
 	}
@@ -392,38 +360,27 @@ func (ln *launcher) finishRun(j *state.Job, p *batchreq.Reply) bool {
 		j.Substate = pbsattr.SubRunning
 	}
 	*p = *batchreq.NullReply()
-	m := s.mailJob(j, 'b', false, "")
+	m := l.mailJob(j, 'b', false, "")
 	if j.Attrs.Get(pbsattr.JobCheckpointName) != "" {
-		s.acct.Record(pbslog.AcctRestart, j.ID, "Restart from checkpoint")
+		l.acct.Record(pbslog.AcctRestart, j.ID, "Restart from checkpoint")
 	} else {
-		s.acct.Record(pbslog.AcctStart, j.ID, acctJobText(j))
+		l.acct.Record(pbslog.AcctStart, j.ID, AcctJobText(j))
 	}
 	// The start releases a sync set's next member and the after: and
-	// afterstartarray children (lifecycle.Life.Started); both may change
-	// j's own dependencies, which the transaction encodes at its end.
-	tx := s.db.Begin()
-	s.life.Started(tx, j)
+	// afterstartarray children; both may change j's own dependencies,
+	// so j is encoded after them (at Commit).
+	tx.SaveJob(j)
+	h.Started(tx, j)
 	wait := tx.Commit()
-	s.mu.Unlock()
+	h.Unlock()
 	wait()
-	go s.sendMail(j.ID, m)
+	go l.mail.Send(j.ID, m)
 	return true
 }
 
 // stageInRetry is how long a job whose stage-in failed waits (state W)
 // before it is eligible again.
 const stageInRetry = 300
-
-// takeStageFailure returns and forgets the reply text of the job's failed
-// stage-in, if its launch had one.
-func (ln *launcher) takeStageFailure(id string) (string, bool) {
-	rl := ln.rl
-	rl.mu.Lock()
-	defer rl.mu.Unlock()
-	text, ok := rl.stageFailed[id]
-	delete(rl.stageFailed, id)
-	return text, ok
-}
 
 // firstLineOf returns the first line of s.
 func firstLineOf(s string) string {
@@ -432,42 +389,47 @@ func firstLineOf(s string) string {
 }
 
 // abandonRun requeues a job whose launch could not even be recorded.
-func (ln *launcher) abandonRun(j *state.Job, why string) {
-	s := ln.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.jobs.Get(j.ID) == j && j.State == pbsattr.StateRunning {
-		s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "run abandoned: %s", why)
-		ln.requeue(j)
+// The requeue is not saved: the store has just failed, and a restart
+// requeues a job left in PRERUN anyway (Recover).
+func (ln launcher) abandonRun(j *state.Job, why string) {
+	l := ln.l
+	h := l.host
+	h.Lock()
+	defer h.Unlock()
+	if h.Jobs().Get(j.ID) == j && j.State == pbsattr.StateRunning {
+		l.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "run abandoned: %s", why)
+		l.requeue(h.Begin(), j)
 	}
 }
 
-// requeue frees a job's nodes and puts it back to QUEUED/HELD. Called
-// with s.mu held.
-func (ln *launcher) requeue(j *state.Job) {
-	s := ln.s
-	s.run.forget(j.ID)
-	s.requeueState(j)
-	s.refreshNodeJobs()
+// Requeue frees a running job's nodes and puts it back to QUEUED, HELD
+// or WAITING in tx, forgetting where it ran. Called with the lock held.
+func (l *Link) Requeue(tx *state.Txn, j *state.Job) { l.requeue(tx, j) }
+
+func (l *Link) requeue(tx *state.Txn, j *state.Job) {
+	h := l.host
+	l.book.forget(j.ID)
+	ClearRun(j)
+	tx.SetState(j, pbsattr.StateQueued, pbsattr.SubQueued)
+	h.Evaluate(j)
+	h.Touch(j)
+	h.RefreshNodeJobs()
 }
 
-// requeueState forgets where a running job runs (execution host, session)
-// and puts it back to QUEUED, HELD or WAITING. Called with s.mu held.
-func (s *Server) requeueState(j *state.Job) {
+// ClearRun forgets where a running job runs: its execution host and
+// GPUs, and its session unless kept for a restart from a checkpoint
+// (the MOM's restart program gets it).
+func ClearRun(j *state.Job) {
 	j.Attrs.Set(pbsattr.JobExecHost, "")
 	if !j.Attrs.Has(pbsattr.JobCheckpointName) {
-		// kept for a restart: the MOM's restart program gets it
 		j.Attrs.Set(pbsattr.JobSessionID, "")
 	}
 	j.Attrs.Set(pbsattr.JobExecGpus, "")
-	s.jobs.SetState(j, pbsattr.StateQueued, pbsattr.SubQueued)
-	s.evaluate(j)
-	s.life.Touch(j)
 }
 
-// acctJobText is the common part of the S and E accounting records
+// AcctJobText is the common part of the S and E accounting records
 // (spec 12 §14.3); every pair is followed by a blank.
-func acctJobText(j *state.Job) string {
+func AcctJobText(j *state.Job) string {
 	var b strings.Builder
 	pair := func(k, v string) { b.WriteString(k + "=" + v + " ") }
 	pair("user", j.Attrs.Get(pbsattr.JobEuser))
@@ -491,4 +453,26 @@ func acctJobText(j *state.Job) string {
 		pair("Resource_List."+r.Resource, r.Value)
 	}
 	return b.String()
+}
+
+// mailJob composes the mail of a job event (jobmail.Mailer.Compose)
+// under the server's attributes. Called with the lock held.
+func (l *Link) mailJob(j *state.Job, point byte, forced bool, detail string) *jobmail.Mail {
+	return l.mail.Compose(l.host.Attrs(), j, point, forced, detail)
+}
+
+// unknownJob logs and refuses a request naming no job here.
+func (l *Link) unknownJob(c *handler.Conn, id, msg string) {
+	l.log.Log(logline.EventDebug, logline.ClassJob, id, "Unknown Job Id")
+	c.Reject(batchreq.PBSE_UNKJOBID, msg)
+}
+
+// permitted reports whether the requester may act on the job (owner,
+// operator or manager); otherwise it logs the security line.
+func (l *Link) permitted(c *handler.Conn, req *batchreq.Request, j *state.Job) bool {
+	if c.Asker.Operator || c.Asker.Manager || j.OwnerUser() == c.Asker.User {
+		return true
+	}
+	handler.LogUnauthorized(l.log, req.Type, j.ID, &c.Asker)
+	return false
 }

@@ -1,4 +1,4 @@
-package server
+package running
 
 import (
 	"fmt"
@@ -12,9 +12,9 @@ import (
 	"gopbs/batchreq"
 	"gopbs/internal/logline"
 	"gopbs/server/handler"
+	"gopbs/server/jobmail"
 	"gopbs/server/pbslog"
 	"gopbs/server/state"
-	"gopbs/server/store"
 )
 
 // defaultJobStatRate is job_stat_rate's default (spec 10 §7).
@@ -22,7 +22,7 @@ const defaultJobStatRate = 45
 
 // applyMomAttrs applies the resources_used and send-once attributes a
 // MOM reports for a job; it reports whether session_id changed. Called
-// with s.mu held.
+// with the lock held.
 func applyMomAttrs(j *state.Job, list batchreq.AttrList) bool {
 	changed := false
 	for _, a := range list {
@@ -43,9 +43,9 @@ func applyMomAttrs(j *state.Job, list batchreq.AttrList) bool {
 	return changed
 }
 
-// handleJobObit serves a MOM's JobObit (spec 10 §8.3).
-func (rl *runLink) handleJobObit(c *handler.Conn, req *batchreq.Request) {
-	s := rl.s
+// JobObit serves a MOM's JobObit (spec 10 §8.3).
+func (l *Link) JobObit(c *handler.Conn, req *batchreq.Request) {
+	h := l.host
 	body := req.Body.(*batchreq.JobObit)
 	if !c.Asker.Privileged {
 		c.Reject(batchreq.PBSE_PERM, "")
@@ -53,42 +53,42 @@ func (rl *runLink) handleJobObit(c *handler.Conn, req *batchreq.Request) {
 	}
 	// The requester must be the job's mother superior (spec 10 §8.3);
 	// names are resolved outside the lock.
-	s.mu.RLock()
+	h.RLock()
 	ms := ""
-	if j := s.findJob(body.JobID); j != nil {
-		ms = motherSuperior(j.Attrs.Get(pbsattr.JobExecHost))
+	if j := h.FindJob(body.JobID); j != nil {
+		ms = state.MotherSuperior(j.Attrs.Get(pbsattr.JobExecHost))
 	}
-	s.mu.RUnlock()
-	trusted := ms == "" || rl.fromHost(c.Remote.Addr(), ms)
+	h.RUnlock()
+	trusted := ms == "" || l.fromHost(c.Remote.Addr(), ms)
 	for try := 0; ; try++ {
-		s.mu.Lock()
-		j := s.findJob(body.JobID)
+		h.Lock()
+		j := h.FindJob(body.JobID)
 		if j != nil && !trusted {
 			j = nil // only the mother superior may report the job's end
 		}
 		if j == nil {
-			s.mu.Unlock()
+			h.Unlock()
 			code := batchreq.PBSE_UNKJOBID
-			if s.cfg.InitType == InitCold || s.cfg.InitType == InitCreate {
+			if l.cfg.Clean {
 				code = batchreq.PBSE_CLEANEDOUT
 			}
-			s.log.Logf(logline.EventJob, logline.ClassJob, body.JobID, "Job Obit notice received from %s has error %d", c.Asker.Host, code)
+			l.log.Logf(logline.EventJob, logline.ClassJob, body.JobID, "Job Obit notice received from %s has error %d", c.Asker.Host, code)
 			c.Reject(code, "")
 			return
 		}
 		if j.State == pbsattr.StateExiting {
-			s.mu.Unlock()
+			h.Unlock()
 			c.Reject(batchreq.PBSE_ALRDYEXIT, "")
 			return
 		}
 		if j.State != pbsattr.StateRunning {
-			s.mu.Unlock()
+			h.Unlock()
 			c.Reject(batchreq.PBSE_BADSTATE, "")
 			return
 		}
 		if j.Substate == pbsattr.SubPreRun && try < 30 {
 			// the launch has not finished yet: retry shortly
-			s.mu.Unlock()
+			h.Unlock()
 			time.Sleep(100 * time.Millisecond)
 			continue
 		}
@@ -98,17 +98,19 @@ func (rl *runLink) handleJobObit(c *handler.Conn, req *batchreq.Request) {
 		if rerun {
 			j.Substate = pbsattr.SubRerun
 		}
+		tx := h.Begin()
 		if !rerun {
-			s.jobs.SetState(j, pbsattr.StateExiting, pbsattr.SubExiting)
+			tx.SetState(j, pbsattr.StateExiting, pbsattr.SubExiting)
 		}
-		s.life.Touch(j)
-		host := motherSuperior(j.Attrs.Get(pbsattr.JobExecHost))
-		wait := s.store.Submit(state.SaveJob(j))
-		s.mu.Unlock()
+		h.Touch(j)
+		host := state.MotherSuperior(j.Attrs.Get(pbsattr.JobExecHost))
+		tx.SaveJob(j)
+		wait := tx.Commit()
+		h.Unlock()
 		wait()
-		rl.beginEnd(host)
-		c.OK()
-		go rl.endJob(j, body.ExitStatus, rerun)
+		l.book.beginEnd(host)
+		c.Send(batchreq.NullReply())
+		go l.endJob(j, body.ExitStatus, rerun)
 		return
 	}
 }
@@ -137,8 +139,8 @@ func requeueOnExit(exit int, rerunable bool) bool {
 
 // fromHost reports whether a peer address belongs to host. A host name
 // that does not resolve is not held against the peer.
-func (rl *runLink) fromHost(a netip.Addr, host string) bool {
-	addrs := rl.resolve(host)
+func (l *Link) fromHost(a netip.Addr, host string) bool {
+	addrs := l.Resolve(host)
 	if len(addrs) == 0 {
 		return true
 	}
@@ -152,7 +154,7 @@ func (rl *runLink) fromHost(a netip.Addr, host string) bool {
 }
 
 // stageOutPairs returns the CopyFiles pairs delivering a job's stdout,
-// stderr and stage-out files (spec 10 §8.5). Called with s.mu held.
+// stderr and stage-out files (spec 10 §8.5). Called with the lock held.
 func stageOutPairs(j *state.Job, prefix string) []batchreq.FilePair {
 	join := j.Attrs.Get(pbsattr.JobJoinPath)
 	keep := j.Attrs.Get(pbsattr.JobKeepFiles)
@@ -201,27 +203,27 @@ func stageFiles(j *state.Job, dir int, pairs []batchreq.FilePair) *batchreq.Copy
 //
 // The caller has counted the exchange with beginEnd; endJob counts it
 // down.
-func (rl *runLink) endJob(j *state.Job, exit int, rerun bool) {
-	s := rl.s
-	s.mu.Lock()
+func (l *Link) endJob(j *state.Job, exit int, rerun bool) {
+	h := l.host
+	h.Lock()
 	execHost := j.Attrs.Get(pbsattr.JobExecHost)
-	host := motherSuperior(execHost)
-	defer rl.endDone(host)
-	if s.jobs.Get(j.ID) != j {
-		s.mu.Unlock()
+	host := state.MotherSuperior(execHost)
+	defer l.book.endDone(host)
+	if h.Jobs().Get(j.ID) != j {
+		h.Unlock()
 		return
 	}
 	var copyReq, delReq *batchreq.CopyFiles
-	var mails []*mail
+	var mails []*jobmail.Mail
 	if !rerun {
-		mails = append(mails, rl.exitMail(j, exit))
+		mails = append(mails, l.exitMail(j, exit))
 		if c := limitComment(j); exit == -10 && c != "" {
-			s.log.Log(logline.EventJob, logline.ClassJob, j.ID, c)
+			l.log.Log(logline.EventJob, logline.ClassJob, j.ID, c)
 		}
-		s.log.Logf(logline.EventJobUsage, logline.ClassJob, j.ID, "Exit_status=%d", exit)
-		s.acct.Record(pbslog.AcctEnd, j.ID, acctJobText(j)+"session="+j.Attrs.Get(pbsattr.JobSessionID)+
-			" end="+strconv.FormatInt(s.now().Unix(), 10)+" Exit_status="+strconv.Itoa(exit)+acctUsage(j))
-		rl.logOnJobExit(j, pbsattr.SubExiting)
+		l.log.Logf(logline.EventJobUsage, logline.ClassJob, j.ID, "Exit_status=%d", exit)
+		l.acct.Record(pbslog.AcctEnd, j.ID, AcctJobText(j)+"session="+j.Attrs.Get(pbsattr.JobSessionID)+
+			" end="+strconv.FormatInt(h.Now().Unix(), 10)+" Exit_status="+strconv.Itoa(exit)+acctUsage(j))
+		l.logOnJobExit(j, pbsattr.SubExiting)
 		prefix := j.Attrs.Get(pbsattr.JobHashname)
 		if prefix == "" {
 			prefix = filePrefix(j.ID)
@@ -233,7 +235,7 @@ func (rl *runLink) endJob(j *state.Job, exit int, rerun bool) {
 			delReq = stageFiles(j, batchreq.STAGE_DIR_IN, pairs)
 		}
 		j.Substate = pbsattr.SubStageOut
-		rl.logOnJobExit(j, pbsattr.SubStageOut)
+		l.logOnJobExit(j, pbsattr.SubStageOut)
 	} else {
 		// RERUN1 and RERUN2 (spec 10 §8.6): stage-out files only,
 		// then the stage-in files are deleted.
@@ -250,89 +252,86 @@ func (rl *runLink) endJob(j *state.Job, exit int, rerun bool) {
 	if !rerun {
 		// dependents are released on entering end-of-job processing
 		// (spec 10 §8.5); Complete finds nothing left to do for them
-		tx := s.db.Begin()
-		released = s.life.ReleaseDependents(tx, j, exit == 0)
+		tx := h.Begin()
+		released = h.ReleaseDependents(tx, j, exit == 0)
 		if !tx.Empty() {
 			relWait = tx.Commit()
 		}
 	}
-	s.mu.Unlock()
+	h.Unlock()
 	if relWait != nil {
 		relWait()
 	}
 	if released {
-		rl.s.sched.Notify(batchreq.SCH_SCHEDULE_NEW)
+		h.SchedNotify(batchreq.SCH_SCHEDULE_NEW)
 	}
 
-	if m, err := rl.dialMom(host); err != nil {
-		s.logError("on_job_exit", err.Error())
+	if m, err := l.dialMom(host); err != nil {
+		l.logError("on_job_exit", err.Error())
 	} else {
-		if rerun && !rl.onServerHost(host) {
+		if rerun && !l.onServerHost(host) {
 			// RERUN: the MOM returns the job's spooled stdout and
 			// stderr with MvJobFile on a connection of its own.
 			if p, err := m.Call(batchreq.PBS_BATCH_Rerun, &batchreq.JobID{ID: j.ID}, ""); err == nil && p.Code != 0 {
 				text := "rerun req to " + host + " failed (rc=" + strconv.Itoa(p.Code) + ")"
-				s.log.Log(logline.EventError|logline.EventAdmin|logline.EventJob, logline.ClassJob, j.ID, text)
-				s.mu.Lock()
-				mails = append(mails, s.mailJob(j, 'o', true, text))
-				s.mu.Unlock()
+				l.log.Log(logline.EventError|logline.EventAdmin|logline.EventJob, logline.ClassJob, j.ID, text)
+				h.Lock()
+				mails = append(mails, l.mailJob(j, 'o', true, text))
+				h.Unlock()
 			}
 		}
 		if copyReq != nil {
 			if p, err := m.Call(batchreq.PBS_BATCH_CopyFiles, copyReq, ""); err == nil && p.Code != 0 {
 				text := "Post job file processing error; job " + j.ID + " on host " + execHost
-				s.log.Log(logline.EventError|logline.EventAdmin|logline.EventJob, logline.ClassJob, j.ID, text)
-				s.mu.Lock()
+				l.log.Log(logline.EventError|logline.EventAdmin|logline.EventJob, logline.ClassJob, j.ID, text)
+				h.Lock()
 				j.Attrs.Set(pbsattr.JobSchedHint, text+"\n"+p.Text)
-				mails = append(mails, s.mailJob(j, 'o', true, text+"\n"+p.Text))
-				s.mu.Unlock()
+				mails = append(mails, l.mailJob(j, 'o', true, text+"\n"+p.Text))
+				h.Unlock()
 			}
 		}
 		if delReq != nil {
 			if p, err := m.Call(batchreq.PBS_BATCH_DelFiles, delReq, ""); err == nil && p.Code != 0 {
 				text := "Unable to delete files for job " + j.ID + ", on host " + execHost
-				s.log.Log(logline.EventError|logline.EventAdmin|logline.EventJob, logline.ClassJob, j.ID, text)
-				s.mu.Lock()
-				mails = append(mails, s.mailJob(j, 'o', true, text+"\n"+p.Text))
-				s.mu.Unlock()
+				l.log.Log(logline.EventError|logline.EventAdmin|logline.EventJob, logline.ClassJob, j.ID, text)
+				h.Lock()
+				mails = append(mails, l.mailJob(j, 'o', true, text+"\n"+p.Text))
+				h.Unlock()
 			}
 		}
 		m.Call(batchreq.PBS_BATCH_DeleteJob, &batchreq.Manage{Command: batchreq.MGR_CMD_DELETE, ObjType: batchreq.MGR_OBJ_JOB, ObjName: j.ID}, "")
 		m.Close()
 	}
 
-	s.mu.Lock()
-	if s.jobs.Get(j.ID) != j {
-		s.mu.Unlock()
+	h.Lock()
+	if h.Jobs().Get(j.ID) != j {
+		h.Unlock()
 		return
 	}
-	var ops []store.Op
+	tx := h.Begin()
 	if rerun {
-		s.launch.requeue(j)
-		if s.shutting && execHost != "" {
+		l.requeue(tx, j)
+		if h.Shutting() && execHost != "" {
 			// HOTSTART: a job requeued by qterm -t immediate keeps
 			// its hosts, where a hot start runs it again first
 			// (spec 10 §8.6 RERUN3, spec 12 §16.1).
 			j.Attrs.Set(pbsattr.JobExecHost, execHost)
 		}
-		ops = append(ops, state.SaveJob(j))
 	} else {
-		rl.logOnJobExit(j, pbsattr.SubStageOut)
+		l.logOnJobExit(j, pbsattr.SubStageOut)
 		j.Substate = pbsattr.SubExited
-		rl.logOnJobExit(j, pbsattr.SubExited)
-		rl.forget(j.ID)
-		tx := s.db.Begin()
-		s.life.Complete(tx, j, exit == 0)
-		ops = tx.Ops()
-		s.refreshNodeJobs()
+		l.logOnJobExit(j, pbsattr.SubExited)
+		l.book.forget(j.ID)
+		h.Complete(tx, j, exit == 0)
+		h.RefreshNodeJobs()
 	}
-	wait := s.store.Submit(ops...)
-	s.mu.Unlock()
+	wait := tx.Commit()
+	h.Unlock()
 	wait()
 	for _, m := range mails {
-		s.sendMail(j.ID, m)
+		l.mail.Send(j.ID, m)
 	}
-	rl.s.sched.Notify(batchreq.SCH_SCHEDULE_TERM)
+	h.SchedNotify(batchreq.SCH_SCHEDULE_TERM)
 }
 
 // acctUsage returns the resources_used pairs an E record carries after
@@ -358,16 +357,15 @@ func acctUsage(j *state.Job) string {
 
 // exitMail is the mail for a job's end (spec 10 §8.4, spec 12 §15): the
 // end mail, or a forced abort mail for start failures and jobs killed
-// over a limit. Called with s.mu held.
-func (rl *runLink) exitMail(j *state.Job, exit int) *mail {
-	s := rl.s
+// over a limit. Called with the lock held.
+func (l *Link) exitMail(j *state.Job, exit int) *jobmail.Mail {
 	if exit >= 0 {
 		var b strings.Builder
 		fmt.Fprintf(&b, "Exit_status=%d", exit)
 		for _, r := range j.Attrs.Resources(pbsattr.JobResourcesUsed) {
 			b.WriteString("\nresources_used." + r.Resource + "=" + r.Value)
 		}
-		return s.mailJob(j, 'e', false, b.String())
+		return l.mailJob(j, 'e', false, b.String())
 	}
 	text := "Job cannot be executed\nSee Administrator for help"
 	switch exit {
@@ -379,12 +377,12 @@ func (rl *runLink) exitMail(j *state.Job, exit int) *mail {
 			text += "\n" + c
 		}
 	}
-	return s.mailJob(j, 'a', true, text)
+	return l.mailJob(j, 'a', true, text)
 }
 
 // limitComment returns the comment of a job a GoPBS MOM killed over a
 // limit ("job killed: walltime 9 exceeded limit 5", set from the obit),
-// or "". Called with s.mu held.
+// or "". Called with the lock held.
 func limitComment(j *state.Job) string {
 	if c := j.Attrs.Get(pbsattr.JobComment); strings.HasPrefix(c, "job killed: ") {
 		return c
@@ -392,121 +390,53 @@ func limitComment(j *state.Job) string {
 	return ""
 }
 
-func (rl *runLink) logOnJobExit(j *state.Job, sub pbsattr.Substate) {
-	s := rl.s
-	s.log.Logf(logline.EventJob, logline.ClassJob, "NULL", "on_job_exit valid pjob: %p (substate=%d)", j, sub)
-}
-
-// pollRunning sends a StatusJob to the MOM of each running job once
-// every job_stat_rate seconds, spread by queue rank (spec 10 §7).
-func (rl *runLink) pollRunning(sec int64) {
-	s := rl.s
-	s.mu.RLock()
-	rate := s.serverLong(pbsattr.SrvJobStatRate, defaultJobStatRate)
-	poll := s.attrs.Get(pbsattr.SrvPollJobs) == "" || s.serverFlag(pbsattr.SrvPollJobs)
-	var ids []string
-	if poll && rate > 0 {
-		for _, j := range s.jobs.Holding() {
-			if j.State == pbsattr.StateRunning && j.Substate == pbsattr.SubRunning && (j.Rank+sec)%rate == 0 {
-				ids = append(ids, j.ID)
-			}
-		}
-	}
-	s.mu.RUnlock()
-	for _, id := range ids {
-		go rl.pollJob(id)
-	}
-}
-
-// beginEnd counts an end-of-job exchange with the MOM on host as begun;
-// endJob counts it down when done.
-func (rl *runLink) beginEnd(host string) {
-	rl.mu.Lock()
-	rl.ending[host]++
-	rl.mu.Unlock()
-}
-
-// endDone counts an end-of-job exchange with the MOM on host as done.
-func (rl *runLink) endDone(host string) {
-	rl.mu.Lock()
-	if rl.ending[host]--; rl.ending[host] <= 0 {
-		delete(rl.ending, host)
-	}
-	rl.mu.Unlock()
-}
-
-// endingWith reports whether an end-of-job exchange with the MOM on host
-// is in progress. The StatusJob right after a launch is skipped then:
-// TORQUE talks to a MOM over one connection at a time (captures 83-85).
-func (rl *runLink) endingWith(host string) bool {
-	rl.mu.Lock()
-	defer rl.mu.Unlock()
-	return rl.ending[host] > 0
-}
-
 // pollJob asks a running job's MOM for its status and applies the
 // reply.
-func (rl *runLink) pollJob(id string) {
-	s := rl.s
-	s.mu.RLock()
-	j := s.jobs.Get(id)
+func (l *Link) pollJob(id string) {
+	h := l.host
+	h.RLock()
+	j := h.Jobs().Get(id)
 	if j == nil || j.State != pbsattr.StateRunning {
-		s.mu.RUnlock()
+		h.RUnlock()
 		return
 	}
-	host := motherSuperior(j.Attrs.Get(pbsattr.JobExecHost))
-	up := rl.nodeUp(host)
-	s.mu.RUnlock()
+	host := state.MotherSuperior(j.Attrs.Get(pbsattr.JobExecHost))
+	up := h.NodeUp(host)
+	h.RUnlock()
 	if !up {
 		return
 	}
-	p, err := rl.momRequest(host, batchreq.PBS_BATCH_StatusJob, &batchreq.StatusReq{ID: id}, "")
+	p, err := l.MomRequest(host, batchreq.PBS_BATCH_StatusJob, &batchreq.StatusReq{ID: id}, "")
 	if err != nil {
 		return
 	}
-	s.mu.Lock()
-	if s.jobs.Get(id) != j || j.State != pbsattr.StateRunning {
-		s.mu.Unlock()
+	h.Lock()
+	if h.Jobs().Get(id) != j || j.State != pbsattr.StateRunning {
+		h.Unlock()
 		return
 	}
-	var ops []store.Op
+	tx := h.Begin()
 	switch {
 	case p.Code == batchreq.PBSE_UNKJOBID:
-		s.log.Logf(logline.EventJob, logline.ClassJob, id, "Job does not exist on node")
-		s.acct.Record(pbslog.AcctAbort, id, "")
-		rl.forget(id)
-		tx := s.db.Begin()
-		s.life.Complete(tx, j, false)
-		ops = tx.Ops()
-		s.refreshNodeJobs()
+		l.log.Logf(logline.EventJob, logline.ClassJob, id, "Job does not exist on node")
+		l.acct.Record(pbslog.AcctAbort, id, "")
+		l.book.forget(id)
+		h.Complete(tx, j, false)
+		h.RefreshNodeJobs()
 	case p.Code == 0:
 		for _, o := range p.Status {
 			if o.Name == id {
 				applyMomAttrs(j, o.Attrs)
-				ops = append(ops, state.SaveJob(j))
+				tx.SaveJob(j)
 			}
 		}
 	}
 	var wait func() error
-	if len(ops) > 0 {
-		wait = s.store.Submit(ops...)
+	if !tx.Empty() {
+		wait = tx.Commit()
 	}
-	s.mu.Unlock()
+	h.Unlock()
 	if wait != nil {
 		wait()
 	}
-}
-
-func (rl *runLink) isSuspended(id string) bool {
-	rl.mu.Lock()
-	defer rl.mu.Unlock()
-	return rl.suspended[id]
-}
-
-// forget drops the link's bookkeeping of a job.
-func (rl *runLink) forget(id string) {
-	rl.mu.Lock()
-	delete(rl.suspended, id)
-	delete(rl.deleting, id)
-	rl.mu.Unlock()
 }
