@@ -1,4 +1,12 @@
-package server
+// Package alloc chooses the virtual processors (VPs) of the nodes a job
+// runs on (spec 12 §9.3) and keeps what the node table shows of the
+// running jobs: each node's jobs attribute and job-exclusive state, and
+// the resources_assigned of the server and its execution queues.
+//
+// It works on a Cluster, the node table and job table as the server
+// hands them over under its lock; it changes node and queue attributes
+// only in Refresh and never locks or writes the store.
+package alloc
 
 import (
 	"strconv"
@@ -6,43 +14,54 @@ import (
 
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
-	"gopbs/server/handler"
 	"gopbs/server/nodespec"
 	"gopbs/server/state"
 )
 
-// vpSlot is one allocated virtual processor.
-type vpSlot = state.Slot
+// Cluster is what allocation reads: the server's nodes and the jobs that
+// may hold them. The server makes one under its lock for each use.
+type Cluster struct {
+	Nodes  []*state.Node          // the node table, in order
+	ByName map[string]*state.Node // the nodes by name
+	Jobs   *state.Jobs            // the job table
+	// Suspended reports whether a running job is suspended (qsig -s
+	// suspend): its VPs are free for others meanwhile.
+	Suspended func(id string) bool
+	// Server is the server's host, where jobs run when there are no
+	// nodes.
+	Server string
+	// DefaultNode is the server's default_node ("": nodespec.Default).
+	DefaultNode string
+}
 
-// holdsNodes reports whether a job's exec_host VPs count as in use.
-func (s *Server) holdsNodes(j *state.Job) bool {
+// holds reports whether a job's exec_host VPs count as in use.
+func (c Cluster) holds(j *state.Job) bool {
 	if j.State != pbsattr.StateRunning && j.State != pbsattr.StateExiting {
 		return false
 	}
-	return !s.run.Suspended(j.ID)
+	return c.Suspended == nil || !c.Suspended(j.ID)
 }
 
-// vpJobs lists the jobs holding one node's VPs: index VP, value the job
+// VPJobs lists the jobs holding one node's VPs: index VP, value the job
 // id ("" for a free VP).
-type vpJobs []string
+type VPJobs []string
 
-// maxVP bounds the VP indexes usedVPs records: exec_host values come
+// maxVP bounds the VP indexes UsedVPs records: exec_host values come
 // from allocate, so larger (or negative) ones can only be damaged data,
 // which must not make it allocate without bound.
 const maxVP = 1 << 16
 
-// usedVPs returns, per node name, the jobs holding its VPs, for every
+// UsedVPs returns, per node name, the jobs holding its VPs, for every
 // job holding nodes. It walks only the Running/Exiting jobs, parses
 // exec_host in place and looks each host up once per run of slots on it.
-// Called with s.mu held.
-func (s *Server) usedVPs() map[string]vpJobs {
-	used := make(map[string]vpJobs, len(s.nodes))
-	for _, j := range s.jobs.Holding() {
-		if !s.holdsNodes(j) {
+func (c Cluster) UsedVPs() map[string]VPJobs {
+	used := make(map[string]VPJobs, len(c.Nodes))
+	for _, j := range c.Jobs.Holding() {
+		if !c.holds(j) {
 			continue
 		}
 		var host string
-		var m vpJobs
+		var m VPJobs
 		for rest := j.Attrs.Get(pbsattr.JobExecHost); rest != ""; {
 			var e string
 			e, rest, _ = strings.Cut(rest, "+")
@@ -58,14 +77,14 @@ func (s *Server) usedVPs() map[string]vpJobs {
 				host, m = h, used[h]
 				if m == nil {
 					np := 1
-					if n := s.nodeByName[h]; n != nil && n.NP > 0 {
+					if n := c.ByName[h]; n != nil && n.NP > 0 {
 						np = n.NP
 					}
-					m = make(vpJobs, 0, np)
+					m = make(VPJobs, 0, np)
 				}
 			}
 			if vp >= len(m) {
-				m = append(m, make(vpJobs, vp+1-len(m))...)
+				m = append(m, make(VPJobs, vp+1-len(m))...)
 			}
 			m[vp] = j.ID
 		}
@@ -76,14 +95,14 @@ func (s *Server) usedVPs() map[string]vpJobs {
 	return used
 }
 
-// refreshNodeJobs recomputes every node's jobs attribute and
-// job-exclusive bit, and resources_assigned, from the running jobs.
-// Called with s.mu held.
-func (s *Server) refreshNodeJobs() {
-	s.refreshAssigned()
-	used := s.usedVPs()
+// Refresh recomputes every node's jobs attribute and job-exclusive bit,
+// and the resources_assigned of the server (srv) and of its execution
+// queues, from the running jobs.
+func (c Cluster) Refresh(srv *state.Attrs, queues []*state.Queue) {
+	c.refreshAssigned(srv, queues)
+	used := c.UsedVPs()
 	var buf []byte
-	for _, n := range s.nodes {
+	for _, n := range c.Nodes {
 		buf = buf[:0]
 		count := 0
 		for vp, id := range used[n.Name] {
@@ -116,12 +135,12 @@ var assignedResources = []string{"mem", "ncpus", "nodect", "vmem"}
 // refreshAssigned recomputes resources_assigned of the server and of
 // every execution queue from the running jobs. A resource once assigned
 // stays listed (with 0) after its jobs end, as TORQUE shows it. Called
-// with s.mu held.
-func (s *Server) refreshAssigned() {
+// with the server's lock held.
+func (c Cluster) refreshAssigned(srv *state.Attrs, queues []*state.Queue) {
 	type sums map[string]int64
 	total := sums{}
 	perQueue := map[*state.Queue]sums{}
-	for _, j := range s.jobs.Holding() {
+	for _, j := range c.Jobs.Holding() {
 		if j.State != pbsattr.StateRunning && j.State != pbsattr.StateExiting || j.Queue == nil {
 			continue
 		}
@@ -152,8 +171,8 @@ func (s *Server) refreshAssigned() {
 			l.SetRes(idx, r, formatAmount(r, n))
 		}
 	}
-	apply(&s.attrs, pbsattr.SrvResourcesAssigned, total)
-	for _, q := range s.queues {
+	apply(srv, pbsattr.SrvResourcesAssigned, total)
+	for _, q := range queues {
 		if q.IsExec() {
 			apply(&q.Attrs, pbsattr.QueueResourcesAssigned, perQueue[q])
 		}
@@ -182,19 +201,14 @@ func formatAmount(res string, n int64) string {
 	return strconv.FormatInt(n, 10) + "b"
 }
 
-// allocate chooses VPs for job j from a node specification (dest if
-// given, else neednodes, nodes or default_node) and returns the
-// exec_host slots, or an error reply (spec 12 §9.3). Called with s.mu
-// held; it changes nothing.
-func (s *Server) allocate(j *state.Job, dest string) ([]vpSlot, *batchreq.Reply) {
-	return s.allocateIn(j, dest, nil)
-}
-
-// allocateIn is allocate over the nodes usable accepts (all if nil): a
-// scheduler's slice (sched_objects.go).
-func (s *Server) allocateIn(j *state.Job, dest string, usable func(*state.Node) bool) ([]vpSlot, *batchreq.Reply) {
-	if len(s.nodes) == 0 {
-		return []vpSlot{{Host: s.name, VP: 0}}, nil
+// Allocate chooses VPs for job j from a node specification (dest if
+// given, else neednodes, nodes or default_node) among the nodes usable
+// accepts (all if nil: a scheduler's slice, the reservations) and
+// returns the exec_host slots, or an error reply (spec 12 §9.3). It
+// changes nothing.
+func (c Cluster) Allocate(j *state.Job, dest string, usable func(*state.Node) bool) ([]state.Slot, *batchreq.Reply) {
+	if len(c.Nodes) == 0 {
+		return []state.Slot{{Host: c.Server, VP: 0}}, nil
 	}
 	spec := dest
 	if spec == "" {
@@ -204,28 +218,28 @@ func (s *Server) allocateIn(j *state.Job, dest string, usable func(*state.Node) 
 		spec = j.Attrs.GetRes(pbsattr.JobResourceList, "nodes")
 	}
 	if spec == "" {
-		spec = s.attrs.Get(pbsattr.SrvDefaultNode)
+		spec = c.DefaultNode
 	}
 	if spec == "" {
 		spec = nodespec.Default
 	}
-	elems, ok := nodespec.Parse(spec, func(n string) bool { return s.nodeByName[n] != nil })
+	elems, ok := nodespec.Parse(spec, func(n string) bool { return c.ByName[n] != nil })
 	if !ok {
 		return nil, batchreq.ErrorReply(batchreq.PBSE_UNKNODE, "", "")
 	}
-	used := s.usedVPs()
+	used := c.UsedVPs()
 	taken := map[string]bool{}
-	var out []vpSlot
+	var out []state.Slot
 	for _, e := range elems {
-		var group []vpSlot
+		var group []state.Slot
 		for k := 0; k < e.Count; k++ {
 			var pick *state.Node
 			var free []int
-			for _, n := range s.nodes {
-				if taken[n.Name] || usable != nil && !usable(n) || !s.eligible(n, e) {
+			for _, n := range c.Nodes {
+				if taken[n.Name] || usable != nil && !usable(n) || !eligible(n, e) {
 					continue
 				}
-				f := freeVPs(n, used[n.Name])
+				f := FreeVPs(n, used[n.Name])
 				if len(f) < e.PPN {
 					continue
 				}
@@ -237,7 +251,7 @@ func (s *Server) allocateIn(j *state.Job, dest string, usable func(*state.Node) 
 			}
 			taken[pick.Name] = true
 			for _, vp := range free[:e.PPN] {
-				group = append(group, vpSlot{Host: pick.Name, VP: vp})
+				group = append(group, state.Slot{Host: pick.Name, VP: vp})
 			}
 		}
 		// most recently allocated first within an element
@@ -250,14 +264,16 @@ func (s *Server) allocateIn(j *state.Job, dest string, usable func(*state.Node) 
 
 // eligible reports whether node n may serve element e.
 // It is nodespec.Offers restricted to nodes in a usable state.
-func (s *Server) eligible(n *state.Node, e nodespec.Element) bool {
+func eligible(n *state.Node, e nodespec.Element) bool {
 	if n.State&(state.NodeStateDown|state.NodeStateOffline|state.NodeStateNotReported|state.NodeStateUnknown|state.NodeStateReserve) != 0 {
 		return false
 	}
 	return nodespec.Offers(n, e)
 }
 
-func freeVPs(n *state.Node, used vpJobs) []int {
+// FreeVPs returns the VPs of node n that no job holds (used: its
+// UsedVPs entry).
+func FreeVPs(n *state.Node, used VPJobs) []int {
 	var out []int
 	for vp := 0; vp < n.NP; vp++ {
 		if vp >= len(used) || used[vp] == "" {
@@ -265,34 +281,4 @@ func freeVPs(n *state.Node, used vpJobs) []int {
 		}
 	}
 	return out
-}
-
-// handleRescQuery answers pbs_rescquery: for nodes=<spec> whether the
-// specification could be satisfied now (1), later (0) or never (-1)
-// (spec 12 §10.2).
-func (s *Server) handleRescQuery(c *handler.Conn, req *batchreq.Request) {
-	body, ok := req.Body.(*batchreq.Resc)
-	if !ok {
-		c.Reject(batchreq.PBSE_IVALREQ, "")
-		return
-	}
-	var r batchreq.RescQueryReply
-	s.mu.RLock()
-	for _, q := range body.Queries {
-		avail, alloc := 0, 0
-		if spec, ok := strings.CutPrefix(q, "nodes="); ok {
-			probe := &state.Job{}
-			if _, bad := s.allocate(probe, spec); bad == nil {
-				avail = 1
-			} else if !s.admission.Satisfiable(spec) {
-				avail = -1
-			}
-		}
-		r.Avail = append(r.Avail, avail)
-		r.Alloc = append(r.Alloc, alloc)
-		r.Resvd = append(r.Resvd, 0)
-		r.Down = append(r.Down, 0)
-	}
-	s.mu.RUnlock()
-	c.Send(&batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_RescQuery, Resc: r})
 }
