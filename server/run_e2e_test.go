@@ -203,7 +203,10 @@ func TestEndToEndServerMomSched(t *testing.T) {
 	}
 
 	// The scheduler starts a job when scheduling is on.
-	e2eStart(t, bins.Path("pbs_sched"), "-D", "-d", schedHome, "-S", ps(schedPort), "-R", ps(rmPort))
+	// It must listen before scheduling is switched on: a first cycle
+	// that finds nobody waits scheduler_iteration (600 s) for the next.
+	sched := e2eStart(t, bins.Path("pbs_sched"), "-D", "-d", schedHome, "-S", ps(schedPort), "-R", ps(rmPort), "-listen", "127.0.0.1")
+	sched.WaitListening(t, "127.0.0.1:"+ps(schedPort), 30*time.Second)
 	id2 := e2eSubmit(t, c, "viasched", "#!/bin/sh\necho scheduled\n", outDir)
 	if p := c.do(mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", attr("scheduling", "true"))); p.Code != 0 {
 		t.Fatalf("scheduling: %d", p.Code)
