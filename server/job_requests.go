@@ -30,7 +30,7 @@ type lifeHost struct{ s *Server }
 
 func (h lifeHost) ApplyDefaults(j *state.Job, q *state.Queue) { h.s.admission.ApplyDefaults(j, q) }
 
-func (h lifeHost) Route(tx *state.Txn, j *state.Job, now int64) { h.s.routeJob(tx, j, now) } // route.go
+func (h lifeHost) Route(tx *state.Txn, j *state.Job, now int64) { h.s.router.Route(tx, j, now) } // server/route
 
 // dependHost is the server as the dependency rules see it (depend.Host).
 type dependHost struct{ s *Server }
@@ -56,7 +56,7 @@ func (h dependHost) SyncSelf() string {
 }
 
 func (h dependHost) Destination(server string) (string, bool) {
-	dest := h.s.parseDestination("x@" + server) // remote.go
+	dest := h.s.router.Destination("x@" + server) // server/route
 	return dest.Addr, dest.Addr != "" && !dest.Bad
 }
 

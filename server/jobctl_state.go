@@ -59,9 +59,9 @@ func (v jobctlState) Admit(j *state.Job, q *state.Queue, host string, mgrMove bo
 }
 
 func (v jobctlState) MoveRemote(w handler.ReplyWriter, who *handler.Asker, j *state.Job, destination string) (string, bool) {
-	dest := v.s.parseDestination(destination)
+	dest := v.s.router.Destination(destination)
 	if dest.Addr != "" || dest.Bad {
-		v.s.moveRemote(w, who.Requester(), j, dest) // remote.go
+		v.s.router.MoveRemote(w, who.Requester(), j, dest) // server/route
 		return "", true
 	}
 	return dest.Queue, false

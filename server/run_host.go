@@ -87,9 +87,9 @@ func (h runHost) Place(c *handler.Conn, j *state.Job, dest string) (string, *bat
 	if bad := s.sliceRefusesRun(c, j, dest); bad != nil {
 		return "", bad
 	}
-	slots, bad := s.cluster().Allocate(j, dest, s.reservationFilter(j, dest, s.runsOn(c, j)))
+	slots, bad := s.cluster().Allocate(j, dest, reservationFilter(s.resv, j, dest, s.runsOn(c, j)))
 	if bad == nil {
-		bad = s.reservedRun(j, slots)
+		bad = reservedRun(s.resv, j, slots)
 	}
 	if bad != nil {
 		return "", bad

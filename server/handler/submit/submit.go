@@ -108,7 +108,7 @@ func queueJob(st State, sess Session, who *handler.Asker, body *batchreq.QueueJo
 		sess.SetPending(nil)
 	}
 	// A job moved here by another server keeps its id, attributes and
-	// hop count (remote.go); it takes no job number.
+	// hop count (server/link/remote); it takes no job number.
 	incoming := body.JobID != "" && who.Privileged
 	seq := st.TakeJobNumber(incoming)
 	qname := body.Destination
@@ -507,7 +507,7 @@ func CommitJob(st State, tx *state.Txn, j *state.Job, requester string) {
 	case state.ExecTime(j) > st.Now().Unix():
 		logState = pbsattr.StateWaiting
 	}
-	// The lines are held until the job is durable (flushLogs), then
+	// The lines are held until the job is durable (State.FlushLogs), then
 	// written with the other submissions of the store round.
 	log := st.Log()
 	log.LogfLater(logline.EventDebug2, logline.ClassJob, j.ID, "enqueuing into %s, state %d hop %s", q.Name, logState, hopCount(j))
