@@ -20,6 +20,7 @@ import (
 	"gopbs/server/jobmail"
 	"gopbs/server/pbslog"
 	"gopbs/server/reservation"
+	"gopbs/server/schedulers"
 	"gopbs/server/state"
 	"gopbs/server/store"
 )
@@ -74,6 +75,19 @@ func (h resvHost) Log(id, msg string) {
 }
 
 func (h resvHost) Schedule() { h.s.sched.Notify(batchreq.SCH_SCHEDULE_NEW) }
+
+// PartitionScheduler names the scheduler of partition p and whether it
+// runs (IDLE or SCHEDULING).
+func (h resvHost) PartitionScheduler(p string) (string, bool) {
+	name := h.s.scheds.Owner(p)
+	if name == "" {
+		return "", false
+	}
+	return name, h.s.scheds.StateOf(name) != schedulers.StateDown
+}
+
+// ScheduleFor asks scheduler name for a cycle.
+func (h resvHost) ScheduleFor(name string) { h.s.sched.Request(name, batchreq.SCH_SCHEDULE_CMD) }
 
 // Nodes describes the nodes for the reservability policy, from their
 // state, properties and the status their MOMs report.
