@@ -42,8 +42,8 @@ func (h dependHost) MailAbort(j *state.Job, text string) {
 	if s.run == nil {
 		return
 	}
-	if m := s.mailJob(j, 'a', false, text); m != nil {
-		go s.sendMail(j.ID, m) // the caller holds s.mu
+	if m := s.mailer.Compose(s.attrs, j, 'a', false, text); m != nil {
+		go s.mailer.Send(j.ID, m) // the caller holds s.mu
 	}
 }
 

@@ -167,7 +167,7 @@ func (m monitorSource) Cluster() monitor.Cluster {
 			Counts:  q.Count,
 		})
 	}
-	used := s.usedVPs()
+	used := s.cluster().UsedVPs()
 	for _, n := range s.nodes {
 		mn := monitor.Node{Name: n.Name, States: strings.Split(state.FormatNodeState(n.State), ","), NP: n.NP}
 		for _, id := range used[n.Name] {

@@ -17,6 +17,7 @@ import (
 	"gopbs/sched/config"
 	"gopbs/sched/reservable"
 	"gopbs/server/handler"
+	"gopbs/server/jobmail"
 	"gopbs/server/pbslog"
 	"gopbs/server/reservation"
 	"gopbs/server/schedulers"
@@ -270,10 +271,10 @@ func (h resvHost) Requeue(ids []string) {
 			continue
 		}
 		s.mu.Lock()
-		var m *mail
+		var m *jobmail.Mail
 		var wait func() error
 		if s.jobs.Get(id) == j && j.State == pbsattr.StateRunning {
-			m = s.mailJob(j, 'o', true, "its nodes are reserved and its MOM did not answer: requeued, previous output files may be lost")
+			m = s.mailer.Compose(s.attrs, j, 'o', true, "its nodes are reserved and its MOM did not answer: requeued, previous output files may be lost")
 			tx := s.db.Begin()
 			s.run.Requeue(tx, j)
 			wait = tx.Commit()
@@ -281,7 +282,7 @@ func (h resvHost) Requeue(ids []string) {
 		s.mu.Unlock()
 		if wait != nil {
 			wait()
-			s.sendMail(id, m)
+			s.mailer.Send(id, m)
 		}
 	}
 }
@@ -405,7 +406,7 @@ func reservationFilter(rs *reservation.Service, j *state.Job, dest string, usabl
 // server's lock held): the job of a reservation's queue runs only on its
 // nodes during its window; another job never on a node reserved before
 // its walltime ends. It returns the refusal, or nil.
-func reservedRun(rs *reservation.Service, j *state.Job, slots []vpSlot) *batchreq.Reply {
+func reservedRun(rs *reservation.Service, j *state.Job, slots []state.Slot) *batchreq.Reply {
 	if rs == nil {
 		return nil
 	}
