@@ -18,16 +18,21 @@ const (
 	Cancelled                   // cancelled: nodes released, record kept
 	Destroyed                   // discarded with plus_destroy
 	Aborted                     // its creation was aborted
+	// Unconfirmed: made for a partition whose scheduler was not running
+	// (seed 003, interface 8); it holds no nodes until the server can
+	// reach that scheduler and confirms it.
+	Unconfirmed
 )
 
 var stateNames = [...]string{
-	WaitCommit: "WAIT_COMMIT",
-	Confirmed:  "CONFIRMED",
-	Running:    "RUNNING",
-	Done:       "DONE",
-	Cancelled:  "CANCELED",
-	Destroyed:  "DESTROYED",
-	Aborted:    "ABORTED",
+	WaitCommit:  "WAIT_COMMIT",
+	Confirmed:   "CONFIRMED",
+	Running:     "RUNNING",
+	Done:        "DONE",
+	Cancelled:   "CANCELED",
+	Destroyed:   "DESTROYED",
+	Aborted:     "ABORTED",
+	Unconfirmed: "UNCONFIRMED",
 }
 
 // String returns the name plus_status prints ("CONFIRMED", ...).
@@ -40,7 +45,7 @@ func (s State) String() string {
 
 // ParseState returns the state of a name as String prints it.
 func ParseState(name string) (State, bool) {
-	for s := WaitCommit; s <= Aborted; s++ {
+	for s := WaitCommit; int(s) < len(stateNames); s++ {
 		if stateNames[s] == name {
 			return s, true
 		}
@@ -101,12 +106,13 @@ const (
 	EvDestroyT                  // plus_destroy -T
 	EvStart                     // the clock reached the start
 	EvEnd                       // the clock reached the end
+	EvConfirm                   // the server confirmed an unconfirmed reservation
 )
 
 var eventNames = [...]string{
 	EvCommit: "commit", EvAbort: "abort", EvTimeout: "timeout", EvModify: "modify", EvModifyT: "modify -T",
 	EvCancel: "cancel", EvCancelT: "cancel -T", EvDestroy: "destroy", EvDestroyT: "destroy -T",
-	EvStart: "start", EvEnd: "end",
+	EvStart: "start", EvEnd: "end", EvConfirm: "confirm",
 }
 
 func (e Event) String() string {
@@ -160,6 +166,10 @@ func (e *TransitionError) Unwrap() error { return e.Err }
 //   - Modify, cancel and destroy apply at once without -T, or become the
 //     pending operation with it. Confirmed and Running reservations may
 //     be modified and cancelled; any reservation may be destroyed.
+//   - An Unconfirmed reservation (made for a partition whose scheduler
+//     was down) becomes Confirmed by confirm; until then its start
+//     changes nothing, its end cancels it, and it may be cancelled and
+//     destroyed but not modified (it has no nodes to modify).
 //   - Done and Cancelled reservations accept only destroy.
 //   - Destroyed and Aborted are final.
 func Next(s Status, ev Event) (Status, error) {
@@ -221,6 +231,19 @@ func Next(s Status, ev Event) (Status, error) {
 			}
 		case EvEnd:
 			return Status{State: Done}, nil
+		}
+	case Unconfirmed:
+		switch ev {
+		case EvConfirm:
+			return Status{State: Confirmed}, nil
+		case EvStart:
+			return s, nil // no nodes to begin on: it waits for its confirmation
+		case EvCancel:
+			return Status{State: Cancelled}, nil
+		case EvCancelT:
+			return Status{State: s.State, Pending: OpCancel}, nil
+		case EvEnd:
+			return Status{State: Cancelled}, nil // never confirmed
 		}
 	case Done, Cancelled:
 		if ev == EvStart || ev == EvEnd {

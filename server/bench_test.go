@@ -317,7 +317,7 @@ func allocServer(nodes, np, busy int) (*Server, *state.Job) {
 func BenchmarkAllocate1kNodes(b *testing.B) {
 	s, j := allocServer(1000, 8, 999)
 	for b.Loop() {
-		slots, p := s.allocate(j, "")
+		slots, p := s.cluster().Allocate(j, "", nil)
 		if p != nil || len(slots) != 8 {
 			b.Fatalf("allocate: %v %+v", slots, p)
 		}

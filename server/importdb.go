@@ -40,8 +40,8 @@ type Database struct {
 func NewDatabase() *Database {
 	s := &Server{now: time.Now, queueByName: map[string]*state.Queue{}, nodeByName: map[string]*state.Node{}}
 	s.admission = admit.New(admitState{s})
-	s.setDefaults()
-	s.db = state.DB{Jobs: &s.jobs, Attrs: &s.attrs, NextJob: &s.nextJob}
+	s.attrs = defaultServerAttrs()
+	s.db = state.DB{Jobs: &s.jobs, Attrs: &s.attrs, NextJob: &s.nextJob} // Ops only: no store
 	s.newLife()
 	return &Database{s: s}
 }
@@ -265,20 +265,23 @@ func (d *Database) Requeue(id string) error {
 	return nil
 }
 
-// Ops returns the store operations that write the database: the server
-// record, then every queue, node, job and script.
+// Ops returns the store operations that write the database, made in one
+// transaction of the state: the server record, then every queue, node,
+// job and script.
 func (d *Database) Ops() []store.Op {
-	ops := []store.Op{state.SaveServer(d.s.attrs, d.s.nextJob)}
+	tx := d.s.db.Begin()
+	tx.SaveServer()
 	for _, q := range d.s.queues {
-		ops = append(ops, state.SaveQueue(q))
+		tx.SaveQueue(q)
 	}
 	for _, n := range d.s.nodes {
-		ops = append(ops, state.SaveNode(n))
+		tx.SaveNode(n)
 	}
 	for j := d.s.jobs.First(); j != nil; j = j.Next() {
-		ops = append(ops, state.SaveJob(j))
+		tx.SaveJob(j)
 	}
-	return append(ops, d.scripts...)
+	tx.Put(d.scripts...)
+	return tx.Ops()
 }
 
 // NodeLines returns the lines of server_priv/nodes for the nodes added.

@@ -30,7 +30,7 @@ type lifeHost struct{ s *Server }
 
 func (h lifeHost) ApplyDefaults(j *state.Job, q *state.Queue) { h.s.admission.ApplyDefaults(j, q) }
 
-func (h lifeHost) Route(tx *state.Txn, j *state.Job, now int64) { h.s.routeJob(tx, j, now) } // route.go
+func (h lifeHost) Route(tx *state.Txn, j *state.Job, now int64) { h.s.router.Route(tx, j, now) } // server/route
 
 // dependHost is the server as the dependency rules see it (depend.Host).
 type dependHost struct{ s *Server }
@@ -42,8 +42,8 @@ func (h dependHost) MailAbort(j *state.Job, text string) {
 	if s.run == nil {
 		return
 	}
-	if m := s.mailJob(j, 'a', false, text); m != nil {
-		go s.sendMail(j.ID, m) // the caller holds s.mu
+	if m := s.mailer.Compose(s.attrs, j, 'a', false, text); m != nil {
+		go s.mailer.Send(j.ID, m) // the caller holds s.mu
 	}
 }
 
@@ -56,7 +56,7 @@ func (h dependHost) SyncSelf() string {
 }
 
 func (h dependHost) Destination(server string) (string, bool) {
-	dest := h.s.parseDestination("x@" + server) // remote.go
+	dest := h.s.router.Destination("x@" + server) // server/route
 	return dest.Addr, dest.Addr != "" && !dest.Bad
 }
 

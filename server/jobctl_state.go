@@ -16,21 +16,21 @@ import (
 // see it.
 type jobctlState struct{ s *Server }
 
-func (v jobctlState) Lock()                          { v.s.mu.Lock() }
-func (v jobctlState) Unlock()                        { v.s.mu.Unlock() }
-func (v jobctlState) Begin() *state.Txn              { return v.s.db.Begin() }
-func (v jobctlState) Log() *pbslog.Logger            { return v.s.log }
-func (v jobctlState) Now() time.Time                 { return v.s.now() }
-func (v jobctlState) Attrs() state.Attrs             { return v.s.attrs }
-func (v jobctlState) FindJob(id string) *state.Job   { return v.s.life.Find(id) }
-func (v jobctlState) Queue(name string) *state.Queue { return v.s.queueByName[name] }
-func (v jobctlState) Feasible(spec string) bool      { return v.s.admission.Feasible(spec) }
-func (v jobctlState) InfeasibleText() string         { return admit.MsgInfeasible }
-func (v jobctlState) Evaluate(j *state.Job)          { v.s.evaluate(j) }
-func (v jobctlState) Touch(j *state.Job)             { v.s.life.Touch(j) }
-func (v jobctlState) RefreshNodeJobs()               { v.s.refreshNodeJobs() }
-func (v jobctlState) Running() handler.Running       { return v.s.run }
-func (v jobctlState) SchedNotify(cmd int)            { v.s.sched.Notify(cmd) }
+func (v jobctlState) Lock()                                { v.s.mu.Lock() }
+func (v jobctlState) Unlock()                              { v.s.mu.Unlock() }
+func (v jobctlState) Begin() *state.Txn                    { return v.s.db.Begin() }
+func (v jobctlState) Log() *pbslog.Logger                  { return v.s.log }
+func (v jobctlState) Now() time.Time                       { return v.s.now() }
+func (v jobctlState) Attrs() state.Attrs                   { return v.s.attrs }
+func (v jobctlState) FindJob(id string) *state.Job         { return v.s.life.Find(id) }
+func (v jobctlState) Queue(name string) *state.Queue       { return v.s.queueByName[name] }
+func (v jobctlState) Feasible(spec string) bool            { return v.s.admission.Feasible(spec) }
+func (v jobctlState) InfeasibleText() string               { return admit.MsgInfeasible }
+func (v jobctlState) Evaluate(tx *state.Txn, j *state.Job) { v.s.life.Evaluate(tx, j) }
+func (v jobctlState) Touch(j *state.Job)                   { v.s.life.Touch(j) }
+func (v jobctlState) RefreshNodeJobs()                     { v.s.refreshNodeJobs() }
+func (v jobctlState) Running() handler.Running             { return v.s.run }
+func (v jobctlState) SchedNotify(cmd int)                  { v.s.sched.Notify(cmd) }
 
 func (v jobctlState) Targets(id, ext string) ([]*state.Job, *state.Job) {
 	return v.s.life.Targets(id, ext)
@@ -59,9 +59,9 @@ func (v jobctlState) Admit(j *state.Job, q *state.Queue, host string, mgrMove bo
 }
 
 func (v jobctlState) MoveRemote(w handler.ReplyWriter, who *handler.Asker, j *state.Job, destination string) (string, bool) {
-	dest := v.s.parseDestination(destination)
+	dest := v.s.router.Destination(destination)
 	if dest.Addr != "" || dest.Bad {
-		v.s.moveRemote(w, who.Requester(), j, dest) // remote.go
+		v.s.router.MoveRemote(w, who.Requester(), j, dest) // server/route
 		return "", true
 	}
 	return dest.Queue, false
@@ -75,8 +75,8 @@ func (v jobctlState) NormalizeDepend(val string) (string, bool) {
 	return depend.Format(deps), true
 }
 
-func (v jobctlState) RegisterDeps(j *state.Job) bool {
-	v.s.deps.Register(v.s.db.Begin(), j)
+func (v jobctlState) RegisterDeps(tx *state.Txn, j *state.Job) bool {
+	v.s.deps.Register(tx, j)
 	return depend.Holds(j)
 }
 

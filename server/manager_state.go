@@ -34,7 +34,7 @@ func (v managerState) NextOrder() int64               { return v.s.orderSeq }
 func (v managerState) NodesChanged() func() error {
 	return v.s.nodesFile.Replace(nodesfile.Lines(v.s.nodes))
 }
-func (v managerState) HTTPAddressChanged() { go v.s.reconcileHTTP(false) } // once the lock is released
+func (v managerState) HTTPAddressChanged() { go v.s.mon.reconcile(false) } // once the lock is released
 func (v managerState) Managed(b *batchreq.Manage) {
 	v.s.sched.Managed(b)
 	v.s.schedObjectsChanged(b)

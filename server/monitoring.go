@@ -16,6 +16,7 @@ import (
 	"gopbs/server/handler"
 	"gopbs/server/metrics"
 	"gopbs/server/monitor"
+	"gopbs/server/pbslog"
 	"gopbs/server/statuspage"
 )
 
@@ -32,45 +33,55 @@ const MetricsPath = "/metrics"
 type monitoring struct {
 	metrics *metrics.Metrics
 	handler http.Handler // the listener's mux
+	log     *pbslog.Logger
+	want    func() string // the address to listen on (http_address), "" for none
 
 	mu   sync.Mutex // held while the listener changes
 	ln   *httplisten.Listener
 	addr string // the address ln listens on as configured, "" when none
 }
 
-// initMonitoring creates the metrics and the page; the server reports to
-// s.obs from then on. Nothing listens yet.
-func (s *Server) initMonitoring() {
-	src := monitorSource{s}
+// newMonitoring creates the metrics and the page over src. want returns
+// the address the HTTP listener is to listen on. Nothing listens yet.
+func newMonitoring(src monitor.Source, log *pbslog.Logger, want func() string) *monitoring {
 	m := metrics.New(src)
 	mux := http.NewServeMux()
 	mux.Handle(MetricsPath, m.Handler())
 	mux.Handle("/", statuspage.New(src, statuspage.Options{}))
-	s.mon = &monitoring{metrics: m, handler: mux}
-	s.obs = m
+	return &monitoring{metrics: m, handler: mux, log: log, want: want}
+}
+
+// initMonitoring creates the server's monitoring; the server reports to
+// s.obs from then on, and the time every request handler takes is
+// reported.
+func initMonitoring(s *Server) {
+	src := monitorSource{s}
+	m := newMonitoring(src, s.log, src.httpAddress)
+	s.mon = m
+	s.obs = m.metrics
 	// The embedded store reports its group commits; a store that cannot
 	// simply leaves the commit metrics empty.
 	if st, ok := any(s.store).(interface {
 		SetObserver(func(time.Duration, int))
 	}); ok {
-		st.SetObserver(m.StoreCommit)
+		st.SetObserver(m.metrics.StoreCommit)
 	}
-	s.instrumentRequests()
+	instrumentRequests(&s.mux, s.obs)
 }
 
-// instrumentRequests wraps every registered request handler, TORQUE's
-// request types and GoPBS's own, so that the time it takes is reported to
-// s.obs by request type.
-func (s *Server) instrumentRequests() {
+// instrumentRequests wraps every request handler registered on mux,
+// TORQUE's request types and GoPBS's own, so that the time it takes is
+// reported to obs by request type.
+func instrumentRequests(mux *batchreq.ServeMux[*handler.Conn], obs monitor.Observer) {
 	wrap := func(t int) {
-		h := s.mux.Handler(t)
+		h := mux.Handler(t)
 		if h == nil {
 			return
 		}
-		s.mux.Handle(t, batchreq.HandlerFunc[*handler.Conn](func(c *handler.Conn, req *batchreq.Request) {
+		mux.Handle(t, batchreq.HandlerFunc[*handler.Conn](func(c *handler.Conn, req *batchreq.Request) {
 			begin := time.Now()
 			h.ServeBatch(c, req)
-			s.obs.Request(req.Type, time.Since(begin))
+			obs.Request(req.Type, time.Since(begin))
 		}))
 	}
 	for t := range batchreq.PBS_BATCH_CEILING {
@@ -81,31 +92,20 @@ func (s *Server) instrumentRequests() {
 	}
 }
 
-// httpAddrAttr returns the http_address server attribute, "" once the
-// server is shutting down.
-func (s *Server) httpAddrAttr() string {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.shutting {
-		return ""
-	}
-	return s.attrs.Get(pbsattr.SrvHTTPAddress)
-}
-
-// reconcileHTTP makes the HTTP listener match the http_address attribute:
-// it starts, moves or stops it. A failure to listen is logged and, when
-// fatal is set (the -http flag at start-up), returned.
-func (s *Server) reconcileHTTP(fatal bool) error {
-	m := s.mon
+// reconcile makes the HTTP listener match the wanted address (the
+// http_address attribute): it starts, moves or stops it. A failure to
+// listen is logged and, when fatal is set (the -http flag at start-up),
+// returned.
+func (m *monitoring) reconcile(fatal bool) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	want := s.httpAddrAttr()
+	want := m.want()
 	if want == m.addr {
 		return nil
 	}
 	if m.ln != nil {
 		m.ln.Close()
-		s.log.Logf(logline.EventSystem|logline.EventAdmin, logline.ClassServer, "PBS_Server", "HTTP listener on %s closed", m.ln.Addr())
+		m.log.Logf(logline.EventSystem|logline.EventAdmin, logline.ClassServer, "PBS_Server", "HTTP listener on %s closed", m.ln.Addr())
 		m.ln, m.addr = nil, ""
 	}
 	if want == "" {
@@ -113,20 +113,19 @@ func (s *Server) reconcileHTTP(fatal bool) error {
 	}
 	ln, err := httplisten.Start(want, m.handler)
 	if err != nil {
-		s.log.Logf(logline.EventSystem|logline.EventAdmin|logline.EventError, logline.ClassServer, "PBS_Server", "http_address %s: %v", want, err)
+		m.log.Logf(logline.EventSystem|logline.EventAdmin|logline.EventError, logline.ClassServer, "PBS_Server", "http_address %s: %v", want, err)
 		if fatal {
 			return fmt.Errorf("pbs_server: -http %s: %w", want, err)
 		}
 		return nil
 	}
 	m.ln, m.addr = ln, want
-	s.log.Logf(logline.EventSystem|logline.EventAdmin, logline.ClassServer, "PBS_Server", "HTTP listener on %s: status page %s, metrics %s", ln.Addr(), ln.URL(), strings.TrimSuffix(ln.URL(), "/")+MetricsPath)
+	m.log.Logf(logline.EventSystem|logline.EventAdmin, logline.ClassServer, "PBS_Server", "HTTP listener on %s: status page %s, metrics %s", ln.Addr(), ln.URL(), strings.TrimSuffix(ln.URL(), "/")+MetricsPath)
 	return nil
 }
 
-// stopHTTP closes the HTTP listener, if any.
-func (s *Server) stopHTTP() {
-	m := s.mon
+// stop closes the HTTP listener, if any.
+func (m *monitoring) stop() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.ln != nil {
@@ -135,10 +134,9 @@ func (s *Server) stopHTTP() {
 	}
 }
 
-// HTTPAddr returns the address the HTTP listener listens on, "" when
+// listening returns the address the HTTP listener listens on, "" when
 // there is none.
-func (s *Server) HTTPAddr() string {
-	m := s.mon
+func (m *monitoring) listening() string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.ln == nil {
@@ -146,6 +144,10 @@ func (s *Server) HTTPAddr() string {
 	}
 	return m.ln.Addr().String()
 }
+
+// HTTPAddr returns the address the HTTP listener listens on, "" when
+// there is none.
+func (s *Server) HTTPAddr() string { return s.mon.listening() }
 
 // monitorSource is the monitor.Source of a Server.
 type monitorSource struct{ s *Server }
@@ -165,7 +167,7 @@ func (m monitorSource) Cluster() monitor.Cluster {
 			Counts:  q.Count,
 		})
 	}
-	used := s.usedVPs()
+	used := s.cluster().UsedVPs()
 	for _, n := range s.nodes {
 		mn := monitor.Node{Name: n.Name, States: strings.Split(state.FormatNodeState(n.State), ","), NP: n.NP}
 		for _, id := range used[n.Name] {
@@ -204,6 +206,18 @@ func statusKB(v string) int64 {
 		return 0
 	}
 	return n << 10
+}
+
+// httpAddress returns the http_address server attribute, "" once the
+// server is shutting down.
+func (m monitorSource) httpAddress() string {
+	s := m.s
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.shutting {
+		return ""
+	}
+	return s.attrs.Get(pbsattr.SrvHTTPAddress)
 }
 
 // Jobs implements monitor.Source.

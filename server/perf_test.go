@@ -12,6 +12,7 @@ import (
 
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
+	"gopbs/server/alloc"
 	"gopbs/server/handler"
 	"gopbs/server/state"
 	"gopbs/server/store"
@@ -169,8 +170,8 @@ func TestUsedVPs(t *testing.T) {
 			t.Errorf("%s job-exclusive = %v", n.Name, excl)
 		}
 	}
-	used := s.usedVPs()
-	if got := freeVPs(s.nodes[1], used["node0001"]); len(got) != 1 || got[0] != 1 {
+	used := s.cluster().UsedVPs()
+	if got := alloc.FreeVPs(s.nodes[1], used["node0001"]); len(got) != 1 || got[0] != 1 {
 		t.Errorf("free VPs of node0001 = %v, want [1]", got)
 	}
 	s.run.SetSuspended("susp.srv", false)

@@ -12,15 +12,20 @@ import (
 	"gopbs/server/store"
 )
 
-// setDefaults sets the server attribute defaults of a new database.
-func (s *Server) setDefaults() {
-	s.attrs.Set(pbsattr.SrvSchedulerIteration, "600")
-	s.attrs.Set(pbsattr.SrvNodeCheckRate, "150")
-	s.attrs.Set(pbsattr.SrvTCPTimeout, "6")
-	s.attrs.Set(pbsattr.SrvLogEvents, "511")
-	s.attrs.Set(pbsattr.SrvMailFrom, "adm")
-	s.attrs.Set(pbsattr.SrvScheduling, "False")
-	s.nextJob = 0
+// Recovery at start: recover is the wiring that fills the server's
+// tables from the store (and server_priv/nodes) through the functions
+// below, which know the store and the state but not the Server.
+
+// defaultServerAttrs returns the server attributes of a new database.
+func defaultServerAttrs() state.Attrs {
+	var a state.Attrs
+	a.Set(pbsattr.SrvSchedulerIteration, "600")
+	a.Set(pbsattr.SrvNodeCheckRate, "150")
+	a.Set(pbsattr.SrvTCPTimeout, "6")
+	a.Set(pbsattr.SrvLogEvents, "511")
+	a.Set(pbsattr.SrvMailFrom, "adm")
+	a.Set(pbsattr.SrvScheduling, "False")
+	return a
 }
 
 // recover loads the server, queues, nodes and jobs from the store.
@@ -30,7 +35,7 @@ func (s *Server) recover() error {
 		return fmt.Errorf("pbs_server: read server: %w", err)
 	}
 	if b == nil {
-		s.setDefaults()
+		s.attrs, s.nextJob = defaultServerAttrs(), 0
 	} else {
 		attrs, next, err := state.DecodeServer(b)
 		if err != nil {
@@ -45,38 +50,36 @@ func (s *Server) recover() error {
 		return fmt.Errorf("pbs_server: %w", err)
 	}
 	s.log.Log(logline.EventDebug, logline.ClassRequest, "setup_nodes", "setup_nodes()")
-	err = s.store.ForEach(store.Nodes, func(name string, b []byte) error {
-		n, err := state.DecodeNode(name, b)
-		if err != nil {
-			return err
-		}
-		// No MOM has reported to this server yet (spec 12 §9: a node is
-		// down until its MOM's hello, offline until its first status).
-		n.State = n.State&^(state.NodeStateBusy|state.NodeStateUnknown) | state.NodeStateUnreported
-		s.nodes = append(s.nodes, n)
-		s.nodeByName[name] = n
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("pbs_server: nodes: %w", err)
+	if s.nodes, err = recoverNodes(s.store); err != nil {
+		return err
 	}
-	sort.Slice(s.nodes, func(a, b int) bool { return s.nodes[a].Order < s.nodes[b].Order })
-	if err := s.loadNodesFile(); err != nil {
+	for _, n := range s.nodes {
+		s.nodeByName[n.Name] = n
+	}
+	// nodes an administrator listed in server_priv/nodes before
+	// starting the server, as with TORQUE, are created
+	added, err := fileNodes(filepath.Join(s.cfg.Home, "server_priv", "nodes"), s.nodeByName, s.orderSeq)
+	if err != nil {
 		return fmt.Errorf("pbs_server: %w", err)
 	}
-	err = s.store.ForEach(store.Queues, func(name string, b []byte) error {
-		q, err := state.DecodeQueue(name, b)
-		if err != nil {
+	s.orderSeq += int64(len(added))
+	tx := s.db.Begin()
+	for _, n := range added {
+		s.nodes = append(s.nodes, n)
+		s.nodeByName[n.Name] = n
+		tx.SaveNode(n)
+	}
+	if ops := tx.Ops(); len(ops) > 0 {
+		if err := s.store.Apply(ops...); err != nil {
 			return err
 		}
-		s.queues = append(s.queues, q)
-		s.queueByName[name] = q
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("pbs_server: queues: %w", err)
 	}
-	sort.Slice(s.queues, func(a, b int) bool { return s.queues[a].Order < s.queues[b].Order })
+	if s.queues, err = recoverQueues(s.store); err != nil {
+		return err
+	}
+	for _, q := range s.queues {
+		s.queueByName[q.Name] = q
+	}
 	for _, q := range s.queues {
 		if q.Order >= s.orderSeq {
 			s.orderSeq = q.Order + 1
@@ -167,29 +170,65 @@ func (s *Server) recover() error {
 	return nil
 }
 
-// loadNodesFile adds the nodes listed in server_priv/nodes that the store
-// does not know (an administrator may write the file before starting the
-// server, as with TORQUE), numbered in creation order from s.orderSeq.
-func (s *Server) loadNodesFile() error {
-	nodes, err := nodesfile.Load(filepath.Join(s.cfg.Home, "server_priv", "nodes"))
+// recoverNodes returns the nodes of the store in their creation order. No
+// MOM has reported to this server yet (spec 12 §9: a node is down until
+// its MOM's hello, offline until its first status).
+func recoverNodes(st store.AsyncStore) ([]*state.Node, error) {
+	var nodes []*state.Node
+	err := st.ForEach(store.Nodes, func(name string, b []byte) error {
+		n, err := state.DecodeNode(name, b)
+		if err != nil {
+			return err
+		}
+		n.State = n.State&^(state.NodeStateBusy|state.NodeStateUnknown) | state.NodeStateUnreported
+		nodes = append(nodes, n)
+		return nil
+	})
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("pbs_server: nodes: %w", err)
 	}
-	var ops []store.Op
+	sort.Slice(nodes, func(a, b int) bool { return nodes[a].Order < nodes[b].Order })
+	return nodes, nil
+}
+
+// recoverQueues returns the queues of the store in their creation order.
+func recoverQueues(st store.AsyncStore) ([]*state.Queue, error) {
+	var queues []*state.Queue
+	err := st.ForEach(store.Queues, func(name string, b []byte) error {
+		q, err := state.DecodeQueue(name, b)
+		if err != nil {
+			return err
+		}
+		queues = append(queues, q)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pbs_server: queues: %w", err)
+	}
+	sort.Slice(queues, func(a, b int) bool { return queues[a].Order < queues[b].Order })
+	return queues, nil
+}
+
+// fileNodes returns the nodes listed in the nodes file at path that
+// known does not hold (each name once), numbered in creation order from
+// seq.
+func fileNodes(path string, known map[string]*state.Node, seq int64) ([]*state.Node, error) {
+	nodes, err := nodesfile.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []*state.Node
+	seen := map[string]bool{}
 	for _, n := range nodes {
-		if s.nodeByName[n.Name] != nil {
+		if known[n.Name] != nil || seen[n.Name] {
 			continue
 		}
-		n.Order = s.orderSeq
-		s.orderSeq++
-		s.nodes = append(s.nodes, n)
-		s.nodeByName[n.Name] = n
-		ops = append(ops, state.SaveNode(n))
+		seen[n.Name] = true
+		n.Order = seq
+		seq++
+		out = append(out, n)
 	}
-	if len(ops) > 0 {
-		return s.store.Apply(ops...)
-	}
-	return nil
+	return out, nil
 }
 
 // jobIDSeq returns the numeric sequence of a job id.

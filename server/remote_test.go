@@ -93,7 +93,7 @@ func TestParseDestination(t *testing.T) {
 		{"batch@h:99999", "batch", "", true},
 		{"batch@*.org", "batch", "", true},
 	} {
-		d := s.parseDestination(tc.in)
+		d := s.router.Destination(tc.in)
 		if d.Queue != tc.queue || d.Addr != tc.addr || d.Bad != tc.bad {
 			t.Errorf("parseDestination(%q) = %+v, want queue %q addr %q bad %v", tc.in, d, tc.queue, tc.addr, tc.bad)
 		}
@@ -303,7 +303,7 @@ func TestInterruptedMoveRequeued(t *testing.T) {
 	id := mustSubmit(t, cl.alice, "alice")
 	cl.s.mu.Lock()
 	j := cl.s.jobs.Get(id)
-	if _, code := cl.s.beginMove(j, remote.Destination{Queue: "batch", Addr: "127.0.0.1:1"}); code != 0 {
+	if _, code := cl.s.router.BeginMove(j, remote.Destination{Queue: "batch", Addr: "127.0.0.1:1"}); code != 0 {
 		cl.s.mu.Unlock()
 		t.Fatalf("beginMove: %d", code)
 	}
@@ -403,7 +403,7 @@ func FuzzParseDestination(f *testing.F) {
 	go s.Serve()
 	f.Cleanup(func() { s.Shutdown("Quick") })
 	f.Fuzz(func(t *testing.T, in string) {
-		d := s.parseDestination(in)
+		d := s.router.Destination(in)
 		if !strings.HasPrefix(in, d.Queue) {
 			t.Fatalf("queue %q is not the start of %q", d.Queue, in)
 		}

@@ -17,8 +17,10 @@ import (
 	"gopbs/sched/config"
 	"gopbs/sched/reservable"
 	"gopbs/server/handler"
+	"gopbs/server/jobmail"
 	"gopbs/server/pbslog"
 	"gopbs/server/reservation"
+	"gopbs/server/schedulers"
 	"gopbs/server/state"
 	"gopbs/server/store"
 )
@@ -58,7 +60,13 @@ func (h resvHost) UserExists(name string) bool {
 	return err == nil
 }
 
-func (h resvHost) Submit(ops []store.Op) func() error { return h.s.store.Submit(ops...) }
+// Submit submits the reservation table's own batch through a
+// transaction of the state (locked).
+func (h resvHost) Submit(ops []store.Op) func() error {
+	tx := h.s.db.Begin()
+	tx.Put(ops...)
+	return tx.Commit()
+}
 
 func (h resvHost) Account(typ byte, id, msg string) { h.s.acct.Record(typ, id, msg) }
 
@@ -67,6 +75,19 @@ func (h resvHost) Log(id, msg string) {
 }
 
 func (h resvHost) Schedule() { h.s.sched.Notify(batchreq.SCH_SCHEDULE_NEW) }
+
+// PartitionScheduler names the scheduler of partition p and whether it
+// runs (IDLE or SCHEDULING).
+func (h resvHost) PartitionScheduler(p string) (string, bool) {
+	name := h.s.scheds.Owner(p)
+	if name == "" {
+		return "", false
+	}
+	return name, h.s.scheds.StateOf(name) != schedulers.StateDown
+}
+
+// ScheduleFor asks scheduler name for a cycle.
+func (h resvHost) ScheduleFor(name string) { h.s.sched.Request(name, batchreq.SCH_SCHEDULE_CMD) }
 
 // Nodes describes the nodes for the reservability policy, from their
 // state, properties and the status their MOMs report.
@@ -145,7 +166,9 @@ func (h resvHost) EnsureQueue(name string, users []string, partition string) []s
 	q.Attrs.Set(pbsattr.QueueACLUsers, state.EncodeArst(users))
 	q.Attrs.Set(pbsattr.QueuePartition, partition) // its partition's scheduler runs its jobs
 	q.Attrs.Set(pbsattr.QueueMtime, strconv.FormatInt(s.now().Unix(), 10))
-	return []store.Op{state.SaveQueue(q)}
+	tx := s.db.Begin()
+	tx.SaveQueue(q)
+	return tx.Ops()
 }
 
 func (h resvHost) RemoveQueue(name string) ([]store.Op, bool) {
@@ -169,11 +192,11 @@ func (h resvHost) RemoveQueue(name string) ([]store.Op, bool) {
 	for _, j := range done {
 		s.life.Purge(tx, j)
 	}
-	ops := tx.Ops()
 	s.queues = slices.DeleteFunc(s.queues, func(x *state.Queue) bool { return x == q })
 	delete(s.queueByName, name)
 	s.log.Log(logline.EventAdmin, logline.ClassQueue, name, "deleted: its reservation is over")
-	return append(ops, store.Del(store.Queues, name)), true
+	tx.DeleteQueue(name)
+	return tx.Ops(), true
 }
 
 func resvJob(j *state.Job) reservation.Job {
@@ -220,7 +243,9 @@ func (h resvHost) SetComment(id, text string) []store.Op {
 	}
 	j.Attrs.Set(pbsattr.JobComment, text)
 	h.s.life.Touch(j)
-	return []store.Op{state.SaveJob(j)}
+	tx := h.s.db.Begin()
+	tx.SaveJob(j)
+	return tx.Ops()
 }
 
 // Requeue stops running jobs through their MOMs and requeues them, as
@@ -246,10 +271,10 @@ func (h resvHost) Requeue(ids []string) {
 			continue
 		}
 		s.mu.Lock()
-		var m *mail
+		var m *jobmail.Mail
 		var wait func() error
 		if s.jobs.Get(id) == j && j.State == pbsattr.StateRunning {
-			m = s.mailJob(j, 'o', true, "its nodes are reserved and its MOM did not answer: requeued, previous output files may be lost")
+			m = s.mailer.Compose(s.attrs, j, 'o', true, "its nodes are reserved and its MOM did not answer: requeued, previous output files may be lost")
 			tx := s.db.Begin()
 			s.run.Requeue(tx, j)
 			wait = tx.Commit()
@@ -257,7 +282,7 @@ func (h resvHost) Requeue(ids []string) {
 		s.mu.Unlock()
 		if wait != nil {
 			wait()
-			s.sendMail(id, m)
+			s.mailer.Send(id, m)
 		}
 	}
 }
@@ -275,7 +300,7 @@ func (h resvHost) Delete(ids []string, why string) {
 	s := h.s
 	who := handler.Asker{User: "root", Host: s.name, Manager: true, Operator: true}
 	s.mu.Lock()
-	var ops []store.Op
+	tx := s.db.Begin()
 	var running []*state.Job
 	for _, id := range ids {
 		j := s.jobs.Get(id)
@@ -287,29 +312,26 @@ func (h resvHost) Delete(ids []string, why string) {
 			running = append(running, j)
 			continue
 		}
-		tx := s.db.Begin()
 		s.life.Delete(tx, j, who.Requester())
-		ops = append(ops, tx.Ops()...)
 	}
 	if len(running) > 0 {
-		s.run.DeleteRunning(discardReply{}, who, running, ops, "")
+		s.run.DeleteRunning(discardReply{}, who, running, tx.Ops(), "")
 		return
 	}
 	s.refreshNodeJobs()
-	wait := s.store.Submit(ops...)
+	wait := tx.Commit()
 	s.mu.Unlock()
 	wait()
 }
 
-// startReservations makes the reservation service and registers its
-// request handlers (types 1000–1007).
-func (s *Server) startReservations() error {
+// startReservations makes the reservation service over the server and
+// registers its request handlers (types 1000–1007) on mux.
+func startReservations(s *Server, mux *batchreq.ServeMux[*handler.Conn]) (*reservation.Service, error) {
 	svc, err := reservation.New(resvHost{s}, s.store)
 	if err != nil {
-		return fmt.Errorf("pbs_server: %w", err)
+		return nil, fmt.Errorf("pbs_server: %w", err)
 	}
-	s.resv = svc
-	serve := func(typ int, f func(c *handler.Conn, req *batchreq.Request)) { s.mux.HandleFunc(typ, f) }
+	serve := func(typ int, f func(c *handler.Conn, req *batchreq.Request)) { mux.HandleFunc(typ, f) }
 	serve(batchreq.PBS_BATCH_ResvSubmit, func(c *handler.Conn, req *batchreq.Request) {
 		svc.Submit(c.Writer, c.Asker, req.Body.(*batchreq.ResvSubmit))
 	})
@@ -334,21 +356,21 @@ func (s *Server) startReservations() error {
 	serve(batchreq.PBS_BATCH_ResvAvailNodes, func(c *handler.Conn, req *batchreq.Request) {
 		svc.AvailNodes(c.Writer, req.Body.(*batchreq.ResvAvail))
 	})
-	return nil
+	return svc, nil
 }
 
 // advresQueue returns the reservation queue a job names with
 // -W x=ADVRES:R123 (the x attribute, as Maui users write it), or "" if
-// it names none or one that is not there (then x is only kept, for a
-// scheduler that reads it). Called with s.mu held.
-func (s *Server) advresQueue(attrs batchreq.AttrList) string {
+// it names none or one that rs does not have (then x is only kept, for
+// a scheduler that reads it). Called with the server's lock held.
+func advresQueue(rs *reservation.Service, attrs batchreq.AttrList) string {
 	for _, a := range attrs {
 		if a.Name != "x" {
 			continue
 		}
 		for _, part := range strings.Split(a.Value, ";") {
 			if v, ok := strings.CutPrefix(strings.TrimSpace(part), "ADVRES:"); ok {
-				if n, err := resv.ParseID(strings.TrimSpace(v)); err == nil && s.resv.HasQueue(resv.FormatID(n)) {
+				if n, err := resv.ParseID(strings.TrimSpace(v)); err == nil && rs.HasQueue(resv.FormatID(n)) {
 					return resv.FormatID(n)
 				}
 			}
@@ -368,23 +390,24 @@ func jobWalltime(j *state.Job) time.Duration {
 }
 
 // reservationFilter narrows usable, the nodes a RunJob may allocate, by
-// the reservations when the server chooses the nodes (no destination):
-// first-fit then passes over reserved nodes. A destination naming nodes
-// is checked by reservedRun instead, which says why it is refused.
-func (s *Server) reservationFilter(j *state.Job, dest string, usable func(*state.Node) bool) func(*state.Node) bool {
-	if dest != "" || s.resv == nil {
+// the reservations of rs when the server chooses the nodes (no
+// destination): first-fit then passes over reserved nodes. A destination
+// naming nodes is checked by reservedRun instead, which says why it is
+// refused.
+func reservationFilter(rs *reservation.Service, j *state.Job, dest string, usable func(*state.Node) bool) func(*state.Node) bool {
+	if dest != "" || rs == nil {
 		return usable
 	}
-	ok := s.resv.Usable(state.QueueName(j), jobWalltime(j))
+	ok := rs.Usable(state.QueueName(j), jobWalltime(j))
 	return func(n *state.Node) bool { return (usable == nil || usable(n)) && ok(n.Name) }
 }
 
-// reservedRun checks a RunJob against the reservations (with s.mu
-// held): the job of a reservation's queue runs only on its nodes during
-// its window; another job never on a node reserved before its walltime
-// ends. It returns the refusal, or nil.
-func (s *Server) reservedRun(j *state.Job, slots []vpSlot) *batchreq.Reply {
-	if s.resv == nil {
+// reservedRun checks a RunJob against the reservations of rs (with the
+// server's lock held): the job of a reservation's queue runs only on its
+// nodes during its window; another job never on a node reserved before
+// its walltime ends. It returns the refusal, or nil.
+func reservedRun(rs *reservation.Service, j *state.Job, slots []state.Slot) *batchreq.Reply {
+	if rs == nil {
 		return nil
 	}
 	var nodes []string
@@ -393,7 +416,7 @@ func (s *Server) reservedRun(j *state.Job, slots []vpSlot) *batchreq.Reply {
 			nodes = append(nodes, x.Host)
 		}
 	}
-	if msg := s.resv.CheckRun(state.QueueName(j), nodes, jobWalltime(j)); msg != "" {
+	if msg := rs.CheckRun(state.QueueName(j), nodes, jobWalltime(j)); msg != "" {
 		return batchreq.ErrorReply(batchreq.PBSE_RESCUNAV, "", msg)
 	}
 	return nil

@@ -21,7 +21,7 @@ func TestAllocateExecHostOrder(t *testing.T) {
 		{"C", ""},
 		{"3", ""},
 	} {
-		slots, bad := s.allocate(j, tc.spec)
+		slots, bad := s.cluster().Allocate(j, tc.spec, nil)
 		got := state.FormatExecHost(slots)
 		if tc.want == "" {
 			if bad == nil {
@@ -35,31 +35,7 @@ func TestAllocateExecHostOrder(t *testing.T) {
 	}
 	// no nodes at all: the job runs on the server host
 	empty := &Server{name: "srv", nodeByName: map[string]*state.Node{}}
-	if slots, _ := empty.allocate(j, ""); state.FormatExecHost(slots) != "srv/0" {
+	if slots, _ := empty.cluster().Allocate(j, "", nil); state.FormatExecHost(slots) != "srv/0" {
 		t.Errorf("no nodes: %v", slots)
-	}
-}
-
-func TestAssignedAmounts(t *testing.T) {
-	for _, tc := range []struct {
-		res, v string
-		n      int64
-		out    string
-	}{
-		{"nodect", "2", 2, "2"},
-		{"mem", "1gb", 1 << 30, "1048576kb"},
-		{"vmem", "100b", 100, "100b"},
-		{"mem", "0", 0, "0b"},
-	} {
-		n, ok := resourceAmount(tc.res, tc.v)
-		if !ok || n != tc.n {
-			t.Errorf("resourceAmount(%s, %s) = %d %v", tc.res, tc.v, n, ok)
-		}
-		if got := formatAmount(tc.res, n); got != tc.out {
-			t.Errorf("formatAmount(%s, %d) = %q", tc.res, n, got)
-		}
-	}
-	if _, ok := resourceAmount("ncpus", "x"); ok {
-		t.Error("bad count accepted")
 	}
 }

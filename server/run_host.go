@@ -7,7 +7,6 @@ import (
 	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/server/handler"
-	"gopbs/server/jobmail"
 	"gopbs/server/link/running"
 	"gopbs/server/state"
 	"gopbs/server/store"
@@ -53,9 +52,9 @@ func (h runHost) ReleaseDependents(tx *state.Txn, j *state.Job, ok bool) bool {
 	return h.s.life.ReleaseDependents(tx, j, ok)
 }
 
-// Allocate implements running.Host (run_alloc.go).
+// Allocate implements running.Host (server/alloc).
 func (h runHost) Allocate(j *state.Job, spec string) (string, *batchreq.Reply) {
-	slots, bad := h.s.allocate(j, spec)
+	slots, bad := h.s.cluster().Allocate(j, spec, nil)
 	if bad != nil {
 		return "", bad
 	}
@@ -82,15 +81,15 @@ func (h runHost) MarkNodeDown(name string) {
 
 // Place implements running.Host: the connection's slice of partitions
 // (sched_objects.go), the reservations (reservations.go) and the
-// allocation (run_alloc.go).
+// allocation (server/alloc).
 func (h runHost) Place(c *handler.Conn, j *state.Job, dest string) (string, *batchreq.Reply) {
 	s := h.s
 	if bad := s.sliceRefusesRun(c, j, dest); bad != nil {
 		return "", bad
 	}
-	slots, bad := s.allocateIn(j, dest, s.reservationFilter(j, dest, s.runsOn(c, j)))
+	slots, bad := s.cluster().Allocate(j, dest, reservationFilter(s.resv, j, dest, s.runsOn(c, j)))
 	if bad == nil {
-		bad = s.reservedRun(j, slots)
+		bad = reservedRun(s.resv, j, slots)
 	}
 	if bad != nil {
 		return "", bad
@@ -185,18 +184,6 @@ func (s *Server) requeueState(j *state.Job) {
 	s.evaluate(j)
 	s.life.Touch(j)
 }
-
-// mail is a job mail ready to send (package jobmail).
-type mail = jobmail.Mail
-
-// mailJob composes the mail of a job event under the server's
-// attributes (jobmail.Mailer.Compose). Called with s.mu held.
-func (s *Server) mailJob(j *state.Job, point byte, forced bool, detail string) *mail {
-	return s.mailer.Compose(s.attrs, j, point, forced, detail)
-}
-
-// sendMail sends a job mail (nil: none) without the lock.
-func (s *Server) sendMail(jobID string, m *mail) { s.mailer.Send(jobID, m) }
 
 // lookupPrimaryGroup returns the primary group name of a user, or "".
 func lookupPrimaryGroup(name string) string {

@@ -39,7 +39,9 @@ func (st schedState) Scheduling(name string) (bool, int64) {
 			n += q.Events
 		}
 	}
-	return sc.Scheduling && len(sc.Partitions) > 0, n
+	// a scheduler without partition is given its cycles too: its first
+	// one tells it so, and it shuts down (seed 003, interface 2)
+	return sc.Scheduling, n
 }
 
 // Iteration implements sched.Server.

@@ -47,6 +47,7 @@ import (
 	"gopbs/server/nodesfile"
 	"gopbs/server/pbslog"
 	"gopbs/server/reservation"
+	"gopbs/server/route"
 	"gopbs/server/schedulers"
 	"gopbs/server/state"
 	"gopbs/server/store"
@@ -140,6 +141,7 @@ type Server struct {
 	resv        *reservation.Service  // advance reservations (reservations.go)
 	admission   *admit.Checker        // queue admission, feasibility, defaults (server/admit)
 	nodesFile   *nodesfile.File       // server_priv/nodes kept in step with the node table
+	router      *route.Router         // route queues and moves to other servers (server/route)
 
 	// run is the MOM side of running jobs (server/link/running,
 	// run_host.go); it is also the job-control handlers' handler.Running.
@@ -287,6 +289,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.db = state.DB{Store: s.store, Jobs: &s.jobs, Attrs: &s.attrs, NextJob: &s.nextJob}
 	s.admission = admit.New(admitState{s})
+	s.router = route.New(routeHost{s})
 	s.nodesFile = nodesfile.New(filepath.Join(priv, "nodes"))
 	s.newLife()
 	s.log.Logf(logline.EventSystem, logline.ClassAcct, "Act", "Account file %s opened", s.acct.Path())
@@ -311,7 +314,7 @@ func New(cfg Config) (*Server, error) {
 		s.log.SetEvents(v)
 	}
 	s.registerHandlers()
-	if err := s.startReservations(); err != nil {
+	if s.resv, err = startReservations(s, &s.mux); err != nil {
 		s.store.Close()
 		s.releaseLock()
 		return nil, err
@@ -319,7 +322,7 @@ func New(cfg Config) (*Server, error) {
 	s.mailer = jobmail.New(s.log)
 	s.is = momis.New(isNodes{s}, s.log, cfg.RMPort, s.done)
 	s.registerRunHandlers()
-	s.initMonitoring()
+	initMonitoring(s)
 	s.run = s.newRunLink() // run_host.go; after initMonitoring, which sets s.obs
 	// the jobs recovered as queued are the first cycle's; the tick asks
 	// for cycles for jobs queued from now on
@@ -341,7 +344,7 @@ func New(cfg Config) (*Server, error) {
 	s.tr.Listen(ln)
 	s.log.Logf(logline.EventSystem|logline.EventAdmin, logline.ClassServer, "PBS_Server",
 		"Using ports Server:%d  Scheduler:%d  MOM:%d (server: '%s')", s.port(), cfg.SchedPort, cfg.MomPort, s.name)
-	if err := s.reconcileHTTP(cfg.HTTPAddr != ""); err != nil {
+	if err := s.mon.reconcile(cfg.HTTPAddr != ""); err != nil {
 		ln.Close()
 		s.store.Close()
 		s.releaseLock()
@@ -424,7 +427,7 @@ func (s *Server) Shutdown(how string) {
 		if s.pprof != nil {
 			s.pprof.Close()
 		}
-		s.stopHTTP()
+		s.mon.stop()
 		s.is.Stop()
 		s.stopSchedulers()
 		s.stopErr = s.store.Close()

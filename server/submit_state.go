@@ -31,16 +31,16 @@ func (v submitState) FlushLogs()                             { v.s.log.Flush(); 
 func (v submitState) Now() time.Time                         { return v.s.now() }
 func (v submitState) Name() string                           { return v.s.name }
 func (v submitState) Attrs() state.Attrs                     { return v.s.attrs }
-func (v submitState) AdvresQueue(a batchreq.AttrList) string { return v.s.advresQueue(a) } // reservations.go
+func (v submitState) AdvresQueue(a batchreq.AttrList) string { return advresQueue(v.s.resv, a) } // reservations.go
 func (v submitState) Jobs() *state.Jobs                      { return &v.s.jobs }
 func (v submitState) Queue(name string) *state.Queue         { return v.s.queueByName[name] }
-func (v submitState) CountHop(j *state.Job) *batchreq.Reply  { return remote.CountHop(j) } // remote.go
+func (v submitState) CountHop(j *state.Job) *batchreq.Reply  { return remote.CountHop(j) } // server/link/remote
 func (v submitState) CheckUserList(j *state.Job) *batchreq.Reply {
 	return v.s.admission.CheckUserList(j)
 }
 func (v submitState) ExecUser(j *state.Job) string               { return admit.ExecUser(j, "") }
 func (v submitState) ApplyDefaults(j *state.Job, q *state.Queue) { v.s.admission.ApplyDefaults(j, q) }
-func (v submitState) Evaluate(j *state.Job)                      { v.s.evaluate(j) }
+func (v submitState) Evaluate(tx *state.Txn, j *state.Job)       { v.s.life.Evaluate(tx, j) }
 func (v submitState) SchedNotify(cmd int)                        { v.s.sched.Notify(cmd) }
 
 func (v submitState) TakeJobNumber(incoming bool) int64 {
@@ -93,7 +93,7 @@ func (v submitState) Admit(j *state.Job, q *state.Queue, host string) *batchreq.
 	return v.s.admission.Admit(j, q, host, false)
 }
 
-func (v submitState) Route(tx *state.Txn, j *state.Job) { v.s.routeJob(tx, j, v.s.now().Unix()) }
+func (v submitState) Route(tx *state.Txn, j *state.Job) { v.s.router.Route(tx, j, v.s.now().Unix()) }
 
 // pendingJob is submission.Pending for the event loop's Commit.
 func (s *Server) pendingJob(c *handler.Conn, id string, want pbsattr.Substate) *state.Job {

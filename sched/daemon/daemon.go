@@ -480,7 +480,7 @@ func (d *Daemon) Handle(ctx context.Context, c net.Conn) (quit bool) {
 	case batchreq.SCH_SCHEDULE_NEW, batchreq.SCH_SCHEDULE_TERM, batchreq.SCH_SCHEDULE_TIME,
 		batchreq.SCH_SCHEDULE_CMD, batchreq.SCH_SCHEDULE_FIRST:
 		_, err := d.Cycle(ctx, conn)
-		if d.policyFatal() {
+		if d.policyFatal() || errors.Is(err, ErrNoPartition) {
 			return true
 		}
 		if err != nil || !time.Now().Before(deadline) {

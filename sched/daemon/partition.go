@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,11 +21,18 @@ const (
 	commentPrivFail = "Unable to change the sched_priv directory"
 )
 
+// ErrNoPartition ends a scheduler other than the default one whose
+// object has no partition: without one it would schedule what the
+// default scheduler does, so it shuts down (seed 003, interface 2), and
+// the server does not start it again until it has a partition.
+var ErrNoPartition = errors.New("scheduler does not contain a partition")
+
 // hello names a scheduler that has a name (Options.Name) to the server
 // at the start of a cycle, so that the cycle sees its slice of the
 // cluster (issue 18, seed 003). It reports whether the cycle is to be
 // skipped: the server did not give the scheduler's attributes, or a
-// scheduler other than the default one has no partition.
+// scheduler other than the default one has no partition, when the error
+// is ErrNoPartition.
 func (d *Daemon) hello(conn *svrconn.Conn) (skip bool, err error) {
 	if d.opts.Name == "" {
 		return false, nil // TORQUE's way: the server's default scheduler
@@ -50,7 +58,7 @@ func (d *Daemon) hello(conn *svrconn.Conn) (skip bool, err error) {
 	}
 	if d.opts.Name != "default" && strings.TrimSpace(parts) == "" {
 		d.Log.Log(logline.EventSystem, logline.ClassServer, "schedule", "Scheduler does not contain a partition")
-		return true, nil
+		return true, ErrNoPartition
 	}
 	d.Log.Log(logline.EventDebug2, logline.ClassServer, "schedule", "Scheduler "+d.opts.Name+" schedules partitions "+parts)
 	return false, nil

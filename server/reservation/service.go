@@ -72,6 +72,11 @@ type Host interface {
 	Delete(ids []string, why string)
 	// Schedule asks the scheduler for a cycle.
 	Schedule()
+	// PartitionScheduler returns the scheduler serving partition p (""
+	// when none does) and whether it runs (its state is not DOWN).
+	PartitionScheduler(p string) (name string, up bool)
+	// ScheduleFor asks scheduler name for a cycle.
+	ScheduleFor(name string)
 }
 
 // Rules are the site's rules for choosing a reservation's nodes.
@@ -222,16 +227,40 @@ func (s *Service) Submit(w handler.ReplyWriter, who handler.Asker, b *batchreq.R
 	r.Created = now
 	e := &entry{record: record{Reservation: *r}, num: num}
 	ops := []store.Op{counter}
-	if b.Flags&batchreq.ResvFlagTransaction != 0 {
+	var after func()
+	sched, up := "", false
+	if r.Partition != "" {
+		sched, up = s.host.PartitionScheduler(r.Partition)
+	}
+	switch {
+	case r.Partition != "" && !up && b.Flags&batchreq.ResvFlagTransaction == 0:
+		// Seed 003, interface 8: the partition's scheduler is not
+		// running; the reservation is kept, unconfirmed and holding no
+		// nodes, until the server reaches it (confirmUnconfirmed).
+		e.State, e.Assigned = resv.Unconfirmed, nil
+		s.host.Log(id, "reservation made at request of "+who.Requester()+", UNCONFIRMED: "+schedulerDown(sched, r.Partition))
+	case b.Flags&batchreq.ResvFlagTransaction != 0:
 		e.State, e.Pending, e.PendingSince = resv.WaitCommit, resv.OpCreate, now
 		s.host.Log(id, "reservation made at request of "+who.Requester()+", waiting for commit")
-	} else {
+	default:
 		e.State = resv.Confirmed
 		ops = append(ops, s.confirmed(e, now)...)
 		s.host.Log(id, "reservation made at request of "+who.Requester())
+		if sched != "" {
+			// the partition's scheduler books it at once
+			after = func() { s.host.ScheduleFor(sched) }
+		}
 	}
 	ops = append(ops, s.tab.put(e))
-	s.commit(w, ops, batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_Queue, id), nil)
+	s.commit(w, ops, batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_Queue, id), after)
+}
+
+// schedulerDown says why a reservation for partition p is unconfirmed.
+func schedulerDown(sched, p string) string {
+	if sched == "" {
+		return "no scheduler serves partition " + p
+	}
+	return "scheduler " + sched + " of partition " + p + " is not running"
 }
 
 // confirmed does what a reservation's confirmation does: its queue, its

@@ -34,6 +34,10 @@ type fakeHost struct {
 	deleted  []string
 	comments map[string]string
 	sched    int
+	// down lists the partitions whose scheduler ("s-" + partition) is
+	// not running; cycles the schedulers asked for a cycle.
+	down   map[string]bool
+	cycles []string
 }
 
 func newFakeHost(t *testing.T, dir string) *fakeHost {
@@ -133,6 +137,10 @@ func (h *fakeHost) Delete(ids []string, why string) {
 	h.jobs = slices.DeleteFunc(h.jobs, func(j *Job) bool { return slices.Contains(ids, j.ID) })
 }
 func (h *fakeHost) Schedule() { h.sched++ }
+
+func (h *fakeHost) PartitionScheduler(p string) (string, bool) { return "s-" + p, !h.down[p] }
+
+func (h *fakeHost) ScheduleFor(name string) { h.cycles = append(h.cycles, name) }
 
 // reply records the answer of one request.
 type reply struct {
@@ -546,5 +554,83 @@ func TestPartitionReservation(t *testing.T) {
 	}
 	if e := s.tab.get(r.p.JobID); !slices.Equal(e.Assigned, []string{"n1"}) || h.parts[e.ID] != "" {
 		t.Errorf("%s: nodes %v, queue partition %q; want n1 of none", e.ID, e.Assigned, h.parts[e.ID])
+	}
+}
+
+// TestUnconfirmedReservation: a reservation for a partition whose
+// scheduler is not running is kept UNCONFIRMED, holding no nodes and no
+// queue, until the scheduler runs; then it is confirmed and the
+// scheduler asked for a cycle (seed 003, interface 8). One whose window
+// passes unconfirmed is cancelled.
+func TestUnconfirmedReservation(t *testing.T) {
+	h := newFakeHost(t, t.TempDir())
+	h.nodes[1].Partition, h.nodes[2].Partition = "p1", "p1" // n2, n3
+	h.down = map[string]bool{"p1": true}
+	s, err := New(h, h.st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := h.now.Add(time.Hour)
+	part := batchreq.NewAttr(batchreq.ATTR_resv_partition, "p1")
+	r := h.submit(t, s, alice, false, submitAttrs(start, start.Add(time.Hour), "2", part))
+	if r.code != 0 || r.p == nil {
+		t.Fatalf("submit in p1: %d %q", r.code, r.msg)
+	}
+	id := r.p.JobID
+	e := s.tab.get(id)
+	if e.State != resv.Unconfirmed || len(e.Assigned) != 0 || h.queues[id] != nil || len(h.cycles) != 0 {
+		t.Fatalf("%s: state %v, nodes %v, queue %v, cycles %v; want UNCONFIRMED without nodes or queue", id, e.State, e.Assigned, h.queues[id], h.cycles)
+	}
+	// It holds nothing: another reservation may take n2 and n3 meanwhile
+	// only if it can be confirmed; a second one waits too.
+	if r := h.submit(t, s, bob, false, submitAttrs(start, start.Add(time.Hour), "1", part)); r.code != 0 || s.tab.get(r.p.JobID).State != resv.Unconfirmed {
+		t.Fatalf("second submit: %d %q", r.code, r.msg)
+	}
+	// It has no nodes to modify.
+	mod := &reply{}
+	s.Modify(mod, alice, &batchreq.ResvModify{ID: id, Attrs: batchreq.AttrList{batchreq.NewAttr(batchreq.ATTR_resv_nodect, "1")}})
+	if mod.code != batchreq.PBSE_BADSTATE || !strings.Contains(mod.msg, "UNCONFIRMED") {
+		t.Errorf("modify of an unconfirmed reservation: %d %q", mod.code, mod.msg)
+	}
+	s.Tick()
+	if e := s.tab.get(id); e.State != resv.Unconfirmed {
+		t.Fatalf("confirmed while the scheduler is down: %v", e.State)
+	}
+	// The scheduler runs: the first is confirmed with both nodes, the
+	// second cannot be and is cancelled.
+	h.down["p1"] = false
+	s.Tick()
+	e = s.tab.get(id)
+	if e.State != resv.Confirmed || !slices.Equal(e.Assigned, []string{"n2", "n3"}) || h.queues[id] == nil || h.parts[id] != "p1" {
+		t.Errorf("%s after the scheduler runs: state %v, nodes %v, queue %v in %q", id, e.State, e.Assigned, h.queues[id], h.parts[id])
+	}
+	if e := s.tab.get("R2"); e == nil || e.State != resv.Cancelled {
+		t.Errorf("R2: %+v, want cancelled", e)
+	}
+	if !slices.Equal(h.cycles, []string{"s-p1"}) {
+		t.Errorf("cycles asked for: %v, want s-p1's", h.cycles)
+	}
+	if !slices.ContainsFunc(h.acct, func(l string) bool { return strings.HasPrefix(l, "Y;"+id) }) {
+		t.Errorf("no Y record for %s: %v", id, h.acct)
+	}
+	// Made with the scheduler running, a reservation asks it for a cycle.
+	h.cycles = nil
+	later := start.Add(2 * time.Hour)
+	if r := h.submit(t, s, alice, false, submitAttrs(later, later.Add(time.Hour), "1", part)); r.code != 0 || s.tab.get(r.p.JobID).State != resv.Confirmed {
+		t.Fatalf("submit with the scheduler running: %d %q", r.code, r.msg)
+	}
+	if !slices.Equal(h.cycles, []string{"s-p1"}) {
+		t.Errorf("cycles asked for: %v", h.cycles)
+	}
+	// Unconfirmed to the end: cancelled.
+	h.down["p1"] = true
+	r = h.submit(t, s, alice, false, submitAttrs(later, later.Add(time.Hour), "1", part))
+	if r.code != 0 {
+		t.Fatalf("submit: %d %q", r.code, r.msg)
+	}
+	h.now = later.Add(2 * time.Hour)
+	s.Tick()
+	if e := s.tab.get(r.p.JobID); e == nil || e.State != resv.Cancelled {
+		t.Errorf("%s unconfirmed past its end: %+v, want cancelled", r.p.JobID, e)
 	}
 }

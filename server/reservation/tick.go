@@ -28,6 +28,7 @@ func (s *Service) Tick() {
 	if s == nil {
 		return
 	}
+	s.confirmUnconfirmed()
 	s.host.Lock()
 	now := s.host.Now()
 	var ops []store.Op
@@ -82,6 +83,12 @@ func (s *Service) Tick() {
 			schedule, changed = true, true
 		case e.State == resv.Running:
 			changed = s.countUsage(e, now)
+		case e.State == resv.Unconfirmed && e.Pending == resv.OpNone && !now.Before(e.End):
+			// never confirmed: its window has passed
+			e.State = resv.Cancelled
+			o, _ := s.finish(e, now)
+			ops = append(ops, o...)
+			s.host.Log(e.ID, "reservation ends unconfirmed: cancelled")
 		}
 		if e.QueueMade && !e.QueueGone && (e.State == resv.Done || e.State == resv.Cancelled || e.State.Final()) {
 			if o, gone := s.host.RemoveQueue(e.ID); gone {
@@ -245,4 +252,73 @@ func (s *Service) Usable(queue string, walltime time.Duration) func(node string)
 		}
 	}
 	return func(node string) bool { return !blocked[node] }
+}
+
+// confirmUnconfirmed confirms the reservations made for a partition
+// while its scheduler was not running, once it runs (seed 003, interface
+// 8): their nodes are assigned as at their creation, their queue made,
+// and the partition's scheduler asked for a cycle. One whose nodes are no
+// longer to be had is cancelled.
+func (s *Service) confirmUnconfirmed() {
+	s.host.RLock()
+	waiting := false
+	for _, e := range s.tab.list() {
+		if e.State == resv.Unconfirmed && e.Pending == resv.OpNone {
+			if _, up := s.host.PartitionScheduler(e.Partition); up {
+				waiting = true
+				break
+			}
+		}
+	}
+	s.host.RUnlock()
+	if !waiting {
+		return
+	}
+	rules, err := s.host.Rules()
+	if err != nil {
+		return // the next tick tries again
+	}
+	s.host.Lock()
+	now := s.host.Now()
+	var ops []store.Op
+	var cycles []string
+	for _, e := range s.tab.list() {
+		if e.State != resv.Unconfirmed || e.Pending != resv.OpNone {
+			continue
+		}
+		sched, up := s.host.PartitionScheduler(e.Partition)
+		if !up {
+			continue
+		}
+		assigned, why := s.assign(rules, &e.Reservation, nil, now)
+		if assigned == nil {
+			e.State = resv.Cancelled
+			o, _ := s.finish(e, now)
+			ops = append(ops, o...)
+			s.host.Log(e.ID, "reservation cannot be confirmed: "+why+": cancelled")
+			continue
+		}
+		next, err := resv.Next(e.Status, resv.EvConfirm)
+		if err != nil {
+			continue
+		}
+		e.Status, e.Assigned = next, assigned
+		ops = append(ops, s.confirmed(e, now)...)
+		ops = append(ops, s.tab.put(e))
+		s.host.Log(e.ID, "reservation confirmed: scheduler "+sched+" of partition "+e.Partition+" runs")
+		if !slices.Contains(cycles, sched) {
+			cycles = append(cycles, sched)
+		}
+	}
+	var wait func() error
+	if len(ops) > 0 {
+		wait = s.host.Submit(ops)
+	}
+	s.host.Unlock()
+	if wait != nil && wait() != nil {
+		return
+	}
+	for _, name := range cycles {
+		s.host.ScheduleFor(name)
+	}
 }

@@ -359,6 +359,22 @@ func TestSeveralSchedulers(t *testing.T) {
 
 	c.dirChanges(priv1)
 
+	// A scheduler left without partition says so in its log and shuts
+	// down; it is started again when it has one (seed 003, interface 2).
+	privS2 := filepath.Join(c.home, "sched_priv_s2")
+	oldS2 := lockPID(privS2)
+	c.qmgr("unset sched s2 partitions")
+	e2e.WaitFor(t, "s2 shut down for having no partition", 30*time.Second, func() bool {
+		return !alive(oldS2) && c.schedAttr("s2", "state") == "DOWN" &&
+			c.schedAttr("s2", "comment") == "Scheduler does not contain a partition" &&
+			strings.Contains(c.schedLog("s2"), ";Scheduler does not contain a partition")
+	})
+	c.qmgr("set sched s2 partitions = p2")
+	e2e.WaitFor(t, "s2 running again with its partition", 30*time.Second, func() bool {
+		pid := lockPID(privS2)
+		return pid != oldS2 && alive(pid) && c.schedAttr("s2", "comment") == ""
+	})
+
 	// print recreates the configuration on another server.
 	c.qmgr("set sched s1 scheduling = false", "set sched s2 scheduling = false")
 	var dump string

@@ -84,6 +84,7 @@ const (
 	CommentCannotStart   = "scheduler could not be started"
 	CommentPrivChange    = "Unable to change the sched_priv directory"
 	CommentLogChange     = "Unable to change the sched_logs directory"
+	CommentNoPartition   = "Scheduler does not contain a partition"
 	restartsForAttention = 3
 )
 
@@ -195,6 +196,9 @@ type loop struct {
 	delay     time.Duration
 	up        bool   // handed to the server's link (Host.Run)
 	dirs      *Sched // sched_priv and sched_log as last checked
+	// unpartitioned is set when the scheduler shut itself down for
+	// having no partition: it is not started again until it has one.
+	unpartitioned bool
 	// adopted is set while the scheduler runs as a process the
 	// Supervisor did not start (left running by the previous server):
 	// it is driven as it is, and stopped through its lock file's pid.
@@ -259,6 +263,16 @@ func (l *loop) turn(s *Sched, changed bool) {
 		l.down()
 		l.running, l.dirs = nil, nil
 		return
+	}
+	if len(s.Partitions) > 0 && l.unpartitioned {
+		l.unpartitioned = false
+		if s.Comment == CommentNoPartition {
+			if op, ok := sv.t.SetComment(l.name, ""); ok {
+				sv.h.Save(op)
+			}
+		}
+	} else if l.unpartitioned {
+		return // it shut itself down for having no partition (procExited)
 	}
 	if (l.proc != nil || l.adopted != nil) && changed && l.running != nil && !sameRun(l.running, s) {
 		sv.h.Logf(l.name, "scheduler %s restarted for its new attributes", l.name)
@@ -466,6 +480,17 @@ func (l *loop) procExited() {
 	}
 	l.proc = nil
 	l.down()
+	if s := sv.t.Get(l.name); s != nil && len(s.Partitions) == 0 {
+		// A scheduler without partition would schedule what the
+		// default one does: it said so in its log and shut down (seed
+		// 003, interface 2); it waits for a partition.
+		l.unpartitioned = true
+		sv.h.Logf(l.name, "scheduler %s %s: it has no partition", l.name, st)
+		if op, ok := sv.t.SetComment(l.name, CommentNoPartition); ok {
+			sv.h.Save(op)
+		}
+		return
+	}
 	now := time.Now()
 	l.restarts = slices.DeleteFunc(l.restarts, func(t time.Time) bool { return now.Sub(t) > time.Hour })
 	l.restarts = append(l.restarts, now)

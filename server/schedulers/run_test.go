@@ -205,3 +205,62 @@ func TestSupervisorRefusesBadDirectories(t *testing.T) {
 		h.mu.Unlock()
 	}
 }
+
+// TestSupervisorUnpartitioned: a scheduler other than the default one
+// without partition is started, shuts itself down after saying so (seed
+// 003, interface 2), and is not started again until it has a partition.
+func TestSupervisorUnpartitioned(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the Supervisor starts schedulers as their sched_user, root here: run as root")
+	}
+	home := t.TempDir()
+	starts := filepath.Join(home, "starts")
+	// The scheduler stand-in notes its start and exits, as pbs_sched does
+	// at its first cycle when its object has no partition; once the file
+	// stay exists (it has one) it goes on running.
+	cmd := filepath.Join(home, "pbs_sched")
+	stay := filepath.Join(home, "stay")
+	script := "#!/bin/sh\necho started >> " + starts + "\n[ -f " + stay + " ] && exec sleep 600\nexit 0\n"
+	if err := os.WriteFile(cmd, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tab := NewTable(Env{Home: home, Host: "srv", User: "root", DefaultPort: 15004})
+	h := newFakeHost()
+	sv := NewSupervisor(tab, h, RunConfig{Command: cmd, Tick: 20 * time.Millisecond, RestartDelay: time.Millisecond,
+		Local: func(string) bool { return true }})
+	sv.Start()
+	defer sv.Stop(true)
+	priv := filepath.Join(home, "sched_priv_s1")
+	if err := os.MkdirAll(priv, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(priv, "sched_config"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	manage := func(cmd int, attrs ...batchreq.Attr) {
+		t.Helper()
+		if ch := tab.Manage(&batchreq.Manage{Command: cmd, ObjType: batchreq.MGR_OBJ_SCHED, ObjName: "s1", Attrs: attrs}, nil); ch.Reply != nil {
+			t.Fatalf("manage s1: %+v", ch.Reply)
+		}
+		sv.Changed("s1")
+	}
+	startCount := func() int {
+		b, _ := os.ReadFile(starts)
+		return strings.Count(string(b), "started")
+	}
+	manage(batchreq.MGR_CMD_CREATE, batchreq.NewAttr("scheduling", "true"))
+	waitFor(t, "the comment of a scheduler without partition", func() bool { return tab.Get("s1").Comment == CommentNoPartition })
+	// A change that gives it no partition does not start it again.
+	manage(batchreq.MGR_CMD_SET, batchreq.NewAttr("scheduler_iteration", "30"))
+	if err := os.WriteFile(stay, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	manage(batchreq.MGR_CMD_SET, batchreq.NewAttr("partitions", "p1"))
+	waitFor(t, "the start with a partition", func() bool { return startCount() >= 2 })
+	if n := startCount(); n != 2 {
+		t.Errorf("started %d times, want once without partition and once with", n)
+	}
+	if s := tab.Get("s1"); !s.Scheduling || s.Comment != "" {
+		t.Errorf("scheduling turned off, or the comment kept: %+v", s)
+	}
+}

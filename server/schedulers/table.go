@@ -120,6 +120,17 @@ func (t *Table) listLocked() []*Sched {
 	return out
 }
 
+// StateOf returns a non-default scheduler's state as SetState last
+// recorded it, StateDown if never.
+func (t *Table) StateOf(name string) string {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if st := t.states[name]; st != "" {
+		return st
+	}
+	return StateDown
+}
+
 // SetState records a scheduler's state (DOWN, IDLE, SCHEDULING).
 func (t *Table) SetState(name, st string) {
 	t.mu.Lock()

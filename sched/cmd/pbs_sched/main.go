@@ -13,7 +13,7 @@
 // 18): at the start of every cycle it names itself to the server, which
 // then shows it only the queues, jobs and nodes of its partitions; a
 // scheduler other than "default" without a partition logs "Scheduler
-// does not contain a partition" and skips the cycle. pbs_server starts
+// does not contain a partition" and exits. pbs_server starts
 // its sched objects' schedulers with these options.
 //
 // -policy auto (the default) runs the NAS policy when PBSSCHED_CONFIG

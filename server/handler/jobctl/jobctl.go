@@ -54,8 +54,8 @@ type State interface {
 	Purge(tx *state.Txn, j *state.Job)
 	Move(tx *state.Txn, j *state.Job, from, to *state.Queue)
 	// Evaluate recomputes a job's state from its holds, execution
-	// time and dependencies; Touch sets its modification time.
-	Evaluate(j *state.Job)
+	// time and dependencies, in tx; Touch sets its modification time.
+	Evaluate(tx *state.Txn, j *state.Job)
 	Touch(j *state.Job)
 	// Admit checks a job's move into queue q (host: the requesting
 	// host; mgrMove: the checks a manager's move skips).
@@ -80,9 +80,8 @@ type State interface {
 	// canonical text.
 	NormalizeDepend(v string) (string, bool)
 	// RegisterDeps registers a job's changed dependencies with the jobs
-	// it depends on and reports whether they hold it. (The jobs it
-	// depends on are not saved: a ModifyJob saves the job alone.)
-	RegisterDeps(j *state.Job) (holds bool)
+	// it depends on (saved in tx) and reports whether they hold it.
+	RegisterDeps(tx *state.Txn, j *state.Job) (holds bool)
 }
 
 // unknownJob logs and refuses a request naming no job here.
@@ -279,7 +278,7 @@ func HoldRelease(st State, w handler.ReplyWriter, who *handler.Asker, req *batch
 			if j.Hold == 0 && (j.Substate == pbsattr.SubDepnHold || j.Substate == pbsattr.SubSyncHold) {
 				j.Substate = pbsattr.SubHeld
 			}
-			st.Evaluate(j)
+			st.Evaluate(tx, j)
 		}
 		st.Touch(j)
 		tx.SaveJob(j)

@@ -85,11 +85,11 @@ func (f *fakeState) Move(tx *state.Txn, j *state.Job, from, to *state.Queue) {
 	tx.Dequeue(j)
 	tx.Enqueue(j, to)
 }
-func (f *fakeState) Evaluate(j *state.Job) {
+func (f *fakeState) Evaluate(tx *state.Txn, j *state.Job) {
 	if j.Hold != 0 {
-		f.jobs.SetState(j, pbsattr.StateHeld, pbsattr.SubHeld)
+		tx.SetState(j, pbsattr.StateHeld, pbsattr.SubHeld)
 	} else {
-		f.jobs.SetState(j, pbsattr.StateQueued, pbsattr.SubQueued)
+		tx.SetState(j, pbsattr.StateQueued, pbsattr.SubQueued)
 	}
 }
 func (f *fakeState) Touch(j *state.Job) {}
@@ -102,10 +102,10 @@ func (f *fakeState) SchedNotify(cmd int)      { f.notified++ }
 func (f *fakeState) MoveRemote(w handler.ReplyWriter, who *handler.Asker, j *state.Job, d string) (string, bool) {
 	return d, false
 }
-func (f *fakeState) NormalizeDepend(v string) (string, bool) { return v, true }
-func (f *fakeState) Feasible(spec string) bool               { return spec != "99" }
-func (f *fakeState) InfeasibleText() string                  { return "cannot locate feasible nodes" }
-func (f *fakeState) RegisterDeps(j *state.Job) bool          { return false }
+func (f *fakeState) NormalizeDepend(v string) (string, bool)       { return v, true }
+func (f *fakeState) Feasible(spec string) bool                     { return spec != "99" }
+func (f *fakeState) InfeasibleText() string                        { return "cannot locate feasible nodes" }
+func (f *fakeState) RegisterDeps(tx *state.Txn, j *state.Job) bool { return false }
 
 // fakeRunning is the MOM link: it commits and answers as the real one
 // does when no MOM needs to hear.

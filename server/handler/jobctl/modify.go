@@ -33,7 +33,7 @@ func Modify(st State, w handler.ReplyWriter, who *handler.Asker, req *batchreq.R
 			w.Reject(batchreq.PBSE_PERM, batchreq.MsgNotPermitted)
 			return
 		}
-		if p := modifyJob(st, who, j, body.Attrs); p != nil {
+		if p := modifyJob(st, tx, who, j, body.Attrs); p != nil {
 			st.Unlock()
 			w.Send(p)
 			return
@@ -73,9 +73,9 @@ func commentOnly(list batchreq.AttrList) bool {
 	return true
 }
 
-// modifyJob applies a ModifyJob attribute list to a job atomically: an
-// error reply, or nil with the job changed.
-func modifyJob(st State, who *handler.Asker, j *state.Job, list batchreq.AttrList) *batchreq.Reply {
+// modifyJob applies a ModifyJob attribute list to a job atomically, in
+// tx: an error reply, or nil with the job changed.
+func modifyJob(st State, tx *state.Txn, who *handler.Asker, j *state.Job, list batchreq.AttrList) *batchreq.Reply {
 	if j.State == pbsattr.StateComplete || j.State == pbsattr.StateExiting {
 		return batchreq.ErrorReply(batchreq.PBSE_BADSTATE, "", "invalid state for job - "+state.StateName(j.State))
 	}
@@ -174,7 +174,7 @@ func modifyJob(st State, who *handler.Asker, j *state.Job, list batchreq.AttrLis
 	j.Attrs = na
 	j.Hold = hold
 	if depChanged && j.Queue != nil && j.Queue.IsExec() {
-		if st.RegisterDeps(j) {
+		if st.RegisterDeps(tx, j) {
 			j.Hold |= state.HoldSystem
 			j.Substate = pbsattr.SubDepnHold
 		}
@@ -183,7 +183,7 @@ func modifyJob(st State, who *handler.Asker, j *state.Job, list batchreq.AttrLis
 		if j.Hold&state.HoldSystem == 0 && (j.Substate == pbsattr.SubDepnHold || j.Substate == pbsattr.SubSyncHold) {
 			j.Substate = pbsattr.SubHeld
 		}
-		st.Evaluate(j)
+		st.Evaluate(tx, j)
 	}
 	st.Touch(j)
 	return nil

@@ -73,8 +73,8 @@ type State interface {
 	ApplyDefaults(j *state.Job, q *state.Queue)
 	Admit(j *state.Job, q *state.Queue, host string) *batchreq.Reply
 	// Evaluate recomputes a job's state from its holds, execution time
-	// and dependencies.
-	Evaluate(j *state.Job)
+	// and dependencies, in tx.
+	Evaluate(tx *state.Txn, j *state.Job)
 	// Route tries to move a job out of its route queue (in tx).
 	Route(tx *state.Txn, j *state.Job)
 	// SchedNotify asks the scheduler for a cycle (cmd: the reason).
@@ -108,7 +108,7 @@ func queueJob(st State, sess Session, who *handler.Asker, body *batchreq.QueueJo
 		sess.SetPending(nil)
 	}
 	// A job moved here by another server keeps its id, attributes and
-	// hop count (remote.go); it takes no job number.
+	// hop count (server/link/remote); it takes no job number.
 	incoming := body.JobID != "" && who.Privileged
 	seq := st.TakeJobNumber(incoming)
 	qname := body.Destination
@@ -507,7 +507,7 @@ func CommitJob(st State, tx *state.Txn, j *state.Job, requester string) {
 	case state.ExecTime(j) > st.Now().Unix():
 		logState = pbsattr.StateWaiting
 	}
-	// The lines are held until the job is durable (flushLogs), then
+	// The lines are held until the job is durable (State.FlushLogs), then
 	// written with the other submissions of the store round.
 	log := st.Log()
 	log.LogfLater(logline.EventDebug2, logline.ClassJob, j.ID, "enqueuing into %s, state %d hop %s", q.Name, logState, hopCount(j))
@@ -517,7 +517,7 @@ func CommitJob(st State, tx *state.Txn, j *state.Job, requester string) {
 	if j.Array != nil {
 		j.Hold = 0
 		tx.SetState(j, pbsattr.StateQueued, pbsattr.SubArrayTemplate)
-		st.Evaluate(j)
+		st.Evaluate(tx, j)
 	} else {
 		if q.IsExec() {
 			if holds, sync := st.RegisterDeps(tx, j); holds {
@@ -529,7 +529,7 @@ func CommitJob(st State, tx *state.Txn, j *state.Job, requester string) {
 			}
 		}
 		tx.SetState(j, pbsattr.StateQueued, j.Substate)
-		st.Evaluate(j)
+		st.Evaluate(tx, j)
 	}
 	compactAttrs(j)
 	tx.SaveScript(j.ID, script)
@@ -611,7 +611,7 @@ func cloneArray(st State, tx *state.Txn, t *state.Job, hold int) {
 		j.State = pbsattr.StateQueued
 		tx.Add(j, t.Queue)
 		st.Log().Logf(logline.EventDebug2, logline.ClassJob, j.ID, "enqueuing into %s, state %d hop 1", t.Queue.Name, pbsattr.StateHeld)
-		st.Evaluate(j)
+		st.Evaluate(tx, j)
 		t.Array.Subjobs = append(t.Array.Subjobs, j)
 		t.Array.Size++
 	}

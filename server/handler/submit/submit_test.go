@@ -86,8 +86,8 @@ func (f *fakeState) ApplyDefaults(j *state.Job, q *state.Queue) {}
 func (f *fakeState) Admit(j *state.Job, q *state.Queue, host string) *batchreq.Reply {
 	return nil
 }
-func (f *fakeState) Evaluate(j *state.Job) {
-	f.jobs.SetState(j, pbsattr.StateQueued, pbsattr.SubQueued)
+func (f *fakeState) Evaluate(tx *state.Txn, j *state.Job) {
+	tx.SetState(j, pbsattr.StateQueued, pbsattr.SubQueued)
 }
 func (f *fakeState) Route(tx *state.Txn, j *state.Job) {}
 func (f *fakeState) SchedNotify(cmd int)               { f.notified++ }

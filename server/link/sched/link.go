@@ -53,9 +53,8 @@ type Server interface {
 	// Scheduling reports, read together under the server's lock,
 	// whether scheduler name schedules and its job event counter: for
 	// the default scheduler the server's scheduling attribute and the
-	// job table's QueuedSeq; for another its object's scheduling (false
-	// while it has no partition) and the job events of its partitions'
-	// queues. A change of the counter asks for a "new" cycle.
+	// job table's QueuedSeq; for another its object's scheduling and
+	// the job events of its partitions' queues. A change of the counter asks for a "new" cycle.
 	Scheduling(name string) (on bool, events int64)
 	// Iteration returns scheduler_iteration in seconds (DefaultIteration
 	// when unset).

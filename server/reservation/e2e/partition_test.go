@@ -42,7 +42,6 @@ func TestPartitionReservation(t *testing.T) {
 		mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_NODE, "n3", batchreq.NewAttr("partition", "p1")),
 		mgr(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_SCHED, "s1", batchreq.NewAttr("port", port),
 			batchreq.NewAttr("partitions", "p1"), batchreq.NewAttr("scheduler_iteration", "5")),
-		mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SCHED, "s1", batchreq.NewAttr("scheduling", "true")),
 	} {
 		cl.c.Must(r)
 	}
@@ -59,7 +58,17 @@ func TestPartitionReservation(t *testing.T) {
 			t.Errorf("plus_reserve %q: exit %d, stdout %q, stderr %q; want exit 1 and %q", args, code, out, errOut, tc.want)
 		}
 	}
-	id := strings.TrimSpace(cl.must(cl.owner, "plus_reserve", "-s", "+5s", "-D", "60s", "-n", "1", "-partition", "p1"))
+	// s1 is not running yet: the reservation waits UNCONFIRMED, without
+	// nodes, until the server reaches it (seed 003, interface 8).
+	id := strings.TrimSpace(cl.must(cl.owner, "plus_reserve", "-s", "+15s", "-D", "60s", "-n", "1", "-partition", "p1"))
+	if out := cl.must(cl.owner, "plus_status", "-n", "-r", id); !strings.Contains(out, "UNCONFIRMED") || strings.Contains(out, "n3") {
+		t.Errorf("plus_status -n -r %s before s1 runs (want UNCONFIRMED, no node):\n%s", id, out)
+	}
+	cl.c.Must(mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SCHED, "s1", batchreq.NewAttr("scheduling", "true")))
+	e2e.WaitFor(t, id+" confirmed once s1 runs", 60*time.Second, func() bool {
+		out := cl.must(cl.owner, "plus_status", "-r", id)
+		return strings.Contains(out, "CONFIRMED") && !strings.Contains(out, "UNCONFIRMED")
+	})
 	if out := cl.must(cl.owner, "plus_status", "-n", "-r", id); !strings.Contains(out, "n3") {
 		t.Errorf("plus_status -n -r %s (want n3):\n%s", id, out)
 	}

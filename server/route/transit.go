@@ -1,4 +1,4 @@
-package server
+package route
 
 import (
 	"fmt"
@@ -13,7 +13,6 @@ import (
 	"gopbs/server/handler"
 	"gopbs/server/link/remote"
 	"gopbs/server/state"
-	"gopbs/server/store"
 	"gopbs/server/transport"
 )
 
@@ -21,12 +20,23 @@ import (
 // them): which destinations are this server, and the job's state while
 // it is in transit.
 
-// parseDestination splits "queue", "queue@host" or "queue@host:port".
-// The destination is this server when the host is the server's name (on
-// its own port or without a port), or "localhost" or an address of this
-// machine on the server's own port (15001 when not given); any other
-// host is another server, at port 15001 unless given.
-func (s *Server) parseDestination(d string) remote.Destination {
+// Self names this server: its name (server_name) and the port it listens
+// on ("" if unknown).
+type Self struct {
+	Name string
+	Port string
+}
+
+// Destination parses a destination as ParseDestination does for this
+// server.
+func (r *Router) Destination(d string) remote.Destination { return ParseDestination(d, r.h.Self()) }
+
+// ParseDestination splits "queue", "queue@host" or "queue@host:port".
+// The destination is this server (self) when the host is the server's
+// name (on its own port or without a port), or "localhost" or an address
+// of this machine on the server's own port (15001 when not given); any
+// other host is another server, at port 15001 unless given.
+func ParseDestination(d string, self Self) remote.Destination {
 	queue, at, found := strings.Cut(d, "@")
 	if !found || at == "" {
 		return remote.Destination{Queue: queue}
@@ -35,11 +45,8 @@ func (s *Server) parseDestination(d string) remote.Destination {
 	if h, p, err := net.SplitHostPort(at); err == nil {
 		host, port = h, p
 	}
-	own := ""
-	if a, ok := s.Addr().(*net.TCPAddr); ok {
-		own = strconv.Itoa(a.Port)
-	}
-	if strings.EqualFold(host, s.name) && (port == "" || port == own) {
+	own := self.Port
+	if strings.EqualFold(host, self.Name) && (port == "" || port == own) {
 		return remote.Destination{Queue: queue}
 	}
 	if port == "" {
@@ -76,10 +83,10 @@ func isThisMachine(host string) bool {
 	return a.IsLoopback() || transport.IsLocalAddr(a)
 }
 
-// beginMove puts j in transit to dest and returns what the move sends.
-// Array jobs do not move between servers (PBSE_IVALREQ). Called with s.mu
-// held.
-func (s *Server) beginMove(j *state.Job, dest remote.Destination) (*remote.Move, int) {
+// BeginMove puts j in transit to dest and returns what the move sends.
+// Array jobs do not move between servers (PBSE_IVALREQ). Called with the
+// lock held.
+func (r *Router) BeginMove(j *state.Job, dest remote.Destination) (*remote.Move, int) {
 	if j.Array != nil || j.Parent != nil {
 		return nil, batchreq.PBSE_IVALREQ
 	}
@@ -91,57 +98,58 @@ func (s *Server) beginMove(j *state.Job, dest remote.Destination) (*remote.Move,
 		out.Attrs = append(out.Attrs, handler.WireAttr(state.JobDefs, v))
 	}
 	out.Attrs = append(out.Attrs, batchreq.NewAttr("Hold_Types", state.FormatHold(j.Hold&(state.HoldUser|state.HoldOther|state.HoldSystem))))
-	s.jobs.SetState(j, pbsattr.StateTransit, pbsattr.SubTrnOut)
+	r.h.Jobs().SetState(j, pbsattr.StateTransit, pbsattr.SubTrnOut)
 	return out, 0
 }
 
-// endMove finishes a move begun by beginMove: on success the job leaves
-// this server; otherwise it returns to the state it had. It reports
-// whether the job was still here. Called with s.mu held.
-func (s *Server) endMove(j *state.Job, m *remote.Move, sent bool) (ops []store.Op, here bool) {
-	if s.jobs.Get(j.ID) != j || j.State != pbsattr.StateTransit {
-		return nil, false
+// endMove finishes a move begun by BeginMove, in tx: on success the job
+// leaves this server; otherwise it returns to the state it had. It
+// reports whether the job was still here. Called with the lock held.
+func (r *Router) endMove(tx *state.Txn, j *state.Job, m *remote.Move, sent bool) (here bool) {
+	h := r.h
+	if h.Jobs().Get(j.ID) != j || j.State != pbsattr.StateTransit {
+		return false
 	}
 	if sent {
-		s.log.Logf(logline.EventDebug2, logline.ClassJob, j.ID, "dequeuing from %s, state TRANSIT", state.QueueName(j))
+		h.Log().Logf(logline.EventDebug2, logline.ClassJob, j.ID, "dequeuing from %s, state TRANSIT", state.QueueName(j))
 		hop, _ := strconv.Atoi(j.Attrs.Get(pbsattr.JobHopCount))
-		ops = s.tracking.Track(j.ID, state.TrackEntry{Hop: hop + 1, Location: m.Dest.Server, State: pbsattr.JobStateNum(m.State).Letter(false)})
-		tx := s.db.Begin()
-		tx.Put(ops...)
-		s.life.Purge(tx, j)
-		return tx.Ops(), true
+		tx.Put(h.Tracking().Track(j.ID, state.TrackEntry{Hop: hop + 1, Location: m.Dest.Server, State: pbsattr.JobStateNum(m.State).Letter(false)})...)
+		h.Purge(tx, j)
+		return true
 	}
-	s.jobs.SetState(j, m.State, m.Substate)
-	s.evaluate(j)
-	return nil, true
+	h.Jobs().SetState(j, m.State, m.Substate)
+	h.Evaluate(j)
+	return true
 }
 
-// moveRemote serves a MoveJob to another server: the reply waits for the
-// move. Called with s.mu held; returns with it released.
-func (s *Server) moveRemote(w replyWriter, requester string, j *state.Job, dest remote.Destination) {
+// MoveRemote serves a MoveJob to another server: the reply waits for the
+// move. Called with the lock held; returns with it released.
+func (r *Router) MoveRemote(w handler.ReplyWriter, requester string, j *state.Job, dest remote.Destination) {
+	h := r.h
 	if dest.Bad {
-		s.mu.Unlock()
+		h.Unlock()
 		w.Reject(batchreq.PBSE_BADHOST, "bad destination server "+dest.Server)
 		return
 	}
-	m, code := s.beginMove(j, dest)
+	m, code := r.BeginMove(j, dest)
 	if code != 0 {
-		s.mu.Unlock()
+		h.Unlock()
 		w.Reject(code, "")
 		return
 	}
-	s.mu.Unlock()
-	err := s.sendJob(m)
-	s.mu.Lock()
-	ops, here := s.endMove(j, m, err == nil)
+	h.Unlock()
+	err := r.send(m)
+	h.Lock()
+	tx := h.Begin()
+	here := r.endMove(tx, j, m, err == nil)
 	switch {
 	case !here:
-		s.mu.Unlock()
+		h.Unlock()
 		w.Reject(batchreq.PBSE_UNKJOBID, "")
 		return
 	case err != nil:
-		s.mu.Unlock()
-		s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job move to %s failed: %v", dest, err)
+		h.Unlock()
+		h.Log().Logf(logline.EventJob, logline.ClassJob, j.ID, "Job move to %s failed: %v", dest, err)
 		if p := remote.Refusal(err); p != nil {
 			w.Send(batchreq.ErrorReply(p.Code, "", remote.Message(p)))
 		} else {
@@ -149,59 +157,62 @@ func (s *Server) moveRemote(w replyWriter, requester string, j *state.Job, dest 
 		}
 		return
 	}
-	s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job moved to %s at request of %s", dest, requester)
-	s.commitAndReply(w, ops, batchreq.NullReply())
+	h.Log().Logf(logline.EventJob, logline.ClassJob, j.ID, "Job moved to %s at request of %s", dest, requester)
+	handler.CommitAndReply(h, w, tx, batchreq.NullReply())
 }
 
 // routeRemote sends a job of a route queue to another server (run in its
 // own goroutine); on failure the next tick tries the job's next
 // destination.
-func (s *Server) routeRemote(j *state.Job, m *remote.Move) {
+func (r *Router) routeRemote(j *state.Job, m *remote.Move) {
+	h := r.h
 	// A job routed as it is committed is sent only once the commit
 	// (which writes its script) is durable: saving the job in transit
 	// after it orders this write after the commit's (and a warm start
 	// queues a job saved in transit again).
-	s.mu.Lock()
+	h.Lock()
 	var wait func() error
-	if s.jobs.Get(j.ID) == j {
-		wait = s.store.Submit(state.SaveJob(j))
+	if h.Jobs().Get(j.ID) == j {
+		tx := h.Begin()
+		tx.SaveJob(j)
+		wait = tx.Commit()
 	}
-	s.mu.Unlock()
+	h.Unlock()
 	var err error
 	if wait == nil {
 		err = fmt.Errorf("move %s: job gone", m.ID)
 	} else if err = wait(); err == nil {
-		err = s.sendJob(m)
+		err = r.send(m)
 	}
-	s.mu.Lock()
-	ops, here := s.endMove(j, m, err == nil)
-	if here {
+	h.Lock()
+	tx := h.Begin()
+	if r.endMove(tx, j, m, err == nil) {
 		key := m.Dest.String()
 		switch p := remote.Refusal(err); {
 		case err == nil:
-			s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job routed to %s", m.Dest)
+			h.Log().Logf(logline.EventJob, logline.ClassJob, j.ID, "Job routed to %s", m.Dest)
 		case p != nil && !temporaryRejection(p.Code):
-			s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job routing to %s failed: %v", m.Dest, err)
+			h.Log().Logf(logline.EventJob, logline.ClassJob, j.ID, "Job routing to %s failed: %v", m.Dest, err)
 			j.RouteTried[key] = true
 		default:
-			s.log.Logf(logline.EventJob, logline.ClassJob, j.ID, "Job routing to %s failed: %v", m.Dest, err)
+			h.Log().Logf(logline.EventJob, logline.ClassJob, j.ID, "Job routing to %s failed: %v", m.Dest, err)
 			j.RouteLater[key] = true
 		}
 		j.RouteRetryAt = 0
 	}
 	wait = nil
-	if len(ops) > 0 {
-		wait = s.store.Submit(ops...)
+	if !tx.Empty() {
+		wait = tx.Commit()
 	}
-	s.mu.Unlock()
+	h.Unlock()
 	if wait != nil {
 		wait()
 	}
 }
 
-// sendJob sends a job to another server (without s.mu held).
-func (s *Server) sendJob(m *remote.Move) error {
-	script, err := s.store.Get(store.Script, m.ScriptKey)
+// send sends a job to another server (without the lock held).
+func (r *Router) send(m *remote.Move) error {
+	script, err := r.h.Script(m.ScriptKey)
 	if err != nil {
 		return fmt.Errorf("move %s: read script: %w", m.ID, err)
 	}
