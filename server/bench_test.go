@@ -287,7 +287,7 @@ func BenchmarkHeapPerQueuedJob(b *testing.B) {
 // scheduling cycle sends RunJobs.
 func allocServer(nodes, np, busy int) (*Server, *state.Job) {
 	s := &Server{nodeByName: map[string]*state.Node{}}
-	s.run = s.newRunLink()
+	s.run = runHost{s}.newLink()
 	q := &state.Queue{Name: "batch"}
 	for i := range nodes {
 		n := &state.Node{Name: fmt.Sprintf("node%04d", i), NP: np}

@@ -80,9 +80,9 @@ func (v jobctlState) RegisterDeps(tx *state.Txn, j *state.Job) bool {
 	return depend.Holds(j)
 }
 
-// registerJobctlHandlers registers the job-control family.
-func (s *Server) registerJobctlHandlers() {
-	st := jobctlState{s}
+// register registers the job-control family.
+func (st jobctlState) register() {
+	s := st.s
 	handle := func(t int, f func(jobctl.State, handler.ReplyWriter, *handler.Asker, *batchreq.Request)) {
 		s.mux.HandleFunc(t, func(c *handler.Conn, req *batchreq.Request) {
 			who := c.Asker

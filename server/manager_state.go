@@ -37,15 +37,15 @@ func (v managerState) NodesChanged() func() error {
 func (v managerState) HTTPAddressChanged() { go v.s.mon.reconcile(false) } // once the lock is released
 func (v managerState) Managed(b *batchreq.Manage) {
 	v.s.sched.Managed(b)
-	v.s.schedObjectsChanged(b)
+	schedObjects{v.s}.changed(b)
 }
 
 func (v managerState) QueuePartitionCheck(q *state.Queue, na state.Attrs) *batchreq.Reply {
-	return v.s.queuePartitionCheck(q, na)
+	return schedObjects{v.s}.queuePartitionCheck(q, na)
 }
 
 func (v managerState) NodePartitionCheck(old state.Attrs, n *state.Node) *batchreq.Reply {
-	return v.s.nodePartitionCheck(old, n)
+	return schedObjects{v.s}.nodePartitionCheck(old, n)
 }
 
 func (v managerState) ManageSched(m *batchreq.Manage) (schedulers.Change, func()) {
@@ -93,9 +93,9 @@ func removeFirst[T comparable](list []T, x T) []T {
 	return list
 }
 
-// registerManagerHandlers registers the Manager request.
-func (s *Server) registerManagerHandlers() {
-	st := managerState{s}
+// register registers the Manager request.
+func (st managerState) register() {
+	s := st.s
 	s.mux.HandleFunc(batchreq.PBS_BATCH_Manager, func(c *handler.Conn, req *batchreq.Request) {
 		who := c.Asker
 		manager.Manage(st, c.Writer, &who, req.Body.(*batchreq.Manage))

@@ -8,7 +8,7 @@ import (
 
 func TestAllocateExecHostOrder(t *testing.T) {
 	s := &Server{name: "srv", nodeByName: map[string]*state.Node{}}
-	s.run = s.newRunLink()
+	s.run = runHost{s}.newLink()
 	for _, n := range []*state.Node{{Name: "A", NP: 2}, {Name: "B", NP: 2}, {Name: "C", NP: 1, State: state.NodeStateDown}} {
 		s.nodes = append(s.nodes, n)
 		s.nodeByName[n.Name] = n

@@ -84,10 +84,10 @@ func (h runHost) MarkNodeDown(name string) {
 // allocation (server/alloc).
 func (h runHost) Place(c *handler.Conn, j *state.Job, dest string) (string, *batchreq.Reply) {
 	s := h.s
-	if bad := s.sliceRefusesRun(c, j, dest); bad != nil {
+	if bad := (schedObjects{s}).sliceRefusesRun(c, j, dest); bad != nil {
 		return "", bad
 	}
-	slots, bad := s.cluster().Allocate(j, dest, reservationFilter(s.resv, j, dest, s.runsOn(c, j)))
+	slots, bad := s.cluster().Allocate(j, dest, reservationFilter(s.resv, j, dest, runsOn(c, j)))
 	if bad == nil {
 		bad = reservedRun(s.resv, j, slots)
 	}
@@ -97,8 +97,9 @@ func (h runHost) Place(c *handler.Conn, j *state.Job, dest string) (string, *bat
 	return state.FormatExecHost(slots), nil
 }
 
-// newRunLink makes the server's running-jobs link.
-func (s *Server) newRunLink() *running.Link {
+// newLink makes the server's running-jobs link.
+func (h runHost) newLink() *running.Link {
+	s := h.s
 	return running.New(runHost{s}, running.Config{
 		Name:        s.name,
 		Home:        s.cfg.Home,
@@ -113,10 +114,11 @@ func (s *Server) newRunLink() *running.Link {
 	})
 }
 
-// registerRunHandlers registers the requests the running-jobs link
+// register registers the requests the running-jobs link
 // serves. The link is looked up when a request comes: it is made after
 // the handlers are registered (and wrapped by initMonitoring).
-func (s *Server) registerRunHandlers() {
+func (h runHost) register() {
+	s := h.s
 	for typ, f := range map[int]func(*running.Link, *handler.Conn, *batchreq.Request){
 		batchreq.PBS_BATCH_RunJob:        (*running.Link).RunJob,
 		batchreq.PBS_BATCH_AsyrunJob:     (*running.Link).RunJob,
@@ -132,10 +134,11 @@ func (s *Server) registerRunHandlers() {
 	s.mux.HandleFunc(batchreq.PBS_BATCH_Rescq, s.handleRescQuery) // run_alloc.go
 }
 
-// startRunLink starts the MOM and scheduler links: the IS endpoint on the
+// start starts the MOM and scheduler links: the IS endpoint on the
 // server's port (UDP), node checking, job polling and the scheduler
 // timer. It returns at once; everything stops when the server is done.
-func (s *Server) startRunLink() {
+func (h runHost) start() {
+	s := h.s
 	s.mu.Lock()
 	for _, n := range s.nodes {
 		// All nodes are down until their MOM says hello (spec 10 §5.6)
@@ -145,16 +148,17 @@ func (s *Server) startRunLink() {
 	s.mu.Unlock()
 	s.is.Start(s.port())
 	s.run.Recover()
-	go s.linkTimers()
+	go h.timers()
 	if s.cfg.InitType == InitHot {
 		go s.run.HotStart()
 	}
 	s.sched.Start(s.done)
 }
 
-// linkTimers runs the periodic work of the links: node checks, job polls
+// timers runs the periodic work of the links: node checks, job polls
 // and the scheduler's timed cycle.
-func (s *Server) linkTimers() {
+func (h runHost) timers() {
+	s := h.s
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	var sec int64

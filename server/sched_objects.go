@@ -15,14 +15,18 @@ import (
 	"gopbs/server/store"
 )
 
+// schedObjects is the server's side of package schedulers.
+type schedObjects struct{ s *Server }
+
 // This file is the server's side of package schedulers (issue 18, seed
 // 003): sched objects through the Manager request, their status, the
 // partition rules of queues and nodes, and the slice of the cluster a
 // scheduler's connection sees.
 
-// newSchedTable returns the sched objects of a server, with the records
+// newTable returns the sched objects of a server, with the records
 // of the store.
-func (s *Server) newSchedTable() (*schedulers.Table, error) {
+func (o schedObjects) newTable() (*schedulers.Table, error) {
+	s := o.s
 	u := "root"
 	if cu, err := user.Current(); err == nil {
 		u = cu.Username
@@ -42,9 +46,10 @@ func (s *Server) newSchedTable() (*schedulers.Table, error) {
 	return t, err
 }
 
-// schedMirror returns the default scheduler's attributes that are the
+// mirror returns the default scheduler's attributes that are the
 // server's. Called with s.mu held.
-func (s *Server) schedMirror() schedulers.Mirror {
+func (o schedObjects) mirror() schedulers.Mirror {
+	s := o.s
 	st := schedulers.StateIdle
 	switch {
 	case s.sched.Active():
@@ -70,11 +75,12 @@ func portFree(p int) bool {
 	return true
 }
 
-// schedObjectsChanged is called after a Manager request has been
+// changed is called after a Manager request has been
 // answered: a change of a sched object reaches its process and cycles,
 // and the default scheduler's scheduling set to true asks for a cycle as
 // the server's does.
-func (s *Server) schedObjectsChanged(m *batchreq.Manage) {
+func (o schedObjects) changed(m *batchreq.Manage) {
+	s := o.s
 	if m.ObjType != batchreq.MGR_OBJ_SCHED {
 		return
 	}
@@ -91,12 +97,13 @@ func (s *Server) schedObjectsChanged(m *batchreq.Manage) {
 	}
 }
 
-// handleStatusSched answers StatusSched (qmgr's list and print of sched
+// handleStatus answers StatusSched (qmgr's list and print of sched
 // objects).
-func (s *Server) handleStatusSched(c *handler.Conn, req *batchreq.Request) {
+func (o schedObjects) handleStatus(c *handler.Conn, req *batchreq.Request) {
+	s := o.s
 	body := req.Body.(*batchreq.StatusReq)
 	s.mu.RLock()
-	m := s.schedMirror()
+	m := o.mirror()
 	s.mu.RUnlock()
 	objs, p := s.scheds.Status(body.ID, body.Attrs, m)
 	if p != nil {
@@ -106,11 +113,12 @@ func (s *Server) handleStatusSched(c *handler.Conn, req *batchreq.Request) {
 	c.Send(&batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_Status, Status: objs})
 }
 
-// handleSchedHello binds a connection to the scheduler it names: from
+// handleHello binds a connection to the scheduler it names: from
 // then on it sees that scheduler's slice. A connection the server opened
 // to a scheduler may name only that one. The reply is the scheduler's
 // own object.
-func (s *Server) handleSchedHello(c *handler.Conn, req *batchreq.Request) {
+func (o schedObjects) handleHello(c *handler.Conn, req *batchreq.Request) {
+	s := o.s
 	body := req.Body.(*batchreq.StatusReq)
 	if !c.Asker.Manager && !c.Asker.Privileged {
 		c.Reject(batchreq.PBSE_PERM, "")
@@ -121,7 +129,7 @@ func (s *Server) handleSchedHello(c *handler.Conn, req *batchreq.Request) {
 		return
 	}
 	s.mu.RLock()
-	m := s.schedMirror()
+	m := o.mirror()
 	s.mu.RUnlock()
 	objs, p := s.scheds.Status(body.ID, nil, m)
 	if p != nil {
@@ -136,15 +144,17 @@ func (s *Server) handleSchedHello(c *handler.Conn, req *batchreq.Request) {
 // every change of a sched object.
 type schedRunner interface{ Changed(name string) }
 
-// registerSchedHandlers registers the requests of sched objects.
-func (s *Server) registerSchedHandlers() {
-	s.mux.HandleFunc(batchreq.PBS_BATCH_StatusSched, s.handleStatusSched)
-	s.mux.HandleFunc(batchreq.PBS_BATCH_SchedHello, s.handleSchedHello)
+// register registers the requests of sched objects.
+func (o schedObjects) register() {
+	s := o.s
+	s.mux.HandleFunc(batchreq.PBS_BATCH_StatusSched, o.handleStatus)
+	s.mux.HandleFunc(batchreq.PBS_BATCH_SchedHello, o.handleHello)
 }
 
 // queuePartitionCheck applies the partition rules to a queue change: q
 // is the queue as it was, na its new attributes. Called with s.mu held.
-func (s *Server) queuePartitionCheck(q *state.Queue, na state.Attrs) *batchreq.Reply {
+func (o schedObjects) queuePartitionCheck(q *state.Queue, na state.Attrs) *batchreq.Reply {
+	s := o.s
 	isRoute := func(t string) bool { return len(t) > 0 && (t[0] == 'r' || t[0] == 'R') }
 	u := schedulers.QueueUpdate{Name: q.Name,
 		OldPart: q.Attrs.Get(pbsattr.QueuePartition), NewPart: na.Get(pbsattr.QueuePartition),
@@ -162,7 +172,8 @@ func (s *Server) queuePartitionCheck(q *state.Queue, na state.Attrs) *batchreq.R
 
 // nodePartitionCheck applies the partition rules to a node change: old
 // is the node as it was, n as it is now. Called with s.mu held.
-func (s *Server) nodePartitionCheck(old state.Attrs, n *state.Node) *batchreq.Reply {
+func (o schedObjects) nodePartitionCheck(old state.Attrs, n *state.Node) *batchreq.Reply {
+	s := o.s
 	u := schedulers.NodeUpdate{
 		OldPart: old.Get(pbsattr.NodePartition), NewPart: n.Attrs.Get(pbsattr.NodePartition),
 		OldQueue: old.Get(pbsattr.NodeQueue), NewQueue: n.Attrs.Get(pbsattr.NodeQueue),
@@ -199,7 +210,8 @@ func connSlice(c *handler.Conn) *schedulers.Slice {
 // sliceRefusesRun returns the refusal of a RunJob from a scheduler's
 // connection for a job or a destination outside its slice, or nil.
 // Called with s.mu held.
-func (s *Server) sliceRefusesRun(c *handler.Conn, j *state.Job, dest string) *batchreq.Reply {
+func (o schedObjects) sliceRefusesRun(c *handler.Conn, j *state.Job, dest string) *batchreq.Reply {
+	s := o.s
 	sl := connSlice(c)
 	if sl == nil {
 		return nil
@@ -220,7 +232,7 @@ func (s *Server) sliceRefusesRun(c *handler.Conn, j *state.Job, dest string) *ba
 // runsOn returns the nodes a RunJob may allocate to job j: those of the
 // connection's slice, and of them those linked to no queue or to the
 // job's (a node's queue attribute). Called with s.mu held.
-func (s *Server) runsOn(c *handler.Conn, j *state.Job) func(*state.Node) bool {
+func runsOn(c *handler.Conn, j *state.Job) func(*state.Node) bool {
 	return func(n *state.Node) bool {
 		if q := n.Attrs.Get(pbsattr.NodeQueue); q != "" && (j.Queue == nil || j.Queue.Name != q) {
 			return false

@@ -298,7 +298,7 @@ func New(cfg Config) (*Server, error) {
 		s.releaseLock()
 		return nil, err
 	}
-	if s.scheds, err = s.newSchedTable(); err != nil {
+	if s.scheds, err = (schedObjects{s}).newTable(); err != nil {
 		s.store.Close()
 		s.releaseLock()
 		return nil, fmt.Errorf("pbs_server: sched objects: %w", err)
@@ -321,9 +321,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.mailer = jobmail.New(s.log)
 	s.is = momis.New(isNodes{s}, s.log, cfg.RMPort, s.done)
-	s.registerRunHandlers()
+	runHost{s}.register()
 	initMonitoring(s)
-	s.run = s.newRunLink() // run_host.go; after initMonitoring, which sets s.obs
+	s.run = runHost{s}.newLink() // run_host.go; after initMonitoring, which sets s.obs
 	// the jobs recovered as queued are the first cycle's; the tick asks
 	// for cycles for jobs queued from now on
 	s.sched = sched.New(schedState{s}, s.log, s.name, s.obs, sched.Scheduler{Name: "default", Host: cfg.SchedHost, Port: cfg.SchedPort})
@@ -405,7 +405,7 @@ func (s *Server) releaseLock() {
 func (s *Server) Serve() error {
 	s.pprof = s.startPprof()
 	s.startSchedulers()
-	s.startRunLink()
+	runHost{s}.start()
 	go s.timers()
 	s.tr.Serve()
 	<-s.done

@@ -40,9 +40,9 @@ func (v statusState) ServerState() string {
 	return "Active"
 }
 
-// registerStatusHandlers registers the status and select family.
-func (s *Server) registerStatusHandlers() {
-	st := statusState{s}
+// register registers the status and select family.
+func (st statusState) register() {
+	s := st.s
 	m := &s.mux
 	m.HandleFunc(batchreq.PBS_BATCH_StatusSvr, func(c *handler.Conn, req *batchreq.Request) {
 		who := c.Asker

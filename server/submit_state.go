@@ -108,9 +108,9 @@ func (s *Server) commitJob(j *state.Job, requester string) []store.Op {
 	return tx.Ops()
 }
 
-// registerSubmitHandlers registers the submission family.
-func (s *Server) registerSubmitHandlers() {
-	st := submitState{s}
+// register registers the submission family.
+func (st submitState) register() {
+	s := st.s
 	m := &s.mux
 	m.HandleFunc(batchreq.PBS_BATCH_QueueJob, func(c *handler.Conn, req *batchreq.Request) {
 		who := c.Asker

@@ -23,9 +23,9 @@ func (l locateState) Commit(w handler.ReplyWriter, ops []store.Op, p *batchreq.R
 	l.s.commitAndReply(w, ops, p)
 }
 
-// registerLocateHandlers registers the locate and track family.
-func (s *Server) registerLocateHandlers() {
-	st := locateState{s}
+// register registers the locate and track family.
+func (st locateState) register() {
+	s := st.s
 	s.mux.HandleFunc(batchreq.PBS_BATCH_LocateJob, func(c *handler.Conn, req *batchreq.Request) {
 		locate.LocateJob(st, c.Writer, req.Body.(*batchreq.JobID))
 	})

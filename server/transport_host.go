@@ -104,14 +104,14 @@ func (s *Server) registerHandlers() {
 	m.NotFound = batchreq.HandlerFunc[*handler.Conn](func(c *handler.Conn, req *batchreq.Request) {
 		c.Reject(batchreq.PBSE_UNKREQ, "")
 	})
-	s.registerStatusHandlers()
-	s.registerManagerHandlers()
-	s.registerSubmitHandlers()
-	s.registerJobctlHandlers()
-	s.registerLocateHandlers()
+	statusState{s}.register()
+	managerState{s}.register()
+	submitState{s}.register()
+	jobctlState{s}.register()
+	locateState{s}.register()
 	m.HandleFunc(batchreq.PBS_BATCH_RegistDep, s.handleRegistDep)
 	m.HandleFunc(batchreq.PBS_BATCH_Shutdown, s.handleShutdown)
-	s.registerSchedHandlers()
+	schedObjects{s}.register()
 	// RunJob, SignalJob, MessJob, Rerun, CheckpointJob: registerRunHandlers.
 }
 
