@@ -37,15 +37,15 @@ func (v managerState) NodesChanged() func() error {
 func (v managerState) HTTPAddressChanged() { go v.s.mon.reconcile(false) } // once the lock is released
 func (v managerState) Managed(b *batchreq.Manage) {
 	v.s.sched.Managed(b)
-	schedObjects{v.s}.changed(b)
+	schedObjects(v).changed(b)
 }
 
 func (v managerState) QueuePartitionCheck(q *state.Queue, na state.Attrs) *batchreq.Reply {
-	return schedObjects{v.s}.queuePartitionCheck(q, na)
+	return schedObjects(v).queuePartitionCheck(q, na)
 }
 
 func (v managerState) NodePartitionCheck(old state.Attrs, n *state.Node) *batchreq.Reply {
-	return schedObjects{v.s}.nodePartitionCheck(old, n)
+	return schedObjects(v).nodePartitionCheck(old, n)
 }
 
 func (v managerState) ManageSched(m *batchreq.Manage) (schedulers.Change, func()) {
