@@ -83,12 +83,12 @@ func (s *Service) Tick() {
 			schedule, changed = true, true
 		case e.State == resv.Running:
 			changed = s.countUsage(e, now)
-		case e.State == resv.Unconfirmed && e.Pending == resv.OpNone && !now.Before(e.End):
+		case e.waitsConfirmation() && !now.Before(e.End):
 			// never confirmed: its window has passed
-			e.State = resv.Cancelled
-			o, _ := s.finish(e, now)
-			ops = append(ops, o...)
-			s.host.Log(e.ID, "reservation ends unconfirmed: cancelled")
+			if o, ok := s.cancelUnconfirmed(e, resv.EvEnd, now); ok {
+				ops = append(ops, o...)
+				s.host.Log(e.ID, "reservation ends unconfirmed: cancelled")
+			}
 		}
 		if e.QueueMade && !e.QueueGone && (e.State == resv.Done || e.State == resv.Cancelled || e.State.Final()) {
 			if o, gone := s.host.RemoveQueue(e.ID); gone {
@@ -263,7 +263,7 @@ func (s *Service) confirmUnconfirmed() {
 	s.host.RLock()
 	waiting := false
 	for _, e := range s.tab.list() {
-		if e.State == resv.Unconfirmed && e.Pending == resv.OpNone {
+		if e.waitsConfirmation() {
 			if _, up := s.host.PartitionScheduler(e.Partition); up {
 				waiting = true
 				break
@@ -283,7 +283,7 @@ func (s *Service) confirmUnconfirmed() {
 	var ops []store.Op
 	var cycles []string
 	for _, e := range s.tab.list() {
-		if e.State != resv.Unconfirmed || e.Pending != resv.OpNone {
+		if !e.waitsConfirmation() {
 			continue
 		}
 		sched, up := s.host.PartitionScheduler(e.Partition)
@@ -292,10 +292,10 @@ func (s *Service) confirmUnconfirmed() {
 		}
 		assigned, why := s.assign(rules, &e.Reservation, nil, now)
 		if assigned == nil {
-			e.State = resv.Cancelled
-			o, _ := s.finish(e, now)
-			ops = append(ops, o...)
-			s.host.Log(e.ID, "reservation cannot be confirmed: "+why+": cancelled")
+			if o, ok := s.cancelUnconfirmed(e, resv.EvCancel, now); ok {
+				ops = append(ops, o...)
+				s.host.Log(e.ID, "reservation cannot be confirmed: "+why+": cancelled")
+			}
 			continue
 		}
 		next, err := resv.Next(e.Status, resv.EvConfirm)
@@ -321,4 +321,24 @@ func (s *Service) confirmUnconfirmed() {
 	for _, name := range cycles {
 		s.host.ScheduleFor(name)
 	}
+}
+
+// waitsConfirmation reports whether e is unconfirmed with no operation
+// pending: the reservations confirmUnconfirmed looks at.
+func (e *entry) waitsConfirmation() bool {
+	return e.State == resv.Unconfirmed && e.Pending == resv.OpNone
+}
+
+// cancelUnconfirmed moves an unconfirmed e through event ev (its end, or
+// a cancel when it cannot be confirmed) to Cancelled by the state
+// machine, and returns finish's store operations. Called with the lock
+// held.
+func (s *Service) cancelUnconfirmed(e *entry, ev resv.Event, now time.Time) ([]store.Op, bool) {
+	next, err := resv.Next(e.Status, ev)
+	if err != nil || next.State != resv.Cancelled {
+		return nil, false
+	}
+	e.Status = next
+	ops, _ := s.finish(e, now)
+	return ops, true
 }
