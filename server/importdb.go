@@ -261,7 +261,9 @@ func (d *Database) Requeue(id string) error {
 	if j.State != pbsattr.StateRunning {
 		return fmt.Errorf("job %s: not running", id)
 	}
-	d.s.requeueState(j)
+	// The transaction's batch is not kept: Ops saves every job as it is
+	// then.
+	d.s.requeueState(d.s.db.Begin(), j)
 	return nil
 }
 

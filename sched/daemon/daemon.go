@@ -3,38 +3,33 @@
 // the scheduler port, checks that they come from a trusted host, reads the
 // 4-byte command and runs a scheduling cycle over the same connection
 // (spec 14 §1–3).
+//
+// daemon.go holds the Daemon, its options and its start and end (the
+// lock file, the accounting file, the startup line); policyfiles.go reads
+// the policy files; trust.go holds the connection trust rules; serve.go
+// the scheduler port and its commands; cycle.go a scheduling cycle and
+// the server actions of a policy; moms.go the MOM queries of a cycle;
+// nas.go the choice and loading of the NAS policy (and SIGHUP);
+// partition.go a sched object's hello to the server and its change of
+// directories; reservations.go the advance reservations a cycle reads.
 package daemon
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/netip"
 	"os"
-	"path"
 	"path/filepath"
-	"runtime"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	"gopbs/batchreq"
 	"gopbs/internal/logline"
-	"gopbs/sched/config"
-	"gopbs/sched/fairshare"
 	"gopbs/sched/momquery"
 	"gopbs/sched/nas"
-	"gopbs/sched/placement"
 	"gopbs/sched/policy"
 	"gopbs/sched/reservable"
 	"gopbs/sched/schedlog"
-	"gopbs/sched/svrconn"
-	"gopbs/sched/timeplan"
-	"gopbs/sched/world"
 )
 
 // Default ports and limits.
@@ -142,10 +137,11 @@ func New(opts Options, mom momquery.Querier) (*Daemon, error) {
 	}
 	d := &Daemon{opts: opts, priv: opts.PrivDir, Mom: mom, Now: time.Now}
 	d.Log = schedlog.New(opts.LogDir, opts.LogFile)
-	if err := d.Log.Open(); err != nil {
+	err := d.Log.Open()
+	if err != nil {
 		return nil, err
 	}
-	if err := d.openAccounting(); err != nil {
+	if d.acct, err = d.openAccounting(d.priv); err != nil {
 		return nil, err
 	}
 	if err := d.ReadClientConfig(); err != nil {
@@ -160,21 +156,20 @@ func New(opts Options, mom momquery.Querier) (*Daemon, error) {
 	return d, nil
 }
 
-// openAccounting opens sched_priv/accounting/YYYYMMDD as TORQUE's
-// scheduler does, and logs it.
-func (d *Daemon) openAccounting() error {
-	dir := filepath.Join(d.priv, "accounting")
+// openAccounting opens priv/accounting/YYYYMMDD (priv a sched_priv) as
+// TORQUE's scheduler does, and logs it.
+func (d *Daemon) openAccounting(priv string) (*os.File, error) {
+	dir := filepath.Join(priv, "accounting")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("scheduler accounting: %w", err)
+		return nil, fmt.Errorf("scheduler accounting: %w", err)
 	}
 	name := filepath.Join(dir, d.Now().Format("20060102"))
 	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
-		return fmt.Errorf("scheduler accounting: %w", err)
+		return nil, fmt.Errorf("scheduler accounting: %w", err)
 	}
-	d.acct = f
 	d.Log.Log(logline.EventSystem, logline.ClassServer, "TokenAct", "Account file "+name+" opened")
-	return nil
+	return f, nil
 }
 
 // Policy returns the current FIFO policy (replaced by LoadPolicy), or nil
@@ -187,192 +182,6 @@ func (d *Daemon) Policy() *policy.Scheduler {
 
 // PrivPath returns the path of a file in sched_priv.
 func (d *Daemon) PrivPath(name string) string { return filepath.Join(d.priv, name) }
-
-// LoadPolicy (re)reads the policy files: reservable.ad (a malformed one
-// is an error naming its line), then for the NAS policy its
-// configuration (see nasConfigPath); for the FIFO policy sched_config,
-// holidays, dedicated_time, resource_group and the usage file, saving
-// the current usage first.
-func (d *Daemon) LoadPolicy() error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.loadPolicyLocked()
-}
-
-// loadPolicyLocked is LoadPolicy with d.mu held.
-func (d *Daemon) loadPolicyLocked() error {
-	rp, err := reservable.Load(d.PrivPath(reservable.FileName))
-	if err != nil {
-		return err
-	}
-	d.Reservable = rp
-	path, err := d.nasConfigPath()
-	if err != nil {
-		return err
-	}
-	if path != "" {
-		return d.loadNAS(path)
-	}
-	if d.Sched != nil && d.Sched.FairShare != nil {
-		d.saveUsage()
-	}
-	cfg := &config.Config{}
-	c, lineErrs, err := config.ReadFile(d.PrivPath("sched_config"))
-	switch {
-	case err == nil:
-		cfg = c
-	case errors.Is(err, os.ErrNotExist):
-	default:
-		return err
-	}
-	for _, e := range lineErrs {
-		fmt.Fprintln(d.opts.Stderr, e.Error())
-	}
-	hol, err := timeplan.ReadHolidays(d.PrivPath("holidays"))
-	if err != nil {
-		return err
-	}
-	ded, err := timeplan.ReadDedicated(d.PrivPath("dedicated_time"), time.Local)
-	if err != nil {
-		return err
-	}
-	tree, err := fairshare.ReadFile(d.PrivPath("resource_group"), cfg.UnknownShares)
-	if err != nil {
-		return err
-	}
-	if err := tree.LoadUsageFile(d.PrivPath("usage")); err != nil {
-		return err
-	}
-	s := policy.New(cfg, d.Log)
-	s.Holidays, s.Dedicated, s.FairShare = hol, ded, tree
-	s.NoPrefilter = d.opts.NoPrefilter
-	s.MonitorPath = d.PrivPath("schedule")
-	if d.Sched != nil {
-		s.Location = d.Sched.Location
-	}
-	d.Sched, d.running, d.nas = s, s, nil
-	d.Log.SetFilter(cfg.LogFilter)
-	return nil
-}
-
-func (d *Daemon) saveUsage() {
-	if err := d.Sched.FairShare.SaveUsageFile(d.PrivPath("usage")); err != nil {
-		d.Log.Log(logline.EventError, logline.ClassServer, "usage", err.Error())
-	}
-	d.lastSync = d.Now()
-}
-
-// ReadClientConfig reads the -c file: "$clienthost <host>" lines add
-// trusted hosts, "$restricted <pattern>" lines add hosts allowed from
-// non-reserved ports. localhost and the local host name are always
-// trusted.
-func (d *Daemon) ReadClientConfig() error {
-	trusted := map[netip.Addr]bool{}
-	addHost := func(h string) {
-		if a, err := netip.ParseAddr(h); err == nil {
-			trusted[a.Unmap()] = true
-			return
-		}
-		addrs, _ := net.LookupHost(h)
-		for _, s := range addrs {
-			if a, err := netip.ParseAddr(s); err == nil {
-				trusted[a.Unmap()] = true
-			}
-		}
-	}
-	addHost("127.0.0.1")
-	addHost("::1")
-	addHost("localhost")
-	if h, err := os.Hostname(); err == nil {
-		addHost(h)
-	}
-	var restricted []string
-	if d.opts.ConfigFile != "" {
-		b, err := os.ReadFile(d.opts.ConfigFile)
-		if err != nil {
-			return fmt.Errorf("read %s: %w", d.opts.ConfigFile, err)
-		}
-		for _, line := range strings.Split(string(b), "\n") {
-			f := strings.Fields(line)
-			if len(f) < 2 {
-				continue
-			}
-			switch f[0] {
-			case "$clienthost":
-				addHost(f[1])
-			case "$restricted":
-				restricted = append(restricted, f[1])
-			}
-		}
-	}
-	d.mu.Lock()
-	d.trusted, d.restricted = trusted, restricted
-	d.mu.Unlock()
-	return nil
-}
-
-// allowed applies the connection trust rules; it returns the log text of
-// a refusal or "".
-func (d *Daemon) allowed(remote net.Addr) string {
-	ap, err := netip.ParseAddrPort(remote.String())
-	if err != nil {
-		return "unauthorized host"
-	}
-	addr := ap.Addr().Unmap()
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if ap.Port() >= 1024 {
-		if len(d.restricted) == 0 {
-			return "non-reserved port"
-		}
-		match := func(names []string) bool {
-			for _, pat := range d.restricted {
-				for _, n := range names {
-					if ok, _ := path.Match(pat, strings.TrimSuffix(n, ".")); ok {
-						return true
-					}
-				}
-			}
-			return false
-		}
-		if match([]string{addr.String()}) {
-			return ""
-		}
-		if hn, err := net.LookupAddr(addr.String()); err == nil && match(hn) {
-			return ""
-		}
-		return "non-reserved port"
-	}
-	if !d.trusted[addr] {
-		return "unauthorized host"
-	}
-	return ""
-}
-
-// Listen binds the scheduler port on the configured address (by default
-// the address of the local host name, not the wildcard address).
-func (d *Daemon) Listen() (net.Listener, error) {
-	host := d.opts.ListenAddr
-	if host == "" {
-		host = "127.0.0.1"
-		if hn, err := os.Hostname(); err == nil {
-			if addrs, err := net.LookupHost(hn); err == nil && len(addrs) > 0 {
-				host = addrs[0]
-				for _, a := range addrs {
-					if ip, err := netip.ParseAddr(a); err == nil && ip.Is4() {
-						host = a
-						break
-					}
-				}
-			}
-		}
-	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(d.opts.Port)))
-	if err != nil {
-		return nil, fmt.Errorf("bind scheduler port: %w", err)
-	}
-	return ln, nil
-}
 
 // Lock creates sched_priv/sched.lock holding the PID under an exclusive
 // lock; it fails when another scheduler holds it.
@@ -407,353 +216,12 @@ func (d *Daemon) Close() error {
 	if d.lock != nil && d.Sched != nil && d.Sched.FairShare != nil {
 		d.saveUsage()
 	}
-	d.mu.Unlock()
 	if d.acct != nil {
 		d.acct.Close()
 	}
+	d.mu.Unlock()
 	if d.lock != nil {
 		d.lock.Close()
 	}
 	return d.Log.Close()
-}
-
-// ErrQuit is returned by Serve after a QUIT command.
-var ErrQuit = errors.New("scheduler quit")
-
-// Serve accepts connections until ctx ends, the listener fails, or a
-// QUIT command arrives. Connections are handled one at a time.
-func (d *Daemon) Serve(ctx context.Context, ln net.Listener) error {
-	go func() {
-		<-ctx.Done()
-		ln.Close()
-	}()
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			if errors.Is(err, net.ErrClosed) {
-				return fmt.Errorf("accept: %w", err)
-			}
-			// Transient (e.g. out of descriptors): log, pause, go on.
-			d.Log.Log(logline.EventError, logline.ClassServer, "main", "accept: "+err.Error())
-			select {
-			case <-time.After(100 * time.Millisecond):
-			case <-ctx.Done():
-				return nil
-			}
-			continue
-		}
-		if reason := d.allowed(c.RemoteAddr()); reason != "" {
-			d.Log.Log(logline.EventSystem, logline.ClassRequest, "server_command", reason+" "+c.RemoteAddr().String())
-			c.Close()
-			continue
-		}
-		if d.Handle(ctx, c) {
-			if d.fatal != nil {
-				return d.fatal
-			}
-			return ErrQuit
-		}
-	}
-}
-
-// Handle reads the command from an accepted connection and acts on it; it
-// reports whether the scheduler should exit. The connection is closed.
-func (d *Daemon) Handle(ctx context.Context, c net.Conn) (quit bool) {
-	conn := svrconn.New(c)
-	defer conn.Close()
-	c.SetDeadline(time.Now().Add(CommandWait))
-	cmd, err := conn.ReadCommand()
-	if err != nil {
-		d.Log.Log(logline.EventError, logline.ClassServer, "server_command", err.Error())
-		return false
-	}
-	// The alarm runs from the command on: it bounds the cycle, not the
-	// time the peer took to send the command.
-	deadline := time.Now().Add(d.opts.Alarm)
-	conn.SetDeadline(deadline)
-	ctx, cancel := context.WithDeadline(ctx, deadline)
-	defer cancel()
-	switch cmd {
-	case batchreq.SCH_SCHEDULE_NEW, batchreq.SCH_SCHEDULE_TERM, batchreq.SCH_SCHEDULE_TIME,
-		batchreq.SCH_SCHEDULE_CMD, batchreq.SCH_SCHEDULE_FIRST:
-		_, err := d.Cycle(ctx, conn)
-		if d.policyFatal() || errors.Is(err, ErrNoPartition) {
-			return true
-		}
-		if err != nil || !time.Now().Before(deadline) {
-			var ne net.Error
-			if !time.Now().Before(deadline) || errors.As(err, &ne) && ne.Timeout() {
-				d.Log.Log(logline.EventSystem, logline.ClassServer, "schedule", "scheduling iteration took too long")
-			} else {
-				d.Log.Log(logline.EventError, logline.ClassServer, "schedule", err.Error())
-			}
-		}
-	case batchreq.SCH_CONFIGURE:
-		if err := d.LoadPolicy(); err != nil {
-			d.Log.Log(logline.EventError, logline.ClassServer, "schedinit", err.Error())
-		}
-	case batchreq.SCH_QUIT:
-		return true
-	}
-	return false
-}
-
-// serverActions carries out policy actions over the server connection.
-type serverActions struct{ c *svrconn.Conn }
-
-func (a serverActions) QueryNodes(j *world.Job, spec string) (placement.Availability, error) {
-	n, err := a.c.ResourceQuery(spec)
-	if err != nil {
-		// Only an explicit negative answer means "never": an error
-		// reply must not get jobs deleted.
-		return placement.Later, err
-	}
-	switch {
-	case n > 0:
-		return placement.Now, nil
-	case n < 0:
-		return placement.Never, nil
-	}
-	return placement.Later, nil
-}
-
-func (a serverActions) SetComment(j *world.Job, comment string) error {
-	return a.c.SetComment(j.ID, comment)
-}
-
-func (a serverActions) RunJob(j *world.Job, dest string) error { return a.c.RunJob(j.ID, dest) }
-
-func (a serverActions) DeleteJob(j *world.Job, msg string) error { return a.c.DeleteJob(j.ID, msg) }
-
-// SetPlan implements policy.PlanActions.
-func (a serverActions) SetPlan(j *world.Job, start time.Time, hosts string) error {
-	if start.IsZero() {
-		return a.c.SetPlan(j.ID, "", "")
-	}
-	return a.c.SetPlan(j.ID, strconv.FormatInt(start.Unix(), 10), hosts)
-}
-
-func (a serverActions) MoveJob(j *world.Job, queue string) error { return a.c.MoveJob(j.ID, queue) }
-
-// ReadWorld asks the server (and the MOMs) for the world, in the FIFO
-// scheduler's request order: StatusServer, StatusNode, the MOM queries,
-// StatusQue, then one SelStat per queue in the server's queue order.
-// On a cluster of more than momQueries nodes the MOM queries go on while
-// the queues and jobs are read from the server: the server and each MOM
-// see the same requests in the same order as one after the other, but the
-// cycle does not wait for the last of 1,000 MOMs before asking for
-// 18,000 jobs. A smaller cluster's MOMs are all asked in one concurrent
-// round, which overlapping would hardly shorten, so there the FIFO
-// scheduler's order is kept exactly: the MOM queries between StatusNode
-// and StatusQue, as in the captures.
-func (d *Daemon) ReadWorld(ctx context.Context, conn *svrconn.Conn) (*world.World, error) {
-	w := &world.World{Now: d.Now()}
-	srv, err := conn.StatusServer()
-	if err != nil {
-		return nil, fmt.Errorf("status server: %w", err)
-	}
-	if len(srv) > 0 {
-		w.Server = world.FromServer(srv[0].Name, srv[0].Attrs)
-	} else {
-		w.Server = world.FromServer("", nil)
-	}
-	nodes, err := conn.StatusNode()
-	if err != nil {
-		// A server without nodes answers with an error; go on without.
-		var re *svrconn.ReplyError
-		if !errors.As(err, &re) {
-			return nil, fmt.Errorf("status node: %w", err)
-		}
-	}
-	for _, o := range nodes {
-		w.Nodes = append(w.Nodes, world.FromNode(o.Name, o.Attrs))
-	}
-	finishMoms := d.startMomQueries(ctx, w.Nodes)
-	if len(w.Nodes) <= momQueries {
-		finishMoms()
-	}
-	w.Queues, err = readQueues(conn)
-	finishMoms()
-	if err != nil {
-		return nil, err
-	}
-	if w.Reservations, err = d.readReservations(conn, w.Queues); err != nil {
-		return nil, err
-	}
-	return w, nil
-}
-
-// readQueues asks the server for its queues and the jobs of each.
-func readQueues(conn *svrconn.Conn) ([]*world.Queue, error) {
-	queues, err := conn.StatusQueue()
-	if err != nil {
-		return nil, fmt.Errorf("status queue: %w", err)
-	}
-	var out []*world.Queue
-	for _, o := range queues {
-		q := world.FromQueue(o.Name, o.Attrs)
-		jobs, err := conn.SelStatQueue(q.Name)
-		if err != nil {
-			return nil, fmt.Errorf("select jobs of %s: %w", q.Name, err)
-		}
-		q.Jobs = make([]*world.Job, 0, len(jobs))
-		for _, jo := range jobs {
-			q.Jobs = append(q.Jobs, world.FromJob(jo.Name, q, jo.Attrs))
-		}
-		out = append(out, q)
-	}
-	return out, nil
-}
-
-// momQueries is the number of MOM queries in flight at once.
-const momQueries = 32
-
-// queryMoms asks the MOM of every node that is not down or offline and
-// applies the answers (startMomQueries and its finish at once).
-func (d *Daemon) queryMoms(ctx context.Context, nodes []*world.Node) {
-	d.startMomQueries(ctx, nodes)()
-}
-
-// startMomQueries starts asking the MOM of every node that is not down or
-// offline and returns the function that waits for the answers and
-// applies them (once, however often it is called); the nodes must not be
-// used until it returned. The MOMs
-// are asked concurrently (each query on its own RPP stream, with the
-// same messages as one at a time), so a large cluster, or a few silent
-// MOMs each waiting for its timeout, does not add up node by node. Nodes
-// with the same momquery.HostKeyer key (the same MOM endpoint) are asked
-// one after the other. Answers and failures are applied and logged in
-// node order.
-func (d *Daemon) startMomQueries(ctx context.Context, nodes []*world.Node) (finish func()) {
-	if d.Mom == nil {
-		return func() {}
-	}
-	var ask []*world.Node
-	for _, n := range nodes {
-		if n.State&(world.NodeDown|world.NodeOffline) == 0 {
-			ask = append(ask, n)
-		}
-	}
-	keys := d.hostKeys(ask)
-	var hosts [][]int // indexes into ask, per host in order of appearance
-	hostIndex := map[string]int{}
-	for i, n := range ask {
-		key := keys[n.Name]
-		h, ok := hostIndex[key]
-		if !ok {
-			h = len(hosts)
-			hostIndex[key] = h
-			hosts = append(hosts, nil)
-		}
-		hosts[h] = append(hosts[h], i)
-	}
-	lines := d.momLines()
-	answers := make([][]string, len(ask))
-	failed := make([]bool, len(ask))
-	next := make(chan []int)
-	var wg sync.WaitGroup
-	for range min(momQueries, len(hosts)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for group := range next {
-				for _, i := range group {
-					a, err := d.Mom.Query(ctx, ask[i].Name, lines)
-					answers[i], failed[i] = a, err != nil
-				}
-			}
-		}()
-	}
-	go func() {
-		for _, group := range hosts {
-			next <- group
-		}
-		close(next)
-	}()
-	return sync.OnceFunc(func() {
-		wg.Wait()
-		for i, n := range ask {
-			if failed[i] {
-				d.Log.Log(logline.EventSystem, logline.ClassNode, n.Name, "Can not open connection to mom")
-				continue
-			}
-			momquery.Apply(n, answers[i])
-			if len(lines) > len(momquery.Lines) && len(answers[i]) > len(momquery.Lines) {
-				momquery.ApplySysTime(n, answers[i][len(momquery.Lines)])
-			}
-		}
-	})
-}
-
-// hostKeys returns the momquery.HostKeyer key of each node's name,
-// resolving the names concurrently; without a HostKeyer the key is the
-// name.
-func (d *Daemon) hostKeys(nodes []*world.Node) map[string]string {
-	keys := map[string]string{}
-	keyer, ok := d.Mom.(momquery.HostKeyer)
-	if !ok {
-		for _, n := range nodes {
-			keys[n.Name] = n.Name
-		}
-		return keys
-	}
-	var names []string
-	for _, n := range nodes {
-		if _, ok := keys[n.Name]; !ok {
-			keys[n.Name] = ""
-			names = append(names, n.Name)
-		}
-	}
-	resolved := make([]string, len(names))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(momQueries, len(names)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				resolved[i] = keyer.HostKey(names[i])
-			}
-		}()
-	}
-	for i := range names {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	for i, name := range names {
-		keys[name] = resolved[i]
-	}
-	return keys
-}
-
-// Cycle runs one scheduling cycle over conn.
-func (d *Daemon) Cycle(ctx context.Context, conn *svrconn.Conn) (policy.Stats, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.Log.Hold() // a line per job: written in large pieces
-	defer d.Log.Release()
-	if skip, err := d.hello(conn); skip || err != nil {
-		return policy.Stats{}, err
-	}
-	w, err := d.ReadWorld(ctx, conn)
-	if err != nil {
-		return policy.Stats{}, err
-	}
-	st := d.running.Cycle(w, serverActions{conn})
-	if d.Sched != nil && d.Sched.FairShare != nil {
-		if sync := d.Sched.Config.SyncTime; sync > 0 && d.Now().Sub(d.lastSync) >= sync {
-			d.saveUsage()
-		}
-	}
-	if !d.brkLogged {
-		d.brkLogged = true
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		d.Log.Log(logline.EventDebug, logline.ClassServer, "main", fmt.Sprintf("brk point %d", ms.HeapSys))
-	}
-	return st, nil
 }

@@ -411,7 +411,7 @@ func (l *Link) requeue(tx *state.Txn, j *state.Job) {
 	l.book.forget(j.ID)
 	ClearRun(j)
 	tx.SetState(j, pbsattr.StateQueued, pbsattr.SubQueued)
-	h.Evaluate(j)
+	h.Evaluate(tx, j)
 	h.Touch(j)
 	h.RefreshNodeJobs()
 }

@@ -62,7 +62,7 @@ type Host interface {
 
 	// Evaluate sets a job's state from its holds, execution time and
 	// dependencies (a requeued job: queued, held or waiting).
-	Evaluate(j *state.Job)
+	Evaluate(tx *state.Txn, j *state.Job)
 	// Touch records that a job changed (its modification time).
 	Touch(j *state.Job)
 	// Complete ends a job, successfully or not, in tx: COMPLETE, its
