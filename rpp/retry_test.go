@@ -315,3 +315,55 @@ func TestUnanswered(t *testing.T) {
 		t.Errorf("Unanswered = %v after 30ms without an ACK", d)
 	}
 }
+
+// TestPeerRestartSameKey: a peer restarted within the same second on the
+// same address and port opens with the open key and stream index of its
+// old incarnation's stream (keys are time() & 0xFFF, counted per open). A
+// HELLO1 that matches a stream which has already carried data from the
+// peer cannot be a retransmission (the initiator stops sending HELLO1 once
+// HELLO2 reaches it, before its first DATA): it is a new stream, and the
+// old one is discarded. Before, it was taken for a retransmission, the new
+// stream never got its HELLO2 and went stale with what was queued on it
+// (pbs_mom restarted with -P lost the IM_ABORT_JOB to its sister).
+func TestPeerRestartSameKey(t *testing.T) {
+	pcA := listen(t)
+	addrA := pcA.LocalAddr().String()
+	a := NewEndpoint(pcA, fastOpts(5))
+	b := NewEndpoint(listen(t), fastOpts(6))
+	defer b.Close()
+	ctx := ctxT(t)
+	s, _ := a.Open(addrOf(b))
+	s.Send([]byte("one"))
+	old, err := b.Accept(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.Recv(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	pcA2, err := net.ListenPacket("udp", addrA)
+	if err != nil {
+		t.Skipf("cannot rebind %s: %v", addrA, err)
+	}
+	a2 := NewEndpoint(pcA2, fastOpts(5))
+	defer a2.Close()
+	s2, _ := a2.Open(addrOf(b))
+	if s2.Index() != s.Index() {
+		t.Fatalf("new stream index %d, old %d: the test needs them equal", s2.Index(), s.Index())
+	}
+	s2.Send([]byte("two"))
+	n, err := b.Accept(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := n.Recv(ctx); err != nil || string(m) != "two" {
+		t.Fatalf("new stream Recv = %q, %v", m, err)
+	}
+	if _, err := old.Recv(ctx); !errors.Is(err, ErrStale) {
+		t.Fatalf("old stream Recv = %v, want ErrStale", err)
+	}
+	if err := s2.Flush(ctx); err != nil {
+		t.Fatalf("new stream: %v", err)
+	}
+}

@@ -229,6 +229,12 @@ func (s *Stream) Flush(ctx context.Context) error {
 	}
 }
 
+// heardData reports whether the peer's DATA or EOD reached the stream:
+// its first packet has been delivered or is held out of order.
+func (s *Stream) heardData() bool {
+	return s.expect > 0 || len(s.ooo) > 0
+}
+
 func (s *Stream) unackedData() bool {
 	for _, o := range s.unacked {
 		if o.typ == RPP_DATA || o.typ == RPP_EOD {

@@ -407,12 +407,16 @@ func (e *Endpoint) handleHello1(from netip.AddrPort, p Packet) {
 		if s == nil || s.remote != from || !s.responder {
 			continue
 		}
-		if s.key == p.Seq && s.peer == p.Stream && !s.closing && s.err == nil {
+		if s.key == p.Seq && s.peer == p.Stream && !s.closing && s.err == nil && !s.heardData() {
 			s.resendAll() // a retransmitted HELLO1: our HELLO2 was lost
 			return
 		}
 		// Otherwise the peer restarted, or reopened with the same key
-		// after closing the old stream (keys are time-based).
+		// after closing the old stream (keys are time-based). A stream
+		// that has carried the peer's data is past its handshake: the
+		// peer sends DATA only once our HELLO2 reached it, and then no
+		// more HELLO1, so a HELLO1 with its key and index comes from a
+		// new incarnation that restarted within the same second.
 		stale = append(stale, s)
 	}
 	// A new open key from the same address and port: the peer restarted,

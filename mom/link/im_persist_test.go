@@ -283,6 +283,12 @@ func TestMotherSuperiorRestart(t *testing.T) {
 			srv.serve(acceptAll)
 			base := openDir(t, "gopbs-mom-", nil)
 			tweak := func(o *Options) {
+				// Both MOMs number their opens from the same key, as
+				// pbs_mom restarted within the second does (keys are
+				// time() & 0xFFF), from the same reserved port: the
+				// restarted MOM's streams may carry its old streams'
+				// keys and indexes, and must reach the sister still.
+				o.RPP = &rpp.Options{Timeout: 50 * time.Millisecond, Retry: 40, OpenKey: 100}
 				o.RMPort = fs.port
 				o.Resolve = func(_ context.Context, host string) ([]netip.Addr, error) {
 					if host == "sister" {
