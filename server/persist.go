@@ -134,7 +134,11 @@ func (s *Server) recover() error {
 		s.jobs.Link(j)
 		s.jobs.Enqueue(j, q)
 		if moving {
-			s.evaluate(j)
+			// saved as it is now: queued, held or waiting
+			tx := s.db.Begin()
+			tx.SaveJob(j)
+			s.life.Evaluate(tx, j)
+			ops = append(ops, tx.Ops()...)
 		}
 	}
 	for j := s.jobs.First(); j != nil; j = j.Next() {

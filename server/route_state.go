@@ -15,15 +15,15 @@ import (
 // route) see it.
 type routeHost struct{ s *Server }
 
-func (h routeHost) Lock()                          { h.s.mu.Lock() }
-func (h routeHost) Unlock()                        { h.s.mu.Unlock() }
-func (h routeHost) Log() *pbslog.Logger            { return h.s.log }
-func (h routeHost) Acct() *pbslog.Accounting       { return h.s.acct }
-func (h routeHost) Begin() *state.Txn              { return h.s.db.Begin() }
-func (h routeHost) Jobs() *state.Jobs              { return &h.s.jobs }
-func (h routeHost) Tracking() *state.Tracking      { return &h.s.tracking }
-func (h routeHost) Queue(name string) *state.Queue { return h.s.queueByName[name] }
-func (h routeHost) Evaluate(j *state.Job)          { h.s.evaluate(j) }
+func (h routeHost) Lock()                                { h.s.mu.Lock() }
+func (h routeHost) Unlock()                              { h.s.mu.Unlock() }
+func (h routeHost) Log() *pbslog.Logger                  { return h.s.log }
+func (h routeHost) Acct() *pbslog.Accounting             { return h.s.acct }
+func (h routeHost) Begin() *state.Txn                    { return h.s.db.Begin() }
+func (h routeHost) Jobs() *state.Jobs                    { return &h.s.jobs }
+func (h routeHost) Tracking() *state.Tracking            { return &h.s.tracking }
+func (h routeHost) Queue(name string) *state.Queue       { return h.s.queueByName[name] }
+func (h routeHost) Evaluate(tx *state.Txn, j *state.Job) { h.s.life.Evaluate(tx, j) }
 func (h routeHost) Abort(tx *state.Txn, j *state.Job) {
 	h.s.life.Complete(tx, j, false)
 }

@@ -47,12 +47,6 @@ func (s *Server) primaryGroup(user string) string {
 	return g
 }
 
-// evaluate recomputes a non-running job's state (lifecycle.Life.Evaluate)
-// for the callers that save the job themselves, outside a transaction of
-// their own (a requeue by the MOM link, a move that failed, recovery):
-// the transaction's batch, the job's save, is theirs to make.
-func (s *Server) evaluate(j *state.Job) { s.life.Evaluate(s.db.Begin(), j) }
-
 // dropPending discards an uncommitted submission when its connection
 // closes (spec 02 §6.1).
 func (s *Server) dropPending(c *handler.Conn) {

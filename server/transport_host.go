@@ -74,7 +74,7 @@ func (h transportHost) Committed(hc *handler.Conn, id string, err error, took ti
 	if err != nil {
 		hc.Reject(batchreq.PBSE_SYSTEM, "cannot save job")
 	} else {
-		hc.Send(batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_Commit, id))
+		handler.SendReply(hc.Writer, batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_Commit, JobID: id})
 		s.sched.Notify(batchreq.SCH_SCHEDULE_NEW)
 	}
 	s.obs.Request(batchreq.PBS_BATCH_Commit, took)

@@ -13,6 +13,7 @@ import (
 // attribute at fault. The transport's connections implement it.
 type Writer interface {
 	ReplyWriter
+	ValueWriter
 	SendRaw(b []byte)
 	RejectAttr(code int, a *batchreq.Attr)
 }

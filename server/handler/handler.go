@@ -25,6 +25,25 @@ type ReplyWriter interface {
 	Reject(code int, msg string)
 }
 
+// ValueWriter is implemented by reply writers that also take a reply by
+// value, as the transport's connections do. A reply given to Send
+// through the ReplyWriter interface escapes to the heap; one given by
+// value does not, which counts on the submission path (four replies a
+// job).
+type ValueWriter interface {
+	SendValue(p batchreq.Reply)
+}
+
+// SendReply sends p through w, by value when w is a ValueWriter.
+func SendReply(w ReplyWriter, p batchreq.Reply) {
+	if v, ok := w.(ValueWriter); ok {
+		v.SendValue(p)
+		return
+	}
+	escaped := p
+	w.Send(&escaped)
+}
+
 // Asker is who makes a request.
 type Asker struct {
 	User string // authenticated user

@@ -295,7 +295,9 @@ func (d *Database) Requeue(id string) error {
 	if j.State != pbsattr.StateRunning {
 		return fmt.Errorf("job %s: not running", id)
 	}
-	d.life.Requeue(d.db.Begin(), j) // saved with every job by Ops
+	// The transaction's batch is not kept: Ops saves every job as it is
+	// then.
+	d.life.Requeue(d.db.Begin(), j)
 	return nil
 }
 

@@ -129,7 +129,10 @@ func (s *Service) rsvUtil(owner string, start, end int64) (int, int64, float64) 
 }
 
 // AvailNodes serves ResvAvailNodes (plus_availnodes): the nodes that
-// could be reserved for the whole window with the requirements given.
+// could be reserved for the whole window with the requirements given,
+// of the partition given (resv_partition, plus_availnodes -partition) or
+// of none, as a reservation would hold them. A partition no node is in is
+// refused as ResvSubmit refuses it.
 func (s *Service) AvailNodes(w handler.ReplyWriter, b *batchreq.ResvAvail) {
 	r, err := resv.FromAttrs("", getter(b.Attrs))
 	if err != nil {
@@ -148,6 +151,11 @@ func (s *Service) AvailNodes(w handler.ReplyWriter, b *batchreq.ResvAvail) {
 	}
 	pol := rules.Policy
 	s.host.Lock()
+	if why := s.unknownPartition(r.Partition); why != "" {
+		s.host.Unlock()
+		reject(w, batchreq.PBSE_BADATVAL, "%s", why)
+		return
+	}
 	all, _ := s.candidates(r, "")
 	req := &reservable.Request{Start: r.Start, End: r.End, NodeCount: len(all), Req: r.Req}
 	chosen, _ := pol.Choose(reservable.Input{Now: s.host.Now(), Request: req, All: all, RsvUtil: s.rsvUtil}, all)

@@ -209,9 +209,9 @@ func (s *Service) Submit(w handler.ReplyWriter, who handler.Asker, b *batchreq.R
 		return
 	}
 	s.host.Lock()
-	if r.Partition != "" && !slices.ContainsFunc(s.host.Nodes(), func(n *reservable.Node) bool { return n.Partition == r.Partition }) {
+	if why := s.unknownPartition(r.Partition); why != "" {
 		s.host.Unlock()
-		reject(w, batchreq.PBSE_BADATVAL, "unknown partition %s: no node is in it", r.Partition)
+		reject(w, batchreq.PBSE_BADATVAL, "%s", why)
 		return
 	}
 	id, num, counter := s.tab.newID()
@@ -253,6 +253,17 @@ func (s *Service) Submit(w handler.ReplyWriter, who handler.Asker, b *batchreq.R
 	}
 	ops = append(ops, s.tab.put(e))
 	s.commit(w, ops, batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_Queue, id), after)
+}
+
+// unknownPartition says why partition p (plus_reserve or
+// plus_availnodes -partition) is refused: no node is in it. It returns ""
+// for a partition some node is in, and for none (""). Called with the
+// lock held.
+func (s *Service) unknownPartition(p string) string {
+	if p == "" || slices.ContainsFunc(s.host.Nodes(), func(n *reservable.Node) bool { return n.Partition == p }) {
+		return ""
+	}
+	return "unknown partition " + p + ": no node is in it"
 }
 
 // schedulerDown says why a reservation for partition p is unconfirmed.

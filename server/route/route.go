@@ -41,7 +41,7 @@ type Host interface {
 	Purge(tx *state.Txn, j *state.Job)
 	// Evaluate sets a job's state from its holds, execution time and
 	// dependencies.
-	Evaluate(j *state.Job)
+	Evaluate(tx *state.Txn, j *state.Job)
 	// Script reads a job's script from the store (without the lock).
 	Script(key string) ([]byte, error)
 }

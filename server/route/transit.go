@@ -118,7 +118,7 @@ func (r *Router) endMove(tx *state.Txn, j *state.Job, m *remote.Move, sent bool)
 		return true
 	}
 	h.Jobs().SetState(j, m.State, m.Substate)
-	h.Evaluate(j)
+	h.Evaluate(tx, j)
 	return true
 }
 

@@ -25,7 +25,11 @@ type DB struct {
 }
 
 // Begin starts a transaction.
-func (db *DB) Begin() *Txn { return &Txn{db: db} }
+func (db *DB) Begin() *Txn {
+	t := &Txn{db: db}
+	t.entries = t.first[:0]
+	return t
+}
 
 // Txn is one change of the state, in the manner of Nomad's state store:
 // its typed methods make the change in memory (keeping the job table's
@@ -39,6 +43,10 @@ type Txn struct {
 	db      *DB
 	entries []entry
 	saved   map[*Job]int // index in entries of a job's pending save (past smallTxn)
+	// first holds the first entries, so that a transaction of a few
+	// operations (a submission's: the job, its script, the server)
+	// allocates once.
+	first [4]entry
 }
 
 // entry is one operation of the batch: a job to encode when the batch is

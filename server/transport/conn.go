@@ -193,6 +193,9 @@ func (c *conn) send(p *batchreq.Reply) {
 // Send sends a reply (handler.ReplyWriter).
 func (c *conn) Send(p *batchreq.Reply) { c.send(p) }
 
+// SendValue sends a reply given by value (handler.ValueWriter).
+func (c *conn) SendValue(p batchreq.Reply) { c.send(&p) }
+
 // Reject sends and logs an error reply (handler.ReplyWriter).
 func (c *conn) Reject(code int, msg string) { c.reject(code, msg) }
 

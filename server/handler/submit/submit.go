@@ -97,12 +97,19 @@ func QueueJob(st State, sess Session, w handler.ReplyWriter, who *handler.Asker,
 		return
 	}
 	st.Lock()
-	p := queueJob(st, sess, who, body)
+	id, refusal := queueJob(st, sess, who, body)
 	st.Unlock()
-	w.Send(p)
+	if refusal != nil {
+		w.Send(refusal)
+		return
+	}
+	handler.SendReply(w, batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_Queue, JobID: id})
 }
 
-func queueJob(st State, sess Session, who *handler.Asker, body *batchreq.QueueJob) *batchreq.Reply {
+// queueJob checks and completes the job of a QueueJob and keeps it as the
+// connection's pending job; it returns the job's id, or the reply that
+// refuses it.
+func queueJob(st State, sess Session, who *handler.Asker, body *batchreq.QueueJob) (id string, refusal *batchreq.Reply) {
 	if sess.Pending() != nil {
 		// A new submission replaces an uncommitted one.
 		sess.SetPending(nil)
@@ -121,13 +128,13 @@ func queueJob(st State, sess Session, who *handler.Asker, body *batchreq.QueueJo
 	if qname == "" {
 		qname = st.Attrs().Get(pbsattr.SrvDefaultQueue)
 		if qname == "" {
-			return batchreq.ErrorReply(batchreq.PBSE_QUENODFLT, "", "")
+			return "", batchreq.ErrorReply(batchreq.PBSE_QUENODFLT, "", "")
 		}
 	}
 	q := st.Queue(qname)
 	if q == nil {
 		st.Log().Log(logline.EventError, logline.ClassServer, "PBS_Server", "LOG_ERROR::req_quejob, requested queue not found")
-		return batchreq.ErrorReply(batchreq.PBSE_UNKQUE, "", batchreq.MsgCannotLocateQue)
+		return "", batchreq.ErrorReply(batchreq.PBSE_UNKQUE, "", batchreq.MsgCannotLocateQue)
 	}
 	// A submitted job ends up with about 30 attribute values; room for
 	// them up front saves the growth copies.
@@ -167,26 +174,26 @@ func queueJob(st State, sess Session, who *handler.Asker, body *batchreq.QueueJo
 		}
 		d := state.JobDefs.Defs[idx]
 		if d.Perm&pbsattr.WriteUser == 0 && d.Flags&pbsattr.FlagCreate == 0 && !who.Privileged {
-			return batchreq.BadAttrReply(batchreq.PBSE_ATTRRO, a)
+			return "", batchreq.BadAttrReply(batchreq.PBSE_ATTRRO, a)
 		}
 		if d.Type == pbsattr.TypeResourceList {
 			rd, ok := state.Resources[strings.ToLower(a.Resource)]
 			if !ok {
 				if exec {
-					return batchreq.BadAttrReply(batchreq.PBSE_UNKRESC, a)
+					return "", batchreq.BadAttrReply(batchreq.PBSE_UNKRESC, a)
 				}
 				rd = state.ResourceDef{Type: pbsattr.TypeString}
 			}
 			v, ok := state.DecodeValue(rd.Type, a.Value)
 			if !ok {
-				return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
+				return "", batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
 			}
 			j.Attrs.SetRes(idx, strings.ToLower(a.Resource), v)
 			continue
 		}
 		if d.Type == pbsattr.TypeDepend {
 			if !st.ValidDepend(a.Value) {
-				return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
+				return "", batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
 			}
 			old := j.Attrs.Get(pbsattr.JobDepend)
 			if old != "" && a.Value != "" {
@@ -201,21 +208,21 @@ func queueJob(st State, sess Session, who *handler.Asker, body *batchreq.QueueJo
 		}
 		v, ok := d.Decode(a.Value)
 		if !ok {
-			return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
+			return "", batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, a)
 		}
 		j.Attrs.Set(idx, v)
 	}
 	if unknown {
-		return batchreq.ErrorReply(batchreq.PBSE_NOATTR, "", "detected presence of an unknown attribute")
+		return "", batchreq.ErrorReply(batchreq.PBSE_NOATTR, "", "detected presence of an unknown attribute")
 	}
 	if v := j.Attrs.Get(pbsattr.JobPriority); v != "" {
 		if n, _ := strconv.Atoi(v); n < -1024 || n > 1024 {
-			return batchreq.ErrorReply(batchreq.PBSE_BADATVAL, "", "invalid job priority")
+			return "", batchreq.ErrorReply(batchreq.PBSE_BADATVAL, "", "invalid job priority")
 		}
 	}
 	if !st.SetDepend(j) {
 		a := batchreq.Attr{Name: "depend"}
-		return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, &a)
+		return "", batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, &a)
 	}
 	if h, ok := state.ParseHold(j.Attrs.Get(pbsattr.JobHoldTypes)); ok {
 		j.Hold = h
@@ -223,7 +230,7 @@ func queueJob(st State, sess Session, who *handler.Asker, body *batchreq.QueueJo
 	j.Attrs.Set(pbsattr.JobHoldTypes, "")
 
 	if incoming && !j.Attrs.Has(pbsattr.JobOwner) {
-		return batchreq.ErrorReply(batchreq.PBSE_IVALREQ, "", "no job owner specified")
+		return "", batchreq.ErrorReply(batchreq.PBSE_IVALREQ, "", "no job owner specified")
 	}
 	host := who.Host
 	owner := who.User + "@" + host
@@ -235,14 +242,14 @@ func queueJob(st State, sess Session, who *handler.Asker, body *batchreq.QueueJo
 		subs, _, ok := state.ParseArrayRequest(r)
 		if !ok {
 			a := batchreq.Attr{Name: "job_array_request"}
-			return batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, &a)
+			return "", batchreq.BadAttrReply(batchreq.PBSE_BADATVAL, &a)
 		}
 		if max := serverLong(st, pbsattr.SrvMaxJobArraySize); max > 0 && int64(len(subs)) > max {
-			return batchreq.ErrorReply(batchreq.PBSE_BAD_ARRAY_REQ, "", "Requested array size too large, limit is "+strconv.FormatInt(max, 10))
+			return "", batchreq.ErrorReply(batchreq.PBSE_BAD_ARRAY_REQ, "", "Requested array size too large, limit is "+strconv.FormatInt(max, 10))
 		}
 		_, slot, _ := state.ParseArrayRequest(r)
 		if max := serverLong(st, pbsattr.SrvMaxSlotLimit); max > 0 && int64(slot) > max {
-			return batchreq.ErrorReply(batchreq.PBSE_BAD_ARRAY_REQ, "", "Requested slot limit too large, limit is "+strconv.FormatInt(max, 10))
+			return "", batchreq.ErrorReply(batchreq.PBSE_BAD_ARRAY_REQ, "", "Requested slot limit too large, limit is "+strconv.FormatInt(max, 10))
 		}
 		j.Array = &state.ArrayInfo{Request: r}
 	}
@@ -259,9 +266,9 @@ func queueJob(st State, sess Session, who *handler.Asker, body *batchreq.QueueJo
 	}
 	if st.Jobs().Get(j.ID) != nil {
 		if j.Attrs.Has(pbsattr.JobID) {
-			return batchreq.ErrorReply(batchreq.PBSE_JOBEXIST, "", "Job with id "+j.ID+" already exists, cannot set job id\n")
+			return "", batchreq.ErrorReply(batchreq.PBSE_JOBEXIST, "", "Job with id "+j.ID+" already exists, cannot set job id\n")
 		}
-		return batchreq.ErrorReply(batchreq.PBSE_JOBEXIST, "", "")
+		return "", batchreq.ErrorReply(batchreq.PBSE_JOBEXIST, "", "")
 	}
 	now := strconv.FormatInt(st.Now().Unix(), 10)
 	if !j.Attrs.Has(pbsattr.JobName) {
@@ -295,7 +302,7 @@ func queueJob(st State, sess Session, who *handler.Asker, body *batchreq.QueueJo
 	j.Attrs.Set(pbsattr.JobQtime, now)
 	if incoming {
 		if p := st.CountHop(j); p != nil {
-			return p
+			return "", p
 		}
 	} else {
 		j.Attrs.Set(pbsattr.JobHopCount, "1")
@@ -303,7 +310,7 @@ func queueJob(st State, sess Session, who *handler.Asker, body *batchreq.QueueJo
 	// Like TORQUE, a queued job already names the user and group it will
 	// run as (the scheduler's run limits and fair share read them).
 	if p := st.CheckUserList(j); p != nil {
-		return p
+		return "", p
 	}
 	if !j.Attrs.Has(pbsattr.JobEuser) {
 		// the User_List entry without a host, else the owner; the
@@ -320,12 +327,12 @@ func queueJob(st State, sess Session, who *handler.Asker, body *batchreq.QueueJo
 	}
 	st.ApplyDefaults(j, q)
 	if p := st.Admit(j, q, host); p != nil {
-		return p
+		return "", p
 	}
 	j.State, j.Substate = pbsattr.StateTransit, pbsattr.SubTransIn
 	j.Queue = q
 	sess.SetPending(j)
-	return batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_Queue, j.ID)
+	return j.ID, nil
 }
 
 // formatJobID builds a job id from its sequence part following
@@ -403,7 +410,7 @@ func JobCred(st State, sess Session, w handler.ReplyWriter) {
 		w.Reject(batchreq.PBSE_IVALREQ, "")
 		return
 	}
-	w.Send(batchreq.NullReply())
+	handler.SendReply(w, batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_NULL})
 }
 
 // JobScript receives (a part of) the script of the pending job.
@@ -426,7 +433,7 @@ func JobScript(st State, sess Session, w handler.ReplyWriter, who *handler.Asker
 	}
 	j.Script = append(j.Script, body.Data...)
 	st.Unlock()
-	w.Send(batchreq.NullReply())
+	handler.SendReply(w, batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_NULL})
 }
 
 // Pending returns the job the connection (sess) is submitting if its id
@@ -464,7 +471,7 @@ func RdytoCommit(st State, sess Session, w handler.ReplyWriter, b *batchreq.JobI
 	st.Jobs().Link(j)
 	st.Jobs().Enqueue(j, q)
 	st.Unlock()
-	w.Send(batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_RdytoCommit, j.ID))
+	handler.SendReply(w, batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_RdytoCommit, JobID: j.ID})
 }
 
 // Commit queues the pending job and answers once it is durable (the
@@ -486,7 +493,7 @@ func Commit(st State, sess Session, w handler.ReplyWriter, who *handler.Asker, b
 		w.Reject(batchreq.PBSE_SYSTEM, "cannot save job")
 		return
 	}
-	w.Send(batchreq.JobIDReply(batchreq.BATCH_REPLY_CHOICE_Commit, j.ID))
+	handler.SendReply(w, batchreq.Reply{Choice: batchreq.BATCH_REPLY_CHOICE_Commit, JobID: j.ID})
 	st.SchedNotify(batchreq.SCH_SCHEDULE_NEW)
 }
 

@@ -19,7 +19,10 @@ import (
 // p1, scheduled by s1, a pbs_sched the server starts. A reservation of
 // p1 holds n3 and its queue is p1's, so that s1 runs its jobs there; an
 // unknown partition and more nodes than p1 has are refused; a
-// reservation of no partition cannot have n3.
+// reservation of no partition cannot have n3. plus_availnodes
+// -partition counts as plus_reserve -partition assigns: n3 for p1, less
+// in the window of the reservation holding it, n1 and n2 without
+// -partition, and the same refusal for p9.
 func TestPartitionReservation(t *testing.T) {
 	cl := newCluster(t)
 	mgr := func(cmd, obj int, name string, attrs ...batchreq.Attr) *batchreq.Request {
@@ -44,6 +47,22 @@ func TestPartitionReservation(t *testing.T) {
 			batchreq.NewAttr("partitions", "p1"), batchreq.NewAttr("scheduler_iteration", "5")),
 	} {
 		cl.c.Must(r)
+	}
+	avail := func(want string, args ...string) {
+		t.Helper()
+		if out := cl.must(cl.owner, "plus_availnodes", args...); strings.TrimSpace(out) != want {
+			t.Errorf("plus_availnodes %q: %q, want %s", args, out, want)
+		}
+	}
+	avail("2", "-s", "+1h", "-e", "+2h")
+	avail("1", "-s", "+1h", "-e", "+2h", "-partition", "p1")
+	if out := cl.must(cl.owner, "plus_availnodes", "-s", "+1h", "-e", "+2h", "-partition", "p1", "-x"); !strings.Contains(out, "<partition>p1</partition>") ||
+		!strings.Contains(out, "<count>1</count>") || !strings.Contains(out, "<node>n3</node>") {
+		t.Errorf("plus_availnodes -partition p1 -x:\n%s", out)
+	}
+	if out, errOut, code := cl.run(cl.owner, "plus_availnodes", "-s", "+1h", "-e", "+2h", "-partition", "p9"); code != 1 ||
+		!strings.Contains(errOut, "unknown partition p9: no node is in it") {
+		t.Errorf("plus_availnodes -partition p9: exit %d, stdout %q, stderr %q; want exit 1 and plus_reserve's refusal", code, out, errOut)
 	}
 	for _, tc := range []struct {
 		args []string
@@ -72,6 +91,11 @@ func TestPartitionReservation(t *testing.T) {
 	if out := cl.must(cl.owner, "plus_status", "-n", "-r", id); !strings.Contains(out, "n3") {
 		t.Errorf("plus_status -n -r %s (want n3):\n%s", id, out)
 	}
+	// id holds n3 for 60s from 15s after it was made, and was confirmed
+	// before its end: the next 70s overlap its window.
+	avail("0", "-s", "+1s", "-e", "+70s", "-partition", "p1")
+	avail("2", "-s", "+1s", "-e", "+70s")
+	avail("1", "-s", "+10m", "-e", "+11m", "-partition", "p1")
 	if p := cl.status(batchreq.PBS_BATCH_StatusQue, id)["partition"]; p != "p1" {
 		t.Errorf("queue %s in partition %q, want p1", id, p)
 	}

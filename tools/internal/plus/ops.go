@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"gopbs/batchreq"
+	"gopbs/pbs"
 	"gopbs/resv"
 )
 
@@ -147,15 +148,20 @@ func Modify(env *Env, args []string) int {
 	return ExitOK
 }
 
-// AvailNodes is plus_availnodes -s startTime -e endTime [-x]: it prints
-// how many nodes could be reserved for the whole window (with -x, the
-// count and the node names as XML).
+const availUsage = "plus_availnodes -s startTime -e endTime [-x] [-partition name]"
+
+// AvailNodes is plus_availnodes -s startTime -e endTime [-x] [-partition
+// name]: it prints how many nodes could be reserved for the whole window
+// (with -x, the count and the node names as XML). Without -partition it
+// counts the nodes of no partition, the ones a reservation without
+// -partition may hold; with -partition (a GoPBS option, as plus_reserve's)
+// the nodes of that partition.
 func AvailNodes(env *Env, args []string) int {
-	c := &cmd{Env: env, prog: "plus_availnodes", usage: "plus_availnodes -s startTime -e endTime [-x]"}
+	c := &cmd{Env: env, prog: "plus_availnodes", usage: availUsage}
 	if wantsHelp(args) {
 		return c.help()
 	}
-	o, err := options(args, map[string]optKind{"s": value, "e": value, "x": flag})
+	o, err := options(args, map[string]optKind{"s": value, "e": value, "x": flag, "partition": value})
 	if err != nil {
 		return c.usageError("%v", err)
 	}
@@ -169,17 +175,26 @@ func AvailNodes(env *Env, args []string) int {
 	if !end.After(start) {
 		return c.badValue(fmt.Errorf("end %s is not after start %s", end.Format(resv.TimeLayout), start.Format(resv.TimeLayout)))
 	}
+	var attrs []pbs.Attr
+	part, hasPart := o["partition"]
+	if hasPart {
+		if !onePartition(part) {
+			return c.usageError("-partition takes one partition name")
+		}
+		attrs = append(attrs, pbs.Attr{Name: batchreq.ATTR_resv_partition, Value: part})
+	}
 	conn, code := c.connect()
 	if conn == nil {
 		return code
 	}
 	defer conn.Close()
-	nodes, err := conn.ResvAvailNodes(start, end, nil)
+	nodes, err := conn.ResvAvailNodes(start, end, attrs)
 	if err != nil {
 		return c.failed("cannot get the available nodes", err)
 	}
 	if has(o, "x") {
-		out := xmlAvail{Start: start.In(c.loc()).Format(resv.TimeLayout), End: end.In(c.loc()).Format(resv.TimeLayout), Count: len(nodes)}
+		out := xmlAvail{Start: start.In(c.loc()).Format(resv.TimeLayout), End: end.In(c.loc()).Format(resv.TimeLayout),
+			Partition: part, Count: len(nodes)}
 		if len(nodes) > 0 {
 			out.Nodes = &xmlList{}
 		}

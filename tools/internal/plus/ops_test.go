@@ -147,7 +147,7 @@ func TestModify(t *testing.T) {
 }
 
 func TestAvailNodes(t *testing.T) {
-	usage := "usage: plus_availnodes -s startTime -e endTime [-x]\n"
+	usage := "usage: plus_availnodes -s startTime -e endTime [-x] [-partition name]\n"
 	nodes := statusReply(batchreq.StatusObject{ObjType: batchreq.MGR_OBJ_NODE, Name: "n1"},
 		batchreq.StatusObject{ObjType: batchreq.MGR_OBJ_NODE, Name: "n3"})
 	runCases(t, AvailNodes, []testCase{
@@ -163,6 +163,22 @@ func TestAvailNodes(t *testing.T) {
 			replies: []*batchreq.Reply{text(batchreq.PBSE_UNKREQ, "Unknown request")},
 			sent:    []string{"alice ResvAvailNodes start=" + t1h + " end=" + t2h},
 			stderr:  "plus_availnodes: cannot get the available nodes: Unknown request\n", exit: 1},
+		{name: "partition", args: []string{"-s", "13:00", "-e", "14:00", "-partition", "p1"}, replies: []*batchreq.Reply{nodes},
+			sent: []string{"alice ResvAvailNodes start=" + t1h + " end=" + t2h + " resv_partition=p1"}, stdout: "2\n"},
+		{name: "partition xml", args: []string{"-partition", "p1", "-x", "-s", "13:00", "-e", "14:00"}, replies: []*batchreq.Reply{statusReply()},
+			sent: []string{"alice ResvAvailNodes start=" + t1h + " end=" + t2h + " resv_partition=p1"},
+			stdout: "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<plus_availnodes>\n  <start>2026-11-27T13:00:00Z</start>\n" +
+				"  <end>2026-11-27T14:00:00Z</end>\n  <partition>p1</partition>\n  <count>0</count>\n</plus_availnodes>\n"},
+		{name: "partition refused", args: []string{"-s", "13:00", "-e", "14:00", "-partition", "p9"},
+			replies: []*batchreq.Reply{text(batchreq.PBSE_BADATVAL, "Illegal attribute or resource value MSG=unknown partition p9: no node is in it")},
+			sent:    []string{"alice ResvAvailNodes start=" + t1h + " end=" + t2h + " resv_partition=p9"},
+			stderr:  "plus_availnodes: cannot get the available nodes: Illegal attribute or resource value MSG=unknown partition p9: no node is in it\n", exit: 1},
+		{name: "two partitions", args: []string{"-s", "13:00", "-e", "14:00", "-partition", "p1,p2"},
+			stderr: "plus_availnodes: -partition takes one partition name\n" + usage, exit: 2},
+		{name: "empty partition", args: []string{"-s", "13:00", "-e", "14:00", "-partition", ""},
+			stderr: "plus_availnodes: -partition takes one partition name\n" + usage, exit: 2},
+		{name: "partition without name", args: []string{"-s", "13:00", "-e", "14:00", "-partition"},
+			stderr: "plus_availnodes: option -partition needs a value\n" + usage, exit: 2},
 		{name: "no end", args: []string{"-s", "13:00"}, stderr: "plus_availnodes: -s startTime and -e endTime are required\n" + usage, exit: 2},
 		{name: "backwards", args: []string{"-s", "2026-11-27T14:00", "-e", "2026-11-27T13:00"},
 			stderr: "plus_availnodes: end 2026-11-27T13:00:00Z is not after start 2026-11-27T14:00:00Z\n", exit: 2},

@@ -65,7 +65,7 @@ func Reserve(env *Env, args []string) int {
 	}
 	r.Req.Arch, r.Req.OS = o["arch"], o["os"]
 	if p, ok := o["partition"]; ok {
-		if p == "" || strings.ContainsAny(p, ", \t") {
+		if !onePartition(p) {
 			return c.usageError("-partition takes one partition name")
 		}
 		r.Partition = p
@@ -102,6 +102,10 @@ func Reserve(env *Env, args []string) int {
 	}
 	return ExitOK
 }
+
+// onePartition reports whether p, the value of -partition, is one
+// partition name.
+func onePartition(p string) bool { return p != "" && !strings.ContainsAny(p, ", \t") }
 
 func has(o map[string]string, name string) bool { _, ok := o[name]; return ok }
 

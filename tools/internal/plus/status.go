@@ -171,11 +171,12 @@ type (
 		Transaction bool     `xml:"transaction,omitempty"`
 	}
 	xmlAvail struct {
-		XMLName xml.Name `xml:"plus_availnodes"`
-		Start   string   `xml:"start"`
-		End     string   `xml:"end"`
-		Count   int      `xml:"count"`
-		Nodes   *xmlList `xml:"nodes,omitempty"`
+		XMLName   xml.Name `xml:"plus_availnodes"`
+		Start     string   `xml:"start"`
+		End       string   `xml:"end"`
+		Partition string   `xml:"partition,omitempty"`
+		Count     int      `xml:"count"`
+		Nodes     *xmlList `xml:"nodes,omitempty"`
 	}
 )
 
