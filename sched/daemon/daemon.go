@@ -137,10 +137,11 @@ func New(opts Options, mom momquery.Querier) (*Daemon, error) {
 	}
 	d := &Daemon{opts: opts, priv: opts.PrivDir, Mom: mom, Now: time.Now}
 	d.Log = schedlog.New(opts.LogDir, opts.LogFile)
-	if err := d.Log.Open(); err != nil {
+	err := d.Log.Open()
+	if err != nil {
 		return nil, err
 	}
-	if err := d.openAccounting(); err != nil {
+	if d.acct, err = d.openAccounting(d.priv); err != nil {
 		return nil, err
 	}
 	if err := d.ReadClientConfig(); err != nil {
@@ -155,21 +156,20 @@ func New(opts Options, mom momquery.Querier) (*Daemon, error) {
 	return d, nil
 }
 
-// openAccounting opens sched_priv/accounting/YYYYMMDD as TORQUE's
-// scheduler does, and logs it.
-func (d *Daemon) openAccounting() error {
-	dir := filepath.Join(d.priv, "accounting")
+// openAccounting opens priv/accounting/YYYYMMDD (priv a sched_priv) as
+// TORQUE's scheduler does, and logs it.
+func (d *Daemon) openAccounting(priv string) (*os.File, error) {
+	dir := filepath.Join(priv, "accounting")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("scheduler accounting: %w", err)
+		return nil, fmt.Errorf("scheduler accounting: %w", err)
 	}
 	name := filepath.Join(dir, d.Now().Format("20060102"))
 	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
-		return fmt.Errorf("scheduler accounting: %w", err)
+		return nil, fmt.Errorf("scheduler accounting: %w", err)
 	}
-	d.acct = f
 	d.Log.Log(logline.EventSystem, logline.ClassServer, "TokenAct", "Account file "+name+" opened")
-	return nil
+	return f, nil
 }
 
 // Policy returns the current FIFO policy (replaced by LoadPolicy), or nil
@@ -216,10 +216,10 @@ func (d *Daemon) Close() error {
 	if d.lock != nil && d.Sched != nil && d.Sched.FairShare != nil {
 		d.saveUsage()
 	}
-	d.mu.Unlock()
 	if d.acct != nil {
 		d.acct.Close()
 	}
+	d.mu.Unlock()
 	if d.lock != nil {
 		d.lock.Close()
 	}

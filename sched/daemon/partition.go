@@ -67,7 +67,8 @@ func (d *Daemon) hello(conn *svrconn.Conn) (skip bool, err error) {
 // takeDirs takes on a sched_log or sched_priv of the scheduler's object
 // that differs from the one it runs with (changed with qmgr while it
 // runs): the log goes on in the new directory, the policy files are read
-// from the new sched_priv, and each says so in the log. When the
+// from the new sched_priv and the accounting file is opened there, and
+// each says so in the log. When the
 // scheduler cannot take a directory on, it keeps the old one, sets its
 // object's comment to the seed's text and its scheduling to false (the
 // server then stops it), and reports false: the cycle is skipped.
@@ -81,7 +82,7 @@ func (d *Daemon) takeDirs(conn *svrconn.Conn, priv, logDir string) bool {
 		d.Log.Log(logline.EventSystem|logline.EventForce, logline.ClassServer, "schedule", msgLogChanged+logDir)
 	}
 	if priv != "" && filepath.Clean(priv) != filepath.Clean(d.priv) {
-		if err := d.loadPrivFrom(priv); err != nil {
+		if err := d.switchPriv(priv); err != nil {
 			d.dirFailed(conn, commentPrivFail, err)
 			return false
 		}
@@ -93,20 +94,34 @@ func (d *Daemon) takeDirs(conn *svrconn.Conn, priv, logDir string) bool {
 	return true
 }
 
-// loadPrivFrom reads the policy files of sched_priv dir, which must
-// hold sched_config; on success dir is the scheduler's sched_priv.
-// Called with d.mu held (a cycle).
-func (d *Daemon) loadPrivFrom(dir string) error {
+// switchPriv makes dir, which must hold sched_config, the scheduler's
+// sched_priv: it reads the policy files there and opens the accounting
+// file in dir/accounting, closing the old one. On failure the scheduler
+// keeps its old sched_priv, policy and accounting file. Called with d.mu
+// held (a cycle).
+func (d *Daemon) switchPriv(dir string) error {
 	if _, err := os.Stat(filepath.Join(dir, "sched_config")); err != nil {
 		return err
 	}
 	old := d.priv
-	d.priv = dir
-	if err := d.loadPolicyLocked(); err != nil {
+	back := func() {
 		d.priv = old
 		_ = d.loadPolicyLocked() // back to the old directory's files (read before)
+	}
+	d.priv = dir
+	if err := d.loadPolicyLocked(); err != nil {
+		back()
 		return err
 	}
+	acct, err := d.openAccounting(dir)
+	if err != nil {
+		back()
+		return err
+	}
+	if d.acct != nil {
+		d.acct.Close()
+	}
+	d.acct = acct
 	return nil
 }
 

@@ -450,7 +450,8 @@ func jobID(t *testing.T, c *cluster, name string) string {
 
 // dirChanges changes s1's sched_log and sched_priv while it runs (seed
 // 003, interface 2): the scheduler takes a new log directory on itself
-// (no restart) and says so there; a sched_priv without sched_config is
+// (no restart) and says so there; likewise a new sched_priv, where it
+// then has its accounting file; a sched_priv without sched_config is
 // one it cannot take on (its comment says so and its scheduling goes
 // off); a sched_priv that fails the server's checks is refused by the
 // server the same way.
@@ -471,6 +472,33 @@ func (c *cluster) dirChanges(priv1 string) {
 	})
 	if now := lockPID(priv1); now != pid || !alive(pid) {
 		t.Errorf("s1 restarted for a new sched_log: pid %d, was %d", now, pid)
+	}
+
+	privNew := filepath.Join(c.home, "sched_priv_s1_new")
+	if err := os.MkdirAll(privNew, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	conf, err := os.ReadFile(filepath.Join(priv1, "sched_config"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e2e.WriteFile(t, filepath.Join(privNew, "sched_config"), string(conf))
+	c.qmgr("set sched s1 sched_priv = " + privNew)
+	want = "Scheduler priv directory is changed to " + privNew
+	e2e.WaitFor(t, "s1 taking on its new sched_priv", 30*time.Second, func() bool {
+		logs, _ := filepath.Glob(filepath.Join(logDir, "*"))
+		for _, l := range logs {
+			if b, _ := os.ReadFile(l); strings.Contains(string(b), want) {
+				return true
+			}
+		}
+		return false
+	})
+	if accts, _ := filepath.Glob(filepath.Join(privNew, "accounting", "*")); len(accts) != 1 {
+		t.Errorf("accounting files in the new sched_priv: %q, want today's", accts)
+	}
+	if now := lockPID(priv1); now != pid || !alive(pid) {
+		t.Errorf("s1 restarted for a new sched_priv: pid %d, was %d", now, pid)
 	}
 
 	empty := filepath.Join(c.home, "sched_priv_empty")

@@ -44,9 +44,15 @@ func userProcs(uid int) []string {
 
 func TestMultiNodeEndToEnd(t *testing.T) {
 	tc := testcluster.New(t, testcluster.Options{
-		Programs:  []string{"pbsdsh"},
-		Nodes:     map[string]string{"nodea": "127.0.0.2", "nodeb": "127.0.0.3"},
-		MomConfig: "$status_update_time 2\n$check_poll_time 1\n",
+		Programs: []string{"pbsdsh"},
+		Nodes:    map[string]string{"nodea": "127.0.0.2", "nodeb": "127.0.0.3"},
+		// $exec_with_exec: the login shell execs the job script, so the
+		// script's own shell is the job's top process. A job is
+		// signalled in every process of its session, and the login
+		// shell, which runs the script as a child otherwise, would die
+		// of the SIGUSR1 below, ending the job (its tasks killed before
+		// they answer) whatever the script traps.
+		MomConfig: "$status_update_time 2\n$check_poll_time 1\n$exec_with_exec true\n",
 		MomEnvironment: func(node string) string {
 			return "PATH=/usr/bin:/bin\nPBS_MOMHOST=" + node + "\n"
 		},
@@ -151,8 +157,10 @@ func TestMultiNodeEndToEnd(t *testing.T) {
 
 	// A signal to a running multi-node job (qsig) reaches the tasks on
 	// both hosts: the sister's through IM_SIGNAL_TASK.
-	// The top shell outlives pbsdsh (which the signal ends) until the
-	// test has seen both tasks' answers in the job's output.
+	// The job's top shell ignores the signal and outlives the tasks
+	// (which exit on it, and then pbsdsh) until the test has seen both
+	// tasks' answers in the job's output; the job then ends normally
+	// (Exit_status=0, not 256+SIGUSR1).
 	sigDone := filepath.Join(outDir, "sigdone")
 	sigScript := "#!/bin/sh\ntrap '' USR1\n" + pbsdsh +
 		" /bin/sh -c 'trap \"echo task got usr1 on $PBS_MOMHOST; exit 0\" USR1; echo started on $PBS_MOMHOST; while :; do sleep 1; done' &\n" +
@@ -170,6 +178,9 @@ func TestMultiNodeEndToEnd(t *testing.T) {
 	})
 	e2e.WriteFile(t, sigDone, "")
 	e2e.WaitFor(t, "job "+id+" to end", 40*time.Second, gone(id))
+	if rec := accountingRecord(tc.ServerHome, "E", id); !strings.Contains(rec, " Exit_status=0 ") {
+		t.Errorf("sig: the job did not end normally after the signal: %q", rec)
+	}
 	out, _ = os.ReadFile(filepath.Join(outDir, "sig.out"))
 	for _, want := range []string{"task got usr1 on nodea\n", "task got usr1 on nodeb\n"} {
 		if !strings.Contains(string(out), want) {
@@ -277,4 +288,19 @@ func waitNoProcs(t *testing.T, id string, uid int) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Fatalf("processes of %s left: %q", id, userProcs(uid))
+}
+
+// accountingRecord returns the server's accounting record of type typ for
+// job id, "" if none.
+func accountingRecord(serverHome, typ, id string) string {
+	files, _ := filepath.Glob(filepath.Join(serverHome, "server_priv", "accounting", "*"))
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.Contains(line, ";"+typ+";"+id+";") {
+				return line
+			}
+		}
+	}
+	return ""
 }
