@@ -1,7 +1,7 @@
 // Package migrate turns the state a TORQUE 2.5 pbs_server left in its
 // PBS_HOME (read by package migrate/torque) into a GoPBS home: the same
 // server attributes, queues, nodes and jobs, written through the server's
-// own record encoding (server.Database) into its store (server/store).
+// own record encoding (importdb.Database) into its store (server/store).
 //
 // Nothing is written unless every file decodes and every object is
 // accepted, and a home that already holds a GoPBS database is refused, so
@@ -20,7 +20,7 @@ import (
 	"syscall"
 
 	"gopbs/migrate/torque"
-	"gopbs/server"
+	"gopbs/server/importdb"
 	"gopbs/server/state"
 )
 
@@ -172,8 +172,8 @@ func aclAttrs(acls map[string]string) []state.RecordAttr {
 }
 
 // build converts a decoded TORQUE home into a server database.
-func build(h *torque.Home, opt Options) (*server.Database, *Result, error) {
-	db := server.NewDatabase()
+func build(h *torque.Home, opt Options) (*importdb.Database, *Result, error) {
+	db := importdb.New()
 	res := &Result{}
 	serverFile := filepath.Join(h.Priv, "serverdb")
 	if err := db.SetServer(int64(h.Server.NextJobID), append(recordAttrs(h.Server.Attrs), aclAttrs(h.ServerACLs)...)); err != nil {

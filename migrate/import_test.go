@@ -10,7 +10,7 @@ import (
 
 	"gopbs/jobfile"
 	"gopbs/migrate/torque"
-	"gopbs/server"
+	"gopbs/server/importdb"
 	"gopbs/server/state"
 	"gopbs/server/store"
 )
@@ -32,7 +32,7 @@ func sharedCopy(t *testing.T) string {
 }
 
 // jobs returns the job records and scripts of a database's operations.
-func jobs(t *testing.T, db *server.Database) (map[string]*state.JobRecord, map[string]string) {
+func jobs(t *testing.T, db *importdb.Database) (map[string]*state.JobRecord, map[string]string) {
 	t.Helper()
 	recs, scripts := map[string]*state.JobRecord{}, map[string]string{}
 	for _, op := range db.Ops() {
@@ -59,7 +59,7 @@ func attrOf(r *state.JobRecord, name, res string) (string, bool) {
 	return "", false
 }
 
-func buildHome(t *testing.T, home string, opt Options) (*server.Database, *Result, error) {
+func buildHome(t *testing.T, home string, opt Options) (*importdb.Database, *Result, error) {
 	t.Helper()
 	h, err := torque.Read(home)
 	if err != nil {

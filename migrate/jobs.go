@@ -7,7 +7,7 @@ import (
 
 	"gopbs/attr"
 	"gopbs/migrate/torque"
-	"gopbs/server"
+	"gopbs/server/importdb"
 	"gopbs/server/state"
 )
 
@@ -79,7 +79,7 @@ func checkRunning(h *torque.Home, opt Options) error {
 // addJobs adds the jobs of h to db: array templates first (sub-jobs need
 // them), each with Seq its place in TORQUE's recovery order (queue_rank),
 // which is the order the server will list them in.
-func addJobs(db *server.Database, h *torque.Home, opt Options, res *Result) error {
+func addJobs(db *importdb.Database, h *torque.Home, opt Options, res *Result) error {
 	if err := checkRunning(h, opt); err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"gopbs/migrate/torque"
-	"gopbs/server"
+	"gopbs/server/importdb"
 	"gopbs/server/store"
 )
 
@@ -62,7 +62,7 @@ func (w *writer) create(path string, mode fs.FileMode, content func(io.Writer) e
 // files a GoPBS home needs beside it). The database appears last, by a
 // hard link that fails if one exists, so that a home holds a complete
 // import or none.
-func (w *writer) write(db *server.Database, h *torque.Home, from, to string, same bool) error {
+func (w *writer) write(db *importdb.Database, h *torque.Home, from, to string, same bool) error {
 	priv := filepath.Join(to, "server_priv")
 	if err := w.mkdir(priv, 0o750); err != nil {
 		return err
@@ -101,7 +101,7 @@ func (w *writer) write(db *server.Database, h *torque.Home, from, to string, sam
 // homeFiles writes server_name, server_priv/nodes and a copy of the
 // accounting files into a home other than the TORQUE one; files already
 // there are left alone.
-func (w *writer) homeFiles(db *server.Database, h *torque.Home, from, to string) error {
+func (w *writer) homeFiles(db *importdb.Database, h *torque.Home, from, to string) error {
 	exists := func(p string) bool { _, err := os.Lstat(p); return err == nil }
 	if p := filepath.Join(to, "server_name"); h.ServerName != "" && !exists(p) {
 		if err := w.create(p, 0o644, func(f io.Writer) error {

@@ -9,13 +9,14 @@ import (
 	"testing"
 
 	pbsattr "gopbs/attr"
+	"gopbs/server/importdb"
 	"gopbs/server/store"
 )
 
 // TestDatabaseRecovers builds a database as pbs_import does, writes it to
 // a store and starts a server on it: the server recovers every object.
 func TestDatabaseRecovers(t *testing.T) {
-	d := NewDatabase()
+	d := importdb.New()
 	must := func(err error) {
 		t.Helper()
 		if err != nil {

@@ -30,7 +30,7 @@ func (v managerState) Queues() []*state.Queue         { return v.s.queues }
 func (v managerState) Queue(name string) *state.Queue { return v.s.queueByName[name] }
 func (v managerState) Nodes() []*state.Node           { return v.s.nodes }
 func (v managerState) Node(name string) *state.Node   { return v.s.nodeByName[name] }
-func (v managerState) NextOrder() int64               { return v.s.orderSeq }
+func (v managerState) NextOrder() int64               { return v.s.order.Peek() }
 func (v managerState) NodesChanged() func() error {
 	return v.s.nodesFile.Replace(nodesfile.Lines(v.s.nodes))
 }
@@ -61,7 +61,7 @@ func (v managerState) NodeCreated(n *state.Node) func() error {
 }
 
 func (v managerState) AddQueue(q *state.Queue) {
-	v.s.orderSeq++
+	v.s.order.Next()
 	v.s.queues = append(v.s.queues, q)
 	v.s.queueByName[q.Name] = q
 }
@@ -72,7 +72,7 @@ func (v managerState) RemoveQueue(q *state.Queue) {
 }
 
 func (v managerState) AddNode(n *state.Node) {
-	v.s.orderSeq++
+	v.s.order.Next()
 	v.s.nodes = append(v.s.nodes, n)
 	v.s.nodeByName[n.Name] = n
 }

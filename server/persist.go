@@ -16,18 +16,6 @@ import (
 // tables from the store (and server_priv/nodes) through the functions
 // below, which know the store and the state but not the Server.
 
-// defaultServerAttrs returns the server attributes of a new database.
-func defaultServerAttrs() state.Attrs {
-	var a state.Attrs
-	a.Set(pbsattr.SrvSchedulerIteration, "600")
-	a.Set(pbsattr.SrvNodeCheckRate, "150")
-	a.Set(pbsattr.SrvTCPTimeout, "6")
-	a.Set(pbsattr.SrvLogEvents, "511")
-	a.Set(pbsattr.SrvMailFrom, "adm")
-	a.Set(pbsattr.SrvScheduling, "False")
-	return a
-}
-
 // recover loads the server, queues, nodes and jobs from the store.
 func (s *Server) recover() error {
 	b, err := s.store.Get(store.Server, "attributes")
@@ -35,7 +23,7 @@ func (s *Server) recover() error {
 		return fmt.Errorf("pbs_server: read server: %w", err)
 	}
 	if b == nil {
-		s.attrs, s.nextJob = defaultServerAttrs(), 0
+		s.attrs, s.nextJob = state.DefaultServerAttrs(), 0
 	} else {
 		attrs, next, err := state.DecodeServer(b)
 		if err != nil {
@@ -58,11 +46,11 @@ func (s *Server) recover() error {
 	}
 	// nodes an administrator listed in server_priv/nodes before
 	// starting the server, as with TORQUE, are created
-	added, err := fileNodes(filepath.Join(s.cfg.Home, "server_priv", "nodes"), s.nodeByName, s.orderSeq)
+	listed, err := nodesfile.Load(filepath.Join(s.cfg.Home, "server_priv", "nodes"))
 	if err != nil {
 		return fmt.Errorf("pbs_server: %w", err)
 	}
-	s.orderSeq += int64(len(added))
+	added := nodesfile.Fresh(listed, s.nodeByName, &s.order)
 	tx := s.db.Begin()
 	for _, n := range added {
 		s.nodes = append(s.nodes, n)
@@ -81,15 +69,11 @@ func (s *Server) recover() error {
 		s.queueByName[q.Name] = q
 	}
 	for _, q := range s.queues {
-		if q.Order >= s.orderSeq {
-			s.orderSeq = q.Order + 1
-		}
+		s.order.Recovered(q.Order)
 		s.log.Logf(logline.EventSystem|logline.EventAdmin|logline.EventDebug, logline.ClassServer, "PBS_Server", "Recovered queue %s", q.Name)
 	}
 	for _, n := range s.nodes {
-		if n.Order >= s.orderSeq {
-			s.orderSeq = n.Order + 1
-		}
+		s.order.Recovered(n.Order)
 	}
 	s.log.Logf(logline.EventSystem, logline.ClassServer, "PBS_Server", "Expected %d, recovered %d queues", len(s.queues), len(s.queues))
 
@@ -211,28 +195,6 @@ func recoverQueues(st store.AsyncStore) ([]*state.Queue, error) {
 	}
 	sort.Slice(queues, func(a, b int) bool { return queues[a].Order < queues[b].Order })
 	return queues, nil
-}
-
-// fileNodes returns the nodes listed in the nodes file at path that
-// known does not hold (each name once), numbered in creation order from
-// seq.
-func fileNodes(path string, known map[string]*state.Node, seq int64) ([]*state.Node, error) {
-	nodes, err := nodesfile.Load(path)
-	if err != nil {
-		return nil, err
-	}
-	var out []*state.Node
-	seen := map[string]bool{}
-	for _, n := range nodes {
-		if known[n.Name] != nil || seen[n.Name] {
-			continue
-		}
-		seen[n.Name] = true
-		n.Order = seq
-		seq++
-		out = append(out, n)
-	}
-	return out, nil
 }
 
 // jobIDSeq returns the numeric sequence of a job id.

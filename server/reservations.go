@@ -153,8 +153,7 @@ func (h resvHost) EnsureQueue(name string, users []string, partition string) []s
 	s := h.s
 	q := s.queueByName[name]
 	if q == nil {
-		q = &state.Queue{Name: name, Order: s.orderSeq}
-		s.orderSeq++
+		q = &state.Queue{Name: name, Order: s.order.Next()}
 		q.Attrs.Set(pbsattr.QueueType, "Execution")
 		q.Attrs.Set(pbsattr.QueueEnabled, "True")
 		q.Attrs.Set(pbsattr.QueueStarted, "True")

@@ -4,7 +4,6 @@ import (
 	"os/user"
 	"time"
 
-	pbsattr "gopbs/attr"
 	"gopbs/batchreq"
 	"gopbs/server/handler"
 	"gopbs/server/link/running"
@@ -18,22 +17,22 @@ type runHost struct{ s *Server }
 
 var _ running.Host = runHost{}
 
-func (h runHost) Lock()                                { h.s.mu.Lock() }
-func (h runHost) Unlock()                              { h.s.mu.Unlock() }
-func (h runHost) RLock()                               { h.s.mu.RLock() }
-func (h runHost) RUnlock()                             { h.s.mu.RUnlock() }
-func (h runHost) Begin() *state.Txn                    { return h.s.db.Begin() }
-func (h runHost) Jobs() *state.Jobs                    { return &h.s.jobs }
-func (h runHost) FindJob(id string) *state.Job         { return h.s.life.Find(id) }
-func (h runHost) Attrs() state.Attrs                   { return h.s.attrs }
-func (h runHost) Now() time.Time                       { return h.s.now() }
-func (h runHost) GroupOf(user string) string           { return h.s.groupOf(user) }
-func (h runHost) Evaluate(tx *state.Txn, j *state.Job) { h.s.life.Evaluate(tx, j) }
-func (h runHost) Touch(j *state.Job)                   { h.s.life.Touch(j) }
-func (h runHost) RefreshNodeJobs()                     { h.s.refreshNodeJobs() }
-func (h runHost) Shutting() bool                       { return h.s.shutting }
-func (h runHost) StopStarting()                        { h.s.shutting = true }
-func (h runHost) SchedNotify(cmd int)                  { h.s.sched.Notify(cmd) }
+func (h runHost) Lock()                               { h.s.mu.Lock() }
+func (h runHost) Unlock()                             { h.s.mu.Unlock() }
+func (h runHost) RLock()                              { h.s.mu.RLock() }
+func (h runHost) RUnlock()                            { h.s.mu.RUnlock() }
+func (h runHost) Begin() *state.Txn                   { return h.s.db.Begin() }
+func (h runHost) Jobs() *state.Jobs                   { return &h.s.jobs }
+func (h runHost) FindJob(id string) *state.Job        { return h.s.life.Find(id) }
+func (h runHost) Attrs() state.Attrs                  { return h.s.attrs }
+func (h runHost) Now() time.Time                      { return h.s.now() }
+func (h runHost) GroupOf(user string) string          { return h.s.groupOf(user) }
+func (h runHost) Requeue(tx *state.Txn, j *state.Job) { h.s.life.Requeue(tx, j) }
+func (h runHost) Touch(j *state.Job)                  { h.s.life.Touch(j) }
+func (h runHost) RefreshNodeJobs()                    { h.s.refreshNodeJobs() }
+func (h runHost) Shutting() bool                      { return h.s.shutting }
+func (h runHost) StopStarting()                       { h.s.shutting = true }
+func (h runHost) SchedNotify(cmd int)                 { h.s.sched.Notify(cmd) }
 
 // Script implements running.Host.
 func (h runHost) Script(j *state.Job) ([]byte, error) {
@@ -178,16 +177,6 @@ func (h runHost) timers() {
 // logError writes a LOG_ERROR line (spec 12 §13.2).
 func (s *Server) logError(fn, msg string) {
 	s.log.Logf(1, "Svr", "PBS_Server", "LOG_ERROR::%s, %s", fn, msg)
-}
-
-// requeueState forgets where a running job runs (execution host, session)
-// and puts it back to QUEUED, HELD or WAITING, in tx. Called with s.mu
-// held.
-func (s *Server) requeueState(tx *state.Txn, j *state.Job) {
-	running.ClearRun(j)
-	tx.SetState(j, pbsattr.StateQueued, pbsattr.SubQueued)
-	s.life.Evaluate(tx, j)
-	s.life.Touch(j)
 }
 
 // lookupPrimaryGroup returns the primary group name of a user, or "".

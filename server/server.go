@@ -130,7 +130,7 @@ type Server struct {
 	nodes       []*state.Node
 	nodeByName  map[string]*state.Node
 	rankCounter int64
-	orderSeq    int64
+	order       state.Order    // creation order of queues and nodes
 	tracking    state.Tracking // jobs that moved to other servers
 	db          state.DB       // transactions over the tables above (state.Txn)
 	shutting    bool

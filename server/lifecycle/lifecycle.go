@@ -102,6 +102,23 @@ func (l *Life) Evaluate(tx *state.Txn, j *state.Job) { l.deps.Evaluate(tx, j) }
 // Touch sets a job's modification time.
 func (l *Life) Touch(j *state.Job) { state.Touch(j, l.now().Unix()) }
 
+// Requeue puts a running job back in its queue, in tx: where it ran is
+// forgotten (its execution host and GPUs, and its session unless kept
+// for a restart from a checkpoint, which the MOM's restart program
+// gets), and its state follows from its holds, execution time and
+// dependencies (QUEUED, HELD or WAITING). Its nodes are the caller's to
+// free.
+func (l *Life) Requeue(tx *state.Txn, j *state.Job) {
+	j.Attrs.Set(pbsattr.JobExecHost, "")
+	if !j.Attrs.Has(pbsattr.JobCheckpointName) {
+		j.Attrs.Set(pbsattr.JobSessionID, "")
+	}
+	j.Attrs.Set(pbsattr.JobExecGpus, "")
+	tx.SetState(j, pbsattr.StateQueued, pbsattr.SubQueued)
+	l.Evaluate(tx, j)
+	l.Touch(j)
+}
+
 // KeepCompleted returns how long (seconds) a job completed in queue q
 // (nil: none) is kept: the queue's keep_completed, else the server's.
 func (l *Life) KeepCompleted(q *state.Queue) int64 {

@@ -227,3 +227,31 @@ func TestMove(t *testing.T) {
 		t.Fatalf("batch %v, want %v", got, want)
 	}
 }
+
+// TestRequeue: a running job put back forgets where it ran, takes the
+// state its dependencies give it and is saved in the caller's
+// transaction with its modification time set.
+func TestRequeue(t *testing.T) {
+	f := newFixture(t)
+	parent := f.add(t, "1.srv", "")
+	child := f.add(t, "2.srv", "afterok:1.srv")
+	tx := f.db.Begin()
+	tx.SetState(child, pbsattr.StateRunning, pbsattr.SubRunning) // run by hand, as a manager may
+	child.Attrs.Set(pbsattr.JobExecHost, "n1/0")
+	child.Attrs.Set(pbsattr.JobSessionID, "42")
+	tx.Ops()
+	tx = f.db.Begin()
+	f.l.Requeue(tx, child)
+	if child.State != pbsattr.StateHeld || child.Substate != pbsattr.SubDepnHold {
+		t.Errorf("requeued job %d/%d, want held on its dependency", child.State, child.Substate)
+	}
+	if child.Attrs.Has(pbsattr.JobExecHost) || child.Attrs.Has(pbsattr.JobSessionID) || child.Attrs.Get(pbsattr.JobMtime) != "1800000000" {
+		t.Errorf("requeued job's attributes %v", child.Attrs)
+	}
+	if got := batch(tx); !slices.Equal(got, []string{"2.srv"}) {
+		t.Errorf("batch %v", got)
+	}
+	if parent.State != pbsattr.StateQueued {
+		t.Errorf("parent %d", parent.State)
+	}
+}

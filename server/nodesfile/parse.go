@@ -123,6 +123,23 @@ func Line(n *state.Node) string {
 	return b.String()
 }
 
+// Fresh returns the nodes of nodes that known does not hold, the first
+// of each name, numbered in creation order by order: the nodes a nodes
+// file (or one of its lines) adds to a node table.
+func Fresh(nodes []*state.Node, known map[string]*state.Node, order *state.Order) []*state.Node {
+	var out []*state.Node
+	seen := map[string]bool{}
+	for _, n := range nodes {
+		if known[n.Name] != nil || seen[n.Name] {
+			continue
+		}
+		seen[n.Name] = true
+		n.Order = order.Next()
+		out = append(out, n)
+	}
+	return out
+}
+
 // Lines returns the lines of the nodes file for a node table.
 func Lines(nodes []*state.Node) []string {
 	lines := make([]string, len(nodes))

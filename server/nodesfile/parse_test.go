@@ -3,6 +3,8 @@ package nodesfile
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -87,4 +89,26 @@ func FuzzParseLine(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestFresh: the nodes a file adds are those the table lacks, each name
+// once, numbered in creation order from where the order stands.
+func TestFresh(t *testing.T) {
+	known := map[string]*state.Node{"n2": {Name: "n2"}}
+	var order state.Order
+	order.Recovered(4)
+	var listed []*state.Node
+	for _, l := range []string{"n[1-3] np=2", "n1 big", "n4"} {
+		listed = append(listed, ParseLine(l)...)
+	}
+	var got []string
+	for _, n := range Fresh(listed, known, &order) {
+		got = append(got, n.Name+"@"+strconv.FormatInt(n.Order, 10)+" "+Line(n))
+	}
+	if want := []string{"n1@5 n1 np=2", "n3@6 n3 np=2", "n4@7 n4"}; !slices.Equal(got, want) {
+		t.Errorf("fresh nodes %q, want %q", got, want)
+	}
+	if order.Peek() != 8 {
+		t.Errorf("order stands at %d, want 8", order.Peek())
+	}
 }

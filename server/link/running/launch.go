@@ -407,24 +407,9 @@ func (ln launcher) abandonRun(j *state.Job, why string) {
 func (l *Link) Requeue(tx *state.Txn, j *state.Job) { l.requeue(tx, j) }
 
 func (l *Link) requeue(tx *state.Txn, j *state.Job) {
-	h := l.host
 	l.book.forget(j.ID)
-	ClearRun(j)
-	tx.SetState(j, pbsattr.StateQueued, pbsattr.SubQueued)
-	h.Evaluate(tx, j)
-	h.Touch(j)
-	h.RefreshNodeJobs()
-}
-
-// ClearRun forgets where a running job runs: its execution host and
-// GPUs, and its session unless kept for a restart from a checkpoint
-// (the MOM's restart program gets it).
-func ClearRun(j *state.Job) {
-	j.Attrs.Set(pbsattr.JobExecHost, "")
-	if !j.Attrs.Has(pbsattr.JobCheckpointName) {
-		j.Attrs.Set(pbsattr.JobSessionID, "")
-	}
-	j.Attrs.Set(pbsattr.JobExecGpus, "")
+	l.host.Requeue(tx, j)
+	l.host.RefreshNodeJobs()
 }
 
 // AcctJobText is the common part of the S and E accounting records

@@ -60,9 +60,10 @@ type Host interface {
 	// GroupOf returns the primary group of a user, or "".
 	GroupOf(user string) string
 
-	// Evaluate sets a job's state from its holds, execution time and
-	// dependencies (a requeued job: queued, held or waiting).
-	Evaluate(tx *state.Txn, j *state.Job)
+	// Requeue puts a running job back in its queue in tx, forgetting
+	// where it ran; its state follows from its holds, execution time
+	// and dependencies (queued, held or waiting).
+	Requeue(tx *state.Txn, j *state.Job)
 	// Touch records that a job changed (its modification time).
 	Touch(j *state.Job)
 	// Complete ends a job, successfully or not, in tx: COMPLETE, its

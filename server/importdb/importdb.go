@@ -1,8 +1,21 @@
-package server
+// Package importdb builds the contents of a new server database from
+// objects described by attribute names and text values, the way
+// pbs_import (package migrate) fills one from a TORQUE server_priv.
+//
+// A Database keeps the objects in the state package's tables (the job
+// table state.Jobs, queues, nodes, the server's attributes) and writes
+// them in one state.Txn, with the server's own record encoding, so that
+// a server started on the result recovers them as if it had written
+// them. What a new server and an import share comes from the packages
+// that own it: the attributes of a new database and the creation order
+// of queues and nodes (server/state), the resource defaults
+// (server/admit), a requeued running job and keep_completed
+// (server/lifecycle), the lines of server_priv/nodes
+// (server/nodesfile). It needs no server.
+package importdb
 
 import (
 	"fmt"
-	"gopbs/server/state"
 	"strconv"
 	"strings"
 	"time"
@@ -10,15 +23,13 @@ import (
 	pbsattr "gopbs/attr"
 	"gopbs/server/admit"
 	"gopbs/server/depend"
+	"gopbs/server/lifecycle"
 	"gopbs/server/nodesfile"
+	"gopbs/server/state"
 	"gopbs/server/store"
 )
 
-// Database builds the contents of a new server database from objects
-// described by attribute names and text values, the way pbs_import fills
-// one from a TORQUE server_priv. It keeps the objects as the server does
-// and encodes them with the server's own record encoding, so that a
-// server started on the result recovers them as if it had written them.
+// Database is a new server database being built.
 //
 // Values may be in any form the server accepts from a client or reads
 // from a TORQUE file (string arrays comma-separated or one element a
@@ -28,23 +39,53 @@ import (
 // job_state, substate, queue, server, queue_rank, queue_type and
 // Hold_Types, which the record's fixed fields hold) are not stored.
 type Database struct {
-	s       *Server // holds the server attributes and the objects added
-	scripts []store.Op
+	attrs       state.Attrs
+	nextJob     int64
+	jobs        state.Jobs
+	queues      []*state.Queue
+	queueByName map[string]*state.Queue
+	nodes       []*state.Node
+	nodeByName  map[string]*state.Node
+	order       state.Order // creation order of queues and nodes
+	db          state.DB    // transactions over the tables above; no store (Ops only)
+	admission   *admit.Checker
+	life        *lifecycle.Life
+	now         func() time.Time
+	scripts     []store.Op
 	// Dropped lists "object: name" of the attributes the server does not
-	// know, which AddQueue, AddNode and SetServer leave out.
+	// know, which AddQueue, AddNodes and SetServer leave out.
 	Dropped []string
 }
 
-// NewDatabase returns a database holding the server attributes of a new
-// server (the defaults pbs_server -t create sets) and nothing else.
-func NewDatabase() *Database {
-	s := &Server{now: time.Now, queueByName: map[string]*state.Queue{}, nodeByName: map[string]*state.Node{}}
-	s.admission = admit.New(admitState{s})
-	s.attrs = defaultServerAttrs()
-	s.db = state.DB{Jobs: &s.jobs, Attrs: &s.attrs, NextJob: &s.nextJob} // Ops only: no store
-	s.newLife()
-	return &Database{s: s}
+// New returns a database holding the server attributes of a new server
+// (the defaults pbs_server -t create sets) and nothing else.
+func New() *Database {
+	d := &Database{
+		attrs:       state.DefaultServerAttrs(),
+		queueByName: map[string]*state.Queue{},
+		nodeByName:  map[string]*state.Node{},
+		now:         time.Now,
+	}
+	d.db = state.DB{Jobs: &d.jobs, Attrs: &d.attrs, NextJob: &d.nextJob}
+	d.admission = admit.New(admitState{d})
+	// The life cycle is used for what a job's import needs of it
+	// (Requeue, KeepCompleted): no job is routed, no dependency
+	// registered and no mail sent, so neither it nor its dependency
+	// rules have a host.
+	deps := depend.New(depend.Config{DB: &d.db, Now: d.now})
+	d.life = lifecycle.New(lifecycle.Config{DB: &d.db, Deps: deps, Now: d.now})
+	return d
 }
+
+// admitState is the database as admission (package admit) reads it for
+// the resource defaults.
+type admitState struct{ d *Database }
+
+func (v admitState) Attrs() state.Attrs           { return v.d.attrs }
+func (v admitState) Nodes() []*state.Node         { return v.d.nodes }
+func (v admitState) Node(name string) *state.Node { return v.d.nodeByName[name] }
+
+var _ admit.State = admitState{}
 
 // computedServer and computedQueue are the attributes the server computes
 // for its status replies rather than keeping.
@@ -111,8 +152,8 @@ func (d *Database) SetServer(next int64, attrs []state.RecordAttr) error {
 	if next < 0 {
 		return fmt.Errorf("server: negative next job number %d", next)
 	}
-	d.s.nextJob = next
-	return d.importAttrs("server", state.ServerDefs, &d.s.attrs, attrs, computedServer)
+	d.nextJob = next
+	return d.importAttrs("server", state.ServerDefs, &d.attrs, attrs, computedServer)
 }
 
 // AddQueue adds a queue; queues are listed in the order they are added.
@@ -120,19 +161,19 @@ func (d *Database) AddQueue(name string, attrs []state.RecordAttr) error {
 	if name == "" || len(name) > 15 || !state.NameChar(name[0]) {
 		return fmt.Errorf("queue %q: bad name", name)
 	}
-	if d.s.queueByName[name] != nil {
+	if d.queueByName[name] != nil {
 		return fmt.Errorf("queue %s: added twice", name)
 	}
-	q := &state.Queue{Name: name, Order: d.s.orderSeq}
+	q := &state.Queue{Name: name}
 	if err := d.importAttrs("queue "+name, state.QueueDefs, &q.Attrs, attrs, computedQueue); err != nil {
 		return err
 	}
 	if !q.IsExec() && !q.IsRoute() {
 		return fmt.Errorf("queue %s: queue_type %q is neither Execution nor Route", name, q.Attrs.Get(pbsattr.QueueType))
 	}
-	d.s.orderSeq++
-	d.s.queues = append(d.s.queues, q)
-	d.s.queueByName[name] = q
+	q.Order = d.order.Next()
+	d.queues = append(d.queues, q)
+	d.queueByName[name] = q
 	return nil
 }
 
@@ -141,14 +182,7 @@ func (d *Database) AddQueue(name string, attrs []state.RecordAttr) error {
 // OFFLINE and RESERVE state bits set as given and the further attributes
 // attrs (such as note).
 func (d *Database) AddNodes(line string, offline, reserve bool, attrs []state.RecordAttr) error {
-	var nodes []*state.Node
-	for _, n := range nodesfile.ParseLine(line) {
-		if d.s.nodeByName[n.Name] == nil {
-			n.Order = d.s.orderSeq
-			d.s.orderSeq++
-			nodes = append(nodes, n)
-		}
-	}
+	nodes := nodesfile.Fresh(nodesfile.ParseLine(line), d.nodeByName, &d.order)
 	if len(nodes) == 0 {
 		return fmt.Errorf("nodes: no node in line %q", line)
 	}
@@ -162,8 +196,8 @@ func (d *Database) AddNodes(line string, offline, reserve bool, attrs []state.Re
 		if reserve {
 			n.State |= state.NodeStateReserve
 		}
-		d.s.nodes = append(d.s.nodes, n)
-		d.s.nodeByName[n.Name] = n
+		d.nodes = append(d.nodes, n)
+		d.nodeByName[n.Name] = n
 	}
 	return nil
 }
@@ -180,10 +214,10 @@ func (d *Database) AddJob(r *state.JobRecord, script []byte) error {
 	if r.ID == "" {
 		return fmt.Errorf("job without an id")
 	}
-	if d.s.jobs.Get(r.ID) != nil {
+	if d.jobs.Get(r.ID) != nil {
 		return fmt.Errorf("job %s: added twice", r.ID)
 	}
-	q := d.s.queueByName[r.Queue]
+	q := d.queueByName[r.Queue]
 	if q == nil {
 		return fmt.Errorf("job %s: unknown queue %q", r.ID, r.Queue)
 	}
@@ -193,7 +227,7 @@ func (d *Database) AddJob(r *state.JobRecord, script []byte) error {
 	j := &state.Job{ID: r.ID, Seq: r.Seq, State: pbsattr.JobStateNum(r.State), Substate: pbsattr.Substate(r.Substate), Hold: int(r.Hold),
 		Rank: r.Rank, ArrayIndex: int(r.ArrayIndex), PurgeAt: r.PurgeAt}
 	if r.Parent != "" {
-		p := d.s.jobs.Get(r.Parent)
+		p := d.jobs.Get(r.Parent)
 		if p == nil || p.Array == nil {
 			return fmt.Errorf("job %s: array template %s not added before it", r.ID, r.Parent)
 		}
@@ -224,7 +258,7 @@ func (d *Database) AddJob(r *state.JobRecord, script []byte) error {
 			}
 			j.Attrs.SetRes(state.UnknownJobAttr, key, a.Value)
 		case idx == pbsattr.JobDepend:
-			if _, ok := depend.Parse(v, d.s.name); !ok {
+			if _, ok := depend.Parse(v, ""); !ok {
 				return fmt.Errorf("job %s: bad depend %q", r.ID, a.Value)
 			}
 			j.Attrs.Set(idx, v)
@@ -236,13 +270,13 @@ func (d *Database) AddJob(r *state.JobRecord, script []byte) error {
 		// kept from its completion (comp_time) for keep_completed
 		done, err := strconv.ParseInt(j.Attrs.Get(pbsattr.JobCompTime), 10, 64)
 		if err != nil || done <= 0 {
-			done = d.s.now().Unix()
+			done = d.now().Unix()
 		}
-		j.PurgeAt = done + max(d.s.life.KeepCompleted(q), 0)
+		j.PurgeAt = done + max(d.life.KeepCompleted(q), 0)
 	}
-	d.s.admission.ApplyDefaults(j, q)
-	d.s.jobs.Link(j)
-	d.s.jobs.Enqueue(j, q)
+	d.admission.ApplyDefaults(j, q)
+	d.jobs.Link(j)
+	d.jobs.Enqueue(j, q)
 	if script != nil {
 		d.scripts = append(d.scripts, store.Put(store.Script, j.ID, script))
 	}
@@ -254,7 +288,7 @@ func (d *Database) AddJob(r *state.JobRecord, script []byte) error {
 // session are forgotten and its state follows from its holds, execution
 // time and dependencies.
 func (d *Database) Requeue(id string) error {
-	j := d.s.jobs.Get(id)
+	j := d.jobs.Get(id)
 	if j == nil {
 		return fmt.Errorf("job %s: not in the database", id)
 	}
@@ -263,7 +297,7 @@ func (d *Database) Requeue(id string) error {
 	}
 	// The transaction's batch is not kept: Ops saves every job as it is
 	// then.
-	d.s.requeueState(d.s.db.Begin(), j)
+	d.life.Requeue(d.db.Begin(), j)
 	return nil
 }
 
@@ -271,15 +305,15 @@ func (d *Database) Requeue(id string) error {
 // transaction of the state: the server record, then every queue, node,
 // job and script.
 func (d *Database) Ops() []store.Op {
-	tx := d.s.db.Begin()
+	tx := d.db.Begin()
 	tx.SaveServer()
-	for _, q := range d.s.queues {
+	for _, q := range d.queues {
 		tx.SaveQueue(q)
 	}
-	for _, n := range d.s.nodes {
+	for _, n := range d.nodes {
 		tx.SaveNode(n)
 	}
-	for j := d.s.jobs.First(); j != nil; j = j.Next() {
+	for j := d.jobs.First(); j != nil; j = j.Next() {
 		tx.SaveJob(j)
 	}
 	tx.Put(d.scripts...)
@@ -287,7 +321,7 @@ func (d *Database) Ops() []store.Op {
 }
 
 // NodeLines returns the lines of server_priv/nodes for the nodes added.
-func (d *Database) NodeLines() []string { return nodesfile.Lines(d.s.nodes) }
+func (d *Database) NodeLines() []string { return nodesfile.Lines(d.nodes) }
 
 // JobCount returns the number of jobs added.
-func (d *Database) JobCount() int { return d.s.jobs.Len() }
+func (d *Database) JobCount() int { return d.jobs.Len() }
