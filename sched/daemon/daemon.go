@@ -186,18 +186,34 @@ func (d *Daemon) PrivPath(name string) string { return filepath.Join(d.priv, nam
 // Lock creates sched_priv/sched.lock holding the PID under an exclusive
 // lock; it fails when another scheduler holds it.
 func (d *Daemon) Lock() error {
-	f, err := os.OpenFile(d.PrivPath("sched.lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := takeLock(d.priv)
 	if err != nil {
-		return fmt.Errorf("lock file: %w", err)
+		return err
+	}
+	d.lock = f
+	return nil
+}
+
+// takeLock creates dir/sched.lock holding this process's pid under an
+// exclusive lock, held while the file stays open.
+func takeLock(dir string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dir, "sched.lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock file: %w", err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
-		return fmt.Errorf("another scheduler is running (sched.lock): %w", err)
+		return nil, fmt.Errorf("another scheduler is running (sched.lock): %w", err)
 	}
 	f.Truncate(0)
 	fmt.Fprintf(f, "%d\n", os.Getpid())
-	d.lock = f
-	return nil
+	return f, nil
+}
+
+// dropLock removes a lock file this process holds and releases it.
+func dropLock(f *os.File) {
+	os.Remove(f.Name())
+	f.Close()
 }
 
 // Started logs the startup line.
@@ -219,9 +235,9 @@ func (d *Daemon) Close() error {
 	if d.acct != nil {
 		d.acct.Close()
 	}
-	d.mu.Unlock()
 	if d.lock != nil {
 		d.lock.Close()
 	}
+	d.mu.Unlock()
 	return d.Log.Close()
 }

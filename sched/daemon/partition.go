@@ -95,9 +95,12 @@ func (d *Daemon) takeDirs(conn *svrconn.Conn, priv, logDir string) bool {
 }
 
 // switchPriv makes dir, which must hold sched_config, the scheduler's
-// sched_priv: it reads the policy files there and opens the accounting
-// file in dir/accounting, closing the old one. On failure the scheduler
-// keeps its old sched_priv, policy and accounting file. Called with d.mu
+// sched_priv: it reads the policy files there, moves its lock file
+// (sched.lock, when it holds one) there and opens the accounting file in
+// dir/accounting, closing the old one. On failure (no sched_config, a bad
+// policy file, a directory another scheduler has locked, no accounting
+// directory) the scheduler keeps its old sched_priv, policy, lock and
+// accounting file. Called with d.mu
 // held (a cycle).
 func (d *Daemon) switchPriv(dir string) error {
 	if _, err := os.Stat(filepath.Join(dir, "sched_config")); err != nil {
@@ -113,8 +116,21 @@ func (d *Daemon) switchPriv(dir string) error {
 		back()
 		return err
 	}
+	// The lock file follows sched_priv, as the accounting file does: the
+	// server finds a scheduler's pid in its object's sched_priv.
+	var lock *os.File
+	if d.lock != nil {
+		var err error
+		if lock, err = takeLock(dir); err != nil {
+			back()
+			return err
+		}
+	}
 	acct, err := d.openAccounting(dir)
 	if err != nil {
+		if lock != nil {
+			dropLock(lock)
+		}
 		back()
 		return err
 	}
@@ -122,6 +138,10 @@ func (d *Daemon) switchPriv(dir string) error {
 		d.acct.Close()
 	}
 	d.acct = acct
+	if lock != nil {
+		dropLock(d.lock)
+		d.lock = lock
+	}
 	return nil
 }
 

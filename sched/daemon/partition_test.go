@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -68,16 +69,12 @@ func privDir(t *testing.T, base, name string) string {
 	return dir
 }
 
-// TestPrivChangeMovesAccounting: a named scheduler whose sched_priv is
-// changed while it runs (seed 003, interface 2) opens its accounting
-// file in the new sched_priv, as it reads its policy files there, and
-// closes the old one; the log says both. A sched_priv it cannot take on
-// (no sched_config, or an accounting directory that cannot be made)
-// leaves the policy directory and the accounting file where they were,
-// creates nothing in the refused directory, and sets the object's
-// comment and scheduling off.
-func TestPrivChangeMovesAccounting(t *testing.T) {
-	base := t.TempDir()
+// privChangeDaemon returns a scheduler s1 in base whose sched_priv is
+// sched_priv_s1, its log in a buffer, and hello, which runs its hello
+// (with the lock held, as a cycle does) against a stand-in server giving
+// priv as s1's sched_priv.
+func privChangeDaemon(t *testing.T, base string) (d *Daemon, log *bytes.Buffer, srv *helloServer, hello func(priv string) (bool, error)) {
+	t.Helper()
 	oldPriv := privDir(t, base, "sched_priv_s1")
 	if err := os.MkdirAll(filepath.Join(base, "sched_logs_s1"), 0o750); err != nil {
 		t.Fatal(err)
@@ -91,16 +88,10 @@ func TestPrivChangeMovesAccounting(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.Close() })
-	var log bytes.Buffer
-	d.Log = newBufLogger(&log, time.Now())
-	day := d.Now().Format("20060102")
-	oldAcct := d.acct
-	if want := filepath.Join(oldPriv, "accounting", day); oldAcct == nil || oldAcct.Name() != want {
-		t.Fatalf("accounting file at the start %v, want %s", oldAcct, want)
-	}
-
-	srv := &helloServer{}
-	hello := func(priv string) (bool, error) {
+	log = &bytes.Buffer{}
+	d.Log = newBufLogger(log, time.Now())
+	srv = &helloServer{}
+	hello = func(priv string) (bool, error) {
 		t.Helper()
 		srv.mu.Lock()
 		srv.attrs = batchreq.AttrList{batchreq.NewAttr("partitions", "p1"), batchreq.NewAttr("sched_priv", priv),
@@ -112,6 +103,26 @@ func TestPrivChangeMovesAccounting(t *testing.T) {
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		return d.hello(svrconn.New(a))
+	}
+	return d, log, srv, hello
+}
+
+// TestPrivChangeMovesAccounting: a named scheduler whose sched_priv is
+// changed while it runs (seed 003, interface 2) opens its accounting
+// file in the new sched_priv, as it reads its policy files there, and
+// closes the old one; the log says both. A sched_priv it cannot take on
+// (no sched_config, or an accounting directory that cannot be made)
+// leaves the policy directory and the accounting file where they were,
+// creates nothing in the refused directory, and sets the object's
+// comment and scheduling off.
+func TestPrivChangeMovesAccounting(t *testing.T) {
+	base := t.TempDir()
+	d, logBuf, srv, hello := privChangeDaemon(t, base)
+	oldPriv := filepath.Join(base, "sched_priv_s1")
+	day := d.Now().Format("20060102")
+	oldAcct := d.acct
+	if want := filepath.Join(oldPriv, "accounting", day); oldAcct == nil || oldAcct.Name() != want {
+		t.Fatalf("accounting file at the start %v, want %s", oldAcct, want)
 	}
 
 	// Taken on: the accounting file is the new sched_priv's.
@@ -133,8 +144,8 @@ func TestPrivChangeMovesAccounting(t *testing.T) {
 		t.Errorf("policy files read from %s", got)
 	}
 	for _, want := range []string{"Account file " + newName + " opened", msgPrivChanged + newPriv} {
-		if !strings.Contains(log.String(), want) {
-			t.Errorf("log lacks %q:\n%s", want, log.String())
+		if !strings.Contains(logBuf.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, logBuf.String())
 		}
 	}
 	if len(srv.sets) != 0 {
@@ -170,5 +181,70 @@ func TestPrivChangeMovesAccounting(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(noConfig, "accounting")); !os.IsNotExist(err) {
 		t.Errorf("accounting made in the refused %s: %v", noConfig, err)
+	}
+}
+
+// TestPrivChangeMovesLock checks that the lock file (sched.lock, with
+// the pid) follows a sched_priv taken on at run time, and stays where it
+// is when the new directory is refused, another scheduler's lock
+// included.
+func TestPrivChangeMovesLock(t *testing.T) {
+	base := t.TempDir()
+	d, _, srv, hello := privChangeDaemon(t, base)
+	if err := d.Lock(); err != nil {
+		t.Fatal(err)
+	}
+	oldLock := filepath.Join(base, "sched_priv_s1", "sched.lock")
+	pid := strconv.Itoa(os.Getpid()) + "\n"
+	holdsPID := func(path string) bool {
+		b, err := os.ReadFile(path)
+		return err == nil && string(b) == pid
+	}
+	if !holdsPID(oldLock) {
+		t.Fatalf("%s does not hold the pid", oldLock)
+	}
+
+	newPriv := privDir(t, base, "sched_priv_s1_new")
+	if skip, err := hello(newPriv); skip || err != nil {
+		t.Fatalf("hello with a new sched_priv: skip %v, err %v", skip, err)
+	}
+	newLock := filepath.Join(newPriv, "sched.lock")
+	if !holdsPID(newLock) {
+		t.Errorf("%s does not hold the pid after the change", newLock)
+	}
+	if _, err := os.Stat(oldLock); !os.IsNotExist(err) {
+		t.Errorf("the old lock file is still there: %v", err)
+	}
+	if _, err := takeLock(newPriv); err == nil {
+		t.Errorf("the new lock file is not locked")
+	}
+
+	// Refused: a directory another scheduler has locked, and one whose
+	// accounting directory cannot be made (the lock taken there is
+	// given back).
+	locked := privDir(t, base, "sched_priv_s2")
+	other, err := takeLock(locked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	badAcct := privDir(t, base, "sched_priv_badacct")
+	if err := os.WriteFile(filepath.Join(badAcct, "accounting"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{locked, badAcct} {
+		srv.sets = nil
+		if skip, _ := hello(dir); !skip {
+			t.Errorf("%s: taken on", dir)
+		}
+		if !holdsPID(newLock) {
+			t.Errorf("%s: the lock file %s was not kept", dir, newLock)
+		}
+		if want := "s1 comment=" + commentPrivFail + " scheduling=false"; len(srv.sets) != 1 || srv.sets[0] != want {
+			t.Errorf("%s: server asked %q, want %q", dir, srv.sets, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(badAcct, "sched.lock")); !os.IsNotExist(err) {
+		t.Errorf("a lock file left in the refused %s: %v", badAcct, err)
 	}
 }

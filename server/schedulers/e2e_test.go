@@ -497,8 +497,12 @@ func (c *cluster) dirChanges(priv1 string) {
 	if accts, _ := filepath.Glob(filepath.Join(privNew, "accounting", "*")); len(accts) != 1 {
 		t.Errorf("accounting files in the new sched_priv: %q, want today's", accts)
 	}
-	if now := lockPID(priv1); now != pid || !alive(pid) {
-		t.Errorf("s1 restarted for a new sched_priv: pid %d, was %d", now, pid)
+	// not restarted, and its lock file moved with its sched_priv
+	if now := lockPID(privNew); now != pid || !alive(pid) {
+		t.Errorf("s1's lock file in the new sched_priv: pid %d, want %d (not restarted)", now, pid)
+	}
+	if _, err := os.Stat(filepath.Join(priv1, "sched.lock")); !os.IsNotExist(err) {
+		t.Errorf("s1's lock file is still in the old sched_priv: %v", err)
 	}
 
 	empty := filepath.Join(c.home, "sched_priv_empty")

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -32,4 +33,15 @@ func lockPID(priv string) int {
 		return 0
 	}
 	return pid
+}
+
+// livePID returns the first pid of a live process found in the lock files
+// of privs (sched_priv directories, in order), or 0.
+func livePID(privs ...string) int {
+	for _, priv := range privs {
+		if pid := lockPID(priv); pid > 0 && syscall.Kill(pid, 0) == nil {
+			return pid
+		}
+	}
+	return 0
 }

@@ -203,6 +203,9 @@ type loop struct {
 	// Supervisor did not start (left running by the previous server):
 	// it is driven as it is, and stopped through its lock file's pid.
 	adopted *Sched
+	// priv is the sched_priv of the object at the latest turn: an
+	// adopted scheduler moves its lock file there at its next cycle.
+	priv string
 }
 
 func (l *loop) poke(changed bool) {
@@ -256,6 +259,7 @@ func (l *loop) run() {
 // restarted or handed to the server; changed says the object changed.
 func (l *loop) turn(s *Sched, changed bool) {
 	sv := l.sv
+	l.priv = s.Priv
 	if !s.Scheduling {
 		if l.proc != nil || l.adopted != nil {
 			l.stopProc()
@@ -512,7 +516,7 @@ func (l *loop) procExited() {
 func (l *loop) stopProc() {
 	if a := l.adopted; a != nil {
 		l.adopted = nil
-		if pid := lockPID(a.Priv); pid > 0 {
+		if pid := livePID(l.priv, a.Priv); pid > 0 {
 			_ = syscall.Kill(pid, syscall.SIGTERM)
 			l.sv.h.Logf(l.name, "scheduler %s (pid %d) stopped", l.name, pid)
 		}
