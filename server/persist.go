@@ -101,13 +101,15 @@ func (s *Server) recover() error {
 		}
 		return ja.ArrayIndex < jb.ArrayIndex
 	})
-	var ops []store.Op
+	// clean holds the clean-up: the jobs dropped, and those whose move
+	// was cut short saved as they are now
+	clean := s.db.Begin()
 	cold := s.cfg.InitType == InitCold
 	for _, r := range recs {
 		j := r.Job
 		q := s.queueByName[r.Queue]
 		if q == nil || cold {
-			ops = append(ops, store.Del(store.Jobs, j.ID), store.Del(store.Script, j.ID))
+			clean.Put(store.Del(store.Jobs, j.ID), store.Del(store.Script, j.ID))
 			if cold {
 				s.log.Log(logline.EventJob, logline.ClassJob, j.ID, "Job aborted on PBS Server initialization")
 			}
@@ -116,7 +118,7 @@ func (s *Server) recover() error {
 		if r.Parent != "" {
 			p := s.jobs.Get(r.Parent)
 			if p == nil || p.Array == nil {
-				ops = append(ops, store.Del(store.Jobs, j.ID))
+				clean.Put(store.Del(store.Jobs, j.ID))
 				continue
 			}
 			j.Parent = p
@@ -134,18 +136,16 @@ func (s *Server) recover() error {
 		s.jobs.Link(j)
 		s.jobs.Enqueue(j, q)
 		if moving {
-			// saved as it is now: queued, held or waiting
-			tx := s.db.Begin()
-			tx.SaveJob(j)
-			s.life.Evaluate(tx, j)
-			ops = append(ops, tx.Ops()...)
+			// queued, held or waiting
+			clean.SaveJob(j)
+			s.life.Evaluate(clean, j)
 		}
 	}
 	for j := s.jobs.First(); j != nil; j = j.Next() {
 		s.jobs.Watch(j)
 	}
 	s.log.Logf(logline.EventSystem, logline.ClassServer, "PBS_Server", "Expected %d, recovered %d jobs", len(recs), s.jobs.Len())
-	if len(ops) > 0 {
+	if ops := clean.Ops(); len(ops) > 0 {
 		if err := s.store.Apply(ops...); err != nil {
 			return fmt.Errorf("pbs_server: clean up jobs: %w", err)
 		}
