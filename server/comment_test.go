@@ -68,16 +68,7 @@ func TestCommentsSurviveKill(t *testing.T) {
 	start, _, port := e2eServerProcess(t)
 	server := start("create")
 	c := e2eDial(t, port)
-	for _, r := range []*batchreq.Request{
-		mgr(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_QUEUE, "batch", attr("queue_type", "execution")),
-		mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_QUEUE, "batch", attr("enabled", "true"), attr("started", "true")),
-		mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", attr("default_queue", "batch")),
-		mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", attr("acl_roots", "root")),
-	} {
-		if p := c.do(r); p.Code != 0 {
-			t.Fatalf("setup: %d %q", p.Code, p.Text)
-		}
-	}
+	e2eBatchQueue(t, c)
 	const jobs, rounds = 20, 10
 	ids := make([]string, jobs)
 	for i := range ids {

@@ -73,6 +73,23 @@ func e2eUser(t *testing.T) *e2e.Account {
 	return u
 }
 
+// e2eBatchQueue creates the execution queue batch over c (root's),
+// enables and starts it, makes it the default queue and lets root's jobs
+// run (acl_roots).
+func e2eBatchQueue(t *testing.T, c *client) {
+	t.Helper()
+	for _, r := range []*batchreq.Request{
+		mgr(batchreq.MGR_CMD_CREATE, batchreq.MGR_OBJ_QUEUE, "batch", attr("queue_type", "execution")),
+		mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_QUEUE, "batch", attr("enabled", "true"), attr("started", "true")),
+		mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", attr("default_queue", "batch")),
+		mgr(batchreq.MGR_CMD_SET, batchreq.MGR_OBJ_SERVER, "", attr("acl_roots", "root")),
+	} {
+		if p := c.do(r); p.Code != 0 {
+			t.Fatalf("setup: %d %q", p.Code, p.Text)
+		}
+	}
+}
+
 // e2eDial connects to the server from a reserved port (root).
 func e2eDial(t *testing.T, port int) *client {
 	t.Helper()
