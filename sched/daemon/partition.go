@@ -68,10 +68,10 @@ func (d *Daemon) hello(conn *svrconn.Conn) (skip bool, err error) {
 // that differs from the one it runs with (changed with qmgr while it
 // runs): the log goes on in the new directory, the policy files are read
 // from the new sched_priv and the accounting file is opened there, and
-// each says so in the log. When the
-// scheduler cannot take a directory on, it keeps the old one, sets its
-// object's comment to the seed's text and its scheduling to false (the
-// server then stops it), and reports false: the cycle is skipped.
+// each says so in the log. When the scheduler cannot take a directory
+// on, it keeps the old one, sets its object's comment to the seed's text
+// and its scheduling to false (the server then stops it), and reports
+// false: the cycle is skipped.
 func (d *Daemon) takeDirs(conn *svrconn.Conn, priv, logDir string) bool {
 	if logDir != "" && filepath.Clean(logDir) != filepath.Clean(d.opts.LogDir) {
 		if err := d.Log.SetDir(logDir); err != nil {
@@ -100,8 +100,7 @@ func (d *Daemon) takeDirs(conn *svrconn.Conn, priv, logDir string) bool {
 // dir/accounting, closing the old one. On failure (no sched_config, a bad
 // policy file, a directory another scheduler has locked, no accounting
 // directory) the scheduler keeps its old sched_priv, policy, lock and
-// accounting file. Called with d.mu
-// held (a cycle).
+// accounting file. Called with d.mu held (a cycle).
 func (d *Daemon) switchPriv(dir string) error {
 	if _, err := os.Stat(filepath.Join(dir, "sched_config")); err != nil {
 		return err
